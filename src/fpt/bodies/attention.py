@@ -1,0 +1,56 @@
+"""Multi-head attention on already-projected q, k, v, shared by every transformer body.
+
+Dimension legend: B batch, T tokens, H heads, E head width, D = H * E model width.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+Tensor = torch.Tensor
+
+
+def split_heads(x: Tensor, heads: int) -> Tensor:
+    B, T, D = x.shape
+    return x.view(B, T, heads, D // heads).transpose(1, 2)  # (B, H, T, E)
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    B, H, T, E = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * E)  # (B, T, D)
+
+
+def _mask(pad_mask: Tensor | None, causal: bool, T: int, device: torch.device) -> Tensor | None:
+    """Boolean mask (B or 1, 1, T, T), True where a query may attend to a key."""
+    mask = None
+    if causal:
+        mask = torch.ones(T, T, dtype=torch.bool, device=device).tril()[None, None]
+    if pad_mask is not None:
+        keys = pad_mask[:, None, None, :]  # (B, 1, 1, T)
+        mask = keys if mask is None else mask & keys
+    return mask
+
+
+def attend(q: Tensor, k: Tensor, v: Tensor, *, heads: int, causal: bool,
+           pad_mask: Tensor | None, dropout_p: float) -> Tensor:
+    """Fused scaled-dot-product attention; q, k, v are (B, T, D), result (B, T, D)."""
+    q, k, v = (split_heads(t, heads) for t in (q, k, v))  # (B, H, T, E)
+    if causal and pad_mask is None:
+        out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
+    else:
+        mask = _mask(pad_mask, causal, q.shape[2], q.device)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+    return merge_heads(out)
+
+
+def probabilities(q: Tensor, k: Tensor, *, heads: int, causal: bool, pad_mask: Tensor | None) -> Tensor:
+    """The attention matrix itself (B, H, T, T), for analysis; not on the training path."""
+    q, k = split_heads(q, heads), split_heads(k, heads)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (B, H, T, T)
+    mask = _mask(pad_mask, causal, q.shape[2], q.device)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return scores.softmax(dim=-1)

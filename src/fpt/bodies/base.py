@@ -1,0 +1,84 @@
+"""What a frozen body is, and how one is looked up by name.
+
+A body maps input embeddings (B, T, D) to hidden states (B, T, D). It exposes its
+blocks in order so callers can run only the first X, cache a frozen prefix, or read
+attention; its parameter groups are declared as data (regexes over its own
+parameter names) so freeze policies never guess from names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import torch
+from torch import nn
+
+from fpt.registry import Registry
+
+Tensor = torch.Tensor
+
+
+@runtime_checkable
+class Body(Protocol):
+    """The frozen part of an FPT. Implementations are ``nn.Module`` subclasses."""
+
+    width: int
+    blocks: nn.ModuleList
+    positions: nn.Parameter  # (T, D): only the rows the task uses
+    groups: dict[str, str]  # group name -> regex over the body's parameter names
+    causal: bool
+
+    def embed(self, h: Tensor) -> Tensor:
+        """Add positions (and any family-specific embedding norm) to input embeddings."""
+
+    def block(self, index: int, h: Tensor, pad_mask: Tensor | None) -> Tensor:
+        """Run block ``index``; ``pad_mask`` (B, T) is True on real tokens."""
+
+    def final_norm(self, h: Tensor) -> Tensor:
+        """The norm after the last block (identity for post-norm families)."""
+
+    def attention_weights(self, index: int, h: Tensor, pad_mask: Tensor | None) -> Tensor:
+        """Attention probabilities (B, H, T, T) of block ``index`` for its input ``h``."""
+
+
+@dataclass(frozen=True)
+class BodySpec:
+    """How to build a body: which weights, how initialised, for how many positions."""
+
+    name: str
+    init: str = "pretrained"  # pretrained | random
+    seq_len: int = 64
+    dropout: float = 0.1
+    seed: int = 0
+
+
+class BodyUnavailableError(RuntimeError):
+    """Pretrained weights cannot be loaded (no network, no cache, bad directory)."""
+
+
+# Families turn a loaded Hugging Face model into a Body: model_type -> builder.
+FAMILIES: Registry = Registry("body family")
+# Named bodies resolve a short name to weights/config: name -> resolver.
+BODIES: Registry = Registry("body")
+
+
+def trimmed_positions(table: Tensor, seq_len: int, body_name: str) -> nn.Parameter:
+    """Keep only the first ``seq_len`` rows of a learned position table.
+
+    The paper counts (and trains) l x width position parameters, so the unused rows are
+    dropped rather than frozen.
+    """
+    if seq_len > table.shape[0]:
+        raise ValueError(
+            f"the task needs {seq_len} positions but body {body_name!r} has only "
+            f"{table.shape[0]} learned positions; shorten the task's sequences "
+            "(e.g. task.max_len=...) or choose a body with more positions"
+        )
+    return nn.Parameter(table[:seq_len].detach().clone())
+
+
+def set_dropout(module: nn.Module, p: float) -> None:
+    for sub in module.modules():
+        if isinstance(sub, nn.Dropout):
+            sub.p = p

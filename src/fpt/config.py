@@ -1,0 +1,197 @@
+"""Typed, frozen run configuration; YAML files and ``key=value`` overrides.
+
+Unknown keys and wrong types fail loudly, naming where the bad value came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message says where and how to fix it."""
+
+
+def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
+    if default is dataclasses.MISSING:
+        return field(metadata={"help": text}, **kw)
+    return field(default=default, metadata={"help": text}, **kw)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    task: str = _help("registered task name (fpt tasks lists them)", "bit-xor")
+    task_options: dict = _help("task options, e.g. {n_bits: 5}; on the command line task.n_bits=5", default_factory=dict)
+    data_dir: str = _help("directory holding datasets' files (each task's own layout)", "data")
+    download: bool = _help("download missing dataset files where the task knows how (needs network)", False)
+    body: str = _help("body: a registered name (minilm, gpt2, ...), a Hugging Face id, or a local model directory", "minilm")
+    init: str = _help("body weights: pretrained | random (same architecture, default init)", "pretrained")
+    freeze: str = _help("freeze policy: a name (paper, output, ...) or trained groups joined by ','", "paper")
+    layers: int | None = _help("use only the first N blocks of the body", None)
+    dropout: float = _help("dropout inside the body (the paper: 0.1)", 0.1)
+    steps: int = _help("maximum optimizer steps", 2000)
+    batch_size: int = _help("examples per optimizer step", 16)
+    grad_accum: int = _help("split each step's batch into this many micro-batches (same result, less memory)", 1)
+    lr: float | None = _help("Adam learning rate; default: the task's (1e-3, the paper's)", None)
+    clip: float = _help("gradient-norm clipping (the paper: 1.0); 0 disables", 1.0)
+    seed: int = _help("seed for data, initialisation and dropout", 0)
+    eval_every: int = _help("evaluate on the whole held-out set every N steps", 50)
+    eval_batch_size: int = _help("examples per evaluation batch", 256)
+    target: float | None = _help("held-out accuracy (0-1) that counts as reached; default: the task's", None)
+    stop_at_target: bool = _help("stop once the target is reached", True)
+    patience: int | None = _help("stop after N evaluations without improvement", None)
+    device: str = _help("auto | cpu | cuda | cuda:N", "auto")
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.steps >= 1, "steps", "must be >= 1"),
+            (self.batch_size >= 1, "batch_size", "must be >= 1"),
+            (self.grad_accum >= 1 and self.batch_size % self.grad_accum == 0, "grad_accum",
+             f"must be >= 1 and divide batch_size={self.batch_size}"),
+            (self.eval_every >= 1, "eval_every", "must be >= 1"),
+            (self.eval_batch_size >= 1, "eval_batch_size", "must be >= 1"),
+            (self.lr is None or self.lr > 0, "lr", "must be > 0"),
+            (self.clip >= 0, "clip", "must be >= 0 (0 disables clipping)"),
+            (0 <= self.dropout < 1, "dropout", "must be in [0, 1)"),
+            (self.target is None or 0 < self.target <= 1, "target", "is an accuracy in (0, 1], e.g. 0.99"),
+            (self.patience is None or self.patience >= 1, "patience", "must be >= 1"),
+            (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
+            (self.init in {"pretrained", "random"}, "init", "must be 'pretrained' or 'random'"),
+        ]
+        for ok, name, msg in checks:
+            if not ok:
+                raise ConfigError(f"config field {name!r}={getattr(self, name)!r} {msg}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def field_help(cls: type) -> dict[str, str]:
+    return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}
+
+
+def _coerce(value: Any, hint: Any, where: str) -> Any:
+    """Convert a YAML/CLI value to the field's declared type, or fail naming ``where``."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(hint)
+        if value is None or (isinstance(value, str) and value.lower() in {"none", "null"}):
+            if type(None) in args:
+                return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(value, arg, where)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0] if errors else f"{where}: cannot be {value!r}")
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in {"true", "1", "yes", "false", "0", "no"}:
+            return value.lower() in {"true", "1", "yes"}
+        raise ConfigError(f"{where}: expected true/false, got {value!r}")
+    if hint is int:
+        if isinstance(value, bool):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                number = float(value)  # accepts 2e4 as well as 20000
+            except ValueError:
+                number = None
+            if number is not None and number.is_integer():
+                return int(number)
+        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"{where}: expected a number, got {value!r}")
+    if hint is str:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise ConfigError(f"{where}: expected a string, got {value!r}")
+    if hint is dict or origin is dict:
+        if isinstance(value, dict):
+            return dict(value)
+        raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+    return value
+
+
+def from_dict(cls: type, data: dict[str, Any], where: str = "config") -> Any:
+    """Build dataclass ``cls`` from a mapping, rejecting unknown keys and wrong types."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping of fields, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {unknown}; known fields: {', '.join(sorted(names))}")
+    values = {k: _coerce(v, hints[k], f"{where}: field {k!r}") for k, v in data.items()}
+    try:
+        return cls(**values)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``key=value`` strings -> nested dict; ``task.n_bits=5`` goes to task_options."""
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} is not key=value (e.g. steps=500 or task.n_bits=5)")
+        key, raw = item.split("=", 1)
+        value = yaml.safe_load(raw) if raw else ""
+        if key.startswith("task."):
+            out.setdefault("task_options", {})[key[len("task."):]] = value
+        else:
+            out[key.replace("-", "_")] = value
+    return out
+
+
+def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        if key == "task_options" and isinstance(value, dict):
+            merged[key] = {**merged.get(key, {}), **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a mapping of fields at the top level")
+    return data
+
+
+def save_yaml(config: RunConfig, path: str | Path) -> None:
+    Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))

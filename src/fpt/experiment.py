@@ -1,0 +1,65 @@
+"""Building a runnable experiment from a config: task -> model -> device."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fpt.bodies import BodySpec, build_body
+from fpt.checkpoint import fingerprint
+from fpt.config import RunConfig, from_dict
+from fpt.freeze import apply_policy
+from fpt.model import FPT, InputSpec
+from fpt.tasks import TaskData, build_task
+from fpt.tasks.base import DataSource
+
+
+@dataclass
+class Experiment:
+    config: RunConfig
+    model: FPT
+    data: TaskData
+    device: torch.device
+    body_fingerprint: str
+
+    @property
+    def lr(self) -> float:
+        return self.config.lr if self.config.lr is not None else self.data.lr
+
+    @property
+    def target(self) -> float | None:
+        return self.config.target if self.config.target is not None else self.data.target
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} requested but CUDA is not available here; use device=cpu or auto")
+    return torch.device(name)
+
+
+def build_model(config: RunConfig, spec: InputSpec) -> FPT:
+    """Body and trainable layers for a task shape; trainable layers seeded by ``config.seed``."""
+    body = build_body(BodySpec(config.body, config.init, spec.seq_len, config.dropout, config.seed))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        model = FPT(body, spec, layers=config.layers)
+    apply_policy(model, config.freeze)
+    return model
+
+
+def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
+    """An experiment from a config, or from config fields: ``build(task="bit-xor", body="minilm")``."""
+    if config is None:
+        config = from_dict(RunConfig, fields, where="build()")
+    elif fields:
+        config = replace(config, **fields)
+    data = build_task(config.task, config.task_options, config.seed, DataSource(Path(config.data_dir), config.download))
+    model = build_model(config, data.spec)
+    device = resolve_device(config.device)
+    body_fp = fingerprint(model)
+    return Experiment(config, model.to(device), data, device, body_fp)

@@ -1,0 +1,130 @@
+"""What a task hands to training: its input shape, a training stream and held-out sets.
+
+Training batches are a pure function of (seed, batch index), so a resumed run sees
+exactly the batches an uninterrupted run would have seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+import torch
+
+from fpt.config import from_dict
+from fpt.model import InputSpec
+from fpt.registry import Registry
+
+Tensor = torch.Tensor
+
+TRAIN_STREAM, EVAL_STREAM = 0, 1
+
+
+class DataError(ValueError):
+    """Input data that cannot be used as it is; the message names the file, the record and the fix."""
+
+
+class Batch(NamedTuple):
+    x: Tensor  # (B, T, d) float tokens or (B, T) integer ids
+    y: Tensor  # (B, k * m) class indices
+    lengths: Tensor | None = None  # (B,) real tokens per example when padded on the right
+
+    def __len__(self) -> int:  # type: ignore[override]
+        return self.x.shape[0]
+
+    def slice(self, start: int, stop: int) -> Batch:
+        lengths = None if self.lengths is None else self.lengths[start:stop]
+        return Batch(self.x[start:stop], self.y[start:stop], lengths)
+
+    def to(self, device: torch.device | str) -> Batch:
+        lengths = None if self.lengths is None else self.lengths.to(device, non_blocking=True)
+        return Batch(self.x.to(device, non_blocking=True), self.y.to(device, non_blocking=True), lengths)
+
+
+class TrainSource(Protocol):
+    def batch(self, index: int, size: int) -> Batch:
+        """The ``index``-th training batch of ``size`` examples (deterministic)."""
+
+
+@dataclass(frozen=True)
+class GeneratedSource:
+    """Fresh examples drawn for every batch from a seed derived from (seed, index)."""
+
+    sample: Callable[[np.random.Generator, int], Batch]
+    seed: int
+
+    def batch(self, index: int, size: int) -> Batch:
+        return self.sample(np.random.default_rng([self.seed, TRAIN_STREAM, index]), size)
+
+
+@dataclass(frozen=True)
+class TensorSource:
+    """A finite training set read in a fresh seeded permutation every epoch.
+
+    ``transform`` (optional) maps a batch of stored inputs to model tokens, e.g. random
+    augmentation of uint8 images then patchify; it gets a generator seeded from the batch
+    index so augmentation is reproducible on resume.
+    """
+
+    data: Batch
+    seed: int
+    transform: Callable[[Tensor, torch.Generator], Tensor] | None = None
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def batch(self, index: int, size: int) -> Batch:
+        n = len(self.data)
+        positions = np.arange(index * size, (index + 1) * size)
+        rows = np.empty(size, dtype=np.int64)
+        for epoch in np.unique(positions // n):
+            sel = positions // n == epoch
+            perm = np.random.default_rng([self.seed, TRAIN_STREAM, int(epoch)]).permutation(n)
+            rows[sel] = perm[positions[sel] % n]
+        idx = torch.from_numpy(rows)
+        batch = Batch(self.data.x[idx], self.data.y[idx], None if self.data.lengths is None else self.data.lengths[idx])
+        if self.transform is not None:
+            seed = int(np.random.default_rng([self.seed, TRAIN_STREAM, index, 1]).integers(2**62))
+            gen = torch.Generator().manual_seed(seed)
+            batch = batch._replace(x=self.transform(batch.x, gen))
+        return batch
+
+
+@dataclass
+class TaskData:
+    spec: InputSpec
+    train: TrainSource
+    eval_sets: dict[str, Batch]  # the first one is the headline ("test_accuracy")
+    target: float | None = None  # accuracy that counts as solved, for steps_to_target
+    lr: float = 1e-3
+    info: dict[str, Any] = field(default_factory=dict)  # what a result depends on (tokenisation, ...)
+
+    @property
+    def primary(self) -> str:
+        return next(iter(self.eval_sets))
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where a task finds its files, and whether it may download missing ones."""
+
+    root: Path = Path("data")
+    download: bool = False
+
+
+class Task(Protocol):
+    Options: type
+
+    def build(self, options: Any, seed: int, source: DataSource) -> TaskData: ...
+
+
+TASKS: Registry = Registry("task")
+
+
+def build_task(name: str, options: dict[str, Any], seed: int, source: DataSource | None = None) -> TaskData:
+    task = TASKS.get(name)()
+    parsed = from_dict(task.Options, options, where=f"task {name!r} options")
+    return task.build(parsed, seed, source or DataSource())

@@ -1,0 +1,244 @@
+"""The one training loop every command shares: train_step, evaluate, fit."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from fpt import checkpoint
+from fpt.config import ConfigError, RunConfig, save_yaml
+from fpt.experiment import Experiment
+from fpt.tasks import Batch
+
+# Fields that may change when a stopped run is resumed; anything else would make the
+# resumed run a different experiment.
+RESUMABLE_CHANGES = {"steps", "device", "stop_at_target", "patience", "target", "eval_batch_size", "data_dir", "download"}
+
+
+def loss_and_correct(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """Mean cross-entropy over every prediction, and how many predictions are right."""
+    flat = logits.reshape(-1, logits.shape[-1])  # (B * k * m, C)
+    loss = F.cross_entropy(flat.float(), y.reshape(-1))
+    return loss, int((flat.argmax(-1) == y.reshape(-1)).sum())
+
+
+def train_step(exp: Experiment, optimizer: torch.optim.Optimizer, batch: Batch) -> tuple[float, int, int]:
+    """One optimizer step over ``batch`` in ``grad_accum`` micro-batches: (loss, correct, predictions)."""
+    model, cfg = exp.model, exp.config
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    n = len(batch)
+    micro = n // cfg.grad_accum
+    total_loss, correct = 0.0, 0
+    for start in range(0, n, micro):
+        part = batch.slice(start, start + micro).to(exp.device)
+        loss, right = loss_and_correct(model(part.x, part.lengths), part.y)
+        (loss * (len(part) / n)).backward()
+        total_loss += loss.item() * len(part) / n
+        correct += right
+    if cfg.clip > 0:
+        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], cfg.clip)
+    optimizer.step()
+    return total_loss, correct, batch.y.numel()
+
+
+@torch.inference_mode()
+def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None = None) -> dict[str, float]:
+    """Accuracy and loss over a whole held-out set (default: every evaluation set)."""
+    sets = {"_": data} if data is not None else exp.data.eval_sets
+    size = batch_size or exp.config.eval_batch_size
+    exp.model.eval()
+    out: dict[str, float] = {}
+    for name, batch in sets.items():
+        loss_sum, correct, count = 0.0, 0, 0
+        for start in range(0, len(batch), size):
+            part = batch.slice(start, start + size).to(exp.device)
+            loss, right = loss_and_correct(exp.model(part.x, part.lengths), part.y)
+            loss_sum += loss.item() * part.y.numel()
+            correct += right
+            count += part.y.numel()
+        prefix = "" if name == "_" else f"{name}_"
+        out[f"{prefix}accuracy"] = correct / count
+        out[f"{prefix}loss"] = loss_sum / count
+    return out
+
+
+@torch.inference_mode()
+def predict(exp: Experiment, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+    """Predicted classes (B, k * m) for raw tokens x."""
+    exp.model.eval()
+    preds = []
+    size = exp.config.eval_batch_size
+    for start in range(0, x.shape[0], size):
+        lens = None if lengths is None else lengths[start:start + size].to(exp.device)
+        preds.append(exp.model(x[start:start + size].to(exp.device), lens).argmax(-1).cpu())
+    return torch.cat(preds)
+
+
+def _check_resume(saved: RunConfig, wanted: RunConfig | None) -> RunConfig:
+    if wanted is None:
+        return saved
+    changed = {k for k, v in wanted.to_dict().items() if saved.to_dict()[k] != v}
+    if changed - RESUMABLE_CHANGES:
+        raise ConfigError(
+            f"cannot resume with changed field(s) {sorted(changed - RESUMABLE_CHANGES)}: that would be a "
+            f"different experiment. Only {sorted(RESUMABLE_CHANGES)} may change on resume; start a new --out"
+        )
+    return wanted
+
+
+class _Run:
+    """Files of a run directory."""
+
+    def __init__(self, out: Path | None) -> None:
+        self.out = out
+
+    def write_metrics(self, row: dict[str, Any]) -> None:
+        if self.out:
+            with open(self.out / "metrics.jsonl", "a") as f:
+                f.write(json.dumps(row) + "\n")
+
+    def truncate_metrics(self, step: int) -> list[dict[str, Any]]:
+        """Drop evaluations logged after the checkpoint we resume from."""
+        path = self.out / "metrics.jsonl"
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+        rows = [r for r in rows if r["step"] <= step]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return rows
+
+
+def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Train until ``steps``, the target accuracy, patience, or divergence; returns the summary.
+
+    With ``out``, writes config.yaml, metrics.jsonl, summary.json, checkpoint/ (latest, for
+    resume) and best/ (best held-out accuracy). ``resume=True`` continues from checkpoint/.
+    """
+    cfg, model = exp.config, exp.model
+    run = _Run(Path(out) if out is not None else None)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(trainable, lr=exp.lr)
+    primary = f"{exp.data.primary}_accuracy"
+
+    state: dict[str, Any] = {"step": 0, "best_accuracy": -1.0, "best_step": 0, "steps_to_target": None,
+                             "wall_seconds": 0.0, "train_seconds": 0.0, "train_examples": 0,
+                             "evals_since_best": 0, "diverged_at": None}
+    history: list[dict[str, Any]] = []
+    if run.out:
+        ckpt = run.out / "checkpoint"
+        if resume:
+            checkpoint.load_trainable(ckpt, model, exp.body_fingerprint)
+            state.update(checkpoint.load_resume_state(ckpt, model, optimizer))
+            history = run.truncate_metrics(state["step"])
+        elif ckpt.exists() or (run.out / "summary.json").exists():
+            raise FileExistsError(f"{run.out} already holds a run; continue it with --resume {run.out} or choose another --out")
+        run.out.mkdir(parents=True, exist_ok=True)
+        save_yaml(cfg, run.out / "config.yaml")
+
+    window = {"loss": 0.0, "correct": 0, "count": 0, "steps": 0}
+    last_eval: dict[str, float] = history[-1] if history else {}
+    stop_reason = "steps"
+    started = time.perf_counter() - state["wall_seconds"]
+    bar = tqdm(total=cfg.steps, initial=state["step"], desc=f"{cfg.task}/{cfg.body}", disable=not progress or None,
+               dynamic_ncols=True)
+
+    def checkpoint_now() -> None:
+        if run.out:
+            checkpoint.save(run.out / "checkpoint", model, cfg.to_dict(), exp.body_fingerprint, optimizer, state)
+
+    while state["step"] < cfg.steps:
+        t0 = time.perf_counter()
+        batch = exp.data.train.batch(state["step"], cfg.batch_size)
+        loss, correct, count = train_step(exp, optimizer, batch)
+        state["train_seconds"] += time.perf_counter() - t0
+        state["train_examples"] += len(batch)
+        state["step"] += 1
+        bar.update(1)
+        if not math.isfinite(loss) or loss > 1e4:
+            state["diverged_at"] = state["step"]
+            stop_reason = "diverged"
+            break
+        window["loss"] += loss
+        window["correct"] += correct
+        window["count"] += count
+        window["steps"] += 1
+
+        if state["step"] % cfg.eval_every == 0 or state["step"] == cfg.steps:
+            metrics = evaluate(exp)
+            state["wall_seconds"] = time.perf_counter() - started
+            row = {"step": state["step"], "wall_seconds": round(state["wall_seconds"], 3),
+                   "train_loss": window["loss"] / window["steps"], "train_accuracy": window["correct"] / window["count"],
+                   **metrics}
+            window = {"loss": 0.0, "correct": 0, "count": 0, "steps": 0}
+            history.append(row)
+            last_eval = row
+            run.write_metrics(row)
+            acc = metrics[primary]
+            bar.set_postfix(loss=f"{row['train_loss']:.3f}", test=f"{acc:.4f}")
+            improved = acc > state["best_accuracy"]
+            if improved:
+                state.update(best_accuracy=acc, best_step=state["step"], evals_since_best=0)
+                if run.out:
+                    checkpoint.save(run.out / "best", model, cfg.to_dict(), exp.body_fingerprint)
+            else:
+                state["evals_since_best"] += 1
+            target = exp.target
+            if target is not None and acc >= target and state["steps_to_target"] is None:
+                state["steps_to_target"] = state["step"]
+            checkpoint_now()
+            if target is not None and acc >= target and cfg.stop_at_target:
+                stop_reason = "target"
+                break
+            if cfg.patience is not None and state["evals_since_best"] >= cfg.patience:
+                stop_reason = "patience"
+                break
+    bar.close()
+    state["wall_seconds"] = time.perf_counter() - started
+    summary = _summary(exp, state, last_eval, primary, stop_reason)
+    if run.out:
+        (run.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def _summary(exp: Experiment, state: dict[str, Any], last: dict[str, Any], primary: str, reason: str) -> dict[str, Any]:
+    evals = {k: v for k, v in last.items() if k.endswith(("_accuracy", "_loss")) and not k.startswith("train_")}
+    return {
+        "task": exp.config.task, "body": exp.config.body, "init": exp.config.init, "freeze": exp.config.freeze,
+        "test_accuracy": last.get(primary),
+        "best_test_accuracy": state["best_accuracy"] if state["best_accuracy"] >= 0 else None,
+        "best_step": state["best_step"],
+        "train_accuracy": last.get("train_accuracy"),
+        "steps": state["step"],
+        "target": exp.target,
+        "steps_to_target": state["steps_to_target"],
+        "stopped": reason,
+        "diverged_at": state["diverged_at"],
+        "wall_seconds": round(state["wall_seconds"], 3),
+        "train_samples_per_second": round(state["train_examples"] / max(state["train_seconds"], 1e-9), 3),
+        "eval": evals,
+        "task_info": exp.data.info,
+        "body_fingerprint": exp.body_fingerprint,
+        "device": str(exp.device),
+    }
+
+
+def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """The saved config of a run directory, with the changes resuming allows."""
+    from fpt.config import from_dict, load_yaml, merge
+
+    path = Path(out) / "config.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: {out} is not a run directory written by fpt train")
+    saved = from_dict(RunConfig, load_yaml(path), where=str(path))
+    if not overrides:
+        return saved
+    return _check_resume(saved, from_dict(RunConfig, merge(saved.to_dict(), overrides), where="resume overrides"))
+
+
+__all__ = ["evaluate", "fit", "predict", "resume_config", "train_step"]
