@@ -141,6 +141,8 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
         run.out.mkdir(parents=True, exist_ok=True)
         save_yaml(cfg, run.out / "config.yaml")
 
+    if not resume:
+        torch.manual_seed(cfg.seed)  # dropout; a resumed run restores the saved RNG state instead
     window = {"loss": 0.0, "correct": 0, "count": 0, "steps": 0}
     last_eval: dict[str, float] = history[-1] if history else {}
     stop_reason = "steps"

@@ -55,6 +55,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fpt {args.command}: interrupted", file=sys.stderr)
         return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())

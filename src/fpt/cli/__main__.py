@@ -1,0 +1,5 @@
+import sys
+
+from fpt.cli import main
+
+sys.exit(main())

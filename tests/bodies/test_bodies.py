@@ -1,0 +1,130 @@
+"""Every body family: same outputs as Hugging Face's own forward, groups cover every parameter."""
+
+import re
+import time
+
+import pytest
+import torch
+
+from fpt.bodies import BODIES, FAMILIES, BodySpec, BodyUnavailableError, build_body
+from fpt.bodies.gpt2 import GPT2_SIZES, gpt2_config
+
+
+def _hf_reference(path: str, x: torch.Tensor, pad_mask=None) -> torch.Tensor:
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(path).eval()
+    kwargs = {"attention_mask": pad_mask.long()} if pad_mask is not None else {}
+    return model(inputs_embeds=x, **kwargs).last_hidden_state
+
+
+def _run(body, x, pad_mask=None):
+    h = body.embed(x)
+    for i in range(len(body.blocks)):
+        h = body.block(i, h, pad_mask)
+    return body.final_norm(h)
+
+
+@torch.no_grad()
+def test_forward_matches_huggingface(tiny_body_dir):
+    body = build_body(BodySpec(tiny_body_dir, "pretrained", seq_len=12, dropout=0.1)).eval()
+    x = torch.randn(3, 12, body.width)
+    torch.testing.assert_close(_run(body, x), _hf_reference(tiny_body_dir, x), atol=1e-5, rtol=1e-4)
+
+
+@torch.no_grad()
+def test_padding_mask_matches_huggingface(tiny_bert_dir):
+    body = build_body(BodySpec(tiny_bert_dir, "pretrained", seq_len=10)).eval()
+    x = torch.randn(2, 10, body.width)
+    mask = torch.tensor([[True] * 10, [True] * 6 + [False] * 4])
+    ours, ref = _run(body, x, mask), _hf_reference(tiny_bert_dir, x, mask)
+    torch.testing.assert_close(ours[1, :6], ref[1, :6], atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(ours[0], ref[0], atol=1e-5, rtol=1e-4)
+
+
+def test_groups_cover_every_parameter_exactly_once(tiny_body_dir):
+    body = build_body(BodySpec(tiny_body_dir, "random", seq_len=8))
+    patterns = {g: re.compile(p) for g, p in body.groups.items()}
+    for name, _ in body.named_parameters():
+        hits = [g for g, p in patterns.items() if p.search(name)]
+        assert len(hits) == 1, (name, hits)
+    counts = {g: sum(p.numel() for n, p in body.named_parameters() if patterns[g].search(n)) for g in patterns}
+    assert counts["positions"] == 8 * 32
+    assert counts["layernorm"] == (2 * 2 * 2 + 2) * 32  # 2 norms per block (+ final / embedding norm)
+
+
+def test_positions_are_trimmed_and_checked(tiny_body_dir):
+    body = build_body(BodySpec(tiny_body_dir, "random", seq_len=5))
+    assert tuple(body.positions.shape) == (5, 32)
+    with pytest.raises(ValueError, match="needs 500 positions .* has only 128"):
+        build_body(BodySpec(tiny_body_dir, "random", seq_len=500))
+
+
+def test_random_init_is_seeded_and_differs_from_pretrained(tiny_gpt2_dir):
+    a = build_body(BodySpec(tiny_gpt2_dir, "random", seq_len=4, seed=1))
+    b = build_body(BodySpec(tiny_gpt2_dir, "random", seq_len=4, seed=1))
+    c = build_body(BodySpec(tiny_gpt2_dir, "random", seq_len=4, seed=2))
+    p = build_body(BodySpec(tiny_gpt2_dir, "pretrained", seq_len=4))
+    w = "blocks.0.attn.c_attn.weight"
+    sd = [m.state_dict()[w] for m in (a, b, c, p)]
+    assert torch.equal(sd[0], sd[1]) and not torch.equal(sd[0], sd[2]) and not torch.equal(sd[0], sd[3])
+
+
+def test_dropout_setting_reaches_every_dropout(tiny_gpt2_dir):
+    body = build_body(BodySpec(tiny_gpt2_dir, "random", seq_len=4, dropout=0.3))
+    ps = {m.p for m in body.modules() if isinstance(m, torch.nn.Dropout)}
+    assert ps == {0.3} and body.dropout == 0.3
+
+
+def test_attention_weights_are_distributions(tiny_body_dir):
+    body = build_body(BodySpec(tiny_body_dir, "random", seq_len=6)).eval()
+    a = body.attention_weights(0, body.embed(torch.randn(2, 6, body.width)), None)
+    assert a.shape == (2, 4, 6, 6)
+    torch.testing.assert_close(a.sum(-1), torch.ones(2, 4, 6))
+    if body.causal:
+        assert torch.all(a.triu(1) == 0)
+
+
+def test_gpt2_sizes_build_offline_from_known_hyperparameters():
+    assert GPT2_SIZES == {"gpt2": (12, 768, 12), "gpt2-medium": (24, 1024, 16),
+                          "gpt2-large": (36, 1280, 20), "gpt2-xl": (48, 1600, 25)}
+    c = gpt2_config("gpt2-xl")
+    assert (c.n_layer, c.n_embd, c.n_head, c.n_positions) == (48, 1600, 25, 1024)
+
+
+def test_minilm_ships_with_its_package_and_matches_huggingface():
+    from fpt.bodies.bert import minilm_dir
+
+    body = build_body(BodySpec("minilm", "pretrained", seq_len=7)).eval()
+    assert (body.width, len(body.blocks), body.heads) == (384, 6, 12)
+    x = torch.randn(2, 7, 384)
+    with torch.no_grad():
+        torch.testing.assert_close(_run(body, x), _hf_reference(str(minilm_dir()), x), atol=1e-4, rtol=1e-4)
+
+
+def test_unreachable_hub_fails_fast_naming_the_offline_body(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
+    monkeypatch.setenv("HF_HOME", "/nonexistent-fpt-test-cache")
+    start = time.monotonic()
+    with pytest.raises(BodyUnavailableError, match=r"not in the local Hugging Face cache.*--body minilm"):
+        build_body(BodySpec("gpt2", "pretrained", seq_len=4))
+    assert time.monotonic() - start < 15
+
+
+def test_offline_flag_is_named_in_the_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", "/nonexistent-fpt-test-cache")
+    with pytest.raises(BodyUnavailableError, match="HF_HUB_OFFLINE is set.*--body minilm"):
+        build_body(BodySpec("bert-base-uncased", "pretrained", seq_len=4))
+
+
+def test_bad_local_directory_is_named(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(BodyUnavailableError, match=str(tmp_path)):
+        build_body(BodySpec(str(tmp_path), "pretrained", seq_len=4))
+
+
+def test_registries_list_every_body_and_family():
+    assert set(GPT2_SIZES) | {"minilm"} <= set(BODIES.names())
+    assert {"gpt2", "bert", "roberta"} <= set(FAMILIES.names())

@@ -1,0 +1,81 @@
+"""The fpt command, run in-process through its entry point."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fpt.cli import main
+
+
+def test_params_json_counts(tiny_gpt2_dir, capsys):
+    assert main(["params", "--body", tiny_gpt2_dir, "--init", "random", "--token-dim", "16", "--seq-len", "8",
+                 "--classes", "10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    g = out["groups"]
+    assert g["input"]["trainable"] == 16 * 32 + 32
+    assert g["positions"]["trainable"] == 8 * 32
+    assert g["output"]["trainable"] == 32 * 10 + 10
+    assert g["layernorm"]["in_blocks"] == 2 * 4 * 32 and g["layernorm"]["outside_blocks"] == 2 * 32
+    assert g["attention"]["trainable"] == 0 and out["trainable"] == sum(v["trainable"] for v in g.values())
+
+
+def test_train_then_eval(tiny_gpt2_dir, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "6", "--eval-every", "3",
+                 "--batch-size", "4", "task.eval_size=32", "--out", str(run), "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert summary["steps"] == 6
+    assert main(["eval", str(run)]) == 0
+    evaluated = json.loads(capsys.readouterr().out)
+    assert evaluated["test_accuracy"] == pytest.approx(summary["test_accuracy"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--task", "bit-xr"], "unknown task 'bit-xr'. Did you mean 'bit-xor'"),
+    (["train", "--steps", "ten"], "field 'steps': expected an integer"),
+    (["train", "task.bits=3"], "unknown field(s) ['bits']"),
+    (["eval", "/nonexistent/run"], "is not a run directory"),
+    (["train", "--freeze", "outputs"], "unknown group(s) ['outputs']"),
+])
+def test_user_errors_are_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def _checkpoint_step(run):
+    try:
+        return json.loads((run / "checkpoint" / "state.json").read_text())["step"]
+    except (OSError, ValueError):
+        return 0
+
+
+def test_sigkill_then_resume_matches_an_uninterrupted_run(tiny_gpt2_dir, tmp_path):
+    args = ["--body", tiny_gpt2_dir, "--init", "random", "--steps", "120", "--eval-every", "10",
+            "--batch-size", "8", "--target", "1.0", "task.eval_size=64", "--quiet"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "fpt.cli", "train", *args]
+    straight = tmp_path / "straight"
+    subprocess.run([*cmd, "--out", str(straight)], check=True, env=env, capture_output=True)
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([*cmd, "--out", str(killed)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while _checkpoint_step(killed) < 40 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 0 < _checkpoint_step(killed) < 120
+    subprocess.run([sys.executable, "-m", "fpt.cli", "train", "--resume", str(killed), "--quiet"],
+                   check=True, env=env, capture_output=True)
+    a = json.loads((straight / "summary.json").read_text())
+    b = json.loads((killed / "summary.json").read_text())
+    assert b["steps"] == a["steps"]
+    assert abs(b["test_accuracy"] - a["test_accuracy"]) <= 0.005
+    rows = [json.loads(x)["step"] for x in (killed / "metrics.jsonl").read_text().splitlines()]
+    assert rows == sorted(set(rows)) and rows[-1] == b["steps"]

@@ -1,0 +1,39 @@
+"""Shared fixtures: tiny random bodies saved as local model directories (no network)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+torch.set_num_threads(min(2, torch.get_num_threads()))
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_dir(tmp_path_factory) -> str:
+    from transformers import GPT2Config, GPT2Model
+
+    path = tmp_path_factory.mktemp("tiny-gpt2")
+    torch.manual_seed(0)
+    GPT2Model(GPT2Config(n_layer=2, n_embd=32, n_head=4, n_positions=128, vocab_size=50)).save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory) -> str:
+    from transformers import BertConfig, BertModel
+
+    path = tmp_path_factory.mktemp("tiny-bert")
+    torch.manual_seed(0)
+    config = BertConfig(num_hidden_layers=2, hidden_size=32, num_attention_heads=4, intermediate_size=64,
+                        max_position_embeddings=128, vocab_size=50)
+    BertModel(config).save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(params=["gpt2", "bert"])
+def tiny_body_dir(request, tiny_gpt2_dir, tiny_bert_dir) -> str:
+    return {"gpt2": tiny_gpt2_dir, "bert": tiny_bert_dir}[request.param]

@@ -1,0 +1,73 @@
+import numpy as np
+import pytest
+import torch
+
+from fpt.config import ConfigError
+from fpt.tasks import build_task
+
+
+def test_bit_xor_shapes_and_labels():
+    data = build_task("bit-xor", {}, seed=0)
+    s = data.spec
+    assert (s.seq_len, s.token_dim, s.num_outputs, s.num_classes) == (10, 1, 5, 2)
+    b = data.train.batch(0, 64)
+    assert b.x.shape == (64, 10, 1) and b.y.shape == (64, 5)
+    bits = b.x[..., 0].long()
+    assert torch.equal(b.y, bits[:, :5] ^ bits[:, 5:])
+    assert set(b.x.unique().tolist()) == {0.0, 1.0}
+
+
+def test_bit_xor_length_256():
+    data = build_task("bit-xor", {"n_bits": 256, "eval_size": 8}, seed=0)
+    assert data.spec.seq_len == 512 and data.spec.num_outputs == 256
+
+
+def test_bit_memory_matches_the_spec():
+    data = build_task("bit-memory", {"eval_size": 4}, seed=0)
+    s = data.spec
+    assert (s.seq_len, s.token_dim, s.num_outputs, s.per_token) == (120, 50, 20, 50)
+    b = data.train.batch(0, 200)
+    assert b.x.shape == (200, 120, 50) and b.y.shape == (200, 1000)
+    seq = b.x.reshape(200, 6, 1000)
+    strings, query = seq[:, :5], seq[:, 5]
+    target = b.y.float() * 2 - 1
+    # the target is one of the 5 stored strings, and the query shows it with holes
+    assert torch.all((strings == target[:, None]).all(-1).any(-1))
+    visible = query != 0
+    assert torch.all(query[visible] == target[visible])
+    assert abs(visible.float().mean().item() - 0.5) < 0.01
+    # copying the visible bits and guessing the rest scores about 75%
+    guess = torch.where(visible, query, torch.ones_like(query))
+    assert abs((guess == target).float().mean().item() - 0.75) < 0.01
+
+
+@pytest.mark.parametrize("task", ["bit-xor", "bit-memory"])
+def test_batches_are_deterministic_and_eval_differs_from_train(task):
+    a, b = build_task(task, {"eval_size": 16}, seed=3), build_task(task, {"eval_size": 16}, seed=3)
+    assert torch.equal(a.train.batch(7, 4).x, b.train.batch(7, 4).x)
+    assert not torch.equal(a.train.batch(7, 4).x, a.train.batch(8, 4).x)
+    assert torch.equal(a.eval_sets["test"].x, b.eval_sets["test"].x)
+    assert not torch.equal(a.eval_sets["test"].x[:4], a.train.batch(0, 4).x)
+    c = build_task(task, {"eval_size": 16}, seed=4)
+    assert not torch.equal(a.eval_sets["test"].x, c.eval_sets["test"].x)
+
+
+def test_bad_options_are_named():
+    with pytest.raises(ConfigError, match=r"task 'bit-memory' options.*multiple of token_dim"):
+        build_task("bit-memory", {"n_bits": 99}, seed=0)
+    with pytest.raises(ConfigError, match="unknown field"):
+        build_task("bit-xor", {"bits": 5}, seed=0)
+
+
+def test_tensor_source_epochs_are_permutations():
+    from fpt.tasks.base import Batch, TensorSource
+
+    data = Batch(torch.arange(10).float()[:, None, None], torch.arange(10)[:, None])
+    src = TensorSource(data, seed=0)
+    seen = torch.cat([src.batch(i, 5).y for i in range(2)]).flatten().tolist()
+    assert sorted(seen) == list(range(10))
+    nxt = torch.cat([src.batch(i, 5).y for i in range(2, 4)]).flatten().tolist()
+    assert sorted(nxt) == list(range(10)) and nxt != seen
+    # a batch straddling an epoch boundary is still deterministic
+    assert torch.equal(src.batch(1, 7).y, TensorSource(data, seed=0).batch(1, 7).y)
+    assert np.unique(src.batch(0, 10).y.numpy()).size == 10

@@ -1,0 +1,71 @@
+import pytest
+import torch
+
+from fpt import checkpoint
+from fpt.checkpoint import CheckpointError
+from fpt.config import RunConfig
+from fpt.experiment import build_model
+from fpt.model import InputSpec
+
+SPEC = InputSpec(seq_len=6, num_classes=2, token_dim=3)
+
+
+def _model(path, seed=0):
+    return build_model(RunConfig(body=path, init="random", seed=seed), SPEC)
+
+
+def test_only_trainable_parameters_are_stored(tiny_gpt2_dir, tmp_path):
+    model = _model(tiny_gpt2_dir)
+    fp = checkpoint.fingerprint(model)
+    checkpoint.save(tmp_path / "ck", model, {"a": 1}, fp)
+    from safetensors.torch import load_file
+
+    stored = load_file(tmp_path / "ck" / "trainable.safetensors")
+    assert set(stored) == {n for n, p in model.named_parameters() if p.requires_grad}
+    assert not any("attn.c_attn" in n for n in stored)
+    assert checkpoint.read_metadata(tmp_path / "ck")["fingerprint"] == fp
+
+
+def test_round_trip_restores_trained_values(tiny_gpt2_dir, tmp_path):
+    model = _model(tiny_gpt2_dir)
+    with torch.no_grad():
+        model.head.weight.add_(1.0)
+    checkpoint.save(tmp_path / "ck", model, {}, checkpoint.fingerprint(model))
+    fresh = _model(tiny_gpt2_dir)
+    checkpoint.load_trainable(tmp_path / "ck", fresh, checkpoint.fingerprint(fresh))
+    torch.testing.assert_close(fresh.head.weight, model.head.weight)
+
+
+def test_fingerprint_mismatch_is_refused(tiny_gpt2_dir, tmp_path):
+    model = _model(tiny_gpt2_dir, seed=0)
+    checkpoint.save(tmp_path / "ck", model, {}, checkpoint.fingerprint(model))
+    other = _model(tiny_gpt2_dir, seed=1)  # a different random frozen body
+    assert checkpoint.fingerprint(other) != checkpoint.fingerprint(model)
+    with pytest.raises(CheckpointError, match="different --body/--init/--seed"):
+        checkpoint.load_trainable(tmp_path / "ck", other, checkpoint.fingerprint(other))
+
+
+def test_fingerprint_ignores_trained_parameters(tiny_gpt2_dir):
+    model = _model(tiny_gpt2_dir)
+    before = checkpoint.fingerprint(model)
+    with torch.no_grad():
+        model.head.weight.add_(1.0)
+    assert checkpoint.fingerprint(model) == before
+
+
+def test_missing_and_corrupt_checkpoints_are_named(tiny_gpt2_dir, tmp_path):
+    model = _model(tiny_gpt2_dir)
+    with pytest.raises(CheckpointError, match="trainable.safetensors does not exist"):
+        checkpoint.load_trainable(tmp_path / "nope", model, "x")
+    checkpoint.save(tmp_path / "ck", model, {}, "fp")
+    with pytest.raises(CheckpointError, match="cannot resume"):
+        checkpoint.load_resume_state(tmp_path / "ck", model, torch.optim.Adam(model.parameters()))
+
+
+def test_save_replaces_atomically(tiny_gpt2_dir, tmp_path):
+    model = _model(tiny_gpt2_dir)
+    checkpoint.save(tmp_path / "ck", model, {}, "fp", state={"step": 1})
+    (tmp_path / "ck.tmp").mkdir()  # debris of a killed save is ignored and cleared
+    checkpoint.save(tmp_path / "ck", model, {}, "fp", state={"step": 2})
+    assert (tmp_path / "ck" / "state.json").read_text().count('"step": 2') == 1
+    assert not (tmp_path / "ck.tmp").exists() and not (tmp_path / "ck.old").exists()

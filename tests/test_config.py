@@ -1,0 +1,59 @@
+import pytest
+
+from fpt.config import ConfigError, RunConfig, from_dict, load_yaml, merge, parse_overrides, save_yaml
+
+
+def test_defaults_are_the_papers():
+    c = RunConfig()
+    assert (c.task, c.body, c.init, c.freeze, c.clip, c.dropout) == ("bit-xor", "minilm", "pretrained", "paper", 1.0, 0.1)
+    assert c.lr is None  # the task's default: 1e-3, 1e-4 for remote homology
+
+
+def test_types_are_coerced_from_strings():
+    c = from_dict(RunConfig, {"steps": "2e3", "lr": "3e-4", "stop_at_target": "false", "layers": "none"})
+    assert c.steps == 2000 and c.lr == pytest.approx(3e-4) and c.stop_at_target is False and c.layers is None
+
+
+@pytest.mark.parametrize("data, match", [
+    ({"stepz": 3}, r"unknown field\(s\) \['stepz'\]"),
+    ({"steps": "many"}, r"field 'steps': expected an integer"),
+    ({"steps": 1.5}, r"field 'steps': expected an integer"),
+    ({"lr": "fast"}, r"field 'lr': expected a number"),
+    ({"batch_size": 10, "grad_accum": 3}, r"grad_accum.*divide batch_size=10"),
+    ({"target": 99}, r"target.*accuracy in \(0, 1\]"),
+    ({"init": "pretrain"}, r"init.*'pretrained' or 'random'"),
+])
+def test_bad_values_fail_loudly(data, match):
+    with pytest.raises(ConfigError, match=match):
+        from_dict(RunConfig, data, where="x.yaml")
+
+
+def test_error_names_the_source():
+    with pytest.raises(ConfigError, match=r"^x.yaml: "):
+        from_dict(RunConfig, {"nope": 1}, where="x.yaml")
+
+
+def test_overrides_and_task_options():
+    o = parse_overrides(["steps=500", "task.n_bits=256", "lr=1e-4", "body=gpt2"])
+    assert from_dict(RunConfig, o) == RunConfig(steps=500, task_options={"n_bits": 256}, lr=1e-4, body="gpt2")
+    merged = merge({"task_options": {"eval_size": 10}, "steps": 1}, o)
+    assert merged["task_options"] == {"eval_size": 10, "n_bits": 256} and merged["steps"] == 500
+    with pytest.raises(ConfigError, match="not key=value"):
+        parse_overrides(["steps"])
+
+
+def test_yaml_round_trip(tmp_path):
+    c = from_dict(RunConfig, {"task": "bit-memory", "task_options": {"n_bits": 100, "token_dim": 10}, "steps": 7})
+    save_yaml(c, tmp_path / "c.yaml")
+    assert from_dict(RunConfig, load_yaml(tmp_path / "c.yaml")) == c
+
+
+def test_yaml_errors_name_the_file(tmp_path):
+    (tmp_path / "bad.yaml").write_text("steps: [1, 2\n")
+    with pytest.raises(ConfigError, match="bad.yaml is not valid YAML"):
+        load_yaml(tmp_path / "bad.yaml")
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_yaml(tmp_path / "missing.yaml")
+    (tmp_path / "list.yaml").write_text("- 1\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_yaml(tmp_path / "list.yaml")

@@ -1,0 +1,15 @@
+"""End-to-end training on CPU to real thresholds (slow: minutes)."""
+
+import pytest
+
+import fpt
+
+
+@pytest.mark.slow
+def test_random_body_is_slower_on_bit_xor_than_pretrained():
+    """The paper's Table 6: a random frozen body needs far more steps on Bit XOR (40x for GPT-2)."""
+    pretrained = fpt.fit(fpt.build(task="bit-xor", init="pretrained", steps=400, eval_every=25), progress=False)
+    assert pretrained["steps_to_target"] is not None
+    budget = 2 * pretrained["steps_to_target"]
+    random = fpt.fit(fpt.build(task="bit-xor", init="random", steps=budget, eval_every=25), progress=False)
+    assert random["steps_to_target"] is None and random["best_test_accuracy"] < 0.9

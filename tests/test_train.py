@@ -1,0 +1,106 @@
+import json
+
+import pytest
+import torch
+
+import fpt
+from fpt.config import ConfigError
+from fpt.train import resume_config
+
+
+def _exp(body, **kw):
+    fields = dict(task="bit-xor", body=body, init="random", steps=20, batch_size=8, eval_every=5,
+                  task_options={"eval_size": 64}, device="cpu")
+    return fpt.build(**{**fields, **kw})
+
+
+def _trained(exp):
+    return {n: p.detach().clone() for n, p in exp.model.named_parameters() if p.requires_grad}
+
+
+def test_fit_writes_a_complete_run_directory(tiny_gpt2_dir, tmp_path):
+    summary = fpt.fit(_exp(tiny_gpt2_dir), out=tmp_path / "run", progress=False)
+    files = {p.name for p in (tmp_path / "run").iterdir()}
+    assert {"config.yaml", "metrics.jsonl", "summary.json", "checkpoint", "best"} <= files
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [5, 10, 15, 20]
+    assert {"train_loss", "train_accuracy", "test_accuracy", "test_loss", "wall_seconds"} <= set(rows[0])
+    for key in ("test_accuracy", "best_test_accuracy", "train_accuracy", "steps", "steps_to_target",
+                "wall_seconds", "train_samples_per_second"):
+        assert key in summary
+    assert summary["steps"] == 20 and summary["best_test_accuracy"] == max(r["test_accuracy"] for r in rows)
+    assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
+
+
+def test_training_lowers_the_loss(tiny_gpt2_dir):
+    exp = _exp(tiny_gpt2_dir, steps=60, eval_every=60, dropout=0.0)
+    before = fpt.evaluate(exp)["test_loss"]
+    fpt.fit(exp, progress=False)
+    assert fpt.evaluate(exp)["test_loss"] < before - 0.02
+
+
+def test_only_the_policy_groups_change(tiny_gpt2_dir):
+    exp = _exp(tiny_gpt2_dir, steps=3)
+    frozen = {n: p.detach().clone() for n, p in exp.model.named_parameters() if not p.requires_grad}
+    trained = _trained(exp)
+    fpt.fit(exp, progress=False)
+    assert all(torch.equal(p, frozen[n]) for n, p in exp.model.named_parameters() if n in frozen)
+    assert any(not torch.equal(p, trained[n]) for n, p in exp.model.named_parameters() if n in trained)
+
+
+def test_gradient_accumulation_gives_the_same_step(tiny_gpt2_dir):
+    a = _exp(tiny_gpt2_dir, steps=3, dropout=0.0, clip=0.0)
+    b = _exp(tiny_gpt2_dir, steps=3, dropout=0.0, clip=0.0, grad_accum=4)
+    fpt.fit(a, progress=False)
+    fpt.fit(b, progress=False)
+    for name, p in _trained(a).items():
+        torch.testing.assert_close(_trained(b)[name], p, atol=2e-6, rtol=1e-5)
+
+
+def test_resume_reproduces_an_uninterrupted_run(tiny_gpt2_dir, tmp_path):
+    straight = _exp(tiny_gpt2_dir)
+    s1 = fpt.fit(straight, out=tmp_path / "a", progress=False)
+    first = _exp(tiny_gpt2_dir, steps=10)
+    fpt.fit(first, out=tmp_path / "b", progress=False)
+    config = resume_config(tmp_path / "b", {"steps": 20})
+    resumed = fpt.build(config)
+    s2 = fpt.fit(resumed, out=tmp_path / "b", resume=True, progress=False)
+    assert s2["steps"] == 20
+    for name, p in _trained(straight).items():
+        torch.testing.assert_close(_trained(resumed)[name], p)
+    assert s2["test_accuracy"] == s1["test_accuracy"]
+    assert len((tmp_path / "b" / "metrics.jsonl").read_text().splitlines()) == 4
+
+
+def test_resume_refuses_a_different_experiment(tiny_gpt2_dir, tmp_path):
+    fpt.fit(_exp(tiny_gpt2_dir, steps=5), out=tmp_path / "r", progress=False)
+    with pytest.raises(ConfigError, match=r"cannot resume with changed field\(s\) \['lr'\]"):
+        resume_config(tmp_path / "r", {"lr": 0.1})
+
+
+def test_existing_run_directory_is_never_overwritten(tiny_gpt2_dir, tmp_path):
+    fpt.fit(_exp(tiny_gpt2_dir, steps=5), out=tmp_path / "r", progress=False)
+    with pytest.raises(FileExistsError, match="--resume"):
+        fpt.fit(_exp(tiny_gpt2_dir, steps=5), out=tmp_path / "r", progress=False)
+
+
+def test_stops_at_target_and_on_patience(tiny_gpt2_dir):
+    s = fpt.fit(_exp(tiny_gpt2_dir, steps=50, target=0.01), progress=False)
+    assert s["stopped"] == "target" and s["steps"] == 5 and s["steps_to_target"] == 5
+    s = fpt.fit(_exp(tiny_gpt2_dir, steps=500, eval_every=1, patience=2, lr=1e-9), progress=False)
+    assert s["stopped"] == "patience" and s["steps"] < 500
+
+
+def test_divergence_stops_and_keeps_the_best(tiny_gpt2_dir, tmp_path):
+    exp = _exp(tiny_gpt2_dir, steps=50, lr=1e6, clip=0.0, freeze="none")
+    s = fpt.fit(exp, out=tmp_path / "d", progress=False)
+    if s["diverged_at"] is None:
+        pytest.skip("did not diverge with this seed")
+    assert s["stopped"] == "diverged" and s["steps"] == s["diverged_at"] < 50
+
+
+def test_predict_returns_classes(tiny_gpt2_dir):
+    exp = _exp(tiny_gpt2_dir)
+    x = exp.data.eval_sets["test"].x[:10]
+    pred = fpt.predict(exp, x)
+    assert pred.shape == (10, 5) and set(pred.unique().tolist()) <= {0, 1}
