@@ -1,7 +1,8 @@
 """Freeze policies over named parameter groups, and per-group parameter counts.
 
-Groups: input, positions, layernorm, attention, feedforward (declared by each body
-family as regexes) and output. A policy is the set of groups that train.
+Groups: input, positions, layernorm, attention, feedforward, recurrent (declared by each
+body family as regexes over its parameter names) and output. A policy is the set of
+groups that train.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from torch import nn
 
 from fpt.registry import Registry
 
-GROUPS = ("input", "positions", "layernorm", "attention", "feedforward", "output")
+# "recurrent" holds the weights of recurrent (LSTM) bodies, which have no attention/feed-forward.
+GROUPS = ("input", "positions", "layernorm", "attention", "feedforward", "recurrent", "output")
 MODEL_GROUPS = {"input": r"^input\.", "output": r"^head\."}
 
 POLICIES: Registry = Registry("freeze policy")

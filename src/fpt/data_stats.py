@@ -1,0 +1,42 @@
+"""Statistics of a task's data: split sizes, token counts, truncation, class balance."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from fpt.tasks.base import Batch, TaskData, TensorSource
+
+GENERATED_SAMPLE = 1000  # examples drawn to describe an unbounded generated training stream
+
+
+def _lengths(batch: Batch) -> np.ndarray:
+    if batch.lengths is not None:
+        return batch.lengths.numpy()
+    return np.full(len(batch), batch.x.shape[1])
+
+
+def split_stats(batch: Batch) -> dict[str, Any]:
+    lengths = _lengths(batch)
+    labels, counts = torch.unique(batch.y, return_counts=True)
+    total = int(counts.sum())
+    return {
+        "examples": len(batch),
+        "tokens": {"min": int(lengths.min()), "median": float(np.median(lengths)), "max": int(lengths.max())},
+        "class_balance": {int(c): round(int(n) / total, 4) for c, n in zip(labels.tolist(), counts.tolist())},
+    }
+
+
+def task_stats(data: TaskData) -> dict[str, Any]:
+    if isinstance(data.train, TensorSource):
+        train = split_stats(data.train.data)
+        if data.train.transform is not None:
+            train["tokens"] = {"min": data.spec.seq_len, "median": float(data.spec.seq_len), "max": data.spec.seq_len}
+    else:
+        train = {**split_stats(data.train.batch(0, GENERATED_SAMPLE)), "examples": "generated (unbounded)",
+                 "described_from": GENERATED_SAMPLE}
+    splits = {"train": train, **{name: split_stats(b) for name, b in data.eval_sets.items()}}
+    return {"spec": {k: v for k, v in vars(data.spec).items() if v is not None}, "splits": splits,
+            "primary_eval": data.primary, "info": data.info}
