@@ -21,7 +21,7 @@ def test_types_are_coerced_from_strings():
     ({"lr": "fast"}, r"field 'lr': expected a number"),
     ({"batch_size": 10, "grad_accum": 3}, r"grad_accum.*divide batch_size=10"),
     ({"target": 99}, r"target.*accuracy in \(0, 1\]"),
-    ({"init": "pretrain"}, r"init.*'pretrained' or 'random'"),
+    ({"init": "pretrain"}, r"init.*pretrained, random, stats or checkpoint:PATH"),
 ])
 def test_bad_values_fail_loudly(data, match):
     with pytest.raises(ConfigError, match=match):

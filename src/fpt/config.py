@@ -32,7 +32,8 @@ class RunConfig:
     data_dir: str = _help("directory holding datasets' files (each task's own layout)", "data")
     download: bool = _help("download missing dataset files where the task knows how (needs network)", False)
     body: str = _help("body: a registered name (minilm, gpt2, ...), a Hugging Face id, or a local model directory", "minilm")
-    init: str = _help("body weights: pretrained | random (same architecture, default init)", "pretrained")
+    init: str = _help("body weights: pretrained | random (default init) | stats (pretrained mean/std only) | "
+                      "checkpoint:PATH (a body written by fpt pretrain)", "pretrained")
     freeze: str = _help("freeze policy: a name (paper, output, ...) or trained groups joined by ','", "paper")
     layers: int | None = _help("use only the first N blocks of the body", None)
     dropout: float = _help("dropout inside the body (the paper: 0.1)", 0.1)
@@ -47,6 +48,9 @@ class RunConfig:
     target: float | None = _help("held-out accuracy (0-1) that counts as reached; default: the task's", None)
     stop_at_target: bool = _help("stop once the target is reached", True)
     patience: int | None = _help("stop after N evaluations without improvement", None)
+    diverge_loss: float = _help("a training loss above this (or NaN/inf) marks the run diverged and stops it", 100.0)
+    cache_features: str = _help("auto | on | off: when only the output head trains and inputs are fixed, compute "
+                                "the frozen features once and train the head on the cache", "auto")
     device: str = _help("auto | cpu | cuda | cuda:N", "auto")
 
     def __post_init__(self) -> None:
@@ -62,8 +66,10 @@ class RunConfig:
             (0 <= self.dropout < 1, "dropout", "must be in [0, 1)"),
             (self.target is None or 0 < self.target <= 1, "target", "is an accuracy in (0, 1], e.g. 0.99"),
             (self.patience is None or self.patience >= 1, "patience", "must be >= 1"),
+            (self.cache_features in {"auto", "on", "off"}, "cache_features", "must be auto, on or off"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
-            (self.init in {"pretrained", "random"}, "init", "must be 'pretrained' or 'random'"),
+            (self.init in {"pretrained", "random", "stats"} or self.init.startswith("checkpoint:"), "init",
+             "must be pretrained, random, stats or checkpoint:PATH"),
         ]
         for ok, name, msg in checks:
             if not ok:

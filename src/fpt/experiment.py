@@ -45,9 +45,14 @@ def resolve_device(name: str) -> torch.device:
 def build_model(config: RunConfig, spec: InputSpec) -> FPT:
     """Body and trainable layers for a task shape; trainable layers seeded by ``config.seed``."""
     body = build_body(BodySpec(config.body, config.init, spec.seq_len, config.dropout, config.seed))
+    if config.layers is not None:
+        if not 1 <= config.layers <= len(body.blocks):
+            raise ValueError(f"layers={config.layers} must be in 1..{len(body.blocks)} for body {config.body!r}")
+        # Blocks past the first X are never run: drop them so counts and fingerprints ignore them.
+        del body.blocks[config.layers:]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        model = FPT(body, spec, layers=config.layers)
+        model = FPT(body, spec)
     apply_policy(model, config.freeze)
     return model
 

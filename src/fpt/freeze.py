@@ -19,33 +19,52 @@ GROUPS = ("input", "positions", "layernorm", "attention", "feedforward", "recurr
 MODEL_GROUPS = {"input": r"^input\.", "output": r"^head\."}
 
 POLICIES: Registry = Registry("freeze policy")
+PAPER = {"input", "positions", "layernorm", "output"}
 for _name, _groups in {
-    "paper": {"input", "positions", "layernorm", "output"},
-    "output": {"output"},
-    "output+input": {"output", "input"},
+    "paper": PAPER,  # the paper's FPT
+    "output": {"output"},  # Tables 10, 12, 18-21: a linear probe
+    "output+input": {"output", "input"},  # Table 16: layer norm frozen
     "output+positions": {"output", "positions"},
-    "output+layernorm": {"output", "layernorm"},
-    "output+layernorm+input": {"output", "layernorm", "input"},
-    "paper+feedforward": {"input", "positions", "layernorm", "output", "feedforward"},
-    "paper+attention": {"input", "positions", "layernorm", "output", "attention"},
-    "paper+both": {"input", "positions", "layernorm", "output", "attention", "feedforward"},
-    "none": set(GROUPS),
+    "output+layernorm": {"output", "layernorm"},  # Table 11
+    "output+layernorm+input": {"output", "layernorm", "input"},  # Tables 19/21, successive
+    "paper-input-frozen": PAPER - {"input"},  # input layer kept at its orthogonal init
+    "paper-layernorm-frozen": PAPER - {"layernorm"},
+    "paper+feedforward": PAPER | {"feedforward"},  # Table 13
+    "paper+attention": PAPER | {"attention"},
+    "paper+both": PAPER | {"attention", "feedforward"},
+    "paper+feedforward+last-attention": PAPER | {"feedforward", "attention@-1"},  # Table 14
+    "none": set(GROUPS),  # everything trains: a transformer trained from its init
 }.items():
     POLICIES.register(_name)(frozenset(_groups))
 
+# "group@i" selects a group's parameters in block i only (negative i counts from the end).
+_SELECTOR = re.compile(r"^(?P<group>[a-z]+)(@(?P<block>-?\d+))?$")
+_BLOCK = re.compile(r"^body\.blocks\.(\d+)\.")
+
 
 def resolve_policy(policy: str) -> frozenset[str]:
-    """A registered policy name, or a comma/plus-separated list of groups."""
+    """A registered policy name, or groups (optionally ``group@block``) joined by ',' or '+'."""
     if policy in POLICIES:
         return POLICIES.get(policy)
-    groups = frozenset(g.strip() for g in re.split(r"[,+]", policy) if g.strip())
-    unknown = groups - set(GROUPS)
-    if not groups or unknown:
+    parts = frozenset(g.strip() for g in re.split(r"[,+]", policy) if g.strip())
+    bad = sorted(p for p in parts if not (m := _SELECTOR.match(p)) or m["group"] not in GROUPS)
+    if not parts or bad:
         raise ValueError(
-            f"freeze policy {policy!r}: unknown group(s) {sorted(unknown)}. Use a policy "
-            f"({', '.join(POLICIES.names())}) or groups from {', '.join(GROUPS)} joined by ','"
+            f"freeze policy {policy!r}: unknown group(s) {bad}. Use a policy "
+            f"({', '.join(POLICIES.names())}) or groups from {', '.join(GROUPS)} joined by ',' "
+            "(group@i limits a group to block i, e.g. attention@-1)"
         )
-    return groups
+    return parts
+
+
+def is_trained(name: str, group: str, trained: frozenset[str], num_blocks: int) -> bool:
+    if group in trained:
+        return True
+    block = _BLOCK.match(name)
+    if block is None:
+        return False
+    i = int(block[1])
+    return f"{group}@{i}" in trained or f"{group}@{i - num_blocks}" in trained
 
 
 def group_of_parameters(model: nn.Module) -> dict[str, str]:
@@ -68,8 +87,9 @@ def apply_policy(model: nn.Module, policy: str) -> frozenset[str]:
     """Set requires_grad from the policy; returns the trained groups."""
     trained = resolve_policy(policy)
     groups = group_of_parameters(model)
+    num_blocks = len(model.body.blocks)
     for name, param in model.named_parameters():
-        param.requires_grad_(groups[name] in trained)
+        param.requires_grad_(is_trained(name, groups[name], trained, num_blocks))
     return trained
 
 

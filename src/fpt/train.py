@@ -120,6 +120,15 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     With ``out``, writes config.yaml, metrics.jsonl, summary.json, checkpoint/ (latest, for
     resume) and best/ (best held-out accuracy). ``resume=True`` continues from checkpoint/.
     """
+    cache_seconds = None
+    if exp.config.cache_features != "off":
+        from fpt.cache import cache_eligible, cached_view
+
+        eligible, why = cache_eligible(exp)
+        if exp.config.cache_features == "on" and not eligible:
+            raise ConfigError(f"cache_features=on, but features cannot be cached: {why}")
+        if eligible:
+            exp, cache_seconds = cached_view(exp)
     cfg, model = exp.config, exp.model
     run = _Run(Path(out) if out is not None else None)
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -162,7 +171,7 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
         state["train_examples"] += len(batch)
         state["step"] += 1
         bar.update(1)
-        if not math.isfinite(loss) or loss > 1e4:
+        if not math.isfinite(loss) or loss > cfg.diverge_loss:
             state["diverged_at"] = state["step"]
             stop_reason = "diverged"
             break
@@ -203,6 +212,7 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     bar.close()
     state["wall_seconds"] = time.perf_counter() - started
     summary = _summary(exp, state, last_eval, primary, stop_reason)
+    summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
     if run.out:
         (run.out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary

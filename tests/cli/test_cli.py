@@ -79,3 +79,17 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tiny_gpt2_dir, tmp_pat
     assert abs(b["test_accuracy"] - a["test_accuracy"]) <= 0.005
     rows = [json.loads(x)["step"] for x in (killed / "metrics.jsonl").read_text().splitlines()]
     assert rows == sorted(set(rows)) and rows[-1] == b["steps"]
+
+
+def test_pretrain_writes_a_body_that_train_can_use(tiny_gpt2_dir, tmp_path, capsys):
+    out = tmp_path / "pre"
+    assert main(["pretrain", "--body", tiny_gpt2_dir, "--steps", "4", "--eval-every", "2", "--batch-size", "4",
+                 "task.eval_size=16", "--out", str(out), "--quiet"]) == 0
+    assert (out / "body" / "body.safetensors").is_file()
+    import yaml
+
+    saved = yaml.safe_load((out / "config.yaml").read_text())
+    assert saved["freeze"] == "none" and saved["init"] == "random"
+    assert main(["train", "--body", tiny_gpt2_dir, "--init", f"checkpoint:{out / 'body'}", "--steps", "2",
+                 "--eval-every", "2", "--batch-size", "4", "task.eval_size=16", "--out", str(tmp_path / "t"),
+                 "--quiet"]) == 0

@@ -11,7 +11,7 @@ HELP = "count trainable and total parameters per group for a body, task shape an
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--body", default="minilm")
-    p.add_argument("--init", default="pretrained", choices=["pretrained", "random"])
+    p.add_argument("--init", default="pretrained", help="pretrained | random | stats | checkpoint:PATH")
     p.add_argument("--freeze", default="paper")
     p.add_argument("--layers", type=int, default=None)
     p.add_argument("--task", default=None, help="take the shape from a task; or give it with the flags below")

@@ -1,0 +1,89 @@
+"""Initialisations beyond pretrained/random: pretrained statistics only, and saved bodies.
+
+``stats``: every body tensor is redrawn from a Gaussian with the pretrained tensor's own
+mean and standard deviation (the paper's Table 9), so only per-layer scale survives.
+``checkpoint:PATH``: a body whose every parameter was trained by ``fpt pretrain``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from fpt.bodies.base import BodySpec, BodyUnavailableError
+
+CHECKPOINT_PREFIX = "checkpoint:"
+BODY_FILE = "body.safetensors"
+
+
+def base_init(init: str) -> str:
+    """The init the underlying body is built with before any resampling or loading."""
+    if init == "stats":
+        return "pretrained"
+    if init.startswith(CHECKPOINT_PREFIX):
+        return "random"
+    return init
+
+
+@torch.no_grad()
+def resample_with_statistics(body: nn.Module, seed: int) -> None:
+    gen = torch.Generator().manual_seed(seed)
+    for _, param in sorted(body.named_parameters(), key=lambda item: item[0]):
+        mean, std = param.mean().item(), (param.std().item() if param.numel() > 1 else 0.0)
+        param.copy_(torch.randn(param.shape, generator=gen) * std + mean)
+
+
+def save_body(body: nn.Module, spec: BodySpec, path: Path) -> None:
+    """Write a body for ``--init checkpoint:PATH`` (all its tensors, plus how to rebuild it)."""
+    path.mkdir(parents=True, exist_ok=True)
+    tensors = {n: t.detach().cpu().contiguous() for n, t in body.state_dict().items()}
+    meta = {"body": spec.name, "seq_len": str(spec.seq_len), "format": "fpt-body-1"}
+    save_file(tensors, path / BODY_FILE, metadata=meta)
+    (path / "body.json").write_text(json.dumps({"body": spec.name, "seq_len": spec.seq_len}, indent=1))
+
+
+@torch.no_grad()
+def load_saved_body(body: nn.Module, spec: BodySpec, path: Path) -> None:
+    """Copy a saved body's tensors into a freshly built body of the same architecture.
+
+    Position tables may differ in length between the pretraining task and this one: the
+    rows both have are copied, extra rows keep their fresh initialisation.
+    """
+    file = path / BODY_FILE
+    if not file.is_file():
+        raise BodyUnavailableError(f"--init checkpoint:{path}: {file} does not exist; write one with fpt pretrain")
+    saved_name = json.loads((path / "body.json").read_text())["body"] if (path / "body.json").is_file() else None
+    if saved_name is not None and saved_name != spec.name:
+        raise BodyUnavailableError(
+            f"--init checkpoint:{path} holds a {saved_name!r} body but --body is {spec.name!r}; use --body {saved_name}")
+    tensors = load_file(file)
+    own = body.state_dict()
+    missing = sorted(set(own) - set(tensors))
+    if missing:
+        raise BodyUnavailableError(f"{file} lacks tensors {missing[:5]} of body {spec.name!r}: saved from another architecture")
+    for name, target in own.items():
+        source = tensors[name]
+        if name.endswith("positions") and source.shape[1:] == target.shape[1:]:
+            rows = min(source.shape[0], target.shape[0])
+            target[:rows].copy_(source[:rows])
+        elif source.shape != target.shape:
+            raise BodyUnavailableError(f"{file}: {name} has shape {tuple(source.shape)}, body expects {tuple(target.shape)}")
+        else:
+            target.copy_(source)
+
+
+def finish_init(body: nn.Module, spec: BodySpec) -> nn.Module:
+    if spec.init == "stats":
+        resample_with_statistics(body, spec.seed)
+    elif spec.init.startswith(CHECKPOINT_PREFIX):
+        load_saved_body(body, spec, Path(spec.init[len(CHECKPOINT_PREFIX):]))
+    return body
+
+
+def build_spec(spec: BodySpec) -> BodySpec:
+    return replace(spec, init=base_init(spec.init))

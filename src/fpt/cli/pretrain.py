@@ -1,0 +1,46 @@
+"""fpt pretrain: train every parameter of a body on a task, then save the body.
+
+The saved body is used frozen on other tasks with ``--init checkpoint:DIR/body`` (the
+paper's Table 2 row "pretrained on Bit Memory").
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+
+HELP = "train all parameters of a (random) body on a task and save it for --init checkpoint:PATH"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from fpt.cli._args import add_config_arguments
+
+    add_config_arguments(p, exclude=("freeze",))
+    p.add_argument("--out", required=True, help="run directory; the body is written to OUT/body")
+    p.add_argument("--resume", action="store_true", help="continue a stopped pretraining run in --out")
+    p.add_argument("--quiet", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    import fpt
+    from fpt.bodies import BodySpec
+    from fpt.bodies.init import save_body
+    from fpt.cli._args import config_from_args, given_fields
+    from fpt.train import resume_config
+
+    out = Path(args.out)
+    if args.resume:
+        config = resume_config(out, given_fields(args))
+    else:
+        config = dataclasses.replace(config_from_args(args), freeze="none")
+        if "init" not in given_fields(args):
+            config = dataclasses.replace(config, init="random")
+    exp = fpt.build(config)
+    summary = fpt.fit(exp, out=out, resume=args.resume, progress=not args.quiet)
+    spec = BodySpec(config.body, config.init, exp.data.spec.seq_len, config.dropout, config.seed)
+    save_body(exp.model.body, spec, out / "body")
+    print(json.dumps({k: summary[k] for k in ("test_accuracy", "steps", "wall_seconds")}))
+    print(f"body written to {out / 'body'}; use it with --body {config.body} --init checkpoint:{out / 'body'}")
+    return 0

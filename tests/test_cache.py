@@ -1,0 +1,44 @@
+from dataclasses import replace
+
+import pytest
+import torch
+
+import fpt
+from fpt.cache import cache_eligible
+from fpt.config import ConfigError
+from fpt.tasks.base import TensorSource
+
+
+def _exp(body, freeze="output", cache="auto"):
+    exp = fpt.build(task="bit-xor", body=body, init="random", freeze=freeze, dropout=0.0, steps=12, eval_every=4,
+                    batch_size=8, task_options={"eval_size": 64}, cache_features=cache, device="cpu")
+    finite = TensorSource(exp.data.train.batch(0, 40), seed=0)  # a fixed training set, as a dataset task has
+    return replace(exp, data=replace(exp.data, train=finite))
+
+
+def test_cached_probe_trains_the_same_head_as_the_uncached_path(tiny_gpt2_dir):
+    cached, plain = _exp(tiny_gpt2_dir), _exp(tiny_gpt2_dir, cache="off")
+    s1, s2 = fpt.fit(cached, progress=False), fpt.fit(plain, progress=False)
+    assert s1["feature_cache_seconds"] is not None and s2["feature_cache_seconds"] is None
+    torch.testing.assert_close(cached.model.head.weight, plain.model.head.weight, atol=1e-5, rtol=1e-4)
+    assert s1["test_accuracy"] == pytest.approx(s2["test_accuracy"])
+
+
+def test_cache_only_when_nothing_below_the_head_trains(tiny_gpt2_dir):
+    assert cache_eligible(_exp(tiny_gpt2_dir))[0]
+    ok, why = cache_eligible(_exp(tiny_gpt2_dir, freeze="paper"))
+    assert not ok and "input" in why
+    generated = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", freeze="output", steps=2,
+                          cache_features="on", task_options={"eval_size": 8})
+    with pytest.raises(ConfigError, match="generated afresh"):
+        fpt.fit(generated, progress=False)
+
+
+def test_cached_checkpoint_loads_into_the_full_model(tiny_gpt2_dir, tmp_path):
+    from fpt.checkpoint import load_trainable
+
+    exp = _exp(tiny_gpt2_dir)
+    fpt.fit(exp, out=tmp_path / "r", progress=False)
+    fresh = _exp(tiny_gpt2_dir, cache="off")
+    load_trainable(tmp_path / "r" / "checkpoint", fresh.model, fresh.body_fingerprint)
+    torch.testing.assert_close(fresh.model.head.weight, exp.model.head.weight)
