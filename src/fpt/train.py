@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from fpt import checkpoint
+from fpt.analysis.convergence import steps_to_converge
 from fpt.config import ConfigError, RunConfig, save_yaml
 from fpt.experiment import Experiment
 from fpt.tasks import Batch
@@ -212,6 +213,7 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     bar.close()
     state["wall_seconds"] = time.perf_counter() - started
     summary = _summary(exp, state, last_eval, primary, stop_reason)
+    summary["steps_to_converge"] = steps_to_converge(history, primary)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
     if run.out:
         (run.out / "summary.json").write_text(json.dumps(summary, indent=1))

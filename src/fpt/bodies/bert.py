@@ -93,3 +93,12 @@ def minilm_dir() -> Path:
 @BODIES.register("minilm")
 def build_minilm(spec: BodySpec) -> BertBody:
     return BertBody(load_model(str(minilm_dir()), spec.init, spec.seed), spec)
+
+
+@BODIES.register("bert-base")
+def build_bert_base(spec: BodySpec) -> BertBody:
+    """BERT base (uncased); random init builds offline from its known hyperparameters."""
+    from transformers import BertConfig
+
+    config = BertConfig() if spec.init == "random" else None  # the defaults are bert-base's
+    return BertBody(load_model("bert-base-uncased", spec.init, spec.seed, config), spec)

@@ -1,0 +1,1 @@
+"""Analyses of trained runs (convergence, attention, weight statistics)."""
