@@ -25,7 +25,7 @@ class Body(Protocol):
 
     width: int
     blocks: nn.ModuleList
-    positions: nn.Parameter  # (T, D): only the rows the task uses
+    positions: nn.Parameter | None  # (T, D): only the rows the task uses; None without learned positions (LSTMs)
     groups: dict[str, str]  # group name -> regex over the body's parameter names
     causal: bool
 
