@@ -53,3 +53,30 @@ def test_input_spec_validation():
         InputSpec(seq_len=4, num_classes=2)
     with pytest.raises(ValueError, match="num_outputs=5 must be in 1..seq_len=4"):
         InputSpec(seq_len=4, num_classes=2, token_dim=1, num_outputs=5)
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("discrete", [False, True])
+def test_last_block_for_read_tokens_only_gives_the_same_logits(tiny_body_dir, discrete):
+    spec = (InputSpec(seq_len=12, num_classes=10, vocab_size=16, num_outputs=2) if discrete
+            else InputSpec(seq_len=12, num_classes=3, token_dim=4, num_outputs=3))
+    model = _model(tiny_body_dir, spec)
+    assert model.last_block_rows
+    x = torch.randint(1, 16, (4, 12)) if discrete else torch.randn(4, 12, 4)
+    lengths = torch.tensor([12, 7, 3, 9]) if discrete else None
+    fast = model(x, lengths)
+    model.last_block_rows = False
+    torch.testing.assert_close(fast, model(x, lengths), atol=1e-5, rtol=1e-4)
+
+
+def test_trimmed_batches_give_the_same_logits(tiny_body_dir):
+    from fpt.tasks.base import Batch
+
+    spec = InputSpec(seq_len=12, num_classes=10, vocab_size=16)
+    model = _model(tiny_body_dir, spec)
+    x = torch.randint(1, 16, (3, 12))
+    b = Batch(x, torch.zeros(3, 1, dtype=torch.long), torch.tensor([5, 7, 2]))
+    t = b.trim()
+    assert t.x.shape == (3, 7)
+    with torch.no_grad():
+        torch.testing.assert_close(model(t.x, t.lengths), model(b.x, b.lengths), atol=1e-5, rtol=1e-4)

@@ -51,7 +51,7 @@ def features(exp: Experiment, data: Batch) -> Batch:
     parts = []
     for start in range(0, len(data), size):
         part = data.slice(start, start + size).to(exp.device)
-        parts.append(model.read(model.hidden(part.x, part.lengths), part.lengths).cpu())  # (b, k, D)
+        parts.append(model.features(part.x, part.lengths).cpu())  # (b, k, D)
     return Batch(torch.cat(parts), data.y, None)
 
 

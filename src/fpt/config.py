@@ -49,6 +49,9 @@ class RunConfig:
     stop_at_target: bool = _help("stop once the target is reached", True)
     patience: int | None = _help("stop after N evaluations without improvement", None)
     diverge_loss: float = _help("a training loss above this (or NaN/inf) marks the run diverged and stops it", 100.0)
+    last_block_rows: bool = _help("compute the last block only for the k tokens the head reads (same result, less work)",
+                                  True)
+    trim_padding: bool = _help("cut each batch to its longest real sequence (same result, less work)", True)
     cache_features: str = _help("auto | on | off: when only the output head trains and inputs are fixed, compute "
                                 "the frozen features once and train the head on the cache", "auto")
     device: str = _help("auto | cpu | cuda | cuda:N", "auto")

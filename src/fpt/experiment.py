@@ -52,7 +52,7 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT:
         del body.blocks[config.layers:]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        model = FPT(body, spec)
+        model = FPT(body, spec, last_block_rows=config.last_block_rows)
     apply_policy(model, config.freeze)
     return model
 

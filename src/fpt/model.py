@@ -51,7 +51,7 @@ def input_layer(spec: InputSpec, width: int) -> nn.Module:
 
 
 class FPT(nn.Module):
-    def __init__(self, body: Body, spec: InputSpec, layers: int | None = None) -> None:
+    def __init__(self, body: Body, spec: InputSpec, layers: int | None = None, last_block_rows: bool = True) -> None:
         super().__init__()
         if layers is not None and not 1 <= layers <= len(body.blocks):
             raise ValueError(f"layers={layers} must be in 1..{len(body.blocks)} for this body")
@@ -60,30 +60,43 @@ class FPT(nn.Module):
         self.body = body
         self.layers = layers if layers is not None else len(body.blocks)
         self.head = nn.Linear(body.width, spec.per_token * spec.num_classes)
+        # The head reads k tokens, so the last block need only compute those (when the body can).
+        self.last_block_rows = last_block_rows and hasattr(body, "block_rows")
 
     def pad_mask(self, x: Tensor, lengths: Tensor | None) -> Tensor | None:
         if lengths is None:
             return None
         return torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]  # (B, T)
 
-    def hidden(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
-        """Final hidden states (B, T, D) for tokens x: (B, T, d) floats or (B, T) ids."""
+    def output_rows(self, x: Tensor, lengths: Tensor | None) -> Tensor:
+        """Positions (B, k) of the last k real tokens: the ones the head reads; never padding."""
+        k, T = self.spec.num_outputs, x.shape[1]
+        last = torch.full((x.shape[0],), T, device=x.device) if lengths is None else lengths
+        return last[:, None] - k + torch.arange(k, device=x.device)[None, :]  # (B, k)
+
+    def hidden(self, x: Tensor, lengths: Tensor | None = None, layers: int | None = None) -> Tensor:
+        """Hidden states (B, T, D) after the first ``layers`` blocks (default all, then the final norm)."""
         mask = self.pad_mask(x, lengths)
         h = self.body.embed(self.input(x))  # (B, T, D)
-        for i in range(self.layers):
+        for i in range(self.layers if layers is None else layers):
             h = self.body.block(i, h, mask)  # (B, T, D)
-        return self.body.final_norm(h)
+        return self.body.final_norm(h) if layers is None else h
 
     def read(self, h: Tensor, lengths: Tensor | None) -> Tensor:
-        """The hidden states of the last k real tokens (B, k, D); padding is never read."""
-        k = self.spec.num_outputs
-        if lengths is None:
-            return h[:, -k:]
-        idx = lengths[:, None] - k + torch.arange(k, device=h.device)[None, :]  # (B, k)
-        return h.gather(1, idx[..., None].expand(-1, -1, h.shape[-1]))
+        """The hidden states of the last k real tokens (B, k, D)."""
+        rows = self.output_rows(h, lengths)
+        return h.gather(1, rows[..., None].expand(-1, -1, h.shape[-1]))
+
+    def features(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
+        """What the head sees: final hidden states of the last k real tokens (B, k, D)."""
+        if not self.last_block_rows:
+            return self.read(self.hidden(x, lengths), lengths)
+        mask = self.pad_mask(x, lengths)
+        h = self.hidden(x, lengths, layers=self.layers - 1)  # (B, T, D)
+        h = self.body.block_rows(self.layers - 1, h, mask, self.output_rows(x, lengths))  # (B, k, D)
+        return self.body.final_norm(h)
 
     def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Logits (B, k * m, C)."""
-        out = self.head(self.read(self.hidden(x, lengths), lengths))  # (B, k, m * C)
-        B = out.shape[0]
-        return out.view(B, -1, self.spec.num_classes)  # (B, k * m, C)
+        out = self.head(self.features(x, lengths))  # (B, k, m * C)
+        return out.view(out.shape[0], -1, self.spec.num_classes)  # (B, k * m, C)

@@ -54,3 +54,27 @@ def probabilities(q: Tensor, k: Tensor, *, heads: int, causal: bool, pad_mask: T
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     return scores.softmax(dim=-1)
+
+
+def row_mask(rows: Tensor, T: int, causal: bool, pad_mask: Tensor | None) -> Tensor | None:
+    """Boolean mask (B, 1, k, T) for queries at positions ``rows`` (B, k) over all T keys."""
+    mask = None
+    if causal:
+        mask = (torch.arange(T, device=rows.device)[None, None, :] <= rows[:, :, None])[:, None]  # (B, 1, k, T)
+    if pad_mask is not None:
+        keys = pad_mask[:, None, None, :]  # (B, 1, 1, T)
+        mask = keys if mask is None else mask & keys
+    return mask
+
+
+def attend_rows(q: Tensor, k: Tensor, v: Tensor, rows: Tensor, *, heads: int, causal: bool,
+                pad_mask: Tensor | None, dropout_p: float) -> Tensor:
+    """Attention for only the queries at ``rows``: q (B, k, D) against k, v (B, T, D) -> (B, k, D)."""
+    mask = row_mask(rows, k.shape[1], causal, pad_mask)
+    q, k, v = (split_heads(t, heads) for t in (q, k, v))  # (B, H, *, E)
+    return merge_heads(F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p))
+
+
+def gather_rows(h: Tensor, rows: Tensor) -> Tensor:
+    """h (B, T, D) at positions rows (B, k) -> (B, k, D)."""
+    return h.gather(1, rows[..., None].expand(-1, -1, h.shape[-1]))

@@ -38,6 +38,9 @@ class Body(Protocol):
     def final_norm(self, h: Tensor) -> Tensor:
         """The norm after the last block (identity for post-norm families)."""
 
+    # Optional: ``block_rows(index, h, pad_mask, rows) -> (B, k, D)`` computes a block for the
+    # tokens at ``rows`` (B, k) only; FPT uses it for the last block when the body has it.
+
     def attention_weights(self, index: int, h: Tensor, pad_mask: Tensor | None) -> Tensor:
         """Attention probabilities (B, H, T, T) of block ``index`` for its input ``h``."""
 

@@ -60,6 +60,16 @@ class BertBody(nn.Module):
         h = layer.attention.output(a, h)  # post-norm: LayerNorm(h + dropout(dense(a)))
         return layer.output(layer.intermediate(h), h)  # (B, T, D)
 
+    def block_rows(self, index: int, h: Tensor, pad_mask: Tensor | None, rows: Tensor) -> Tensor:
+        """Block ``index`` computed only for the tokens at ``rows`` (B, k): (B, k, D)."""
+        layer = self.blocks[index]
+        sa = layer.attention.self
+        h_rows = attention.gather_rows(h, rows)  # (B, k, D)
+        a = attention.attend_rows(sa.query(h_rows), sa.key(h), sa.value(h), rows, heads=self.heads, causal=False,
+                                  pad_mask=pad_mask, dropout_p=self.dropout if self.training else 0.0)
+        out = layer.attention.output(a, h_rows)
+        return layer.output(layer.intermediate(out), out)  # (B, k, D)
+
     def final_norm(self, h: Tensor) -> Tensor:
         return h
 

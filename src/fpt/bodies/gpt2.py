@@ -63,6 +63,25 @@ class GPT2Body(nn.Module):
         h = h + block.attn.resid_dropout(block.attn.c_proj(a))  # (B, T, D)
         return h + block.mlp(block.ln_2(h))  # (B, T, D)
 
+    def block_rows(self, index: int, h: Tensor, pad_mask: Tensor | None, rows: Tensor) -> Tensor:
+        """Block ``index`` computed only for the tokens at ``rows`` (B, k): (B, k, D).
+
+        Keys and values still come from every token, but queries, the output projection
+        and the MLP run for k tokens instead of T: the last block's other outputs are
+        never read by the head.
+        """
+        block = self.blocks[index]
+        D = self.width
+        x = block.ln_1(h)  # (B, T, D)
+        w, b = block.attn.c_attn.weight, block.attn.c_attn.bias  # Conv1D: x @ w + b, w (D, 3D)
+        kv = x @ w[:, D:] + b[D:]  # (B, T, 2D)
+        k, v = kv.split(D, dim=2)
+        q = attention.gather_rows(x, rows) @ w[:, :D] + b[:D]  # (B, k, D)
+        a = attention.attend_rows(q, k, v, rows, heads=self.heads, causal=True, pad_mask=None,
+                                  dropout_p=self.dropout if self.training else 0.0)
+        out = attention.gather_rows(h, rows) + block.attn.resid_dropout(block.attn.c_proj(a))  # (B, k, D)
+        return out + block.mlp(block.ln_2(out))
+
     def final_norm(self, h: Tensor) -> Tensor:
         return self.ln_f(h)
 

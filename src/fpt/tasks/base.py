@@ -39,6 +39,12 @@ class Batch(NamedTuple):
         lengths = None if self.lengths is None else self.lengths[start:stop]
         return Batch(self.x[start:stop], self.y[start:stop], lengths)
 
+    def trim(self) -> Batch:
+        """Drop the columns past the longest real sequence (right padding no example uses)."""
+        if self.lengths is None or self.x.shape[1] == 0:
+            return self
+        return Batch(self.x[:, : int(self.lengths.max())], self.y, self.lengths)
+
     def to(self, device: torch.device | str) -> Batch:
         lengths = None if self.lengths is None else self.lengths.to(device, non_blocking=True)
         return Batch(self.x.to(device, non_blocking=True), self.y.to(device, non_blocking=True), lengths)
