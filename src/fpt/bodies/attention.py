@@ -13,6 +13,27 @@ import torch.nn.functional as F
 Tensor = torch.Tensor
 
 
+# Fused scaled-dot-product attention is the default; the explicit softmax path exists so
+# benchmarks can measure what fusing buys (bench/throughput.py --eager-attention).
+FUSED = True
+
+
+def set_fused(enabled: bool) -> None:
+    global FUSED
+    FUSED = enabled
+
+
+def _sdpa(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float, is_causal: bool = False) -> Tensor:
+    if FUSED:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (B, H, Tq, Tk)
+    if is_causal:
+        mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return F.dropout(scores.softmax(-1), dropout_p) @ v
+
+
 def split_heads(x: Tensor, heads: int) -> Tensor:
     B, T, D = x.shape
     return x.view(B, T, heads, D // heads).transpose(1, 2)  # (B, H, T, E)
@@ -39,10 +60,10 @@ def attend(q: Tensor, k: Tensor, v: Tensor, *, heads: int, causal: bool,
     """Fused scaled-dot-product attention; q, k, v are (B, T, D), result (B, T, D)."""
     q, k, v = (split_heads(t, heads) for t in (q, k, v))  # (B, H, T, E)
     if causal and pad_mask is None:
-        out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
+        out = _sdpa(q, k, v, None, dropout_p, is_causal=True)
     else:
         mask = _mask(pad_mask, causal, q.shape[2], q.device)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        out = _sdpa(q, k, v, mask, dropout_p)
     return merge_heads(out)
 
 
@@ -72,7 +93,7 @@ def attend_rows(q: Tensor, k: Tensor, v: Tensor, rows: Tensor, *, heads: int, ca
     """Attention for only the queries at ``rows``: q (B, k, D) against k, v (B, T, D) -> (B, k, D)."""
     mask = row_mask(rows, k.shape[1], causal, pad_mask)
     q, k, v = (split_heads(t, heads) for t in (q, k, v))  # (B, H, *, E)
-    return merge_heads(F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p))
+    return merge_heads(_sdpa(q, k, v, mask, dropout_p))
 
 
 def gather_rows(h: Tensor, rows: Tensor) -> Tensor:
