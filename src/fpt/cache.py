@@ -62,4 +62,5 @@ def cached_view(exp: Experiment) -> tuple[Experiment, float]:
     cached_train = TensorSource(features(exp, train.data), train.seed)
     evals = {name: features(exp, batch) for name, batch in exp.data.eval_sets.items()}
     data = replace(exp.data, train=cached_train, eval_sets=evals)
-    return replace(exp, model=CachedHead(exp.model).to(exp.device), data=data), time.perf_counter() - start
+    view = replace(exp, model=CachedHead(exp.model).to(exp.device), data=data, _compiled=None)
+    return view, time.perf_counter() - start

@@ -52,6 +52,8 @@ class RunConfig:
     last_block_rows: bool = _help("compute the last block only for the k tokens the head reads (same result, less work)",
                                   True)
     trim_padding: bool = _help("cut each batch to its longest real sequence (same result, less work)", True)
+    precision: str = _help("auto | fp32 | bf16: bf16 autocast (auto: bf16 on CUDA, fp32 on CPU)", "auto")
+    compile: bool = _help("torch.compile the model for training and evaluation (CUDA; first steps are slower)", False)
     cache_features: str = _help("auto | on | off: when only the output head trains and inputs are fixed, compute "
                                 "the frozen features once and train the head on the cache", "auto")
     device: str = _help("auto | cpu | cuda | cuda:N", "auto")
@@ -70,6 +72,7 @@ class RunConfig:
             (self.target is None or 0 < self.target <= 1, "target", "is an accuracy in (0, 1], e.g. 0.99"),
             (self.patience is None or self.patience >= 1, "patience", "must be >= 1"),
             (self.cache_features in {"auto", "on", "off"}, "cache_features", "must be auto, on or off"),
+            (self.precision in {"auto", "fp32", "bf16"}, "precision", "must be auto, fp32 or bf16"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
             (self.init in {"pretrained", "random", "stats"} or self.init.startswith("checkpoint:"), "init",
              "must be pretrained, random, stats or checkpoint:PATH"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,26 @@ class Experiment:
     data: TaskData
     device: torch.device
     body_fingerprint: str
+    _compiled: torch.nn.Module | None = field(default=None, repr=False)
 
     @property
     def lr(self) -> float:
         return self.config.lr if self.config.lr is not None else self.data.lr
+
+    @property
+    def autocast(self) -> torch.autocast:
+        """Mixed precision as configured (bf16 autocast on CUDA by default, fp32 on CPU)."""
+        precision = self.config.precision
+        if precision == "auto":
+            precision = "bf16" if self.device.type == "cuda" else "fp32"
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        """The model's forward under the configured precision (compiled when asked)."""
+        if self.config.compile and self._compiled is None:
+            self._compiled = torch.compile(self.model)
+        with self.autocast:
+            return (self._compiled or self.model)(x, lengths)
 
     @property
     def target(self) -> float | None:

@@ -41,7 +41,7 @@ def train_step(exp: Experiment, optimizer: torch.optim.Optimizer, batch: Batch) 
     for start in range(0, n, micro):
         part = batch.slice(start, start + micro)
         part = (part.trim() if cfg.trim_padding else part).to(exp.device)
-        loss, right = loss_and_correct(model(part.x, part.lengths), part.y)
+        loss, right = loss_and_correct(exp.forward(part.x, part.lengths), part.y)
         (loss * (len(part) / n)).backward()
         total_loss += loss.item() * len(part) / n
         correct += right
@@ -67,7 +67,7 @@ def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None 
         for start in range(0, len(batch), size):
             part = batch.slice(start, start + size)
             part = (part.trim() if exp.config.trim_padding else part).to(exp.device)
-            loss, right = loss_and_correct(exp.model(part.x, part.lengths), part.y)
+            loss, right = loss_and_correct(exp.forward(part.x, part.lengths), part.y)
             loss_sum += loss.item() * part.y.numel()
             correct += right
             count += part.y.numel()
@@ -85,7 +85,7 @@ def predict(exp: Experiment, x: torch.Tensor, lengths: torch.Tensor | None = Non
     size = exp.config.eval_batch_size
     for start in range(0, x.shape[0], size):
         lens = None if lengths is None else lengths[start:start + size].to(exp.device)
-        preds.append(exp.model(x[start:start + size].to(exp.device), lens).argmax(-1).cpu())
+        preds.append(exp.forward(x[start:start + size].to(exp.device), lens).argmax(-1).cpu())
     return torch.cat(preds)
 
 

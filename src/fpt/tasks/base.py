@@ -46,8 +46,12 @@ class Batch(NamedTuple):
         return Batch(self.x[:, : int(self.lengths.max())], self.y, self.lengths)
 
     def to(self, device: torch.device | str) -> Batch:
-        lengths = None if self.lengths is None else self.lengths.to(device, non_blocking=True)
-        return Batch(self.x.to(device, non_blocking=True), self.y.to(device, non_blocking=True), lengths)
+        device = torch.device(device)
+        if device.type == "cpu":
+            return self
+        # Pinned host memory lets the copy overlap with compute on the GPU.
+        tensors = [t if t is None or t.device.type != "cpu" else t.pin_memory() for t in self]
+        return Batch(*(None if t is None else t.to(device, non_blocking=True) for t in tensors))
 
 
 class TrainSource(Protocol):
