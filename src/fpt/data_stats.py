@@ -25,7 +25,7 @@ def split_stats(batch: Batch) -> dict[str, Any]:
     return {
         "examples": len(batch),
         "tokens": {"min": int(lengths.min()), "median": float(np.median(lengths)), "max": int(lengths.max())},
-        "class_balance": {int(c): round(int(n) / total, 4) for c, n in zip(labels.tolist(), counts.tolist())},
+        "class_balance": {int(c): round(int(n) / total, 4) for c, n in zip(labels.tolist(), counts.tolist(), strict=True)},
     }
 
 

@@ -25,13 +25,11 @@ def _counts(config, cache: dict) -> str:
     """Trainable / total parameters, counted on the meta device (no memory, no weights)."""
     import torch
 
+    from fpt.config import from_dict
     from fpt.experiment import build_model
     from fpt.freeze import count_parameters
-    from fpt.tasks import build_task
+    from fpt.tasks import TASKS, build_task
     from fpt.tasks.base import DataSource
-
-    from fpt.config import from_dict
-    from fpt.tasks import TASKS
 
     from_dict(TASKS.get(config.task).Options, config.task_options, where=f"task {config.task!r} options")
     try:
