@@ -103,7 +103,8 @@ def load_trainable(path: Path, model: nn.Module, expected_fingerprint: str) -> N
     with torch.no_grad():
         for name, tensor in tensors.items():
             if params[name].shape != tensor.shape:
-                raise CheckpointError(f"{file}: {name} has shape {tuple(tensor.shape)}, model expects {tuple(params[name].shape)}")
+                expected_shape = tuple(params[name].shape)
+                raise CheckpointError(f"{file}: {name} has shape {tuple(tensor.shape)}, model expects {expected_shape}")
             params[name].copy_(tensor)
 
 
