@@ -39,18 +39,21 @@ def cache_eligible(exp: Experiment) -> tuple[bool, str]:
         return False, f"groups below the head train ({', '.join(sorted(trained - {'output'}))})"
     if not isinstance(exp.data.train, TensorSource):
         return False, "the training stream is generated afresh for every batch"
-    if exp.data.train.transform is not None:
+    if exp.data.train.transform is not None and getattr(exp.data.train.transform, "random", True):
         return False, "training inputs are randomly transformed (augmentation)"
     return True, ""
 
 
 @torch.inference_mode()
-def features(exp: Experiment, data: Batch) -> Batch:
+def features(exp: Experiment, data: Batch, transform=None) -> Batch:
     model = exp.model.eval()
     size = exp.config.eval_batch_size
     parts = []
     for start in range(0, len(data), size):
-        part = data.slice(start, start + size).to(exp.device)
+        part = data.slice(start, start + size)
+        if transform is not None:  # a deterministic tokeniser of stored inputs (uint8 images)
+            part = Batch(transform(part.x, None), part.y, part.lengths)
+        part = part.to(exp.device)
         parts.append(model.features(part.x, part.lengths).cpu())  # (b, k, D)
     return Batch(torch.cat(parts), data.y, None)
 
@@ -59,7 +62,7 @@ def cached_view(exp: Experiment) -> tuple[Experiment, float]:
     """An experiment that trains the same head on cached features; and the caching time (s)."""
     start = time.perf_counter()
     train = exp.data.train
-    cached_train = TensorSource(features(exp, train.data), train.seed)
+    cached_train = TensorSource(features(exp, train.data, train.transform), train.seed)
     evals = {name: features(exp, batch) for name, batch in exp.data.eval_sets.items()}
     data = replace(exp.data, train=cached_train, eval_sets=evals)
     view = replace(exp, model=CachedHead(exp.model).to(exp.device), data=data, _compiled=None)

@@ -99,7 +99,7 @@ class TensorSource:
         if self.transform is not None:
             seed = int(np.random.default_rng([self.seed, TRAIN_STREAM, index, 1]).integers(2**62))
             gen = torch.Generator().manual_seed(seed)
-            batch = batch._replace(x=self.transform(batch.x, gen))
+            batch = Batch(self.transform(batch.x, gen), batch.y, batch.lengths)  # _replace breaks with __len__
         return batch
 
 
