@@ -1,0 +1,122 @@
+"""ListOps (Long Range Arena): the value 0-9 of a nested MIN/MAX/MED/SM expression.
+
+Two tokenisations, recorded in ``TaskData.info["tokenisation"]``:
+- ``paper``: alphanumeric symbols only (the operators and digits, 14 + padding), cut to the
+  first 512 tokens, headline on ``val``: the paper's (older) pipeline. Most examples are cut.
+- ``lra``: ``]`` kept as a symbol (LRA writes it ``X``), 15 + padding, up to 2000 tokens,
+  headline on ``test``: Long Range Arena's pipeline.
+Inputs are padded on the right with id 0; the head reads the last real token (lengths).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from fpt.model import InputSpec
+from fpt.tasks import listops_data as lo
+from fpt.tasks.base import TASKS, Batch, DataError, DataSource, TaskData, TensorSource
+
+# Symbol code (listops_data.SYMBOLS order) -> token id; DROP removes the symbol.
+DROP = -1
+TOKENISATIONS: dict[str, tuple[list[str], list[int]]] = {
+    "paper": (["<pad>", "MIN", "MAX", "MED", "SM", *lo.DIGITS], [1, 2, 3, 4, DROP, *range(5, 15)]),
+    "lra": (["<pad>", *lo.SYMBOLS], list(range(1, 16))),
+}
+DEFAULT_MAX_LEN = {"paper": 512, "lra": 2000}
+HEADLINE = {"paper": "val", "lra": "test"}  # the paper evaluated on basic_val; LRA reports test
+# Where a data_dir may hold the files: ours, LRA's release folder, or lra_release itself.
+SUBDIRS = ("listops", "listops-1000", "lra_release/listops-1000")
+
+
+def _help(text: str, default: Any) -> Any:
+    return field(default=default, metadata={"help": text})
+
+
+@dataclass(frozen=True)
+class ListOpsOptions:
+    tokenisation: str = _help("paper (alphanumeric symbols, 512 tokens, val headline) | lra (']' kept, 2000)", "paper")
+    max_len: int | None = _help("tokens kept per example (the rest is cut); default 512 paper, 2000 lra", None)
+    n_train: int | None = _help("use only the first N training examples (quick CPU runs); default all", None)
+    generate: bool = _help("generate missing files under DATA_DIR/listops instead of failing", False)
+    generate_train: int | None = _help("examples to generate for basic_train.tsv; default n_train, else 96000", None)
+    generate_val: int = _help("examples to generate for basic_val.tsv", 2_000)
+    generate_test: int = _help("examples to generate for basic_test.tsv", 2_000)
+    generate_seed: int = _help("seed of the generator (independent of the run's seed)", 0)
+
+    def __post_init__(self) -> None:
+        if self.tokenisation not in TOKENISATIONS:
+            raise ValueError(f"listops: tokenisation {self.tokenisation!r} is not one of {', '.join(TOKENISATIONS)}")
+        if self.max_len is not None and self.max_len < 1:
+            raise ValueError("listops: max_len must be >= 1")
+        if self.n_train is not None and self.n_train < 1:
+            raise ValueError("listops: n_train must be >= 1")
+        if min(self.generate_val, self.generate_test) < 1 or (self.generate_train is not None and self.generate_train < 1):
+            raise ValueError("listops: generate_train, generate_val and generate_test must be >= 1")
+
+    @property
+    def seq_len(self) -> int:
+        return self.max_len if self.max_len is not None else DEFAULT_MAX_LEN[self.tokenisation]
+
+
+def tokenise(codes: list[np.ndarray], tokenisation: str, max_len: int) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+    """Token ids (N, max_len) int32 padded right with 0, lengths (N,) after cutting, raw lengths before."""
+    lut = np.asarray(TOKENISATIONS[tokenisation][1], dtype=np.int64)
+    x = np.zeros((len(codes), max_len), dtype=np.int32)  # int32 halves memory; nn.Embedding accepts it
+    raw = np.empty(len(codes), dtype=np.int64)
+    for i, c in enumerate(codes):
+        ids = lut[c]
+        ids = ids[ids != DROP]
+        raw[i] = len(ids)
+        x[i, : min(len(ids), max_len)] = ids[:max_len]
+    return torch.from_numpy(x), torch.from_numpy(np.minimum(raw, max_len)), raw
+
+
+def find_dir(root: Path) -> Path | None:
+    for sub in SUBDIRS:
+        if (root / sub / lo.file_name("train")).is_file():
+            return root / sub
+    return None
+
+
+@TASKS.register("listops")
+class ListOps:
+    Options = ListOpsOptions
+
+    def build(self, o: ListOpsOptions, seed: int, source: DataSource) -> TaskData:
+        folder = find_dir(source.root)
+        if folder is None and o.generate:
+            folder = source.root / "listops"
+            # A quick run (n_train set) need not wait for 96,000 examples.
+            n_train = next(n for n in (o.generate_train, o.n_train, 96_000) if n is not None)
+            counts = {"train": n_train, "val": o.generate_val, "test": o.generate_test}
+            lo.generate_files(folder, counts, o.generate_seed)
+        if folder is None:
+            tried = ", ".join(str(source.root / s / lo.file_name("train")) for s in SUBDIRS)
+            raise DataError(f"listops: no {lo.file_name('train')} (looked for {tried}). Generate the files with "
+                            f"`fpt listops-generate --out {source.root / 'listops'}` (or task.generate=true), or "
+                            "download Long Range Arena's lra_release and set data_dir to the folder holding "
+                            "listops-1000/")
+        vocab, _ = TOKENISATIONS[o.tokenisation]
+        sets: dict[str, Batch] = {}
+        info: dict[str, Any] = {"tokenisation": o.tokenisation, "read": "last real token (lengths)", "vocab": vocab,
+                                "files": str(folder), "raw_lengths": {}, "truncated_share": {}}
+        for split in lo.SPLITS:
+            codes, y = lo.read_split(folder / lo.file_name(split), o.n_train if split == "train" else None)
+            if split == "train" and o.n_train is not None and len(codes) < o.n_train:
+                raise DataError(f"{folder / lo.file_name(split)} holds {len(codes)} examples; n_train={o.n_train} "
+                                "asks for more (generate a larger file or lower n_train)")
+            x, lengths, raw = tokenise(codes, o.tokenisation, o.seq_len)
+            sets[split] = Batch(x, torch.from_numpy(y)[:, None], lengths)  # y (N, 1): one output token
+            cut = int((raw > o.seq_len).sum())
+            info["raw_lengths"][split] = {"min": int(raw.min()), "median": float(np.median(raw)), "max": int(raw.max())}
+            info[f"{split}_truncated"] = cut
+            info["truncated_share"][split] = round(cut / len(raw), 4)
+        first = HEADLINE[o.tokenisation]
+        eval_sets = {first: sets[first], **{k: sets[k] for k in ("val", "test") if k != first}}
+        spec = InputSpec(seq_len=o.seq_len, num_classes=10, vocab_size=len(vocab))
+        return TaskData(spec, TensorSource(sets["train"], seed), eval_sets, target=None, info=info)
