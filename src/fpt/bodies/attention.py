@@ -23,14 +23,17 @@ def set_fused(enabled: bool) -> None:
     FUSED = enabled
 
 
-def _sdpa(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float, is_causal: bool = False) -> Tensor:
+def sdpa(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float, is_causal: bool = False,
+         scale: float | None = None) -> Tensor:
+    """Attention on (B, H, T, E) tensors; ``mask`` is boolean (True = may attend) or an additive float bias."""
     if FUSED:
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal)
-    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (B, H, Tq, Tk)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
+                                              scale=scale)
+    scores = q @ k.transpose(-1, -2) * (scale if scale is not None else 1 / math.sqrt(q.shape[-1]))  # (B, H, Tq, Tk)
     if is_causal:
         mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
+        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
     return F.dropout(scores.softmax(-1), dropout_p) @ v
 
 
@@ -60,10 +63,10 @@ def attend(q: Tensor, k: Tensor, v: Tensor, *, heads: int, causal: bool,
     """Fused scaled-dot-product attention; q, k, v are (B, T, D), result (B, T, D)."""
     q, k, v = (split_heads(t, heads) for t in (q, k, v))  # (B, H, T, E)
     if causal and pad_mask is None:
-        out = _sdpa(q, k, v, None, dropout_p, is_causal=True)
+        out = sdpa(q, k, v, None, dropout_p, is_causal=True)
     else:
         mask = _mask(pad_mask, causal, q.shape[2], q.device)
-        out = _sdpa(q, k, v, mask, dropout_p)
+        out = sdpa(q, k, v, mask, dropout_p)
     return merge_heads(out)
 
 
@@ -93,7 +96,7 @@ def attend_rows(q: Tensor, k: Tensor, v: Tensor, rows: Tensor, *, heads: int, ca
     """Attention for only the queries at ``rows``: q (B, k, D) against k, v (B, T, D) -> (B, k, D)."""
     mask = row_mask(rows, k.shape[1], causal, pad_mask)
     q, k, v = (split_heads(t, heads) for t in (q, k, v))  # (B, H, *, E)
-    return merge_heads(_sdpa(q, k, v, mask, dropout_p))
+    return merge_heads(sdpa(q, k, v, mask, dropout_p))
 
 
 def gather_rows(h: Tensor, rows: Tensor) -> Tensor:

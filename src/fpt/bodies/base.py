@@ -25,7 +25,9 @@ class Body(Protocol):
 
     width: int
     blocks: nn.ModuleList
-    positions: nn.Parameter | None  # (T, D): only the rows the task uses; None without learned positions (LSTMs)
+    # (T, D): only the rows the task uses; None without learned positions (LSTMs); for T5 its
+    # relative attention bias table (num_buckets, H), shared by every block.
+    positions: nn.Parameter | None
     groups: dict[str, str]  # group name -> regex over the body's parameter names
     causal: bool
 

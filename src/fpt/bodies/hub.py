@@ -70,7 +70,7 @@ def load_config(source: str):
     return _from_pretrained(AutoConfig.from_pretrained, source, "the model config")
 
 
-def load_model(source: str, init: str, seed: int, config=None):
+def load_model(source: str, init: str, seed: int, config=None, model_class=None):
     """A Hugging Face model with pretrained weights, or the same architecture freshly initialised.
 
     Random init is seeded so that a run's frozen random body can be rebuilt exactly for
@@ -80,11 +80,12 @@ def load_model(source: str, init: str, seed: int, config=None):
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # our own progress bar is the one that matters
+    cls = model_class or AutoModel  # e.g. T5EncoderModel, where AutoModel would add a decoder
     if init == "pretrained":
-        return _from_pretrained(AutoModel.from_pretrained, source, "pretrained weights", dtype=torch.float32)
+        return _from_pretrained(cls.from_pretrained, source, "pretrained weights", dtype=torch.float32)
     if init == "random":
         config = config if config is not None else load_config(source)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            return AutoModel.from_config(config, dtype=torch.float32)
+            return model_class(config).float() if model_class else AutoModel.from_config(config, dtype=torch.float32)
     raise ValueError(f"unknown init {init!r}: expected 'pretrained' or 'random'")
