@@ -1,0 +1,252 @@
+"""TAPE's remote homology files, read strictly, and TAPE's amino-acid vocabulary.
+
+TAPE (songlab-cal/tape, ``tape/datasets.py``) keeps each split of its remote homology task
+as ``remote_homology/remote_homology_{split}.lmdb``: an LMDB directory (``data.mdb``,
+``lock.mdb``) whose key ``b"num_examples"`` holds a pickled int and whose keys ``b"0"``,
+``b"1"``, ... hold pickled dicts (``id``, ``primary``, ``protein_length``, ``class_label``,
+``fold_label``, ``superfamily_label``, ``family_label`` and per-residue numpy arrays). The
+raw release keeps the same records as a JSON list in ``remote_homology_{split}.json``.
+
+Pickle runs code named by the file, so records are decoded only by ``RestrictedUnpickler``,
+which rebuilds plain Python values and numpy scalars and arrays and refuses anything else.
+Readers return TAPE's ids (``encode``); what to do with long sequences is the task's business
+(``fpt.tasks.remote_homology``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import codecs
+import io
+import json
+import pickle
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fpt.tasks.base import DataError
+
+SPLITS = ("train", "valid", "test_fold_holdout", "test_superfamily_holdout", "test_family_holdout")
+NUM_FOLDS = 1195  # fold_label is 0..1194 (TAPE registers the task with num_labels=1195)
+
+# TAPE's IUPAC vocabulary (tape/tokenizers.py IUPAC_VOCAB): five specials, then 25 letters (no J).
+SPECIALS = ("<pad>", "<mask>", "<cls>", "<sep>", "<unk>")
+RESIDUES = "ABCDEFGHIKLMNOPQRSTUVWXYZ"
+VOCAB = (*SPECIALS, *RESIDUES)
+PAD, MASK, CLS, SEP, UNK = range(len(SPECIALS))
+
+LMDB_URL = "http://s3.amazonaws.com/songlabdata/proteindata/data_pytorch/remote_homology.tar.gz"
+JSON_URL = "http://s3.amazonaws.com/songlabdata/proteindata/data_raw_pytorch/remote_homology.tar.gz"
+
+# Byte -> token id; 255 marks a byte TAPE's tokenizer rejects (it raises KeyError, no <unk>
+# fallback), so an odd letter is an error here too rather than a silent <unk>.
+_BAD = 255
+_LUT = np.full(256, _BAD, dtype=np.uint8)
+_LUT[np.frombuffer(RESIDUES.encode(), dtype=np.uint8)] = np.arange(len(SPECIALS), len(VOCAB))
+
+
+def file_names(split: str) -> tuple[str, str]:
+    """The names TAPE gives a split: the LMDB directory, then the raw JSON list."""
+    return f"remote_homology_{split}.lmdb", f"remote_homology_{split}.json"
+
+
+def encode(primary: str, where: str) -> np.ndarray:
+    """TAPE's ids for ``<cls> residues <sep>`` (int32); DataError, prefixed by ``where``, for a bad letter."""
+    raw = primary.encode("ascii", errors="replace")  # non-ASCII becomes '?', which the table rejects
+    codes = _LUT[np.frombuffer(raw, dtype=np.uint8)]
+    bad = np.flatnonzero(codes == _BAD)
+    if bad.size:
+        at = int(bad[0])
+        raise DataError(f"{where}: residue {primary[at]!r} at position {at} is not in TAPE's alphabet "
+                        f"({RESIDUES}, upper case)")
+    out = np.empty(len(codes) + 2, dtype=np.int32)
+    out[0], out[1:-1], out[-1] = CLS, codes, SEP
+    return out
+
+
+# --- restricted unpickling ---------------------------------------------------------------
+
+def _numpy_core() -> tuple[Any, Any]:
+    """numpy's multiarray and numeric modules under numpy 2 (``numpy._core``) or 1 (``numpy.core``)."""
+    try:
+        from numpy._core import multiarray, numeric
+    except ImportError:  # numpy < 1.26 has no numpy._core alias
+        from numpy.core import multiarray, numeric  # type: ignore[no-redef]
+    return multiarray, numeric
+
+
+_MULTIARRAY, _NUMERIC = _numpy_core()
+_SAFE_BUILTINS = ("bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list", "set",
+                  "slice", "str", "tuple")
+ALLOWED: dict[tuple[str, str], Any] = {
+    **{("builtins", name): getattr(builtins, name) for name in _SAFE_BUILTINS},
+    **{("__builtin__", name): getattr(builtins, name) for name in _SAFE_BUILTINS},  # Python 2 pickles
+    ("_codecs", "encode"): codecs.encode,  # how protocol 2 stores bytes (numpy's array buffers)
+    ("numpy", "dtype"): np.dtype,
+    ("numpy", "ndarray"): np.ndarray,
+    # Written by numpy 1 as numpy.core.*, by numpy 2 as numpy._core.*: the same functions.
+    **{(f"numpy.{core}.multiarray", name): getattr(_MULTIARRAY, name)
+       for core in ("core", "_core") for name in ("scalar", "_reconstruct")},
+    **{(f"numpy.{core}.numeric", "_frombuffer"): _NUMERIC._frombuffer for core in ("core", "_core")},  # protocol 5
+}
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    """Rebuilds only plain Python values and numpy dtypes, scalars and arrays (``ALLOWED``).
+
+    Every other global a pickle names (``os.system``, ``builtins.eval``, any class) raises
+    DataError naming ``where``, before anything is called."""
+
+    def __init__(self, file: io.BufferedIOBase, where: str) -> None:
+        super().__init__(file)
+        self.where = where
+
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return ALLOWED[(module, name)]
+        except KeyError:
+            raise DataError(f"{self.where}: the pickle asks for {module}.{name}, which is not a plain Python or numpy "
+                            "type; refusing to load it (pickle can run arbitrary code)") from None
+
+
+def safe_loads(data: bytes, where: str) -> Any:
+    """Unpickle ``data`` with ``RestrictedUnpickler``; any failure is a DataError naming ``where``."""
+    try:
+        return RestrictedUnpickler(io.BytesIO(data), where).load()
+    except DataError:
+        raise
+    except Exception as exc:  # a corrupt pickle can fail in many ways (EOFError, UnpicklingError, ValueError, ...)
+        raise DataError(f"{where}: not a readable pickle ({type(exc).__name__}: {exc})") from exc
+
+
+# --- records -------------------------------------------------------------------------------
+
+@dataclass
+class Split:
+    """The parts of a split the task uses, in file order."""
+
+    path: Path
+    ids: list[str]
+    tokens: list[np.ndarray]  # TAPE ids of <cls> residues <sep> (int32), see ``encode``
+    fold_label: np.ndarray  # (N,) int64
+
+
+def _label(value: Any, where: str) -> int:
+    # Real records hold ints or numpy int64; a 1-element integer array is tolerated as TAPE's
+    # torch.LongTensor(...) collation would accept it.
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.reshape(()).item() if np.issubdtype(value.dtype, np.integer) else value
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise DataError(f"{where}: fold_label is {value!r} ({type(value).__name__}); expected an integer 0..{NUM_FOLDS - 1}")
+    if not 0 <= int(value) < NUM_FOLDS:
+        raise DataError(f"{where}: fold_label {int(value)} is outside 0..{NUM_FOLDS - 1} (TAPE's {NUM_FOLDS} folds)")
+    return int(value)
+
+
+def _check_record(item: Any, where: str) -> tuple[str, np.ndarray, int]:
+    """``(id, tokens, fold_label)`` of one record; DataError for anything the task cannot use."""
+    if not isinstance(item, dict):
+        raise DataError(f"{where}: record is a {type(item).__name__}; expected a dict with 'primary' and 'fold_label'")
+    for key in ("primary", "fold_label"):
+        if key not in item:
+            raise DataError(f"{where}: record has no {key!r} (keys: {', '.join(map(str, item))})")
+    primary = item["primary"]
+    if not isinstance(primary, str) or not primary:
+        raise DataError(f"{where}: primary is {primary!r}; expected a non-empty string of amino-acid letters")
+    ident = str(item.get("id", ""))
+    label = _label(item["fold_label"], where)
+    return ident, encode(primary, f"{where} (id {ident!r})" if ident else where), label
+
+
+def _collect(path: Path, records: list[tuple[str, np.ndarray, int]]) -> Split:
+    ids, tokens, labels = zip(*records, strict=True) if records else ((), (), ())
+    return Split(path, list(ids), list(tokens), np.asarray(labels, dtype=np.int64))
+
+
+def read_lmdb(path: Path) -> Split:
+    """A TAPE LMDB directory, every record checked, in index order."""
+    import lmdb  # imported here so the rest of fpt works without the binding
+
+    try:
+        # lock=False: read-only use needs no lock file, and a read-only data folder cannot take one.
+        env = lmdb.open(str(path), readonly=True, lock=False, readahead=False, meminit=False, subdir=True)
+    except lmdb.Error as exc:
+        raise DataError(f"{path}: not a readable LMDB directory (expected data.mdb inside): {exc}") from exc
+    records: dict[int, tuple[str, np.ndarray, int]] = {}
+    try:
+        with env.begin(write=False) as txn:
+            raw_n = txn.get(b"num_examples")
+            if raw_n is None:
+                raise DataError(f"{path}: no key b'num_examples'; expected TAPE's LMDB layout "
+                                "(num_examples, then records under keys b'0', b'1', ...)")
+            n = safe_loads(raw_n, f"{path}: key b'num_examples'")
+            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+                raise DataError(f"{path}: key b'num_examples' holds {n!r}; expected a non-negative int")
+            for key, value in txn.cursor():  # keys come in byte order ("0", "1", "10", ...): placed by index below
+                if key == b"num_examples":
+                    continue
+                if not re.fullmatch(rb"0|[1-9][0-9]*", key):
+                    raise DataError(f"{path}: unexpected key {key!r}; TAPE stores only b'num_examples' and record "
+                                    "keys b'0', b'1', ...")
+                where = f"{path}: key {key!r}"
+                records[int(key)] = _check_record(safe_loads(value, where), where)
+    except lmdb.Error as exc:
+        raise DataError(f"{path}: LMDB read failed: {exc}") from exc
+    finally:
+        env.close()
+    n = int(n)
+    missing = sorted(set(range(n)) - set(records))
+    extra = sorted(set(records) - set(range(n)))
+    if missing or extra:
+        def show(keys: list[int]) -> str:
+            return ", ".join(repr(str(k).encode()) for k in keys[:5]) + (" ..." if len(keys) > 5 else "")
+
+        detail = "; ".join(part for part in (f"missing {len(missing)} record key(s): {show(missing)}" if missing else "",
+                                             f"{len(extra)} key(s) beyond it: {show(extra)}" if extra else "") if part)
+        raise DataError(f"{path}: num_examples says {n} but {len(records)} records are stored ({detail}); "
+                        "the LMDB is incomplete or corrupted, download it again")
+    return _collect(path, [records[i] for i in range(n)])
+
+
+def read_json(path: Path) -> Split:
+    """A TAPE JSON list of records, every record checked."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read it as UTF-8 text: {exc}") from exc
+    if not isinstance(data, list):
+        raise DataError(f"{path}: holds a JSON {type(data).__name__}; expected a list of records (TAPE's raw format)")
+    return _collect(path, [_check_record(item, f"{path}: record index {i}") for i, item in enumerate(data)])
+
+
+def find_split(folder: Path, split: str) -> Path | None:
+    """The file holding ``split`` under ``folder``: the LMDB directory if present (TAPE's own default), else JSON."""
+    lmdb_name, json_name = file_names(split)
+    if (folder / lmdb_name).is_dir():
+        return folder / lmdb_name
+    if (folder / json_name).is_file():
+        return folder / json_name
+    return None
+
+
+def read_split(folder: Path, split: str) -> Split:
+    """One split of remote homology from ``folder`` (LMDB or JSON, see ``find_split``)."""
+    if split not in SPLITS:
+        raise ValueError(f"remote homology: unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    path = find_split(folder, split)
+    if path is None:
+        raise DataError(missing_message(folder, split))
+    return read_lmdb(path) if path.suffix == ".lmdb" else read_json(path)
+
+
+def missing_message(folder: Path | list[Path], split: str) -> str:
+    folders = folder if isinstance(folder, list) else [folder]
+    tried = ", ".join(str(f / name) for f in folders for name in file_names(split))
+    return (f"remote homology: split {split!r} not found (looked for {tried}). Download TAPE's data and unpack it "
+            f"so that DATA_DIR/remote_homology/ holds the files of all five splits: LMDB {LMDB_URL} or "
+            f"raw JSON {JSON_URL}")
