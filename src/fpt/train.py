@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from fpt import checkpoint
+from fpt.provenance import environment
 from fpt.analysis.convergence import steps_to_converge
 from fpt.config import ConfigError, RunConfig, save_yaml
 from fpt.experiment import Experiment
@@ -245,6 +246,7 @@ def _summary(exp: Experiment, state: dict[str, Any], last: dict[str, Any], prima
         "task_info": exp.data.info,
         "body_fingerprint": exp.body_fingerprint,
         "device": str(exp.device),
+        "environment": environment(),
     }
 
 

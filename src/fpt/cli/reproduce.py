@@ -32,8 +32,10 @@ def _counts(config, cache: dict) -> str:
     from fpt.tasks.base import DataSource
 
     from_dict(TASKS.get(config.task).Options, config.task_options, where=f"task {config.task!r} options")
+    # A dry run never writes data: generation is left to the real run.
+    options = {**config.task_options, "generate": False} if "generate" in config.task_options else config.task_options
     try:
-        spec = build_task(config.task, config.task_options, config.seed,
+        spec = build_task(config.task, options, config.seed,
                           DataSource(Path(config.data_dir), False)).spec
     except (OSError, ValueError) as exc:  # missing data is reported, not fatal, in a dry run
         return f"counts need the task's data ({str(exc).splitlines()[0][:90]})"

@@ -1,0 +1,103 @@
+"""Learning curves of one or more runs, from their metrics.jsonl (and, optionally, as TensorBoard events).
+
+Accuracy and loss, training (averaged over the steps since the previous evaluation) and
+held-out (the primary evaluation set), against optimizer steps and against wall-clock
+seconds: the paper's convergence comparison (Table 6) is about the first, cost about the second.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from fpt.analysis.runs import eval_sets, read_config, read_metrics, run_label
+
+
+class TensorBoardUnavailable(RuntimeError):
+    """torch.utils.tensorboard cannot be imported (the tensorboard package is missing)."""
+
+
+def labels(run_dirs: list[Path]) -> list[str]:
+    """Legend entries from each run's config; runs that would read the same get their directory name too."""
+    base = [run_label(read_config(d)) for d in run_dirs]
+    repeated = Counter(base)
+    return [f"{b} ({Path(d).name})" if repeated[b] > 1 else b for b, d in zip(base, run_dirs, strict=True)]
+
+
+def plot_curves(run_dirs: list[Path], path: Path, title: str = "") -> list[Path]:
+    """A 2 x 2 figure (accuracy, loss) x (steps, wall seconds); returns the runs that had metrics to plot."""
+    from matplotlib.figure import Figure
+
+    runs = [(Path(d), read_metrics(Path(d))) for d in run_dirs]
+    runs = [(d, rows) for d, rows in runs if rows]
+    if not runs:
+        raise ValueError(f"no metrics.jsonl rows in {', '.join(map(str, run_dirs))}: nothing to plot yet")
+    names = labels([d for d, _ in runs])
+    fig = Figure(figsize=(12, 7.5), dpi=110, layout="constrained")
+    axes = fig.subplots(2, 2)
+    colours = [f"C{i % 10}" for i in range(len(runs))]
+    for (_, rows), name, colour in zip(runs, names, colours, strict=True):
+        held_out = (eval_sets(rows) or ["test"])[0]
+        for r, x_key in enumerate(("step", "wall_seconds")):
+            for c, metric in enumerate(("accuracy", "loss")):
+                ax = axes[r][c]
+                xs = [row[x_key] for row in rows]
+                ax.plot(xs, [row.get(f"train_{metric}") for row in rows], color=colour, lw=1.2, alpha=0.7,
+                        label=f"{name}: train")
+                ax.plot(xs, [row.get(f"{held_out}_{metric}") for row in rows], color=colour, lw=1.6, ls="--",
+                        marker="o", ms=2.5, label=f"{name}: {held_out}")
+    losses = [v for _, rows in runs for row in rows for k, v in row.items() if k.endswith("_loss") and v and v > 0]
+    for r, x_label in enumerate(("optimizer steps", "wall-clock seconds")):
+        for c, metric in enumerate(("accuracy", "loss")):
+            ax = axes[r][c]
+            ax.set_xlabel(x_label)
+            ax.set_ylabel(metric)
+            ax.set_title(f"{metric} vs {x_label}", fontsize=10)
+            ax.grid(alpha=0.3)
+            if metric == "loss" and losses and max(losses) > 20 * min(losses):
+                ax.set_yscale("log")  # cross-entropy spans decades once a task is solved
+    handles, texts = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, texts, loc="outside lower center", ncol=2 if len(texts) > 4 else 1, fontsize=7)
+    fig.suptitle(title or "solid: training (mean since last evaluation); dashed: held-out", fontsize=10)
+    fig.savefig(path)
+    return [d for d, _ in runs]
+
+
+def write_tensorboard(run_dirs: list[Path], log_root: Path | None = None) -> list[Path]:
+    """TensorBoard event files for each run (in LOG_ROOT/<run name>, or RUN_DIR/tensorboard)."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError as exc:
+        raise TensorBoardUnavailable(
+            f"--tensorboard needs the tensorboard package ({exc}); install it with: pip install tensorboard") from None
+    written = []
+    for run_dir in map(Path, run_dirs):
+        rows = read_metrics(run_dir)
+        if not rows:
+            continue
+        log_dir = log_root / run_dir.name if log_root is not None else run_dir / "tensorboard"
+        start = _start_time(run_dir, rows)
+        with SummaryWriter(log_dir=str(log_dir)) as writer:
+            writer.add_text("config", "    " + (run_dir / "config.yaml").read_text().replace("\n", "\n    "), 0)
+            for row in rows:
+                for key, value in _scalars(row).items():
+                    writer.add_scalar(key, value, row["step"], walltime=start + row["wall_seconds"])
+        written.append(log_dir)
+    return written
+
+
+def _start_time(run_dir: Path, rows: list[dict[str, Any]]) -> float:
+    # metrics.jsonl was last written at its last row, wall_seconds after the run started.
+    return os.path.getmtime(run_dir / "metrics.jsonl") - float(rows[-1].get("wall_seconds", 0.0))
+
+
+def _scalars(row: dict[str, Any]) -> dict[str, float]:
+    """metrics.jsonl keys as TensorBoard tags: accuracy/train, loss/test, ..."""
+    out = {}
+    for key, value in row.items():
+        for metric in ("accuracy", "loss"):
+            if key.endswith(f"_{metric}") and isinstance(value, (int, float)):
+                out[f"{metric}/{key[: -len(metric) - 1]}"] = float(value)
+    return out

@@ -1,0 +1,42 @@
+"""fpt plot: learning curves of one or more runs, overlaid."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "plot accuracy and loss vs steps and wall time for runs (overlaid); optionally TensorBoard event files"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dirs", nargs="+", help="run directories written by fpt train (or folders holding them)")
+    p.add_argument("--out", default=None, help="PNG file (default: RUN_DIR/curves.png for one run, else curves.png)")
+    p.add_argument("--title", default="", help="figure title")
+    p.add_argument("--tensorboard", nargs="?", const="", default=None, metavar="LOGDIR",
+                   help="also write TensorBoard event files: to LOGDIR/<run name>, or RUN_DIR/tensorboard if no "
+                        "LOGDIR is given (needs: pip install tensorboard)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fpt.analysis.curves import TensorBoardUnavailable, plot_curves, write_tensorboard
+    from fpt.analysis.runs import find_runs
+
+    runs = []
+    for given in map(Path, args.run_dirs):
+        found = find_runs(given)
+        if not found:
+            raise FileNotFoundError(f"{given} holds no run directory (config.yaml with metrics.jsonl)")
+        runs += found
+    out = Path(args.out) if args.out else (runs[0] / "curves.png" if len(runs) == 1 else Path("curves.png"))
+    plotted = plot_curves(runs, out, args.title)
+    print(f"curves of {len(plotted)} run(s): {out}")
+    if args.tensorboard is not None:
+        try:
+            logs = write_tensorboard(runs, Path(args.tensorboard) if args.tensorboard else None)
+        except TensorBoardUnavailable as exc:
+            print(f"fpt plot: error: {exc}", file=sys.stderr)
+            return 2
+        print(f"TensorBoard event files: {', '.join(map(str, logs))} (view with: tensorboard --logdir "
+              f"{args.tensorboard or logs[0].parent})")
+    return 0

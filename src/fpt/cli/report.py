@@ -1,0 +1,28 @@
+"""fpt report: a self-contained HTML report (and Markdown) for a run, a folder of runs, or a reproduced table."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "write DIR/report.html (self-contained) and DIR/report.md for a run, a folder of runs, or fpt reproduce output"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir", help="a run directory, a directory of runs, or an fpt reproduce output directory")
+    p.add_argument("--attention", choices=["auto", "existing", "never"], default="auto",
+                   help="auto: show saved attention maps and compute missing ones for bit tasks (layer 0, written "
+                        "to RUN_DIR/attention); existing: only saved ones; never: no attention section")
+    p.add_argument("--attention-examples", type=int, default=16, help="examples per computed attention map")
+    p.add_argument("--device", default="cpu", help="device for computing attention maps (default: cpu)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fpt.html_report import Options, write
+
+    options = Options(attention=args.attention, attention_examples=args.attention_examples, device=args.device)
+    html_path, md_path = write(Path(args.dir), options)
+    for note in options.notes:
+        print(f"note: {note}")
+    print(f"report: {html_path} (self-contained) and {md_path}")
+    return 0

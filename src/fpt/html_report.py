@@ -1,0 +1,366 @@
+"""``fpt report``: one self-contained HTML page (and a Markdown twin) for runs and reproduced tables.
+
+Accepts a single run directory, a directory of runs, or the output of ``fpt reproduce``
+(results.csv + report.md + ROW/COLUMN run directories). Sections: the paper-vs-ours
+table, a summary of every run, learning curves per task, attention maps (existing ones,
+or computed for the bit tasks, where they are cheap), parameter counts per group, the
+commands and configs that reproduce each run, and library versions.
+
+``fpt reproduce`` already writes report.md; this module keeps that text and replaces only
+the part between its own markers, so running ``fpt report`` twice changes nothing twice.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shlex
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from fpt.analysis import document as doc
+from fpt.analysis.runs import find_runs, read_config, read_summary, run_label
+
+BEGIN, END = "<!-- fpt report: begin -->", "<!-- fpt report: end -->"
+FILES_DIR = "report_files"
+ATTENTION_DIR = "attention"
+
+
+@dataclass
+class Options:
+    attention: str = "auto"  # auto: compute for bit tasks when missing; existing: only show saved maps; never
+    attention_examples: int = 16
+    max_attention_runs: int = 16  # building bodies is the slow part; beyond this, only saved maps are shown
+    device: str | None = "cpu"
+    notes: list[str] = field(default_factory=list)
+
+
+# --- what is in the directory -------------------------------------------------------------------
+
+def kind_of(root: Path) -> str:
+    if (root / "results.csv").is_file():
+        return "reproduce"
+    if (root / "config.yaml").is_file():
+        return "run"
+    return "runs"
+
+
+def read_results(root: Path) -> list[dict[str, str]]:
+    with open(root / "results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def reproduce_header(root: Path, results: list[dict[str, str]]) -> tuple[str, str]:
+    """Title and command of a reproduced table, from the report.md that fpt reproduce wrote."""
+    first = results[0] if results else {}
+    title = f"{first.get('table', 'table')} ({first.get('scale', '')})"
+    command = f"fpt reproduce {first.get('table', 'TABLE')} --scale {first.get('scale', 'quick')} --out {root}"
+    md = root / "report.md"
+    if md.is_file():
+        lines = md.read_text().split(BEGIN)[0].splitlines()
+        title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), title)
+        command = next((ln.strip() for ln in lines if ln.startswith("    fpt ")), command)
+    return title, command
+
+
+# --- sections -----------------------------------------------------------------------------------
+
+def paper_table(results: list[dict[str, str]]) -> doc.Table:
+    """Rows x columns of the reproduced table: **ours** / paper (difference)."""
+    rows = list(dict.fromkeys(r["row"] for r in results))
+    columns = list(dict.fromkeys(r["column"] for r in results))
+    cells = {(r["row"], r["column"]): r for r in results}
+    body = []
+    for row in rows:
+        line = [row]
+        for col in columns:
+            r = cells.get((row, col))
+            if r is None:
+                line.append("")
+                continue
+            paper = _num(r["paper"], r["metric"])
+            if r["status"] != "done":
+                line.append(f"{r['status']} / {paper}")
+            else:
+                diff = f" ({float(r['difference']):+.1f})" if r.get("difference") else ""
+                line.append(f"{_num(r['ours'], r['metric'])} / {paper}{diff}")
+        body.append(line)
+    return doc.Table(["ours / paper (difference)", *columns], body)
+
+
+def _num(value: str | float | None, metric: str = "") -> str:
+    if value in (None, ""):
+        return "–"
+    return f"{float(value):.0f}" if metric.startswith("steps") else f"{float(value):.1f}"
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+    return rel if rel != "." else path.name
+
+
+def runs_table(runs: list[Path], root: Path) -> doc.Table:
+    rows = []
+    for run in runs:
+        s = read_summary(run) or {}
+        acc = s.get("test_accuracy")
+        best = s.get("best_test_accuracy")
+        rows.append([f"`{_rel(run, root)}`", run_label(read_config(run)),
+                     "–" if acc is None else f"{100 * acc:.1f}", "–" if best is None else f"{100 * best:.1f}",
+                     str(s.get("steps", "running")), str(s.get("steps_to_converge", "–")), str(s.get("stopped", "–")),
+                     str(s.get("wall_seconds", "–")), str(s.get("device", "–"))])
+    header = ["run", "task / body / init / freeze", "test acc %", "best %", "steps", "steps to converge", "stopped",
+              "wall s", "device"]
+    return doc.Table(header, rows)
+
+
+def curve_blocks(runs: list[Path]) -> list[doc.Block]:
+    """One learning-curve figure per task: runs of the same task overlaid (FPT vs random, ...)."""
+    from fpt.analysis.curves import plot_curves
+
+    by_task: dict[str, list[Path]] = {}
+    for run in runs:
+        if (run / "metrics.jsonl").is_file():
+            by_task.setdefault(str(read_config(run).get("task", "?")), []).append(run)
+    blocks: list[doc.Block] = []
+    for task, task_runs in by_task.items():
+        buf = io.BytesIO()
+        try:
+            plot_curves(task_runs, buf, f"{task}: solid = training, dashed = held-out")
+        except ValueError:
+            continue  # no evaluations logged yet
+        blocks.append(doc.Image(buf.getvalue(), f"curves-{_slug(task)}.png", f"Learning curves, {task} "
+                                f"({len(task_runs)} run(s))"))
+    return blocks
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
+
+
+def attention_blocks(runs: list[Path], root: Path, options: Options) -> list[doc.Block]:
+    from fpt.analysis.attention import VIEWS
+
+    computed = 0
+    for run in runs:
+        has_saved = any((run / ATTENTION_DIR).glob("*/score.json"))
+        wanted = options.attention == "auto" and not has_saved and read_config(run).get("task") in VIEWS
+        if wanted and (run / "checkpoint" / "trainable.safetensors").is_file():
+            if computed >= options.max_attention_runs:
+                options.notes.append(f"attention not computed for {_rel(run, root)}: more than "
+                                     f"{options.max_attention_runs} runs (use fpt attention)")
+                continue
+            computed += 1
+            _compute_attention(run, root, options)
+    scores, images = [], []
+    for run in runs:
+        for score_file in sorted((run / ATTENTION_DIR).glob("*/score.json")):
+            d = json.loads(score_file.read_text())
+            h = d.get("headline") or {}
+            where = f"{_rel(run, root)}, {d.get('which', 'checkpoint')}, block {d.get('layer')}"
+            ent = d.get("scores", {}).get("entropy", {})
+            scores.append([f"`{_rel(run, root)}`", run_label(d), str(d.get("layer")), h.get("name", "–"),
+                           _score(h.get("mean")), _score(h.get("uniform_baseline")),
+                           " ".join(_score(v) for v in h.get("per_head", [])) or "–",
+                           f"{_score(ent.get('mean'))} ({_score(ent.get('uniform_baseline'))})"])
+            for png, what in (("mean.png", "mean over heads and examples"), ("example0.png", "one example"),
+                              ("heads.png", "each head")):
+                if (score_file.parent / png).is_file():
+                    path = score_file.parent / png
+                    images.append(doc.Image(path.read_bytes(), png, f"Attention, {where}: {what}", path,
+                                            half=png != "heads.png"))
+    if not scores:
+        return [doc.Para("No attention maps: none saved (write them with `fpt attention RUN_DIR`) and none "
+                         "computed (only for bit-xor/bit-memory runs with a checkpoint).")]
+    header = ["run", "task / body / init / freeze", "block", "score", "mass on positions that matter",
+              "uniform attention", "per head", "entropy, nats (uniform)"]
+    what = {json.loads(f.read_text()).get("what") for r in runs for f in (r / ATTENTION_DIR).glob("*/score.json")}
+    return [doc.Para("Scores: " + "; ".join(sorted(w for w in what if w)) + "."), doc.Table(header, scores), *images]
+
+
+def _score(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _compute_attention(run: Path, root: Path, options: Options) -> None:
+    from fpt.analysis.attention import analyse_run, default_out, write
+    from fpt.cli import USER_ERRORS
+
+    try:
+        write(analyse_run(run, 0, options.attention_examples, "checkpoint", options.device),
+              default_out(run, "checkpoint", 0))
+    except (*USER_ERRORS, RuntimeError, OSError) as exc:  # one run's missing body must not sink the report
+        options.notes.append(f"attention not computed for {_rel(run, root)}: {str(exc).splitlines()[0][:200]}")
+
+
+GROUP_ORDER = ("input", "positions", "layernorm", "attention", "feedforward", "recurrent", "output")
+
+
+def parameter_counts(config: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """Per group (trainable, total), counted on the meta device: the architecture, no weights."""
+    import torch
+
+    from fpt.config import RunConfig, from_dict
+    from fpt.experiment import build_model
+    from fpt.freeze import count_parameters
+    from fpt.tasks import build_task
+    from fpt.tasks.base import DataSource
+
+    cfg = from_dict(RunConfig, config, where="config.yaml")
+    spec = build_task(cfg.task, cfg.task_options, cfg.seed, DataSource(Path(cfg.data_dir), False)).spec
+    with torch.device("meta"):  # random init has the same architecture as pretrained/stats/checkpoint
+        counts = count_parameters(build_model(replace(cfg, init="random"), spec))
+    return {g: (c.trainable, c.total) for g, c in counts.items()}
+
+
+def _checkpoint_trainable(run: Path) -> int | None:
+    from safetensors import safe_open
+
+    file = run / "checkpoint" / "trainable.safetensors"
+    if not file.is_file():
+        return None
+    with safe_open(str(file), "pt") as f:
+        total = 0
+        for key in f.keys():  # safe_open is not a dict: keys() is its API
+            n = 1
+            for dim in f.get_slice(key).get_shape():
+                n *= dim
+            total += n
+        return total
+
+
+def counts_table(runs: list[Path], root: Path) -> doc.Table:
+    cache: dict[str, dict[str, tuple[int, int]] | str] = {}
+    rows = []
+    for run in runs:
+        config = read_config(run)
+        key = json.dumps({k: config.get(k) for k in ("task", "task_options", "body", "layers", "freeze")},
+                         sort_keys=True)
+        if key not in cache:
+            try:
+                cache[key] = parameter_counts(config)
+            except Exception as exc:  # any failure (missing dataset, uncached hub config): fall back to the file
+                cache[key] = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        counts = cache[key]
+        if isinstance(counts, str):
+            trained = _checkpoint_trainable(run)
+            rows.append([f"`{_rel(run, root)}`", *["–"] * len(GROUP_ORDER),
+                         f"{trained:,}" if trained is not None else "–", "–", f"not rebuilt: {counts}"])
+            continue
+        cells = [f"{t:,} / {n:,}" if n else "–" for t, n in (counts.get(g, (0, 0)) for g in GROUP_ORDER)]
+        trainable, total = sum(t for t, _ in counts.values()), sum(n for _, n in counts.values())
+        rows.append([f"`{_rel(run, root)}`", *cells, f"{trainable:,}", f"{total:,}", f"{100 * trainable / total:.3f}%"])
+    return doc.Table(["run", *GROUP_ORDER, "trained", "total", "share"], rows)
+
+
+def train_command(config: dict[str, Any], out: str) -> str:
+    """The ``fpt train`` command line that reproduces a config (fields that differ from the defaults)."""
+    from fpt.config import RunConfig
+
+    defaults = RunConfig().to_dict()
+    parts = ["fpt", "train"]
+    for key, value in config.items():
+        if key == "task_options" or (key in defaults and defaults[key] == value):
+            continue
+        parts += [f"--{key.replace('_', '-')}", shlex.quote(_yaml_scalar(value))]
+    parts += [shlex.quote(f"task.{k}={_yaml_scalar(v)}") for k, v in (config.get("task_options") or {}).items()]
+    return " ".join([*parts, "--out", shlex.quote(out)])
+
+
+def _yaml_scalar(value: Any) -> str:
+    # The CLI reads values as YAML, and JSON is YAML: lists and None survive the round trip.
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def command_blocks(runs: list[Path], root: Path, reproduce_command: str | None) -> list[doc.Block]:
+    blocks: list[doc.Block] = [doc.Para(f"This page: `fpt report {shlex.quote(str(root))}`.")]
+    if reproduce_command:
+        blocks.append(doc.Para(f"The table: `{reproduce_command}` (resumable; finished cells are reused)."))
+    for run in runs:
+        rel = _rel(run, root)
+        text = (run / "config.yaml").read_text()
+        blocks.append(doc.Code(f"{train_command(read_config(run), str(run))}\n\n# {rel}/config.yaml\n{text}",
+                               f"{rel}: command and config.yaml"))
+    return blocks
+
+
+def environment_blocks(runs: list[Path]) -> list[doc.Block]:
+    from fpt.provenance import environment
+
+    env = environment()
+    rows = [[k, str(v)] for k, v in env.items()]
+    # Runs record the versions they were trained with when fit() writes summary["environment"].
+    trained = {json.dumps(s["environment"], indent=1, sort_keys=True)
+               for s in map(read_summary, runs) if s and s.get("environment")}
+    blocks: list[doc.Block] = [doc.Table(["component", "version (this report)"], rows)]
+    if trained:
+        blocks.append(doc.Code("\n".join(sorted(trained)), f"{len(trained)} environment(s) the runs were trained in"))
+    return blocks
+
+
+# --- assembling ---------------------------------------------------------------------------------
+
+def build(root: Path, options: Options | None = None) -> tuple[str, list[doc.Block]]:
+    """The report's title and blocks for ``root``."""
+    options = options or Options()
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is not a directory: give a run directory, a folder of runs, or a "
+                                "fpt reproduce output")
+    kind = kind_of(root)
+    runs = find_runs(root)
+    results = read_results(root) if kind == "reproduce" else []
+    if not runs and not results:
+        raise FileNotFoundError(f"{root} holds no run directory (config.yaml + metrics.jsonl) and no results.csv")
+    title, command = reproduce_header(root, results) if kind == "reproduce" else (
+        f"fpt run {root.name}" if kind == "run" else f"fpt runs in {root.name}", None)
+    what = {"reproduce": "a reproduced paper table", "run": "one training run", "runs": f"{len(runs)} runs"}[kind]
+    blocks: list[doc.Block] = [doc.Para(f"Report on {what} in `{root}`, written {time.strftime('%Y-%m-%d %H:%M')}.")]
+    if results:
+        metrics = sorted({r["metric"] for r in results})
+        blocks += [doc.Heading("Paper vs ours"),
+                   doc.Para(f"Each cell: ours / paper (ours − paper); metric {', '.join(metrics)} "
+                            "(accuracies in %)."), paper_table(results)]
+    if runs:
+        blocks += [doc.Heading("Runs"), runs_table(runs, root), doc.Heading("Learning curves"), *curve_blocks(runs)]
+        if options.attention != "never":
+            blocks += [doc.Heading("Attention maps"), *attention_blocks(runs, root, options)]
+        blocks += [doc.Heading("Parameters per group (trained / total)"),
+                   doc.Para("Counted as the paper does: only the position rows a task uses; the body's word "
+                            "embeddings are not part of an FPT."), counts_table(runs, root)]
+    blocks += [doc.Heading("Commands and configs"), *command_blocks(runs, root, command),
+               doc.Heading("Versions"), *environment_blocks(runs)]
+    if options.notes:
+        blocks += [doc.Heading("Notes"), *(doc.Para(n) for n in options.notes)]
+    return title, blocks
+
+
+def merge_markdown(existing: str | None, ours: str) -> str:
+    """Our section replaces the previous one between the markers; everything else is kept."""
+    section = f"{BEGIN}\n{ours.rstrip()}\n{END}\n"
+    if not existing:
+        return section
+    if BEGIN in existing and END in existing:
+        head, rest = existing.split(BEGIN, 1)
+        return head + section + rest.split(END, 1)[1].lstrip("\n")
+    return existing.rstrip("\n") + "\n\n" + section
+
+
+def write(root: Path, options: Options | None = None) -> tuple[Path, Path]:
+    """DIR/report.html (self-contained) and DIR/report.md (fpt reproduce's text kept)."""
+    root = Path(root)
+    title, blocks = build(root, options)
+    html_path, md_path = root / "report.html", root / "report.md"
+    html_path.write_text(doc.to_html(title, blocks))
+    ours = doc.to_markdown(title, blocks, root, root / FILES_DIR)
+    existing = md_path.read_text() if md_path.is_file() else None
+    if existing and merge_markdown(existing, "").replace(f"{BEGIN}\n\n{END}", "").strip():
+        ours = ours.split("\n", 1)[1]  # the text we keep (fpt reproduce's) already has a title
+    md_path.write_text(merge_markdown(existing, ours))
+    return html_path, md_path

@@ -1,0 +1,45 @@
+import shutil
+import sys
+
+import pytest
+
+from fpt.analysis import curves
+from fpt.analysis.runs import eval_sets, find_runs, read_metrics
+
+
+def test_plot_overlays_runs(xor_run, memory_run, tmp_path):
+    out = tmp_path / "c.png"
+    assert curves.plot_curves([xor_run, memory_run], out) == [xor_run, memory_run]
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert eval_sets(read_metrics(xor_run)) == ["test"]
+
+
+def test_labels_come_from_the_config_and_stay_distinct(xor_run, tmp_path):
+    twin = tmp_path / "twin"
+    shutil.copytree(xor_run, twin)
+    a, b = curves.labels([xor_run, twin])
+    assert a.startswith("bit-xor / ") and "/ random / paper" in a and a != b
+    assert find_runs(tmp_path) == [twin]
+
+
+def test_a_run_without_metrics_is_an_error(tmp_path):
+    (tmp_path / "config.yaml").write_text("task: bit-xor\n")
+    with pytest.raises(ValueError, match="nothing to plot"):
+        curves.plot_curves([tmp_path], tmp_path / "c.png")
+
+
+def test_tensorboard_missing_says_how_to_install(xor_run, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # import now fails
+    with pytest.raises(curves.TensorBoardUnavailable, match="pip install tensorboard"):
+        curves.write_tensorboard([xor_run], tmp_path)
+
+
+def test_tensorboard_events(xor_run, tmp_path):
+    pytest.importorskip("tensorboard")
+    (log,) = curves.write_tensorboard([xor_run], tmp_path)
+    assert any(p.name.startswith("events.out.tfevents") for p in log.iterdir())
+
+
+def test_scalar_tags():
+    row = {"step": 3, "wall_seconds": 1.0, "train_loss": 0.5, "train_accuracy": 0.7, "test_accuracy": 0.6}
+    assert curves._scalars(row) == {"loss/train": 0.5, "accuracy/train": 0.7, "accuracy/test": 0.6}

@@ -1,0 +1,89 @@
+import dataclasses
+import json
+import shlex
+import shutil
+
+from fpt import html_report as R
+from fpt.experiments.grid import Cell, Table
+from fpt.report import write_report
+from fpt.train import resume_config
+
+
+def test_merge_markdown_keeps_other_text_and_replaces_its_own_section():
+    first = R.merge_markdown("# Table\n\nby fpt reproduce\n", "ours 1")
+    assert first.startswith("# Table\n\nby fpt reproduce\n") and "ours 1" in first
+    second = R.merge_markdown(first, "ours 2")
+    assert second.count(R.BEGIN) == 1 and "ours 1" not in second and "by fpt reproduce" in second
+    assert R.merge_markdown(None, "x") == f"{R.BEGIN}\nx\n{R.END}\n"
+
+
+def test_train_command_rebuilds_the_config(xor_run):
+    from fpt.cli import parser
+    from fpt.cli._args import config_from_args
+
+    saved = resume_config(xor_run)
+    command = R.train_command(saved.to_dict(), "elsewhere")
+    args = parser().parse_args(shlex.split(command)[1:])
+    assert config_from_args(args) == saved and args.out == "elsewhere"
+
+
+def test_single_run_report(xor_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(xor_run, run)
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").write_text(json.dumps({**summary, "environment": {"torch": "9.9-trained"}}))
+    html_path, md_path = R.write(run, R.Options(attention="auto", attention_examples=4))
+    page = html_path.read_text()
+    assert "<h2>Runs</h2>" in page and "<h2>Parameters per group (trained / total)</h2>" in page
+    assert page.count('<img src="data:image/png;base64,') == 4  # curves + mean, example, heads
+    assert (run / "attention" / "checkpoint-layer0" / "score.json").is_file()  # computed: bit-xor is cheap
+    assert "torch" in page and "transformers" in page and "fpt_git_commit" in page
+    assert "9.9-trained" in page  # the versions recorded at training time, when the summary has them
+    md = md_path.read_text()
+    assert md.startswith(R.BEGIN) and "](report_files/curves-bit-xor.png)" in md
+    assert "](attention/checkpoint-layer0/mean.png)" in md and (run / "report_files" / "curves-bit-xor.png").is_file()
+
+
+def test_reproduce_output_report(xor_run, tmp_path):
+    out = tmp_path / "table6-quick"
+    shutil.copytree(xor_run, out / "fpt" / "bit-xor")
+    config = resume_config(xor_run)
+    cells = [Cell("fpt", "bit-xor", config, "steps_to_converge", 500.0),
+             Cell("random", "bit-xor", None, "steps_to_converge", 20000.0, skip="not at this scale")]
+    table = Table("table6", "Table 6: steps to converge", "quick", ["fpt", "random"], ["bit-xor"], cells)
+    summary = json.loads((xor_run / "summary.json").read_text())
+    results = [{"cell": cells[0], "summary": summary, "status": "done", "note": ""},
+               {"cell": cells[1], "summary": None, "status": "skipped", "note": "not at this scale"}]
+    write_report(table, results, out, "fpt reproduce table6 --scale quick")
+    original = (out / "report.md").read_text()
+
+    R.write(out, R.Options(attention="never"))
+    page = (out / "report.html").read_text()
+    assert "<title>Table 6: steps to converge</title>" in page and "<h2>Paper vs ours</h2>" in page
+    ours = summary["steps_to_converge"]
+    assert f"<td>{ours} / 500 ({ours - 500:+.1f})</td>" in page and "<td>skipped / 20000</td>" in page
+    assert "fpt reproduce table6 --scale quick" in page
+    assert '<img src="data:image/png;base64,' in page and "<h2>Attention" not in page
+    md = (out / "report.md").read_text()
+    assert md.startswith(original.rstrip("\n")) and md.count(R.BEGIN) == 1
+    assert "# Table 6" not in md.split(R.BEGIN)[1]  # the reproduce text keeps the only title
+
+    R.write(out, R.Options(attention="never"))  # idempotent: the section is replaced, not appended
+    again = (out / "report.md").read_text()
+    assert again.count(R.BEGIN) == 1 and again.startswith(original.rstrip("\n"))
+
+
+def test_counts_fall_back_to_the_checkpoint_file(xor_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(xor_run, run)
+    config = (run / "config.yaml").read_text().replace("task: bit-xor", "task: no-such-task")
+    (run / "config.yaml").write_text(config)
+    table = R.counts_table([run], tmp_path)
+    row = table.rows[0]
+    assert row[-1].startswith("not rebuilt: unknown task") and int(row[-3].replace(",", "")) > 0
+
+
+def test_parameter_counts_match_fpt_params(xor_run):
+    counts = R.parameter_counts(dataclasses.asdict(resume_config(xor_run)))
+    assert counts["input"] == (64, 64) and counts["output"] == (66, 66)  # width 32: 1->32 input, 32->2 head
+    assert counts["attention"][0] == 0 and counts["attention"][1] > 0
