@@ -13,10 +13,10 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from fpt import checkpoint
-from fpt.provenance import environment
 from fpt.analysis.convergence import steps_to_converge
 from fpt.config import ConfigError, RunConfig, save_yaml
 from fpt.experiment import Experiment
+from fpt.provenance import environment
 from fpt.tasks import Batch
 
 # Fields that may change when a stopped run is resumed; anything else would make the
