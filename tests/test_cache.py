@@ -20,8 +20,16 @@ def test_cached_probe_trains_the_same_head_as_the_uncached_path(tiny_gpt2_dir):
     cached, plain = _exp(tiny_gpt2_dir), _exp(tiny_gpt2_dir, cache="off")
     s1, s2 = fpt.fit(cached, progress=False), fpt.fit(plain, progress=False)
     assert s1["feature_cache_seconds"] is not None and s2["feature_cache_seconds"] is None
+    for s in (s1, s2):  # one epoch is 40 examples at the measured training rate
+        assert s["epoch_seconds"] == pytest.approx(40 / s["train_samples_per_second"], rel=1e-2)
     torch.testing.assert_close(cached.model.head.weight, plain.model.head.weight, atol=1e-5, rtol=1e-4)
     assert s1["test_accuracy"] == pytest.approx(s2["test_accuracy"])
+
+
+def test_generated_streams_have_no_epoch(tiny_gpt2_dir):
+    exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", steps=2, eval_every=2,
+                    task_options={"eval_size": 8})
+    assert fpt.fit(exp, progress=False)["epoch_seconds"] is None
 
 
 def test_cache_only_when_nothing_below_the_head_trains(tiny_gpt2_dir):

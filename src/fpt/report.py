@@ -14,7 +14,7 @@ from fpt.experiments.runner import cell_dir, metric_value
 
 CSV_FIELDS = ["table", "scale", "row", "column", "metric", "paper", "ours", "difference", "status", "task",
               "task_options", "body", "init", "freeze", "layers", "steps", "stopped", "best_test_accuracy",
-              "wall_seconds", "run_dir", "note"]
+              "wall_seconds", "epoch_seconds", "feature_cache_seconds", "run_dir", "note"]
 
 
 def result_rows(table: Table, results: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
@@ -31,6 +31,7 @@ def result_rows(table: Table, results: list[dict[str, Any]], out: Path) -> list[
             "body": cfg.body if cfg else "", "init": cfg.init if cfg else "", "freeze": cfg.freeze if cfg else "",
             "layers": cfg.layers if cfg else "", "steps": summary.get("steps"), "stopped": summary.get("stopped"),
             "best_test_accuracy": summary.get("best_test_accuracy"), "wall_seconds": summary.get("wall_seconds"),
+            "epoch_seconds": summary.get("epoch_seconds"), "feature_cache_seconds": summary.get("feature_cache_seconds"),
             "run_dir": str(cell_dir(out, cell)) if cfg else "", "note": r["note"],
         })
     return rows
@@ -71,7 +72,8 @@ def write_report(table: Table, results: list[dict[str, Any]], out: Path, command
             lines.append(f"- {r['row']} / {r['column']}: task `{r['task']}` {r['task_options']}, body `{r['body']}`, "
                          f"init `{r['init']}`, freeze `{r['freeze']}`"
                          + (f", layers {r['layers']}" if r["layers"] else "")
-                         + f"; {r['steps']} steps, stopped on {r['stopped']}, {r['wall_seconds']} s")
+                         + f"; {r['steps']} steps, stopped on {r['stopped']}, {r['wall_seconds']} s"
+                         + _speed(r))
     skipped = [r for r in rows if r["status"] != "done"]
     if skipped:
         lines += ["", "Not run:", ""]
@@ -82,6 +84,14 @@ def write_report(table: Table, results: list[dict[str, Any]], out: Path, command
               f"transformers {_version('transformers')}."]
     (out / "report.md").write_text("\n".join(lines) + "\n")
     return rows
+
+
+def _speed(r: dict[str, Any]) -> str:
+    """Epoch time, and for a cached linear probe the one-time feature pass (Table 10's speed-up)."""
+    text = f", {r['epoch_seconds']:.3g} s per training epoch" if r.get("epoch_seconds") else ""
+    if r.get("feature_cache_seconds") is not None:
+        text += f" on features cached once in {r['feature_cache_seconds']} s"
+    return text
 
 
 def _version(package: str) -> str:

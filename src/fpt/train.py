@@ -242,12 +242,20 @@ def _summary(exp: Experiment, state: dict[str, Any], last: dict[str, Any], prima
         "diverged_at": state["diverged_at"],
         "wall_seconds": round(state["wall_seconds"], 3),
         "train_samples_per_second": round(state["train_examples"] / max(state["train_seconds"], 1e-9), 3),
+        "epoch_seconds": _epoch_seconds(exp, state),
         "eval": evals,
         "task_info": exp.data.info,
         "body_fingerprint": exp.body_fingerprint,
         "device": str(exp.device),
         "environment": environment(),
     }
+
+
+def _epoch_seconds(exp: Experiment, state: dict[str, Any]) -> float | None:
+    """Training seconds per pass over a finite training set (None for generated streams)."""
+    if not hasattr(exp.data.train, "__len__") or not state["train_examples"]:
+        return None
+    return round(len(exp.data.train) * state["train_seconds"] / state["train_examples"], 4)
 
 
 def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConfig:

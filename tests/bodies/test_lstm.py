@@ -131,6 +131,17 @@ def test_named_bodies_are_registered_at_gpt2_width():
     assert counts["positions"].total == 0
 
 
+@pytest.mark.parametrize("name", list(LSTM_VARIANTS))
+def test_w384_variants_match_minilm_width(name):
+    with torch.device("meta"):
+        wide = build_model(RunConfig(body=name, init="random"), InputSpec(seq_len=8, num_classes=2, token_dim=4))
+        narrow = build_model(RunConfig(body=f"{name}-w384", init="random"), InputSpec(seq_len=8, num_classes=2, token_dim=4))
+    layers, residual, positional = LSTM_VARIANTS[name]
+    assert narrow.body.width == 384 and len(narrow.body.blocks) == layers == len(wide.body.blocks)
+    assert narrow.body.residual == residual and (narrow.body.positions is not None) == positional
+    assert count_parameters(narrow)["recurrent"].total == lstm_params(layers, 384)
+
+
 def test_saved_body_round_trips_through_checkpoint_init(tmp_path):
     from fpt.bodies.init import save_body
 

@@ -47,6 +47,11 @@ def test_table_specific_cells():
     assert quick[("statistics_only", "mnist")].config.task == "mnist-5k"
     assert quick[("statistics_only", "mnist")].config.body == "minilm"
     assert quick[("default_random", "remote-homology")].skip
+    t3 = {(c.row, c.column): c for c in expand("table3", "quick").cells}
+    assert t3[("transformer", "bit-xor")].config.body == "minilm"
+    assert t3[("lstm_3_layer", "bit-xor")].config.body == "lstm-3-w384"  # the LSTM has MiniLM's width at quick
+    assert {c.config.body for c in expand("table3", "paper").cells if c.config} == {
+        "gpt2", "lstm-3", "lstm-12-residual-positional"}
     t2 = {(c.row, c.column): c for c in expand("table2", "quick").cells}
     assert t2[("bit_memory_pretrained", "bit-xor")].pretrain_task == "bit-memory"
     t6 = expand("table6", "paper")

@@ -13,8 +13,11 @@ draws fresh random initial states on every forward pass, so evaluation is not
 deterministic. Here initial states are zeros and the normalisation sits after the LSTM.
 
 Names: ``lstm-3``, ``lstm-12``, ``lstm-12-residual`` and ``lstm-12-residual-positional``,
-all 768 wide (GPT-2's width, as in the paper). There are no pretrained weights, so only
-``--init random`` (or ``checkpoint:PATH`` from ``fpt pretrain``) builds them.
+all 768 wide (GPT-2's width, as in the paper), and the same four with ``-w384`` appended,
+384 wide: MiniLM's width, which the quick scale pairs with MiniLM as the paper paired
+768 with GPT-2 (and which costs a 2-core CPU a quarter of the work). There are no
+pretrained weights, so only ``--init random`` (or ``checkpoint:PATH`` from ``fpt
+pretrain``) builds them.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ LSTM_VARIANTS = {
     "lstm-12-residual-positional": (12, True, True),
 }
 LSTM_WIDTH = 768
+# Suffix -> width of the narrower variants (the width of the transformer they stand beside).
+WIDTH_SUFFIXES = {"-w384": 384}
 # Position rows are drawn from a table at least this long and then trimmed, so a task's
 # first T rows are the same whatever its length (as with a transformer's learned table).
 POSITION_TABLE_ROWS = 1024
@@ -119,7 +124,15 @@ def build_lstm(spec: BodySpec, layers: int, width: int = LSTM_WIDTH, residual: b
         return LSTMBody(spec, layers, width, residual, positional)
 
 
-@BODIES.register(*LSTM_VARIANTS)
+def _variant(name: str) -> tuple[int, bool, bool, int]:
+    """(layers, residual, positional, width) of a registered LSTM name."""
+    for suffix, width in WIDTH_SUFFIXES.items():
+        if name.endswith(suffix):
+            return (*LSTM_VARIANTS[name[: -len(suffix)]], width)
+    return (*LSTM_VARIANTS[name], LSTM_WIDTH)
+
+
+@BODIES.register(*LSTM_VARIANTS, *(name + suffix for name in LSTM_VARIANTS for suffix in WIDTH_SUFFIXES))
 def build_named_lstm(spec: BodySpec) -> LSTMBody:
-    layers, residual, positional = LSTM_VARIANTS[spec.name]
-    return build_lstm(spec, layers, LSTM_WIDTH, residual, positional)
+    layers, residual, positional, width = _variant(spec.name)
+    return build_lstm(spec, layers, width, residual, positional)
