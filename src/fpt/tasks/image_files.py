@@ -16,8 +16,6 @@ only to download.
 from __future__ import annotations
 
 import gzip
-import io
-import pickle
 import zlib
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from fpt.tasks.base import DataError
+from fpt.tasks.safe_pickle import safe_loads
 
 MNIST_DIR = Path("MNIST") / "raw"
 CIFAR10_DIR = Path("cifar-10-batches-py")
@@ -127,55 +126,15 @@ def _check_labels(labels: np.ndarray, path: Path) -> None:
 # --- CIFAR-10 (pickled batches) ------------------------------------------------------------
 
 
-def _numpy_reconstruct() -> Any:
-    # numpy 2 renamed numpy.core to numpy._core; files written by either name must load,
-    # and importing the old name under numpy 2 only emits a deprecation warning.
-    core = getattr(np, "_core", None) or np.core
-    return core.multiarray._reconstruct
-
-
-class RefusedGlobal(pickle.UnpicklingError):
-    """A pickle asked for a callable outside the allowed list."""
-
-
-class SafeUnpickler(pickle.Unpickler):
-    """Unpickles plain Python containers and numpy arrays, and refuses every other global.
-
-    ``pickle.load`` on an untrusted file can run any code (a reduce to ``os.system``); a CIFAR
-    batch needs only numpy's array reconstruction, plus ``_codecs.encode``, which is how pickle
-    protocol 2 spells a bytes object.
-    """
-
-    ALLOWED = {
-        ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode"),
-    }
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) not in self.ALLOWED:
-            raise RefusedGlobal(f"refusing to load {module}.{name}: only numpy arrays and plain Python "
-                                         "data are allowed")
-        if name == "_reconstruct":
-            return _numpy_reconstruct()
-        if module == "_codecs":
-            import codecs
-
-            return codecs.encode
-        return getattr(np, name)
-
-
 def safe_load_pickle(path: Path) -> Any:
-    """The object pickled in ``path``, read with ``SafeUnpickler``; any failure is a DataError."""
+    """The object pickled in ``path``, read with the restricted unpickler; any failure is a DataError."""
     try:
-        # latin1 is how Python 2 strings in the original files must be decoded (numpy arrays included).
-        return SafeUnpickler(io.BytesIO(path.read_bytes()), encoding="latin1").load()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"{path} not found") from None
-    except RefusedGlobal as exc:
-        raise DataError(f"{path}: {exc}; this is not a CIFAR-10 batch (or it was tampered with)") from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, OSError) as exc:
-        raise DataError(f"{path}: cannot be unpickled ({type(exc).__name__}: {exc}); truncated or not a "
-                        "CIFAR-10 batch file; download it again") from None
+    # latin1 is how Python 2 strings in the original files must be decoded (numpy arrays included).
+    return safe_loads(data, str(path), encoding="latin1",
+                      refused_hint="; this is not a CIFAR-10 batch (or it was tampered with)")
 
 
 def _str_keys(obj: Any, path: Path) -> dict[str, Any]:

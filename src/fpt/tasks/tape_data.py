@@ -7,19 +7,16 @@ as ``remote_homology/remote_homology_{split}.lmdb``: an LMDB directory (``data.m
 ``fold_label``, ``superfamily_label``, ``family_label`` and per-residue numpy arrays). The
 raw release keeps the same records as a JSON list in ``remote_homology_{split}.json``.
 
-Pickle runs code named by the file, so records are decoded only by ``RestrictedUnpickler``,
-which rebuilds plain Python values and numpy scalars and arrays and refuses anything else.
+Pickle runs code named by the file, so records are decoded only by
+``fpt.tasks.safe_pickle``, which rebuilds plain Python values and numpy scalars and arrays
+and refuses anything else.
 Readers return TAPE's ids (``encode``); what to do with long sequences is the task's business
 (``fpt.tasks.remote_homology``).
 """
 
 from __future__ import annotations
 
-import builtins
-import codecs
-import io
 import json
-import pickle
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from fpt.tasks.base import DataError
+from fpt.tasks.safe_pickle import safe_loads
 
 SPLITS = ("train", "valid", "test_fold_holdout", "test_superfamily_holdout", "test_family_holdout")
 NUM_FOLDS = 1195  # fold_label is 0..1194 (TAPE registers the task with num_labels=1195)
@@ -65,61 +63,6 @@ def encode(primary: str, where: str) -> np.ndarray:
     out = np.empty(len(codes) + 2, dtype=np.int32)
     out[0], out[1:-1], out[-1] = CLS, codes, SEP
     return out
-
-
-# --- restricted unpickling ---------------------------------------------------------------
-
-def _numpy_core() -> tuple[Any, Any]:
-    """numpy's multiarray and numeric modules under numpy 2 (``numpy._core``) or 1 (``numpy.core``)."""
-    try:
-        from numpy._core import multiarray, numeric
-    except ImportError:  # numpy < 1.26 has no numpy._core alias
-        from numpy.core import multiarray, numeric  # type: ignore[no-redef]
-    return multiarray, numeric
-
-
-_MULTIARRAY, _NUMERIC = _numpy_core()
-_SAFE_BUILTINS = ("bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list", "set",
-                  "slice", "str", "tuple")
-ALLOWED: dict[tuple[str, str], Any] = {
-    **{("builtins", name): getattr(builtins, name) for name in _SAFE_BUILTINS},
-    **{("__builtin__", name): getattr(builtins, name) for name in _SAFE_BUILTINS},  # Python 2 pickles
-    ("_codecs", "encode"): codecs.encode,  # how protocol 2 stores bytes (numpy's array buffers)
-    ("numpy", "dtype"): np.dtype,
-    ("numpy", "ndarray"): np.ndarray,
-    # Written by numpy 1 as numpy.core.*, by numpy 2 as numpy._core.*: the same functions.
-    **{(f"numpy.{core}.multiarray", name): getattr(_MULTIARRAY, name)
-       for core in ("core", "_core") for name in ("scalar", "_reconstruct")},
-    **{(f"numpy.{core}.numeric", "_frombuffer"): _NUMERIC._frombuffer for core in ("core", "_core")},  # protocol 5
-}
-
-
-class RestrictedUnpickler(pickle.Unpickler):
-    """Rebuilds only plain Python values and numpy dtypes, scalars and arrays (``ALLOWED``).
-
-    Every other global a pickle names (``os.system``, ``builtins.eval``, any class) raises
-    DataError naming ``where``, before anything is called."""
-
-    def __init__(self, file: io.BufferedIOBase, where: str) -> None:
-        super().__init__(file)
-        self.where = where
-
-    def find_class(self, module: str, name: str) -> Any:
-        try:
-            return ALLOWED[(module, name)]
-        except KeyError:
-            raise DataError(f"{self.where}: the pickle asks for {module}.{name}, which is not a plain Python or numpy "
-                            "type; refusing to load it (pickle can run arbitrary code)") from None
-
-
-def safe_loads(data: bytes, where: str) -> Any:
-    """Unpickle ``data`` with ``RestrictedUnpickler``; any failure is a DataError naming ``where``."""
-    try:
-        return RestrictedUnpickler(io.BytesIO(data), where).load()
-    except DataError:
-        raise
-    except Exception as exc:  # a corrupt pickle can fail in many ways (EOFError, UnpicklingError, ValueError, ...)
-        raise DataError(f"{where}: not a readable pickle ({type(exc).__name__}: {exc})") from exc
 
 
 # --- records -------------------------------------------------------------------------------
