@@ -81,6 +81,22 @@ def test_runner_is_resumable_and_reports_paper_vs_ours(tiny_gpt2_dir, tmp_path):
     assert (tmp_path / "transformer" / "bit-xor" / "summary.json").stat().st_mtime == mtime
 
 
+def test_only_runs_the_selected_cells_and_reports_the_whole_table(tiny_gpt2_dir, tmp_path):
+    config = RunConfig(body=tiny_gpt2_dir, init="random", steps=2, eval_every=2, batch_size=4,
+                       task_options={"eval_size": 8})
+    table = Table("table9", "Tiny table", "quick", ["pretrained", "default_random"], ["bit-xor"], [
+        Cell("pretrained", "bit-xor", config, "test_accuracy", 100.0),
+        Cell("default_random", "bit-xor", config, "test_accuracy", 100.0),
+    ])
+    first = run_table(table, tmp_path, progress=False, only="pretrained/")
+    assert [r["status"] for r in first] == ["done", "not run"] and "--only" in first[1]["note"]
+    assert not (tmp_path / "default_random").exists()
+    rows = write_report(table, first, tmp_path, "fpt reproduce tiny --only pretrained/")
+    assert "not run / 100.0" in (tmp_path / "report.md").read_text() and len(rows) == 2
+    second = run_table(table, tmp_path, progress=False, only="default_random")  # the first cell's run is reused
+    assert [r["status"] for r in second] == ["done", "done"] and second[0]["summary"] == first[0]["summary"]
+
+
 def test_unknown_table_and_scale_are_errors():
     from fpt.config import ConfigError
 

@@ -64,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     table = expand(args.table, args.scale)
     out = Path(args.out or f"results/{args.table}-{args.scale}")
-    if args.only:
-        table = dataclasses.replace(table, cells=[c for c in table.cells if args.only in f"{c.row}/{c.column}"])
     if args.dry_run:
+        if args.only:
+            table = dataclasses.replace(table, cells=[c for c in table.cells if args.only in f"{c.row}/{c.column}"])
         cache: dict = {}
         print(f"{table.title} [{args.scale}] -> {out}")
         for cell in table.cells:
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                   f"init={c.init}{pre} freeze={c.freeze}{f' layers={c.layers}' if c.layers else ''} "
                   f"steps={c.steps} | {_counts(c, cache)}")
         return 0
-    results = run_table(table, out, progress=not args.quiet)
+    results = run_table(table, out, progress=not args.quiet, only=args.only)
     command = "fpt " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[0].endswith("fpt") else \
         f"fpt reproduce {args.table} --scale {args.scale}"
     rows = write_report(table, results, out, command)

@@ -79,13 +79,23 @@ def metric_value(summary: dict[str, Any], metric: str) -> float | None:
     return float(value) * METRIC_SCALE.get(metric, 1.0)
 
 
-def run_table(table: Table, out: Path, progress: bool = True) -> list[dict[str, Any]]:
+def run_table(table: Table, out: Path, progress: bool = True, only: str | None = None) -> list[dict[str, Any]]:
+    """Run every cell (or those whose ``row/column`` contains ``only``); one result row per cell.
+
+    Cells left out by ``only`` are still reported: with their finished run if there is one.
+    """
     from fpt.cli import USER_ERRORS
 
     rows = []
     for cell in table.cells:
         row = {"cell": cell, "summary": None, "status": "skipped", "note": cell.skip or ""}
-        if cell.skip is None:
+        finished = cell_dir(out, cell) / "summary.json"
+        if cell.skip is None and only is not None and only not in f"{cell.row}/{cell.column}":
+            if finished.is_file():
+                row["summary"], row["status"] = json.loads(finished.read_text()), "done"
+            else:
+                row["status"], row["note"] = "not run", f"not selected by --only {only!r}"
+        elif cell.skip is None:
             try:
                 row["summary"] = run_cell(table, cell, out, progress)
                 row["status"] = "done"
