@@ -50,3 +50,42 @@ def test_cached_checkpoint_loads_into_the_full_model(tiny_gpt2_dir, tmp_path):
     fresh = _exp(tiny_gpt2_dir, cache="off")
     load_trainable(tmp_path / "r" / "checkpoint", fresh.model, fresh.body_fingerprint)
     torch.testing.assert_close(fresh.model.head.weight, exp.model.head.weight)
+
+
+LAST_BLOCK = "output,attention@-1,feedforward@-1"  # only the last block and the head train
+
+
+def test_frozen_prefix_cache_trains_exactly_like_the_uncached_path(tiny_gpt2_dir):
+    from fpt.cache import plan_cache
+
+    cached, plain = _exp(tiny_gpt2_dir, freeze=LAST_BLOCK), _exp(tiny_gpt2_dir, freeze=LAST_BLOCK, cache="off")
+    assert plan_cache(cached).start == len(cached.model.body.blocks) - 1
+    s1, s2 = fpt.fit(cached, progress=False), fpt.fit(plain, progress=False)
+    assert s1["feature_cache_seconds"] is not None and s2["feature_cache_seconds"] is None
+    trained = {n: p for n, p in plain.model.named_parameters() if p.requires_grad}
+    assert any(n.startswith("body.blocks.") for n in trained)
+    for name, p in cached.model.named_parameters():
+        if p.requires_grad:
+            torch.testing.assert_close(p, trained[name], atol=1e-5, rtol=1e-4)
+    assert s1["test_accuracy"] == pytest.approx(s2["test_accuracy"])
+
+
+def test_prefix_cache_declines_with_a_reason(tiny_gpt2_dir, monkeypatch):
+    import fpt.cache as cache
+
+    exp = _exp(tiny_gpt2_dir, freeze=LAST_BLOCK)
+    with_dropout = replace(exp, config=replace(exp.config, dropout=0.1))
+    assert cache.plan_cache(with_dropout).why_not.startswith("dropout=0.1")
+    monkeypatch.setattr(cache, "PREFIX_CACHE_MAX_BYTES", 1000)
+    assert "GiB" in cache.plan_cache(exp).why_not
+    assert cache.plan_cache(_exp(tiny_gpt2_dir, freeze="output,attention@0")).why_not.startswith("block 0 trains")
+
+
+def test_cached_suffix_has_the_full_models_parameter_names(tiny_gpt2_dir):
+    from fpt.cache import CachedSuffix, cached_view
+
+    exp = _exp(tiny_gpt2_dir, freeze=LAST_BLOCK)
+    view, _ = cached_view(exp)
+    assert isinstance(view.model, CachedSuffix)
+    assert [n for n, _ in view.model.named_parameters()] == [n for n, _ in exp.model.named_parameters()]
+    assert view.data.train.data.x.shape[1:] == (exp.data.spec.seq_len, exp.model.body.width)  # (N, T, D)

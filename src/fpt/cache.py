@@ -1,22 +1,80 @@
-"""Frozen-feature caching: when only the output head trains, run the body once.
+"""Frozen-prefix caching: run the frozen part of the body once, train the rest on its output.
 
-The body's features for every training and held-out example are computed a single time
-(in eval mode: no dropout), and training then touches only the head: the paper's
-Table 10 linear probe, whose epochs run orders of magnitude faster.
+When no parameter below block j trains and the inputs are fixed (a finite training set, no
+random augmentation), the hidden states entering block j are the same at every epoch: they
+are computed a single time for every training and held-out example, and training runs only
+blocks j.. and the head on them.
+
+- Nothing in the body trains (only the output head: the paper's Table 10 linear probe): the
+  features the head reads, (N, k, D), are cached; epochs run orders of magnitude faster.
+- The first trained parameter is in block j > 0 (e.g. ``--freeze output,attention@-1``): the
+  hidden states entering block j, (N, T, D), are cached, within ``PREFIX_CACHE_MAX_BYTES``.
+  The prefix is computed without dropout, so this path is taken only when ``dropout=0``
+  (then it is exact: the same steps as the uncached run).
 """
 
 from __future__ import annotations
 
+import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
 
 from fpt.experiment import Experiment
-from fpt.freeze import group_of_parameters
 from fpt.model import FPT
 from fpt.tasks.base import Batch, TensorSource
+
+PREFIX_CACHE_MAX_BYTES = 4 * 2**30  # cached (N, T, D) hidden states beyond this are not worth the memory
+_BLOCK = re.compile(r"^body\.blocks\.(\d+)\.")
+
+
+@dataclass(frozen=True)
+class CachePlan:
+    """What can be cached: ``start`` is the first block that must run (None: cannot cache)."""
+
+    start: int | None
+    why_not: str = ""
+
+    @property
+    def features_only(self) -> bool:
+        return self.start is not None and self.start < 0  # -1: nothing in the body runs
+
+
+def plan_cache(exp: Experiment) -> CachePlan:
+    """The first block that must run during training, or why nothing can be cached."""
+    model = exp.model
+    first = model.layers
+    for name, p in model.named_parameters():
+        if not p.requires_grad or name.startswith("head."):
+            continue
+        block = _BLOCK.match(name)
+        if block is None:
+            return CachePlan(None, f"parameters below the blocks train ({name})")
+        first = min(first, int(block[1]))
+    if not isinstance(exp.data.train, TensorSource):
+        return CachePlan(None, "the training stream is generated afresh for every batch")
+    if exp.data.train.transform is not None and getattr(exp.data.train.transform, "random", True):
+        return CachePlan(None, "training inputs are randomly transformed (augmentation)")
+    if first == model.layers:
+        return CachePlan(-1)
+    if first == 0:
+        return CachePlan(None, "block 0 trains, so no frozen prefix precedes it")
+    if exp.config.dropout > 0:
+        return CachePlan(None, f"dropout={exp.config.dropout} in the frozen blocks would be lost by caching them; "
+                               "set dropout=0 to cache the frozen prefix")
+    examples = len(exp.data.train) + sum(len(b) for b in exp.data.eval_sets.values())
+    size = examples * model.spec.seq_len * model.body.width * 4
+    if size > PREFIX_CACHE_MAX_BYTES:
+        return CachePlan(None, f"the prefix's hidden states would take {size / 2**30:.1f} GiB "
+                               f"(more than {PREFIX_CACHE_MAX_BYTES / 2**30:.0f} GiB)")
+    return CachePlan(first)
+
+
+def cache_eligible(exp: Experiment) -> tuple[bool, str]:
+    plan = plan_cache(exp)
+    return plan.start is not None, plan.why_not
 
 
 class CachedHead(nn.Module):
@@ -32,38 +90,58 @@ class CachedHead(nn.Module):
         return out.view(out.shape[0], -1, self.num_classes)  # (B, k * m, C)
 
 
-def cache_eligible(exp: Experiment) -> tuple[bool, str]:
-    groups = group_of_parameters(exp.model)
-    trained = {groups[n] for n, p in exp.model.named_parameters() if p.requires_grad}
-    if trained != {"output"}:
-        return False, f"groups below the head train ({', '.join(sorted(trained - {'output'}))})"
-    if not isinstance(exp.data.train, TensorSource):
-        return False, "the training stream is generated afresh for every batch"
-    if exp.data.train.transform is not None and getattr(exp.data.train.transform, "random", True):
-        return False, "training inputs are randomly transformed (augmentation)"
-    return True, ""
+class CachedSuffix(nn.Module):
+    """Blocks ``start``.. and the head of an FPT, fed cached hidden states (B, T, D).
+
+    It registers the FPT's own submodules under the FPT's names, so parameter names (and so
+    checkpoints) are those of the full model.
+    """
+
+    def __init__(self, model: FPT, start: int) -> None:
+        super().__init__()
+        self.input, self.body, self.head = model.input, model.body, model.head
+        self.__dict__["fpt"] = model  # not registered: its parameters are already the ones above
+        self.start = start
+
+    def forward(self, h: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        out = self.head(self.fpt.features_from(h, lengths, self.start))  # (B, k, m * C)
+        return out.view(out.shape[0], -1, self.fpt.spec.num_classes)  # (B, k * m, C)
 
 
 @torch.inference_mode()
-def features(exp: Experiment, data: Batch, transform=None) -> Batch:
+def _encode(exp: Experiment, data: Batch, start: int, transform=None) -> Batch:
+    """Features (N, k, D) for ``start`` -1, else the hidden states (N, T, D) entering block ``start``."""
     model = exp.model.eval()
     size = exp.config.eval_batch_size
     parts = []
-    for start in range(0, len(data), size):
-        part = data.slice(start, start + size)
+    for first in range(0, len(data), size):
+        part = data.slice(first, first + size)
         if transform is not None:  # a deterministic tokeniser of stored inputs (uint8 images)
             part = Batch(transform(part.x, None), part.y, part.lengths)
         part = part.to(exp.device)
-        parts.append(model.features(part.x, part.lengths).cpu())  # (b, k, D)
-    return Batch(torch.cat(parts), data.y, None)
+        if start < 0:
+            parts.append(model.features(part.x, part.lengths).cpu())  # (b, k, D)
+        else:
+            parts.append(model.hidden(part.x, part.lengths, layers=start).cpu())  # (b, T, D)
+    x = torch.cat(parts)
+    return Batch(x, data.y, None if start < 0 else data.lengths)
+
+
+def features(exp: Experiment, data: Batch, transform=None) -> Batch:
+    """The features the head reads, (N, k, D), for every example of ``data``."""
+    return _encode(exp, data, -1, transform)
 
 
 def cached_view(exp: Experiment) -> tuple[Experiment, float]:
-    """An experiment that trains the same head on cached features; and the caching time (s)."""
+    """An experiment that trains the same parameters on cached inputs; and the caching time (s)."""
+    plan = plan_cache(exp)
+    if plan.start is None:
+        raise ValueError(f"nothing can be cached: {plan.why_not}")
     start = time.perf_counter()
     train = exp.data.train
-    cached_train = TensorSource(features(exp, train.data, train.transform), train.seed)
-    evals = {name: features(exp, batch) for name, batch in exp.data.eval_sets.items()}
+    cached_train = TensorSource(_encode(exp, train.data, plan.start, train.transform), train.seed)
+    evals = {name: _encode(exp, batch, plan.start) for name, batch in exp.data.eval_sets.items()}
     data = replace(exp.data, train=cached_train, eval_sets=evals)
-    view = replace(exp, model=CachedHead(exp.model).to(exp.device), data=data, _compiled=None)
+    module = CachedHead(exp.model) if plan.features_only else CachedSuffix(exp.model, plan.start)
+    view = replace(exp, model=module.to(exp.device), data=data, _compiled=None)
     return view, time.perf_counter() - start

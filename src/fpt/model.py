@@ -89,11 +89,17 @@ class FPT(nn.Module):
 
     def features(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
         """What the head sees: final hidden states of the last k real tokens (B, k, D)."""
+        return self.features_from(self.body.embed(self.input(x)), lengths, start=0)
+
+    def features_from(self, h: Tensor, lengths: Tensor | None, start: int) -> Tensor:
+        """``features`` from the hidden states (B, T, D) entering block ``start`` (a cached frozen prefix)."""
+        mask = self.pad_mask(h, lengths)
+        full = self.layers if not self.last_block_rows else self.layers - 1
+        for i in range(start, full):
+            h = self.body.block(i, h, mask)  # (B, T, D)
         if not self.last_block_rows:
-            return self.read(self.hidden(x, lengths), lengths)
-        mask = self.pad_mask(x, lengths)
-        h = self.hidden(x, lengths, layers=self.layers - 1)  # (B, T, D)
-        h = self.body.block_rows(self.layers - 1, h, mask, self.output_rows(x, lengths))  # (B, k, D)
+            return self.read(self.body.final_norm(h), lengths)
+        h = self.body.block_rows(self.layers - 1, h, mask, self.output_rows(h, lengths))  # (B, k, D)
         return self.body.final_norm(h)
 
     def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
