@@ -139,7 +139,7 @@ def cached_view(exp: Experiment) -> tuple[Experiment, float]:
         raise ValueError(f"nothing can be cached: {plan.why_not}")
     start = time.perf_counter()
     train = exp.data.train
-    cached_train = TensorSource(_encode(exp, train.data, plan.start, train.transform), train.seed)
+    cached_train = TensorSource(_encode(exp, train.data, plan.start, train.transform), train.seed, bucket=train.bucket)
     evals = {name: _encode(exp, batch, plan.start) for name, batch in exp.data.eval_sets.items()}
     data = replace(exp.data, train=cached_train, eval_sets=evals)
     module = CachedHead(exp.model) if plan.features_only else CachedSuffix(exp.model, plan.start)

@@ -52,6 +52,9 @@ class RunConfig:
     last_block_rows: bool = _help("compute the last block only for the k tokens the head reads (same result, less work)",
                                   True)
     trim_padding: bool = _help("cut each batch to its longest real sequence (same result, less work)", True)
+    bucket_batches: int = _help("variable-length tasks (ListOps, remote homology): sort training examples by length "
+                                "within windows of this many batches, so each batch wastes little padding; "
+                                "0 = plain shuffling", 50)
     precision: str = _help("auto | fp32 | bf16: bf16 autocast (auto: bf16 on CUDA, fp32 on CPU)", "auto")
     compile: bool = _help("torch.compile the model for training and evaluation (CUDA; first steps are slower)", False)
     cache_features: str = _help("auto | on | off: when only the output head trains and inputs are fixed, compute "
@@ -66,6 +69,7 @@ class RunConfig:
              f"must be >= 1 and divide batch_size={self.batch_size}"),
             (self.eval_every >= 1, "eval_every", "must be >= 1"),
             (self.eval_batch_size >= 1, "eval_batch_size", "must be >= 1"),
+            (self.bucket_batches >= 0, "bucket_batches", "must be >= 0 (0 disables length bucketing)"),
             (self.lr is None or self.lr > 0, "lr", "must be > 0"),
             (self.clip >= 0, "clip", "must be >= 0 (0 disables clipping)"),
             (0 <= self.dropout < 1, "dropout", "must be in [0, 1)"),

@@ -14,7 +14,7 @@ from fpt.config import RunConfig, from_dict
 from fpt.freeze import apply_policy
 from fpt.model import FPT, InputSpec
 from fpt.tasks import TaskData, build_task
-from fpt.tasks.base import DataSource
+from fpt.tasks.base import DataSource, TensorSource
 
 
 @dataclass
@@ -80,6 +80,8 @@ def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
     elif fields:
         config = replace(config, **fields)
     data = build_task(config.task, config.task_options, config.seed, DataSource(Path(config.data_dir), config.download))
+    if isinstance(data.train, TensorSource) and data.train.data.lengths is not None:
+        data = replace(data, train=replace(data.train, bucket=config.bucket_batches))
     model = build_model(config, data.spec)
     device = resolve_device(config.device)
     body_fp = fingerprint(model)

@@ -71,3 +71,36 @@ def test_tensor_source_epochs_are_permutations():
     # a batch straddling an epoch boundary is still deterministic
     assert torch.equal(src.batch(1, 7).y, TensorSource(data, seed=0).batch(1, 7).y)
     assert np.unique(src.batch(0, 10).y.numpy()).size == 10
+
+
+def test_length_buckets_keep_epochs_whole_and_cut_padding():
+    from fpt.tasks.base import Batch, TensorSource
+
+    n, size = 400, 8
+    lengths = torch.from_numpy(np.random.default_rng(1).integers(1, 200, n))
+    data = Batch(torch.arange(n)[:, None], torch.arange(n)[:, None], lengths)
+    plain, bucketed = TensorSource(data, seed=3), TensorSource(data, seed=3, bucket=10)
+    for epoch in range(2):  # every example exactly once per epoch, in a seeded order
+        rows = torch.cat([bucketed.batch(epoch * n // size + i, size).y for i in range(n // size)]).flatten()
+        assert sorted(rows.tolist()) == list(range(n))
+    assert torch.equal(bucketed.batch(7, size).y, TensorSource(data, seed=3, bucket=10).batch(7, size).y)
+
+    def padded(src):  # tokens a batch computes once trimmed to its longest example
+        return sum(int(src.batch(i, size).lengths.max()) * size for i in range(n // size))
+
+    assert padded(bucketed) < 0.7 * padded(plain)
+    # batch order inside a window is shuffled: the first window's batches do not grow steadily
+    firsts = [int(bucketed.batch(i, size).lengths.max()) for i in range(10)]
+    assert firsts != sorted(firsts)
+
+
+def test_bucketing_is_applied_to_variable_length_tasks_only(tmp_path):
+    from fpt.experiment import build
+
+    options = {"generate": True, "generate_train": 40, "generate_val": 8, "generate_test": 8, "max_len": 64}
+    listops = build(task="listops", task_options=options, data_dir=str(tmp_path), body="lstm-3-w384", init="random")
+    assert listops.data.train.bucket == 50 and listops.data.train.data.lengths is not None
+    off = build(task="listops", task_options=options, data_dir=str(tmp_path), body="lstm-3-w384", init="random",
+                bucket_batches=0)
+    assert off.data.train.bucket == 0
+    assert build(task="digits", body="lstm-3-w384", init="random").data.train.bucket == 0  # fixed length: nothing to sort

@@ -77,14 +77,45 @@ class TensorSource:
     ``transform`` (optional) maps a batch of stored inputs to model tokens, e.g. random
     augmentation of uint8 images then patchify; it gets a generator seeded from the batch
     index so augmentation is reproducible on resume.
+
+    ``bucket`` > 0 (sets with ``lengths``): each epoch's permutation is cut into windows of
+    ``bucket`` batches, each window is sorted by length and its batches are shuffled, so a
+    batch holds examples of similar length and trimming its padding saves most of the work.
     """
 
     data: Batch
     seed: int
     transform: Callable[[Tensor, torch.Generator], Tensor] | None = None
+    bucket: int = 0
+    # The latest epoch's order, so each step does not redraw (and re-sort) the whole epoch.
+    _orders: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.data)
+
+    def epoch_order(self, epoch: int, size: int) -> np.ndarray:
+        """The order (n,) in which epoch ``epoch`` reads the examples, for batches of ``size``."""
+        key = (epoch, size)
+        if key not in self._orders:
+            self._orders.clear()
+            self._orders[key] = self._draw_order(epoch, size)
+        return self._orders[key]
+
+    def _draw_order(self, epoch: int, size: int) -> np.ndarray:
+        n = len(self.data)
+        rng = np.random.default_rng([self.seed, TRAIN_STREAM, epoch])
+        perm = rng.permutation(n)
+        if not self.bucket or self.data.lengths is None:
+            return perm
+        lengths = self.data.lengths.numpy()
+        window = self.bucket * size
+        parts = []
+        for start in range(0, n, window):
+            chunk = perm[start:start + window]
+            chunk = chunk[np.argsort(lengths[chunk], kind="stable")]  # (w,) short to long
+            batches = [chunk[i:i + size] for i in range(0, len(chunk), size)]
+            parts += [batches[i] for i in rng.permutation(len(batches))]  # no short-to-long curriculum
+        return np.concatenate(parts)
 
     def batch(self, index: int, size: int) -> Batch:
         n = len(self.data)
@@ -92,8 +123,7 @@ class TensorSource:
         rows = np.empty(size, dtype=np.int64)
         for epoch in np.unique(positions // n):
             sel = positions // n == epoch
-            perm = np.random.default_rng([self.seed, TRAIN_STREAM, int(epoch)]).permutation(n)
-            rows[sel] = perm[positions[sel] % n]
+            rows[sel] = self.epoch_order(int(epoch), size)[positions[sel] % n]
         idx = torch.from_numpy(rows)
         batch = Batch(self.data.x[idx], self.data.y[idx], None if self.data.lengths is None else self.data.lengths[idx])
         if self.transform is not None:
