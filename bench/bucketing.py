@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data-dir", default="data/bench")
     p.add_argument("overrides", nargs="*", help="task.KEY=VALUE options")
     args = p.parse_args(argv)
-    options = {"tokenisation": "lra", "max_len": 1024, "generate": True, "n_train": 2000, "generate_val": 200, "generate_test": 200}
+    options = {"tokenisation": "lra", "max_len": 1024, "generate": True, "n_train": 2000,
+               "generate_val": 200, "generate_test": 200}
     options.update(parse_overrides(args.overrides).get("task_options", {}))
     for bucket in args.buckets:
         exp = fpt.build(task=args.task, task_options=options, body=args.body, init=args.init, batch_size=args.batch_size,
