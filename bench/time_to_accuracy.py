@@ -24,17 +24,19 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--init", default="pretrained")
     p.add_argument("--max-steps", type=int, default=5000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16"],
+                   help="bf16 autocast also runs on CPUs with native bf16 (AVX512-BF16/AMX)")
     args = p.parse_args(argv)
     for item in args.runs:
         task, target = item.split(":")
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
             exp = fpt.build(task=task, body=args.body, init=args.init, target=float(target), steps=args.max_steps,
-                            seed=args.seed)
+                            seed=args.seed, precision=args.precision)
             built = time.perf_counter() - start
             summary = fpt.fit(exp, out=Path(tmp) / "run", progress=False)
         print(json.dumps({
-            "task": task, "target": float(target), "body": args.body, "init": args.init,
+            "task": task, "target": float(target), "body": args.body, "init": args.init, "precision": args.precision,
             "batch_size": exp.config.batch_size, "eval_every": exp.config.eval_every,
             "steps_to_target": summary["steps_to_target"], "reached": summary["steps_to_target"] is not None,
             "train_seconds": summary["wall_seconds"], "setup_seconds": round(built, 2),
