@@ -255,7 +255,8 @@ def _epoch_seconds(exp: Experiment, state: dict[str, Any]) -> float | None:
     """Training seconds per pass over a finite training set (None for generated streams)."""
     if not hasattr(exp.data.train, "__len__") or not state["train_examples"]:
         return None
-    return round(len(exp.data.train) * state["train_seconds"] / state["train_examples"], 4)
+    seconds = len(exp.data.train) * state["train_seconds"] / state["train_examples"]
+    return float(f"{seconds:.4g}")  # cached epochs take milliseconds: keep significant digits, not decimals
 
 
 def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConfig:
