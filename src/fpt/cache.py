@@ -15,7 +15,6 @@ blocks j.. and the head on them.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, replace
 
@@ -23,11 +22,11 @@ import torch
 from torch import nn
 
 from fpt.experiment import Experiment
+from fpt.freeze import BLOCK_PARAM
 from fpt.model import FPT
 from fpt.tasks.base import Batch, TensorSource
 
 PREFIX_CACHE_MAX_BYTES = 4 * 2**30  # cached (N, T, D) hidden states beyond this are not worth the memory
-_BLOCK = re.compile(r"^body\.blocks\.(\d+)\.")
 
 
 @dataclass(frozen=True)
@@ -49,9 +48,9 @@ def plan_cache(exp: Experiment) -> CachePlan:
     for name, p in model.named_parameters():
         if not p.requires_grad or name.startswith("head."):
             continue
-        block = _BLOCK.match(name)
+        block = BLOCK_PARAM.match(name)
         if block is None:
-            return CachePlan(None, f"parameters below the blocks train ({name})")
+            return CachePlan(None, f"parameters outside the blocks and the head train ({name})")
         first = min(first, int(block[1]))
     if not isinstance(exp.data.train, TensorSource):
         return CachePlan(None, "the training stream is generated afresh for every batch")

@@ -39,7 +39,7 @@ for _name, _groups in {
 
 # "group@i" selects a group's parameters in block i only (negative i counts from the end).
 _SELECTOR = re.compile(r"^(?P<group>[a-z]+)(@(?P<block>-?\d+))?$")
-_BLOCK = re.compile(r"^body\.blocks\.(\d+)\.")
+BLOCK_PARAM = re.compile(r"^body\.blocks\.(\d+)\.")  # a parameter of block i
 
 
 def resolve_policy(policy: str) -> frozenset[str]:
@@ -60,7 +60,7 @@ def resolve_policy(policy: str) -> frozenset[str]:
 def is_trained(name: str, group: str, trained: frozenset[str], num_blocks: int) -> bool:
     if group in trained:
         return True
-    block = _BLOCK.match(name)
+    block = BLOCK_PARAM.match(name)
     if block is None:
         return False
     i = int(block[1])
