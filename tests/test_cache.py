@@ -48,7 +48,7 @@ def test_cached_checkpoint_loads_into_the_full_model(tiny_gpt2_dir, tmp_path):
     exp = _exp(tiny_gpt2_dir)
     fpt.fit(exp, out=tmp_path / "r", progress=False)
     fresh = _exp(tiny_gpt2_dir, cache="off")
-    load_trainable(tmp_path / "r" / "checkpoint", fresh.model, fresh.body_fingerprint)
+    load_trainable(tmp_path / "r" / "best", fresh.model, fresh.body_fingerprint)  # fit leaves the selected step
     torch.testing.assert_close(fresh.model.head.weight, exp.model.head.weight)
 
 

@@ -24,11 +24,18 @@ def test_fit_writes_a_complete_run_directory(tiny_gpt2_dir, tmp_path):
     assert {"config.yaml", "metrics.jsonl", "summary.json", "checkpoint", "best"} <= files
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [5, 10, 15, 20]
-    assert {"train_loss", "train_accuracy", "test_accuracy", "test_loss", "wall_seconds"} <= set(rows[0])
-    for key in ("test_accuracy", "best_test_accuracy", "train_accuracy", "steps", "steps_to_target",
-                "wall_seconds", "train_samples_per_second"):
+    # training logs validation only: the test set is never looked at before the end
+    assert set(rows[0]) == {"step", "wall_seconds", "train_loss", "train_accuracy", "val_accuracy", "val_loss"}
+    for key in ("val_accuracy", "test_accuracy", "val_accuracy_last", "test_accuracy_last", "selected_step",
+                "train_accuracy", "steps", "steps_to_target", "steps_to_converge", "wall_seconds",
+                "train_samples_per_second", "baselines"):
         assert key in summary
-    assert summary["steps"] == 20 and summary["best_test_accuracy"] == max(r["test_accuracy"] for r in rows)
+    assert not [k for k in summary if "best_test" in k]
+    best = max(rows, key=lambda r: r["val_accuracy"])  # the first of equals: selection needs a strict gain
+    assert summary["selected_step"] == best["step"] and summary["val_accuracy"] == best["val_accuracy"]
+    assert summary["val_accuracy_last"] == rows[-1]["val_accuracy"]
+    assert summary["steps"] == 20 and (summary["val_set"], summary["test_set"]) == ("val", "test")
+    assert summary["baselines"]["chance"] == 0.5 and 0.4 < summary["baselines"]["majority"]["test"] < 0.65
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
 
 

@@ -39,4 +39,4 @@ def task_stats(data: TaskData) -> dict[str, Any]:
                  "described_from": GENERATED_SAMPLE}
     splits = {"train": train, **{name: split_stats(b) for name, b in data.eval_sets.items()}}
     return {"spec": {k: v for k, v in vars(data.spec).items() if v is not None}, "splits": splits,
-            "primary_eval": data.primary, "info": data.info}
+            "val_set": data.val, "test_set": data.test, "info": data.info}

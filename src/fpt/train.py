@@ -53,13 +53,20 @@ def train_step(exp: Experiment, optimizer: torch.optim.Optimizer, batch: Batch) 
 
 
 @torch.inference_mode()
-def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None = None) -> dict[str, float]:
-    """Accuracy and loss over a whole held-out set (default: every evaluation set)."""
-    sets = {"_": data} if data is not None else exp.data.eval_sets
+def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None = None,
+             sets: list[str] | None = None) -> dict[str, float]:
+    """Accuracy and loss over whole held-out sets: ``data``, the named ``sets``, or every one."""
+    if data is not None:
+        chosen = {"_": data}
+    else:
+        unknown = sorted(set(sets or ()) - set(exp.data.eval_sets))
+        if unknown:
+            raise ValueError(f"no held-out set(s) {unknown}; this task has {sorted(exp.data.eval_sets)}")
+        chosen = {name: exp.data.eval_sets[name] for name in (sets or exp.data.eval_sets)}
     size = batch_size or exp.config.eval_batch_size
     exp.model.eval()
     out: dict[str, float] = {}
-    for name, batch in sets.items():
+    for name, batch in chosen.items():
         loss_sum, correct, count = 0.0, 0, 0
         if batch.lengths is not None and exp.config.trim_padding:
             # Similar lengths in a batch waste less padding; the order does not change accuracy.
@@ -76,6 +83,20 @@ def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None 
         out[f"{prefix}accuracy"] = correct / count
         out[f"{prefix}loss"] = loss_sum / count
     return out
+
+
+def majority_accuracy(y: torch.Tensor, num_classes: int) -> float:
+    """Accuracy of always answering each output position's most frequent class, (N, k) labels."""
+    y = y.reshape(len(y), -1)
+    counts = torch.stack([torch.bincount(col, minlength=num_classes) for col in y.T])  # (k, C)
+    return float(counts.max(-1).values.sum() / y.numel())
+
+
+def baselines(exp: Experiment) -> dict[str, Any]:
+    """Chance and majority-class accuracy of every held-out set: what a result must beat."""
+    classes = exp.data.spec.num_classes
+    return {"chance": 1 / classes,
+            "majority": {name: round(majority_accuracy(b.y, classes), 4) for name, b in exp.data.eval_sets.items()}}
 
 
 @torch.inference_mode()
@@ -122,11 +143,20 @@ class _Run:
         return rows
 
 
+def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
+    return [p for p in model.parameters() if p.requires_grad]
+
+
 def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, progress: bool = True) -> dict[str, Any]:
     """Train until ``steps``, the target accuracy, patience, or divergence; returns the summary.
 
+    Every decision (stop at target, patience, the selected checkpoint, steps to converge)
+    reads the validation set only. When training ends, the test set (and any other held-out
+    set) is evaluated at the validation-selected step and at the last step; the model is
+    left at the selected step's parameters.
+
     With ``out``, writes config.yaml, metrics.jsonl, summary.json, checkpoint/ (latest, for
-    resume) and best/ (best held-out accuracy). ``resume=True`` continues from checkpoint/.
+    resume) and best/ (the validation-selected parameters). ``resume=True`` continues from checkpoint/.
     """
     cache_seconds = None
     if exp.config.cache_features != "off":
@@ -139,14 +169,15 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
             exp, cache_seconds = cached_view(exp)
     cfg, model = exp.config, exp.model
     run = _Run(Path(out) if out is not None else None)
-    trainable = [p for p in model.parameters() if p.requires_grad]
+    trainable = _trainable(model)
     optimizer = torch.optim.Adam(trainable, lr=exp.lr)
-    primary = f"{exp.data.primary}_accuracy"
+    val_key = f"{exp.data.val}_accuracy"
 
     state: dict[str, Any] = {"step": 0, "best_accuracy": -1.0, "best_step": 0, "steps_to_target": None,
                              "wall_seconds": 0.0, "train_seconds": 0.0, "train_examples": 0,
                              "evals_since_best": 0, "diverged_at": None}
     history: list[dict[str, Any]] = []
+    best_params: list[torch.Tensor] | None = None  # the selected parameters, kept in memory (only the trained ones)
     if run.out:
         ckpt = run.out / "checkpoint"
         if resume:
@@ -161,15 +192,10 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     if not resume:
         torch.manual_seed(cfg.seed)  # dropout; a resumed run restores the saved RNG state instead
     window = {"loss": 0.0, "correct": 0, "count": 0, "steps": 0}
-    last_eval: dict[str, float] = history[-1] if history else {}
     stop_reason = "steps"
     started = time.perf_counter() - state["wall_seconds"]
     bar = tqdm(total=cfg.steps, initial=state["step"], desc=f"{cfg.task}/{cfg.body}", disable=not progress or None,
                dynamic_ncols=True)
-
-    def checkpoint_now() -> None:
-        if run.out:
-            checkpoint.save(run.out / "checkpoint", model, cfg.to_dict(), exp.body_fingerprint, optimizer, state)
 
     while state["step"] < cfg.steps:
         t0 = time.perf_counter()
@@ -189,20 +215,19 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
         window["steps"] += 1
 
         if state["step"] % cfg.eval_every == 0 or state["step"] == cfg.steps:
-            metrics = evaluate(exp)
+            metrics = evaluate(exp, sets=[exp.data.val])
             state["wall_seconds"] = time.perf_counter() - started
             row = {"step": state["step"], "wall_seconds": round(state["wall_seconds"], 3),
                    "train_loss": window["loss"] / window["steps"], "train_accuracy": window["correct"] / window["count"],
                    **metrics}
             window = {"loss": 0.0, "correct": 0, "count": 0, "steps": 0}
             history.append(row)
-            last_eval = row
             run.write_metrics(row)
-            acc = metrics[primary]
-            bar.set_postfix(loss=f"{row['train_loss']:.3f}", test=f"{acc:.4f}")
-            improved = acc > state["best_accuracy"]
-            if improved:
+            acc = metrics[val_key]
+            bar.set_postfix(loss=f"{row['train_loss']:.3f}", val=f"{acc:.4f}")
+            if acc > state["best_accuracy"]:
                 state.update(best_accuracy=acc, best_step=state["step"], evals_since_best=0)
+                best_params = [p.detach().clone() for p in trainable]
                 if run.out:
                     checkpoint.save(run.out / "best", model, cfg.to_dict(), exp.body_fingerprint)
             else:
@@ -210,7 +235,8 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
             target = exp.target
             if target is not None and acc >= target and state["steps_to_target"] is None:
                 state["steps_to_target"] = state["step"]
-            checkpoint_now()
+            if run.out:
+                checkpoint.save(run.out / "checkpoint", model, cfg.to_dict(), exp.body_fingerprint, optimizer, state)
             if target is not None and acc >= target and cfg.stop_at_target:
                 stop_reason = "target"
                 break
@@ -218,33 +244,64 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
                 stop_reason = "patience"
                 break
     bar.close()
+    final = _final_evaluation(exp, run, state, history, best_params, stop_reason)
     state["wall_seconds"] = time.perf_counter() - started
-    summary = _summary(exp, state, last_eval, primary, stop_reason)
-    summary["steps_to_converge"] = steps_to_converge(history, primary)
+    summary = _summary(exp, state, history, final, stop_reason)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
     if run.out:
         (run.out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 
 
-def _summary(exp: Experiment, state: dict[str, Any], last: dict[str, Any], primary: str, reason: str) -> dict[str, Any]:
-    evals = {k: v for k, v in last.items() if k.endswith(("_accuracy", "_loss")) and not k.startswith("train_")}
+def _final_evaluation(exp: Experiment, run: _Run, state: dict[str, Any], history: list[dict[str, Any]],
+                      best_params: list[torch.Tensor] | None, reason: str) -> dict[str, dict[str, float] | None]:
+    """Every held-out set at the last step and at the validation-selected step (model left at the latter)."""
+    last = None
+    if reason != "diverged" or not history:
+        last = evaluate(exp)  # a diverged model's last parameters are not finite: nothing to report there
+    if not history:
+        return {"selected": None, "last": last}
+    if history[-1]["step"] == state["best_step"] and reason != "diverged":
+        return {"selected": last, "last": last}
+    trainable = _trainable(exp.model)
+    with torch.no_grad():
+        if best_params is not None:
+            for p, saved in zip(trainable, best_params, strict=True):
+                p.copy_(saved)
+        elif run.out and (run.out / "best").is_dir():  # resumed: the selected parameters are on disk
+            checkpoint.load_trainable(run.out / "best", exp.model, exp.body_fingerprint)
+        else:
+            raise RuntimeError("the validation-selected parameters are neither in memory nor in best/")
+    return {"selected": evaluate(exp), "last": last}
+
+
+def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any]],
+             final: dict[str, dict[str, float] | None], reason: str) -> dict[str, Any]:
+    data = exp.data
+    selected, last = final["selected"] or {}, final["last"] or {}
+    last_row = history[-1] if history else {}
     return {
         "task": exp.config.task, "body": exp.config.body, "init": exp.config.init, "freeze": exp.config.freeze,
-        "test_accuracy": last.get(primary),
-        "best_test_accuracy": state["best_accuracy"] if state["best_accuracy"] >= 0 else None,
-        "best_step": state["best_step"],
-        "train_accuracy": last.get("train_accuracy"),
+        "val_set": data.val, "test_set": data.test,
+        "val_accuracy": selected.get(f"{data.val}_accuracy"),
+        "test_accuracy": selected.get(f"{data.test}_accuracy"),
+        "val_accuracy_last": last.get(f"{data.val}_accuracy"),
+        "test_accuracy_last": last.get(f"{data.test}_accuracy"),
+        "selected_step": state["best_step"] if history else None,
+        "train_accuracy": last_row.get("train_accuracy"),
         "steps": state["step"],
         "target": exp.target,
         "steps_to_target": state["steps_to_target"],
+        "steps_to_converge": steps_to_converge(history, f"{data.val}_accuracy"),
         "stopped": reason,
         "diverged_at": state["diverged_at"],
         "wall_seconds": round(state["wall_seconds"], 3),
         "train_samples_per_second": round(state["train_examples"] / max(state["train_seconds"], 1e-9), 3),
         "epoch_seconds": _epoch_seconds(exp, state),
-        "eval": evals,
-        "task_info": exp.data.info,
+        "eval": selected,
+        "eval_last": last,
+        "baselines": baselines(exp),
+        "task_info": data.info,
         "body_fingerprint": exp.body_fingerprint,
         "device": str(exp.device),
         "environment": environment(),
@@ -272,4 +329,4 @@ def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConf
     return _check_resume(saved, from_dict(RunConfig, merge(saved.to_dict(), overrides), where="resume overrides"))
 
 
-__all__ = ["evaluate", "fit", "predict", "resume_config", "train_step"]
+__all__ = ["baselines", "evaluate", "fit", "majority_accuracy", "predict", "resume_config", "train_step"]

@@ -11,7 +11,7 @@ def test_plot_overlays_runs(xor_run, memory_run, tmp_path):
     out = tmp_path / "c.png"
     assert curves.plot_curves([xor_run, memory_run], out) == [xor_run, memory_run]
     assert out.read_bytes()[:4] == b"\x89PNG"
-    assert eval_sets(read_metrics(xor_run)) == ["test"]
+    assert eval_sets(read_metrics(xor_run)) == ["val"]  # training logs validation only
 
 
 def test_labels_come_from_the_config_and_stay_distinct(xor_run, tmp_path):

@@ -92,7 +92,12 @@ def cifar_root(tmp_path) -> Path:
     return tmp_path
 
 
+VAL = 2  # validation images held out of the fixtures' tiny training sets
+
+
 def build(name: str, root: Path, seed: int = 0, **options):
+    if name in ("mnist", "cifar10"):
+        options.setdefault("val_size", VAL)
     return build_task(name, options, seed=seed, source=DataSource(root))
 
 
@@ -125,7 +130,7 @@ def test_mnist_shapes_and_token_order(tmp_path, image_size, tokens):
     s = data.spec
     assert (s.seq_len, s.token_dim, s.num_classes, s.vocab_size) == (tokens, 16, 10, None)
     test = data.eval_sets["test"]
-    assert list(data.eval_sets) == ["test"] and test.x.shape == (MNIST_TEST, tokens, 16) and test.y.shape == (MNIST_TEST, 1)
+    assert list(data.eval_sets) == ["val", "test"] and test.x.shape == (MNIST_TEST, tokens, 16) and test.y.shape == (MNIST_TEST, 1)
     assert test.x.min() >= 0 and test.x.max() <= 1
     images, labels = arrays["test"]
     pad = (image_size - 28) // 2
@@ -137,10 +142,15 @@ def test_mnist_shapes_and_token_order(tmp_path, image_size, tokens):
     if pad:  # the padding frame is background
         assert test.x[:, 0, 0] == pytest.approx(torch.zeros(MNIST_TEST))
     # training batches are tokenised like the test set, in a seeded order
-    batch = data.train.batch(0, MNIST_TRAIN)
-    assert batch.x.shape == (MNIST_TRAIN, tokens, 16) and sorted(batch.y[:, 0].tolist()) == sorted(arrays["train"][1].tolist())
-    assert torch.equal(batch.x, build("mnist", tmp_path, image_size=image_size).train.batch(0, MNIST_TRAIN).x)
-    assert data.info["split_sizes"] == {"train": MNIST_TRAIN, "test": MNIST_TEST}
+    n = MNIST_TRAIN - VAL
+    batch = data.train.batch(0, n)
+    val = data.eval_sets["val"]
+    assert batch.x.shape == (n, tokens, 16)
+    # validation is held out of the training images: together they are the training file, disjoint
+    assert sorted(batch.y[:, 0].tolist() + val.y[:, 0].tolist()) == sorted(arrays["train"][1].tolist())
+    assert not (batch.x[:, None] == val.x[None]).flatten(2).all(-1).any()
+    assert torch.equal(batch.x, build("mnist", tmp_path, image_size=image_size).train.batch(0, n).x)
+    assert data.info["split_sizes"] == {"train": n, "val": VAL, "test": MNIST_TEST}
     assert data.target is None and not data.train.transform.random
 
 
@@ -214,7 +224,7 @@ def test_cifar10_shapes_token_order_and_normalisation(cifar_root):
         expected = (value / 255 - CIFAR10_MEAN[ch]) / CIFAR10_STD[ch]
         assert test.x[n, token, feature].item() == pytest.approx(expected, abs=1e-5)
     assert test.y[:, 0].tolist() == labels.tolist()
-    assert data.info["classes"][0] == "airplane" and data.info["split_sizes"] == {"train": 20, "test": CIFAR_TEST}
+    assert data.info["classes"][0] == "airplane" and data.info["split_sizes"] == {"train": 20 - VAL, "val": VAL, "test": CIFAR_TEST}
     # without augmentation a training batch is the tokenised image itself
     n = len(data.train)
     batch = data.train.batch(0, n)
@@ -245,12 +255,12 @@ def test_cifar10_lra_float_and_int(cifar_root):
     x = f.eval_sets["test"].x
     assert x.shape == (CIFAR_TEST, 1024, 1) and x.min() >= -1 and x.max() <= 1
     assert np.allclose(x[..., 0].numpy(), (gray / 255 - 0.5) / 0.5, atol=1e-6)
-    assert f.info["split_sizes"] == {"train": 20, "test": CIFAR_TEST}
+    assert f.info["split_sizes"] == {"train": 18, "val": 2, "test": CIFAR_TEST}
     assert f.train.batch(0, 4).x.shape == (4, 1024, 1)
 
     i = build("cifar10-lra", cifar_root, input="int")
     assert (i.spec.seq_len, i.spec.token_dim, i.spec.vocab_size) == (1024, None, 256)
-    assert list(i.eval_sets) == ["test", "val"] and i.info["split_sizes"] == {"train": 18, "test": CIFAR_TEST, "val": 2}
+    assert list(i.eval_sets) == ["val", "test"] and i.info["split_sizes"] == {"train": 18, "val": 2, "test": CIFAR_TEST}
     test = i.eval_sets["test"]
     assert test.x.dtype == torch.int64 and test.x.shape == (CIFAR_TEST, 1024)
     assert np.array_equal(test.x.numpy(), gray) and test.y[:, 0].tolist() == labels.tolist()
@@ -340,8 +350,9 @@ def test_python2_style_str_keys_load_too(tmp_path):
 def test_mnist_5k_loads_for_real():
     data = build_task("mnist-5k", {}, seed=0)
     assert (data.spec.seq_len, data.spec.token_dim) == (64, 16)
-    assert data.info["split_sizes"] == {"train": 4000, "test": 1000}
-    assert set(data.info["class_counts"]["train"].values()) == {400}
+    assert data.info["split_sizes"] == {"train": 3500, "val": 500, "test": 1000}
+    assert set(data.info["class_counts"]["train"].values()) == {350}
+    assert set(data.info["class_counts"]["val"].values()) == {50}
     assert set(data.info["class_counts"]["test"].values()) == {100}
     test = data.eval_sets["test"]
     assert test.x.shape == (1000, 64, 16) and 0 <= test.x.min() and test.x.max() == 1
@@ -358,11 +369,12 @@ def test_digits_loads_for_real(tokens, shape):
 
     data = build_task("digits", {"tokens": tokens}, seed=0)
     assert (data.spec.seq_len, data.spec.token_dim) == shape
-    assert data.info["split_sizes"] == {"train": 1437, "test": 360}
-    test = data.eval_sets["test"]
+    assert data.info["split_sizes"] == {"train": 1257, "val": 180, "test": 360}
+    test, val = data.eval_sets["test"], data.eval_sets["val"]
     assert test.x.shape == (360, *shape) and test.x.max() == 1 and test.x.min() == 0
-    batch = data.train.batch(0, 1437)
-    assert sorted(batch.y[:, 0].tolist() + test.y[:, 0].tolist()) == sorted(load_digits().target.tolist())
+    batch = data.train.batch(0, 1257)
+    labels = batch.y[:, 0].tolist() + val.y[:, 0].tolist() + test.y[:, 0].tolist()
+    assert sorted(labels) == sorted(load_digits().target.tolist())
     assert sum(data.info["class_counts"]["test"].values()) == 360
 
 

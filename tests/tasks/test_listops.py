@@ -192,7 +192,8 @@ def test_paper_tokenisation(data_dir):
 
 def test_lra_tokenisation_keeps_brackets(data_dir):
     data = build_task("listops", {"tokenisation": "lra"}, 0, DataSource(data_dir))
-    assert list(data.eval_sets) == ["test", "val"]
+    assert list(data.eval_sets) == ["val", "test"] and (data.val, data.test) == ("val", "test")
+    assert data.info["paper_split"] == "test"
     assert data.spec.vocab_size == 16 and data.spec.seq_len == 2000 and data.info["vocab"][0] == "<pad>"
     train = data.train.data
     end, ops = data.info["vocab"].index("]"), [data.info["vocab"].index(o) for o in lo.OPERATORS]

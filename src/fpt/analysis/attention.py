@@ -193,14 +193,14 @@ class AttentionResult:
 
 
 def analyse(exp: Any, layer: int = 0, examples: int = 16, info: dict[str, Any] | None = None) -> AttentionResult:
-    """Attention of block ``layer`` on the first ``examples`` examples of the primary held-out set."""
+    """Attention of block ``layer`` on the first ``examples`` examples of the test set."""
     from fpt.config import from_dict
     from fpt.tasks import TASKS
 
     if examples < 1:
         raise ValueError("--examples must be >= 1")
     cfg = exp.config
-    batch = exp.data.eval_sets[exp.data.primary].slice(0, examples)
+    batch = exp.data.eval_sets[exp.data.test].slice(0, examples)
     batch = batch.trim() if batch.lengths is not None else batch
     x = batch.x.to(exp.device)
     lengths = None if batch.lengths is None else batch.lengths.to(exp.device)

@@ -50,7 +50,7 @@ def read_summary(run_dir: Path) -> dict[str, Any] | None:
 
 
 def eval_sets(rows: list[dict[str, Any]]) -> list[str]:
-    """Held-out set names in logging order; the first is the primary one (``fit`` logs it first)."""
+    """Held-out set names logged during training (``fit`` logs validation only)."""
     names: list[str] = []
     for row in rows[:1]:
         for key in row:

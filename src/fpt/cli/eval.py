@@ -11,8 +11,8 @@ HELP = "re-evaluate a run directory's checkpoint on its held-out sets"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a directory written by fpt train")
-    p.add_argument("--which", choices=["checkpoint", "best"], default="checkpoint",
-                   help="latest checkpoint or the best one (default: checkpoint)")
+    p.add_argument("--which", choices=["best", "checkpoint"], default="best",
+                   help="best: the validation-selected parameters (what summary.json reports); checkpoint: the latest")
     p.add_argument("--device", default=None, help="override the device (auto, cpu, cuda)")
 
 

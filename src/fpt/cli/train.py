@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out or f"runs/{config.task}-{Path(config.body).name}-{config.init}-{stamp}")
     exp = fpt.build(config)
     summary = fpt.fit(exp, out=out, resume=bool(args.resume), progress=not args.quiet)
-    print(json.dumps({k: summary[k] for k in ("test_accuracy", "best_test_accuracy", "train_accuracy", "steps",
+    print(json.dumps({k: summary[k] for k in ("val_accuracy", "test_accuracy", "test_accuracy_last", "selected_step", "steps",
                                                "steps_to_target", "stopped", "wall_seconds",
                                                "train_samples_per_second")}))
     print(f"run directory: {out}")

@@ -20,7 +20,7 @@ from fpt.registry import Registry
 
 Tensor = torch.Tensor
 
-TRAIN_STREAM, EVAL_STREAM = 0, 1
+TRAIN_STREAM, EVAL_STREAM, VAL_STREAM = 0, 1, 2  # generated tasks: independent train, test and validation draws
 
 
 class DataError(ValueError):
@@ -135,16 +135,32 @@ class TensorSource:
 
 @dataclass
 class TaskData:
+    """A task's data. ``val`` and ``test`` name two different sets of ``eval_sets``.
+
+    Training reads only ``val``: stopping at the target, patience, the best checkpoint and
+    steps-to-converge. ``test`` (and any further held-out set, e.g. TAPE's three test
+    splits) is evaluated once training ends, at the validation-selected step and at the last.
+    """
+
     spec: InputSpec
     train: TrainSource
-    eval_sets: dict[str, Batch]  # the first one is the headline ("test_accuracy")
-    target: float | None = None  # accuracy that counts as solved, for steps_to_target
+    eval_sets: dict[str, Batch]
+    target: float | None = None  # validation accuracy that counts as solved, for steps_to_target
     lr: float = 1e-3
     info: dict[str, Any] = field(default_factory=dict)  # what a result depends on (tokenisation, ...)
+    val: str = "val"
+    test: str = "test"
+
+    def __post_init__(self) -> None:
+        missing = [name for name in (self.val, self.test) if name not in self.eval_sets]
+        if missing or self.val == self.test:
+            raise ValueError(f"a task needs distinct validation and test sets; val={self.val!r}, test={self.test!r}, "
+                             f"held-out sets: {sorted(self.eval_sets)}")
 
     @property
-    def primary(self) -> str:
-        return next(iter(self.eval_sets))
+    def reported(self) -> list[str]:
+        """Held-out sets reported after training: every one but validation, the test set first."""
+        return [self.test, *(name for name in self.eval_sets if name not in (self.val, self.test))]
 
 
 @dataclass(frozen=True)

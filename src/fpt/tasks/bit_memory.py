@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from fpt.model import InputSpec
-from fpt.tasks.base import EVAL_STREAM, TASKS, Batch, DataSource, GeneratedSource, TaskData
+from fpt.tasks.base import EVAL_STREAM, TASKS, VAL_STREAM, Batch, DataSource, GeneratedSource, TaskData
 from fpt.transforms import chunk_tokens
 
 
@@ -55,6 +55,8 @@ class BitMemory:
             seq_len=(o.n_strings + 1) * o.n_bits // o.token_dim, num_classes=2, token_dim=o.token_dim,
             num_outputs=o.n_bits // o.token_dim, per_token=o.token_dim,
         )
+        # Validation and test are independent draws, each of eval_size examples, never seen in training.
+        val = sample(np.random.default_rng([seed, VAL_STREAM]), o.eval_size)
         test = sample(np.random.default_rng([seed, EVAL_STREAM]), o.eval_size)
-        return TaskData(spec, GeneratedSource(sample, seed), {"test": test}, target=0.99,
+        return TaskData(spec, GeneratedSource(sample, seed), {"val": val, "test": test}, target=0.99,
                         info={"metric": "per-bit accuracy", "copy_visible_baseline": 1 - o.mask_prob / 2})

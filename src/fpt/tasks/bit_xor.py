@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from fpt.model import InputSpec
-from fpt.tasks.base import EVAL_STREAM, TASKS, Batch, DataSource, GeneratedSource, TaskData
+from fpt.tasks.base import EVAL_STREAM, TASKS, VAL_STREAM, Batch, DataSource, GeneratedSource, TaskData
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ class BitXor:
             return sample_bit_xor(rng, size, o.n_bits)
 
         spec = InputSpec(seq_len=2 * o.n_bits, num_classes=2, token_dim=1, num_outputs=o.n_bits)
+        # Validation and test are independent draws, each of eval_size examples, never seen in training.
+        val = sample(np.random.default_rng([seed, VAL_STREAM]), o.eval_size)
         test = sample(np.random.default_rng([seed, EVAL_STREAM]), o.eval_size)
-        return TaskData(spec, GeneratedSource(sample, seed), {"test": test}, target=1.0,
+        return TaskData(spec, GeneratedSource(sample, seed), {"val": val, "test": test}, target=1.0,
                         info={"metric": "per-bit accuracy", "chance": 0.5})

