@@ -237,3 +237,16 @@ def test_trains_through_a_body(tiny_gpt2_dir, data_dir):
                     data_dir=str(data_dir), task_options={"max_len": 64}, device="cpu")
     summary = fpt.fit(exp, progress=False)
     assert summary["steps"] == 2 and 0 <= summary["test_accuracy"] <= 1  # headline: val
+
+
+def test_generation_with_other_rules_lives_in_its_own_folder(data_dir):
+    # data_dir holds an LRA-rule set in listops/: short, shallow generated files must not replace or reuse it
+    options = {"generate": True, "n_train": 30, "generate_val": 10, "generate_test": 10, "tokenisation": "lra",
+               "generate_min_len": 5, "generate_max_len": 40, "generate_max_depth": 3}
+    data = build_task("listops", options, 0, DataSource(data_dir))
+    folder = data_dir / "listops-generated-len5-40-depth3"
+    assert data.info["files"] == str(folder) and (folder / "basic_train.tsv").is_file()
+    assert data.info["generator"] == {"seed": 0, "min_len": 5, "max_len": 40, "max_depth": 3}
+    assert data.info["raw_lengths"]["train"]["max"] < 40 and len(data.train) == 30
+    with pytest.raises(ValueError, match="generate_min_len"):
+        build_task("listops", {**options, "generate_min_len": 40}, 0, DataSource(data_dir))

@@ -49,6 +49,9 @@ class ListOpsOptions:
     generate_val: int = _help("examples to generate for basic_val.tsv", 2_000)
     generate_test: int = _help("examples to generate for basic_test.tsv", 2_000)
     generate_seed: int = _help("seed of the generator (independent of the run's seed)", 0)
+    generate_min_len: int = _help("generated expressions are longer than this many symbols (LRA: 500)", 500)
+    generate_max_len: int = _help("generated expressions are shorter than this many symbols (LRA: 2000)", 2000)
+    generate_max_depth: int = _help("generated trees have at most this many levels (LRA: 10)", 10)
 
     def __post_init__(self) -> None:
         if self.tokenisation not in TOKENISATIONS:
@@ -59,6 +62,20 @@ class ListOpsOptions:
             raise ValueError("listops: n_train must be >= 1")
         if min(self.generate_val, self.generate_test) < 1 or (self.generate_train is not None and self.generate_train < 1):
             raise ValueError("listops: generate_train, generate_val and generate_test must be >= 1")
+        if not (0 <= self.generate_min_len and self.generate_min_len + 1 < self.generate_max_len
+                and self.generate_max_depth >= 1):
+            raise ValueError("listops: need 0 <= generate_min_len < generate_max_len - 1 and generate_max_depth >= 1")
+
+    @property
+    def lra_generator(self) -> bool:
+        return (self.generate_min_len, self.generate_max_len, self.generate_max_depth) == (500, 2000, 10)
+
+    @property
+    def generated_dir(self) -> str:
+        """Where generated files go: LRA's rules in ``listops/``; other rules in a folder named by them."""
+        if self.lra_generator:
+            return "listops"
+        return f"listops-generated-len{self.generate_min_len}-{self.generate_max_len}-depth{self.generate_max_depth}"
 
     @property
     def seq_len(self) -> int:
@@ -90,13 +107,16 @@ class ListOps:
     Options = ListOpsOptions
 
     def build(self, o: ListOpsOptions, seed: int, source: DataSource) -> TaskData:
-        folder = find_dir(source.root)
+        # Files generated with other than LRA's rules live apart, so they never stand in for LRA's set.
+        folder = find_dir(source.root) if not (o.generate and not o.lra_generator) else None
         if folder is None and o.generate:
-            folder = source.root / "listops"
-            # A quick run (n_train set) need not wait for 96,000 examples.
-            n_train = next(n for n in (o.generate_train, o.n_train, 96_000) if n is not None)
-            counts = {"train": n_train, "val": o.generate_val, "test": o.generate_test}
-            lo.generate_files(folder, counts, o.generate_seed)
+            folder = source.root / o.generated_dir
+            if not (folder / lo.file_name("train")).is_file():
+                # A quick run (n_train set) need not wait for 96,000 examples.
+                n_train = next(n for n in (o.generate_train, o.n_train, 96_000) if n is not None)
+                counts = {"train": n_train, "val": o.generate_val, "test": o.generate_test}
+                lo.generate_files(folder, counts, o.generate_seed, min_len=o.generate_min_len,
+                                  max_len=o.generate_max_len, max_depth=o.generate_max_depth)
         if folder is None:
             tried = ", ".join(str(source.root / s / lo.file_name("train")) for s in SUBDIRS)
             raise DataError(f"listops: no {lo.file_name('train')} (looked for {tried}). Generate the files with "
@@ -107,6 +127,9 @@ class ListOps:
         sets: dict[str, Batch] = {}
         info: dict[str, Any] = {"tokenisation": o.tokenisation, "read": "last real token (lengths)", "vocab": vocab,
                                 "files": str(folder), "raw_lengths": {}, "truncated_share": {}}
+        if o.generate and folder == source.root / o.generated_dir:
+            info["generator"] = {"seed": o.generate_seed, "min_len": o.generate_min_len, "max_len": o.generate_max_len,
+                                 "max_depth": o.generate_max_depth}
         for split in lo.SPLITS:
             codes, y = lo.read_split(folder / lo.file_name(split), o.n_train if split == "train" else None)
             if split == "train" and o.n_train is not None and len(codes) < o.n_train:
