@@ -1,7 +1,8 @@
 """``fpt report``: one self-contained HTML page (and a Markdown twin) for runs and reproduced tables.
 
 Accepts a single run directory, a directory of runs, or the output of ``fpt reproduce``
-(results.csv + report.md + ROW/COLUMN run directories). Sections: the paper-vs-ours
+(results.csv + report.md; the runs are those results.csv names, usually in a shared store
+``runs/<key>/`` beside or inside the table's folder). Sections: the paper-vs-ours
 table, a summary of every run, learning curves per task, attention maps (existing ones,
 or computed for the bit tasks, where they are cheap), parameter counts per group, the
 commands and configs that reproduce each run, and library versions.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shlex
 import time
 from dataclasses import dataclass, field, replace
@@ -69,26 +71,24 @@ def reproduce_header(root: Path, results: list[dict[str, str]]) -> tuple[str, st
 # --- sections -----------------------------------------------------------------------------------
 
 def paper_table(results: list[dict[str, str]]) -> doc.Table:
-    """Rows x columns of the reproduced table: **ours** / paper (difference)."""
-    rows = list(dict.fromkeys(r["row"] for r in results))
-    columns = list(dict.fromkeys(r["column"] for r in results))
-    cells = {(r["row"], r["column"]): r for r in results}
-    body = []
-    for row in rows:
-        line = [row]
-        for col in columns:
-            r = cells.get((row, col))
-            if r is None:
-                line.append("")
-                continue
-            paper = _num(r["paper"], r["metric"])
-            if r["status"] != "done":
-                line.append(f"{r['status']} / {paper}")
-            else:
-                diff = f" ({float(r['difference']):+.1f})" if r.get("difference") else ""
-                line.append(f"{_num(r['ours'], r['metric'])} / {paper}{diff}")
-        body.append(line)
-    return doc.Table(["ours / paper (difference)", *columns], body)
+    """Rows x columns of the reproduced table, as report.md shows it: ours / paper (difference)."""
+    from fpt.report import grid
+
+    header, body = grid(results, bold=False)
+    return doc.Table(["ours / paper (difference)", *header[1:]], body)
+
+
+def reproduce_runs(root: Path, results: list[dict[str, str]]) -> list[Path]:
+    """The run directories results.csv names (relative to the table's folder; ';' between seeds)."""
+    from fpt.analysis.runs import is_run_dir
+
+    runs = []
+    for r in results:
+        for rel in filter(None, (r.get("run_dir") or "").split(";")):
+            path = Path(rel) if Path(rel).is_absolute() else root / rel
+            if is_run_dir(path):
+                runs.append(path)
+    return list(dict.fromkeys(runs))
 
 
 def _num(value: str | float | None, metric: str = "") -> str:
@@ -100,8 +100,8 @@ def _num(value: str | float | None, metric: str = "") -> str:
 def _rel(path: Path, root: Path) -> str:
     try:
         rel = path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
+    except ValueError:  # a run in a store beside the table: ../runs/KEY
+        return Path(os.path.relpath(path.absolute(), Path(root).absolute())).as_posix()
     return rel if rel != "." else path.name
 
 
@@ -109,15 +109,18 @@ def runs_table(runs: list[Path], root: Path) -> doc.Table:
     rows = []
     for run in runs:
         s = read_summary(run) or {}
-        acc = s.get("test_accuracy")
-        best = s.get("best_test_accuracy")
-        rows.append([f"`{_rel(run, root)}`", run_label(read_config(run)),
-                     "–" if acc is None else f"{100 * acc:.1f}", "–" if best is None else f"{100 * best:.1f}",
-                     str(s.get("steps", "running")), str(s.get("steps_to_converge", "–")), str(s.get("stopped", "–")),
+        rows.append([f"`{_rel(run, root)}`", run_label(read_config(run)), _pct(s.get("val_accuracy")),
+                     _pct(s.get("test_accuracy")), _pct(s.get("test_accuracy_last")),
+                     str(s.get("selected_step", "–")), str(s.get("steps", "running")),
+                     str(s.get("steps_to_converge", "–")), str(s.get("stopped", "–")),
                      str(s.get("wall_seconds", "–")), str(s.get("device", "–"))])
-    header = ["run", "task / body / init / freeze", "test acc %", "best %", "steps", "steps to converge", "stopped",
-              "wall s", "device"]
+    header = ["run", "task / body / init / freeze", "val acc % (selected)", "test acc % (selected)",
+              "test acc % (last step)", "selected step", "steps", "steps to converge", "stopped", "wall s", "device"]
     return doc.Table(header, rows)
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
 
 
 def curve_blocks(runs: list[Path]) -> list[doc.Block]:
@@ -314,8 +317,8 @@ def build(root: Path, options: Options | None = None) -> tuple[str, list[doc.Blo
         raise FileNotFoundError(f"{root} is not a directory: give a run directory, a folder of runs, or a "
                                 "fpt reproduce output")
     kind = kind_of(root)
-    runs = find_runs(root)
     results = read_results(root) if kind == "reproduce" else []
+    runs = list(dict.fromkeys([*reproduce_runs(root, results), *find_runs(root)]))
     if not runs and not results:
         raise FileNotFoundError(f"{root} holds no run directory (config.yaml + metrics.jsonl) and no results.csv")
     title, command = reproduce_header(root, results) if kind == "reproduce" else (
@@ -324,9 +327,14 @@ def build(root: Path, options: Options | None = None) -> tuple[str, list[doc.Blo
     blocks: list[doc.Block] = [doc.Para(f"Report on {what} in `{root}`, written {time.strftime('%Y-%m-%d %H:%M')}.")]
     if results:
         metrics = sorted({r["metric"] for r in results})
+        from fpt.report import BELOW_MAJORITY, NOT_COMPARED, comparison_notes
+
         blocks += [doc.Heading("Paper vs ours"),
                    doc.Para(f"Each cell: ours / paper (ours − paper); metric {', '.join(metrics)} "
-                            "(accuracies in %)."), paper_table(results)]
+                            f"(accuracies in %); several seeds: mean ± std (n). {NOT_COMPARED}: not the paper's task, "
+                            f"no difference printed. ⚠ {BELOW_MAJORITY}: not better than always answering the "
+                            "most frequent class."), paper_table(results),
+                   *(doc.Para(n) for n in comparison_notes(results))]
     if runs:
         blocks += [doc.Heading("Runs"), runs_table(runs, root), doc.Heading("Learning curves"), *curve_blocks(runs)]
         if options.attention != "never":

@@ -45,14 +45,15 @@ def test_single_run_report(xor_run, tmp_path):
 
 
 def test_reproduce_output_report(xor_run, tmp_path):
-    out = tmp_path / "table6-quick"
-    shutil.copytree(xor_run, out / "fpt" / "bit-xor")
+    out = tmp_path / "all" / "table6"
+    shutil.copytree(xor_run, tmp_path / "all" / "runs" / "abc123")  # the shared store beside the table
     config = resume_config(xor_run)
     cells = [Cell("fpt", "bit-xor", config, "steps_to_converge", 500.0),
              Cell("random", "bit-xor", None, "steps_to_converge", 20000.0, skip="not at this scale")]
     table = Table("table6", "Table 6: steps to converge", "quick", ["fpt", "random"], ["bit-xor"], cells)
     summary = json.loads((xor_run / "summary.json").read_text())
-    results = [{"cell": cells[0], "summary": summary, "status": "done", "note": ""},
+    results = [{"cell": cells[0], "summary": summary, "status": "done", "note": "", "seed": 0,
+                "run_dir": tmp_path / "all" / "runs" / "abc123"},
                {"cell": cells[1], "summary": None, "status": "skipped", "note": "not at this scale"}]
     write_report(table, results, out, "fpt reproduce table6 --scale quick")
     original = (out / "report.md").read_text()
@@ -62,6 +63,8 @@ def test_reproduce_output_report(xor_run, tmp_path):
     assert "<title>Table 6: steps to converge</title>" in page and "<h2>Paper vs ours</h2>" in page
     ours = summary["steps_to_converge"]
     assert f"<td>{ours} / 500 ({ours - 500:+.1f})</td>" in page and "<td>skipped / 20000</td>" in page
+    assert "../runs/abc123" in (out / "results.csv").read_text()
+    assert "<code>../runs/abc123</code>" in page  # the run results.csv names, in the shared store
     assert "fpt reproduce table6 --scale quick" in page
     assert '<img src="data:image/png;base64,' in page and "<h2>Attention" not in page
     md = (out / "report.md").read_text()

@@ -1,23 +1,33 @@
-"""fpt reproduce: run a paper table's grid and write report.md and results.csv."""
+"""fpt reproduce: run a paper table's grid (or all of them) and write report.md and results.csv."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import shlex
-import sys
 from pathlib import Path
 
-HELP = "run one of the paper's tables (resumable) and compare with the paper; --dry-run lists the runs"
+HELP = "run one of the paper's tables, or all (resumable), and compare with the paper; --dry-run lists the runs"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("table", help="table1 ... table21, or 'list'")
+    p.add_argument("table", help="table1 ... table21, 'all', or 'list'")
     p.add_argument("--scale", default="quick", choices=["quick", "paper"],
                    help="quick: CPU-sized stand-ins; paper: the full protocol (GPU, hub, datasets)")
-    p.add_argument("--out", default=None, help="results directory (default: results/TABLE-SCALE)")
-    p.add_argument("--dry-run", action="store_true", help="list the runs and their parameter counts; train nothing")
+    p.add_argument("--out", default=None,
+                   help="results directory (default: results/TABLE-SCALE; for 'all': results/SCALE, one TABLE/ "
+                        "folder per table)")
+    p.add_argument("--store", default=None,
+                   help="run store shared by tables: STORE/<hash of the resolved config>/ (default: OUT/runs)")
+    p.add_argument("--seeds", default=None, help="run every cell for each of these seeds, e.g. 0,1,2 "
+                                                 "(report: mean ± std (n)); default: the config's seed")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the runs, their parameter counts and config errors (layers beyond the body's depth, "
+                        "bad task options or freeze policies); train nothing")
     p.add_argument("--only", default=None, help="run only cells whose 'row/column' contains this text")
+    p.add_argument("--prune-checkpoints", action="store_true",
+                   help="afterwards, delete checkpoint/ and best/ of finished runs in the store (keeps config.yaml, "
+                        "metrics.jsonl, summary.json and pretrained bodies)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -48,43 +58,116 @@ def _counts(config, cache: dict) -> str:
             trainable = sum(c.trainable for c in counts.values())
             total = sum(c.total for c in counts.values())
             cache[key] = f"{trainable:,} trained of {total:,}"
-        except (OSError, RuntimeError) as exc:  # e.g. a hub id whose config is not cached
+        except (OSError, RuntimeError, ValueError) as exc:  # e.g. a hub id whose config is not cached
             cache[key] = f"counts need the body's config ({str(exc).splitlines()[0][:90]})"
     return cache[key]
 
 
+def parse_seeds(text: str | None) -> list[int] | None:
+    from fpt.config import ConfigError
+
+    if text is None:
+        return None
+    try:
+        seeds = [int(s) for s in text.replace(" ", "").split(",") if s]
+    except ValueError:
+        raise ConfigError(f"--seeds {text!r}: give integers joined by ',', e.g. 0,1,2") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"--seeds {text!r}: give distinct integers joined by ',', e.g. 0,1,2")
+    return seeds
+
+
+def dry_run(table, store, seeds, out: Path, only: str | None, cache: dict) -> int:
+    """Print the runs of a table; returns the number of config errors found."""
+    from fpt.experiments.runner import read_summary, selected
+    from fpt.experiments.validate import check_config
+
+    cells = [c for c in table.cells if selected(c, only)]
+    print(f"{table.title} [{table.scale}] -> {out} (runs in {store.root})")
+    errors = 0
+    for cell in cells:
+        name = f"{cell.row}/{cell.column}"
+        if cell.quoted:
+            print(f"  quote {name:<47} {cell.paper} from {cell.quoted}")
+            continue
+        if cell.skip:
+            print(f"  skip {name:<48} {cell.skip}")
+            continue
+        for seed in seeds or [cell.config.seed]:
+            planned = store.plan(table, cell, seed)
+            c = planned.config
+            problems = check_config(c)
+            errors += len(problems)
+            status = "ERROR" if problems else "done " if read_summary(planned.run_dir) else "run  "
+            pre = f" after pretraining on {cell.pretrain_task}" if cell.pretrain_task else ""
+            print(f"  {status}{name:<48} task={c.task} {c.task_options or ''} body={c.body} "
+                  f"init={c.init}{pre} freeze={c.freeze}{f' layers={c.layers}' if c.layers else ''} "
+                  f"steps={c.steps} seed={c.seed} run={planned.key}"
+                  + ("" if problems else f" | {_counts(c, cache)}"))
+            for problem in problems:
+                print(f"      error: {problem}")
+    return errors
+
+
+def _command(name: str, scale: str, out: Path, store: Path, seeds: list[int] | None) -> str:
+    parts = ["fpt", "reproduce", name, "--scale", scale, "--out", str(out)]
+    if store != out / "runs":
+        parts += ["--store", str(store)]
+    if seeds:
+        parts += ["--seeds", ",".join(map(str, seeds))]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
 def run(args: argparse.Namespace) -> int:
     from fpt.experiments import expand, table_names
-    from fpt.experiments.runner import cell_dir, resolved_config, run_table
+    from fpt.experiments.runner import Store, prune_checkpoints, run_table
     from fpt.report import write_report
 
     if args.table == "list":
         for name in table_names():
             print(name)
         return 0
-    table = expand(args.table, args.scale)
-    out = Path(args.out or f"results/{args.table}-{args.scale}")
+    seeds = parse_seeds(args.seeds)
+    every = args.table == "all"
+    names = table_names() if every else [args.table]
+    tables = [expand(name, args.scale) for name in names]  # every name and YAML checked before anything runs
+    root = Path(args.out or (f"results/{args.scale}" if every else f"results/{args.table}-{args.scale}"))
+    store = Store(Path(args.store) if args.store else root / "runs")
+    outs = {t.name: (root / t.name if every else root) for t in tables}
     if args.dry_run:
-        if args.only:
-            table = dataclasses.replace(table, cells=[c for c in table.cells if args.only in f"{c.row}/{c.column}"])
         cache: dict = {}
-        print(f"{table.title} [{args.scale}] -> {out}")
-        for cell in table.cells:
-            name = f"{cell.row}/{cell.column}"
-            if cell.skip:
-                print(f"  skip {name:<48} {cell.skip}")
-                continue
-            done = (cell_dir(out, cell) / "summary.json").is_file()
-            c = resolved_config(table, cell, out, progress=False, create=False)
-            pre = f" after pretraining on {cell.pretrain_task}" if cell.pretrain_task else ""
-            print(f"  {'done' if done else 'run '} {name:<48} task={c.task} {c.task_options or ''} body={c.body} "
-                  f"init={c.init}{pre} freeze={c.freeze}{f' layers={c.layers}' if c.layers else ''} "
-                  f"steps={c.steps} | {_counts(c, cache)}")
+        errors = sum(dry_run(t, store, seeds, outs[t.name], args.only, cache) for t in tables)
+        if errors:
+            print(f"{errors} config error(s): these cells would fail when run")
+            return 1
         return 0
-    results = run_table(table, out, progress=not args.quiet, only=args.only)
-    command = "fpt " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[0].endswith("fpt") else \
-        f"fpt reproduce {args.table} --scale {args.scale}"
-    rows = write_report(table, results, out, command)
-    done = sum(r["status"] == "done" for r in rows)
-    print(f"{done} of {len(rows)} cells done; report: {out / 'report.md'}, {out / 'results.csv'}")
+    summary = []
+    for table in tables:
+        out = outs[table.name]
+        results = run_table(table, store, seeds, progress=not args.quiet, only=args.only)
+        rows = write_report(table, results, out, _command(table.name, args.scale, out, store.root, seeds))
+        cells = [r for r in rows if r["status"] not in ("derived", "not derived", "counted", "not counted")]
+        done = sum(r["status"] == "done" for r in cells)
+        failed = sum(r["status"] == "failed" for r in cells)
+        summary.append((table, out, done, failed, len(cells)))
+        print(f"{table.name}: {done} of {len(cells)} cells done{f', {failed} failed' if failed else ''}; "
+              f"report: {out / 'report.md'}, {out / 'results.csv'}")
+    if args.prune_checkpoints:
+        removed = prune_checkpoints(store.root)
+        print(f"pruned {len(removed)} checkpoint director{'y' if len(removed) == 1 else 'ies'} under {store.root}")
+    if every:
+        _write_index(root, args.scale, summary)
+        from fpt.experiments.claims import write_claims
+
+        path = write_claims(root)
+        print(f"index: {root / 'README.md'}; claims: {path}")
     return 0
+
+
+def _write_index(root: Path, scale: str, summary: list) -> None:
+    lines = [f"# Reproduced tables ({scale})", "", f"    fpt reproduce all --scale {scale} --out {root}", "",
+             "Runs are shared between tables through `runs/<hash of the resolved config>/`.", "",
+             "| table | cells done | failed | cells |", "|---|---|---|---|"]
+    for table, out, done, failed, total in summary:
+        lines.append(f"| [{table.title}]({out.relative_to(root).as_posix()}/report.md) | {done} | {failed} | {total} |")
+    (root / "README.md").write_text("\n".join(lines) + "\n")

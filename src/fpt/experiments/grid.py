@@ -2,13 +2,29 @@
 
 A table file (tables/NAME.yaml) names its rows and columns as RunConfig overrides; the
 task columns' defaults at each scale live in tasks.yaml. Every cell resolves to a
-validated RunConfig, or to a reason it is skipped at that scale.
+validated RunConfig, to a reason it is skipped at that scale, or to a figure the paper
+quotes from the literature (``quoted``: shown with its source, never run).
+
+Layers, later ones winning: the task column at the scale (tasks.yaml), the table's
+``base``, the scale's ``base``, the column, the scale's column, the row, the scale's row,
+the row's ``cells`` entry for the column, the scale's row ``cells`` entry. A table whose
+rows set the body must not also set it in a column (the row would win): put the shared
+body in ``base`` instead (Table 12 does).
+
+Special keys (not RunConfig fields): ``column`` (the task column a table column runs),
+``metric``, ``skip`` (why a cell does not run), ``cells``, ``paper_row`` (the row's key in
+paper_results.json), ``name`` (what a task column runs at a scale, when that is not the
+paper's task: quick's ``digits-patch`` stands where CIFAR-10 is), ``compare`` (why a
+column's figure cannot be compared with the paper's: no difference is printed),
+``quoted`` (the source of a literature figure the paper quotes), ``paper: null`` / ``true``
+(the cell shows no paper figure, another row holds it / shows it after all).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -17,19 +33,38 @@ import yaml
 from fpt.config import ConfigError, RunConfig, from_dict, merge
 
 SCALES = ("quick", "paper")
-SPECIAL = {"column", "metric", "skip", "cells", "paper_row"}
+SPECIAL = {"column", "metric", "skip", "cells", "paper_row", "name", "compare", "quoted", "paper"}
 PRETRAIN_PREFIX = "pretrain:"
 
 
 @dataclass(frozen=True)
 class Cell:
     row: str
-    column: str
-    config: RunConfig | None  # None when skipped
+    column: str  # the column's name at this scale (quick: what actually runs, e.g. digits-patch)
+    config: RunConfig | None  # None when skipped or quoted
     metric: str
     paper: float | None
     skip: str | None = None
     pretrain_task: str | None = None  # init "pretrain:TASK": a body pretrained on TASK first
+    paper_column: str = ""  # the column's key in the table file and in paper_results.json
+    quoted: str | None = None  # the paper's figure is quoted from this source: not an FPT run
+    compare: str | None = None  # None: same task as the paper's figure; else why no difference is printed
+
+    @property
+    def key(self) -> str:
+        return self.paper_column or self.column
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A row the report computes from other rows' results (e.g. Table 6's speed-up)."""
+
+    name: str
+    kind: str  # "ratio": numerator row / denominator row of the metric; "epoch_speedup": uncached / cached epoch
+    numerator: str = ""
+    denominator: str = ""
+    paper: dict[str, Any] = field(default_factory=dict)  # paper column -> figure (number or text)
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -41,40 +76,63 @@ class Table:
     columns: list[str]
     cells: list[Cell]
     notes: str = ""
+    derived: list[Derived] = field(default_factory=list)
+    counts: dict[str, Any] | None = None  # parameter columns (Table 8): {column, spec}
+    paper_key: str = ""
+    column_keys: list[str] = field(default_factory=list)  # the columns' keys in the table file (paper's names)
+
+    def key_of(self, column: str) -> str:
+        return dict(zip(self.columns, self.column_keys or self.columns, strict=True)).get(column, column)
 
 
 def _files():
     return resources.files("fpt.experiments")
 
 
+def _number(name: str) -> tuple[int, str]:
+    m = re.match(r"table(\d+)", name)
+    return (int(m.group(1)) if m else 10**6, name)
+
+
 def table_names() -> list[str]:
     names = [p.name[: -len(".yaml")] for p in (_files() / "tables").iterdir() if p.name.endswith(".yaml")]
-    return sorted(names, key=lambda n: (len(n.split("_")[0]), n))
+    return sorted(names, key=_number)
 
 
 def paper_results() -> dict[str, Any]:
     return json.loads((_files() / "paper_results.json").read_text())
 
 
-def _load(name: str) -> dict[str, Any]:
+def tasks_spec() -> dict[str, Any]:
+    return yaml.safe_load((_files() / "tasks.yaml").read_text())
+
+
+def load_spec(name: str) -> dict[str, Any]:
+    """A table file; ``same_as: OTHER`` takes OTHER's grid and keeps this file's title and notes."""
     path = _files() / "tables" / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(f"unknown table {name!r}; tables: {', '.join(table_names())}")
-    return yaml.safe_load(path.read_text())
+    spec = yaml.safe_load(path.read_text())
+    if "same_as" in spec:
+        return {**load_spec(spec["same_as"]), **{k: v for k, v in spec.items() if k != "same_as"}}
+    return spec
 
 
 def paper_value(results: dict[str, Any], key: str, row: str, column: str, transpose: bool) -> float | None:
+    value = paper_raw(results, key, row, column, transpose)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def paper_raw(results: dict[str, Any], key: str, row: str, column: str, transpose: bool) -> Any:
     table = results.get(key, {})
     outer, inner = (column, row) if transpose else (row, column)
     entry = table.get(outer)
     if isinstance(entry, dict):
-        value = entry.get(inner)
-    elif isinstance(entry, list):
+        return entry.get(inner)
+    if isinstance(entry, list):
         tasks = table.get("tasks", [])
-        value = entry[tasks.index(inner)] if inner in tasks else None
-    else:
-        value = entry
-    return float(value) if isinstance(value, (int, float)) else None
+        return entry[tasks.index(inner)] if inner in tasks else None
+    return entry
 
 
 def _columns(spec: Any) -> dict[str, dict[str, Any]]:
@@ -83,11 +141,19 @@ def _columns(spec: Any) -> dict[str, dict[str, Any]]:
     return {name: {"column": name, **(value or {})} for name, value in spec.items()}
 
 
+def column_name(key: str, task_column: str, standard: dict[str, Any]) -> str:
+    """A column's name at a scale: what it runs when that is not the paper's task."""
+    runs = standard.get("name")
+    if not runs or runs == task_column and key == task_column:
+        return key
+    return runs if key == task_column else f"{key} ({runs})"
+
+
 def expand(name: str, scale: str) -> Table:
     if scale not in SCALES:
         raise ConfigError(f"unknown scale {scale!r}; use one of {', '.join(SCALES)}")
-    spec = _load(name)
-    tasks = yaml.safe_load((_files() / "tasks.yaml").read_text())
+    spec = load_spec(name)
+    tasks = tasks_spec()
     standard = tasks[scale]
     bodies = tasks.get(f"{scale}_bodies", {})
     at_scale = (spec.get("scales") or {}).get(scale) or {}
@@ -95,6 +161,7 @@ def expand(name: str, scale: str) -> Table:
     columns = _columns(spec["columns"])
     scale_columns = at_scale.get("columns") or {}
     scale_rows = at_scale.get("rows") or {}
+    names = {key: column_name(key, c["column"], standard.get(c["column"], {})) for key, c in columns.items()}
     cells = []
     for row, row_spec in spec["rows"].items():
         row_spec = row_spec or {}
@@ -107,7 +174,9 @@ def expand(name: str, scale: str) -> Table:
                 row_spec, srow,
                 (row_spec.get("cells") or {}).get(column) or {}, (srow.get("cells") or {}).get(column) or {},
             ]
-            skip = at_scale.get("skip") or next((lay["skip"] for lay in layers if lay.get("skip")), None)
+            skip = at_scale.get("skip") or next((lay["skip"] for lay in reversed(layers) if lay.get("skip")), None)
+            quoted = next((lay["quoted"] for lay in reversed(layers) if lay.get("quoted")), None)
+            compare = "; ".join(dict.fromkeys(str(lay["compare"]) for lay in layers if lay.get("compare")))
             fields: dict[str, Any] = {}
             metric = spec.get("metric", "test_accuracy")
             for lay in layers:
@@ -115,8 +184,15 @@ def expand(name: str, scale: str) -> Table:
                 fields = merge(fields, {k: v for k, v in lay.items() if k not in SPECIAL})
             paper = paper_value(results, spec["paper"], row_spec.get("paper_row", row), column,
                                 bool(spec.get("transpose")))
+            shown = next((lay["paper"] for lay in reversed(layers) if "paper" in lay), True)
+            if not shown:
+                paper = None  # `paper: null`: this cell shows no paper figure (another row holds it)
+            common = dict(paper_column=column, compare=compare or None)
+            if quoted:
+                cells.append(Cell(row, names[column], None, metric, paper, quoted=str(quoted), **common))
+                continue
             if skip:
-                cells.append(Cell(row, column, None, metric, paper, skip=str(skip)))
+                cells.append(Cell(row, names[column], None, metric, paper, skip=str(skip), **common))
                 continue
             if "body" in fields:
                 fields["body"] = bodies.get(fields["body"], fields["body"])
@@ -125,5 +201,10 @@ def expand(name: str, scale: str) -> Table:
                 pretrain = fields["init"][len(PRETRAIN_PREFIX):]
                 fields["init"] = "random"  # replaced by checkpoint:PATH once the pretraining run exists
             config = from_dict(RunConfig, fields, where=f"table {name} ({scale}) cell {row}/{column}")
-            cells.append(Cell(row, column, config, metric, paper, pretrain_task=pretrain))
-    return Table(name, spec["title"], scale, list(spec["rows"]), list(columns), cells, spec.get("notes", ""))
+            cells.append(Cell(row, names[column], config, metric, paper, pretrain_task=pretrain, **common))
+    derived = [Derived(d_name, d.get("kind", "ratio"), d.get("numerator", ""), d.get("denominator", ""),
+                       {c: paper_raw(results, spec["paper"], d.get("paper_row", d_name), c, bool(spec.get("transpose")))
+                        for c in columns}, d.get("label", d_name))
+               for d_name, d in (spec.get("derived") or {}).items()]
+    return Table(name, spec["title"], scale, list(spec["rows"]), [names[c] for c in columns], cells,
+                 spec.get("notes", ""), derived, spec.get("counts"), spec["paper"], list(columns))

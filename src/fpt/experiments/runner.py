@@ -1,75 +1,108 @@
-"""Running a table's grid: resumable, one run directory per cell, errors kept per cell."""
+"""Running a table's grid: resumable, errors kept per cell, runs shared through a content-addressed store.
+
+Every run lives in ``STORE/<key>/`` where ``key`` is a short hash of the run's resolved
+config (every RunConfig field, the seed included). The same config in several tables
+(pretrained MiniLM, freeze paper, on bit-xor appears in Tables 1, 2, 9, 17, 19, ...) is one
+run, trained once. A body pretrained for Table 2 lives in ``STORE/pretrain-<key>/`` and the
+cells that use it are keyed by the pretraining run's key (not by where it lies on disk).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import shutil
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from fpt.config import RunConfig, from_dict, merge
-from fpt.experiments.grid import Cell, Table
+from fpt.experiments.grid import Cell, Table, tasks_spec
 
-METRIC_SCALE = {"test_accuracy": 100.0, "train_accuracy": 100.0, "best_test_accuracy": 100.0}
-
-
-def cell_dir(out: Path, cell: Cell) -> Path:
-    return out / cell.row / cell.column
-
-
-def _pretrain_config(table: Table, cell: Cell) -> RunConfig:
-    from importlib import resources
-
-    tasks = yaml.safe_load((resources.files("fpt.experiments") / "tasks.yaml").read_text())
-    base = {k: v for k, v in tasks[table.scale][cell.pretrain_task].items() if k != "skip"}
-    fields = merge(base, {"body": cell.config.body, "init": "random", "freeze": "none", "seed": cell.config.seed,
-                          "dropout": cell.config.dropout})
-    return from_dict(RunConfig, fields, where=f"pretraining on {cell.pretrain_task}")
+ACCURACIES = ("test_accuracy", "val_accuracy", "train_accuracy", "test_accuracy_last", "val_accuracy_last")
+METRIC_SCALE = dict.fromkeys(ACCURACIES, 100.0)  # summary fractions -> percent, as the paper prints them
+PRUNABLE = ("checkpoint", "best")  # what --prune-checkpoints deletes from finished runs
+KEY_LENGTH = 12
 
 
-def ensure_pretrained_body(table: Table, cell: Cell, out: Path, progress: bool) -> Path:
-    """Train (or reuse) a body on ``cell.pretrain_task`` with every parameter trained."""
+def config_key(config: RunConfig, **extra: Any) -> str:
+    """A short hash of every field of ``config`` (and ``extra``): equal configs share a run directory."""
+    data = {**config.to_dict(), **extra}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:KEY_LENGTH]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """Where one cell's run for one seed lives, and what it runs."""
+
+    config: RunConfig  # with init checkpoint:PATH for cells whose body is pretrained first
+    run_dir: Path
+    key: str
+    pretrain: tuple[RunConfig, Path] | None = None  # (config, run directory) of the body pretraining
+
+
+@dataclass(frozen=True)
+class Store:
+    root: Path
+
+    def plan(self, table: Table, cell: Cell, seed: int | None = None) -> Planned:
+        config = cell.config if seed is None else dataclasses.replace(cell.config, seed=seed)
+        if cell.pretrain_task is None:
+            key = config_key(config)
+            return Planned(config, self.root / key, key)
+        pre = pretrain_config(table.scale, cell.pretrain_task, config)
+        pre_dir = self.root / f"pretrain-{config_key(pre, purpose='pretrained body')}"
+        key = config_key(config, init=f"pretrain:{pre_dir.name}")  # where the body lies on disk is not part of it
+        return Planned(dataclasses.replace(config, init=f"checkpoint:{pre_dir / 'body'}"), self.root / key, key,
+                       (pre, pre_dir))
+
+
+def pretrain_config(scale: str, task_column: str, config: RunConfig) -> RunConfig:
+    """Pretraining a body on a task column: every parameter trained, the cell's body, seed and dropout."""
+    base = {k: v for k, v in tasks_spec()[scale][task_column].items() if k not in ("skip", "name", "compare")}
+    fields = merge(base, {"body": config.body, "init": "random", "freeze": "none", "seed": config.seed,
+                          "dropout": config.dropout})
+    return from_dict(RunConfig, fields, where=f"pretraining on {task_column}")
+
+
+def ensure_pretrained_body(pre: RunConfig, run_dir: Path, progress: bool) -> Path:
+    """Train (or reuse) a body with every parameter trained; returns the body directory."""
     import fpt
     from fpt.bodies import BodySpec
     from fpt.bodies.init import save_body
 
-    config = _pretrain_config(table, cell)
-    run_dir = out / "_pretrain" / f"{cell.pretrain_task}-{Path(config.body).name}-seed{config.seed}"
     body_dir = run_dir / "body"
     if (body_dir / "body.safetensors").is_file():
         return body_dir
-    exp = fpt.build(config)
+    exp = fpt.build(pre)
     fpt.fit(exp, out=run_dir, resume=(run_dir / "checkpoint").exists(), progress=progress)
-    save_body(exp.model.body, BodySpec(config.body, config.init, exp.data.spec.seq_len, config.dropout, config.seed),
-              body_dir)
+    save_body(exp.model.body, BodySpec(pre.body, pre.init, exp.data.spec.seq_len, pre.dropout, pre.seed), body_dir)
     return body_dir
 
 
-def resolved_config(table: Table, cell: Cell, out: Path, progress: bool, create: bool = True) -> RunConfig:
-    if cell.pretrain_task is None:
-        return cell.config
-    body_dir = ensure_pretrained_body(table, cell, out, progress) if create else out / "_pretrain" / "<to be trained>"
-    return dataclasses.replace(cell.config, init=f"checkpoint:{body_dir}")
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    file = run_dir / "summary.json"
+    return json.loads(file.read_text()) if file.is_file() else None
 
 
-def run_cell(table: Table, cell: Cell, out: Path, progress: bool = True) -> dict[str, Any]:
-    """Run one cell (or reuse its finished run); returns its summary."""
+def run_planned(planned: Planned, progress: bool = True) -> dict[str, Any]:
+    """Run one planned cell (or reuse its finished run); returns its summary."""
     import fpt
     from fpt.train import resume_config
 
-    run_dir = cell_dir(out, cell)
-    summary_file = run_dir / "summary.json"
-    if summary_file.is_file():
-        return json.loads(summary_file.read_text())
-    config = resolved_config(table, cell, out, progress)
-    resume = (run_dir / "checkpoint").is_dir()
-    if resume and resume_config(run_dir) != config:
-        raise ValueError(f"{run_dir} was started with a different config than table {table.name} now gives; "
+    done = read_summary(planned.run_dir)
+    if done is not None:
+        return done
+    if planned.pretrain is not None:
+        ensure_pretrained_body(*planned.pretrain, progress)
+    resume = (planned.run_dir / "checkpoint").is_dir()
+    if resume and resume_config(planned.run_dir) != planned.config:
+        raise ValueError(f"{planned.run_dir} was started with a different config than {planned.key} gives; "
                          "delete that directory to rerun the cell")
-    exp = fpt.build(config)
-    return fpt.fit(exp, out=run_dir, resume=resume, progress=progress)
+    exp = fpt.build(planned.config)
+    return fpt.fit(exp, out=planned.run_dir, resume=resume, progress=progress)
 
 
 def metric_value(summary: dict[str, Any], metric: str) -> float | None:
@@ -79,27 +112,51 @@ def metric_value(summary: dict[str, Any], metric: str) -> float | None:
     return float(value) * METRIC_SCALE.get(metric, 1.0)
 
 
-def run_table(table: Table, out: Path, progress: bool = True, only: str | None = None) -> list[dict[str, Any]]:
-    """Run every cell (or those whose ``row/column`` contains ``only``); one result row per cell.
+def selected(cell: Cell, only: str | None) -> bool:
+    return only is None or only in f"{cell.row}/{cell.column}" or only in f"{cell.row}/{cell.key}"
 
-    Cells left out by ``only`` are still reported: with their finished run if there is one.
+
+def run_table(table: Table, store: Store, seeds: list[int] | None = None, progress: bool = True,
+              only: str | None = None) -> list[dict[str, Any]]:
+    """Run every cell for every seed (or the cells whose ``row/column`` contains ``only``).
+
+    One result per cell and seed: {cell, seed, summary, status, note, run_dir}; status is
+    done, failed, not run, skipped or quoted. Cells left out by ``only`` are still reported
+    with their finished run if the store has one. A failing cell never stops the table.
     """
-    from fpt.cli import USER_ERRORS
-
-    rows = []
+    results = []
     for cell in table.cells:
-        row = {"cell": cell, "summary": None, "status": "skipped", "note": cell.skip or ""}
-        finished = cell_dir(out, cell) / "summary.json"
-        if cell.skip is None and only is not None and only not in f"{cell.row}/{cell.column}":
-            if finished.is_file():
-                row["summary"], row["status"] = json.loads(finished.read_text()), "done"
+        if cell.quoted or cell.skip:
+            status = "quoted" if cell.quoted else "skipped"
+            results.append({"cell": cell, "seed": None, "summary": None, "status": status,
+                            "note": cell.quoted or cell.skip or "", "run_dir": None})
+            continue
+        for seed in seeds or [cell.config.seed]:
+            planned = store.plan(table, cell, seed)
+            row = {"cell": cell, "seed": seed, "summary": None, "status": "done", "note": "",
+                   "run_dir": planned.run_dir}
+            if not selected(cell, only):
+                row["summary"] = read_summary(planned.run_dir)
+                if row["summary"] is None:
+                    row["status"], row["note"] = "not run", f"not selected by --only {only!r}"
             else:
-                row["status"], row["note"] = "not run", f"not selected by --only {only!r}"
-        elif cell.skip is None:
-            try:
-                row["summary"] = run_cell(table, cell, out, progress)
-                row["status"] = "done"
-            except USER_ERRORS as exc:  # one cell's missing data or weights must not sink the table
-                row["status"], row["note"] = "failed", str(exc)
-        rows.append(row)
-    return rows
+                try:
+                    row["summary"] = run_planned(planned, progress)
+                except Exception as exc:  # noqa: BLE001 - one cell's missing data, weights or crash must not sink the rest
+                    row["status"], row["note"] = "failed", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                    print(f"fpt reproduce: {table.name} {cell.row}/{cell.column} seed {seed} failed: {row['note']}",
+                          file=sys.stderr)
+            results.append(row)
+    return results
+
+
+def prune_checkpoints(root: Path) -> list[Path]:
+    """Delete checkpoint/ and best/ of every finished run under ``root`` (a pretrained body/ is kept)."""
+    removed = []
+    for summary in sorted(Path(root).glob("*/summary.json")):
+        for name in PRUNABLE:
+            path = summary.parent / name
+            if path.is_dir():
+                shutil.rmtree(path)
+                removed.append(path)
+    return removed
