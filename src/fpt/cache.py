@@ -56,6 +56,9 @@ def plan_cache(exp: Experiment) -> CachePlan:
         return CachePlan(None, "the training stream is generated afresh for every batch")
     if exp.data.train.transform is not None and getattr(exp.data.train.transform, "random", True):
         return CachePlan(None, "training inputs are randomly transformed (augmentation)")
+    if exp.config.padding == "ignore" and exp.config.trim_padding and exp.data.train.data.lengths is not None:
+        return CachePlan(None, "padding=ignore reads the last position of each trimmed batch, which depends on how "
+                               "batches are formed; set trim_padding=false to cache")
     if first == model.layers:
         return CachePlan(-1)
     if first == 0:
@@ -63,6 +66,9 @@ def plan_cache(exp: Experiment) -> CachePlan:
     if exp.config.dropout > 0:
         return CachePlan(None, f"dropout={exp.config.dropout} in the frozen blocks would be lost by caching them; "
                                "set dropout=0 to cache the frozen prefix")
+    if getattr(model.body, "variant", None) == "official":
+        return CachePlan(None, "the official LSTM cell draws random initial states at every forward pass, "
+                               "which caching its blocks would fix once")
     examples = len(exp.data.train) + sum(len(b) for b in exp.data.eval_sets.values())
     size = examples * model.spec.seq_len * model.body.width * 4
     if size > PREFIX_CACHE_MAX_BYTES:

@@ -37,6 +37,23 @@ class RunConfig:
     freeze: str = _help("freeze policy: a name (paper, output, ...) or trained groups joined by ','", "paper")
     layers: int | None = _help("use only the first N blocks of the body", None)
     dropout: float = _help("dropout inside the body (the paper: 0.1)", 0.1)
+    input_init: str = _help("input layer init: gpt2 (an embedding table drawn N(0, 0.02), GPT-2's own init; a "
+                            "linear layer orthogonal with gain sqrt(2), bias 0) | official (as the official FPT "
+                            "code: nn.Embedding's default N(0, 1); orthogonal gain 1.41, bias 0). docs/fidelity.md",
+                            "gpt2")
+    input_dropout: bool = _help("dropout (at the rate `dropout`) on the output of a linear input layer, as the "
+                                "official code's input network has; never after an embedding table (nor there)",
+                                False)
+    padding: str = _help("mask (padding is masked out of attention and the head reads each example's last real "
+                         "token) | ignore (as the official code: no attention mask, the head reads the last "
+                         "position of the padded batch, a padding token for shorter examples; results then depend "
+                         "on trim_padding, bucket_batches and batch sizes)", "mask")
+    vit_positions: str = _help("ViT bodies only: resized (ViT's pretrained position table fitted to the task's "
+                               "length) | official (a new zero-initialised table of 1024 rows, as the official code)",
+                               "resized")
+    lstm_variant: str = _help("LSTM bodies only: fpt (each block one nn.LSTM then a LayerNorm, zero initial states) | "
+                              "official (the official code's LNLSTM: layer norm inside the cell, uniform init, random "
+                              "initial states drawn on every forward pass, dropout on each step's output)", "fpt")
     steps: int = _help("maximum optimizer steps", 2000)
     batch_size: int = _help("examples per optimizer step", 16)
     grad_accum: int = _help("split each step's batch into this many micro-batches (same result, less memory)", 1)
@@ -51,7 +68,7 @@ class RunConfig:
     diverge_loss: float = _help("a training loss above this (or NaN/inf) marks the run diverged and stops it", 100.0)
     last_block_rows: bool = _help("compute the last block only for the k tokens the head reads (same result, less work)",
                                   True)
-    trim_padding: bool = _help("cut each batch to its longest real sequence (same result, less work)", True)
+    trim_padding: bool = _help("cut each batch to its longest real sequence (same result unless padding=ignore; less work)", True)
     bucket_batches: int = _help("variable-length tasks (ListOps, remote homology): sort training examples by length "
                                 "within windows of this many batches, so each batch wastes little padding; "
                                 "0 = plain shuffling", 50)
@@ -80,6 +97,10 @@ class RunConfig:
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
             (self.init in {"pretrained", "random", "stats"} or self.init.startswith("checkpoint:"), "init",
              "must be pretrained, random, stats or checkpoint:PATH"),
+            (self.input_init in {"gpt2", "official"}, "input_init", "must be gpt2 or official"),
+            (self.padding in {"mask", "ignore"}, "padding", "must be mask or ignore"),
+            (self.vit_positions in {"resized", "official"}, "vit_positions", "must be resized or official"),
+            (self.lstm_variant in {"fpt", "official"}, "lstm_variant", "must be fpt or official"),
         ]
         for ok, name, msg in checks:
             if not ok:

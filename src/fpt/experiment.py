@@ -60,7 +60,8 @@ def resolve_device(name: str) -> torch.device:
 
 def build_model(config: RunConfig, spec: InputSpec) -> FPT:
     """Body and trainable layers for a task shape; trainable layers seeded by ``config.seed``."""
-    body = build_body(BodySpec(config.body, config.init, spec.seq_len, config.dropout, config.seed))
+    body = build_body(BodySpec(config.body, config.init, spec.seq_len, config.dropout, config.seed,
+                               vit_positions=config.vit_positions, lstm_variant=config.lstm_variant))
     if config.layers is not None:
         if not 1 <= config.layers <= len(body.blocks):
             raise ValueError(f"layers={config.layers} must be in 1..{len(body.blocks)} for body {config.body!r}")
@@ -68,7 +69,8 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT:
         del body.blocks[config.layers:]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        model = FPT(body, spec, last_block_rows=config.last_block_rows)
+        model = FPT(body, spec, last_block_rows=config.last_block_rows, input_init=config.input_init,
+                    input_dropout=config.dropout if config.input_dropout else 0.0, padding=config.padding)
     apply_policy(model, config.freeze)
     return model
 

@@ -38,46 +38,83 @@ class InputSpec:
             raise ValueError(f"num_outputs={self.num_outputs} must be in 1..seq_len={self.seq_len}")
 
 
-def input_layer(spec: InputSpec, width: int) -> nn.Module:
+INPUT_INITS = ("gpt2", "official")
+OFFICIAL_ORTH_GAIN = 1.41  # the official code's orth_gain (scripts/run.py), a rounded sqrt(2)
+
+
+def input_layer(spec: InputSpec, width: int, init: str = "gpt2") -> nn.Module:
+    """The trainable input layer: an embedding table for discrete tokens, else a linear layer.
+
+    ``init``: ``gpt2`` draws the table N(0, 0.02) (GPT-2's own embedding init) and the linear
+    layer orthogonal with gain sqrt(2); ``official`` keeps nn.Embedding's default N(0, 1) and
+    uses gain 1.41, as the official FPT code does. Biases start at 0 either way.
+    """
+    if init not in INPUT_INITS:
+        raise ValueError(f"input init {init!r} is not one of {', '.join(INPUT_INITS)}")
     if spec.vocab_size is not None:
-        layer = nn.Embedding(spec.vocab_size, width)
-        nn.init.normal_(layer.weight, std=0.02)
+        layer = nn.Embedding(spec.vocab_size, width)  # PyTorch's default init: N(0, 1), the official code's
+        if init == "gpt2":
+            nn.init.normal_(layer.weight, std=0.02)
         return layer
     layer = nn.Linear(spec.token_dim, width)
     # Orthogonal init keeps the input's geometry, which matters most when this layer is frozen.
-    nn.init.orthogonal_(layer.weight, gain=math.sqrt(2))
+    nn.init.orthogonal_(layer.weight, gain=math.sqrt(2) if init == "gpt2" else OFFICIAL_ORTH_GAIN)
     nn.init.zeros_(layer.bias)
     return layer
 
 
+PADDING = ("mask", "ignore")
+
+
 class FPT(nn.Module):
-    def __init__(self, body: Body, spec: InputSpec, layers: int | None = None, last_block_rows: bool = True) -> None:
+    def __init__(self, body: Body, spec: InputSpec, layers: int | None = None, last_block_rows: bool = True,
+                 input_init: str = "gpt2", input_dropout: float = 0.0, padding: str = "mask") -> None:
         super().__init__()
         if layers is not None and not 1 <= layers <= len(body.blocks):
             raise ValueError(f"layers={layers} must be in 1..{len(body.blocks)} for this body")
+        if padding not in PADDING:
+            raise ValueError(f"padding {padding!r} is not one of {', '.join(PADDING)}")
         self.spec = spec
-        self.input = input_layer(spec, body.width)
+        self.input = input_layer(spec, body.width, input_init)
+        # The official code's input network ends in a dropout after a linear layer (none after an
+        # embedding table); it has no parameters, so checkpoints are the same with or without it.
+        self.input_drop = nn.Dropout(input_dropout) if input_dropout > 0 and spec.token_dim is not None else None
+        # "ignore": the official code's handling of padded batches (no attention mask, read the last position).
+        self.padding = padding
         self.body = body
         self.layers = layers if layers is not None else len(body.blocks)
         self.head = nn.Linear(body.width, spec.per_token * spec.num_classes)
         # The head reads k tokens, so the last block need only compute those (when the body can).
         self.last_block_rows = last_block_rows and hasattr(body, "block_rows")
 
+    def embed(self, x: Tensor) -> Tensor:
+        """Input layer (and its dropout, if any), then the body's positions: (B, T, D)."""
+        h = self.input(x)  # (B, T, D)
+        if self.input_drop is not None:
+            h = self.input_drop(h)
+        return self.body.embed(h)
+
     def pad_mask(self, x: Tensor, lengths: Tensor | None) -> Tensor | None:
-        if lengths is None:
+        if lengths is None or self.padding == "ignore":
             return None
         return torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]  # (B, T)
 
     def output_rows(self, x: Tensor, lengths: Tensor | None) -> Tensor:
-        """Positions (B, k) of the last k real tokens: the ones the head reads; never padding."""
+        """Positions (B, k) of the last k real tokens: the ones the head reads; never padding.
+
+        With ``padding="ignore"`` (the official code) they are the batch's last k positions instead.
+        """
         k, T = self.spec.num_outputs, x.shape[1]
-        last = torch.full((x.shape[0],), T, device=x.device) if lengths is None else lengths
+        if lengths is None or self.padding == "ignore":  # ignore: the batch's last k positions, padding or not
+            last = torch.full((x.shape[0],), T, device=x.device)
+        else:
+            last = lengths
         return last[:, None] - k + torch.arange(k, device=x.device)[None, :]  # (B, k)
 
     def hidden(self, x: Tensor, lengths: Tensor | None = None, layers: int | None = None) -> Tensor:
         """Hidden states (B, T, D) after the first ``layers`` blocks (default all, then the final norm)."""
         mask = self.pad_mask(x, lengths)
-        h = self.body.embed(self.input(x))  # (B, T, D)
+        h = self.embed(x)  # (B, T, D)
         for i in range(self.layers if layers is None else layers):
             h = self.body.block(i, h, mask)  # (B, T, D)
         return self.body.final_norm(h) if layers is None else h
@@ -89,7 +126,7 @@ class FPT(nn.Module):
 
     def features(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
         """What the head sees: final hidden states of the last k real tokens (B, k, D)."""
-        return self.features_from(self.body.embed(self.input(x)), lengths, start=0)
+        return self.features_from(self.embed(x), lengths, start=0)
 
     def features_from(self, h: Tensor, lengths: Tensor | None, start: int) -> Tensor:
         """``features`` from the hidden states (B, T, D) entering block ``start`` (a cached frozen prefix)."""

@@ -1,7 +1,10 @@
 """LSTM bodies (Tables 3-5): tiny widths on CPU through the same FPT as the transformers."""
 
+import math
+
 import pytest
 import torch
+from torch import nn
 
 from fpt.bodies import BODIES, Body, BodySpec, BodyUnavailableError, build_body
 from fpt.bodies.lstm import LSTM_VARIANTS, LSTM_WIDTH, build_lstm
@@ -169,3 +172,137 @@ def test_frozen_lstm_body_learns_a_toy_task():
         losses.append(loss.item())
     assert losses[-1] < 0.75 * losses[0], losses
     assert all(torch.equal(p, frozen[n]) for n, p in model.named_parameters() if n in frozen)
+
+
+# The official code's LNLSTM (lstm_variant="official").
+
+OFFICIAL_CODE = "/work/shared/official"
+
+
+def tiny_official(name: str, seq_len: int = 8, seed: int = 0, dropout: float = 0.0):
+    layers, residual, positional = LSTM_VARIANTS[name]
+    spec = BodySpec(name, "random", seq_len=seq_len, dropout=dropout, seed=seed, lstm_variant="official")
+    return build_lstm(spec, layers, W, residual, positional)
+
+
+@pytest.mark.parametrize("name", list(LSTM_VARIANTS))
+def test_official_variant_normalises_inside_the_cell(name):
+    from fpt.bodies.lstm import CellNorm, LSTMBlock, OfficialLSTMBlock
+
+    layers, _, positional = LSTM_VARIANTS[name]
+    official, ours = tiny_official(name), tiny(name)
+    assert all(isinstance(b, OfficialLSTMBlock) for b in official.blocks)
+    assert all(isinstance(b, LSTMBlock) for b in ours.blocks)
+    assert not any(isinstance(m, (nn.LayerNorm, nn.LSTM)) for m in official.modules())  # no norm after the block
+    assert sum(isinstance(m, CellNorm) for m in official.modules()) == 3 * layers  # i2h, h2h and cell norms
+    assert not any(isinstance(m, CellNorm) for m in ours.modules())
+    model = FPT(official, InputSpec(seq_len=8, num_classes=3, token_dim=4))
+    groups = group_of_parameters(model)
+    apply_policy(model, "paper")
+    counts = count_parameters(model)
+    assert counts["layernorm"].trainable == layers * 2 * (4 * W + 4 * W + W)
+    assert counts["recurrent"].trainable == 0 and counts["recurrent"].total == layers * 2 * (4 * W * W + 4 * W)
+    assert all(p.requires_grad == (groups[n] != "recurrent") for n, p in model.named_parameters())
+    if positional:  # the official code's lstm_pos_embed: zeros, 1024 rows
+        assert tuple(official.positions.shape) == (1024, W) and torch.all(official.positions == 0)
+    else:
+        assert official.positions is None
+
+
+def test_official_initialisation_is_uniform_with_the_codes_bounds():
+    block = tiny_official("lstm-3").blocks[0]
+    for p in (*block.i2h.parameters(), *block.h2h.parameters()):
+        assert p.abs().max() <= 1 / math.sqrt(W) and p.std() > 0.5 / math.sqrt(3 * W)
+    for norm, n in ((block.ln_i2h, 4 * W), (block.ln_h2h, 4 * W), (block.ln_cell, W)):
+        for p in (norm.weight, norm.bias):  # neither 1 nor 0: U(-1/sqrt(n), 1/sqrt(n)), as the code draws them
+            assert p.abs().max() <= 1 / math.sqrt(n) and p.std() > 0.5 / math.sqrt(3 * n)
+
+
+@torch.no_grad()
+def test_official_cell_matches_its_equations_step_by_step():
+    block = tiny_official("lstm-3").blocks[0].eval()
+    h = torch.randn(2, 3, W)
+    torch.manual_seed(7)
+    out = block(h)
+    torch.manual_seed(7)
+    hx, cx = block.initial_state(h)  # the same draws
+
+    def norm(m, x):
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=True, keepdim=True)
+        return m.weight * (x - mean) / (var + 1e-6).sqrt() + m.bias
+
+    for t in range(3):
+        pre = norm(block.ln_i2h, h[:, t] @ block.i2h.weight.T + block.i2h.bias) + norm(
+            block.ln_h2h, hx @ block.h2h.weight.T + block.h2h.bias)
+        i, f, o, g = pre[:, :W].sigmoid(), pre[:, W:2 * W].sigmoid(), pre[:, 2 * W:3 * W].sigmoid(), pre[:, 3 * W:].tanh()
+        cx = norm(block.ln_cell, f * cx + i * g)
+        hx = o * cx.tanh()
+        torch.testing.assert_close(out[:, t], hx)
+
+
+@torch.no_grad()
+def test_official_initial_states_are_random_at_every_forward():
+    body = tiny_official("lstm-3").eval()
+    h = torch.randn(2, 5, W)
+    a, b = body.block(0, h, None), body.block(0, h, None)
+    assert not torch.allclose(a, b)  # the official code's evaluation is not deterministic either
+    torch.manual_seed(0)
+    a = body.block(0, h, None)
+    torch.manual_seed(0)
+    torch.testing.assert_close(body.block(0, h, None), a)
+
+
+def test_official_dropout_is_inside_the_cell_only():
+    body = tiny_official("lstm-3", dropout=0.5)
+    assert all(m.p == 0 for m in body.modules() if isinstance(m, nn.Dropout))
+    assert all(b.dropout == 0.5 for b in body.blocks)
+    h = torch.randn(4, 6, W)
+    body.train()
+    torch.manual_seed(0)
+    out = body.block(0, h, None)
+    assert 0.3 < (out == 0).float().mean().item() < 0.7
+
+
+def test_official_variant_through_the_config():
+    model = build_model(RunConfig(body="lstm-3-w384", init="random", lstm_variant="official"),
+                        InputSpec(seq_len=4, num_classes=2, token_dim=3))
+    assert model.body.variant == "official" and len(model.body.blocks) == 3 and model.body.width == 384
+    with pytest.raises(ValueError, match="lstm_variant"):
+        build_lstm(BodySpec("lstm-3", "random", seq_len=4, lstm_variant="gru"), 3, W, False, False)
+
+
+@torch.no_grad()
+@pytest.mark.skipif(not __import__("os").path.isdir(OFFICIAL_CODE), reason="the official code is not on this machine")
+def test_official_variant_equals_the_official_lnlstm(monkeypatch):
+    """The same weights and initial states give the same outputs as the released LNLSTM (imported, not copied)."""
+    monkeypatch.syspath_prepend(OFFICIAL_CODE)
+    from universal_computation.models.lstm import LNLSTM
+
+    torch.manual_seed(0)
+    ref = LNLSTM(input_size=W, hidden_size=W, num_layers=3, batch_first=True, residual=True, dropout=0.0,
+                 bidirectional=0).eval()
+    body = tiny_official("lstm-12-residual")  # residual like the reference
+    del body.blocks[3:]
+    for i, layer in enumerate(ref.layers):
+        ours = body.blocks[i]
+        for name in ("i2h", "h2h"):
+            getattr(ours, name).weight.copy_(getattr(layer, name).weight)
+            getattr(ours, name).bias.copy_(getattr(layer, name).bias)
+        for name in ("ln_i2h", "ln_h2h", "ln_cell"):
+            getattr(ours, name).weight.copy_(getattr(layer, name).alpha.view(-1))
+            getattr(ours, name).bias.copy_(getattr(layer, name).beta.view(-1))
+    x = torch.randn(2, 5, W)
+    states = [(torch.randn(1, 2, W), torch.randn(1, 2, W)) for _ in range(3)]
+    expected, _ = ref(x, hiddens=states)
+    draws = iter(states)
+
+    def given_state(h):
+        hx, cx = next(draws)
+        return hx[0], cx[0]
+
+    for block in body.blocks:
+        monkeypatch.setattr(block, "initial_state", given_state)
+    h = body.eval().embed(x)
+    for i in range(3):
+        h = body.block(i, h, None)
+    torch.testing.assert_close(body.final_norm(h), expected, atol=1e-5, rtol=1e-4)

@@ -148,3 +148,34 @@ def test_named_body_is_vit_b16_and_fails_fast_offline(monkeypatch):
     monkeypatch.setenv("HF_HOME", "/nonexistent-fpt-test-cache")
     with pytest.raises(BodyUnavailableError, match="HF_HUB_OFFLINE is set"):
         build_body(BodySpec("vit", "pretrained", seq_len=4))
+
+
+def test_official_positions_are_a_new_zero_table_of_1024_rows(tiny_vit_dir):
+    from fpt.freeze import apply_policy, count_parameters
+
+    body = build_body(BodySpec(tiny_vit_dir, "pretrained", seq_len=GRID * GRID, vit_positions="official"))
+    assert isinstance(body.positions, torch.nn.Parameter) and tuple(body.positions.shape) == (1024, W)
+    assert torch.all(body.positions == 0)
+    model = FPT(body, InputSpec(seq_len=GRID * GRID, num_classes=3, token_dim=5))
+    apply_policy(model, "paper")
+    assert body.positions.requires_grad and count_parameters(model)["positions"].trainable == 1024 * W
+    assert model(torch.randn(2, GRID * GRID, 5)).shape == (2, 1, 3)
+    h = torch.randn(2, GRID * GRID, W)
+    torch.testing.assert_close(body.eval().embed(h), h)  # zero positions add nothing at the start
+    resized = build_body(BodySpec(tiny_vit_dir, "pretrained", seq_len=GRID * GRID))  # the default is unchanged
+    assert tuple(resized.positions.shape) == (GRID * GRID, W) and resized.positions.abs().sum() > 0
+    with pytest.raises(ValueError, match="vit_positions"):
+        build_body(BodySpec(tiny_vit_dir, "random", seq_len=4, vit_positions="learned"))
+
+
+def test_the_official_codes_vit_weights_are_a_named_body(monkeypatch):
+    from fpt.bodies.vit import VIT_HUB_FT_IN1K
+
+    assert "vit-in21k-ft-in1k" in BODIES and VIT_HUB_FT_IN1K == "google/vit-base-patch16-224"
+    with torch.device("meta"):
+        body = build_body(BodySpec("vit-in21k-ft-in1k", "random", seq_len=64, vit_positions="official"))
+    assert len(body.blocks) == 12 and body.width == 768 and tuple(body.positions.shape) == (1024, 768)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", "/nonexistent-fpt-test-cache")
+    with pytest.raises(BodyUnavailableError, match="HF_HUB_OFFLINE is set"):
+        build_body(BodySpec("vit-in21k-ft-in1k", "pretrained", seq_len=4))

@@ -30,13 +30,15 @@ TASKS = {
         "remote-homology": ("remote-homology", "remote-homology", {}, 100000),
     },
     "quick": {
-        "bit-memory": ("bit-memory-100", "bit-memory", {"n_bits": 100, "token_dim": 10, "eval_size": 500}, 1500),
+        "bit-memory": ("bit-memory-100", "bit-memory", {"n_bits": 100, "token_dim": 10, "eval_size": 500}, 1000),
         "bit-xor": ("bit-xor", "bit-xor", {}, 1500),
-        "listops": ("listops-small", "listops", {"tokenisation": "paper", "max_len": 128, "generate": True,
-                                                 "n_train": 2000, "generate_val": 500, "generate_test": 500}, 600),
-        "mnist": ("mnist-5k", "mnist-5k", {}, 1000),
+        "listops": ("listops-small", "listops", {"tokenisation": "paper", "max_len": 100, "generate": True,
+                                                 "n_train": 2000, "generate_val": 500, "generate_test": 500,
+                                                 "generate_min_len": 10, "generate_max_len": 100, "generate_max_depth": 4},
+                    600),
+        "mnist": ("mnist-5k", "mnist-5k", {"image_size": 28}, 600),
         "cifar10": ("digits-patch", "digits", {"tokens": "patch"}, 1000),
-        "cifar10-lra": ("digits-pixel", "digits", {"tokens": "pixel"}, 1000),
+        "cifar10-lra": ("digits-pixel", "digits", {"tokens": "pixel"}, 600),
         "remote-homology": None,  # TAPE's files have no offline copy
     },
 }

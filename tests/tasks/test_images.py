@@ -130,7 +130,8 @@ def test_mnist_shapes_and_token_order(tmp_path, image_size, tokens):
     s = data.spec
     assert (s.seq_len, s.token_dim, s.num_classes, s.vocab_size) == (tokens, 16, 10, None)
     test = data.eval_sets["test"]
-    assert list(data.eval_sets) == ["val", "test"] and test.x.shape == (MNIST_TEST, tokens, 16) and test.y.shape == (MNIST_TEST, 1)
+    assert list(data.eval_sets) == ["val", "test"]
+    assert test.x.shape == (MNIST_TEST, tokens, 16) and test.y.shape == (MNIST_TEST, 1)
     assert test.x.min() >= 0 and test.x.max() <= 1
     images, labels = arrays["test"]
     pad = (image_size - 28) // 2
@@ -224,7 +225,8 @@ def test_cifar10_shapes_token_order_and_normalisation(cifar_root):
         expected = (value / 255 - CIFAR10_MEAN[ch]) / CIFAR10_STD[ch]
         assert test.x[n, token, feature].item() == pytest.approx(expected, abs=1e-5)
     assert test.y[:, 0].tolist() == labels.tolist()
-    assert data.info["classes"][0] == "airplane" and data.info["split_sizes"] == {"train": 20 - VAL, "val": VAL, "test": CIFAR_TEST}
+    assert data.info["classes"][0] == "airplane"
+    assert data.info["split_sizes"] == {"train": 20 - VAL, "val": VAL, "test": CIFAR_TEST}
     # without augmentation a training batch is the tokenised image itself
     n = len(data.train)
     batch = data.train.batch(0, n)

@@ -151,7 +151,8 @@ def test_task_shape_tokens_and_splits(root):
     assert data.spec.seq_len == max(max(v) for v in LENGTHS.values()) + 2  # the longest sequence, not 1024
     assert list(data.eval_sets) == ["valid", "test_fold_holdout", "test_superfamily_holdout", "test_family_holdout"]
     assert (data.val, data.test, data.info["paper_split"]) == ("valid", "test_fold_holdout", "valid")
-    assert data.reported == ["test_fold_holdout", "test_superfamily_holdout", "test_family_holdout"] and data.lr == 1e-4 and data.info["tokenisation"] == "tape"
+    assert data.reported == ["test_fold_holdout", "test_superfamily_holdout", "test_family_holdout"]
+    assert data.lr == 1e-4 and data.info["tokenisation"] == "tape"
     for name, batch in {"train": data.train.data, **data.eval_sets}.items():
         records = make_records(name)
         assert len(batch) == len(records) and batch.x.dtype == torch.int32 and batch.y.shape == (len(records), 1)

@@ -56,6 +56,8 @@ class BodySpec:
     seq_len: int = 64
     dropout: float = 0.1
     seed: int = 0
+    vit_positions: str = "resized"  # ViT only: resized (pretrained table fitted to seq_len) | official (zeros, 1024 rows)
+    lstm_variant: str = "fpt"  # LSTM only: fpt (nn.LSTM + LayerNorm) | official (the official code's LNLSTM)
 
 
 class BodyUnavailableError(RuntimeError):

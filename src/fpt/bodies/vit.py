@@ -4,7 +4,13 @@ Our input layer replaces ViT's patch embedding, so the patch projection, the CLS
 and the pooler are dropped: there is no CLS token and the head reads the last tokens, as
 for every other body. What is kept of the embeddings is the learned position table,
 fitted to the task's length by ``resize_positions`` and then trained like any body's
-positions.
+positions (``vit_positions="resized"``, the default).
+
+The official FPT code instead discards ViT's table and trains a new one of 1024 rows
+initialised to zeros (``vit_pos_embed``); ``vit_positions="official"`` does the same. It
+also took timm's ``vit_base_patch16_224``, which timm names as ImageNet-21k-pretrained
+and ImageNet-1k-fine-tuned; ``vit-in21k-ft-in1k`` is that checkpoint on the Hugging Face
+hub (``google/vit-base-patch16-224``). See docs/fidelity.md.
 
 ``vit`` is ViT-B/16 pretrained on ImageNet-21k (``google/vit-base-patch16-224-in21k``);
 ``--init random`` builds the same architecture offline from its known hyperparameters.
@@ -27,6 +33,10 @@ from fpt.bodies.hub import load_model
 Tensor = torch.Tensor
 
 VIT_HUB = "google/vit-base-patch16-224-in21k"
+# ImageNet-21k pretrained, then fine-tuned on ImageNet-1k: what timm's vit_base_patch16_224 (the official code's) is.
+VIT_HUB_FT_IN1K = "google/vit-base-patch16-224"
+VIT_POSITIONS = ("resized", "official")
+OFFICIAL_POSITION_ROWS = 1024  # the official code's vit_pos_embed: zeros(1, 1024, width)
 # ViT-B/16, from the released config: 12 layers, width 768, 12 heads, MLP 3072, 14 x 14 patches.
 VIT_BASE = {"num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12, "intermediate_size": 3072,
             "image_size": 224, "patch_size": 16, "layer_norm_eps": 1e-12, "qkv_bias": True}
@@ -80,9 +90,16 @@ class ViTBody(nn.Module):
         self.width = config.hidden_size
         self.heads = config.num_attention_heads
         self.dropout = spec.dropout
-        # Row 0 of the table belongs to the CLS token, which we do not use.
-        table = hf_model.embeddings.position_embeddings[0, 1:]  # (N, D) patch positions
-        self.positions = nn.Parameter(resize_positions(table, spec.seq_len))
+        if spec.vit_positions not in VIT_POSITIONS:
+            raise ValueError(f"vit_positions {spec.vit_positions!r} is not one of {', '.join(VIT_POSITIONS)}")
+        if spec.vit_positions == "official":
+            # A new zero table of 1024 rows (more if the task is longer); the pretrained one is not used.
+            rows = max(OFFICIAL_POSITION_ROWS, spec.seq_len)
+            self.positions = nn.Parameter(torch.zeros(rows, self.width))
+        else:
+            # Row 0 of the table belongs to the CLS token, which we do not use.
+            table = hf_model.embeddings.position_embeddings[0, 1:]  # (N, D) patch positions
+            self.positions = nn.Parameter(resize_positions(table, spec.seq_len))
         self.drop = nn.Dropout(spec.dropout)
         self.blocks = hf_model.layers
         self.layernorm = hf_model.layernorm
@@ -138,3 +155,10 @@ def vit_config():
 def build_vit(spec: BodySpec) -> ViTBody:
     config = vit_config() if spec.init == "random" else None
     return ViTBody(load_model(VIT_HUB, spec.init, spec.seed, config), spec)
+
+
+@BODIES.register("vit-in21k-ft-in1k")
+def build_vit_ft_in1k(spec: BodySpec) -> ViTBody:
+    """ViT-B/16 pretrained on ImageNet-21k and fine-tuned on ImageNet-1k: the official code's timm weights."""
+    config = vit_config() if spec.init == "random" else None
+    return ViTBody(load_model(VIT_HUB_FT_IN1K, spec.init, spec.seed, config), spec)

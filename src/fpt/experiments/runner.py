@@ -27,9 +27,20 @@ PRUNABLE = ("checkpoint", "best")  # what --prune-checkpoints deletes from finis
 KEY_LENGTH = 12
 
 
+STORE_VERSION = 1
+
+
 def config_key(config: RunConfig, **extra: Any) -> str:
-    """A short hash of every field of ``config`` (and ``extra``): equal configs share a run directory."""
-    data = {**config.to_dict(), **extra}
+    """A short hash of ``config``'s fields that differ from their defaults (and ``extra``).
+
+    Equal configs share a run directory. Leaving defaults out keeps the keys of finished runs
+    when a new field (with a default that keeps today's behaviour) is added to RunConfig. A change
+    of what an existing default does must bump STORE_VERSION, so old runs are not reused.
+    """
+    defaults = RunConfig().to_dict()
+    data = {**{k: v for k, v in config.to_dict().items() if v != defaults[k]}, **extra}
+    if STORE_VERSION > 1:
+        data["store_version"] = STORE_VERSION
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:KEY_LENGTH]
 
 

@@ -104,7 +104,10 @@ def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.
 VAL_SPLIT_SEED = 0  # the validation hold-out is part of the task's definition, the same for every run seed
 
 
-def hold_out(train: tuple[np.ndarray, np.ndarray], size: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+Split = tuple[np.ndarray, np.ndarray]  # (images, labels)
+
+
+def hold_out(train: Split, size: int) -> tuple[Split, Split]:
     """(train, val): ``size`` training examples held out for validation, stratified by class, fixed seed."""
     x, y = train
     keep, val = stratified_split(y, size, VAL_SPLIT_SEED)
