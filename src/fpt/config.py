@@ -6,6 +6,8 @@ Unknown keys and wrong types fail loudly, naming where the bad value came from.
 from __future__ import annotations
 
 import dataclasses
+import re
+import reprlib
 import types
 import typing
 from dataclasses import dataclass, field
@@ -17,6 +19,16 @@ import yaml
 
 class ConfigError(ValueError):
     """A configuration value that cannot be used; the message says where and how to fix it."""
+
+
+_SHOW = reprlib.Repr()
+_SHOW.maxstring = _SHOW.maxother = 80
+
+
+def show(value: Any) -> str:
+    """``repr(value)`` cut short, so an error message stays one readable line whatever the input
+    (a YAML alias bomb, a 10 MB string)."""
+    return _SHOW.repr(value)
 
 
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
@@ -76,7 +88,7 @@ class RunConfig:
     compile: bool = _help("torch.compile the model for training and evaluation (CUDA; first steps are slower)", False)
     cache_features: str = _help("auto | on | off: when only the output head trains and inputs are fixed, compute "
                                 "the frozen features once and train the head on the cache", "auto")
-    device: str = _help("auto | cpu | cuda | cuda:N", "auto")
+    device: str = _help("auto | cpu | cuda | cuda:N | mps", "auto")
 
     def __post_init__(self) -> None:
         checks = [
@@ -92,6 +104,10 @@ class RunConfig:
             (0 <= self.dropout < 1, "dropout", "must be in [0, 1)"),
             (self.target is None or 0 < self.target <= 1, "target", "is an accuracy in (0, 1], e.g. 0.99"),
             (self.patience is None or self.patience >= 1, "patience", "must be >= 1"),
+            (self.diverge_loss > 0, "diverge_loss", "must be > 0 (a training loss above it stops the run; the default "
+                                                     "is 100)"),
+            (bool(re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,3})?|mps", self.device)), "device",
+             "must be auto, cpu, cuda, cuda:N (N a GPU index) or mps"),
             (self.cache_features in {"auto", "on", "off"}, "cache_features", "must be auto, on or off"),
             (self.precision in {"auto", "fp32", "bf16"}, "precision", "must be auto, fp32 or bf16"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
@@ -104,7 +120,7 @@ class RunConfig:
         ]
         for ok, name, msg in checks:
             if not ok:
-                raise ConfigError(f"config field {name!r}={getattr(self, name)!r} {msg}")
+                raise ConfigError(f"config field {name!r}={show(getattr(self, name))} {msg}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -130,16 +146,16 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
                 return _coerce(value, arg, where)
             except ConfigError as exc:
                 errors.append(str(exc))
-        raise ConfigError(errors[0] if errors else f"{where}: cannot be {value!r}")
+        raise ConfigError(errors[0] if errors else f"{where}: cannot be {show(value)}")
     if hint is bool:
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.lower() in {"true", "1", "yes", "false", "0", "no"}:
             return value.lower() in {"true", "1", "yes"}
-        raise ConfigError(f"{where}: expected true/false, got {value!r}")
+        raise ConfigError(f"{where}: expected true/false, got {show(value)}")
     if hint is int:
         if isinstance(value, bool):
-            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+            raise ConfigError(f"{where}: expected an integer, got {show(value)}")
         if isinstance(value, int):
             return value
         if isinstance(value, float) and value.is_integer():
@@ -151,7 +167,7 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
                 number = None
             if number is not None and number.is_integer():
                 return int(number)
-        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        raise ConfigError(f"{where}: expected an integer, got {show(value)}")
     if hint is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
@@ -160,15 +176,15 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
                 return float(value)
             except ValueError:
                 pass
-        raise ConfigError(f"{where}: expected a number, got {value!r}")
+        raise ConfigError(f"{where}: expected a number, got {show(value)}")
     if hint is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
+        raise ConfigError(f"{where}: expected a string, got {show(value)}")
     if hint is dict or origin is dict:
         if isinstance(value, dict):
             return dict(value)
-        raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        raise ConfigError(f"{where}: expected a mapping, got {show(value)}")
     return value
 
 
@@ -178,9 +194,9 @@ def from_dict(cls: type, data: dict[str, Any], where: str = "config") -> Any:
         raise ConfigError(f"{where}: expected a mapping of fields, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
+    unknown = sorted((k for k in data if k not in names), key=str)
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {unknown}; known fields: {', '.join(sorted(names))}")
+        raise ConfigError(f"{where}: unknown field(s) {show(unknown)}; known fields: {', '.join(sorted(names))}")
     values = {k: _coerce(v, hints[k], f"{where}: field {k!r}") for k, v in data.items()}
     try:
         return cls(**values)
@@ -197,7 +213,14 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         if "=" not in item:
             raise ConfigError(f"override {item!r} is not key=value (e.g. steps=500 or task.n_bits=5)")
         key, raw = item.split("=", 1)
-        value = yaml.safe_load(raw) if raw else ""
+        if not key or key == "task.":
+            raise ConfigError(f"override {show(item)} has no key before '='; write key=value (e.g. steps=500)")
+        try:
+            value = yaml.safe_load(raw) if raw else ""
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or type(exc).__name__
+            raise ConfigError(f"override {show(item)}: the value is not valid YAML ({problem}); give a number, "
+                              "true/false, a word, or \"quoted text\"") from None
         if key.startswith("task."):
             out.setdefault("task_options", {})[key[len("task."):]] = value
         else:
@@ -218,15 +241,30 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 def load_yaml(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        text = path.read_bytes().decode("utf-8")
+        data = yaml.safe_load(text)
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {path} is a directory; give the YAML file (e.g. {path / 'config.yaml'})") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {path} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"config file {path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} on line {line}); "
+                          "save it as UTF-8") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"config file {path} is not valid YAML{at}: {problem}") from None
+    except RecursionError:
+        raise ConfigError(f"config file {path}: nested too deeply to read") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"config file {path}: expected a mapping of fields at the top level")
+        raise ConfigError(f"config file {path}: expected a mapping of fields at the top level (key: value lines), "
+                          f"got a {type(data).__name__}")
     return data
 
 

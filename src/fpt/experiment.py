@@ -55,6 +55,11 @@ def resolve_device(name: str) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {name!r} requested but CUDA is not available here; use device=cpu or auto")
+    if name.startswith("cuda:") and int(name[5:]) >= torch.cuda.device_count():
+        raise ValueError(f"device {name!r} requested but this machine has {torch.cuda.device_count()} CUDA device(s) "
+                         f"(cuda:0..cuda:{torch.cuda.device_count() - 1}); use one of them, cuda or auto")
+    if name == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("device 'mps' requested but Apple's MPS is not available here; use device=cpu or auto")
     return torch.device(name)
 
 

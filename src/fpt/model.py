@@ -34,6 +34,10 @@ class InputSpec:
     def __post_init__(self) -> None:
         if (self.token_dim is None) == (self.vocab_size is None):
             raise ValueError("InputSpec needs exactly one of token_dim (continuous) or vocab_size (discrete)")
+        for name in ("seq_len", "num_classes", "token_dim", "vocab_size", "num_outputs", "per_token"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"InputSpec {name}={value!r} must be an integer >= 1")
         if not 1 <= self.num_outputs <= self.seq_len:
             raise ValueError(f"num_outputs={self.num_outputs} must be in 1..seq_len={self.seq_len}")
 

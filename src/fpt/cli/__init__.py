@@ -19,7 +19,7 @@ from fpt.registry import RegistryError
 from fpt.tasks.base import DataError
 
 USER_ERRORS = (ConfigError, RegistryError, BodyUnavailableError, CheckpointError, DataError,
-               FileExistsError, FileNotFoundError, ValueError)
+               FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, ValueError)
 
 
 def _commands() -> dict[str, object]:
@@ -32,10 +32,12 @@ def _commands() -> dict[str, object]:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="fpt", description="Frozen pretrained transformers as universal computation engines.")
+    # allow_abbrev=False everywhere: options match exactly (argparse would read --data as --data-dir).
+    top = argparse.ArgumentParser(prog="fpt", description="Frozen pretrained transformers as universal computation engines.",
+                                  allow_abbrev=False)
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in sorted(_commands().items()):
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP, allow_abbrev=False)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return top

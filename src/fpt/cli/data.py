@@ -16,6 +16,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--download", action="store_true", help="download missing files where the task knows how")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    _options_anywhere(p)
+
+
+def _options_anywhere(p: argparse.ArgumentParser) -> None:
+    """Let task options follow flags too (``fpt data listops --data-dir D task.tokenisation=lra``), as
+    ``fpt train`` takes them: argparse fills the positionals from their first run of words only."""
+    parse = p.parse_known_args
+
+    def parse_known_args(args=None, namespace=None):  # noqa: ANN001, ANN202 (argparse's signature)
+        ns, extras = parse(args, namespace)
+        words = [e for e in extras if not e.startswith("-")]
+        if words and hasattr(ns, "options"):
+            ns.options = [*(ns.options or []), *words]
+            extras = [e for e in extras if e.startswith("-")]
+        return ns, extras
+
+    p.parse_known_args = parse_known_args  # type: ignore[method-assign]
 
 
 def run(args: argparse.Namespace) -> int:

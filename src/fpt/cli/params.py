@@ -35,6 +35,10 @@ def count(args: argparse.Namespace) -> dict:
     if args.task:
         spec = build_task(args.task, {}, 0).spec
     else:
+        for flag in ("token_dim", "vocab_size", "seq_len", "classes", "outputs"):
+            value = getattr(args, flag)
+            if value is not None and value < 1:
+                raise ValueError(f"--{flag.replace('_', '-')} {value}: must be >= 1")
         missing = [f for f in ("seq_len", "classes") if getattr(args, f) is None]
         if missing or (args.token_dim is None) == (args.vocab_size is None):
             raise ValueError("give --task, or --seq-len, --classes and one of --token-dim / --vocab-size")

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from fpt.config import ConfigError, RunConfig, from_dict, merge
+from fpt.config import ConfigError, RunConfig, from_dict, merge, show
 
 SCALES = ("quick", "paper")
 SPECIAL = {"column", "metric", "skip", "cells", "paper_row", "name", "compare", "quoted", "paper"}
@@ -109,9 +109,11 @@ def tasks_spec() -> dict[str, Any]:
 
 def load_spec(name: str) -> dict[str, Any]:
     """A table file; ``same_as: OTHER`` takes OTHER's grid and keeps this file's title and notes."""
+    known = table_names()
+    # Checked against the list before any path is built: a name is never a path (../tasks, /etc/x).
+    if not isinstance(name, str) or name not in known:
+        raise ConfigError(f"unknown table {show(name)}; tables: {', '.join(known)} (or 'all', 'list')")
     path = _files() / "tables" / f"{name}.yaml"
-    if not path.is_file():
-        raise ConfigError(f"unknown table {name!r}; tables: {', '.join(table_names())}")
     spec = yaml.safe_load(path.read_text())
     if "same_as" in spec:
         return {**load_spec(spec["same_as"]), **{k: v for k, v in spec.items() if k != "same_as"}}

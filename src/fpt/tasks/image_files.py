@@ -82,6 +82,8 @@ def read_idx(path: Path, magic: int) -> np.ndarray:
                         f"ends in record {complete} ({len(body)} of {expected} bytes); download it again")
     if len(body) > expected:
         raise DataError(f"{path}: {len(body) - expected} unexpected bytes after the {dims[0]} declared records")
+    if expected == 0:
+        raise DataError(f"{path}: holds no data (header declares shape {tuple(dims)}); download it again")
     return np.frombuffer(body, dtype=np.uint8).reshape(dims).copy()  # copy: writable, detached from ``raw``
 
 
@@ -155,14 +157,35 @@ def read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
         shape = getattr(data, "shape", None)
         raise DataError(f"{path}: 'data' is {type(data).__name__} {getattr(data, 'dtype', '')} of shape {shape}, "
                         "expected uint8 (N, 3072): 32x32 images, red then green then blue plane, row-major")
-    try:
-        labels = np.asarray(batch["labels"], dtype=np.int64)
-    except (TypeError, ValueError):
-        raise DataError(f"{path}: 'labels' is not a list of integers") from None
+    labels = _integer_labels(batch["labels"], path)
     if labels.ndim != 1 or len(labels) != len(data):
         raise DataError(f"{path}: {labels.size} labels for {len(data)} images; expected one label per image")
+    if len(data) == 0:
+        raise DataError(f"{path}: holds no images (data has shape {data.shape}); a CIFAR-10 batch holds 10,000: "
+                        "download it again")
     _check_labels(labels, path)
     return data.reshape(-1, 3, 32, 32), labels
+
+
+def _integer_labels(value: Any, path: Path) -> np.ndarray:
+    """``labels`` as int64, only if every label is an integer: no floats (1.7 is not class 1), no bools."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "iu":
+            raise DataError(f"{path}: 'labels' is an array of {value.dtype}; expected integers 0-{NUM_CLASSES - 1}")
+        return value.astype(np.int64)
+    if not isinstance(value, list | tuple):
+        raise DataError(f"{path}: 'labels' is a {type(value).__name__}; expected a list of integers 0-{NUM_CLASSES - 1}")
+    bad = []
+    for i, label in enumerate(value):
+        if isinstance(label, bool | np.bool_) or not isinstance(label, int | np.integer):
+            raise DataError(f"{path}: label of record {i} is {label!r:.40} ({type(label).__name__}); expected an "
+                            f"integer 0-{NUM_CLASSES - 1}")
+        if not 0 <= label < NUM_CLASSES:
+            bad.append(i)
+    if bad:
+        raise DataError(f"{path}: label of record {bad[0]} is {int(value[bad[0]])}, expected 0-{NUM_CLASSES - 1} "
+                        f"({len(bad)} bad label(s) in all)")
+    return np.asarray(value, dtype=np.int64) if value else np.zeros(0, dtype=np.int64)
 
 
 def cifar10_present(root: Path) -> bool:

@@ -221,8 +221,9 @@ def _codes(source: str) -> np.ndarray | None:
 def encode_source(source: str, where: str = "Source") -> np.ndarray:
     """Symbol codes (uint8, index into ``SYMBOLS``) of a Source, parentheses dropped.
 
-    Raises DataError, prefixed by ``where``, for an unknown symbol, an empty Source or
-    operators and ']' that do not pair up (a cut-off line)."""
+    Raises DataError, prefixed by ``where``, for an unknown symbol, an empty Source,
+    operators and ']' that do not pair up (a cut-off line) or that do not make one tree
+    (``] 4 3 [MAX``, ``[SM 1 ] 2``, ``[MAX ]``)."""
     codes = _codes(source)
     if codes is None:
         bad = next((t for t in source.split() if t not in SYMBOLS and t not in ("(", ")")), source)
@@ -231,11 +232,71 @@ def encode_source(source: str, where: str = "Source") -> np.ndarray:
     codes = codes[codes != _PAREN]
     if codes.size == 0:
         raise DataError(f"{where}: empty Source; expected an expression such as [MAX 4 3 [MIN 2 3 ] 1 0 ]")
-    n_ops, n_ends = int((codes < len(OPERATORS)).sum()), int((codes == len(OPERATORS)).sum())
+    is_op, is_end = codes < len(OPERATORS), codes == len(OPERATORS)
+    n_ops, n_ends = int(is_op.sum()), int(is_end.sum())
     if n_ops != n_ends:
         raise DataError(f"{where}: {n_ops} operators but {n_ends} closing ']'; expected one ']' per operator "
                         "(a cut-off or corrupted line?)")
+    _check_tree(codes, is_op, is_end, where)
     return codes
+
+
+def _near(codes: np.ndarray, i: int) -> str:
+    """The symbols around position ``i`` (parentheses left out), for an error message."""
+    lo, hi = max(0, i - 3), min(len(codes), i + 4)
+    return ("... " if lo else "") + " ".join(SYMBOLS[c] for c in codes[lo:hi]) + (" ..." if hi < len(codes) else "")
+
+
+def _check_tree(codes: np.ndarray, is_op: np.ndarray, is_end: np.ndarray, where: str) -> None:
+    """DataError unless ``codes`` is one expression: a digit, or an operator, its arguments and its ']'."""
+    fix = "fix the line or generate the file again (fpt listops-generate)"
+    if len(codes) == 1:
+        if not 5 <= codes[0]:
+            raise DataError(f"{where}: the Source is the lone symbol {SYMBOLS[codes[0]]!r}; expected an expression "
+                            f"such as [MAX 4 3 [MIN 2 3 ] 1 0 ]: {fix}")
+        return
+    if not is_op[0]:
+        raise DataError(f"{where}: the Source starts with {SYMBOLS[codes[0]]!r} (near {_near(codes, 0)!r}); an "
+                        f"expression of several symbols starts with an operator ({' '.join(OPERATORS)}): {fix}")
+    depth = np.cumsum(is_op.astype(np.int64) - is_end.astype(np.int64))
+    closed = np.flatnonzero(depth[:-1] <= 0)
+    if closed.size:
+        i = int(closed[0])
+        what = (f"']' closes no open operator (near {_near(codes, i)!r})" if depth[i] < 0 else
+                f"the expression is complete after symbol {i + 1} but more follows (near {_near(codes, i + 1)!r})")
+        raise DataError(f"{where}: misplaced brackets: {what}: {fix}")
+    empty = np.flatnonzero(is_op[:-1] & is_end[1:])
+    if empty.size:
+        i = int(empty[0])
+        raise DataError(f"{where}: operator {SYMBOLS[codes[i]]!r} has no arguments (near {_near(codes, i)!r}): {fix}")
+
+
+def _median(args: list[int]) -> int:
+    s, n = sorted(args), len(args)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) // 2
+
+
+_APPLY = (min, max, _median, lambda args: sum(args) % 10)  # OPERATORS order
+
+
+def evaluate_codes(codes: np.ndarray) -> int:
+    """The value of an expression given as symbol codes that passed ``encode_source``'s checks."""
+    ops: list[int] = []
+    saved: list[list[int]] = []
+    args: list[int] = []
+    first_digit = len(OPERATORS) + 1
+    for c in codes.tolist():
+        if c >= first_digit:
+            args.append(c - first_digit)
+        elif c < len(OPERATORS):
+            ops.append(c)
+            saved.append(args)
+            args = []
+        else:
+            value = _APPLY[ops.pop()](args)
+            args = saved.pop()
+            args.append(value)
+    return args[0]
 
 
 def read_rows(path: Path, limit: int | None = None) -> Iterator[tuple[str, str, int]]:
@@ -272,7 +333,13 @@ def read_split(path: Path, limit: int | None = None) -> tuple[list[np.ndarray], 
     """Symbol codes per example and the targets (int64) of a ListOps TSV (its first ``limit`` examples)."""
     codes, targets = [], []
     for where, source, target in read_rows(path, limit):
-        codes.append(encode_source(source, where))
+        symbols = encode_source(source, where)
+        value = evaluate_codes(symbols)
+        if value != target:
+            raise DataError(f"{where}: Target is {target} but the Source evaluates to {value}; the line is corrupted "
+                            "(or was made with other operator rules): fix the Target or generate the file again "
+                            "(fpt listops-generate)")
+        codes.append(symbols)
         targets.append(target)
     if not codes:
         raise DataError(f"{path}: no examples after the header")

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,45 +112,133 @@ def _collect(path: Path, records: list[tuple[str, np.ndarray, int]]) -> Split:
     return Split(path, list(ids), list(tokens), np.asarray(labels, dtype=np.int64))
 
 
+# LMDB's file format (lmdb.h / mdb.c, 64-bit builds): pages 0 and 1 are meta pages; each holds,
+# after a 16-byte page header, the magic number, the format version, ..., the page size (the
+# free-list database's md_pad) at byte 40, the last page in use at byte 136 and the id of the
+# transaction that wrote it at byte 144. LMDB uses the meta page with the larger id.
+_MDB_MAGIC, _MDB_VERSION = 0xBEEFC0DE, 1
+_META_AT = {"magic": 16, "version": 20, "psize": 40, "last_pg": 136, "txnid": 144}
+
+
+def check_lmdb_file(path: Path) -> None:
+    """DataError unless ``path/data.mdb`` is an LMDB file as long as its header says.
+
+    LMDB maps the file and reads pages where its header points: a truncated file makes those
+    reads fault (SIGBUS) and kills the process without a message, so its size is checked first."""
+    data = path / "data.mdb"
+    if not data.is_file():
+        raise DataError(f"{path}: not a readable LMDB directory (expected data.mdb inside, found "
+                        f"{', '.join(sorted(p.name for p in path.iterdir())) or 'nothing'})")
+    size = data.stat().st_size
+    with open(data, "rb") as f:
+        head = f.read(152)
+        if len(head) < 152:
+            raise DataError(f"{data}: truncated: {size} bytes, shorter than an LMDB header; download the dataset again")
+        if int.from_bytes(head[16:20], "little") != _MDB_MAGIC:
+            raise DataError(f"{data}: not an LMDB file ({size} bytes, no LMDB magic number at byte 16); "
+                            "download the dataset again")
+        psize = int.from_bytes(head[40:44], "little")
+        if psize < 512 or psize & (psize - 1):
+            raise DataError(f"{data}: LMDB header gives page size {psize}, not a power of two >= 512; "
+                            "the file is corrupted: download the dataset again")
+        f.seek(psize)
+        second = f.read(152)
+    metas = [m for m in (head, second) if len(m) == 152 and int.from_bytes(m[16:20], "little") == _MDB_MAGIC]
+    if len(metas) < 2:
+        raise DataError(f"{data}: truncated: {size} bytes, shorter than LMDB's two {psize}-byte meta pages; "
+                        "download the dataset again")
+    for meta in metas:
+        if int.from_bytes(meta[20:24], "little") != _MDB_VERSION:
+            raise DataError(f"{data}: LMDB format version {int.from_bytes(meta[20:24], 'little')}, expected "
+                            f"{_MDB_VERSION}; the file is corrupted or from another LMDB: download the dataset again")
+    meta = max(metas, key=lambda m: int.from_bytes(m[144:152], "little"))
+    last = int.from_bytes(meta[136:144], "little")
+    needed = (last + 1) * psize
+    if size < needed:
+        raise DataError(f"{data}: truncated: {size:,} bytes, but its header says {last + 1:,} pages of {psize} bytes "
+                        f"({needed:,} bytes); the download or copy was cut off: download the dataset again")
+
+
+# Runs in a child process: a fault inside LMDB (a file corrupted past what check_lmdb_file sees)
+# then kills the child, not fpt. It writes each (key, value) as two 8-byte lengths and the bytes.
+_LMDB_CHILD = r"""
+import struct, sys
+try:
+    import lmdb
+    env = lmdb.open(sys.argv[1], readonly=True, lock=False, readahead=False, meminit=False, subdir=True)
+except Exception as exc:
+    sys.stderr.write("open: " + str(exc)); sys.exit(3)
+out = sys.stdout.buffer
+try:
+    with env.begin(write=False) as txn:
+        for key, value in txn.cursor():
+            out.write(struct.pack("<QQ", len(key), len(value))); out.write(key); out.write(value)
+    out.flush()
+except Exception as exc:
+    sys.stderr.write("read: " + str(exc)); sys.exit(4)
+"""
+
+
+def lmdb_items(path: Path) -> list[tuple[bytes, bytes]]:
+    """Every (key, value) of the LMDB directory ``path`` in key order, read by a child process."""
+    check_lmdb_file(path)
+    # -P: the child does not put the working directory on sys.path (a stray lmdb.py there).
+    proc = subprocess.run([sys.executable, "-P", "-c", _LMDB_CHILD, str(path)], capture_output=True, check=False)
+    if proc.returncode < 0:
+        try:
+            name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            name = f"signal {-proc.returncode}"
+        raise DataError(f"{path}: reading the LMDB crashed its reader ({name}); data.mdb is truncated or corrupted: "
+                        "download the dataset again")
+    message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    message = message[-1] if message else f"exit status {proc.returncode}"
+    if proc.returncode == 3 and message.startswith("open: "):
+        raise DataError(f"{path}: not a readable LMDB directory (expected data.mdb inside): {message[6:]}")
+    if proc.returncode != 0:
+        raise DataError(f"{path}: LMDB read failed: {message.removeprefix('read: ')}")
+    raw, items, at = proc.stdout, [], 0
+    view = memoryview(raw)
+    while at < len(raw):
+        if at + 16 > len(raw):
+            raise DataError(f"{path}: LMDB reader output ends early; read it again")
+        k, v = int.from_bytes(raw[at:at + 8], "little"), int.from_bytes(raw[at + 8:at + 16], "little")
+        at += 16
+        if at + k + v > len(raw):
+            raise DataError(f"{path}: LMDB reader output ends early; read it again")
+        items.append((bytes(view[at:at + k]), bytes(view[at + k:at + k + v])))
+        at += k + v
+    return items
+
+
 def read_lmdb(path: Path) -> Split:
     """A TAPE LMDB directory, every record checked, in index order."""
-    import lmdb  # imported here so the rest of fpt works without the binding
-
-    try:
-        # lock=False: read-only use needs no lock file, and a read-only data folder cannot take one.
-        env = lmdb.open(str(path), readonly=True, lock=False, readahead=False, meminit=False, subdir=True)
-    except lmdb.Error as exc:
-        raise DataError(f"{path}: not a readable LMDB directory (expected data.mdb inside): {exc}") from exc
+    items = dict(lmdb_items(path))
+    raw_n = items.pop(b"num_examples", None)
+    if raw_n is None:
+        raise DataError(f"{path}: no key b'num_examples'; expected TAPE's LMDB layout "
+                        "(num_examples, then records under keys b'0', b'1', ...)")
+    n = safe_loads(raw_n, f"{path}: key b'num_examples'")
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise DataError(f"{path}: key b'num_examples' holds {n!r:.80}; expected a non-negative int")
     records: dict[int, tuple[str, np.ndarray, int]] = {}
-    try:
-        with env.begin(write=False) as txn:
-            raw_n = txn.get(b"num_examples")
-            if raw_n is None:
-                raise DataError(f"{path}: no key b'num_examples'; expected TAPE's LMDB layout "
-                                "(num_examples, then records under keys b'0', b'1', ...)")
-            n = safe_loads(raw_n, f"{path}: key b'num_examples'")
-            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
-                raise DataError(f"{path}: key b'num_examples' holds {n!r}; expected a non-negative int")
-            for key, value in txn.cursor():  # keys come in byte order ("0", "1", "10", ...): placed by index below
-                if key == b"num_examples":
-                    continue
-                if not re.fullmatch(rb"0|[1-9][0-9]*", key):
-                    raise DataError(f"{path}: unexpected key {key!r}; TAPE stores only b'num_examples' and record "
-                                    "keys b'0', b'1', ...")
-                where = f"{path}: key {key!r}"
-                records[int(key)] = _check_record(safe_loads(value, where), where)
-    except lmdb.Error as exc:
-        raise DataError(f"{path}: LMDB read failed: {exc}") from exc
-    finally:
-        env.close()
+    for key, value in items.items():  # keys come in byte order ("0", "1", "10", ...): placed by index below
+        if not re.fullmatch(rb"0|[1-9][0-9]{0,17}", key):
+            raise DataError(f"{path}: unexpected key {key[:40]!r}; TAPE stores only b'num_examples' and record "
+                            "keys b'0', b'1', ...")
+        where = f"{path}: key {key!r}"
+        records[int(key)] = _check_record(safe_loads(value, where), where)
     n = int(n)
-    missing = sorted(set(range(n)) - set(records))
-    extra = sorted(set(records) - set(range(n)))
+    # Not set(range(n)): num_examples comes from the file and may be huge.
+    extra = sorted(k for k in records if k >= n)
+    n_missing = n - (len(records) - len(extra))
+    missing = [i for i in range(min(n, len(records) + 5)) if i not in records][:5] if n_missing else []
     if missing or extra:
         def show(keys: list[int]) -> str:
             return ", ".join(repr(str(k).encode()) for k in keys[:5]) + (" ..." if len(keys) > 5 else "")
 
-        detail = "; ".join(part for part in (f"missing {len(missing)} record key(s): {show(missing)}" if missing else "",
+        more = " ..." if n_missing > 5 else ""
+        detail = "; ".join(part for part in (f"missing {n_missing} record key(s): {show(missing)}{more}" if missing else "",
                                              f"{len(extra)} key(s) beyond it: {show(extra)}" if extra else "") if part)
         raise DataError(f"{path}: num_examples says {n} but {len(records)} records are stored ({detail}); "
                         "the LMDB is incomplete or corrupted, download it again")
