@@ -17,10 +17,11 @@ def _model(path, seed=0):
 def test_only_trainable_parameters_are_stored(tiny_gpt2_dir, tmp_path):
     model = _model(tiny_gpt2_dir)
     fp = checkpoint.fingerprint(model)
-    checkpoint.save(tmp_path / "ck", model, {"a": 1}, fp)
+    version = checkpoint.save(tmp_path / "ck", model, {"a": 1}, fp)
     from safetensors.torch import load_file
 
-    stored = load_file(tmp_path / "ck" / "trainable.safetensors")
+    assert checkpoint.find(tmp_path / "ck") == version
+    stored = load_file(version / "trainable.safetensors")
     assert set(stored) == {n for n, p in model.named_parameters() if p.requires_grad}
     assert not any("attn.c_attn" in n for n in stored)
     assert checkpoint.read_metadata(tmp_path / "ck")["fingerprint"] == fp
@@ -64,8 +65,13 @@ def test_missing_and_corrupt_checkpoints_are_named(tiny_gpt2_dir, tmp_path):
 
 def test_save_replaces_atomically(tiny_gpt2_dir, tmp_path):
     model = _model(tiny_gpt2_dir)
-    checkpoint.save(tmp_path / "ck", model, {}, "fp", state={"step": 1})
-    (tmp_path / "ck.tmp").mkdir()  # debris of a killed save is ignored and cleared
-    checkpoint.save(tmp_path / "ck", model, {}, "fp", state={"step": 2})
-    assert (tmp_path / "ck" / "state.json").read_text().count('"step": 2') == 1
+    checkpoint.save(tmp_path / "ck", model, {}, "fp", step=1)
+    (tmp_path / "ck.tmp").mkdir()  # debris of an old-layout killed save is cleared
+    (tmp_path / "ck" / ".step-00000002.tmp-999999999").mkdir()  # debris of a killed save (a dead pid) too
+    checkpoint.save(tmp_path / "ck", model, {}, "fp", step=2)
+    checkpoint.save(tmp_path / "ck", model, {}, "fp", step=3)
+    # versions are immutable; a pointer names the current one; the previous one is kept as a fallback
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["current", "step-00000002", "step-00000003"]
+    assert (tmp_path / "ck" / "current").read_text().strip() == "step-00000003"
+    assert checkpoint.find(tmp_path / "ck").name == "step-00000003"
     assert not (tmp_path / "ck.tmp").exists() and not (tmp_path / "ck.old").exists()

@@ -584,3 +584,20 @@ def test_tally(capsys):
         print("\n" + line)
     if ran == len(CASES):
         assert TALLY["clear"] == len(CASES), line
+
+
+
+def test_default_run_directory_stays_under_runs(tmp_path, monkeypatch):
+    """`--init checkpoint:../..` must not make the default run name escape runs/."""
+    seen = {}
+
+    def fake_fit(exp, out, resume, progress):
+        seen["out"] = Path(out)
+        raise KeyboardInterrupt  # stop here: the name is what this test is about
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("fpt.build", lambda config: None)
+    monkeypatch.setattr("fpt.fit", fake_fit)
+    assert main(["train", "--init", "checkpoint:../..", "--steps", "1", "--quiet"]) == 130
+    out = (tmp_path / seen["out"]).resolve()
+    assert out.parent == (tmp_path / "runs").resolve() and ".." not in seen["out"].parts

@@ -45,8 +45,10 @@ def test_shuffled_test_labels_change_no_decision(tiny_gpt2_dir, tmp_path):
     assert a["test_accuracy"] != b["test_accuracy"]
     from safetensors.torch import load_file
 
+    from fpt.checkpoint import find
+
     for name in ("best", "checkpoint"):
-        ta, tb = (load_file(tmp_path / r / name / "trainable.safetensors") for r in ("a", "b"))
+        ta, tb = (load_file(find(tmp_path / r, name) / "trainable.safetensors") for r in ("a", "b"))
         assert ta.keys() == tb.keys() and all(torch.equal(ta[k], tb[k]) for k in ta)
 
 

@@ -149,12 +149,13 @@ def _slug(text: str) -> str:
 
 def attention_blocks(runs: list[Path], root: Path, options: Options) -> list[doc.Block]:
     from fpt.analysis.attention import VIEWS
+    from fpt.checkpoint import has_checkpoint
 
     computed = 0
     for run in runs:
         has_saved = any((run / ATTENTION_DIR).glob("*/score.json"))
         wanted = options.attention == "auto" and not has_saved and read_config(run).get("task") in VIEWS
-        if wanted and (run / "checkpoint" / "trainable.safetensors").is_file():
+        if wanted and has_checkpoint(run):
             if computed >= options.max_attention_runs:
                 options.notes.append(f"attention not computed for {_rel(run, root)}: more than "
                                      f"{options.max_attention_runs} runs (use fpt attention)")
@@ -225,8 +226,13 @@ def parameter_counts(config: dict[str, Any]) -> dict[str, tuple[int, int]]:
 def _checkpoint_trainable(run: Path) -> int | None:
     from safetensors import safe_open
 
-    file = run / "checkpoint" / "trainable.safetensors"
-    if not file.is_file():
+    from fpt import checkpoint
+
+    if not checkpoint.has_checkpoint(run):
+        return None
+    try:
+        file = checkpoint.find(run, checkpoint.LATEST) / checkpoint.TRAINABLE
+    except checkpoint.CheckpointError:
         return None
     with safe_open(str(file), "pt") as f:
         total = 0

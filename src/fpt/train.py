@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,8 +14,9 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from fpt import checkpoint
+from fpt import checkpoint, rundir
 from fpt.analysis.convergence import steps_to_converge
+from fpt.checkpoint import CheckpointError
 from fpt.config import ConfigError, RunConfig, save_yaml
 from fpt.experiment import Experiment
 from fpt.provenance import environment
@@ -124,23 +127,66 @@ def _check_resume(saved: RunConfig, wanted: RunConfig | None) -> RunConfig:
 
 
 class _Run:
-    """Files of a run directory."""
+    """Files of a run directory (every write atomic or fsynced: see fpt.rundir)."""
 
     def __init__(self, out: Path | None) -> None:
         self.out = out
 
+    @property
+    def metrics(self) -> Path:
+        return self.out / "metrics.jsonl"
+
     def write_metrics(self, row: dict[str, Any]) -> None:
         if self.out:
-            with open(self.out / "metrics.jsonl", "a") as f:
-                f.write(json.dumps(row) + "\n")
+            rundir.append_line(self.metrics, json.dumps(row))
 
     def truncate_metrics(self, step: int) -> list[dict[str, Any]]:
-        """Drop evaluations logged after the checkpoint we resume from."""
-        path = self.out / "metrics.jsonl"
-        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-        rows = [r for r in rows if r["step"] <= step]
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        return rows
+        """The evaluations up to the checkpoint we resume from; later ones are dropped from the file.
+
+        A corrupt last line (a kill while it was written) is dropped when the checkpoint's own
+        row comes before it; anywhere else it is an error naming the line. Rows of an earlier
+        attempt that a restart appended to (steps going back) are superseded by the later ones.
+        """
+        path = self.metrics
+        if not path.exists():
+            return []
+        lines = path.read_bytes().decode("utf-8", errors="replace").split("\n")
+        numbered = [(i, line) for i, line in enumerate(lines, 1) if line.strip()]
+        rows: list[dict[str, Any]] = []
+        for pos, (i, line) in enumerate(numbered):
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict) or isinstance(row.get("step"), bool) or not isinstance(row.get("step"), int):
+                    raise ValueError("no integer step")
+            except ValueError as exc:
+                last = pos == len(numbered) - 1
+                if last and rows and rows[-1]["step"] >= step:
+                    break  # written after the checkpoint was: replayed on resume
+                where = "the last line, but the checkpoint's evaluation is not before it" if last else "not the last line"
+                raise CheckpointError(
+                    f"{path}, line {i}: not a metrics row ({exc}); it is {where}, so resuming from step {step} cannot "
+                    "drop it safely: repair or delete that line, then resume again") from None
+            while rows and rows[-1]["step"] >= row["step"]:
+                rows.pop()  # a restarted attempt's rows replace the earlier attempt's
+            rows.append(row)
+        kept = [r for r in rows if r["step"] <= step]
+        text = "".join(json.dumps(r) + "\n" for r in kept)
+        if text != path.read_text(errors="replace"):
+            rundir.write_text(path, text)
+        return kept
+
+    def start_clean(self) -> None:
+        """Remove what a run stopped before its first checkpoint left (evaluations, best/)."""
+        removed = []
+        if self.metrics.exists():
+            self.metrics.unlink()
+            removed.append(self.metrics.name)
+        for path in checkpoint.checkpoint_paths(self.out):
+            shutil.rmtree(path)
+            removed.append(path.name + "/")
+        if removed:
+            print(f"fpt: {self.out} held {', '.join(removed)} of a run stopped before its first checkpoint; "
+                  "starting it afresh", file=sys.stderr)
 
 
 def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
@@ -155,9 +201,20 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     set) is evaluated at the validation-selected step and at the last step; the model is
     left at the selected step's parameters.
 
-    With ``out``, writes config.yaml, metrics.jsonl, summary.json, checkpoint/ (latest, for
-    resume) and best/ (the validation-selected parameters). ``resume=True`` continues from checkpoint/.
+    With ``out``, holds the run directory's writer lock (fpt.rundir) for the whole run and
+    writes config.yaml, metrics.jsonl, summary.json, checkpoint/ (latest, for resume) and
+    best/ (the validation-selected parameters); see fpt.checkpoint for their layout.
+    ``resume=True`` continues from the newest complete checkpoint; a run directory stopped
+    before its first checkpoint starts again from step 0 (its stale rows are removed).
     """
+    if out is None:
+        return _fit(exp, None, resume, progress)
+    with rundir.lock(out, what="fpt train"):
+        return _fit(exp, Path(out), resume, progress)
+
+
+def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dict[str, Any]:
+    """``fit``, with the run directory (if any) locked by the caller."""
     cache_seconds = None
     if exp.config.cache_features != "off":
         from fpt.cache import cache_eligible, cached_view
@@ -168,7 +225,7 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
         if eligible:
             exp, cache_seconds = cached_view(exp)
     cfg, model = exp.config, exp.model
-    run = _Run(Path(out) if out is not None else None)
+    run = _Run(out)
     trainable = _trainable(model)
     optimizer = torch.optim.Adam(trainable, lr=exp.lr)
     val_key = f"{exp.data.val}_accuracy"
@@ -179,15 +236,23 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     history: list[dict[str, Any]] = []
     best_params: list[torch.Tensor] | None = None  # the selected parameters, kept in memory (only the trained ones)
     if run.out:
-        ckpt = run.out / "checkpoint"
-        if resume:
-            checkpoint.load_trainable(ckpt, model, exp.body_fingerprint)
-            state.update(checkpoint.load_resume_state(ckpt, model, optimizer))
+        rundir.clear_debris(run.out)  # temporary files of a killed run
+        started_before = checkpoint.has_checkpoint(run.out)
+        finished = (run.out / "summary.json").exists()
+        if resume and not started_before and not finished:
+            resume = False  # stopped before its first checkpoint: nothing to continue, start it again
+            run.start_clean()
+        elif resume:
+            version = checkpoint.load_trainable(checkpoint.slot(run.out, checkpoint.LATEST), model, exp.body_fingerprint)
+            state.update(checkpoint.load_resume_state(version, model, optimizer))
             history = run.truncate_metrics(state["step"])
-        elif ckpt.exists() or (run.out / "summary.json").exists():
+            checkpoint.commit(version)  # after a fallback, the pointer names the version we continue from
+            checkpoint.rewind(run.out, checkpoint.BEST, state["step"])  # a best/ saved after it is replayed
+        elif started_before or finished:
             raise FileExistsError(f"{run.out} already holds a run; continue it with --resume {run.out} or choose another --out")
-        run.out.mkdir(parents=True, exist_ok=True)
-        save_yaml(cfg, run.out / "config.yaml")
+        else:
+            run.start_clean()
+        rundir.write_with(run.out / "config.yaml", lambda tmp: save_yaml(cfg, tmp))
 
     if not resume:
         torch.manual_seed(cfg.seed)  # dropout; a resumed run restores the saved RNG state instead
@@ -229,14 +294,16 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
                 state.update(best_accuracy=acc, best_step=state["step"], evals_since_best=0)
                 best_params = [p.detach().clone() for p in trainable]
                 if run.out:
-                    checkpoint.save(run.out / "best", model, cfg.to_dict(), exp.body_fingerprint)
+                    checkpoint.save(checkpoint.slot(run.out, checkpoint.BEST), model, cfg.to_dict(),
+                                    exp.body_fingerprint, step=state["step"])
             else:
                 state["evals_since_best"] += 1
             target = exp.target
             if target is not None and acc >= target and state["steps_to_target"] is None:
                 state["steps_to_target"] = state["step"]
             if run.out:
-                checkpoint.save(run.out / "checkpoint", model, cfg.to_dict(), exp.body_fingerprint, optimizer, state)
+                checkpoint.save(checkpoint.slot(run.out, checkpoint.LATEST), model, cfg.to_dict(), exp.body_fingerprint,
+                                optimizer, state)
             if target is not None and acc >= target and cfg.stop_at_target:
                 stop_reason = "target"
                 break
@@ -249,7 +316,7 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     summary = _summary(exp, state, history, final, stop_reason)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
     if run.out:
-        (run.out / "summary.json").write_text(json.dumps(summary, indent=1))
+        rundir.write_text(run.out / "summary.json", json.dumps(summary, indent=1))
     return summary
 
 
@@ -268,8 +335,9 @@ def _final_evaluation(exp: Experiment, run: _Run, state: dict[str, Any], history
         if best_params is not None:
             for p, saved in zip(trainable, best_params, strict=True):
                 p.copy_(saved)
-        elif run.out and (run.out / "best").is_dir():  # resumed: the selected parameters are on disk
-            checkpoint.load_trainable(run.out / "best", exp.model, exp.body_fingerprint)
+        elif run.out and checkpoint.has_checkpoint(run.out, checkpoint.BEST):  # resumed: the selected ones are on disk
+            best = checkpoint.find(run.out, checkpoint.BEST, step=state["best_step"])
+            checkpoint.load_trainable(best, exp.model, exp.body_fingerprint)
         else:
             raise RuntimeError("the validation-selected parameters are neither in memory nor in best/")
     return {"selected": evaluate(exp), "last": last}

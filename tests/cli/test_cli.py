@@ -50,7 +50,7 @@ def test_user_errors_are_one_line(argv, message, capsys):
 
 def _checkpoint_step(run):
     try:
-        return json.loads((run / "checkpoint" / "state.json").read_text())["step"]
+        return int((run / "checkpoint" / "current").read_text().strip().split("-")[1].split(".")[0])
     except (OSError, ValueError):
         return 0
 

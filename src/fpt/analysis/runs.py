@@ -72,12 +72,12 @@ def run_label(config: dict[str, Any]) -> str:
 def load_run(run_dir: Path, which: str = "checkpoint", device: str | None = None):
     """The run's experiment rebuilt with its trained parameters loaded (as ``fpt eval`` does)."""
     import fpt
-    from fpt.checkpoint import load_trainable
+    from fpt.checkpoint import find, load_trainable
     from fpt.train import resume_config
 
     if which not in ("checkpoint", "best"):
         raise ValueError(f"which={which!r}: expected 'checkpoint' or 'best'")
     config = resume_config(Path(run_dir), {"device": device} if device else None)
     exp = fpt.build(config)
-    load_trainable(Path(run_dir) / which, exp.model, exp.body_fingerprint)
+    load_trainable(find(Path(run_dir), which), exp.model, exp.body_fingerprint)
     return exp

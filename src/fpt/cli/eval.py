@@ -18,12 +18,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import fpt
-    from fpt.checkpoint import load_trainable
+    from fpt.checkpoint import find, load_trainable
     from fpt.train import resume_config
 
     overrides = {"device": args.device} if args.device else None
     config = resume_config(Path(args.run_dir), overrides)
     exp = fpt.build(config)
-    load_trainable(Path(args.run_dir) / args.which, exp.model, exp.body_fingerprint)
+    load_trainable(find(Path(args.run_dir), args.which), exp.model, exp.body_fingerprint)
     print(json.dumps(fpt.evaluate(exp), indent=1))
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -21,7 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import fpt
+    from fpt import rundir
     from fpt.cli._args import config_from_args, given_fields
+    from fpt.paths import safe_run_name
     from fpt.train import resume_config
 
     if args.resume:
@@ -32,9 +35,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         config = config_from_args(args)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        out = Path(args.out or f"runs/{config.task}-{Path(config.body).name}-{config.init}-{stamp}")
-    exp = fpt.build(config)
-    summary = fpt.fit(exp, out=out, resume=bool(args.resume), progress=not args.quiet)
+        # The default name is built from user text (--init checkpoint:../..): one safe path component under runs/.
+        out = Path(args.out or Path("runs") / safe_run_name(config.task, Path(config.body).name, config.init, stamp))
+    # An existing run directory is locked before the (slow) build, so that a second writer is refused at once.
+    with rundir.lock(out, what="fpt train") if out.is_dir() else contextlib.nullcontext():
+        exp = fpt.build(config)
+        summary = fpt.fit(exp, out=out, resume=bool(args.resume), progress=not args.quiet)
     print(json.dumps({k: summary[k] for k in ("val_accuracy", "test_accuracy", "test_accuracy_last", "selected_step", "steps",
                                                "steps_to_target", "stopped", "wall_seconds",
                                                "train_samples_per_second")}))

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fpt import rundir
 from fpt.config import RunConfig, from_dict, merge
 from fpt.experiments.grid import Cell, Table, tasks_spec
 
 ACCURACIES = ("test_accuracy", "val_accuracy", "train_accuracy", "test_accuracy_last", "val_accuracy_last")
 METRIC_SCALE = dict.fromkeys(ACCURACIES, 100.0)  # summary fractions -> percent, as the paper prints them
-PRUNABLE = ("checkpoint", "best")  # what --prune-checkpoints deletes from finished runs
 KEY_LENGTH = 12
 
 
@@ -83,13 +83,15 @@ def ensure_pretrained_body(pre: RunConfig, run_dir: Path, progress: bool) -> Pat
     import fpt
     from fpt.bodies import BodySpec
     from fpt.bodies.init import save_body
+    from fpt.checkpoint import has_checkpoint
 
     body_dir = run_dir / "body"
     if (body_dir / "body.safetensors").is_file():
         return body_dir
     exp = fpt.build(pre)
-    fpt.fit(exp, out=run_dir, resume=(run_dir / "checkpoint").exists(), progress=progress)
-    save_body(exp.model.body, BodySpec(pre.body, pre.init, exp.data.spec.seq_len, pre.dropout, pre.seed), body_dir)
+    with rundir.lock(run_dir, what="fpt reproduce pretrain"):  # held from training to the saved body
+        fpt.fit(exp, out=run_dir, resume=has_checkpoint(run_dir), progress=progress)
+        save_body(exp.model.body, BodySpec(pre.body, pre.init, exp.data.spec.seq_len, pre.dropout, pre.seed), body_dir)
     return body_dir
 
 
@@ -101,6 +103,7 @@ def read_summary(run_dir: Path) -> dict[str, Any] | None:
 def run_planned(planned: Planned, progress: bool = True) -> dict[str, Any]:
     """Run one planned cell (or reuse its finished run); returns its summary."""
     import fpt
+    from fpt.checkpoint import has_checkpoint
     from fpt.train import resume_config
 
     done = read_summary(planned.run_dir)
@@ -108,7 +111,7 @@ def run_planned(planned: Planned, progress: bool = True) -> dict[str, Any]:
         return done
     if planned.pretrain is not None:
         ensure_pretrained_body(*planned.pretrain, progress)
-    resume = (planned.run_dir / "checkpoint").is_dir()
+    resume = has_checkpoint(planned.run_dir)
     if resume and resume_config(planned.run_dir) != planned.config:
         raise ValueError(f"{planned.run_dir} was started with a different config than {planned.key} gives; "
                          "delete that directory to rerun the cell")
@@ -162,12 +165,19 @@ def run_table(table: Table, store: Store, seeds: list[int] | None = None, progre
 
 
 def prune_checkpoints(root: Path) -> list[Path]:
-    """Delete checkpoint/ and best/ of every finished run under ``root`` (a pretrained body/ is kept)."""
+    """Delete checkpoint/ and best/ of every finished run under ``root`` (a pretrained body/ is kept).
+
+    A run directory another process is writing (its lock held) is left alone.
+    """
+    from fpt.checkpoint import checkpoint_paths
+
     removed = []
     for summary in sorted(Path(root).glob("*/summary.json")):
-        for name in PRUNABLE:
-            path = summary.parent / name
-            if path.is_dir():
-                shutil.rmtree(path)
-                removed.append(path)
+        try:
+            with rundir.lock(summary.parent, what="fpt reproduce --prune-checkpoints"):
+                for path in checkpoint_paths(summary.parent):
+                    shutil.rmtree(path)
+                    removed.append(path)
+        except rundir.RunDirBusyError as exc:
+            print(f"fpt reproduce: not pruned: {exc}", file=sys.stderr)
     return removed
