@@ -40,11 +40,15 @@ def resample_with_statistics(body: nn.Module, seed: int) -> None:
 
 def save_body(body: nn.Module, spec: BodySpec, path: Path) -> None:
     """Write a body for ``--init checkpoint:PATH`` (all its tensors, plus how to rebuild it)."""
+    from fpt import rundir
+
     path.mkdir(parents=True, exist_ok=True)
     tensors = {n: t.detach().cpu().contiguous() for n, t in body.state_dict().items()}
     meta = {"body": spec.name, "seq_len": str(spec.seq_len), "format": "fpt-body-1"}
-    save_file(tensors, path / BODY_FILE, metadata=meta)
-    (path / "body.json").write_text(json.dumps({"body": spec.name, "seq_len": spec.seq_len}, indent=1))
+    # body.json first, the tensors last: readers take BODY_FILE's presence to mean the body is complete,
+    # and each file is written to a temporary name, fsynced and renamed, so a kill never leaves half of one.
+    rundir.write_text(path / "body.json", json.dumps({"body": spec.name, "seq_len": spec.seq_len}, indent=1))
+    rundir.write_with(path / BODY_FILE, lambda tmp: save_file(tensors, tmp, metadata=meta))
 
 
 @torch.no_grad()

@@ -25,6 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import fpt
+    from fpt import rundir
     from fpt.bodies import BodySpec
     from fpt.bodies.init import save_body
     from fpt.cli._args import config_from_args, given_fields
@@ -37,10 +38,11 @@ def run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config_from_args(args), freeze="none")
         if "init" not in given_fields(args):
             config = dataclasses.replace(config, init="random")
-    exp = fpt.build(config)
-    summary = fpt.fit(exp, out=out, resume=args.resume, progress=not args.quiet)
-    spec = BodySpec(config.body, config.init, exp.data.spec.seq_len, config.dropout, config.seed)
-    save_body(exp.model.body, spec, out / "body")
+    with rundir.lock(out, what="fpt pretrain"):  # one writer from the first step to the saved body
+        exp = fpt.build(config)
+        summary = fpt.fit(exp, out=out, resume=args.resume, progress=not args.quiet)
+        spec = BodySpec(config.body, config.init, exp.data.spec.seq_len, config.dropout, config.seed)
+        save_body(exp.model.body, spec, out / "body")
     print(json.dumps({k: summary[k] for k in ("test_accuracy", "steps", "wall_seconds")}))
     print(f"body written to {out / 'body'}; use it with --body {config.body} --init checkpoint:{out / 'body'}")
     return 0
