@@ -43,6 +43,36 @@ class RunConfig:
     task_options: dict = _help("task options, e.g. {n_bits: 5}; on the command line task.n_bits=5", default_factory=dict)
     data_dir: str = _help("directory holding datasets' files (each task's own layout)", "data")
     download: bool = _help("download missing dataset files where the task knows how (needs network)", False)
+    data: str | None = _help("your own dataset (sets task=data): a CSV/TSV, JSON lines, Parquet or .npz file, UCR/UEA "
+                             "*_TRAIN.ts/.tsv, an image folder DIR/<class>/*.png, a directory of train/val/test files, "
+                             "a saved Hugging Face dataset, or a hub dataset id. fpt data --data PATH shows every choice",
+                             None)
+    target_column: str | None = _help("--data: the column(s) to predict, comma-separated for several outputs (default: "
+                                      "a column named target, label, labels, class or y, else the last column); "
+                                      "--target NAME sets it when NAME is not a number", None)
+    objective: str = _help("--data: auto | classification | regression (auto: text, bool or <= 20 distinct integer "
+                           "values classify, other numbers regress)", "auto")
+    modality: str = _help("--data: auto | tabular | image | timeseries | sequence (auto: from the files; a table "
+                          "whose only feature is text is a sequence)", "auto")
+    val_fraction: float = _help("--data without its own validation split: share held out of all examples for "
+                                "validation (stratified for classification, seeded by split_seed)", 0.2)
+    test_fraction: float = _help("--data without its own test split: share held out for testing", 0.2)
+    split_seed: int = _help("--data: seed of the train/val/test split (part of the data's definition, not the run's)", 0)
+    max_categories: int = _help("--data tabular: categories kept per text column (most frequent in train; the rest "
+                                "and unseen ones share an unknown slot)", 50)
+    image_size: int = _help("--data images: resized to SIZE x SIZE pixels", 32)
+    patch_size: int = _help("--data images: p x p patches, one token each ((SIZE/p)^2 tokens of p*p*channels)", 4)
+    image_channels: str = _help("--data images: auto | rgb | gray (auto: rgb if any training image has colour)", "auto")
+    series_patch: int | None = _help("--data time series: points per token (default: so that the longest training "
+                                     "series makes at most 64 tokens)", None)
+    series_stride: int | None = _help("--data time series: points between token starts (default: series_patch, "
+                                      "no overlap)", None)
+    series_norm: str = _help("--data time series: series (each series and channel to mean 0, std 1) | global (train "
+                             "mean/std per channel) | none", "series")
+    sequence_tokens: str = _help("--data sequences: auto | chars | words (auto: words if any training text has a "
+                                 "space, else characters)", "auto")
+    sequence_max_len: int | None = _help("--data sequences: symbols kept per example (default: the longest training "
+                                         "sequence, at most 512); longer ones are cut and counted", None)
     body: str = _help("body: a registered name (minilm, gpt2, ...), a Hugging Face id, or a local model directory", "minilm")
     init: str = _help("body weights: pretrained | random (default init) | stats (pretrained mean/std only) | "
                       "checkpoint:PATH (a body written by fpt pretrain)", "pretrained")
@@ -74,9 +104,10 @@ class RunConfig:
     seed: int = _help("seed for data, initialisation and dropout", 0)
     eval_every: int = _help("evaluate on the whole held-out set every N steps", 50)
     eval_batch_size: int = _help("examples per evaluation batch", 256)
-    target: float | None = _help("held-out accuracy (0-1) that counts as reached; default: the task's", None)
+    target: float | None = _help("held-out accuracy (0-1; R² for regression) that counts as reached; default: the "
+                                 "task's. With --data, --target NAME (not a number) names the target column", None)
     stop_at_target: bool = _help("stop once the target is reached", True)
-    patience: int | None = _help("stop after N evaluations without improvement", None)
+    patience: int | None = _help("stop after N evaluations without improvement (default: none; --data: 10)", None)
     diverge_loss: float = _help("a training loss above this (or NaN/inf) marks the run diverged and stops it", 100.0)
     last_block_rows: bool = _help("compute the last block only for the k tokens the head reads (same result, less work)",
                                   True)
@@ -91,6 +122,7 @@ class RunConfig:
     device: str = _help("auto | cpu | cuda | cuda:N | mps", "auto")
 
     def __post_init__(self) -> None:
+        self._check_data_fields()
         checks = [
             (self.steps >= 1, "steps", "must be >= 1"),
             (self.batch_size >= 1, "batch_size", "must be >= 1"),
@@ -122,8 +154,73 @@ class RunConfig:
             if not ok:
                 raise ConfigError(f"config field {name!r}={show(getattr(self, name))} {msg}")
 
+    def _check_data_fields(self) -> None:
+        """--data and its options: valid values, and used only with --data (the task becomes ``data``)."""
+        if self.data is not None:
+            if self.task not in {"bit-xor", DATA_TASK}:  # bit-xor: the default, i.e. no task was chosen
+                raise ConfigError(f"config field 'data'={show(self.data)} trains on your dataset, but task="
+                                  f"{self.task!r} was also given; drop --task (or use task={DATA_TASK})")
+            object.__setattr__(self, "task", DATA_TASK)
+            checks = [
+                (bool(str(self.data).strip()), "data", "is empty; give a file, a folder or a dataset id"),
+                (self.objective in {"auto", "classification", "regression"}, "objective",
+                 "must be auto, classification or regression"),
+                (self.modality in {"auto", "tabular", "image", "timeseries", "sequence"}, "modality",
+                 "must be auto, tabular, image, timeseries or sequence"),
+                (0 < self.val_fraction < 1, "val_fraction", "must be in (0, 1), e.g. 0.1"),
+                (0 < self.test_fraction < 1 and self.val_fraction + self.test_fraction < 1, "test_fraction",
+                 f"must be in (0, 1) and leave training examples with val_fraction={self.val_fraction}"),
+                (self.max_categories >= 1, "max_categories", "must be >= 1"),
+                (self.image_size >= 1, "image_size", "must be >= 1"),
+                (self.patch_size >= 1 and self.image_size % self.patch_size == 0, "patch_size",
+                 f"must be >= 1 and divide image_size={self.image_size} (e.g. 4)"),
+                (self.image_channels in {"auto", "rgb", "gray"}, "image_channels", "must be auto, rgb or gray"),
+                (self.series_patch is None or self.series_patch >= 1, "series_patch", "must be >= 1"),
+                (self.series_stride is None or self.series_stride >= 1, "series_stride", "must be >= 1"),
+                (self.series_norm in {"series", "global", "none"}, "series_norm", "must be series, global or none"),
+                (self.sequence_tokens in {"auto", "chars", "words"}, "sequence_tokens", "must be auto, chars or words"),
+                (self.sequence_max_len is None or self.sequence_max_len >= 1, "sequence_max_len", "must be >= 1"),
+            ]
+            for ok, name, msg in checks:
+                if not ok:
+                    raise ConfigError(f"config field {name!r}={show(getattr(self, name))} {msg}")
+            return
+        if self.task == DATA_TASK:
+            raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with --data PATH")
+        defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in DATA_FIELDS}
+        given = [name for name, default in defaults.items() if getattr(self, name) != default]
+        if given:
+            raise ConfigError(f"config field(s) {', '.join(given)} apply only to your own dataset; give it with "
+                              "--data PATH (or drop them)")
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+DATA_TASK = "data"  # the task that reads --data (fpt.tasks.user_data)
+# The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
+DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "split_seed",
+               "max_categories", "image_size", "patch_size", "image_channels", "series_patch", "series_stride",
+               "series_norm", "sequence_tokens", "sequence_max_len")
+
+
+def target_alias(fields: dict[str, Any]) -> dict[str, Any]:
+    """``target=NAME`` with ``data``: NAME is the target column when it is not a number (a number is still
+    the target accuracy). Returns the fields with it moved to ``target_column``."""
+    target = fields.get("target")
+    if fields.get("data") is None or not isinstance(target, str):
+        return fields
+    try:
+        float(target)
+        return fields
+    except ValueError:
+        pass
+    if fields.get("target_column") not in (None, target):
+        raise ConfigError(f"target={show(target)} and target_column={show(fields['target_column'])} both name the "
+                          "target column; give one")
+    out = {k: v for k, v in fields.items() if k != "target"}
+    out["target_column"] = target
+    return out
 
 
 def field_help(cls: type) -> dict[str, str]:

@@ -18,8 +18,17 @@ def _lengths(batch: Batch) -> np.ndarray:
     return np.full(len(batch), batch.x.shape[1])
 
 
-def split_stats(batch: Batch) -> dict[str, Any]:
+def split_stats(batch: Batch, objective: Any = None) -> dict[str, Any]:
     lengths = _lengths(batch)
+    if batch.y.is_floating_point():  # regression: the targets' spread in their own units, not class shares
+        y = batch.y.double()
+        if objective is not None and hasattr(objective, "scale"):
+            y = y * torch.tensor(objective.scale, dtype=torch.float64) + torch.tensor(objective.mean, dtype=torch.float64)
+        return {"examples": len(batch),
+                "tokens": {"min": int(lengths.min()), "median": float(np.median(lengths)), "max": int(lengths.max())},
+                "targets": {"mean": [round(float(v), 4) for v in y.mean(0)], "std": [round(float(v), 4) for v in y.std(0)],
+                            "min": [round(float(v), 4) for v in y.min(0).values],
+                            "max": [round(float(v), 4) for v in y.max(0).values]}}
     labels, counts = torch.unique(batch.y, return_counts=True)
     total = int(counts.sum())
     return {
@@ -31,12 +40,13 @@ def split_stats(batch: Batch) -> dict[str, Any]:
 
 def task_stats(data: TaskData) -> dict[str, Any]:
     if isinstance(data.train, TensorSource):
-        train = split_stats(data.train.data)
+        train = split_stats(data.train.data, data.objective)
         if data.train.transform is not None:
             train["tokens"] = {"min": data.spec.seq_len, "median": float(data.spec.seq_len), "max": data.spec.seq_len}
     else:
         train = {**split_stats(data.train.batch(0, GENERATED_SAMPLE)), "examples": "generated (unbounded)",
                  "described_from": GENERATED_SAMPLE}
-    splits = {"train": train, **{name: split_stats(b) for name, b in data.eval_sets.items()}}
+    splits = {"train": train, **{name: split_stats(b, data.objective) for name, b in data.eval_sets.items()}}
     return {"spec": {k: v for k, v in vars(data.spec).items() if v is not None}, "splits": splits,
-            "val_set": data.val, "test_set": data.test, "info": data.info}
+            "val_set": data.val, "test_set": data.test, "info": data.info,
+            **({"fitted": data.fitted} if data.fitted is not None else {})}

@@ -10,7 +10,7 @@ import torch
 
 from fpt.bodies import BodySpec, build_body
 from fpt.checkpoint import fingerprint
-from fpt.config import RunConfig, from_dict
+from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, target_alias
 from fpt.freeze import apply_policy
 from fpt.model import FPT, InputSpec
 from fpt.tasks import TaskData, build_task
@@ -80,13 +80,20 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT:
     return model
 
 
+def task_options(config: RunConfig) -> dict[str, Any]:
+    """The task's options: ``task_options``, and for ``--data`` the config's data fields."""
+    if config.task != DATA_TASK:
+        return config.task_options
+    return {**{name: getattr(config, name) for name in DATA_FIELDS}, **config.task_options}
+
+
 def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
     """An experiment from a config, or from config fields: ``build(task="bit-xor", body="minilm")``."""
     if config is None:
-        config = from_dict(RunConfig, fields, where="build()")
+        config = from_dict(RunConfig, target_alias(fields), where="build()")
     elif fields:
         config = replace(config, **fields)
-    data = build_task(config.task, config.task_options, config.seed, DataSource(Path(config.data_dir), config.download))
+    data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir), config.download))
     if isinstance(data.train, TensorSource) and data.train.data.lengths is not None:
         data = replace(data, train=replace(data.train, bucket=config.bucket_batches))
     model = build_model(config, data.spec)

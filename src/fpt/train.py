@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
@@ -34,31 +35,33 @@ def loss_and_correct(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tenso
     return loss, int((flat.argmax(-1) == y.reshape(-1)).sum())
 
 
-def train_step(exp: Experiment, optimizer: torch.optim.Optimizer, batch: Batch) -> tuple[float, int, int]:
-    """One optimizer step over ``batch`` in ``grad_accum`` micro-batches: (loss, correct, predictions)."""
-    model, cfg = exp.model, exp.config
+def train_step(exp: Experiment, optimizer: torch.optim.Optimizer, batch: Batch) -> tuple[float, np.ndarray]:
+    """One optimizer step over ``batch`` in ``grad_accum`` micro-batches: (loss, the objective's tallies)."""
+    model, cfg, objective = exp.model, exp.config, exp.data.objective
     model.train()
     optimizer.zero_grad(set_to_none=True)
     n = len(batch)
     micro = n // cfg.grad_accum
-    total_loss, correct = 0.0, 0
+    total_loss, sums = 0.0, 0
     for start in range(0, n, micro):
         part = batch.slice(start, start + micro)
         part = (part.trim() if cfg.trim_padding else part).to(exp.device)
-        loss, right = loss_and_correct(exp.forward(part.x, part.lengths), part.y)
+        out = exp.forward(part.x, part.lengths)
+        loss = objective.loss(out, part.y)
         (loss * (len(part) / n)).backward()
         total_loss += loss.item() * len(part) / n
-        correct += right
+        sums = sums + objective.tally(out.detach(), part.y)
     if cfg.clip > 0:
         torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], cfg.clip)
     optimizer.step()
-    return total_loss, correct, batch.y.numel()
+    return total_loss, sums
 
 
 @torch.inference_mode()
 def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None = None,
              sets: list[str] | None = None) -> dict[str, float]:
-    """Accuracy and loss over whole held-out sets: ``data``, the named ``sets``, or every one."""
+    """Metrics (accuracy, or the task objective's: R², MAE, MSE) and loss over whole held-out sets:
+    ``data``, the named ``sets``, or every one."""
     if data is not None:
         chosen = {"_": data}
     else:
@@ -67,10 +70,11 @@ def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None 
             raise ValueError(f"no held-out set(s) {unknown}; this task has {sorted(exp.data.eval_sets)}")
         chosen = {name: exp.data.eval_sets[name] for name in (sets or exp.data.eval_sets)}
     size = batch_size or exp.config.eval_batch_size
+    objective = exp.data.objective
     exp.model.eval()
     out: dict[str, float] = {}
     for name, batch in chosen.items():
-        loss_sum, correct, count = 0.0, 0, 0
+        loss_sum, sums, count = 0.0, 0, 0
         if batch.lengths is not None and exp.config.trim_padding:
             # Similar lengths in a batch waste less padding; the order does not change accuracy.
             order = torch.argsort(batch.lengths)
@@ -78,12 +82,12 @@ def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None 
         for start in range(0, len(batch), size):
             part = batch.slice(start, start + size)
             part = (part.trim() if exp.config.trim_padding else part).to(exp.device)
-            loss, right = loss_and_correct(exp.forward(part.x, part.lengths), part.y)
-            loss_sum += loss.item() * part.y.numel()
-            correct += right
+            logits = exp.forward(part.x, part.lengths)
+            loss_sum += objective.loss(logits, part.y).item() * part.y.numel()
+            sums = sums + objective.tally(logits, part.y)
             count += part.y.numel()
         prefix = "" if name == "_" else f"{name}_"
-        out[f"{prefix}accuracy"] = correct / count
+        out.update({f"{prefix}{key}": value for key, value in objective.summarise(sums).items()})
         out[f"{prefix}loss"] = loss_sum / count
     return out
 
@@ -96,7 +100,15 @@ def majority_accuracy(y: torch.Tensor, num_classes: int) -> float:
 
 
 def baselines(exp: Experiment) -> dict[str, Any]:
-    """Chance and majority-class accuracy of every held-out set: what a result must beat."""
+    """Chance and majority-class accuracy of every held-out set: what a result must beat.
+
+    Regression: the metrics of always predicting the training mean (R² about 0).
+    """
+    objective = exp.data.objective
+    if objective.name != "classification":
+        return {"train_mean": {name: {k: round(v, 4) for k, v in
+                                      objective.summarise(objective.tally(torch.zeros_like(b.y), b.y)).items()}
+                               for name, b in exp.data.eval_sets.items()}}
     classes = exp.data.spec.num_classes
     return {"chance": 1 / classes,
             "majority": {name: round(majority_accuracy(b.y, classes), 4) for name, b in exp.data.eval_sets.items()}}
@@ -104,13 +116,13 @@ def baselines(exp: Experiment) -> dict[str, Any]:
 
 @torch.inference_mode()
 def predict(exp: Experiment, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
-    """Predicted classes (B, k * m) for raw tokens x."""
+    """Predicted classes (B, k * m) for raw tokens x (regression: values (B, m) in the targets' units)."""
     exp.model.eval()
     preds = []
     size = exp.config.eval_batch_size
     for start in range(0, x.shape[0], size):
         lens = None if lengths is None else lengths[start:start + size].to(exp.device)
-        preds.append(exp.forward(x[start:start + size].to(exp.device), lens).argmax(-1).cpu())
+        preds.append(exp.data.objective.predict(exp.forward(x[start:start + size].to(exp.device), lens)).cpu())
     return torch.cat(preds)
 
 
@@ -228,7 +240,8 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dic
     run = _Run(out)
     trainable = _trainable(model)
     optimizer = torch.optim.Adam(trainable, lr=exp.lr)
-    val_key = f"{exp.data.val}_accuracy"
+    objective = exp.data.objective
+    val_key = f"{exp.data.val}_{objective.metric}"  # what selects: accuracy, or R² for regression
 
     state: dict[str, Any] = {"step": 0, "best_accuracy": -1.0, "best_step": 0, "steps_to_target": None,
                              "wall_seconds": 0.0, "train_seconds": 0.0, "train_examples": 0,
@@ -253,10 +266,12 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dic
         else:
             run.start_clean()
         rundir.write_with(run.out / "config.yaml", lambda tmp: save_yaml(cfg, tmp))
+        if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
+            rundir.write_text(run.out / "data.json", json.dumps(exp.data.fitted, indent=1))
 
     if not resume:
         torch.manual_seed(cfg.seed)  # dropout; a resumed run restores the saved RNG state instead
-    window = {"loss": 0.0, "correct": 0, "count": 0, "steps": 0}
+    window = {"loss": 0.0, "sums": 0, "steps": 0}
     stop_reason = "steps"
     started = time.perf_counter() - state["wall_seconds"]
     bar = tqdm(total=cfg.steps, initial=state["step"], desc=f"{cfg.task}/{cfg.body}", disable=not progress or None,
@@ -265,7 +280,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dic
     while state["step"] < cfg.steps:
         t0 = time.perf_counter()
         batch = exp.data.train.batch(state["step"], cfg.batch_size)
-        loss, correct, count = train_step(exp, optimizer, batch)
+        loss, sums = train_step(exp, optimizer, batch)
         state["train_seconds"] += time.perf_counter() - t0
         state["train_examples"] += len(batch)
         state["step"] += 1
@@ -275,22 +290,21 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dic
             stop_reason = "diverged"
             break
         window["loss"] += loss
-        window["correct"] += correct
-        window["count"] += count
+        window["sums"] = window["sums"] + sums
         window["steps"] += 1
 
         if state["step"] % cfg.eval_every == 0 or state["step"] == cfg.steps:
             metrics = evaluate(exp, sets=[exp.data.val])
             state["wall_seconds"] = time.perf_counter() - started
             row = {"step": state["step"], "wall_seconds": round(state["wall_seconds"], 3),
-                   "train_loss": window["loss"] / window["steps"], "train_accuracy": window["correct"] / window["count"],
-                   **metrics}
-            window = {"loss": 0.0, "correct": 0, "count": 0, "steps": 0}
+                   "train_loss": window["loss"] / window["steps"],
+                   **{f"train_{k}": v for k, v in objective.summarise(window["sums"]).items()}, **metrics}
+            window = {"loss": 0.0, "sums": 0, "steps": 0}
             history.append(row)
             run.write_metrics(row)
             acc = metrics[val_key]
             bar.set_postfix(loss=f"{row['train_loss']:.3f}", val=f"{acc:.4f}")
-            if acc > state["best_accuracy"]:
+            if acc > state["best_accuracy"] or not state["best_step"]:  # R² can start below any bound
                 state.update(best_accuracy=acc, best_step=state["step"], evals_since_best=0)
                 best_params = [p.detach().clone() for p in trainable]
                 if run.out:
@@ -307,7 +321,8 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dic
             if target is not None and acc >= target and cfg.stop_at_target:
                 stop_reason = "target"
                 break
-            if cfg.patience is not None and state["evals_since_best"] >= cfg.patience:
+            patience = cfg.patience if cfg.patience is not None else exp.data.patience
+            if patience is not None and state["evals_since_best"] >= patience:
                 stop_reason = "patience"
                 break
     bar.close()
@@ -346,21 +361,27 @@ def _final_evaluation(exp: Experiment, run: _Run, state: dict[str, Any], history
 def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any]],
              final: dict[str, dict[str, float] | None], reason: str) -> dict[str, Any]:
     data = exp.data
+    objective = data.objective
     selected, last = final["selected"] or {}, final["last"] or {}
     last_row = history[-1] if history else {}
+    # Classification: val_accuracy, test_accuracy, val_accuracy_last, ...; regression: val_r2, test_r2, test_mae, ...
+    scores: dict[str, Any] = {}
+    for name in objective.reported:
+        scores[f"val_{name}"] = selected.get(f"{data.val}_{name}")
+        scores[f"test_{name}"] = selected.get(f"{data.test}_{name}")
+    for name in objective.reported:
+        scores[f"val_{name}_last"] = last.get(f"{data.val}_{name}")
+        scores[f"test_{name}_last"] = last.get(f"{data.test}_{name}")
     return {
         "task": exp.config.task, "body": exp.config.body, "init": exp.config.init, "freeze": exp.config.freeze,
         "val_set": data.val, "test_set": data.test,
-        "val_accuracy": selected.get(f"{data.val}_accuracy"),
-        "test_accuracy": selected.get(f"{data.test}_accuracy"),
-        "val_accuracy_last": last.get(f"{data.val}_accuracy"),
-        "test_accuracy_last": last.get(f"{data.test}_accuracy"),
+        **scores,
         "selected_step": state["best_step"] if history else None,
-        "train_accuracy": last_row.get("train_accuracy"),
+        f"train_{objective.metric}": last_row.get(f"train_{objective.metric}"),
         "steps": state["step"],
         "target": exp.target,
         "steps_to_target": state["steps_to_target"],
-        "steps_to_converge": steps_to_converge(history, f"{data.val}_accuracy"),
+        "steps_to_converge": steps_to_converge(history, f"{data.val}_{objective.metric}"),
         "stopped": reason,
         "diverged_at": state["diverged_at"],
         "wall_seconds": round(state["wall_seconds"], 3),

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 from typing import Any
 
-from fpt.config import RunConfig, field_help, from_dict, load_yaml, merge, parse_overrides
+from fpt.config import RunConfig, field_help, from_dict, load_yaml, merge, parse_overrides, target_alias
 
 
 def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
@@ -35,4 +35,4 @@ def given_fields(args: argparse.Namespace) -> dict[str, Any]:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     base = load_yaml(args.config) if args.config else {}
     where = f"{args.config} + command line" if args.config else "command line"
-    return from_dict(RunConfig, merge(base, given_fields(args)), where=where)
+    return from_dict(RunConfig, target_alias(merge(base, given_fields(args))), where=where)

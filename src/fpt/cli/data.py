@@ -10,7 +10,14 @@ HELP = "print a task's statistics: split sizes, tokens per example, truncation/d
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("task", help="a registered task (fpt list)")
+    from fpt.config import DATA_FIELDS, RunConfig, field_help
+
+    p.add_argument("task", nargs="?", help="a registered task (fpt list); or give --data PATH instead")
+    helps = field_help(RunConfig)
+    for name in DATA_FIELDS:
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None, metavar="X", help=helps[name])
+    p.add_argument("--target", dest="target", default=None, metavar="NAME", help="--data: the target column(s) "
+                   "(the same as --target-column)")
     p.add_argument("options", nargs="*", metavar="task.key=value", help="task options, e.g. task.tokenisation=lra")
     p.add_argument("--data-dir", default="data", help="where the task's files are (default: data)")
     p.add_argument("--download", action="store_true", help="download missing files where the task knows how")
@@ -36,16 +43,33 @@ def _options_anywhere(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.config import parse_overrides
+    from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, parse_overrides, target_alias
     from fpt.data_stats import task_stats
+    from fpt.experiment import task_options
     from fpt.tasks import build_task
     from fpt.tasks.base import DataSource
 
     options = parse_overrides([o if o.startswith("task.") else f"task.{o}" for o in args.options])
-    data = build_task(args.task, options.get("task_options", {}), args.seed, DataSource(Path(args.data_dir), args.download))
+    if args.data is not None:
+        if args.task not in (None, DATA_TASK):
+            raise ValueError(f"give a task ({args.task}) or --data PATH, not both")
+        given = {name: getattr(args, name) for name in DATA_FIELDS if getattr(args, name) is not None}
+        if args.target is not None:
+            given["target"] = args.target
+        config = from_dict(RunConfig, target_alias({**given, "seed": args.seed}), where="command line")
+        args.task = DATA_TASK
+        data = build_task(DATA_TASK, task_options(config), args.seed)
+    elif args.task is None:
+        raise ValueError("give a task (fpt list) or --data PATH")
+    else:
+        data = build_task(args.task, options.get("task_options", {}), args.seed,
+                          DataSource(Path(args.data_dir), args.download))
     stats = task_stats(data)
     if args.json:
         print(json.dumps(stats, indent=1, default=str))
+        return 0
+    if args.data is not None:
+        print("\n".join(describe_user_data(stats, config)))
         return 0
     print(f"task {args.task}: {stats['spec']}")
     for name, s in stats["splits"].items():
@@ -59,3 +83,64 @@ def run(args: argparse.Namespace) -> int:
         if key != "vocab":
             print(f"  {key}: {value}")
     return 0
+
+
+# The options that shape each modality's tokens (printed with their resolved values by fpt data --data).
+MODALITY_OPTIONS = {
+    "tabular": ("max_categories",),
+    "image": ("image_size", "patch_size", "image_channels"),
+    "timeseries": ("series_patch", "series_stride", "series_norm"),
+    "sequence": ("sequence_tokens", "sequence_max_len"),
+}
+
+
+def _resolved(name: str, info: dict, fitted: dict) -> object:
+    tok = fitted["tokeniser"]
+    return {"image_channels": tok.get("channels"), "series_patch": tok.get("patch"), "series_stride": tok.get("stride"),
+            "series_norm": tok.get("norm"), "sequence_tokens": tok.get("mode"), "sequence_max_len": tok.get("max_len"),
+            "image_size": tok.get("image_size"), "patch_size": tok.get("patch_size")}.get(name)
+
+
+def describe_user_data(stats: dict, config: object) -> list[str]:
+    """What fpt data --data prints: every choice made about the data, with the flag that changes it."""
+    info, fitted = stats["info"], stats["fitted"]
+    spec = stats["spec"]
+    flag = lambda name: "--" + name.replace("_", "-")  # noqa: E731
+    lines = [f"data {info['data']}: {info['source']}",
+             f"  modality:   {info['modality']}  ({flag('modality')})",
+             f"  target:     {', '.join(info['targets'])}  (--target; several: comma-separated)",
+             f"  objective:  {info['objective']}  ({flag('objective')}; {info['objective_from']})"]
+    if "classes" in info:
+        for name, classes in info["classes"].items():
+            shown = ", ".join(map(str, classes[:20])) + (" ..." if len(classes) > 20 else "")
+            lines.append(f"  classes:    {name}: {len(classes)} ({shown})  (class map saved in data.json)")
+    else:
+        lines.append(f"  targets standardised on train: mean {info['target_mean']}, std {info['target_std']} "
+                     "(inverted on output)")
+    lines.append(f"  splits:     {info['splits']}  (--val-fraction, --test-fraction, --split-seed)")
+    for name, s in stats["splits"].items():
+        t = s["tokens"]
+        if "class_balance" in s:
+            top = sorted(s["class_balance"].items(), key=lambda kv: -kv[1])[:6]
+            names = (info.get("classes") or {}).get(info["targets"][0], [])
+            what = "classes: " + ", ".join(f"{names[c] if c < len(names) else c}: {100 * share:.1f}%"
+                                           for c, share in top)
+        else:
+            what = f"target mean {s['targets']['mean']}, std {s['targets']['std']}"
+        lines.append(f"    {name:<6} {s['examples']:>7} examples  tokens min/median/max {t['min']}/{t['median']:g}/{t['max']}"
+                     f"  {what}")
+    lines.append(f"  model input: {spec.get('seq_len')} tokens of "
+                 + (f"{spec['token_dim']} values (linear input layer)" if "token_dim" in spec
+                    else f"ids < {spec.get('vocab_size')} (embedding table)")
+                 + f", {spec.get('per_token', 1)} output(s) of {spec.get('num_classes')}")
+    for key, value in info["tokenisation"].items():
+        lines.append(f"  {key}: {value}")
+    options = [f"{flag(n)} {_resolved(n, info, fitted) if _resolved(n, info, fitted) is not None else getattr(config, n)}"
+               for n in MODALITY_OPTIONS[info["modality"]]]
+    lines.append(f"  tokeniser options: {'  '.join(options)}")
+    for key in ("features", "class_folders", "channels", "train_lengths", "problem", "cut_to_max_tokens", "X_shape"):
+        if key in info:
+            value = info[key]
+            text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            lines.append(f"  {key}: {text[:300]}{' ...' if len(text) > 300 else ''}")
+    return lines

@@ -36,13 +36,15 @@ def run(args: argparse.Namespace) -> int:
         config = config_from_args(args)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         # The default name is built from user text (--init checkpoint:../..): one safe path component under runs/.
-        out = Path(args.out or Path("runs") / safe_run_name(config.task, Path(config.body).name, config.init, stamp))
+        name = config.task if config.data is None else f"{config.task}-{Path(config.data).stem}"
+        out = Path(args.out or Path("runs") / safe_run_name(name, Path(config.body).name, config.init, stamp))
     # An existing run directory is locked before the (slow) build, so that a second writer is refused at once.
     with rundir.lock(out, what="fpt train") if out.is_dir() else contextlib.nullcontext():
         exp = fpt.build(config)
         summary = fpt.fit(exp, out=out, resume=bool(args.resume), progress=not args.quiet)
-    print(json.dumps({k: summary[k] for k in ("val_accuracy", "test_accuracy", "test_accuracy_last", "selected_step", "steps",
-                                               "steps_to_target", "stopped", "wall_seconds",
-                                               "train_samples_per_second")}))
+    scores = ("val_accuracy", "test_accuracy", "test_accuracy_last") if "val_accuracy" in summary else \
+        ("val_r2", "test_r2", "test_mae", "test_r2_last")  # regression
+    print(json.dumps({k: summary[k] for k in (*scores, "selected_step", "steps", "steps_to_target", "stopped",
+                                               "wall_seconds", "train_samples_per_second")}))
     print(f"run directory: {out}")
     return 0

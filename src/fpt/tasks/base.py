@@ -16,6 +16,7 @@ import torch
 
 from fpt.config import from_dict
 from fpt.model import InputSpec
+from fpt.objectives import CLASSIFICATION, Objective
 from fpt.registry import Registry
 
 Tensor = torch.Tensor
@@ -29,7 +30,7 @@ class DataError(ValueError):
 
 class Batch(NamedTuple):
     x: Tensor  # (B, T, d) float tokens or (B, T) integer ids
-    y: Tensor  # (B, k * m) class indices
+    y: Tensor  # (B, k * m) class indices; regression: (B, m) standardised float targets
     lengths: Tensor | None = None  # (B,) real tokens per example when padded on the right
 
     def __len__(self) -> int:  # type: ignore[override]
@@ -150,6 +151,9 @@ class TaskData:
     info: dict[str, Any] = field(default_factory=dict)  # what a result depends on (tokenisation, ...)
     val: str = "val"
     test: str = "test"
+    objective: Objective = CLASSIFICATION  # loss, metrics and selection (fpt.objectives); y is float for regression
+    patience: int | None = None  # the task's default for config.patience (evaluations without improvement)
+    fitted: dict[str, Any] | None = None  # JSON of preprocessing fitted on train (tokeniser, classes, target scaler): data.json
 
     def __post_init__(self) -> None:
         missing = [name for name in (self.val, self.test) if name not in self.eval_sets]

@@ -1,0 +1,116 @@
+"""NumPy ``.npz`` files with ``X`` and ``y`` (and optionally ``X_val``/``y_val``, ``X_test``/``y_test``),
+read with ``numpy.load(allow_pickle=False)`` (``datasets`` has no reader for them).
+
+The shape of ``X`` decides the modality unless ``--modality`` says otherwise: (n, d) a table of
+d numeric features; (n, H, W) uint8 or (n, H, W, C)/(n, C, H, W) images; (n, C, L) float
+time series (channels first, as sktime). ``y`` is (n,) or (n, m) for m targets.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from fpt.data.base import SEEDED, RawData, Split, is_missing
+from fpt.tasks.base import DataError
+
+SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
+
+
+def _modality(X: np.ndarray) -> str:
+    if X.ndim == 2:
+        return "tabular"
+    if X.ndim == 4 or (X.ndim == 3 and X.dtype == np.uint8):
+        return "image"
+    if X.ndim == 3:
+        return "timeseries"
+    raise DataError(f"X has shape {X.shape}; use (n, features), (n, H, W[, C]) images or (n, channels, length) series")
+
+
+def _as_images(X: np.ndarray, channels: str, size: int, where: str) -> list[np.ndarray]:
+    from PIL import Image
+
+    if X.ndim == 3:
+        X = X[..., None]
+    if X.shape[-1] not in (1, 3, 4) and X.shape[1] in (1, 3, 4):
+        X = np.moveaxis(X, 1, -1)  # (n, C, H, W) -> (n, H, W, C)
+    if X.dtype != np.uint8:
+        lo, hi = float(np.nanmin(X)), float(np.nanmax(X))
+        if lo < 0 or hi > 255:
+            raise DataError(f"{where}: image values in [{lo:g}, {hi:g}]; give uint8 0-255 or floats in [0, 1]")
+        X = np.round(X * 255 if hi <= 1 else X).astype(np.uint8)
+    out = []
+    for img in X:
+        im = Image.fromarray(img[..., 0] if img.shape[-1] == 1 else img[..., :3])
+        im = im.convert("RGB" if channels == "rgb" else "L")
+        if im.size != (size, size):
+            im = im.resize((size, size), Image.BILINEAR)
+        arr = np.asarray(im, dtype=np.uint8)
+        out.append(arr[:, :, None] if arr.ndim == 2 else arr)
+    return out
+
+
+def read_npz(path: Path, modality: str, image_channels: str, image_size: int) -> RawData:
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            arrays = {k: f[k] for k in f.files}
+    except ValueError as exc:
+        raise DataError(f"{path}: holds Python objects ({exc}); save plain numeric arrays "
+                        "(np.savez(path, X=..., y=...))") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise DataError(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc}); write it with np.savez") from None
+    if "X" not in arrays or "y" not in arrays:
+        raise DataError(f"{path}: arrays {sorted(arrays)}; an .npz needs X (inputs) and y (targets), optionally "
+                        "X_val/y_val and X_test/y_test")
+    kind = _modality(arrays["X"]) if modality == "auto" else modality
+    channels = image_channels
+    if kind == "image" and channels == "auto":
+        X = arrays["X"]
+        channels = "rgb" if (X.ndim == 4 and 3 in (X.shape[-1], X.shape[1])) else "gray"
+    splits = {}
+    for split, (xk, yk) in SPLIT_KEYS.items():
+        if (xk in arrays) != (yk in arrays):
+            raise DataError(f"{path}: {xk if xk in arrays else yk} without {yk if xk in arrays else xk}; give both")
+        if xk not in arrays:
+            continue
+        X, y = arrays[xk], arrays[yk]
+        where = f"{path} ({xk}, {yk})"
+        if len(X) != len(y):
+            raise DataError(f"{where}: {len(X)} inputs but {len(y)} targets; they must match one to one")
+        if len(X) == 0:
+            raise DataError(f"{where}: no examples")
+        if X.dtype.kind not in "iubf":
+            raise DataError(f"{where}: {xk} has dtype {X.dtype}; inputs must be numbers")
+        if X.shape[1:] != arrays["X"].shape[1:] and kind != "timeseries":
+            raise DataError(f"{where}: {xk} has shape {X.shape[1:]} per example but X has {arrays['X'].shape[1:]}")
+        y = y.reshape(len(y), -1) if y.ndim > 1 else y[:, None]
+        for j in range(y.shape[1]):
+            missing = is_missing(y[:, j])
+            if missing.any():
+                raise DataError(f"{where}: {yk} is NaN at index {int(np.flatnonzero(missing)[0])}; drop or fill those examples")
+        y = y.astype(object) if y.dtype.kind not in "iubf" else y
+        if kind == "tabular":
+            if X.ndim != 2:
+                raise DataError(f"{where}: --modality tabular needs X of shape (n, features), not {X.shape}")
+            x = {f"x{j}": X[:, j].astype(np.float64) for j in range(X.shape[1])}
+        elif kind == "image":
+            x = _as_images(X, channels, image_size, where)
+        elif kind == "timeseries":
+            if X.ndim == 2:
+                X = X[:, None, :]
+            if X.ndim != 3:
+                raise DataError(f"{where}: --modality timeseries needs X of shape (n, channels, length), not {X.shape}")
+            x = [s.astype(np.float32) for s in X]
+        else:
+            raise DataError(f"{path}: an .npz holds numbers: tabular, image or timeseries, not {kind}")
+        splits[split] = Split(x, y, where)
+    targets = [f"y{j}" for j in range(splits["train"].y.shape[1])] if splits["train"].y.shape[1] > 1 else ["y"]
+    how = "the data's own arrays (" + ", ".join(SPLIT_KEYS[s][0] for s in splits) + ")" if len(splits) > 1 else \
+        SEEDED
+    return RawData(kind, splits, targets, f".npz file {path}", how,
+                   {"X_shape": list(arrays["X"].shape), **({"image_channels": channels} if kind == "image" else {})})
+
+
+__all__ = ["read_npz"]

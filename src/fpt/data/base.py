@@ -1,0 +1,186 @@
+"""What every reader returns before tokenisation, and the choices shared by all formats.
+
+A reader turns files into ``RawData``: the modality, one ``Split`` per split the data has
+(``train``, and ``val``/``test`` where the files name them), the target column names and
+where everything came from. ``finish_splits`` then fills in the missing validation/test
+splits with a seeded, stratified hold-out, and ``infer_objective`` decides classification
+or regression when the user did not.
+
+Errors are ``DataError``: one line naming the file (and column or row) and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fpt.tasks.base import DataError
+
+MODALITIES = ("tabular", "image", "timeseries", "sequence")
+TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
+SPLIT_COLUMN = "split"
+SPLIT_NAMES = {"train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val", "dev": "val",
+               "test": "test", "testing": "test"}
+SEEDED = "seeded"  # RawData.split_from when the data has no splits of its own
+MAX_CLASS_INTEGERS = 20  # an integer target with at most this many distinct values classifies (objective=auto)
+
+
+@dataclass
+class Split:
+    """Examples of one split. ``x`` by modality: tabular and sequence, a dict of feature columns
+    (numpy arrays); image, a list of ``(H, W, C)`` uint8 arrays; timeseries, a list of ``(C, L)``
+    float arrays. ``y``: (n, m) raw target values, one column per target."""
+
+    x: Any
+    y: np.ndarray
+    where: str  # the file(s) it came from, for messages
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def take(self, idx: np.ndarray) -> Split:
+        if isinstance(self.x, dict):
+            x: Any = {k: v[idx] for k, v in self.x.items()}
+        else:
+            x = [self.x[i] for i in idx]
+        return Split(x, self.y[idx], self.where)
+
+
+@dataclass
+class RawData:
+    modality: str
+    splits: dict[str, Split]  # "train", optionally "val" and "test"
+    targets: list[str]  # names of the target columns
+    source: str  # what was read, e.g. "CSV file bc.csv"
+    split_from: str = "seeded"  # how train/val/test were decided: SEEDED, or the data's own (which)
+    notes: dict[str, Any] = field(default_factory=dict)  # reader-specific facts worth printing
+
+
+def is_missing(values: np.ndarray) -> np.ndarray:
+    """Missing entries of a column: None, NaN, or empty text."""
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype.kind in "iub":
+        return np.zeros(len(values), dtype=bool)
+    return np.array([v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip())
+                     for v in values], dtype=bool)
+
+
+def rows(mask: np.ndarray, limit: int = 5) -> str:
+    where = np.flatnonzero(mask)
+    shown = ", ".join(str(int(i) + 1) for i in where[:limit])
+    return f"{shown}{', ...' if len(where) > limit else ''} ({len(where)} in all)"
+
+
+def choose_targets(columns: list[str], target: str | None, where: str) -> list[str]:
+    """The target columns: ``target`` (comma-separated names), else a conventional name, else the last column."""
+    if target is not None:
+        names = [t.strip() for t in str(target).split(",") if t.strip()]
+        missing = [n for n in names if n not in columns]
+        if not names or missing:
+            raise DataError(f"{where}: no column {', '.join(map(repr, missing or [target]))}; its columns are "
+                            f"{', '.join(columns[:30])}{' ...' if len(columns) > 30 else ''}; give --target NAME")
+        return names
+    for name in TARGET_NAMES:
+        for col in columns:
+            if col.lower() == name:
+                return [col]
+    candidates = [c for c in columns if c != SPLIT_COLUMN]
+    if len(candidates) < 2:
+        raise DataError(f"{where}: {len(candidates)} column(s) ({', '.join(candidates)}); a table needs a target "
+                        "column and at least one feature column")
+    return [candidates[-1]]
+
+
+def check_target_values(values: np.ndarray, name: str, where: str) -> None:
+    missing = is_missing(values)
+    if missing.any():
+        raise DataError(f"{where}: target column {name!r} is missing on row(s) {rows(missing)}; drop those rows or "
+                        "fill them in")
+
+
+def _integral(values: np.ndarray) -> bool:
+    return values.dtype.kind in "iub" or (values.dtype.kind == "f" and bool(np.all(np.mod(values, 1) == 0)))
+
+
+def _numbers(col: np.ndarray) -> np.ndarray:
+    """A target column as numbers where every value is one (several targets of mixed kinds share an object array)."""
+    if col.dtype.kind != "O":
+        return col
+    try:
+        return np.array([float(v) for v in col])
+    except (TypeError, ValueError):
+        return col
+
+
+def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: str) -> tuple[str, str]:
+    """(objective, why) from the training targets (n, m); every target column must agree."""
+    kinds = []
+    for j, name in enumerate(targets):
+        col = _numbers(y[:, j])
+        if col.dtype.kind not in "iubf":
+            kinds.append(("classification", f"{name!r} holds text labels"))
+        elif col.dtype.kind == "b":
+            kinds.append(("classification", f"{name!r} is true/false"))
+        elif _integral(col) and len(np.unique(col)) <= MAX_CLASS_INTEGERS:
+            kinds.append(("classification", f"{name!r} holds {len(np.unique(col))} distinct integers"))
+        else:
+            kinds.append(("regression", f"{name!r} holds numbers ({len(np.unique(col))} distinct values)"))
+    if requested != "auto":
+        for j, ((_, why), name) in enumerate(zip(kinds, targets, strict=True)):
+            if requested == "regression" and _numbers(y[:, j]).dtype.kind not in "iubf":
+                raise DataError(f"{where}: objective=regression, but target {name!r} is not numeric ({why}); use "
+                                "--objective classification or another --target")
+        return requested, "given"
+    if len({k for k, _ in kinds}) > 1:
+        raise DataError(f"{where}: the targets mix classification and regression ({'; '.join(w for _, w in kinds)}); "
+                        "give one kind of target, or --objective classification|regression for all")
+    return kinds[0][0], "; ".join(w for _, w in kinds)
+
+
+def stratified_indices(labels: np.ndarray, size: int, seed: int, stratify: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(rest, held) with exactly ``size`` held-out rows, each class's share kept when ``stratify``."""
+    n = len(labels)
+    if stratify:
+        from fpt.tasks.images import stratified_split
+
+        _, codes = np.unique(labels.astype(str), return_inverse=True)
+        return stratified_split(codes, size, seed)
+    held = np.sort(np.random.default_rng(seed).permutation(n)[:size])
+    return np.setdiff1d(np.arange(n), held), held
+
+
+def finish_splits(raw: RawData, val_fraction: float, test_fraction: float, seed: int, stratify: bool) -> RawData:
+    """Add the validation and test splits the data lacks, held out of train (fractions of all examples)."""
+    splits = dict(raw.splits)
+    train = splits["train"]
+    total = sum(len(s) for s in splits.values())
+    carved = []
+    for name, fraction, offset in (("test", test_fraction, 1), ("val", val_fraction, 2)):
+        if name in splits:
+            continue
+        size = max(1, round(fraction * total))
+        if len(train) - size < 2:
+            raise DataError(f"{train.where}: {len(train)} training example(s) cannot spare {size} for a {name} "
+                            f"split; add examples or lower --{name}-fraction")
+        labels = train.y[:, 0]
+        rest, held = stratified_indices(labels, size, seed * 1000 + offset, stratify)
+        if stratify:  # a class too rare to share stays in train, where it can be learnt
+            lonely = ~np.isin(labels[held].astype(str), labels[rest].astype(str))
+            rest, held = np.sort(np.concatenate([rest, held[lonely]])), held[~lonely]
+            if not len(held):
+                raise DataError(f"{train.where}: every class has too few examples to hold any out for a {name} split; "
+                                "add examples or give the data's own split")
+        splits[name], train = train.take(held), train.take(rest)
+        carved.append(f"{name} {len(held)}")
+    splits["train"] = train
+    how = raw.split_from
+    if carved:
+        held = f"{', '.join(carved)} held out ({'stratified, ' if stratify else ''}split_seed={seed})"
+        how = f"{how}; {held} of train" if raw.split_from != SEEDED else f"seeded split of all {total} examples: {held}"
+    return RawData(raw.modality, {k: splits[k] for k in ("train", "val", "test")}, raw.targets, raw.source, how, raw.notes)
+
+
+__all__ = ["MODALITIES", "RawData", "Split", "choose_targets", "finish_splits", "infer_objective", "is_missing"]

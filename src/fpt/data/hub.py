@@ -1,0 +1,106 @@
+"""Hugging Face datasets: a hub id (``imdb``, ``owner/name``) or a local directory written by
+``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk``, through ``datasets`` itself.
+
+A hub id that cannot be fetched fails within seconds, naming the cause: ``HF_HUB_OFFLINE`` set
+and the dataset not in the local cache, or the hub unreachable (checked with one short TCP
+connection before ``datasets`` would retry for minutes).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from fpt.data.base import SEEDED, RawData, Split
+from fpt.data.images import HF_SPLITS
+from fpt.data.tables import _cause, columns_to_raw, quiet_datasets
+from fpt.tasks.base import DataError
+
+
+def is_saved_dataset(path: Path) -> bool:
+    return path.is_dir() and ((path / "dataset_dict.json").exists() or (path / "state.json").exists())
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes"} or \
+        os.environ.get("HF_DATASETS_OFFLINE", "0").lower() in {"1", "true", "yes"}
+
+
+def load_hub(name: str, target: str | None, modality: str, image_channels: str, image_size: int) -> RawData:
+    datasets = quiet_datasets()
+    path = Path(name)
+    if is_saved_dataset(path):
+        try:
+            dd = datasets.load_from_disk(str(path))
+        except Exception as exc:
+            raise DataError(f"{path}: not a readable saved dataset ({_cause(exc)}); write it with "
+                            "save_to_disk()") from None
+        source = f"saved Hugging Face dataset {path}"
+    else:
+        from fpt.bodies.hub import hub_reachable
+
+        reachable, why = hub_reachable()
+        if not reachable and not _offline():
+            raise DataError(f"--data {name!r} is not a file or folder here, and as a Hugging Face dataset id it cannot "
+                            f"be fetched: the hub cannot be reached ({why}); give a local file or folder")
+        try:
+            dd = datasets.load_dataset(name)
+        except Exception as exc:
+            cause = ("HF_HUB_OFFLINE is set and it is not in the local Hugging Face cache" if _offline()
+                     else _cause(exc))
+            raise DataError(f"--data {name!r} is not a file or folder here, and as a Hugging Face dataset id it "
+                            f"cannot be loaded ({cause}); give a local file or folder, or a saved dataset "
+                            "directory (save_to_disk)") from None
+        source = f"Hugging Face dataset {name}"
+    if isinstance(dd, datasets.Dataset):
+        dd = {"train": dd}
+    splits = {HF_SPLITS.get(k, k): v for k, v in dd.items()}
+    unknown = sorted(set(splits) - {"train", "val", "test"})
+    if unknown or "train" not in splits:
+        raise DataError(f"{name}: splits {sorted(dd)}; fpt reads train (and validation/test); save the dataset with "
+                        "those split names")
+    image_cols = [c for c, f in splits["train"].features.items() if isinstance(f, datasets.Image)]
+    how = "the dataset's own splits" if len(splits) > 1 else SEEDED
+    if image_cols:
+        return _images(splits, image_cols[0], target, image_channels, image_size, source, how)
+    parts = {}
+    for split, ds in splits.items():
+        cols = {}
+        for col, feat in ds.features.items():
+            values = ds.data.column(col).to_numpy(zero_copy_only=False)
+            if isinstance(feat, datasets.ClassLabel):
+                values = np.array([feat.names[int(v)] for v in values], dtype=object)
+            cols[col] = values
+        parts[split] = (cols, f"{name} [{split}]")
+    return columns_to_raw(parts, target, modality, source, how)
+
+
+def _images(splits, column: str, target: str | None, channels: str, size: int, source: str, how: str) -> RawData:  # noqa: ANN001
+    from PIL import Image
+
+    train = splits["train"]
+    label = target or next((c for c in ("label", "labels", "target", "class", "y") if c in train.features), None)
+    if label is None or label not in train.features:
+        raise DataError(f"{source}: no label column among {list(train.features)}; give --target NAME")
+    if channels == "auto":
+        channels = "rgb" if any(img.mode not in {"L", "1", "I", "F", "LA"} for img in train[column][:200]) else "gray"
+    out = {}
+    for split, ds in splits.items():
+        feat = ds.features[label]
+        images = []
+        for img in ds[column]:
+            im = img.convert("RGB" if channels == "rgb" else "L")
+            if im.size != (size, size):
+                im = im.resize((size, size), Image.BILINEAR)
+            arr = np.asarray(im, dtype=np.uint8)
+            images.append(arr[:, :, None] if arr.ndim == 2 else arr)
+        labels = ds[label]
+        if hasattr(feat, "names"):
+            labels = [feat.names[int(v)] for v in labels]
+        out[split] = Split(images, np.array(labels, dtype=object)[:, None], f"{source} [{split}]")
+    return RawData("image", out, [label], source, how, {"image_channels": channels})
+
+
+__all__ = ["is_saved_dataset", "load_hub"]

@@ -1,0 +1,188 @@
+"""Tables: CSV, TSV, JSON lines and Parquet, read with Hugging Face ``datasets`` (Arrow).
+
+One file (split by a ``split`` column if it has one, else held out by ``finish_splits``), or
+a directory of split files ``train.csv`` + ``test.csv`` (+ ``val.csv``; any of the formats).
+Columns: the target(s) (``--target``, comma-separated; default a column named target/label/
+y/..., else the last), every other column a feature. A table whose only feature is text is a
+symbol sequence (DNA, proteins, expressions); ``--modality`` overrides.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from fpt.data.base import SEEDED, SPLIT_COLUMN, SPLIT_NAMES, RawData, Split, check_target_values, choose_targets, is_missing
+from fpt.tasks.base import DataError
+
+BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
+            ".parquet": "parquet", ".pq": "parquet"}
+FORMAT_NAMES = {"csv": "CSV", "json": "JSON lines", "parquet": "Parquet"}
+MIXED_SHARE = 0.9  # a text column whose values are at least this share numbers is a numeric column with bad entries
+
+
+def quiet_datasets():  # noqa: ANN201 (the module)
+    import datasets
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # its reader errors come back as our one line
+    return datasets
+
+
+def _cause(exc: BaseException) -> str:
+    """The root reason of a ``datasets`` error (it wraps the reader's exception), on one line."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+def read_columns(path: Path) -> dict[str, np.ndarray]:
+    """Every column of one table file as a numpy array (numbers as float/int, text as object)."""
+    builder = BUILDERS.get(path.suffix.lower())
+    if builder is None:
+        raise DataError(f"{path}: unknown table format {path.suffix!r}; use .csv, .tsv, .jsonl or .parquet")
+    if path.stat().st_size == 0:
+        raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
+    datasets = quiet_datasets()
+    kwargs = {"sep": "\t"} if path.suffix.lower() in {".tsv", ".tab"} else {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="fpt-datasets-") as cache:
+            ds = datasets.load_dataset(builder, data_files=str(path), split="train", cache_dir=cache,
+                                       keep_in_memory=True, **kwargs)
+    except Exception as exc:  # datasets wraps the parser's error; name the file and the parser's reason
+        raise DataError(f"{path}: cannot be read as {FORMAT_NAMES[builder]} ({_cause(exc)}); fix the file or "
+                        "convert it to CSV with a header row") from None
+    if ds.num_rows == 0:
+        raise DataError(f"{path}: no rows; it needs one row per example under the header")
+    columns: dict[str, np.ndarray] = {}
+    for name in ds.column_names:
+        col = ds.data.column(name)
+        kind = str(col.type)
+        if "json" in kind or kind.startswith(("struct", "list", "large_list", "map")):
+            raise DataError(f"{path}: column {name!r} mixes types or holds nested values ({kind}); give it one type "
+                            "(numbers or text) per column")
+        values = col.to_numpy(zero_copy_only=False)
+        if values.dtype.kind == "O":
+            values = _check_text_column(values, name, path)
+        columns[str(name)] = values
+    return columns
+
+
+def _check_text_column(values: np.ndarray, name: str, path: Path) -> np.ndarray:
+    """A text column that is almost all numbers has stray entries: name them instead of guessing."""
+    present = ~is_missing(values)
+    numeric = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        if present[i]:
+            try:
+                float(v)
+                numeric[i] = True
+            except (TypeError, ValueError):
+                pass
+    n = int(present.sum())
+    if n and MIXED_SHARE <= numeric[present].mean() < 1:
+        bad = np.flatnonzero(present & ~numeric)
+        shown = ", ".join(f"row {i + 1}: {values[i]!r}" for i in bad[:3])
+        raise DataError(f"{path}: column {name!r} mixes numbers and text ({shown}); fix those values or leave them "
+                        "empty (missing)")
+    return np.array([None if not p else str(v) for v, p in zip(values, present, strict=True)], dtype=object)
+
+
+SPLIT_FILE_STEMS = {"train": "train", "val": "val", "valid": "val", "validation": "val", "dev": "val", "test": "test"}
+
+
+def split_files(directory: Path) -> dict[str, Path]:
+    """``train.csv``/``val.csv``/``test.csv`` (any table format) in ``directory``: split -> file."""
+    found: dict[str, Path] = {}
+    for p in sorted(directory.iterdir()):
+        split = SPLIT_FILE_STEMS.get(p.stem.lower())
+        if split and p.is_file() and p.suffix.lower() in BUILDERS:
+            if split in found:
+                raise DataError(f"{directory}: two files for the {split} split ({found[split].name}, {p.name}); keep one")
+            found[split] = p
+    return found
+
+
+def read_tables(path: Path, target: str | None, modality: str) -> RawData:
+    """A table file, or a directory of split files, as tabular or sequence ``RawData``."""
+    if path.is_dir():
+        files = split_files(path)
+        if "train" not in files:
+            raise DataError(f"{path}: no train.csv (or .tsv/.jsonl/.parquet) split file")
+        parts = {split: (read_columns(f), str(f)) for split, f in files.items()}
+        split_from = f"the data's own split files ({', '.join(f.name for f in files.values())})"
+        source = f"{FORMAT_NAMES[BUILDERS[files['train'].suffix.lower()]]} split files in {path}"
+    else:
+        parts = _by_split_column(read_columns(path), path)
+        split_from = f"the {SPLIT_COLUMN!r} column" if len(parts) > 1 else SEEDED
+        source = f"{FORMAT_NAMES[BUILDERS[path.suffix.lower()]]} file {path}"
+    return columns_to_raw(parts, target, modality, source, split_from)
+
+
+def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str,
+                   source: str, split_from: str) -> RawData:
+    """Split -> (columns, where) as tabular or sequence ``RawData``: targets chosen and checked."""
+    train_cols, train_where = parts["train"]
+    names = [c for c in train_cols if c != SPLIT_COLUMN]
+    targets = choose_targets(names, target, train_where)
+    features = [c for c in names if c not in targets]
+    if not features:
+        raise DataError(f"{train_where}: every column is a target ({', '.join(targets)}); a table needs at least one "
+                        "feature column")
+    splits = {}
+    for split, (cols, where) in parts.items():
+        missing = [c for c in names if c not in cols]
+        if missing:
+            raise DataError(f"{where}: no column(s) {', '.join(map(repr, missing))}, which the training file has; "
+                            "give every split file the same columns")
+        for t in targets:
+            check_target_values(cols[t], t, where)
+        y = _stack_targets([cols[t] for t in targets])
+        splits[split] = Split({c: cols[c] for c in features}, y, where)
+    if modality == "auto":
+        only = splits["train"].x[features[0]]
+        modality = "sequence" if len(features) == 1 and only.dtype.kind == "O" else "tabular"
+    if modality not in {"tabular", "sequence"}:
+        raise DataError(f"{train_where}: a table is tabular data or a text column of symbols (--modality "
+                        f"tabular|sequence), not {modality}")
+    if modality == "sequence":
+        text = [c for c in features if splits["train"].x[c].dtype.kind == "O"]
+        if len(text) != 1:
+            raise DataError(f"{train_where}: --modality sequence needs exactly one text feature column (found "
+                            f"{', '.join(text) or 'none'} among {', '.join(features)}); drop the other columns")
+        for s in splits.values():
+            s.x = {text[0]: s.x[text[0]]}
+        features = text
+    return RawData(modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
+                   split_from, {"features": features})
+
+
+def _stack_targets(cols: list[np.ndarray]) -> np.ndarray:
+    if all(c.dtype.kind in "iubf" for c in cols):
+        return np.stack([c.astype(np.float64) if c.dtype.kind == "f" else c for c in cols], axis=1)
+    return np.stack([c.astype(object) for c in cols], axis=1)
+
+
+def _by_split_column(columns: dict[str, np.ndarray], path: Path) -> dict[str, tuple[dict[str, np.ndarray], str]]:
+    if SPLIT_COLUMN not in columns:
+        return {"train": (columns, str(path))}
+    values = np.array([str(v).strip().lower() for v in columns[SPLIT_COLUMN]])
+    unknown = sorted(set(values) - set(SPLIT_NAMES))
+    if unknown:
+        raise DataError(f"{path}: column {SPLIT_COLUMN!r} holds {', '.join(map(repr, unknown[:5]))}; its values must be "
+                        "train, val or test (or rename the column if it is a feature)")
+    mapped = np.array([SPLIT_NAMES[v] for v in values])
+    if not (mapped == "train").any():
+        raise DataError(f"{path}: no row has {SPLIT_COLUMN}=train; mark the training rows")
+    out = {}
+    for split in ("train", "val", "test"):
+        idx = np.flatnonzero(mapped == split)
+        if len(idx):
+            out[split] = ({k: v[idx] for k, v in columns.items() if k != SPLIT_COLUMN}, f"{path} ({SPLIT_COLUMN}={split})")
+    return out
+
+
+__all__ = ["BUILDERS", "read_columns", "read_tables", "split_files"]

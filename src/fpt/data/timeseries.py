@@ -1,0 +1,158 @@
+"""Time series in the UCR/UEA archive formats: ``NAME_TRAIN.ts`` + ``NAME_TEST.ts`` (sktime's
+text format: univariate or multivariate, equal or unequal length, class or numeric target) and
+the UCR 2018 tab-separated ``NAME_TRAIN.tsv`` + ``NAME_TEST.tsv`` (label first, then the values;
+trailing NaN pads shorter series).
+
+These are parsed here rather than through Hugging Face ``datasets``: ``.ts`` has a header of
+``@`` directives and ``:``-separated channels per line that no ``datasets`` builder reads, and
+the ``.tsv`` files have no header and a variable number of fields per line, which its CSV
+builder would reject or pad without telling us which series was ragged.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from fpt.data.base import SEEDED, RawData, Split
+from fpt.tasks.base import DataError
+
+
+def pair(path: Path) -> tuple[Path, Path | None]:
+    """(TRAIN file, TEST file or None) from a ``*_TRAIN.ts|tsv`` file or a directory holding one."""
+    if path.is_dir():
+        found = sorted([*path.glob("*_TRAIN.ts"), *path.glob("*_TRAIN.tsv")])
+        if not found:
+            raise DataError(f"{path}: no *_TRAIN.ts or *_TRAIN.tsv file")
+        if len(found) > 1:
+            raise DataError(f"{path}: several training files ({', '.join(p.name for p in found)}); give one with --data")
+        path = found[0]
+    stem = path.name.rsplit("_TRAIN", 1)
+    if len(stem) != 2:
+        return path, None
+    test = path.with_name(f"{stem[0]}_TEST{stem[1]}")
+    return path, test if test.exists() else None
+
+
+def is_ucr(path: Path) -> bool:
+    if path.is_dir():
+        return any(path.glob("*_TRAIN.ts")) or any(path.glob("*_TRAIN.tsv"))
+    return path.suffix.lower() == ".ts" or (path.suffix.lower() == ".tsv" and path.stem.upper().endswith(("_TRAIN", "_TEST")))
+
+
+def _number(text: str, path: Path, line: int) -> float:
+    text = text.strip()
+    if text in {"?", "", "NaN", "nan"}:
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        raise DataError(f"{path}, line {line}: {text[:30]!r} is not a number; a series is comma-separated numbers "
+                        "('?' for missing)") from None
+
+
+def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
+    """An sktime ``.ts`` file: series (C, L_i) float arrays, (n,) targets, header facts."""
+    header: dict[str, str] = {}
+    series: list[np.ndarray] = []
+    targets: list[str] = []
+    in_data = False
+    try:
+        lines = path.read_text(encoding="utf-8", errors="strict").splitlines()
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+    for i, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not in_data:
+            if not line.startswith("@"):
+                raise DataError(f"{path}, line {i}: {line[:30]!r} before @data; a .ts file starts with @ directives "
+                                "then @data")
+            key, _, value = line[1:].partition(" ")
+            if key.lower() == "data":
+                in_data = True
+            else:
+                header[key.lower()] = value.strip()
+            continue
+        if header.get("timestamps", "false").lower() == "true" or "(" in line:
+            raise DataError(f"{path}, line {i}: series with timestamps '(t,v)' are not supported; write the values only")
+        fields = line.split(":")
+        labelled = header.get("classlabel", "true").split(" ")[0].lower() == "true" or \
+            header.get("targetlabel", "false").lower() == "true"
+        if not labelled:
+            raise DataError(f"{path}: no @classLabel/@targetLabel; each series needs its target after the last ':'")
+        if len(fields) < 2:
+            raise DataError(f"{path}, line {i}: no ':' before the target; write values:target")
+        *dims, target = fields
+        values = [[_number(v, path, i) for v in d.split(",")] for d in dims]
+        if series and len(values) != series[0].shape[0]:
+            raise DataError(f"{path}, line {i}: {len(values)} channel(s), but earlier series have {series[0].shape[0]}; "
+                            "every series needs the same channels")
+        lengths = {len(v) for v in values}
+        if len(lengths) > 1:
+            raise DataError(f"{path}, line {i}: channels of different lengths {sorted(lengths)} in one series; pad "
+                            "them with '?' to one length")
+        series.append(np.array(values, dtype=np.float32))
+        targets.append(target.strip())
+    if not in_data:
+        raise DataError(f"{path}: no @data line; a .ts file has @ directives, then @data, then one series per line")
+    if not series:
+        raise DataError(f"{path}: no series after @data")
+    if header.get("equallength", "").lower() == "true":
+        lengths = [s.shape[1] for s in series]
+        bad = next((j for j, n in enumerate(lengths) if n != lengths[0]), None)
+        if bad is not None:
+            raise DataError(f"{path}: @equalLength true, but series {bad + 1} has {lengths[bad]} points and series 1 "
+                            f"has {lengths[0]}; fix the series or set @equalLength false")
+    y = np.array(targets, dtype=object)
+    if header.get("targetlabel", "false").lower() == "true":
+        y = np.array([_number(t, path, 0) for t in targets])
+    return series, y, header
+
+
+def read_ucr_tsv(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
+    """A UCR 2018 ``.tsv``: label, then the values; trailing NaN marks a shorter series."""
+    series, targets = [], []
+    for i, raw in enumerate(path.read_text().splitlines(), 1):
+        if not raw.strip():
+            continue
+        fields = raw.rstrip("\n").split("\t") if "\t" in raw else raw.split(",")
+        if len(fields) < 2:
+            raise DataError(f"{path}, line {i}: a label and no values; a line is label<TAB>v1<TAB>v2...")
+        values = np.array([_number(v, path, i) for v in fields[1:]], dtype=np.float32)
+        real = np.flatnonzero(~np.isnan(values))
+        values = values[: real[-1] + 1] if len(real) else values[:0]
+        if not len(values):
+            raise DataError(f"{path}, line {i}: a series with no values")
+        series.append(values[None, :])
+        targets.append(fields[0].strip())
+    if not series:
+        raise DataError(f"{path}: no series; a line is label<TAB>v1<TAB>v2...")
+    return series, np.array(targets, dtype=object), {}
+
+
+def read_timeseries(path: Path) -> RawData:
+    train_path, test_path = pair(path)
+    reader = read_ts if train_path.suffix.lower() == ".ts" else read_ucr_tsv
+    parts = {"train": (train_path, *reader(train_path))}
+    if test_path is not None:
+        parts["test"] = (test_path, *reader(test_path))
+    channels = parts["train"][1][0].shape[0]
+    for p, series, _, _ in parts.values():
+        if series[0].shape[0] != channels:
+            raise DataError(f"{p}: {series[0].shape[0]} channel(s), but the training file has {channels}; give both "
+                            "files the same channels")
+    splits = {name: Split(series, y[:, None], str(p)) for name, (p, series, y, _) in parts.items()}
+    header = parts["train"][3]
+    how = "the data's own TRAIN/TEST files" if test_path is not None else SEEDED
+    lengths = [s.shape[1] for s in parts["train"][1]]
+    return RawData("timeseries", splits, ["target"], f"UCR/UEA {'.ts' if reader is read_ts else '.tsv'} file "
+                   f"{train_path}" + (f" + {test_path.name}" if test_path else ""), how,
+                   {"channels": channels, "train_lengths": f"{min(lengths)}..{max(lengths)}",
+                    **({"problem": header["problemname"]} if "problemname" in header else {})})
+
+
+__all__ = ["is_ucr", "pair", "read_timeseries", "read_ts", "read_ucr_tsv"]

@@ -1,0 +1,296 @@
+"""Tokenisers for your own data, one per modality, fitted on the training split only.
+
+Each has ``fit(train_x, ...)``, ``__call__(x) -> (tokens, lengths or None)``, ``spec`` (the
+token shape), ``describe()`` (what ``fpt data`` prints) and ``to_json()``; ``from_json``
+rebuilds any of them from that JSON alone (a run directory's ``data.json``), so new inputs can
+be tokenised later without the training data.
+
+- tabular: one token per feature column, ``[value, missing, one-hot category slots...]``:
+  numeric columns standardised with the training mean/std (missing -> 0, indicator 1); text
+  columns take one slot per category (the ``max_categories`` most frequent in train) plus one
+  shared by rarer and unseen categories. A linear input layer on one-hot slots is an
+  embedding of the categories.
+- image: (S, S, C) uint8 -> per-channel standardised (train mean/std) -> p x p patches, one
+  token of p*p*C values each, row-major.
+- timeseries: (C, L) -> normalised (per series and channel, or with train statistics) ->
+  windows of ``patch`` points every ``stride`` points, channels concatenated in each token
+  (patch*C values); the last window is zero-padded; unequal lengths give padded batches.
+- sequence: symbols (characters or whitespace-separated words) -> ids 2.. from the training
+  vocabulary; 1 is the unknown symbol, 0 padding; cut at ``max_len``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from fpt.data.base import is_missing
+
+Tensor = torch.Tensor
+MAX_SERIES_TOKENS = 64  # default series_patch keeps the longest training series within this many tokens
+MAX_SEQUENCE_LEN = 512  # default sequence_max_len cap (MiniLM's and BERT's position table)
+PAD_ID, UNKNOWN_ID = 0, 1
+
+
+def _plain(v: Any) -> Any:
+    """A JSON-ready Python scalar for a numpy/pandas value."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+# --- tabular ----------------------------------------------------------------------------
+
+
+@dataclass
+class TabularTokens:
+    # per column: {"name", "kind": "numeric", "mean", "std"} or {"name", "kind": "categorical", "categories", "offset"}
+    features: list[dict[str, Any]]
+    slots: int  # one-hot category slots in every token
+    kind: str = "tabular"
+
+    @classmethod
+    def fit(cls, x: dict[str, np.ndarray], max_categories: int) -> TabularTokens:
+        features, slots = [], 0
+        for name, col in x.items():
+            missing = is_missing(col)
+            if col.dtype.kind in "iubf":
+                vals = col[~missing].astype(np.float64)
+                mean = float(vals.mean()) if len(vals) else 0.0
+                std = float(vals.std()) if len(vals) else 1.0
+                features.append({"name": name, "kind": "numeric", "mean": mean, "std": std if std > 0 else 1.0})
+            else:
+                counts = Counter(str(v) for v in col[~missing])
+                cats = [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:max_categories]]
+                features.append({"name": name, "kind": "categorical", "categories": cats, "offset": slots})
+                slots += len(cats) + 1  # + the slot shared by rare and unseen categories
+        return cls(features, slots)
+
+    @property
+    def token_dim(self) -> int:
+        return 2 + self.slots
+
+    def spec(self) -> dict[str, int]:
+        return {"seq_len": len(self.features), "token_dim": self.token_dim}
+
+    def __call__(self, x: dict[str, np.ndarray]) -> tuple[Tensor, Tensor | None]:
+        n = len(next(iter(x.values())))
+        out = np.zeros((n, len(self.features), self.token_dim), dtype=np.float32)  # (N, F, 2 + slots)
+        for j, f in enumerate(self.features):
+            col = x[f["name"]]
+            missing = is_missing(col)
+            out[:, j, 1] = missing
+            if f["kind"] == "numeric":
+                vals = np.zeros(n)
+                vals[~missing] = np.asarray(col[~missing], dtype=np.float64)
+                out[:, j, 0] = np.where(missing, 0.0, (vals - f["mean"]) / f["std"])
+            else:
+                index = {c: i for i, c in enumerate(f["categories"])}
+                other = len(f["categories"])
+                for r in np.flatnonzero(~missing):
+                    out[r, j, 2 + f["offset"] + index.get(str(col[r]), other)] = 1.0
+        return torch.from_numpy(out), None
+
+    def describe(self) -> dict[str, Any]:
+        numeric = [f["name"] for f in self.features if f["kind"] == "numeric"]
+        cats = {f["name"]: len(f["categories"]) for f in self.features if f["kind"] == "categorical"}
+        return {"tokens": f"one per feature: {len(self.features)} ({len(numeric)} numeric, standardised on train; "
+                          f"{len(cats)} categorical)",
+                "token": f"[value, missing indicator, {self.slots} category slots] = {self.token_dim} values",
+                **({"categories_kept": cats} if cats else {})}
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --- images -----------------------------------------------------------------------------
+
+
+@dataclass
+class ImageTokens:
+    image_size: int
+    patch_size: int
+    channels: str  # rgb | gray
+    mean: list[float]  # per channel, of train pixels in [0, 1]
+    std: list[float]
+    kind: str = "image"
+
+    @classmethod
+    def fit(cls, images: list[np.ndarray], image_size: int, patch_size: int, channels: str) -> ImageTokens:
+        total = np.zeros(images[0].shape[-1])
+        squares = np.zeros(images[0].shape[-1])
+        for start in range(0, len(images), 1024):  # in chunks: no float copy of the whole set
+            x = np.stack(images[start:start + 1024]).astype(np.float64) / 255  # (n, S, S, C)
+            total += x.sum(axis=(0, 1, 2))
+            squares += (x ** 2).sum(axis=(0, 1, 2))
+        count = len(images) * images[0].shape[0] * images[0].shape[1]
+        mean = total / count
+        std = np.sqrt(np.maximum(squares / count - mean ** 2, 0))
+        return cls(image_size, patch_size, channels, [float(m) for m in mean], [float(s) if s > 0 else 1.0 for s in std])
+
+    def spec(self) -> dict[str, int]:
+        c = 3 if self.channels == "rgb" else 1
+        return {"seq_len": (self.image_size // self.patch_size) ** 2, "token_dim": self.patch_size ** 2 * c}
+
+    def __call__(self, images: list[np.ndarray]) -> tuple[Tensor, Tensor | None]:
+        from fpt.transforms import normalize, patchify
+
+        x = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).float() / 255  # (N, C, S, S)
+        return patchify(normalize(x, self.mean, self.std), self.patch_size), None  # (N, (S/p)^2, p*p*C)
+
+    def describe(self) -> dict[str, Any]:
+        s = self.spec()
+        return {"tokens": f"{self.patch_size}x{self.patch_size} patches of {self.image_size}x{self.image_size} "
+                          f"{self.channels} images: {s['seq_len']} tokens of {s['token_dim']} values",
+                "normalised": "per channel, train mean/std"}
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --- time series ------------------------------------------------------------------------
+
+
+@dataclass
+class SeriesTokens:
+    channels: int
+    patch: int
+    stride: int
+    norm: str  # series | global | none
+    mean: list[float]  # per channel (global norm)
+    std: list[float]
+    max_tokens: int  # the longest training series' token count: the task's sequence length
+    kind: str = "timeseries"
+
+    @classmethod
+    def fit(cls, series: list[np.ndarray], patch: int | None, stride: int | None, norm: str) -> SeriesTokens:
+        longest = max(s.shape[1] for s in series)
+        patch = patch or max(1, math.ceil(longest / MAX_SERIES_TOKENS))
+        stride = stride or patch
+        flat = np.concatenate([s for s in series], axis=1).astype(np.float64)  # (C, total)
+        mean, std = np.nanmean(flat, axis=1), np.nanstd(flat, axis=1)
+        tokens = cls._count(longest, patch, stride)
+        return cls(series[0].shape[0], patch, stride, norm, [float(m) for m in np.nan_to_num(mean)],
+                   [float(s) if s > 0 else 1.0 for s in np.nan_to_num(std)], tokens)
+
+    @staticmethod
+    def _count(length: int, patch: int, stride: int) -> int:
+        return 1 + max(0, math.ceil((length - patch) / stride))
+
+    def spec(self) -> dict[str, int]:
+        return {"seq_len": self.max_tokens, "token_dim": self.patch * self.channels}
+
+    def _normalise(self, s: np.ndarray) -> np.ndarray:
+        s = s.astype(np.float64)
+        if self.norm == "series":
+            mean, std = np.nanmean(s, axis=1, keepdims=True), np.nanstd(s, axis=1, keepdims=True)
+            s = (s - np.nan_to_num(mean)) / np.where(np.nan_to_num(std) > 0, std, 1.0)
+        elif self.norm == "global":
+            s = (s - np.array(self.mean)[:, None]) / np.array(self.std)[:, None]
+        return np.nan_to_num(s)  # missing points ('?') become the mean
+
+    def __call__(self, series: list[np.ndarray]) -> tuple[Tensor, Tensor | None]:
+        n, T, d = len(series), self.max_tokens, self.patch * self.channels
+        out = np.zeros((n, T, d), dtype=np.float32)
+        lengths = np.zeros(n, dtype=np.int64)
+        self.cut = 0
+        for i, s in enumerate(series):
+            s = self._normalise(s)  # (C, L)
+            count = self._count(s.shape[1], self.patch, self.stride)
+            if count > T:
+                self.cut += 1
+                count = T
+            need = (count - 1) * self.stride + self.patch
+            padded = np.zeros((self.channels, max(need, s.shape[1])))
+            padded[:, : s.shape[1]] = s
+            starts = np.arange(count) * self.stride
+            windows = np.stack([padded[:, a:a + self.patch] for a in starts])  # (count, C, patch)
+            out[i, :count] = windows.reshape(count, d)
+            lengths[i] = count
+        return torch.from_numpy(out), torch.from_numpy(lengths)
+
+    def describe(self) -> dict[str, Any]:
+        return {"tokens": f"windows of {self.patch} points every {self.stride} (x {self.channels} channel(s) = "
+                          f"{self.patch * self.channels} values per token), up to {self.max_tokens} tokens",
+                "normalised": {"series": "each series and channel to mean 0, std 1",
+                               "global": "train mean/std per channel", "none": "no"}[self.norm]}
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items()}
+
+
+# --- symbol sequences -------------------------------------------------------------------
+
+
+@dataclass
+class SequenceTokens:
+    mode: str  # chars | words
+    vocab: list[str]  # id 2 + i is vocab[i]
+    max_len: int
+    kind: str = "sequence"
+
+    @classmethod
+    def fit(cls, texts: np.ndarray, mode: str, max_len: int | None) -> SequenceTokens:
+        if mode == "auto":
+            mode = "words" if any(" " in str(t).strip() for t in texts if t is not None) else "chars"
+        symbols = [cls._split(mode, t) for t in texts]
+        counts = Counter(s for seq in symbols for s in seq)
+        vocab = [s for s, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        longest = max((len(s) for s in symbols), default=1)
+        return cls(mode, vocab, max_len or max(1, min(longest, MAX_SEQUENCE_LEN)))
+
+    @staticmethod
+    def _split(mode: str, text: Any) -> list[str]:
+        text = "" if text is None else str(text)
+        return text.split() if mode == "words" else list(text.strip())
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab) + 2
+
+    def spec(self) -> dict[str, int]:
+        return {"seq_len": self.max_len, "vocab_size": self.vocab_size}
+
+    def __call__(self, x: dict[str, np.ndarray]) -> tuple[Tensor, Tensor | None]:
+        (texts,) = x.values()
+        index = {s: i + 2 for i, s in enumerate(self.vocab)}
+        out = np.full((len(texts), self.max_len), PAD_ID, dtype=np.int64)
+        lengths = np.zeros(len(texts), dtype=np.int64)
+        self.cut = 0
+        for i, t in enumerate(texts):
+            ids = [index.get(s, UNKNOWN_ID) for s in self._split(self.mode, t)] or [UNKNOWN_ID]  # empty: one unknown
+            if len(ids) > self.max_len:
+                self.cut += 1
+                ids = ids[: self.max_len]
+            out[i, : len(ids)] = ids
+            lengths[i] = len(ids)
+        return torch.from_numpy(out), torch.from_numpy(lengths)
+
+    def describe(self) -> dict[str, Any]:
+        shown = "".join(self.vocab[:40]) if self.mode == "chars" else " ".join(self.vocab[:20])
+        return {"tokens": f"one per {'character' if self.mode == 'chars' else 'word'}, ids from the training "
+                          f"vocabulary ({len(self.vocab)} symbols + unknown + padding), cut at {self.max_len}",
+                "vocabulary": shown + (" ..." if len(self.vocab) > (40 if self.mode == "chars" else 20) else "")}
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Tokeniser = TabularTokens | ImageTokens | SeriesTokens | SequenceTokens
+KINDS = {"tabular": TabularTokens, "image": ImageTokens, "timeseries": SeriesTokens, "sequence": SequenceTokens}
+
+
+def from_json(data: dict[str, Any]) -> Tokeniser:
+    """Any tokeniser from its ``to_json()``."""
+    cls = KINDS[data["kind"]]
+    return cls(**{k: v for k, v in data.items()})
+
+
+__all__ = ["KINDS", "ImageTokens", "SequenceTokens", "SeriesTokens", "TabularTokens", "Tokeniser", "from_json"]

@@ -1,0 +1,99 @@
+"""What a task's outputs are judged by: the loss, the metrics, which one selects, and predictions.
+
+Training (``fpt.train``) asks the task's objective for everything that depends on it, so a new
+objective is one class here:
+
+- ``Classification`` (the paper's tasks, the default): cross-entropy over every prediction;
+  the metric is accuracy, which selects. Logits (B, k * m, C), labels (B, k * m) class indices.
+- ``Regression``: mean squared error on targets standardised with the training set's mean and
+  standard deviation (``mean``, ``scale``, one per target); metrics: R² (mean over targets,
+  selects), MAE and MSE in the targets' own units. Outputs (B, m, 1), targets (B, m) floats.
+
+``tally`` returns additive sums for a batch, so metrics over a whole set are exact whatever
+the batch sizes; ``summarise`` turns summed tallies into metrics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+Tensor = torch.Tensor
+
+
+@dataclass(frozen=True)
+class Classification:
+    name: str = field(default="classification", init=False)
+    metric: str = field(default="accuracy", init=False)  # selects the checkpoint, reaches the target
+    reported: tuple[str, ...] = field(default=("accuracy",), init=False)  # summary keys: val_<m>, test_<m>, ...
+
+    def loss(self, out: Tensor, y: Tensor) -> Tensor:
+        return F.cross_entropy(out.reshape(-1, out.shape[-1]).float(), y.reshape(-1))
+
+    def tally(self, out: Tensor, y: Tensor) -> np.ndarray:
+        correct = int((out.reshape(-1, out.shape[-1]).argmax(-1) == y.reshape(-1)).sum())
+        return np.array([correct, y.numel()], dtype=np.float64)
+
+    def summarise(self, sums: np.ndarray) -> dict[str, float]:
+        return {"accuracy": int(sums[0]) / int(sums[1])}
+
+    def predict(self, out: Tensor) -> Tensor:
+        return out.argmax(-1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"objective": self.name}
+
+
+CLASSIFICATION = Classification()
+
+
+@dataclass(frozen=True)
+class Regression:
+    mean: tuple[float, ...]  # per target, of the training set
+    scale: tuple[float, ...]  # per target (standard deviation; 1 where it is 0)
+    name: str = field(default="regression", init=False)
+    metric: str = field(default="r2", init=False)
+    reported: tuple[str, ...] = field(default=("r2", "mae", "mse"), init=False)
+
+    def loss(self, out: Tensor, y: Tensor) -> Tensor:
+        return F.mse_loss(out.reshape(y.shape).float(), y.float())
+
+    def tally(self, out: Tensor, y: Tensor) -> np.ndarray:
+        """Per target (rows): squared error, absolute error, sum y, sum y², count; standardised units."""
+        pred = out.reshape(y.shape).double()
+        y = y.double()
+        err = pred - y
+        rows = [err.pow(2).sum(0), err.abs().sum(0), y.sum(0), y.pow(2).sum(0), torch.full_like(y[0], len(y))]
+        return torch.stack(rows).cpu().numpy()  # (5, m)
+
+    def summarise(self, sums: np.ndarray) -> dict[str, float]:
+        sse, sae, sy, syy, n = sums
+        total = syy - sy * sy / n  # per target, about the set's own mean
+        r2 = np.where(total > 0, 1 - sse / np.maximum(total, 1e-12), 0.0)
+        scale = np.asarray(self.scale)
+        return {"r2": float(r2.mean()), "mae": float((sae / n * scale).mean()),
+                "mse": float((sse / n * scale ** 2).mean())}
+
+    def predict(self, out: Tensor) -> Tensor:
+        """Predictions (B, m) in the targets' own units."""
+        pred = out.reshape(out.shape[0], -1).float()
+        return pred * torch.tensor(self.scale, device=out.device) + torch.tensor(self.mean, device=out.device)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"objective": self.name, "mean": list(self.mean), "scale": list(self.scale)}
+
+
+Objective = Classification | Regression
+
+
+def from_json(data: dict[str, Any]) -> Objective:
+    if data.get("objective") == "regression":
+        return Regression(tuple(map(float, data["mean"])), tuple(map(float, data["scale"])))
+    return CLASSIFICATION
+
+
+__all__ = ["CLASSIFICATION", "Classification", "Objective", "Regression", "from_json"]

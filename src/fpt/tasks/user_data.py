@@ -1,0 +1,188 @@
+"""Task ``data``: your own dataset (``fpt train --data PATH``), read by ``fpt.data``.
+
+Steps: read the files (``fpt.data.load``); decide the objective (``--objective``, else from the
+training targets); keep the data's own splits and hold out the missing validation/test ones
+(seeded, stratified for classification); encode the targets (a class map per target, or a
+standardiser fitted on train for regression); fit the modality's tokeniser on train and
+tokenise every split. Selection reads validation only, as for every task.
+
+What was fitted (tokeniser, class map, target scaler) is ``TaskData.fitted``: plain JSON that
+``fit`` saves as the run directory's ``data.json`` and ``Preprocessing.from_json`` reloads
+without the training data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from fpt.config import DATA_FIELDS, DATA_TASK, ConfigError, RunConfig
+from fpt.model import InputSpec
+from fpt.objectives import CLASSIFICATION, Objective, Regression
+from fpt.objectives import from_json as objective_from_json
+from fpt.tasks.base import TASKS, Batch, DataError, DataSource, TaskData, TensorSource
+
+FITTED_FORMAT = 1
+PATIENCE = 10  # default early stopping: evaluations without a validation gain (--patience overrides)
+
+
+def _validate(self: Any) -> None:
+    """The same checks (and messages) as the RunConfig fields these options mirror."""
+    try:
+        RunConfig(**{name: getattr(self, name) for name in DATA_FIELDS})
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("config field", "data option")) from None
+
+
+_HINTS = typing.get_type_hints(RunConfig)
+# The RunConfig fields that describe --data, as this task's options (one definition of each default and help).
+DataOptions = dataclasses.make_dataclass(
+    "DataOptions",
+    [(f.name, _HINTS[f.name], dataclasses.field(default=f.default, metadata=f.metadata))
+     for f in dataclasses.fields(RunConfig) if f.name in DATA_FIELDS],
+    frozen=True, namespace={"__post_init__": _validate, "__module__": __name__})
+
+
+def _key(v: Any) -> Any:
+    """A label as a plain, hashable JSON value (1.0 -> 1, numpy scalars -> Python)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _sorted_labels(values: set) -> list:
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    return sorted(values) if numbers else sorted(values, key=str)
+
+
+@dataclass
+class Preprocessing:
+    """Everything fitted on train that maps raw examples to tokens and outputs back to labels/values."""
+
+    modality: str
+    tokeniser: Any  # fpt.data.tokenisers.Tokeniser
+    objective: Objective
+    targets: list[str]
+    classes: list[list] | None  # classification: per target, the label of each class index
+    features: list[str]
+
+    def encode_targets(self, y: np.ndarray, where: str) -> torch.Tensor:
+        if self.classes is None:
+            mean, scale = np.array(self.objective.mean), np.array(self.objective.scale)
+            return torch.from_numpy(((y.astype(np.float64) - mean) / scale).astype(np.float32))  # (N, m)
+        out = np.zeros(y.shape, dtype=np.int64)
+        for j, classes in enumerate(self.classes):
+            index = {c: i for i, c in enumerate(classes)}
+            for r, v in enumerate(y[:, j]):
+                code = index.get(_key(v))
+                if code is None:
+                    raise DataError(f"{where}: label {v!r} of {self.targets[j]!r} is not one of the classes "
+                                    f"{classes[:10]}")
+                out[r, j] = code
+        return torch.from_numpy(out)  # (N, m) class indices
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FITTED_FORMAT, "modality": self.modality, "targets": self.targets,
+                "features": self.features, "classes": self.classes, "objective": self.objective.to_json(),
+                "tokeniser": self.tokeniser.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Preprocessing:
+        from fpt.data.tokenisers import from_json
+
+        if data.get("format") != FITTED_FORMAT:
+            raise DataError(f"data.json format {data.get('format')!r}; this fpt reads format {FITTED_FORMAT}")
+        return cls(data["modality"], from_json(data["tokeniser"]), objective_from_json(data["objective"]),
+                   list(data["targets"]), data["classes"], list(data["features"]))
+
+
+def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
+    """Class maps / target scaler and the tokeniser, from the training split only (class maps: all labels)."""
+    from fpt.data import tokenisers as tk
+
+    train = raw.splits["train"]
+    if objective == "classification":
+        classes = []
+        for j, name in enumerate(raw.targets):
+            train_labels = {_key(v) for v in train.y[:, j]}
+            labels = set().union(*({_key(v) for v in s.y[:, j]} for s in raw.splits.values()))
+            if len(labels) < 2:
+                raise DataError(f"{train.where}: target {name!r} has one class only ({next(iter(labels))!r}); "
+                                "classification needs at least two (or use --objective regression)")
+            unseen = labels - train_labels
+            if unseen:
+                raise DataError(f"{train.where}: class(es) {sorted(map(str, unseen))[:5]} of {name!r} appear only in "
+                                "validation/test, so nothing can learn them; add training examples of them")
+            classes.append(_sorted_labels(labels))
+        obj: Objective = CLASSIFICATION
+    else:
+        try:
+            y = train.y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise DataError(f"{train.where}: a regression target must be numeric; {raw.targets} are not "
+                            "(use --objective classification)") from None
+        std = y.std(axis=0)
+        obj = Regression(tuple(float(m) for m in y.mean(axis=0)), tuple(float(s) if s > 0 else 1.0 for s in std))
+        classes = None
+    if raw.modality == "tabular":
+        tok = tk.TabularTokens.fit(train.x, options.max_categories)
+    elif raw.modality == "image":
+        tok = tk.ImageTokens.fit(train.x, options.image_size, options.patch_size,
+                                 raw.notes.get("image_channels", "rgb"))
+    elif raw.modality == "timeseries":
+        tok = tk.SeriesTokens.fit(train.x, options.series_patch, options.series_stride, options.series_norm)
+    else:
+        tok = tk.SequenceTokens.fit(next(iter(train.x.values())), options.sequence_tokens, options.sequence_max_len)
+    return Preprocessing(raw.modality, tok, obj, list(raw.targets), classes, list(raw.notes.get("features", [])))
+
+
+@TASKS.register(DATA_TASK)
+class UserData:
+    Options = DataOptions
+
+    def build(self, options: Any, seed: int, source: DataSource) -> TaskData:
+        from fpt.data import load
+        from fpt.data.base import finish_splits, infer_objective
+
+        if options.data is None:
+            raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with --data PATH")
+        raw = load(options.data, options.target_column, options.modality, options.image_channels, options.image_size)
+        train = raw.splits["train"]
+        objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
+        raw = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
+                            stratify=objective == "classification")
+        prep = fit_preprocessing(raw, options, objective)
+        batches, cut = {}, {}
+        for name, split in raw.splits.items():
+            x, lengths = prep.tokeniser(split.x)
+            cut[name] = getattr(prep.tokeniser, "cut", 0)
+            batches[name] = Batch(x, prep.encode_targets(split.y, split.where), lengths)
+        shape = prep.tokeniser.spec()
+        m = len(raw.targets)
+        num_classes = max(len(c) for c in prep.classes) if prep.classes else 1
+        spec = InputSpec(num_classes=num_classes, per_token=m, **shape)
+        info = {
+            "data": str(options.data), "source": raw.source, "modality": raw.modality,
+            "objective": objective, "objective_from": why, "targets": raw.targets,
+            "splits": raw.split_from, "split_sizes": {k: len(v) for k, v in raw.splits.items()},
+            **({"classes": {t: c for t, c in zip(raw.targets, prep.classes, strict=True)}} if prep.classes else {}),
+            **({"target_mean": list(prep.objective.mean), "target_std": list(prep.objective.scale)}
+               if objective == "regression" else {}),
+            "tokenisation": prep.tokeniser.describe(),
+            **{k: v for k, v in raw.notes.items() if k != "features"},
+            **({"features": prep.features} if prep.features and raw.modality == "tabular" else {}),
+            **({"cut_to_max_tokens": cut} if any(cut.values()) else {}),
+        }
+        train_batch = batches.pop("train")
+        return TaskData(spec, TensorSource(train_batch, seed), batches, target=None, info=info,
+                        objective=prep.objective, patience=PATIENCE, fitted=prep.to_json())
+
+
+__all__ = ["DataOptions", "Preprocessing", "UserData", "fit_preprocessing"]
