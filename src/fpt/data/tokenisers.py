@@ -37,7 +37,7 @@ MAX_SEQUENCE_LEN = 512  # default sequence_max_len cap (MiniLM's and BERT's posi
 PAD_ID, UNKNOWN_ID = 0, 1
 
 
-def _plain(v: Any) -> Any:
+def plain_value(v: Any) -> Any:
     """A JSON-ready Python scalar for a numpy/pandas value."""
     if isinstance(v, np.generic):
         v = v.item()

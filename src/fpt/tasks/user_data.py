@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from fpt.config import DATA_FIELDS, DATA_TASK, ConfigError, RunConfig
+from fpt.data.tokenisers import plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective, Regression
 from fpt.objectives import from_json as objective_from_json
@@ -48,15 +49,6 @@ DataOptions = dataclasses.make_dataclass(
     frozen=True, namespace={"__post_init__": _validate, "__module__": __name__})
 
 
-def _key(v: Any) -> Any:
-    """A label as a plain, hashable JSON value (1.0 -> 1, numpy scalars -> Python)."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return v
-
-
 def _sorted_labels(values: set) -> list:
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
     return sorted(values) if numbers else sorted(values, key=str)
@@ -81,7 +73,7 @@ class Preprocessing:
         for j, classes in enumerate(self.classes):
             index = {c: i for i, c in enumerate(classes)}
             for r, v in enumerate(y[:, j]):
-                code = index.get(_key(v))
+                code = index.get(plain_value(v))
                 if code is None:
                     raise DataError(f"{where}: label {v!r} of {self.targets[j]!r} is not one of the classes "
                                     f"{classes[:10]}")
@@ -111,8 +103,8 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
     if objective == "classification":
         classes = []
         for j, name in enumerate(raw.targets):
-            train_labels = {_key(v) for v in train.y[:, j]}
-            labels = set().union(*({_key(v) for v in s.y[:, j]} for s in raw.splits.values()))
+            train_labels = {plain_value(v) for v in train.y[:, j]}
+            labels = set().union(*({plain_value(v) for v in s.y[:, j]} for s in raw.splits.values()))
             if len(labels) < 2:
                 raise DataError(f"{train.where}: target {name!r} has one class only ({next(iter(labels))!r}); "
                                 "classification needs at least two (or use --objective regression)")
