@@ -117,3 +117,38 @@ def test_seeds_must_be_integers(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["reproduce", "table3", "--seeds", "0,x", "--dry-run"]) == 2
     assert "--seeds" in capsys.readouterr().err
+
+
+_HOLDER = """
+import sys, time
+from fpt import rundir
+with rundir.lock(sys.argv[1], what="other worker"):
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_two_workers_on_one_store_skip_each_others_runs(tiny_gpt2_dir, tmp_path, capsys):
+    """A run another process holds is left to it (not failed, not retrained); the next one is run."""
+    import subprocess
+    import sys
+
+    a, b = _tiny(tiny_gpt2_dir), _tiny(tiny_gpt2_dir, seed=1)
+    table = Table("tableA", "A", "quick", ["x", "y"], ["bit-xor"],
+                  [Cell("x", "bit-xor", a, "test_accuracy", 100.0), Cell("y", "bit-xor", b, "test_accuracy", 100.0)])
+    store = Store(tmp_path / "runs")
+    held = store.plan(table, table.cells[0]).run_dir
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(held)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        first, second = run_table(table, store, progress=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert first["status"] == "not run" and "running in another process" in first["note"]
+    assert first["summary"] is None and not (held / "summary.json").exists()
+    assert second["status"] == "done" and second["summary"]["test_accuracy"] is not None
+    assert "left to the process that holds it" in capsys.readouterr().err
+    again = run_table(table, store, progress=False)  # the holder is gone: this worker now runs it
+    assert [r["status"] for r in again] == ["done", "done"]
+    assert (held / "summary.json").is_file()

@@ -88,8 +88,10 @@ def ensure_pretrained_body(pre: RunConfig, run_dir: Path, progress: bool) -> Pat
     body_dir = run_dir / "body"
     if (body_dir / "body.safetensors").is_file():
         return body_dir
-    exp = fpt.build(pre)
     with rundir.lock(run_dir, what="fpt reproduce pretrain"):  # held from training to the saved body
+        if (body_dir / "body.safetensors").is_file():  # another worker saved it while this one waited to look
+            return body_dir
+        exp = fpt.build(pre)
         fpt.fit(exp, out=run_dir, resume=has_checkpoint(run_dir), progress=progress)
         save_body(exp.model.body, BodySpec(pre.body, pre.init, exp.data.spec.seq_len, pre.dropout, pre.seed), body_dir)
     return body_dir
@@ -111,12 +113,18 @@ def run_planned(planned: Planned, progress: bool = True) -> dict[str, Any]:
         return done
     if planned.pretrain is not None:
         ensure_pretrained_body(*planned.pretrain, progress)
-    resume = has_checkpoint(planned.run_dir)
-    if resume and resume_config(planned.run_dir) != planned.config:
-        raise ValueError(f"{planned.run_dir} was started with a different config than {planned.key} gives; "
-                         "delete that directory to rerun the cell")
-    exp = fpt.build(planned.config)
-    return fpt.fit(exp, out=planned.run_dir, resume=resume, progress=progress)
+    # Decided under the lock: another `fpt reproduce` on the same store may have finished or started
+    # this run since the look above (two workers share a store by skipping each other's runs).
+    with rundir.lock(planned.run_dir, what="fpt reproduce"):
+        done = read_summary(planned.run_dir)
+        if done is not None:
+            return done
+        resume = has_checkpoint(planned.run_dir)
+        if resume and resume_config(planned.run_dir) != planned.config:
+            raise ValueError(f"{planned.run_dir} was started with a different config than {planned.key} gives; "
+                             "delete that directory to rerun the cell")
+        exp = fpt.build(planned.config)
+        return fpt.fit(exp, out=planned.run_dir, resume=resume, progress=progress)
 
 
 def metric_value(summary: dict[str, Any], metric: str) -> float | None:
@@ -156,6 +164,10 @@ def run_table(table: Table, store: Store, seeds: list[int] | None = None, progre
             else:
                 try:
                     row["summary"] = run_planned(planned, progress)
+                except rundir.RunDirBusyError as exc:  # another worker on this store runs it: go on to the next
+                    row["status"], row["note"] = "not run", f"running in another process ({exc})"
+                    print(f"fpt reproduce: {table.name} {cell.row}/{cell.column} seed {seed}: left to the process "
+                          f"that holds it: {exc}", file=sys.stderr)
                 except Exception as exc:  # noqa: BLE001 - one cell's missing data, weights or crash must not sink the rest
                     row["status"], row["note"] = "failed", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                     print(f"fpt reproduce: {table.name} {cell.row}/{cell.column} seed {seed} failed: {row['note']}",
