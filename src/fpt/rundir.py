@@ -60,6 +60,29 @@ def _describe_holder(path: Path) -> str:
     return "a process that has not yet written its pid"
 
 
+def holder(run_dir: str | Path) -> dict[str, str] | None:
+    """Who holds ``run_dir``'s lock (pid, host, since, what), or None when nobody does.
+
+    Read without touching the lock: probing it with flock could make a writer starting at that
+    instant fail as busy. A lock file left by a killed process names a pid that is gone: on
+    this host that reads as not held; a holder on another host is taken at its word.
+    """
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    info = dict(part.split("=", 1) for part in text.split() if "=" in part)
+    if info.get("host") == socket.gethostname():
+        try:
+            os.kill(int(info.get("pid", "")), 0)
+        except ProcessLookupError:
+            return None
+        except (ValueError, PermissionError):
+            pass  # no pid written yet, or alive under another user
+    return info
+
+
 @contextlib.contextmanager
 def lock(run_dir: str | Path, what: str = "") -> Iterator[Path]:
     """Hold ``run_dir``'s writer lock for the ``with`` block (creating ``run_dir``)."""

@@ -1,0 +1,114 @@
+"""``fpt runs``: one row per run directory under a folder, with its state, metrics and config.
+
+State is read from the files alone, so it works on runs made by any process (or machine):
+``running`` (a live process holds the run's lock), ``finished``, ``diverged`` (stopped on a
+NaN/inf or exploding loss), ``stopped`` (a checkpoint to resume from, no summary, nobody
+holding it), ``failed`` (no summary, no checkpoint: it ended before its first checkpoint).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from fpt import rundir
+from fpt.analysis.runs import find_runs, read_config, read_metrics, read_summary
+
+STATES = ("running", "finished", "diverged", "stopped", "failed")
+CONFIG_FIELDS = ("task", "data", "body", "init", "freeze", "layers", "lr", "batch_size", "seed")
+METRICS = ("val_accuracy", "test_accuracy", "test_accuracy_last", "val_r2", "test_r2")
+COLUMNS = ("run", "state", *CONFIG_FIELDS, "step", "steps", *METRICS, "wall_seconds")
+
+
+def _has_checkpoint(run_dir: Path) -> bool:
+    from fpt.checkpoint import has_checkpoint
+
+    return has_checkpoint(run_dir)
+
+
+def run_row(run_dir: Path, root: Path) -> dict[str, Any]:
+    """The listing row of one run directory."""
+    config = read_config(run_dir)
+    summary = read_summary(run_dir)
+    metrics = read_metrics(run_dir)
+    last = metrics[-1] if metrics else {}
+    if rundir.holder(run_dir) is not None:
+        state = "running"
+    elif summary is not None:
+        state = "diverged" if summary.get("stopped") == "diverged" or summary.get("diverged_at") else "finished"
+    else:
+        state = "stopped" if _has_checkpoint(run_dir) else "failed"
+    name = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
+    row: dict[str, Any] = {"run": name, "state": state}
+    for field in CONFIG_FIELDS:
+        value = config.get(field)
+        row[field] = None if value is None else value
+    row["step"] = (summary or {}).get("steps", last.get("step"))
+    row["steps"] = config.get("steps")
+    source = summary if summary is not None else {k: last.get(k) for k in ("val_accuracy", "val_r2")}
+    for metric in METRICS:
+        row[metric] = source.get(metric)
+    row["wall_seconds"] = (summary or {}).get("wall_seconds", last.get("wall_seconds"))
+    return row
+
+
+def list_runs(root: str | Path) -> list[dict[str, Any]]:
+    """Rows for every run directory at or below ``root`` (sorted by path)."""
+    root = Path(root)
+    if not root.exists():
+        raise FileNotFoundError(f"{root} does not exist: give a directory holding fpt runs")
+    return [run_row(path, root) for path in find_runs(root)]
+
+
+def parse_filter(text: str) -> tuple[str, str, str]:
+    """``FIELD=VALUE``, ``FIELD!=VALUE``, ``FIELD>=NUMBER``, ``FIELD<=NUMBER``, ``FIELD>N``, ``FIELD<N``."""
+    for op in ("!=", ">=", "<=", "=", ">", "<"):
+        if op in text:
+            field, value = text.split(op, 1)
+            if field not in COLUMNS:
+                raise ValueError(f"--filter {text!r}: unknown field {field!r}; fields: {', '.join(COLUMNS)}")
+            return field, op, value
+    raise ValueError(f"--filter {text!r}: write FIELD=VALUE (or !=, >=, <=, >, <), e.g. state=finished")
+
+
+def _matches(row: dict[str, Any], field: str, op: str, value: str) -> bool:
+    have = row.get(field)
+    if op in ("=", "!="):
+        equal = str(have) == value or (have is not None and _number(have) is not None
+                                       and _number(have) == _number(value))
+        return equal if op == "=" else not equal
+    a, b = _number(have), _number(value)
+    if b is None:
+        raise ValueError(f"--filter {field}{op}{value}: {value!r} is not a number")
+    if a is None:
+        return False
+    return {">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b}[op]
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def select(rows: list[dict[str, Any]], filters: list[str] = (), sort: str | None = None,
+           descending: bool = False) -> list[dict[str, Any]]:
+    """Rows matching every filter, sorted by ``sort`` (numbers as numbers; missing values last)."""
+    for text in filters:
+        field, op, value = parse_filter(text)
+        rows = [r for r in rows if _matches(r, field, op, value)]
+    if sort is not None:
+        if sort not in COLUMNS:
+            raise ValueError(f"--sort {sort!r}: unknown field; fields: {', '.join(COLUMNS)}")
+        present = [r for r in rows if r.get(sort) is not None]
+        missing = [r for r in rows if r.get(sort) is None]
+
+        def key(r: dict[str, Any]) -> tuple[int, Any]:
+            number = _number(r[sort])
+            return (0, number) if number is not None else (1, str(r[sort]))
+
+        rows = sorted(present, key=key, reverse=descending) + missing
+    return rows

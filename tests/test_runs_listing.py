@@ -1,0 +1,102 @@
+"""fpt runs: every state read from the files alone, filters, sorting, CSV/JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import fpt
+from fpt.analysis.listing import list_runs, select
+from fpt.cli import main
+
+
+def _train(body: str, out, **fields) -> dict:
+    exp = fpt.build(task="bit-xor", body=body, init="random", steps=4, eval_every=2, batch_size=4,
+                    task_options={"eval_size": 8}, device="cpu", **fields)
+    return fpt.fit(exp, out=out, progress=False)
+
+
+_HOLDER = """
+import sys, time
+from fpt import rundir
+with rundir.lock(sys.argv[1], what="fpt train"):
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tiny_gpt2_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    _train(tiny_gpt2_dir, root / "a", lr=1e-3, seed=0)
+    _train(tiny_gpt2_dir, root / "b", lr=1e-2, seed=1)
+    _train(tiny_gpt2_dir, root / "sub" / "diverged", diverge_loss=1e-9)
+    shutil.copytree(root / "a", root / "stopped")
+    (root / "stopped" / "summary.json").unlink()  # killed after a checkpoint: resumable
+    (root / "failed").mkdir()
+    shutil.copy(root / "a" / "config.yaml", root / "failed")  # died before its first checkpoint
+    (root / "failed" / "metrics.jsonl").write_text("")
+    return root
+
+
+def test_every_state_is_told_apart(runs):
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(runs / "stopped")], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        states = {r["run"]: r["state"] for r in list_runs(runs)}
+        assert states["stopped"] == "running"
+    finally:
+        holder.kill()
+        holder.wait()
+    states = {r["run"]: r["state"] for r in list_runs(runs)}
+    # the killed holder's lock file names a pid that is gone: not running any more
+    assert states == {"a": "finished", "b": "finished", "sub/diverged": "diverged", "stopped": "stopped",
+                      "failed": "failed"}
+
+
+def test_rows_carry_config_and_the_summary_metrics(runs):
+    rows = {r["run"]: r for r in list_runs(runs)}
+    summary = json.loads((runs / "a" / "summary.json").read_text())
+    assert rows["a"]["lr"] == 1e-3 and rows["b"]["lr"] == 1e-2 and rows["b"]["seed"] == 1
+    assert rows["a"]["val_accuracy"] == summary["val_accuracy"]
+    assert rows["a"]["test_accuracy"] == summary["test_accuracy"]
+    assert rows["a"]["step"] == summary["steps"] and rows["a"]["steps"] == 4
+    assert rows["failed"]["val_accuracy"] is None and rows["stopped"]["test_accuracy"] is None
+
+
+def test_filters_and_sorting(runs):
+    rows = list_runs(runs)
+    assert [r["run"] for r in select(rows, ["state=finished"], sort="lr", descending=True)] == ["b", "a"]
+    assert [r["run"] for r in select(rows, ["lr>=0.005"])] == ["b"]
+    assert [r["run"] for r in select(rows, ["lr=0.001", "state!=stopped"])] == ["a", "failed"]
+    for descending in (False, True):  # no value: last, whichever direction
+        values = [r["val_accuracy"] for r in select(rows, sort="val_accuracy", descending=descending)]
+        known = [v for v in values if v is not None]
+        assert values == known + [None] * (len(values) - len(known)) and len(known) >= 3
+        assert known == sorted(known, reverse=descending)
+    with pytest.raises(ValueError, match="unknown field 'accuracy'"):
+        select(rows, ["accuracy>1"])
+    with pytest.raises(ValueError, match="is not a number"):
+        select(rows, ["lr>=fast"])
+
+
+def test_cli_table_csv_and_json(runs, capsys):
+    assert main(["runs", str(runs), "--sort", "run"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[:2] == ["run", "state"]
+    assert "5 run(s): 2 finished, 1 diverged, 1 stopped, 1 failed" in out
+    assert main(["runs", str(runs), "--csv", "--filter", "state=finished", "--columns", "run,lr,seed"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert sorted((r["run"], r["lr"], r["seed"]) for r in rows) == [("a", "0.001", "0"), ("b", "0.01", "1")]
+    assert main(["runs", str(runs), "--json", "--filter", "state=diverged"]) == 0
+    assert [r["run"] for r in json.loads(capsys.readouterr().out)] == ["sub/diverged"]
+    assert main(["runs", str(runs), "--columns", "run,speed"]) == 2
+    assert "unknown field(s) speed" in capsys.readouterr().err
+    assert main(["runs", str(runs / "nothing")]) == 2
