@@ -18,6 +18,8 @@ def test_random_body_is_slower_on_bit_xor_than_pretrained():
 @pytest.mark.slow
 def test_frozen_language_model_reads_real_digit_images():
     """Step 2's acceptance on the 1,797 real 8x8 digits scikit-learn ships: >= 90% held out."""
-    summary = fpt.fit(fpt.build(task="digits", steps=1000, eval_every=100, target=0.9), progress=False)
+    # The target is read on validation; stopping at 0.95 there leaves room for the test split's noise
+    # (360 images: one image is 0.28 points), so the >= 90% test bound is about the model, not luck.
+    summary = fpt.fit(fpt.build(task="digits", steps=1000, eval_every=100, target=0.95), progress=False)
     assert summary["steps_to_target"] is not None, summary["val_accuracy"]  # target read on validation
     assert summary["test_accuracy"] >= 0.9

@@ -591,7 +591,7 @@ def test_default_run_directory_stays_under_runs(tmp_path, monkeypatch):
     """`--init checkpoint:../..` must not make the default run name escape runs/."""
     seen = {}
 
-    def fake_fit(exp, out, resume, progress):
+    def fake_fit(exp, out, resume, progress, **_):
         seen["out"] = Path(out)
         raise KeyboardInterrupt  # stop here: the name is what this test is about
 

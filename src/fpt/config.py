@@ -54,8 +54,9 @@ class RunConfig:
                            "values classify, other numbers regress)", "auto")
     modality: str = _help("--data: auto | tabular | image | timeseries | sequence (auto: from the files; a table "
                           "whose only feature is text is a sequence)", "auto")
-    val_fraction: float = _help("--data without its own validation split: share held out of all examples for "
-                                "validation (stratified for classification, seeded by split_seed)", 0.2)
+    val_fraction: float = _help("--data without its own validation split: share held out of the training examples "
+                                "(all examples when the data has no splits) for validation (stratified for "
+                                "classification, seeded by split_seed)", 0.2)
     test_fraction: float = _help("--data without its own test split: share held out for testing", 0.2)
     split_seed: int = _help("--data: seed of the train/val/test split (part of the data's definition, not the run's)", 0)
     max_categories: int = _help("--data tabular: categories kept per text column (most frequent in train; the rest "

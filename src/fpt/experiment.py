@@ -94,6 +94,11 @@ def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
     elif fields:
         config = replace(config, **fields)
     data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir), config.download))
+    return assemble(config, data)
+
+
+def assemble(config: RunConfig, data: TaskData) -> Experiment:
+    """An experiment of already built task data (``build`` builds it from the config; fpt.sklearn from arrays)."""
     if isinstance(data.train, TensorSource) and data.train.data.lengths is not None:
         data = replace(data, train=replace(data.train, bucket=config.bucket_batches))
     model = build_model(config, data.spec)

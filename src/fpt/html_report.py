@@ -43,6 +43,10 @@ class Options:
 # --- what is in the directory -------------------------------------------------------------------
 
 def kind_of(root: Path) -> str:
+    from fpt.experiments.sweep import read_doc
+
+    if read_doc(root) is not None:
+        return "sweep"
     if (root / "results.csv").is_file():
         return "reproduce"
     if (root / "config.yaml").is_file():
@@ -194,7 +198,7 @@ def _score(value: float | None) -> str:
 
 def _compute_attention(run: Path, root: Path, options: Options) -> None:
     from fpt.analysis.attention import analyse_run, default_out, write
-    from fpt.cli import USER_ERRORS
+    from fpt.errors import USER_ERRORS
 
     try:
         write(analyse_run(run, 0, options.attention_examples, "checkpoint", options.device),
@@ -324,13 +328,25 @@ def build(root: Path, options: Options | None = None) -> tuple[str, list[doc.Blo
                                 "fpt reproduce output")
     kind = kind_of(root)
     results = read_results(root) if kind == "reproduce" else []
-    runs = list(dict.fromkeys([*reproduce_runs(root, results), *find_runs(root)]))
+    sweep = None
+    if kind == "sweep":
+        from fpt.experiments.sweep import read_doc, report_table
+
+        sweep = read_doc(root)
+        results = [{"run_dir": t["run_dir"]} for t in sweep.get("trials", [])]  # only the runs it names
+    found = find_runs(root) if sweep is None else []  # a sweep's store may hold other sweeps' runs
+    runs = list(dict.fromkeys([*reproduce_runs(root, results), *found]))
     if not runs and not results:
         raise FileNotFoundError(f"{root} holds no run directory (config.yaml + metrics.jsonl) and no results.csv")
-    title, command = reproduce_header(root, results) if kind == "reproduce" else (
+    title, command = reproduce_header(root, results) if kind in ("reproduce", "sweep") else (
         f"fpt run {root.name}" if kind == "run" else f"fpt runs in {root.name}", None)
-    what = {"reproduce": "a reproduced paper table", "run": "one training run", "runs": f"{len(runs)} runs"}[kind]
+    what = {"reproduce": "a reproduced paper table", "run": "one training run", "runs": f"{len(runs)} runs",
+            "sweep": "a sweep"}[kind]
     blocks: list[doc.Block] = [doc.Para(f"Report on {what} in `{root}`, written {time.strftime('%Y-%m-%d %H:%M')}.")]
+    if sweep is not None:
+        header, body, why = report_table(sweep)
+        blocks += [doc.Heading("Sweep results"), doc.Para(why), doc.Table(header, body)]
+        results = []
     if results:
         metrics = sorted({r["metric"] for r in results})
         from fpt.report import BELOW_MAJORITY, NOT_COMPARED, comparison_notes

@@ -7,6 +7,7 @@ import math
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,13 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from fpt import checkpoint, rundir
+from fpt import checkpoint, distributed, rundir, tracking
 from fpt.analysis.convergence import steps_to_converge
 from fpt.checkpoint import CheckpointError
 from fpt.config import ConfigError, RunConfig, save_yaml
 from fpt.experiment import Experiment
 from fpt.provenance import environment
+from fpt.runs import CONFIG, DATA, METRICS, SUMMARY
 from fpt.tasks import Batch
 
 # Fields that may change when a stopped run is resumed; anything else would make the
@@ -36,7 +38,10 @@ def loss_and_correct(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tenso
 
 
 def train_step(exp: Experiment, optimizer: torch.optim.Optimizer, batch: Batch) -> tuple[float, np.ndarray]:
-    """One optimizer step over ``batch`` in ``grad_accum`` micro-batches: (loss, the objective's tallies)."""
+    """One optimizer step over ``batch`` in ``grad_accum`` micro-batches: (loss, the objective's tallies).
+
+    Data-parallel (``fit`` under torchrun): ``batch`` is this rank's share and so are the returned
+    loss and tallies; DDP averages the gradients over the ranks before the step."""
     model, cfg, objective = exp.model, exp.config, exp.data.objective
     model.train()
     optimizer.zero_grad(set_to_none=True)
@@ -46,9 +51,10 @@ def train_step(exp: Experiment, optimizer: torch.optim.Optimizer, batch: Batch) 
     for start in range(0, n, micro):
         part = batch.slice(start, start + micro)
         part = (part.trim() if cfg.trim_padding else part).to(exp.device)
-        out = exp.forward(part.x, part.lengths)
-        loss = objective.loss(out, part.y)
-        (loss * (len(part) / n)).backward()
+        with distributed.accumulating(exp, last=start + micro >= n):  # DDP: all-reduce with the last micro-batch
+            out = exp.forward(part.x, part.lengths)
+            loss = objective.loss(out, part.y)
+            (loss * (len(part) / n)).backward()
         total_loss += loss.item() * len(part) / n
         sums = sums + objective.tally(out.detach(), part.y)
     if cfg.clip > 0:
@@ -61,7 +67,10 @@ def train_step(exp: Experiment, optimizer: torch.optim.Optimizer, batch: Batch) 
 def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None = None,
              sets: list[str] | None = None) -> dict[str, float]:
     """Metrics (accuracy, or the task objective's: R², MAE, MSE) and loss over whole held-out sets:
-    ``data``, the named ``sets``, or every one."""
+    ``data``, the named ``sets``, or every one.
+
+    Inside a data-parallel ``fit`` every rank evaluates every N-th batch; the batches' sums are
+    gathered and added in the order one process adds them, so the numbers are one process's."""
     if data is not None:
         chosen = {"_": data}
     else:
@@ -72,20 +81,25 @@ def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None 
     size = batch_size or exp.config.eval_batch_size
     objective = exp.data.objective
     exp.model.eval()
+    group = distributed.group_of(exp)
     out: dict[str, float] = {}
     for name, batch in chosen.items():
-        loss_sum, sums, count = 0.0, 0, 0
         if batch.lengths is not None and exp.config.trim_padding:
             # Similar lengths in a batch waste less padding; the order does not change accuracy.
             order = torch.argsort(batch.lengths)
             batch = Batch(batch.x[order], batch.y[order], batch.lengths[order])
-        for start in range(0, len(batch), size):
+        parts = {}  # start -> (loss sum, tallies, predictions) of the batches this rank evaluates
+        for start in group.mine(range(0, len(batch), size)):
             part = batch.slice(start, start + size)
             part = (part.trim() if exp.config.trim_padding else part).to(exp.device)
             logits = exp.forward(part.x, part.lengths)
-            loss_sum += objective.loss(logits, part.y).item() * part.y.numel()
-            sums = sums + objective.tally(logits, part.y)
-            count += part.y.numel()
+            parts[start] = (objective.loss(logits, part.y).item() * part.y.numel(), objective.tally(logits, part.y),
+                            part.y.numel())
+        loss_sum, sums, count = 0.0, 0, 0
+        for _, (batch_loss, batch_sums, batch_count) in sorted(group.merge(parts).items()):
+            loss_sum += batch_loss
+            sums = sums + batch_sums
+            count += batch_count
         prefix = "" if name == "_" else f"{name}_"
         out.update({f"{prefix}{key}": value for key, value in objective.summarise(sums).items()})
         out[f"{prefix}loss"] = loss_sum / count
@@ -146,7 +160,7 @@ class _Run:
 
     @property
     def metrics(self) -> Path:
-        return self.out / "metrics.jsonl"
+        return self.out / METRICS
 
     def write_metrics(self, row: dict[str, Any]) -> None:
         if self.out:
@@ -205,7 +219,8 @@ def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
 
-def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, progress: bool = True) -> dict[str, Any]:
+def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, progress: bool = True,
+        trackers: Sequence[str | tracking.Tracker] = ()) -> dict[str, Any]:
     """Train until ``steps``, the target accuracy, patience, or divergence; returns the summary.
 
     Every decision (stop at target, patience, the selected checkpoint, steps to converge)
@@ -218,15 +233,26 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     best/ (the validation-selected parameters); see fpt.checkpoint for their layout.
     ``resume=True`` continues from the newest complete checkpoint; a run directory stopped
     before its first checkpoint starts again from step 0 (its stale rows are removed).
+
+    ``trackers``: live tracking, "tensorboard", "mlflow" or ``fpt.tracking.Tracker`` objects.
+
+    Under torch.distributed (torchrun) every rank calls ``fit``: data-parallel training of the
+    trained parameters with ``batch_size`` the global batch; only rank 0 locks and writes ``out``,
+    tracks and shows progress (see fpt.distributed).
     """
-    if out is None:
-        return _fit(exp, None, resume, progress)
-    with rundir.lock(out, what="fpt train"):
-        return _fit(exp, Path(out), resume, progress)
+    if not distributed.current().is_main:
+        out, trackers = None, ()  # the other ranks of a data-parallel run never write the run directory
+    with tracking.session(trackers) as track:
+        if out is None:
+            return _fit(exp, None, resume, progress, track)
+        with rundir.lock(out, what="fpt train"):
+            return _fit(exp, Path(out), resume, progress, track)
 
 
-def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dict[str, Any]:
+def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track: tracking.Tracker) -> dict[str, Any]:
     """``fit``, with the run directory (if any) locked by the caller."""
+    group = distributed.current()
+    group.per_rank(exp.config.batch_size, exp.config.grad_accum)  # the global batch must divide over the ranks
     cache_seconds = None
     if exp.config.cache_features != "off":
         from fpt.cache import cache_eligible, cached_view
@@ -251,7 +277,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dic
     if run.out:
         rundir.clear_debris(run.out)  # temporary files of a killed run
         started_before = checkpoint.has_checkpoint(run.out)
-        finished = (run.out / "summary.json").exists()
+        finished = (run.out / SUMMARY).exists()
         if resume and not started_before and not finished:
             resume = False  # stopped before its first checkpoint: nothing to continue, start it again
             run.start_clean()
@@ -265,26 +291,31 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dic
             raise FileExistsError(f"{run.out} already holds a run; continue it with --resume {run.out} or choose another --out")
         else:
             run.start_clean()
-        rundir.write_with(run.out / "config.yaml", lambda tmp: save_yaml(cfg, tmp))
+        rundir.write_with(run.out / CONFIG, lambda tmp: save_yaml(cfg, tmp))
         if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
-            rundir.write_text(run.out / "data.json", json.dumps(exp.data.fitted, indent=1))
+            rundir.write_text(run.out / DATA, json.dumps(exp.data.fitted, indent=1))
 
+    resume, state, history = distributed.share_start(group, optimizer, resume, state, history)  # rank 0's
+    exp = distributed.data_parallel(exp, group)  # DDP over the trained parameters (several ranks only)
     if not resume:
         torch.manual_seed(cfg.seed)  # dropout; a resumed run restores the saved RNG state instead
     window = {"loss": 0.0, "sums": 0, "steps": 0}
     stop_reason = "steps"
     started = time.perf_counter() - state["wall_seconds"]
-    bar = tqdm(total=cfg.steps, initial=state["step"], desc=f"{cfg.task}/{cfg.body}", disable=not progress or None,
-               dynamic_ncols=True)
+    bar = tqdm(total=cfg.steps, initial=state["step"], desc=f"{cfg.task}/{cfg.body}",
+               disable=not (progress and group.is_main) or None, dynamic_ncols=True)
+    track.start(exp, run.out, state["step"])
 
     while state["step"] < cfg.steps:
         t0 = time.perf_counter()
-        batch = exp.data.train.batch(state["step"], cfg.batch_size)
-        loss, sums = train_step(exp, optimizer, batch)
+        group.seed_step(cfg.seed, state["step"])  # several ranks: dropout seeded by (seed, rank, step)
+        batch = group.shard(exp.data.train.batch(state["step"], cfg.batch_size))  # this rank's part
+        loss, sums = group.step_mean(*train_step(exp, optimizer, batch))  # the whole batch's, on every rank
         state["train_seconds"] += time.perf_counter() - t0
-        state["train_examples"] += len(batch)
+        state["train_examples"] += len(batch) * group.size
         state["step"] += 1
         bar.update(1)
+        track.step(state, loss)
         if not math.isfinite(loss) or loss > cfg.diverge_loss:
             state["diverged_at"] = state["step"]
             stop_reason = "diverged"
@@ -302,6 +333,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dic
             window = {"loss": 0.0, "sums": 0, "steps": 0}
             history.append(row)
             run.write_metrics(row)
+            track.evaluated(row)
             acc = metrics[val_key]
             bar.set_postfix(loss=f"{row['train_loss']:.3f}", val=f"{acc:.4f}")
             if acc > state["best_accuracy"] or not state["best_step"]:  # R² can start below any bound
@@ -331,7 +363,8 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool) -> dic
     summary = _summary(exp, state, history, final, stop_reason)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
     if run.out:
-        rundir.write_text(run.out / "summary.json", json.dumps(summary, indent=1))
+        rundir.write_text(run.out / SUMMARY, json.dumps(summary, indent=1))
+    track.finish(summary)
     return summary
 
 
@@ -353,8 +386,10 @@ def _final_evaluation(exp: Experiment, run: _Run, state: dict[str, Any], history
         elif run.out and checkpoint.has_checkpoint(run.out, checkpoint.BEST):  # resumed: the selected ones are on disk
             best = checkpoint.find(run.out, checkpoint.BEST, step=state["best_step"])
             checkpoint.load_trainable(best, exp.model, exp.body_fingerprint)
-        else:
+        elif distributed.group_of(exp).is_main:
             raise RuntimeError("the validation-selected parameters are neither in memory nor in best/")
+    if best_params is None:
+        distributed.broadcast_parameters(distributed.group_of(exp), trainable)  # rank 0 read them from best/
     return {"selected": evaluate(exp), "last": last}
 
 
@@ -393,6 +428,8 @@ def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any
         "task_info": data.info,
         "body_fingerprint": exp.body_fingerprint,
         "device": str(exp.device),
+        "world_size": distributed.group_of(exp).size,  # processes (data-parallel ranks) that trained it
+        "global_batch_size": exp.config.batch_size,  # examples per step over all of them
         "environment": environment(),
     }
 
@@ -409,7 +446,7 @@ def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConf
     """The saved config of a run directory, with the changes resuming allows."""
     from fpt.config import from_dict, load_yaml, merge
 
-    path = Path(out) / "config.yaml"
+    path = Path(out) / CONFIG
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: {out} is not a run directory written by fpt train")
     saved = from_dict(RunConfig, load_yaml(path), where=str(path))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fpt.analysis.runs import eval_sets, read_config, read_metrics, run_label
+from fpt.runs import CONFIG, METRICS
 
 
 class TensorBoardUnavailable(RuntimeError):
@@ -80,7 +81,7 @@ def write_tensorboard(run_dirs: list[Path], log_root: Path | None = None) -> lis
         log_dir = log_root / run_dir.name if log_root is not None else run_dir / "tensorboard"
         start = _start_time(run_dir, rows)
         with SummaryWriter(log_dir=str(log_dir)) as writer:
-            writer.add_text("config", "    " + (run_dir / "config.yaml").read_text().replace("\n", "\n    "), 0)
+            writer.add_text("config", "    " + (run_dir / CONFIG).read_text().replace("\n", "\n    "), 0)
             for row in rows:
                 for key, value in _scalars(row).items():
                     writer.add_scalar(key, value, row["step"], walltime=start + row["wall_seconds"])
@@ -90,7 +91,7 @@ def write_tensorboard(run_dirs: list[Path], log_root: Path | None = None) -> lis
 
 def _start_time(run_dir: Path, rows: list[dict[str, Any]]) -> float:
     # metrics.jsonl was last written at its last row, wall_seconds after the run started.
-    return os.path.getmtime(run_dir / "metrics.jsonl") - float(rows[-1].get("wall_seconds", 0.0))
+    return os.path.getmtime(run_dir / METRICS) - float(rows[-1].get("wall_seconds", 0.0))
 
 
 def _scalars(row: dict[str, Any]) -> dict[str, float]:

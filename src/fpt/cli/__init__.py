@@ -11,15 +11,8 @@ import os
 import pkgutil
 import sys
 
-# Errors a user can fix: printed as one line, no traceback.
-from fpt.bodies.base import BodyUnavailableError
-from fpt.checkpoint import CheckpointError
-from fpt.config import ConfigError
-from fpt.registry import RegistryError
-from fpt.tasks.base import DataError
-
-USER_ERRORS = (ConfigError, RegistryError, BodyUnavailableError, CheckpointError, DataError,
-               FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, ValueError)
+# Errors a user can fix: printed as one line, no traceback (fpt.errors lists them).
+from fpt.errors import USER_ERRORS
 
 
 def _commands() -> dict[str, object]:
@@ -46,6 +39,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     args = parser().parse_args(argv)
+    args.argv = [*(sys.argv[1:] if argv is None else argv)]  # as given (fpt train --nproc hands it on)
     try:
         return int(args._run(args) or 0)
     except USER_ERRORS as exc:

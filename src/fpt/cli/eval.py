@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 HELP = "re-evaluate a run directory's checkpoint on its held-out sets"
 
@@ -18,12 +17,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import fpt
-    from fpt.checkpoint import find, load_trainable
-    from fpt.train import resume_config
+    from fpt.checkpoint import load_trainable
+    from fpt.runs import Run
 
-    overrides = {"device": args.device} if args.device else None
-    config = resume_config(Path(args.run_dir), overrides)
+    run = Run(args.run_dir)
+    config = run.config({"device": args.device} if args.device else None)
     exp = fpt.build(config)
-    load_trainable(find(Path(args.run_dir), args.which), exp.model, exp.body_fingerprint)
+    load_trainable(run.checkpoint(args.which), exp.model, exp.body_fingerprint)
     print(json.dumps(fpt.evaluate(exp), indent=1))
     return 0

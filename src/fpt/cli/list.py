@@ -17,6 +17,8 @@ def run(args: argparse.Namespace) -> int:
     from fpt.tasks import TASKS
 
     print("tasks:    ", ", ".join(TASKS.names()))
+    for name, source in sorted(TASKS.plugin_sources.items()):
+        print(f"plugin {name:<24} {source}")
     print("bodies:   ", ", ".join(BODIES.names()), "(or any Hugging Face id / local directory of these families)")
     print("families: ", ", ".join(FAMILIES.names()))
     for name in POLICIES.names():

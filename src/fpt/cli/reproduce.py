@@ -28,6 +28,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prune-checkpoints", action="store_true",
                    help="afterwards, delete checkpoint/ and best/ of finished runs in the store (keeps config.yaml, "
                         "metrics.jsonl, summary.json and pretrained bodies)")
+    p.add_argument("--parallel", type=int, default=None,
+                   help="run N cells at once, each a local subprocess (as fpt sweep does; logs in OUT/logs); "
+                        "default: one after another in this process")
+    p.add_argument("--threads-per-trial", type=int, default=None,
+                   help="with --parallel: torch/OpenMP threads per run (default: cores // N)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -64,7 +69,7 @@ def _counts(config, cache: dict) -> str:
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
-    from fpt.config import ConfigError
+    from fpt.errors import ConfigError
 
     if text is None:
         return None
@@ -141,10 +146,19 @@ def run(args: argparse.Namespace) -> int:
             print(f"{errors} config error(s): these cells would fail when run")
             return 1
         return 0
+    executor = None
+    if args.parallel is not None or args.threads_per_trial is not None:
+        from fpt.errors import ConfigError
+        from fpt.experiments.executors import LocalExecutor
+
+        for flag, value in (("--parallel", args.parallel), ("--threads-per-trial", args.threads_per_trial)):
+            if value is not None and value < 1:
+                raise ConfigError(f"{flag} {value}: give an integer >= 1")
+        executor = LocalExecutor(args.parallel or 1, args.threads_per_trial, root / "logs", prefix="fpt reproduce")
     summary = []
     for table in tables:
         out = outs[table.name]
-        results = run_table(table, store, seeds, progress=not args.quiet, only=args.only)
+        results = run_table(table, store, seeds, progress=not args.quiet, only=args.only, executor=executor)
         rows = write_report(table, results, out, _command(table.name, args.scale, out, store.root, seeds))
         cells = [r for r in rows if r["status"] not in ("derived", "not derived", "counted", "not counted")]
         done = sum(r["status"] == "done" for r in cells)

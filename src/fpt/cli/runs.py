@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     table = [columns] + [[_cell(r.get(c)) for c in columns] for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
     for n, line in enumerate(table):
-        print("  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip())
+        print("  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip())
         if n == 0:
             print("  ".join("-" * w for w in widths))
     counts = {s: sum(r["state"] == s for r in rows) for s in ("running", "finished", "diverged", "stopped", "failed")}

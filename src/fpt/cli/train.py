@@ -1,10 +1,15 @@
-"""fpt train: train an FPT on a task and write a run directory."""
+"""fpt train: train an FPT on a task and write a run directory.
+
+Data-parallel: ``torchrun --nproc-per-node N -m fpt -- train ...`` or ``fpt train --nproc N ...``
+(see fpt.distributed); live tracking: ``--log tensorboard,mlflow`` (see fpt.tracking).
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -17,12 +22,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_config_arguments(p)
     p.add_argument("--out", help="run directory (default: runs/TASK-BODY-INIT-TIME)")
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (nor progress lines)")
+    p.add_argument("--nproc", type=int, metavar="N", help="train data-parallel in N processes on this machine "
+                   "(torchrun's launcher; gloo on CPU, NCCL with one GPU per process); batch_size is the global "
+                   "batch and must divide by N")
+    p.add_argument("--log", action="append", default=[], metavar="NAME",
+                   help="live tracking: tensorboard (events in RUN/tensorboard) and/or mlflow (MLFLOW_TRACKING_URI, "
+                        "else RUN/mlruns); repeat or join with ','. Optional extras: "
+                        "pip install 'fpt[tensorboard]' / 'fpt[mlflow]'")
+    p.add_argument("--log-every-seconds", type=float, default=30.0, metavar="S",
+                   help="when stdout is not a terminal, print a progress line every S seconds (0: never; "
+                        "default: 30)")
 
 
 def run(args: argparse.Namespace) -> int:
     import fpt
-    from fpt import rundir
+    from fpt import distributed, rundir, tracking
     from fpt.cli._args import config_from_args, given_fields
     from fpt.paths import safe_run_name
     from fpt.train import resume_config
@@ -38,10 +53,31 @@ def run(args: argparse.Namespace) -> int:
         # The default name is built from user text (--init checkpoint:../..): one safe path component under runs/.
         name = config.task if config.data is None else f"{config.task}-{Path(config.data).stem}"
         out = Path(args.out or Path("runs") / safe_run_name(name, Path(config.body).name, config.init, stamp))
-    # An existing run directory is locked before the (slow) build, so that a second writer is refused at once.
-    with rundir.lock(out, what="fpt train") if out.is_dir() else contextlib.nullcontext():
-        exp = fpt.build(config)
-        summary = fpt.fit(exp, out=out, resume=bool(args.resume), progress=not args.quiet)
+    trackers: list = tracking.check(args.log)
+    if args.nproc is not None and args.nproc < 1:
+        raise ValueError(f"--nproc {args.nproc}: give a number of processes >= 1")
+    if args.nproc and args.nproc > 1 and not distributed.launched():
+        distributed.Group(size=args.nproc).per_rank(config.batch_size, config.grad_accum)  # before starting them
+        argv = distributed.strip_option(args.argv, "--nproc")
+        if not args.out and not args.resume:
+            argv += ["--out", str(out)]  # one name for every process
+        return distributed.launch(args.nproc, argv)
+    if not args.quiet and args.log_every_seconds > 0 and not sys.stdout.isatty():
+        trackers.append(tracking.ProgressLine(args.log_every_seconds))
+    group = distributed.init_from_env(config.device)  # under torchrun: joins the process group
+    try:
+        # An existing run directory is locked before the (slow) build, so that a second writer is refused at once;
+        # in a data-parallel run, by rank 0 only (the only writer).
+        with rundir.lock(out, what="fpt train") if out.is_dir() and group.is_main else contextlib.nullcontext():
+            exp = fpt.build(config)
+            summary = fpt.fit(exp, out=out, resume=bool(args.resume), progress=not args.quiet, trackers=trackers)
+    except distributed.MainFailed as exc:
+        print(f"fpt train: rank {group.rank}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        distributed.shutdown()
+    if not group.is_main:
+        return 0
     scores = ("val_accuracy", "test_accuracy", "test_accuracy_last") if "val_accuracy" in summary else \
         ("val_r2", "test_r2", "test_mae", "test_r2_last")  # regression
     print(json.dumps({k: summary[k] for k in (*scores, "selected_step", "steps", "steps_to_target", "stopped",

@@ -25,6 +25,10 @@ from pathlib import Path
 from fpt.data.base import RawData
 from fpt.tasks.base import DataError
 
+# Formats whose target is fixed by the layout, so --target has nothing to name.
+BUILT_IN_TARGETS = {"images": "each image's class folder", "timeseries": "the label after each series' last ':' (or "
+                    "first field of a .tsv line)", "npz": "the array y"}
+BUILT_IN_NAMES = {"images": "class", "timeseries": "target", "npz": "y"}  # what --target may say there (the default)
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
@@ -66,6 +70,9 @@ def load(path: str, target: str | None = None, modality: str = "auto", image_cha
          image_size: int = 32) -> RawData:
     """Read ``path`` into ``RawData`` (splits as the data defines them; none carved out yet)."""
     kind = detect(str(path))
+    if target is not None and kind in BUILT_IN_TARGETS and str(target) != BUILT_IN_NAMES[kind]:
+        raise DataError(f"{path}: --target names a table column, but here the target is {BUILT_IN_TARGETS[kind]}; "
+                        "drop --target")
     if kind == "tables":
         from fpt.data.tables import read_tables
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -61,8 +62,15 @@ def read_npz(path: Path, modality: str, image_channels: str, image_size: int) ->
                         "(np.savez(path, X=..., y=...))") from None
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise DataError(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc}); write it with np.savez") from None
+    return from_arrays(arrays, modality, image_channels, image_size, str(path), f".npz file {path}")
+
+
+def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: str, image_size: int, name: str,
+                source: str) -> RawData:
+    """``RawData`` from in-memory arrays named as in an .npz (``X``, ``y``, optionally ``X_val``, ...);
+    ``name`` starts every error message, ``source`` says what was read. fpt.sklearn passes its fit() arrays."""
     if "X" not in arrays or "y" not in arrays:
-        raise DataError(f"{path}: arrays {sorted(arrays)}; an .npz needs X (inputs) and y (targets), optionally "
+        raise DataError(f"{name}: arrays {sorted(arrays)}; an .npz needs X (inputs) and y (targets), optionally "
                         "X_val/y_val and X_test/y_test")
     kind = _modality(arrays["X"]) if modality == "auto" else modality
     channels = image_channels
@@ -72,17 +80,26 @@ def read_npz(path: Path, modality: str, image_channels: str, image_size: int) ->
     splits = {}
     for split, (xk, yk) in SPLIT_KEYS.items():
         if (xk in arrays) != (yk in arrays):
-            raise DataError(f"{path}: {xk if xk in arrays else yk} without {yk if xk in arrays else xk}; give both")
+            raise DataError(f"{name}: {xk if xk in arrays else yk} without {yk if xk in arrays else xk}; give both")
         if xk not in arrays:
             continue
         X, y = arrays[xk], arrays[yk]
-        where = f"{path} ({xk}, {yk})"
+        where = f"{name} ({xk}, {yk})"
         if len(X) != len(y):
             raise DataError(f"{where}: {len(X)} inputs but {len(y)} targets; they must match one to one")
         if len(X) == 0:
             raise DataError(f"{where}: no examples")
         if X.dtype.kind not in "iubf":
             raise DataError(f"{where}: {xk} has dtype {X.dtype}; inputs must be numbers")
+        if X.dtype.kind == "f" and not np.isfinite(X).all():
+            inf, nan = np.isinf(X), np.isnan(X)
+            if inf.any() or (nan.any() and kind == "image"):
+                bad = inf if inf.any() else nan
+                first = int(np.flatnonzero(bad.reshape(len(X), -1).any(axis=1))[0])
+                raise DataError(f"{where}: {xk} is {'infinite' if inf.any() else 'NaN'} in example {first} "
+                                f"({int(bad.sum())} values in all); "
+                                + ("images cannot have missing pixels: fill them" if not inf.any() else
+                                   "replace them with finite numbers, or NaN where a value is missing"))
         if X.shape[1:] != arrays["X"].shape[1:] and kind != "timeseries":
             raise DataError(f"{where}: {xk} has shape {X.shape[1:]} per example but X has {arrays['X'].shape[1:]}")
         y = y.reshape(len(y), -1) if y.ndim > 1 else y[:, None]
@@ -90,27 +107,33 @@ def read_npz(path: Path, modality: str, image_channels: str, image_size: int) ->
             missing = is_missing(y[:, j])
             if missing.any():
                 raise DataError(f"{where}: {yk} is NaN at index {int(np.flatnonzero(missing)[0])}; drop or fill those examples")
+            if y.dtype.kind == "f" and np.isinf(y[:, j]).any():
+                raise DataError(f"{where}: {yk} is infinite at index {int(np.flatnonzero(np.isinf(y[:, j]))[0])}; drop or "
+                                "fix those examples")
         y = y.astype(object) if y.dtype.kind not in "iubf" else y
-        if kind == "tabular":
-            if X.ndim != 2:
-                raise DataError(f"{where}: --modality tabular needs X of shape (n, features), not {X.shape}")
-            x = {f"x{j}": X[:, j].astype(np.float64) for j in range(X.shape[1])}
-        elif kind == "image":
-            x = _as_images(X, channels, image_size, where)
-        elif kind == "timeseries":
-            if X.ndim == 2:
-                X = X[:, None, :]
-            if X.ndim != 3:
-                raise DataError(f"{where}: --modality timeseries needs X of shape (n, channels, length), not {X.shape}")
-            x = [s.astype(np.float32) for s in X]
-        else:
-            raise DataError(f"{path}: an .npz holds numbers: tabular, image or timeseries, not {kind}")
-        splits[split] = Split(x, y, where)
+        splits[split] = Split(inputs(X, kind, channels, image_size, where, name), y, where)
     targets = [f"y{j}" for j in range(splits["train"].y.shape[1])] if splits["train"].y.shape[1] > 1 else ["y"]
     how = "the data's own arrays (" + ", ".join(SPLIT_KEYS[s][0] for s in splits) + ")" if len(splits) > 1 else \
         SEEDED
-    return RawData(kind, splits, targets, f".npz file {path}", how,
+    return RawData(kind, splits, targets, source, how,
                    {"X_shape": list(arrays["X"].shape), **({"image_channels": channels} if kind == "image" else {})})
 
 
-__all__ = ["read_npz"]
+def inputs(X: np.ndarray, kind: str, channels: str, image_size: int, where: str, name: str) -> Any:
+    """An input array as a ``Split``'s ``x`` for modality ``kind`` (what its tokeniser reads)."""
+    if kind == "tabular":
+        if X.ndim != 2:
+            raise DataError(f"{where}: --modality tabular needs X of shape (n, features), not {X.shape}")
+        return {f"x{j}": X[:, j].astype(np.float64) for j in range(X.shape[1])}
+    if kind == "image":
+        return _as_images(X, channels, image_size, where)
+    if kind == "timeseries":
+        if X.ndim == 2:
+            X = X[:, None, :]
+        if X.ndim != 3:
+            raise DataError(f"{where}: --modality timeseries needs X of shape (n, channels, length), not {X.shape}")
+        return [s.astype(np.float32) for s in X]
+    raise DataError(f"{name}: an .npz holds numbers: tabular, image or timeseries, not {kind}")
+
+
+__all__ = ["from_arrays", "inputs", "read_npz"]

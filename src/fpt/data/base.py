@@ -140,6 +140,18 @@ def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: st
     return kinds[0][0], "; ".join(w for _, w in kinds)
 
 
+def check_class_counts(y: np.ndarray, targets: list[str], where: str) -> None:
+    """Classification needs examples to learn each class from: more classes than half the training examples
+    is an identifier or a quantity, not a label (``y``: (n, m) training targets)."""
+    n = len(y)
+    for j, name in enumerate(targets):
+        k = len({str(v) for v in y[:, j]})
+        if k > max(2, n // 2):
+            raise DataError(f"{where}: target {name!r} has {k} classes among {n} training examples ({n / k:.1f} per "
+                            "class), too few to learn any class from; if it is an identifier give another --target, "
+                            "if it is a quantity use --objective regression")
+
+
 def stratified_indices(labels: np.ndarray, size: int, seed: int, stratify: bool) -> tuple[np.ndarray, np.ndarray]:
     """(rest, held) with exactly ``size`` held-out rows, each class's share kept when ``stratify``."""
     n = len(labels)
@@ -152,14 +164,20 @@ def stratified_indices(labels: np.ndarray, size: int, seed: int, stratify: bool)
     return np.setdiff1d(np.arange(n), held), held
 
 
-def finish_splits(raw: RawData, val_fraction: float, test_fraction: float, seed: int, stratify: bool) -> RawData:
-    """Add the validation and test splits the data lacks, held out of train (fractions of all examples)."""
+def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None, seed: int, stratify: bool) -> RawData:
+    """Add the validation and test splits the data lacks, held out of train (fractions of the training examples).
+
+    ``test_fraction=None`` holds out no test split (fpt.sklearn: the caller keeps its own test data)."""
     splits = dict(raw.splits)
     train = splits["train"]
-    total = sum(len(s) for s in splits.values())
+    if stratify:
+        check_class_counts(train.y, raw.targets, train.where)
+    # Fractions of the training examples as read: all examples when the data has no splits of its own; with its
+    # own test split (UCR's small TRAIN and large TEST files) a share of TRAIN, not of TRAIN + TEST.
+    total = len(train)
     carved = []
     for name, fraction, offset in (("test", test_fraction, 1), ("val", val_fraction, 2)):
-        if name in splits:
+        if name in splits or fraction is None:
             continue
         size = max(1, round(fraction * total))
         if len(train) - size < 2:
@@ -180,7 +198,8 @@ def finish_splits(raw: RawData, val_fraction: float, test_fraction: float, seed:
     if carved:
         held = f"{', '.join(carved)} held out ({'stratified, ' if stratify else ''}split_seed={seed})"
         how = f"{how}; {held} of train" if raw.split_from != SEEDED else f"seeded split of all {total} examples: {held}"
-    return RawData(raw.modality, {k: splits[k] for k in ("train", "val", "test")}, raw.targets, raw.source, how, raw.notes)
+    return RawData(raw.modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, raw.targets, raw.source,
+                   how, raw.notes)
 
 
 __all__ = ["MODALITIES", "RawData", "Split", "choose_targets", "finish_splits", "infer_objective", "is_missing"]

@@ -43,6 +43,11 @@ def read_image_folder(path: Path, channels: str, size: int) -> RawData:
     empty = _empty_class_dirs(path)
     if empty:
         raise DataError(f"{empty[0]}: empty class folder (no .png/.jpg images); add its images or remove it")
+    train_dir = next((d for d in path.iterdir() if d.is_dir() and HF_SPLITS.get(d.name.lower()) == "train"), path)
+    classes = sorted(d.name for d in train_dir.iterdir() if d.is_dir() and d.name.lower() not in HF_SPLITS)
+    if len(classes) == 1:
+        raise DataError(f"{train_dir}: one class folder only ({classes[0]!r}); classification needs a folder of images "
+                        "for each of at least two classes")
     from fpt.data.tables import _cause, quiet_datasets
 
     datasets = quiet_datasets()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fpt.data.base import SEEDED, SPLIT_COLUMN, SPLIT_NAMES, RawData, Split, check_target_values, choose_targets, is_missing
+from fpt.data.base import SEEDED, SPLIT_COLUMN, SPLIT_NAMES, RawData, Split, check_target_values, choose_targets, is_missing, rows
 from fpt.tasks.base import DataError
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
@@ -46,6 +46,8 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
         raise DataError(f"{path}: unknown table format {path.suffix!r}; use .csv, .tsv, .jsonl or .parquet")
     if path.stat().st_size == 0:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
+    if builder == "csv":
+        _check_header(path, "\t" if path.suffix.lower() in {".tsv", ".tab"} else ",")
     datasets = quiet_datasets()
     kwargs = {"sep": "\t"} if path.suffix.lower() in {".tsv", ".tab"} else {}
     try:
@@ -67,8 +69,33 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
         values = col.to_numpy(zero_copy_only=False)
         if values.dtype.kind == "O":
             values = _check_text_column(values, name, path)
+        if values.dtype.kind == "f" and np.isinf(values).any():
+            raise DataError(f"{path}: column {name!r} holds infinite values on row(s) {rows(np.isinf(values))}; replace "
+                            "them with finite numbers or leave them empty (missing)")
         columns[str(name)] = values
     return columns
+
+
+def _check_header(path: Path, sep: str) -> None:
+    """A CSV/TSV header with every column named once, and at least one row under it (pandas would rename
+    a repeated name to NAME.1 and an empty one to 'Unnamed: N' without a word)."""
+    import csv
+
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        lines = [line for line in (f.readline() for _ in range(64)) if line.strip()][:2]
+    if not lines:
+        raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
+    header = [h.strip() for h in next(csv.reader([lines[0]], delimiter=sep))]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, 1):
+        if not name and len(header) > 1:
+            raise DataError(f"{path}: column {i} of the header has no name; name every column in the first row")
+        if name in seen:
+            raise DataError(f"{path}: column {name!r} appears twice in the header (columns {seen[name]} and {i}); give "
+                            "each column its own name")
+        seen[name] = i
+    if len(lines) < 2:
+        raise DataError(f"{path}: a header row and no data rows; add one row per example under the header")
 
 
 def _check_text_column(values: np.ndarray, name: str, path: Path) -> np.ndarray:

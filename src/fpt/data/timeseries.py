@@ -19,6 +19,11 @@ import numpy as np
 from fpt.data.base import SEEDED, RawData, Split
 from fpt.tasks.base import DataError
 
+# The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
+DIRECTIVE_NAMES = ("problemName", "timeStamps", "missing", "univariate", "dimension", "dimensions", "equalLength",
+                   "seriesLength", "classLabel", "targetLabel")
+DIRECTIVES = {d.lower() for d in DIRECTIVE_NAMES}
+
 
 def pair(path: Path) -> tuple[Path, Path | None]:
     """(TRAIN file, TEST file or None) from a ``*_TRAIN.ts|tsv`` file or a directory holding one."""
@@ -74,8 +79,11 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
             key, _, value = line[1:].partition(" ")
             if key.lower() == "data":
                 in_data = True
-            else:
+            elif key.lower() in DIRECTIVES:
                 header[key.lower()] = value.strip()
+            else:
+                raise DataError(f"{path}, line {i}: unknown directive @{key}; a .ts header holds "
+                                f"{', '.join('@' + d for d in DIRECTIVE_NAMES)} (write notes as # comments)")
             continue
         if header.get("timestamps", "false").lower() == "true" or "(" in line:
             raise DataError(f"{path}, line {i}: series with timestamps '(t,v)' are not supported; write the values only")
@@ -95,6 +103,13 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
         if len(lengths) > 1:
             raise DataError(f"{path}, line {i}: channels of different lengths {sorted(lengths)} in one series; pad "
                             "them with '?' to one length")
+        if header.get("univariate", "").lower() == "true" and len(values) > 1:
+            raise DataError(f"{path}, line {i}: {len(values)} channels, but the header says @univariate true; set "
+                            "@univariate false (and @dimensions) or fix the line")
+        declared = header.get("classlabel", "").split()[1:]
+        if declared and target.strip() not in declared:
+            raise DataError(f"{path}, line {i}: label {target.strip()!r} is not one of the classes @classLabel declares "
+                            f"({' '.join(declared[:20])}); add it to @classLabel or fix the label")
         series.append(np.array(values, dtype=np.float32))
         targets.append(target.strip())
     if not in_data:
@@ -107,6 +122,10 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
         if bad is not None:
             raise DataError(f"{path}: @equalLength true, but series {bad + 1} has {lengths[bad]} points and series 1 "
                             f"has {lengths[0]}; fix the series or set @equalLength false")
+        declared_length = header.get("serieslength", "")
+        if declared_length.isdigit() and int(declared_length) != lengths[0]:
+            raise DataError(f"{path}: @seriesLength {declared_length}, but the series have {lengths[0]} points; fix "
+                            "@seriesLength")
     y = np.array(targets, dtype=object)
     if header.get("targetlabel", "false").lower() == "true":
         y = np.array([_number(t, path, 0) for t in targets])

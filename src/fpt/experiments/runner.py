@@ -9,6 +9,7 @@ cells that use it are keyed by the pretraining run's key (not by where it lies o
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -58,11 +59,15 @@ class Planned:
 class Store:
     root: Path
 
+    def plan_config(self, config: RunConfig) -> Planned:
+        """Where a run of ``config`` lives (``fpt sweep``'s trials, and every cell without a pretrained body)."""
+        key = config_key(config)
+        return Planned(config, self.root / key, key)
+
     def plan(self, table: Table, cell: Cell, seed: int | None = None) -> Planned:
         config = cell.config if seed is None else dataclasses.replace(cell.config, seed=seed)
         if cell.pretrain_task is None:
-            key = config_key(config)
-            return Planned(config, self.root / key, key)
+            return self.plan_config(config)
         pre = pretrain_config(table.scale, cell.pretrain_task, config)
         pre_dir = self.root / f"pretrain-{config_key(pre, purpose='pretrained body')}"
         key = config_key(config, init=f"pretrain:{pre_dir.name}")  # where the body lies on disk is not part of it
@@ -115,16 +120,23 @@ def run_planned(planned: Planned, progress: bool = True) -> dict[str, Any]:
         ensure_pretrained_body(*planned.pretrain, progress)
     # Decided under the lock: another `fpt reproduce` on the same store may have finished or started
     # this run since the look above (two workers share a store by skipping each other's runs).
-    with rundir.lock(planned.run_dir, what="fpt reproduce"):
-        done = read_summary(planned.run_dir)
-        if done is not None:
-            return done
-        resume = has_checkpoint(planned.run_dir)
-        if resume and resume_config(planned.run_dir) != planned.config:
-            raise ValueError(f"{planned.run_dir} was started with a different config than {planned.key} gives; "
-                             "delete that directory to rerun the cell")
-        exp = fpt.build(planned.config)
-        return fpt.fit(exp, out=planned.run_dir, resume=resume, progress=progress)
+    created = not planned.run_dir.exists()
+    try:
+        with rundir.lock(planned.run_dir, what="fpt reproduce"):
+            done = read_summary(planned.run_dir)
+            if done is not None:
+                return done
+            resume = has_checkpoint(planned.run_dir)
+            if resume and resume_config(planned.run_dir) != planned.config:
+                raise ValueError(f"{planned.run_dir} was started with a different config than {planned.key} gives; "
+                                 "delete that directory to rerun the cell")
+            exp = fpt.build(planned.config)
+            return fpt.fit(exp, out=planned.run_dir, resume=resume, progress=progress)
+    except BaseException:
+        if created:  # a run that failed before writing anything (no body, no data) leaves no directory behind
+            with contextlib.suppress(OSError):
+                planned.run_dir.rmdir()  # only when empty
+        raise
 
 
 def metric_value(summary: dict[str, Any], metric: str) -> float | None:
@@ -139,14 +151,18 @@ def selected(cell: Cell, only: str | None) -> bool:
 
 
 def run_table(table: Table, store: Store, seeds: list[int] | None = None, progress: bool = True,
-              only: str | None = None) -> list[dict[str, Any]]:
+              only: str | None = None, executor: Any = None) -> list[dict[str, Any]]:
     """Run every cell for every seed (or the cells whose ``row/column`` contains ``only``).
 
     One result per cell and seed: {cell, seed, summary, status, note, run_dir}; status is
     done, failed, not run, skipped or quoted. Cells left out by ``only`` are still reported
     with their finished run if the store has one. A failing cell never stops the table.
+    The table's runs are handed to ``executor`` as a list of trials (fpt.experiments.executors;
+    default: one after another in this process), the same executors ``fpt sweep`` uses.
     """
-    results = []
+    from fpt.experiments.executors import InProcessExecutor, Trial
+
+    results, jobs = [], []
     for cell in table.cells:
         if cell.quoted or cell.skip:
             status = "quoted" if cell.quoted else "skipped"
@@ -162,17 +178,11 @@ def run_table(table: Table, store: Store, seeds: list[int] | None = None, progre
                 if row["summary"] is None:
                     row["status"], row["note"] = "not run", f"not selected by --only {only!r}"
             else:
-                try:
-                    row["summary"] = run_planned(planned, progress)
-                except rundir.RunDirBusyError as exc:  # another worker on this store runs it: go on to the next
-                    row["status"], row["note"] = "not run", f"running in another process ({exc})"
-                    print(f"fpt reproduce: {table.name} {cell.row}/{cell.column} seed {seed}: left to the process "
-                          f"that holds it: {exc}", file=sys.stderr)
-                except Exception as exc:  # noqa: BLE001 - one cell's missing data, weights or crash must not sink the rest
-                    row["status"], row["note"] = "failed", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                    print(f"fpt reproduce: {table.name} {cell.row}/{cell.column} seed {seed} failed: {row['note']}",
-                          file=sys.stderr)
+                jobs.append((row, Trial(planned, f"{table.name} {cell.row}/{cell.column} seed {seed}")))
             results.append(row)
+    outcomes = (executor or InProcessExecutor("fpt reproduce")).run([t for _, t in jobs], progress)
+    for (row, _), outcome in zip(jobs, outcomes, strict=True):
+        row["summary"], row["status"], row["note"] = outcome.summary, outcome.status, outcome.note
     return results
 
 

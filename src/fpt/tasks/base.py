@@ -181,7 +181,23 @@ class Task(Protocol):
     def build(self, options: Any, seed: int, source: DataSource) -> TaskData: ...
 
 
-TASKS: Registry = Registry("task")
+def _not_a_task(obj: Any) -> str | None:
+    """Why a plugin's entry point object cannot be a task (None when it can)."""
+    if not isinstance(obj, type):
+        return f"it names {type(obj).__name__} {obj!r}, not a task class (a class with Options and build)"
+    import dataclasses
+
+    missing = [a for a in ("Options", "build") if not hasattr(obj, a)]
+    if missing or not dataclasses.is_dataclass(obj.Options) or not callable(obj.build):
+        what = f"no {' or '.join(missing)}" if missing else "an Options that is not a dataclass" \
+            if not dataclasses.is_dataclass(obj.Options) else "a build that is not callable"
+        return f"class {obj.__name__} has {what}; a task class has an Options dataclass and " \
+               "build(options, seed, source) -> TaskData"
+    return None
+
+
+TASK_PLUGINS = "fpt.tasks"  # entry point group of tasks from other distributions (read when a name is listed or missing)
+TASKS: Registry = Registry("task", plugins=TASK_PLUGINS, check=_not_a_task)
 
 
 def build_task(name: str, options: dict[str, Any], seed: int, source: DataSource | None = None) -> TaskData:

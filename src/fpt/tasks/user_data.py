@@ -120,7 +120,13 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
         except (TypeError, ValueError):
             raise DataError(f"{train.where}: a regression target must be numeric; {raw.targets} are not "
                             "(use --objective classification)") from None
+        if not np.isfinite(y).all():
+            raise DataError(f"{train.where}: a regression target holds infinite values; fix or drop those rows")
         std = y.std(axis=0)
+        flat = [name for name, s in zip(raw.targets, std, strict=True) if not s > 0]
+        if flat:
+            raise DataError(f"{train.where}: regression target {flat[0]!r} has one value ({y[0, raw.targets.index(flat[0])]:g}) "
+                            f"in all {len(y)} training examples, so there is nothing to learn; choose another --target")
         obj = Regression(tuple(float(m) for m in y.mean(axis=0)), tuple(float(s) if s > 0 else 1.0 for s in std))
         classes = None
     if raw.modality == "tabular":
@@ -150,31 +156,41 @@ class UserData:
         objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
         raw = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
                             stratify=objective == "classification")
-        prep = fit_preprocessing(raw, options, objective)
-        batches, cut = {}, {}
-        for name, split in raw.splits.items():
-            x, lengths = prep.tokeniser(split.x)
-            cut[name] = getattr(prep.tokeniser, "cut", 0)
-            batches[name] = Batch(x, prep.encode_targets(split.y, split.where), lengths)
-        shape = prep.tokeniser.spec()
-        m = len(raw.targets)
-        num_classes = max(len(c) for c in prep.classes) if prep.classes else 1
-        spec = InputSpec(num_classes=num_classes, per_token=m, **shape)
-        info = {
-            "data": str(options.data), "source": raw.source, "modality": raw.modality,
-            "objective": objective, "objective_from": why, "targets": raw.targets,
-            "splits": raw.split_from, "split_sizes": {k: len(v) for k, v in raw.splits.items()},
-            **({"classes": {t: c for t, c in zip(raw.targets, prep.classes, strict=True)}} if prep.classes else {}),
-            **({"target_mean": list(prep.objective.mean), "target_std": list(prep.objective.scale)}
-               if objective == "regression" else {}),
-            "tokenisation": prep.tokeniser.describe(),
-            **{k: v for k, v in raw.notes.items() if k != "features"},
-            **({"features": prep.features} if prep.features and raw.modality == "tabular" else {}),
-            **({"cut_to_max_tokens": cut} if any(cut.values()) else {}),
-        }
-        train_batch = batches.pop("train")
-        return TaskData(spec, TensorSource(train_batch, seed), batches, target=None, info=info,
-                        objective=prep.objective, patience=PATIENCE, fitted=prep.to_json())
+        return task_from_raw(raw, options, seed, objective, why)
 
 
-__all__ = ["DataOptions", "Preprocessing", "UserData", "fit_preprocessing"]
+def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -> TaskData:
+    """The task of split ``RawData`` (train, val, and usually test): targets encoded, the tokeniser fitted on
+    train, every split tokenised. Without a test split (fpt.sklearn, whose caller keeps its own test data)
+    the training set is the set reported after training (``test_set`` "train" in the summary)."""
+    prep = fit_preprocessing(raw, options, objective)
+    batches, cut = {}, {}
+    for name, split in raw.splits.items():
+        x, lengths = prep.tokeniser(split.x)
+        cut[name] = getattr(prep.tokeniser, "cut", 0)
+        batches[name] = Batch(x, prep.encode_targets(split.y, split.where), lengths)
+    shape = prep.tokeniser.spec()
+    m = len(raw.targets)
+    num_classes = max(len(c) for c in prep.classes) if prep.classes else 1
+    spec = InputSpec(num_classes=num_classes, per_token=m, **shape)
+    info = {
+        "data": str(options.data), "source": raw.source, "modality": raw.modality,
+        "objective": objective, "objective_from": why, "targets": raw.targets,
+        "splits": raw.split_from, "split_sizes": {k: len(v) for k, v in raw.splits.items()},
+        **({"classes": {t: c for t, c in zip(raw.targets, prep.classes, strict=True)}} if prep.classes else {}),
+        **({"target_mean": list(prep.objective.mean), "target_std": list(prep.objective.scale)}
+           if objective == "regression" else {}),
+        "tokenisation": prep.tokeniser.describe(),
+        **{k: v for k, v in raw.notes.items() if k != "features"},
+        **({"features": prep.features} if prep.features and raw.modality == "tabular" else {}),
+        **({"cut_to_max_tokens": cut} if any(cut.values()) else {}),
+    }
+    train_batch = batches.pop("train")
+    test = "test"
+    if test not in batches:
+        batches["train"], test = train_batch, "train"
+    return TaskData(spec, TensorSource(train_batch, seed), batches, target=None, info=info, test=test,
+                    objective=prep.objective, patience=PATIENCE, fitted=prep.to_json())
+
+
+__all__ = ["DataOptions", "Preprocessing", "UserData", "fit_preprocessing", "task_from_raw"]

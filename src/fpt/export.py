@@ -1,0 +1,425 @@
+"""``fpt export RUN DIR``: a trained model as a self-contained directory, in Hugging Face's layout.
+
+    DIR/config.json         the RunConfig, the body (id, init, fingerprint of its frozen weights, and the
+                            Hugging Face config of its architecture), the input spec and schema, the
+                            saved preprocessing (tokeniser, class map, target scaler), the outputs, the
+                            checkpoint used, the run's metrics, the command that trained it, the weights'
+                            sha256
+    DIR/model.safetensors   every tensor of the model: the trained ones and the frozen body's, so that
+                            loading needs no hub, cache or body directory
+    DIR/README.md           the model card: what it is, its input schema and outputs, metrics, command
+    DIR/model.onnx          with --onnx: the same forward pass for ONNX runtimes (checked with
+                            onnxruntime when installed)
+
+``fpt.load(DIR)`` rebuilds the architecture offline (named bodies from their known sizes, any other
+from the Hugging Face config recorded here), loads every tensor, and checks the frozen body's
+fingerprint against the recorded one before predicting. The directory is written beside its
+destination and renamed into place, so a kill never leaves half an export.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import io
+import json
+import logging
+import os
+import shutil
+import warnings
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from fpt.errors import CheckpointError, ConfigError, DependencyError
+
+if TYPE_CHECKING:
+    from fpt.predictor import Predictor
+    from fpt.runs import Run
+
+FORMAT = "fpt-export-1"
+CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE = "config.json", "model.safetensors", "README.md", "model.onnx"
+ONNX_SINGLE_FILE_BYTES = 1_500_000_000  # larger models keep their ONNX weights in model.onnx.data (protobuf's 2 GB)
+ONNX_TOLERANCE = 1e-3  # max |logit difference| between ONNX Runtime and PyTorch accepted at export
+# Summary keys copied into config.json and the model card (besides each objective's val_/test_ metrics).
+SUMMARY_KEYS = ("val_set", "test_set", "selected_step", "steps", "steps_to_target", "stopped", "target", "eval",
+                "baselines", "wall_seconds", "device")
+
+
+def is_export(path: str | Path) -> bool:
+    """Whether ``path`` is a directory written by ``fpt export`` (a plain save_pretrained() folder is not)."""
+    file = Path(path) / CONFIG_FILE
+    if not file.is_file() or not (Path(path) / WEIGHTS).is_file():
+        return False
+    try:
+        return json.loads(file.read_text()).get("fpt_format") == FORMAT
+    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
+        return False
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False, force: bool = False) -> Path:
+    """Write the export of ``run`` (``which`` checkpoint: best/ by default) to ``out``; returns ``out``."""
+    from safetensors.torch import save_file
+
+    from fpt.bodies.hub import recorded_configs
+
+    out = Path(out)
+    if out.resolve() == run.path.resolve() or run.path.resolve() in out.resolve().parents:
+        raise ConfigError(f"{out}: an export cannot be written inside its run directory {run.path}; choose another DIR")
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (force and is_export(out)))):
+        what = "a file" if not out.is_dir() else "a directory holding files" if not is_export(out) else "an export"
+        fix = "; give --force to replace it" if is_export(out) else "; choose a new or empty DIR"
+        raise FileExistsError(f"{out} is {what}{fix}")
+    if onnx:
+        _onnx_modules()  # fail before the (slow) model build when the exporter is not installed
+    with recorded_configs() as hf_configs:  # the body's Hugging Face configs, to rebuild it offline later
+        pred = run.load(which, device="cpu")
+    config = run.config()
+    summary = run.summary() or {}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        # Clones: safetensors refuses tensors sharing memory, and the state must outlive the model's buffers.
+        state = {name: t.detach().cpu().contiguous().clone() for name, t in pred.model.state_dict().items()}
+        save_file(state, str(tmp / WEIGHTS), metadata={"format": "pt", "fpt_format": FORMAT,
+                                                       "body_fingerprint": pred.body_fingerprint})
+        doc = _config_doc(run, pred, config, summary, hf_configs, state, _sha256(tmp / WEIGHTS))
+        if onnx:
+            doc["onnx"] = write_onnx(pred, tmp / ONNX_FILE)
+        (tmp / CONFIG_FILE).write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        (tmp / CARD).write_text(model_card(doc, out))
+        _replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def _replace(tmp: Path, out: Path) -> None:
+    """Move the finished export into place: an existing (empty, or --force) one is swapped out, then deleted."""
+    from fpt.rundir import fsync_dir
+
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.rename(out, old)
+    os.rename(tmp, out)
+    fsync_dir(out.parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _config_doc(run: Run, pred: Predictor, config: Any, summary: dict[str, Any], hf_configs: dict[str, Any],
+                state: dict[str, torch.Tensor], sha: str) -> dict[str, Any]:
+    import fpt
+    from fpt.html_report import train_command
+
+    objective = pred.objective
+    schema = pred.schema
+    trained = {n for n, p in pred.model.named_parameters() if p.requires_grad}
+    metrics = {f"{split}_{name}": summary.get(f"{split}_{name}") for name in objective.reported
+               for split in ("val", "test") if f"{split}_{name}" in summary}
+    metrics.update({k: summary[k] for k in SUMMARY_KEYS if k in summary})
+    return {
+        "fpt_format": FORMAT,
+        "model_type": "fpt",  # Hugging Face's convention: what reads this config
+        "architectures": ["FPT"],
+        "fpt_version": fpt.__version__,
+        "torch_version": torch.__version__,
+        "run_config": config.to_dict(),
+        "body": {"id": config.body, "init": config.init, "fingerprint": pred.body_fingerprint,
+                 "weights": f"included in {WEIGHTS}", "hf_configs": hf_configs},
+        "input": {"spec": asdict(pred.spec), "lengths": pred.lengths, "task": config.task,
+                  "task_options": config.task_options, "schema": schema.describe() if schema else None,
+                  "info": pred.info},
+        "objective": objective.to_json(),
+        "preprocessing": pred.preprocessing.to_json() if pred.preprocessing is not None else None,
+        "outputs": {"names": pred.output_names, "classes": pred.classes},
+        "checkpoint": pred.checkpoint,
+        "metrics": metrics,
+        "source_run": str(run.path),
+        "command": train_command(config.to_dict(), str(run.path)),
+        "weights": {"file": WEIGHTS, "sha256": sha, "tensors": len(state),
+                    "parameters": sum(p.numel() for p in pred.model.parameters()),
+                    "trained_parameters": sum(p.numel() for n, p in pred.model.named_parameters() if n in trained),
+                    "trained": sorted(trained)},
+    }
+
+
+# ---------------------------------------------------------------------------------------------- ONNX
+
+
+def _onnx_modules() -> None:
+    missing = []
+    for name in ("onnx", "onnxscript"):
+        try:
+            __import__(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise DependencyError(f"--onnx needs {' and '.join(missing)} (torch.onnx's exporter): pip install 'fpt[export]' "
+                              "(onnx, onnxscript, onnxruntime)")
+
+
+def onnx_example(pred: Predictor, n: int = 2, seed: int = 0) -> tuple[torch.Tensor, ...]:
+    """Example inputs of the exported graph: tokens (and lengths, for padded inputs)."""
+    spec = pred.spec
+    gen = torch.Generator().manual_seed(seed)
+    if spec.token_dim is not None:
+        x = torch.randn(n, spec.seq_len, spec.token_dim, generator=gen)
+    else:
+        x = torch.randint(0, spec.vocab_size, (n, spec.seq_len), generator=gen)
+    if not pred.lengths:
+        return (x,)
+    lengths = torch.randint(spec.num_outputs, spec.seq_len + 1, (n,), generator=gen)
+    lengths[0] = spec.seq_len
+    return x, lengths
+
+
+def write_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
+    """Export the model's forward pass (batch size free) and check it; returns what config.json records."""
+    _onnx_modules()
+    # On the CPU, without moving the predictor's own model off its device.
+    model = (pred.model if pred.device.type == "cpu" else copy.deepcopy(pred.model).cpu()).eval()
+    example = onnx_example(pred)
+    names = ["x", "lengths"][: len(example)]
+    batch = torch.export.Dim("batch", min=1)
+    dynamic = tuple({0: batch} for _ in example)
+    # One file unless protobuf's 2 GB limit forces the weights into a side file (model.onnx.data).
+    external = sum(t.numel() * t.element_size() for t in model.state_dict().values()) > ONNX_SINGLE_FILE_BYTES
+    buf = io.StringIO()
+    loggers = [logging.getLogger(name) for name in ("torch.onnx", "torch.export", "torch._export", "onnxscript")]
+    levels = [log.level for log in loggers]
+    try:
+        # The exporter narrates each stage on stdout and logs about internals: keep the command's output clean.
+        with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for log in loggers:
+                log.setLevel(logging.ERROR)
+            torch.onnx.export(model, example, str(path), input_names=names, output_names=["logits"],
+                              dynamic_shapes=dynamic, dynamo=True, external_data=external)
+    except Exception as exc:  # the exporter raises many types; name the cause on one line
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"{path}: torch.onnx.export failed ({type(exc).__name__}: {reason[:300]}); export "
+                              "without --onnx") from None
+    finally:
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
+    record: dict[str, Any] = {"file": path.name, "inputs": names, "outputs": ["logits"],
+                              **({"external_data": path.name + ".data"} if external else {}),
+                              "shapes": {"x": ["batch", *list(example[0].shape[1:])], "logits":
+                                         ["batch", pred.spec.num_outputs * pred.spec.per_token, pred.spec.num_classes]}}
+    record.update(check_onnx(pred, path, model))
+    return record
+
+
+def check_onnx(pred: Predictor, path: Path, model: torch.nn.Module | None = None) -> dict[str, Any]:
+    """Run the ONNX file on fresh inputs with onnxruntime (if installed) and compare with PyTorch (``model``:
+    the predictor's model on the CPU)."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        import onnx
+
+        onnx.checker.check_model(str(path))
+        return {"checked_with": f"onnx.checker {onnx.__version__} (onnxruntime not installed: not run)"}
+    example = onnx_example(pred, n=3, seed=1)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    feeds = {i.name: t.numpy() for i, t in zip(session.get_inputs(), example, strict=True)}
+    got = torch.from_numpy(session.run(None, feeds)[0])
+    model = model if model is not None else copy.deepcopy(pred.model).cpu().eval()
+    with torch.inference_mode():
+        want = model(*example).float()
+    diff = float((got - want).abs().max())
+    if not diff <= ONNX_TOLERANCE:
+        raise CheckpointError(f"{path}: ONNX Runtime's logits differ from PyTorch's by {diff:.3g} (more than "
+                              f"{ONNX_TOLERANCE}); export without --onnx")
+    return {"checked_with": f"onnxruntime {ort.__version__}", "max_abs_diff": diff}
+
+
+# ---------------------------------------------------------------------------------------------- model card
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return "–" if value is None else str(value)
+
+
+def model_card(doc: dict[str, Any], out: Path) -> str:
+    """README.md: what the model is, its inputs and outputs, metrics from summary.json, the command."""
+    cfg, body, inp = doc["run_config"], doc["body"], doc["input"]
+    schema = inp.get("schema")
+    body_name = Path(body["id"]).name if Path(body["id"]).is_absolute() else body["id"]
+    what = schema["modality"] if schema else cfg["task"]
+    objective = doc["objective"]["objective"]
+    tags = ["fpt", "frozen-pretrained-transformer", what, objective]
+    lines = ["---", "library_name: fpt", "tags:", *[f"- {t}" for t in tags], "---", "",
+             f"# FPT: {what} {objective} on a frozen `{body_name}`", "",
+             f"A frozen pretrained transformer (Lu et al., 2021, *Pretrained Transformers As Universal Computation "
+             f"Engines*): the body `{body['id']}` (init `{body['init']}`, frozen weights fingerprint "
+             f"`{body['fingerprint']}`) with trained input layer, positions, layer norms and output head "
+             f"(freeze policy `{cfg['freeze']}`: {doc['weights']['trained_parameters']:,} of "
+             f"{doc['weights']['parameters']:,} parameters trained). Exported by fpt {doc['fpt_version']} from "
+             f"`{doc['source_run']}`, checkpoint `{doc['checkpoint'].get('slot')}` "
+             f"(step {_fmt(doc['checkpoint'].get('step'))}).", "",
+             "## Use", "", "```bash", f"fpt predict {out} inputs.csv --out predictions.csv", "```", "",
+             "```python", "import fpt", "", f"model = fpt.load({str(out)!r})  # offline: every weight is in "
+             f"{WEIGHTS}", "model.predict(inputs)        # labels (values for regression)",
+             *(["model.predict_proba(inputs)  # class probabilities"] if objective == "classification" else []),
+             "```", "", "## Inputs", ""]
+    lines += _schema_lines(doc)
+    lines += ["", "## Outputs", ""]
+    classes = doc["outputs"]["classes"]
+    if objective == "regression":
+        pre = doc.get("preprocessing") or {}
+        lines.append(f"Values of {', '.join(f'`{n}`' for n in doc['outputs']['names'])} in their own units (trained "
+                     f"on targets standardised with the training mean {doc['objective']['mean']} and standard "
+                     f"deviation {doc['objective']['scale']}, inverted on output)." if pre else "Values.")
+    elif classes:
+        for name, labels in zip(doc["outputs"]["names"], classes, strict=True):
+            shown = ", ".join(f"`{c}`" for c in labels[:30]) + (" ..." if len(labels) > 30 else "")
+            lines.append(f"- `{name}`: {len(labels)} classes: {shown}")
+    else:
+        spec = inp["spec"]
+        lines.append(f"{spec['num_outputs'] * spec['per_token']} prediction(s) per example, each one of "
+                     f"{spec['num_classes']} classes (class indices).")
+    metrics = doc["metrics"]
+    lines += ["", "## Metrics", ""]
+    scores = {k: v for k, v in metrics.items() if k.startswith(("val_", "test_")) and k not in ("val_set", "test_set")}
+    if scores:
+        lines += [f"From the run's `summary.json`: the checkpoint selected on the validation set "
+                  f"(`{metrics.get('val_set', 'val')}`), the test set (`{metrics.get('test_set', 'test')}`) evaluated "
+                  "once, at that step.", "", "| metric | value |", "|---|---|"]
+        lines += [f"| `{key}` | {_fmt(value)} |" for key, value in scores.items()]
+    else:
+        lines.append("None: the run had not finished (no `summary.json`).")
+    lines += ["", "## Training", "", "```bash", doc["command"], "```", ""]
+    facts = [f"{name} {_fmt(metrics[key])}" for key, name in (("selected_step", "selected step"), ("steps", "steps"),
+                                                              ("stopped", "stopped by"), ("wall_seconds", "seconds"),
+                                                              ("device", "device")) if key in metrics]
+    if facts:
+        lines += [f"Training: {', '.join(facts)}.", ""]
+    lines += ["The full configuration is `run_config` in `config.json`.", "", "## Files", "",
+              f"- `{CONFIG_FILE}`: configuration, body, input spec and schema, preprocessing (tokeniser, class map, "
+              "target scaler), metrics",
+              f"- `{WEIGHTS}`: every tensor of the model, the frozen body's included (sha256 in `{CONFIG_FILE}`)"]
+    if "onnx" in doc:
+        o = doc["onnx"]
+        lines.append(f"- `{ONNX_FILE}`: inputs {', '.join(o['inputs'])} (shapes {o['shapes']['x']}), output logits "
+                     f"{o['shapes']['logits']}; checked with {o['checked_with']}")
+    return "\n".join(lines) + "\n"
+
+
+def _schema_lines(doc: dict[str, Any]) -> list[str]:
+    schema, spec = doc["input"].get("schema"), doc["input"]["spec"]
+    if schema is None:
+        shape = f"(n, T <= {spec['seq_len']}, {spec['token_dim']}) floats" if spec.get("token_dim") else \
+            f"(n, T <= {spec['seq_len']}) token ids < {spec['vocab_size']}"
+        return [f"The raw tokens of task `{doc['input']['task']}` (options {doc['input']['task_options'] or 'default'}): "
+                f"{shape}" + (", with per-example lengths" if doc["input"]["lengths"] else "") + "."]
+    m = schema["modality"]
+    if m == "tabular":
+        out = ["A table (CSV, TSV, JSON lines, Parquet, a DataFrame) with these columns; the target column(s) "
+               f"{', '.join(f'`{t}`' for t in schema['targets'])} are optional (given, the predictions are scored).", "",
+               "| column | kind | categories |", "|---|---|---|"]
+        for f in schema["features"]:
+            cats = f.get("categories")
+            shown = "" if cats is None else ", ".join(map(str, cats[:15])) + (" ..." if len(cats) > 15 else "")
+            out.append(f"| `{f['name']}` | {f['kind']} | {shown} |")
+        return out
+    if m == "sequence":
+        s = schema["sequence"]
+        return [f"A table with the text column `{schema['features'][0]}` (one {s['mode'][:-1]} per token, "
+                f"{s['vocabulary']} known symbols, cut at {s['max_len']}); optionally the target column(s) "
+                f"{', '.join(f'`{t}`' for t in schema['targets'])}."]
+    if m == "image":
+        s = schema["image"]
+        extra = f"; arrays of shape {schema['npz_X_shape'][1:]} as in training" if "npz_X_shape" in schema else ""
+        return [f"Images: a folder `DIR/*.png` or `DIR/<class>/*.png`, or arrays (n, {s['size']}, {s['size']}"
+                f"{', 3' if s['channels'] == 'rgb' else ''}){extra}; {s['channels']}, resized to {s['size']}x{s['size']}, "
+                f"{s['patch_size']}x{s['patch_size']} patches."]
+    s = schema["series"]
+    return [f"Time series: a UCR/UEA .ts/.tsv file or arrays (n, {s['channels']}, length): {s['channels']} channel(s), "
+            f"at most {s['max_points']} points (training lengths {s['train_lengths'] or 'unknown'}), windows of "
+            f"{s['patch']} points every {s['stride']}."]
+
+
+# ---------------------------------------------------------------------------------------------- loading
+
+
+def load_export(path: str | Path, device: str | None = None) -> Predictor:
+    """The model of an export directory, rebuilt offline and checked (weights' sha256, body fingerprint)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    from fpt.bodies.hub import replayed_configs
+    from fpt.checkpoint import fingerprint
+    from fpt.config import RunConfig, from_dict
+    from fpt.experiment import build_model, resolve_device
+    from fpt.model import InputSpec
+    from fpt.objectives import from_json as objective_from_json
+    from fpt.predictor import Predictor
+    from fpt.tasks.user_data import Preprocessing
+
+    path = Path(path)
+    file = path / CONFIG_FILE
+    try:
+        doc = json.loads(file.read_text())
+        if doc.get("fpt_format") != FORMAT:
+            raise ValueError(f"fpt_format {doc.get('fpt_format')!r}, expected {FORMAT!r}")
+        config = from_dict(RunConfig, doc["run_config"], where=str(file))
+        spec = InputSpec(**doc["input"]["spec"])
+        prep = Preprocessing.from_json(doc["preprocessing"]) if doc.get("preprocessing") else None
+        objective = objective_from_json(doc["objective"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CheckpointError(f"{file}: not a readable fpt export config ({type(exc).__name__}: {exc}); export the "
+                              "run again with fpt export") from None
+    weights = path / WEIGHTS
+    expected = (doc.get("weights") or {}).get("sha256")
+    if expected and _sha256(weights) != expected:
+        raise CheckpointError(f"{weights} does not match its sha256 in {CONFIG_FILE}: truncated or corrupt; export "
+                              "the run again")
+    config = replace(config, device=device or "auto")
+    # The architecture only: init=random builds every named body offline, the recorded Hugging Face configs
+    # stand in for the hub, cache or local directory of any other; every tensor is then loaded from the file.
+    skeleton = replace(config, init="random")
+    with replayed_configs(doc["body"].get("hf_configs") or {}):
+        model = build_model(skeleton, spec)
+    try:
+        state = load_file(str(weights))
+    except (SafetensorError, OSError) as exc:
+        raise CheckpointError(f"{weights} is not a readable safetensors file ({exc}); export the run again") from None
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise CheckpointError(f"{weights}: its tensors do not fit the rebuilt {config.body!r} model "
+                              f"({str(exc).splitlines()[1].strip() if len(str(exc).splitlines()) > 1 else exc}); "
+                              "export it again with this fpt version") from None
+    body_fp = fingerprint(model)
+    if body_fp != doc["body"]["fingerprint"]:
+        raise CheckpointError(f"{weights}: the frozen body rebuilt from it has fingerprint {body_fp!r}, but the export "
+                              f"records {doc['body']['fingerprint']!r}: the file or this fpt's body code differs")
+    dev = resolve_device(config.device)
+    return Predictor(model.to(dev).eval(), config, spec, objective, prep, body_fp, dev, bool(doc["input"]["lengths"]),
+                     dict(doc["input"].get("info") or {}), str(path), dict(doc.get("checkpoint") or {}))
+
+
+__all__ = ["CARD", "CONFIG_FILE", "FORMAT", "ONNX_FILE", "WEIGHTS", "check_onnx", "export_run", "is_export",
+           "load_export", "model_card", "write_onnx"]

@@ -1,0 +1,239 @@
+"""scikit-learn estimators: ``FPTClassifier`` and ``FPTRegressor``.
+
+    from fpt.sklearn import FPTClassifier
+    clf = FPTClassifier(steps=300).fit(X_train, y_train)
+    clf.predict(X_test), clf.predict_proba(X_test), clf.score(X_test, y_test)
+
+They follow scikit-learn's estimator API (``get_params``/``set_params``, ``clone``, pipelines,
+``cross_val_score``, grid search) and train through fpt's own path, as ``fpt train --data
+table.npz`` does: the arrays become the same ``data`` task (``fpt.data.arrays.from_arrays``: by
+default one token per feature, standardised on train, with a missing-value indicator, so NaN is
+accepted), a seeded hold-out of the given training data (``val_fraction``, stratified for
+classification) is the validation set, and ``fpt.fit`` trains with validation-based selection
+and early stopping; the model keeps the validation-selected parameters. There is no test split:
+score on your own held-out data (the training set is what ``summary_`` reports as ``test``).
+
+Fitted attributes: ``classes_`` (classifier), ``n_features_in_`` (and ``feature_names_in_`` for
+DataFrames), ``experiment_`` (the trained ``fpt.Experiment``: model, config, tokenised data),
+``preprocessing_`` (tokeniser, class map, target scaler, as a run's ``data.json``), ``summary_``
+(``fpt.fit``'s summary: ``val_accuracy`` or ``val_r2``, ``selected_step``, ``stopped``, ...).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+try:
+    from sklearn.utils.validation import validate_data
+except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn_tags__
+    raise ImportError("fpt.sklearn needs scikit-learn >= 1.6 (validate_data, estimator tags); "
+                      "pip install -U 'scikit-learn>=1.6'") from exc
+
+from fpt.config import DATA_FIELDS, ConfigError, RunConfig, from_dict
+from fpt.data.arrays import from_arrays, inputs
+from fpt.data.base import finish_splits
+from fpt.data.tokenisers import plain_value
+from fpt.experiment import Experiment, assemble
+from fpt.tasks.base import DataError
+from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
+from fpt.train import fit as fpt_fit
+
+MODALITIES = ("tabular", "timeseries")  # what a 2-D X can be: one token per feature, or each row a univariate series
+MIN_SAMPLES = 3  # two to train on and one held out for validation
+# The estimator's own arguments that are RunConfig fields of the same name (the rest are set from the data).
+_CONFIG_ARGS = ("body", "init", "freeze", "layers", "steps", "lr", "batch_size", "eval_every", "patience", "seed",
+                "device", "series_patch", "series_stride", "series_norm")
+# RunConfig fields ``options`` may not set: the estimator decides them (the task, its data and its split).
+_NOT_OPTIONS = {"task", "task_options", "data_dir", "download", *DATA_FIELDS, *_CONFIG_ARGS}
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class _FPTEstimator(BaseEstimator):
+    """What both estimators share: parameters -> RunConfig, arrays -> the ``data`` task -> ``fpt.fit``, inference."""
+
+    _objective = ""  # classification | regression, set by the subclasses
+
+    def __init__(self, body: str = "minilm", init: str = "pretrained", freeze: str = "paper", layers: int | None = None,
+                 steps: int = 2000, lr: float | None = None, batch_size: int = 16, eval_every: int = 50,
+                 patience: int | None = None, val_fraction: float = 0.2, modality: str = "tabular",
+                 series_patch: int | None = None, series_stride: int | None = None, series_norm: str = "series",
+                 seed: int = 0, device: str = "auto", progress: bool = False, options: dict | None = None) -> None:
+        # scikit-learn's contract: store every argument unchanged, validate in fit (clone and set_params rely on it).
+        self.body = body
+        self.init = init
+        self.freeze = freeze
+        self.layers = layers
+        self.steps = steps
+        self.lr = lr
+        self.batch_size = batch_size
+        self.eval_every = eval_every
+        self.patience = patience
+        self.val_fraction = val_fraction
+        self.modality = modality
+        self.series_patch = series_patch
+        self.series_stride = series_stride
+        self.series_norm = series_norm
+        self.seed = seed
+        self.device = device
+        self.progress = progress
+        self.options = options
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # A NaN feature becomes the token's missing-value indicator (tabular) or the series mean (timeseries).
+        tags.input_tags.allow_nan = True
+        return tags
+
+    # --- fitting ------------------------------------------------------------------------
+
+    def _config(self) -> RunConfig:
+        """The RunConfig of a fit: the estimator's arguments, ``options``, and the data task."""
+        name = type(self).__name__
+        if self.modality not in MODALITIES:
+            raise ValueError(f"{name}: modality={self.modality!r} is not one of {', '.join(MODALITIES)} (a 2-D X is "
+                             "a table, one token per feature, or rows of univariate series)")
+        if isinstance(self.val_fraction, bool) or not isinstance(self.val_fraction, numbers.Real) \
+                or not 0 < self.val_fraction < 1:
+            raise ValueError(f"{name}: val_fraction={self.val_fraction!r} must be in (0, 1), e.g. 0.2")
+        options = {} if self.options is None else self.options
+        if not isinstance(options, dict):
+            raise ValueError(f"{name}: options={options!r} must be a dict of fpt config fields, e.g. {{'dropout': 0}}")
+        taken = sorted(set(options) & _NOT_OPTIONS, key=str)
+        if taken:
+            raise ValueError(f"{name}: options {taken} are set by the estimator; give the constructor argument of the "
+                             "same name where there is one (steps=..., seed=...), or drop them")
+        # NumPy scalars (np.int64 from a parameter grid) as plain Python values, which RunConfig's types expect.
+        fields = {
+            **{arg: _plain(getattr(self, arg)) for arg in _CONFIG_ARGS},
+            **{key: _plain(value) for key, value in options.items()},
+            "data": f"arrays passed to {name}.fit", "objective": self._objective, "modality": self.modality,
+            "val_fraction": float(self.val_fraction), "split_seed": _plain(self.seed),
+            # No test split is held out (the caller keeps its own test data); this only keeps
+            # RunConfig's val_fraction + test_fraction < 1 check satisfied.
+            "test_fraction": min(0.2, (1 - float(self.val_fraction)) / 2),
+        }
+        try:
+            return from_dict(RunConfig, fields, where=f"{name} parameters")
+        except ConfigError as exc:
+            raise ValueError(str(exc).replace("config field", "parameter")) from None
+
+    def _check_samples(self, n: int) -> None:
+        if n < MIN_SAMPLES:
+            raise ValueError(f"{type(self).__name__}.fit got {n} sample{'' if n == 1 else 's'}; it needs at least "
+                             f"{MIN_SAMPLES} (some to train on and some held out for validation)")
+
+    def _fit_arrays(self, X: np.ndarray, y: np.ndarray) -> None:
+        """Build the ``data`` task of (X, y) with a seeded validation hold-out, train it with ``fpt.fit``."""
+        name = type(self).__name__
+        config = self._config()
+        classify = self._objective == "classification"
+        try:
+            raw = from_arrays({"X": X, "y": y}, self.modality, "auto", 32, f"{name}.fit", f"arrays passed to {name}.fit")
+            raw = finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
+            options = DataOptions(**{field: getattr(config, field) for field in DATA_FIELDS})
+            data = task_from_raw(raw, options, config.seed, self._objective, f"set by {name}")
+        except DataError as exc:
+            raise ValueError(str(exc).replace("--val-fraction", "val_fraction")) from None
+        exp = assemble(config, data)
+        # fpt.fit seeds torch's global generator (dropout); fork it so fitting leaves the caller's RNG as it was.
+        devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
+            summary = fpt_fit(exp, progress=bool(self.progress))
+        self.experiment_: Experiment = exp
+        self.preprocessing_ = Preprocessing.from_json(exp.data.fitted)
+        self.summary_: dict[str, Any] = summary
+
+    # --- inference ----------------------------------------------------------------------
+
+    def _outputs(self, X: Any) -> torch.Tensor:
+        """The model's outputs for raw X on the CPU: logits (N, C) for classification, (N, 1) standardised values."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
+        prep, exp = self.preprocessing_, self.experiment_
+        where = f"{type(self).__name__}.predict"
+        tokens, lengths = prep.tokeniser(inputs(X, prep.modality, "auto", 32, where, where))
+        size = exp.config.eval_batch_size
+        exp.model.eval()
+        parts = []
+        with torch.inference_mode():
+            for start in range(0, len(tokens), size):
+                lens = None if lengths is None else lengths[start:start + size].to(exp.device)
+                out = exp.forward(tokens[start:start + size].to(exp.device), lens)  # (b, k * m, C), k = m = 1
+                parts.append(out.float().cpu().reshape(out.shape[0], -1))
+        return torch.cat(parts)
+
+
+class FPTClassifier(ClassifierMixin, _FPTEstimator):
+    """A frozen pretrained transformer classifier (Lu et al., 2021) with scikit-learn's API.
+
+    Labels may be any hashable values (strings, ints, bools); ``classes_`` holds them sorted.
+    Arguments are fpt's config fields (``fpt train --help``): ``body`` (a registered name, a
+    hub id or a local model directory), ``init``, ``freeze``, ``layers``, ``steps`` (the most
+    optimizer steps), ``lr`` (default 1e-3), ``batch_size``, ``eval_every`` (steps between
+    validation evaluations), ``patience`` (evaluations without a validation gain before
+    stopping; default 10), ``val_fraction`` (share of the training data held out, stratified,
+    for selection), ``modality`` (tabular: one token per feature; timeseries: each row a
+    series, cut into ``series_patch`` windows), ``seed`` (initialisation, batches and the
+    validation split), ``device``, ``progress`` (a progress bar), and ``options``: any other
+    fpt config field as a dict (``{"dropout": 0, "eval_batch_size": 512}``).
+    """
+
+    _objective = "classification"
+
+    def fit(self, X: Any, y: Any) -> FPTClassifier:
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
+        self._check_samples(len(X))
+        check_classification_targets(y)
+        classes, codes = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(f"{type(self).__name__}.fit: y has one class only ({plain_value(classes[0])!r}); a "
+                             "classifier needs at least two")
+        # fpt learns class indices 0..C-1, which are the positions of the sorted labels in classes_.
+        self._fit_arrays(X, codes.astype(np.int64))
+        self.classes_ = classes
+        return self
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities (n, len(classes_)), columns in the order of ``classes_``."""
+        logits = self._outputs(X).double()  # float64, so that every row sums to 1 within 1e-15
+        return torch.softmax(logits, dim=-1).numpy()
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The most probable label of each row (the argmax of ``predict_proba``)."""
+        check_is_fitted(self)  # before classes_ is read: an unfitted estimator raises NotFittedError
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+class FPTRegressor(RegressorMixin, _FPTEstimator):
+    """A frozen pretrained transformer regressor (Lu et al., 2021) with scikit-learn's API.
+
+    The target is standardised with the training split's mean and standard deviation for
+    training (MSE loss) and predictions are inverted to its own units; validation R² selects
+    the step. Arguments are those of ``FPTClassifier``.
+    """
+
+    _objective = "regression"
+
+    def fit(self, X: Any, y: Any) -> FPTRegressor:
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan", y_numeric=True)
+        self._check_samples(len(X))
+        self._fit_arrays(X, y.astype(np.float64))
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted values (n,) in the target's own units."""
+        out = self._outputs(X)
+        return self.preprocessing_.objective.predict(out).double().numpy().ravel()
+
+
+__all__ = ["FPTClassifier", "FPTRegressor"]

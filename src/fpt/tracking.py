@@ -1,0 +1,342 @@
+"""Live tracking of a run: TensorBoard, MLflow, and a plain progress line for logs.
+
+``fit(exp, out, trackers=[...])`` calls each tracker as the run goes (rank 0 only):
+
+    start(exp, out, step)   once, after a resumed run's state is restored (``step``: where it continues)
+    step(state, loss)       after every optimizer step (``state``: step, train_examples, train_seconds, ...)
+    evaluated(row)          after every evaluation, with the row written to metrics.jsonl
+    finish(summary)         once, with summary.json's content
+    close(error)            always, last (``error``: what stopped the run, or None)
+
+A name stands for a tracker: ``tensorboard`` (``TensorBoard``: events under ``RUN/tensorboard``,
+flushed at every evaluation, so they can be watched while the run goes) and ``mlflow``
+(``MLflow``: params, metrics and artifacts to ``MLFLOW_TRACKING_URI``, or else a local store in
+``RUN/mlruns``). Both are optional extras (``pip install 'fpt[tensorboard]'`` / ``'fpt[mlflow]'``);
+a missing one is a one-line ConfigError naming the extra. A tracker that fails while the run
+goes prints one warning and is dropped; training carries on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from fpt.config import ConfigError
+
+NAMES = ("tensorboard", "mlflow")
+_EXTRA_MODULE = {"tensorboard": "tensorboard", "mlflow": "mlflow"}
+
+
+class Tracker:
+    """Does nothing at every hook; trackers override the ones they need."""
+
+    name = "tracker"
+
+    def start(self, exp: Any, out: Path | None, step: int) -> None: ...
+
+    def step(self, state: dict[str, Any], loss: float) -> None: ...
+
+    def evaluated(self, row: dict[str, Any]) -> None: ...
+
+    def finish(self, summary: dict[str, Any]) -> None: ...
+
+    def close(self, error: BaseException | None) -> None: ...
+
+
+def check(names: Sequence[str]) -> list[str]:
+    """The tracker names, validated (comma-separated allowed), each one's extra installed."""
+    out = []
+    for item in names:
+        for name in filter(None, (part.strip().lower() for part in str(item).split(","))):
+            if name not in NAMES:
+                raise ConfigError(f"--log {name!r}: known trackers are {', '.join(NAMES)}")
+            if name not in out:
+                out.append(name)
+    for name in out:  # names first: a typo is reported before a missing extra
+        try:
+            found = importlib.util.find_spec(_EXTRA_MODULE[name]) is not None
+        except ValueError:  # a module whose spec is None (a test's stand-in for a missing package)
+            found = False
+        if not found:
+            raise ConfigError(f"--log {name} needs the optional {name} package: pip install 'fpt[{name}]'")
+    return out
+
+
+def make(trackers: Sequence[str | Tracker]) -> list[Tracker]:
+    """Trackers from names (``"tensorboard"``, ``"mlflow"``, comma-separated allowed) and tracker objects."""
+    out: list[Tracker] = []
+    for tracker in trackers:
+        if isinstance(tracker, str):
+            out += [{"tensorboard": TensorBoard, "mlflow": MLflow}[name]() for name in check([tracker])]
+        else:
+            out.append(tracker)
+    return out
+
+
+class Trackers(Tracker):
+    """Several trackers as one; one that raises is reported once and dropped."""
+
+    def __init__(self, trackers: Sequence[Tracker]) -> None:
+        self.trackers = list(trackers)
+
+    def _call(self, hook: str, *args: Any) -> None:
+        for tracker in list(self.trackers):
+            try:
+                getattr(tracker, hook)(*args)
+            except Exception as exc:  # noqa: BLE001 - tracking must not stop training
+                if hook == "start":
+                    raise
+                print(f"fpt: warning: {tracker.name} tracking failed ({type(exc).__name__}: {exc}); "
+                      "continuing without it", file=sys.stderr)
+                self.trackers.remove(tracker)
+                with contextlib.suppress(Exception):
+                    tracker.close(exc)
+
+    def start(self, exp, out, step):
+        self._call("start", exp, out, step)
+
+    def step(self, state, loss):
+        self._call("step", state, loss)
+
+    def evaluated(self, row):
+        self._call("evaluated", row)
+
+    def finish(self, summary):
+        self._call("finish", summary)
+
+    def close(self, error):
+        for tracker in self.trackers:
+            try:
+                tracker.close(error)
+            except Exception as exc:  # noqa: BLE001
+                print(f"fpt: warning: closing {tracker.name} tracking failed ({exc})", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def session(trackers: Sequence[str | Tracker]) -> Iterator[Trackers]:
+    """The trackers of one run, closed however it ends."""
+    both = Trackers(make(trackers))
+    try:
+        yield both
+    except BaseException as exc:
+        both.close(exc)
+        raise
+    both.close(None)
+
+
+def summary_scalars(summary: dict[str, Any]) -> dict[str, float]:
+    """The summary's top-level numbers (scores, steps, times), for trackers."""
+    return {k: float(v) for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _row_scalars(row: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in row.items()
+            if k not in ("step", "wall_seconds") and isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+class TensorBoard(Tracker):
+    """TensorBoard events in ``log_dir`` (default ``RUN/tensorboard``), flushed at every evaluation.
+
+    Tags are METRIC/SET, as ``fpt plot --tensorboard`` writes them afterwards: ``loss/train``,
+    ``accuracy/val``, ``r2/val``, ...; at the end ``summary/...`` (the selected step's scores,
+    steps, times). A resumed run purges the events logged after its checkpoint, which it logs again.
+    """
+
+    name = "tensorboard"
+
+    def __init__(self, log_dir: str | Path | None = None) -> None:
+        self.log_dir = log_dir
+        self.writer = None
+
+    def start(self, exp, out, step):
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            raise ConfigError("--log tensorboard needs the optional tensorboard package: "
+                              "pip install 'fpt[tensorboard]'") from None
+        if self.log_dir is None and out is None:
+            raise ConfigError("TensorBoard tracking writes under the run directory: give out= (or a log_dir)")
+        log_dir = Path(self.log_dir) if self.log_dir is not None else Path(out) / "tensorboard"
+        self.sets = sorted({"train", exp.data.val, *exp.data.eval_sets}, key=len, reverse=True)
+        self.writer = SummaryWriter(str(log_dir), purge_step=step + 1)
+        if step == 0:
+            import yaml
+
+            text = yaml.safe_dump(exp.config.to_dict(), sort_keys=False)
+            self.writer.add_text("config", "".join("    " + line + "\n" for line in text.splitlines()), 0)
+        self.writer.flush()
+
+    def _tag(self, key: str) -> str:
+        for name in self.sets:
+            if key.startswith(name + "_"):
+                return f"{key[len(name) + 1:]}/{name}"
+        return key
+
+    def evaluated(self, row):
+        for key, value in _row_scalars(row).items():
+            self.writer.add_scalar(self._tag(key), value, row["step"])
+        self.writer.flush()
+
+    def finish(self, summary):
+        for key, value in summary_scalars(summary).items():
+            self.writer.add_scalar(f"summary/{key}", value, summary["steps"])
+        self.writer.flush()
+
+    def close(self, error):
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+class MLflow(Tracker):
+    """An MLflow run: the config as params, every evaluation's metrics, the summary's numbers as
+    ``summary.*`` metrics, and config.yaml, metrics.jsonl, summary.json (and data.json) as artifacts.
+
+    The tracking store is ``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else a local file store
+    in ``RUN/mlruns``; the experiment is ``MLFLOW_EXPERIMENT_NAME`` or ``fpt``. A resumed run
+    continues the MLflow run tagged with its run directory.
+    """
+
+    name = "mlflow"
+
+    def __init__(self, tracking_uri: str | None = None, experiment: str | None = None) -> None:
+        self.tracking_uri = tracking_uri
+        self.experiment = experiment
+        self.client = None
+        self.run_id = None
+
+    def start(self, exp, out, step):
+        try:
+            from mlflow.tracking import MlflowClient
+        except ImportError:
+            raise ConfigError("--log mlflow needs the optional mlflow package: pip install 'fpt[mlflow]'") from None
+        uri = self.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+        if not uri:
+            if out is None:
+                raise ConfigError("MLflow tracking without MLFLOW_TRACKING_URI writes under the run directory: "
+                                  "give out= (or a tracking_uri)")
+            uri = (Path(out).resolve() / "mlruns").as_uri()
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 refuses a file store without it
+        self.out = Path(out) if out is not None else None
+        self.client = client = MlflowClient(tracking_uri=uri)
+        name = self.experiment or os.environ.get("MLFLOW_EXPERIMENT_NAME") or "fpt"
+        found = client.get_experiment_by_name(name)
+        if found is None:
+            try:
+                experiment_id = client.create_experiment(name)
+            except Exception:  # noqa: BLE001 - created meanwhile by another run sharing the store
+                experiment_id = client.get_experiment_by_name(name).experiment_id
+        else:
+            experiment_id = found.experiment_id
+        where = str(self.out.resolve()) if self.out is not None else None
+        previous = None
+        if step > 0 and where is not None and "'" not in where:
+            runs = client.search_runs([experiment_id], filter_string=f"tags.`fpt.run_dir` = '{where}'",
+                                      order_by=["attributes.start_time DESC"], max_results=1)
+            previous = runs[0] if runs else None
+        if previous is not None:
+            self.run_id = previous.info.run_id
+            client.update_run(self.run_id, status="RUNNING")
+            logged = previous.data.params
+        else:
+            tags = {"fpt.task": exp.config.task, "fpt.body": exp.config.body}
+            if where is not None:
+                tags["fpt.run_dir"] = where
+            run = client.create_run(experiment_id, run_name=self.out.name if self.out else None, tags=tags)
+            self.run_id, logged = run.info.run_id, {}
+        from mlflow.entities import Param
+
+        params = [Param(k, v) for k, v in _flat_params(exp.config).items() if k not in logged]
+        for first in range(0, len(params), 100):  # MLflow takes at most 100 params per call
+            client.log_batch(self.run_id, params=params[first:first + 100])
+
+    def _metrics(self, values: dict[str, float], step: int) -> None:
+        from mlflow.entities import Metric
+
+        stamp = int(time.time() * 1000)
+        client_metrics = [Metric(k, v, stamp, step) for k, v in values.items()]
+        if client_metrics:
+            self.client.log_batch(self.run_id, metrics=client_metrics)
+
+    def evaluated(self, row):
+        self._metrics(_row_scalars(row), row["step"])
+
+    def finish(self, summary):
+        self._metrics({f"summary.{k}": v for k, v in summary_scalars(summary).items()}, summary["steps"])
+        if self.out is not None:
+            for name in ("config.yaml", "metrics.jsonl", "summary.json", "data.json"):
+                if (self.out / name).is_file():
+                    self.client.log_artifact(self.run_id, str(self.out / name))
+
+    def close(self, error):
+        if self.client is None or self.run_id is None:
+            return
+        status = "FINISHED" if error is None else "KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED"
+        self.client.set_terminated(self.run_id, status=status)
+        self.client = None
+
+
+def _flat_params(config: Any) -> dict[str, str]:
+    """The config's fields as MLflow params (task options as ``task.NAME``)."""
+    out = {}
+    for key, value in config.to_dict().items():
+        if key == "task_options":
+            out.update({f"task.{k}": json.dumps(v) if not isinstance(v, str) else v for k, v in value.items()})
+        else:
+            out[key] = str(value)
+    return {k: v[:6000] for k, v in out.items()}  # MLflow's limit on a param value
+
+
+class ProgressLine(Tracker):
+    """A plain line every ``every_seconds`` for logs (stdout not a terminal): step, mean training loss
+    since the last line, the latest validation score, training samples/s and the time left to ``steps``
+    (an upper bound: the run may stop earlier, at the target or on patience)."""
+
+    name = "progress"
+
+    def __init__(self, every_seconds: float = 30.0, stream: TextIO | None = None, clock=time.monotonic) -> None:
+        self.every = every_seconds
+        self.stream = stream
+        self.clock = clock
+
+    def start(self, exp, out, step):
+        self.total = exp.config.steps
+        self.metric = f"{exp.data.val}_{exp.data.objective.metric}"
+        self.started = self.last = self.clock()
+        self.first_step = step
+        self.val: float | None = None
+        self.losses: list[float] = []
+
+    def evaluated(self, row):
+        self.val = row.get(self.metric, self.val)
+
+    def step(self, state, loss):
+        self.losses.append(loss)
+        now = self.clock()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        step = state["step"]
+        done = max(step - self.first_step, 1)
+        left = (now - self.started) / done * max(self.total - step, 0)
+        rate = state["train_examples"] / max(state["train_seconds"], 1e-9)
+        val = "-" if self.val is None else f"{self.val:.4f}"
+        loss_text = f"{sum(self.losses) / len(self.losses):.4f}"
+        self.losses = []
+        print(f"fpt: step {step}/{self.total}  loss {loss_text}  {self.metric} {val}  {rate:.1f} samples/s  "
+              f"ETA {_clock(left)}", file=self.stream or sys.stdout, flush=True)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+__all__ = ["MLflow", "NAMES", "ProgressLine", "TensorBoard", "Tracker", "Trackers", "check", "make", "session"]

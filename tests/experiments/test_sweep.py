@@ -1,0 +1,335 @@
+"""fpt sweep: spec validation, expansion, the local executor (results, resume), and the Ray executor."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fpt.cli import main
+from fpt.config import ConfigError, RunConfig
+from fpt.experiments import sweep
+from fpt.experiments.executors import LocalExecutor
+from fpt.experiments.grid import Cell, Table
+from fpt.experiments.runner import Store, config_key, run_planned, run_table
+
+
+def _base(body: str, **extra) -> dict:
+    return {"task": "bit-xor", "body": body, "init": "random", "steps": 4, "eval_every": 2, "batch_size": 4,
+            "device": "cpu", "task_options": {"eval_size": 16}, **extra}
+
+
+def _write(tmp_path: Path, spec: dict, name: str = "spec.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+def _spec(body: str, **extra) -> dict:
+    return {"name": "xor-lr", "base": _base(body, **extra), "grid": {"lr": [1.0e-3, 1.0e-4]}, "seeds": [0, 1],
+            "metric": "val_accuracy"}
+
+
+# --- (d) validation -----------------------------------------------------------------------------
+
+GOOD = {"name": "s", "base": {"task": "bit-xor"}, "grid": {"lr": [1.0e-3]}, "seeds": [0]}
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"grids": {"lr": [1]}}, "unknown key 'grids' (did you mean 'grid'?)"),
+    ({"grid": {}}, "grid is empty"),
+    ({"grid": {"lr": []}}, "grid.lr is empty"),
+    ({"grid": {"lr": 0.1}}, "grid.lr: give a list of values"),
+    ({"grid": {"lrr": [0.1]}}, "grid.lrr is not a config field (did you mean 'lr'?)"),
+    ({"grid": {"seed": [0, 1]}}, "list them in seeds"),
+    ({"grid": {"lr": ["fast"]}}, "field 'lr': expected a number, got 'fast'"),
+    ({"grid": {"layers": [0]}}, "'layers'=0 must be >= 1"),
+    ({"base": {"tsak": "bit-xor"}}, "base.tsak is not a config field (did you mean 'task'?)"),
+    ({"grid": None, "random": {"trials": 2, "space": {"lr": {"logunif": [1e-5, 1e-2]}}}},
+     "unknown distribution 'logunif' (did you mean 'loguniform'?)"),
+    ({"grid": None, "random": {"trials": 2, "space": {"lr": {"loguniform": [0, 1e-2]}}}}, "loguniform needs 0 < low"),
+    ({"grid": None, "random": {"trials": 2, "space": {"lr": {"uniform": [1, 0.5]}}}}, "uniform needs low < high"),
+    ({"grid": None, "random": {"trials": 2, "space": {"lr": 0.1}}}, "give a list of values or one distribution"),
+    ({"grid": None, "random": {"trials": 0, "space": {"lr": [0.1]}}}, "random.trials"),
+    ({"grid": None, "random": {"trials": 2, "space": {}}}, "random.space is empty"),
+    ({"random": {"trials": 2, "space": {"lr": [0.1]}}}, "either grid: (every combination) or random:"),
+    ({"seeds": [0, 0]}, "seeds: give a list of distinct integers"),
+    ({"seeds": "0,1"}, "seeds: give a list of distinct integers"),
+    ({"metric": "test_accuracy"}, "not a validation metric"),
+    ({"mode": "up"}, "mode 'up'"),
+])
+def test_spec_errors_are_one_line_and_name_the_key(change, expected, tmp_path, capsys):
+    spec = {k: v for k, v in {**GOOD, **change}.items() if v is not None}
+    path = _write(tmp_path, spec)
+    with pytest.raises(ConfigError) as err:
+        sweep.load(path)
+    message = str(err.value)
+    assert expected in message and "\n" not in message and str(path) in message
+    assert main(["sweep", str(path), "--dry-run"]) == 2  # the CLI prints it as one line
+    assert capsys.readouterr().err.strip().count("\n") == 0
+
+
+def test_spec_file_errors(tmp_path):
+    with pytest.raises(ConfigError, match="sweep spec .*does not exist"):
+        sweep.load(tmp_path / "missing.yaml")
+    (tmp_path / "list.yaml").write_text("- a\n- b\n")
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        sweep.load(tmp_path / "list.yaml")
+
+
+# --- expansion ----------------------------------------------------------------------------------
+
+def test_grid_expands_every_combination_with_task_options_and_seeds(tmp_path):
+    spec = sweep.parse_spec({"base": {"task": "bit-xor", "task.eval_size": 16, "steps": 5},
+                             "grid": {"lr": [1e-3, 1e-4], "task.n_bits": [5, 8], "freeze": ["paper", "output"]},
+                             "seeds": [3, 4]}, "x.yaml")
+    configs = sweep.expand(spec)
+    assert spec.name == "x" and spec.swept == ["lr", "task.n_bits", "freeze"] and len(configs) == 8
+    assert configs[0].params == {"lr": 1e-3, "task.n_bits": 5, "freeze": "paper"}
+    assert configs[0].config.task_options == {"eval_size": 16, "n_bits": 5} and configs[0].config.steps == 5
+    trials = sweep.trials(spec, configs, Store(tmp_path / "runs"))
+    assert len(trials) == 16 and [s for _, s, _ in trials[:2]] == [3, 4]
+    c, seed, t = trials[1]
+    assert t.key == config_key(RunConfig(**{**c.config.to_dict(), "seed": 4})) and t.run_dir == tmp_path / "runs" / t.key
+
+
+def test_random_search_is_reproducible_and_within_bounds():
+    raw = {"base": {"task": "bit-xor"}, "random": {"trials": 12, "seed": 7, "space": {
+        "lr": {"loguniform": [1e-5, 1e-2]}, "dropout": {"uniform": [0.0, 0.3]}, "layers": {"randint": [1, 2]},
+        "batch_size": [8, 16]}}, "seeds": [0]}
+    first = sweep.expand(sweep.parse_spec(raw, "r.yaml"))
+    again = sweep.expand(sweep.parse_spec(raw, "r.yaml"))
+    assert [c.params for c in first] == [c.params for c in again] and len(first) == 12
+    for c in first:
+        assert 1e-5 <= c.params["lr"] <= 1e-2 and 0 <= c.params["dropout"] <= 0.3
+        assert c.params["layers"] in (1, 2) and c.params["batch_size"] in (8, 16)
+    other = sweep.expand(sweep.parse_spec({**raw, "random": {**raw["random"], "seed": 8}}, "r.yaml"))
+    assert [c.params for c in other] != [c.params for c in first]
+    small = sweep.expand(sweep.parse_spec({**raw, "random": {"trials": 20, "space": {"batch_size": [8, 16]}}}, "r"))
+    assert sorted(c.params["batch_size"] for c in small) == [8, 16]  # repeated draws are one config
+
+
+def test_dry_run_lists_trials_and_writes_nothing(tiny_gpt2_dir, tmp_path, capsys):
+    path = _write(tmp_path, _spec(tiny_gpt2_dir))
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "2 config(s) x 2 seed(s) = 4 trial(s)" in out and out.count("run=") == 4
+    assert not (tmp_path / "out").exists()
+
+
+# --- (a) the local executor ---------------------------------------------------------------------
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_local_sweep_results_match_the_runs_and_a_rerun_retrains_nothing(tiny_gpt2_dir, tmp_path, capsys):
+    path = _write(tmp_path, _spec(tiny_gpt2_dir))
+    out = tmp_path / "out"
+    args = ["sweep", str(path), "--out", str(out), "--parallel", "2", "--threads-per-trial", "1", "--quiet"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert printed.count(": started (") == 4
+    rows = _csv(out / "results.csv")
+    assert len(rows) == 2 and {r["lr"] for r in rows} == {"0.001", "0.0001"}
+    doc = json.loads((out / "results.json").read_text())
+    for row, r in zip(rows, doc["rows"], strict=True):
+        assert row["n"] == "2" and row["n_seeds"] == "2" and row["status"] == "done" and row["seeds"] == "0;1"
+        run_dirs = [out / d for d in row["run_dirs"].split(";")]
+        assert [d.name for d in run_dirs] == row["keys"].split(";")
+        summaries = [json.loads((d / "summary.json").read_text()) for d in run_dirs]
+        for metric in ("val_accuracy", "test_accuracy"):
+            values = [s[metric] for s in summaries]
+            assert r[f"{metric}_mean"] == pytest.approx(statistics.fmean(values), abs=1e-12)
+            assert r[f"{metric}_std"] == pytest.approx(statistics.stdev(values), abs=1e-12)
+            assert float(row[f"{metric}_mean"]) == pytest.approx(statistics.fmean(values), abs=1e-12)
+        for d, seed in zip(run_dirs, (0, 1), strict=True):  # the run directory fpt train writes
+            config = yaml.safe_load((d / "config.yaml").read_text())
+            assert config["seed"] == seed and config["lr"] == float(row["lr"])
+            assert d.name == config_key(RunConfig(**config))
+            assert (d / "metrics.jsonl").is_file() and (d / "checkpoint").is_dir() and (d / "best").is_dir()
+    means = [r["val_accuracy_mean"] for r in doc["rows"]]
+    assert means == sorted(means, reverse=True) and [r["rank"] for r in doc["rows"]] == [1, 2]
+    assert (out / "report.html").is_file() and "Sweep results" in (out / "report.md").read_text()
+    assert doc["command"].startswith("fpt sweep ")
+
+    mtimes = {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/*") if p.is_file()}
+    assert main(args) == 0  # rerun: every trial is done, nothing is trained again
+    assert ": started (" not in capsys.readouterr().out
+    assert {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/*") if p.is_file()} == mtimes
+    assert _csv(out / "results.csv") == rows
+
+    assert main(["runs", str(out)]) == 0  # fpt runs lists the sweep's store
+    assert "4 run(s): 4 finished" in capsys.readouterr().out
+
+
+def test_an_interrupted_trial_is_resumed_not_restarted(tiny_gpt2_dir, tmp_path):
+    """A run stopped after a checkpoint (no summary) continues from it when the sweep runs again."""
+    raw = {"name": "one", "base": _base(tiny_gpt2_dir, steps=6, stop_at_target=False), "seeds": [0]}
+    spec = sweep.parse_spec(raw, "one.yaml")
+    store = Store(tmp_path / "runs")
+    [(c, seed, trial)] = sweep.trials(spec, sweep.expand(spec), store)
+    import dataclasses
+
+    import fpt
+
+    short = dataclasses.replace(trial.planned.config, steps=2)  # the first 2 steps, then "killed"
+    fpt.fit(fpt.build(short), out=trial.run_dir, progress=False)
+    (trial.run_dir / "summary.json").unlink()
+    from fpt.rundir import write_text
+
+    write_text(trial.run_dir / "config.yaml", yaml.safe_dump(trial.planned.config.to_dict(), sort_keys=False))
+    assert sweep.trial_status(trial.run_dir, None)[0] == "stopped"
+    [outcome] = LocalExecutor(1, 1, tmp_path / "logs").run([trial], progress=False)
+    assert outcome.status == "done" and outcome.summary["steps"] == 6
+    rows = [json.loads(line) for line in (trial.run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [2, 4, 6]  # steps 1-2 were not trained again
+
+
+def test_reproduce_hands_its_cells_to_the_same_local_executor(tiny_gpt2_dir, tmp_path):
+    config = RunConfig(**_base(tiny_gpt2_dir))
+    broken = RunConfig(**_base(str(tmp_path / "no-such-body")))
+    table = Table("tableA", "A", "quick", ["x", "y"], ["bit-xor"],
+                  [Cell("x", "bit-xor", config, "test_accuracy", 100.0),
+                   Cell("y", "bit-xor", broken, "test_accuracy", 100.0)])
+    store = Store(tmp_path / "runs")
+    results = run_table(table, store, progress=False,
+                        executor=LocalExecutor(2, 1, tmp_path / "logs", prefix="fpt reproduce"))
+    assert [r["status"] for r in results] == ["done", "failed"]
+    assert results[1]["note"] and results[0]["run_dir"].name == config_key(config)
+    reference = run_planned(Store(tmp_path / "in-process").plan_config(config), progress=False)
+    assert results[0]["summary"]["val_accuracy"] == pytest.approx(reference["val_accuracy"], abs=1e-6)
+    assert results[0]["summary"]["test_accuracy"] == pytest.approx(reference["test_accuracy"], abs=1e-6)
+
+
+# --- (b), (c) the Ray executor ------------------------------------------------------------------
+
+def _ray_sweep(spec_path: Path, out: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "RAY_DEDUP_LOGS": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    return subprocess.Popen([sys.executable, "-m", "fpt.cli", "sweep", str(spec_path), "--out", str(out),
+                             "--executor", "ray", "--num-cpus", "2", "--threads-per-trial", "1", "--quiet", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+
+@pytest.mark.slow
+def test_ray_executor_gives_the_local_results(tiny_gpt2_dir, tmp_path):
+    pytest.importorskip("ray")
+    path = _write(tmp_path, _spec(tiny_gpt2_dir))
+    local, ray_out = tmp_path / "local", tmp_path / "ray"
+    assert main(["sweep", str(path), "--out", str(local), "--parallel", "2", "--threads-per-trial", "1",
+                 "--quiet"]) == 0
+    proc = _ray_sweep(path, ray_out)
+    output, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, output[-3000:]
+    a, b = (json.loads((d / "results.json").read_text()) for d in (local, ray_out))
+    assert [t["key"] for t in a["trials"]] == [t["key"] for t in b["trials"]]
+    for x, y in zip(a["trials"], b["trials"], strict=True):
+        assert y["status"] == "done"
+        assert y["val_accuracy"] == pytest.approx(x["val_accuracy"], abs=1e-6)
+        assert y["test_accuracy"] == pytest.approx(x["test_accuracy"], abs=1e-6)
+    for x, y in zip(a["rows"], b["rows"], strict=True):
+        assert (x["config"], x["rank"], x["n"]) == (y["config"], y["rank"], y["n"])
+        assert y["val_accuracy_mean"] == pytest.approx(x["val_accuracy_mean"], abs=1e-6)
+    trial_dirs = list((ray_out / "ray").glob("*/*/checkpoint_*"))  # Ray's own checkpoints of each trial
+    assert trial_dirs and all((d / "fpt_checkpoint.json").is_file() for d in trial_dirs)
+
+
+def _events(path: Path) -> list[dict]:
+    try:
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return []
+
+
+@pytest.mark.slow
+def test_a_killed_ray_trial_restarts_from_its_checkpoint_and_finishes(tiny_gpt2_dir, tmp_path):
+    pytest.importorskip("ray")
+    raw = {"name": "kill", "base": _base(tiny_gpt2_dir, steps=600, eval_every=20, stop_at_target=False),
+           "seeds": [0]}
+    path = _write(tmp_path, raw)
+    out = tmp_path / "ray"
+    [(_, _, trial)] = sweep.trials(sweep.load(path), sweep.expand(sweep.load(path)), Store(out / "runs"))
+    events, metrics = out / "logs" / f"{trial.key}.ray.jsonl", trial.run_dir / "metrics.jsonl"
+    proc = _ray_sweep(path, out, "--max-failures", "3")
+    try:
+        deadline = time.monotonic() + 600
+        killed = None
+        while killed is None and time.monotonic() < deadline and proc.poll() is None:
+            started = [e for e in _events(events) if e["event"] == "start"]
+            rows = metrics.read_text().count("\n") if metrics.is_file() else 0
+            if started and rows >= 3:
+                killed = started[-1]["pid"]
+                os.kill(killed, signal.SIGKILL)  # the Ray worker running the trial
+            time.sleep(0.05)
+        assert killed is not None, "the trial never got going (or finished before it could be killed)"
+        output, _ = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, output[-3000:]
+    log = _events(events)
+    starts = [e for e in log if e["event"] == "start"]
+    restores = [e for e in log if e["event"] == "restore"]
+    assert len(starts) >= 2 and starts[-1]["pid"] != killed
+    # The new attempt got a Ray checkpoint (tune.get_checkpoint), not a fresh start: at an evaluation step at
+    # least (reports trail the run a little, so it may be older than the run directory's own checkpoint).
+    assert restores and restores[-1]["step"] >= 20 and restores[-1]["step"] % 20 == 0
+    summary = json.loads((trial.run_dir / "summary.json").read_text())
+    assert summary["steps"] == 600
+    steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]
+    assert steps == list(range(20, 601, 20))  # one row per evaluation: nothing lost, nothing doubled
+    reference = run_planned(Store(tmp_path / "reference").plan_config(trial.planned.config), progress=False)
+    for key in ("val_accuracy", "test_accuracy", "selected_step"):
+        assert summary[key] == pytest.approx(reference[key], abs=1e-6)
+
+
+def test_ray_restore_copies_a_newer_checkpoint_into_the_run_directory(tiny_gpt2_dir, tmp_path):
+    """A trial moved to another node: its Ray checkpoint is copied back and fit resumes from it."""
+    import dataclasses
+
+    import fpt
+    from fpt.experiments import ray_executor
+
+    config = RunConfig(**_base(tiny_gpt2_dir, steps=6, stop_at_target=False))
+    first = tmp_path / "node-a"
+    fpt.fit(fpt.build(dataclasses.replace(config, steps=4)), out=first, progress=False)
+    snap = ray_executor.snapshot(first, 4, "k")
+    assert json.loads((snap / ray_executor.SNAPSHOT).read_text())["step"] == 4
+    moved = tmp_path / "node-b"  # empty: the run directory is not on this node
+    assert ray_executor.restore(snap, moved, config) == (4, True)
+    assert ray_executor.restore(snap, moved, config) == (4, False)  # not older: kept
+    from fpt.train import resume_config
+
+    assert resume_config(moved) == config
+    resumed = fpt.fit(fpt.build(config), out=moved, resume=True, progress=False)
+    reference = fpt.fit(fpt.build(config), out=tmp_path / "whole", progress=False)
+    assert resumed["steps"] == 6
+    assert resumed["val_accuracy"] == pytest.approx(reference["val_accuracy"], abs=1e-6)
+    assert resumed["test_accuracy"] == pytest.approx(reference["test_accuracy"], abs=1e-6)
+
+
+def test_ray_missing_is_a_one_line_error_naming_the_extra(tmp_path, monkeypatch, capsys):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError("No module named 'ray'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    path = _write(tmp_path, GOOD)
+    assert main(["sweep", str(path), "--out", str(tmp_path / "o"), "--executor", "ray"]) == 2
+    err = capsys.readouterr().err
+    assert "fpt[ray]" in err and err.strip().count("\n") == 0

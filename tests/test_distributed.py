@@ -1,0 +1,173 @@
+"""Data-parallel training: 2 CPU processes (gloo) must train exactly what 1 process trains."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import fpt
+from fpt import distributed
+from fpt.config import ConfigError
+from fpt.tasks.base import Batch
+from fpt.train import resume_config
+
+STEPS = 4
+
+
+def _fields(body: str, **kw) -> dict:
+    # grad_accum 2: no_sync on the first micro-batch; eval_batch_size 16: evaluation shared out by batches.
+    return {**dict(task="bit-xor", body=body, init="random", steps=STEPS, batch_size=8, grad_accum=2, eval_every=2,
+                   eval_batch_size=16, dropout=0.0, task_options={"eval_size": 40}, device="cpu"), **kw}
+
+
+def _trained(exp) -> dict[str, torch.Tensor]:
+    return {n: p.detach().clone() for n, p in exp.model.named_parameters() if p.requires_grad}
+
+
+def _worker(rank: int, world: int, tmp: str, body: str) -> None:
+    """One rank: an uninterrupted run, a run stopped and resumed, and what DDP communicates."""
+    import torch.distributed as dist
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    from fpt.train import train_step
+
+    torch.set_num_threads(1)
+    tmp_path = Path(tmp)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=rank, world_size=world)
+    try:
+        exp = fpt.build(**_fields(body))
+        # Each rank names its own run directory: only rank 0's may appear.
+        fpt.fit(exp, out=tmp_path / f"ddp-{rank}", progress=False)
+        torch.save(_trained(exp), tmp_path / f"params-{rank}.pt")
+
+        fpt.fit(fpt.build(**_fields(body, steps=2)), out=tmp_path / "stopped", progress=False)
+        resumed = fpt.build(resume_config(tmp_path / "stopped", {"steps": STEPS}))
+        fpt.fit(resumed, out=tmp_path / "stopped", resume=True, progress=False)
+        torch.save(_trained(resumed), tmp_path / f"resumed-{rank}.pt")
+
+        exp = fpt.build(**_fields(body))
+        group = distributed.current()
+        wrapped = distributed.data_parallel(exp, group)
+        reduced: list[torch.Tensor] = []
+
+        def counting(state, bucket):
+            reduced.extend(bucket.parameters())
+            return default_hooks.allreduce_hook(state, bucket)
+
+        wrapped.ddp.register_comm_hook(dist.group.WORLD, counting)
+        optimizer = torch.optim.Adam([p for p in exp.model.parameters() if p.requires_grad])
+        train_step(wrapped, optimizer, group.shard(exp.data.train.batch(0, 8)))
+        trainable = [p for p in exp.model.parameters() if p.requires_grad]
+        report = {
+            "reduced_is_trainable": len(reduced) == len(trainable) and {id(p) for p in reduced} == {id(p) for p in trainable},
+            "ignored": sorted(wrapped.ddp.parameters_to_ignore),
+            "frozen": sorted(distributed.frozen_names(exp.model)),
+            "n_frozen_params": sum(1 for p in exp.model.parameters() if not p.requires_grad),
+        }
+        (tmp_path / f"ddp-report-{rank}.json").write_text(json.dumps(report))
+    finally:
+        dist.destroy_process_group()
+
+
+def _rows(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_two_processes_train_what_one_process_trains(tiny_gpt2_dir, tmp_path):
+    torch.multiprocessing.spawn(_worker, args=(2, str(tmp_path), tiny_gpt2_dir), nprocs=2, join=True)
+
+    single = fpt.build(**_fields(tiny_gpt2_dir))
+    one = fpt.fit(single, out=tmp_path / "single", progress=False)
+    expected = _trained(single)
+    for name in ("params-0", "params-1", "resumed-0", "resumed-1"):
+        got = torch.load(tmp_path / f"{name}.pt")
+        assert got.keys() == expected.keys()
+        for key, value in expected.items():
+            torch.testing.assert_close(got[key], value, atol=1e-5, rtol=1e-4, msg=f"{name}: {key}")
+
+    # Rank 0 alone wrote the run directory; its numbers are one process's.
+    assert (tmp_path / "ddp-0" / "summary.json").exists() and not (tmp_path / "ddp-1").exists()
+    two = json.loads((tmp_path / "ddp-0" / "summary.json").read_text())
+    assert (two["world_size"], two["global_batch_size"], one["world_size"]) == (2, 8, 1)
+    assert two["test_accuracy"] == one["test_accuracy"] and two["selected_step"] == one["selected_step"]
+    assert two["val_accuracy_last"] == one["val_accuracy_last"]
+    for a, b in zip(_rows(tmp_path / "ddp-0"), _rows(tmp_path / "single"), strict=True):
+        assert a["step"] == b["step"] and a["val_accuracy"] == b["val_accuracy"]
+        assert a["train_accuracy"] == b["train_accuracy"]
+        assert a["val_loss"] == pytest.approx(b["val_loss"], rel=1e-5)
+        assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-5)
+    assert [r["step"] for r in _rows(tmp_path / "stopped")] == [2, 4]
+
+    # DDP all-reduces the trained parameters only, and its start-up broadcast skips every frozen tensor.
+    for rank in (0, 1):
+        report = json.loads((tmp_path / f"ddp-report-{rank}.json").read_text())
+        assert report["reduced_is_trainable"]
+        assert report["n_frozen_params"] > 0 and set(report["frozen"]) <= set(report["ignored"])
+
+
+def test_torchrun_cli_writes_one_run_directory(tiny_gpt2_dir, tmp_path):
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "fpt",
+           "train", "--task", "bit-xor", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "4",
+           "--eval-every", "2", "--batch-size", "8", "task.eval_size=32", "--device", "cpu", "--out", "run", "--quiet"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (summary["world_size"], summary["global_batch_size"], summary["steps"]) == (2, 8, 4)
+    assert [r["step"] for r in _rows(tmp_path / "run")] == [2, 4]
+    assert done.stdout.count("run directory: run") == 1  # printed by rank 0 only
+    assert not (tmp_path / "run" / "run.lock").exists()
+
+
+def test_shards_are_disjoint_and_make_the_global_batch():
+    batch = Batch(torch.arange(12.0)[:, None, None], torch.arange(12)[:, None], torch.arange(12))
+    groups = [distributed.Group(rank, 3) for rank in range(3)]
+    shards = [g.shard(batch) for g in groups]
+    assert torch.equal(torch.cat([s.x for s in shards]), batch.x)
+    assert torch.equal(torch.cat([s.lengths for s in shards]), batch.lengths)
+    assert [list(g.mine(range(0, 100, 16))) for g in groups] == [[0, 48, 96], [16, 64], [32, 80]]
+    with pytest.raises(ConfigError, match="global batch and must divide evenly over 3 processes"):
+        groups[0].per_rank(16)
+    with pytest.raises(ConfigError, match="grad_accum=4"):
+        groups[0].per_rank(18, grad_accum=4)
+    assert distributed.SINGLE.shard(batch) is batch and distributed.current() is distributed.SINGLE
+
+
+def test_nproc_checks_the_batch_before_starting_processes(tiny_gpt2_dir, capsys):
+    from fpt.cli import main
+
+    assert main(["train", "--body", tiny_gpt2_dir, "--batch-size", "9", "--nproc", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "batch_size=9 is the global batch" in err and "Traceback" not in err
+
+
+def test_strip_option():
+    argv = ["train", "--nproc", "2", "--steps", "3", "--nproc=4", "--out", "x"]
+    assert distributed.strip_option(argv, "--nproc") == ["train", "--steps", "3", "--out", "x"]
+
+
+@pytest.mark.slow
+def test_fpt_train_nproc_launches_resumes_and_reports_rank_0_errors(tiny_gpt2_dir, tmp_path):
+    base = [sys.executable, "-m", "fpt", "train", "--nproc", "2", "--body", tiny_gpt2_dir, "--init", "random",
+            "--eval-every", "2", "--batch-size", "8", "task.eval_size=32", "--device", "cpu", "--quiet"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+    def fpt_train(*extra):
+        return subprocess.run([*base, *extra], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    done = fpt_train("--steps", "2", "--out", "run")
+    assert done.returncode == 0, done.stderr[-3000:]
+    again = fpt_train("--steps", "2", "--out", "run")  # rank 0 refuses the finished run; rank 1 stops cleanly
+    assert again.returncode == 2 and "already holds a run" in again.stderr and "Traceback" not in again.stderr
+    resumed = fpt_train("--resume", "run", "--steps", "4")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (summary["world_size"], summary["steps"]) == (2, 4)
+    assert [r["step"] for r in _rows(tmp_path / "run")] == [2, 4]

@@ -1,0 +1,160 @@
+"""Task plugins: a task class in another distribution, registered under the ``fpt.tasks`` entry point group.
+
+The plugin distribution is a folder on ``sys.path`` (PYTHONPATH) holding the plugin module and a
+``*.dist-info`` with ``METADATA`` and ``entry_points.txt`` -- what ``pip install`` of a package
+with ``[project.entry-points."fpt.tasks"]`` leaves behind. Every command runs in a subprocess, as
+a user would run it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+PLUGIN = textwrap.dedent('''
+    """A tiny task in a separate distribution: the parity of 4 random bits."""
+    from dataclasses import dataclass
+
+    import numpy as np
+    import torch
+
+    from fpt.model import InputSpec
+    from fpt.tasks.base import Batch, GeneratedSource, TaskData
+
+
+    @dataclass(frozen=True)
+    class ParityOptions:
+        n_bits: int = 4
+        eval_size: int = 64
+
+
+    def sample(rng, size, n_bits):
+        bits = rng.integers(0, 2, size=(size, n_bits))
+        x = torch.from_numpy(bits.astype(np.float32)[..., None])  # (B, n, 1)
+        return Batch(x, torch.from_numpy((bits.sum(1) % 2)[:, None].astype(np.int64)))
+
+
+    class ParityTask:
+        Options = ParityOptions
+
+        def build(self, o, seed, source):
+            def draw(rng, size):
+                return sample(rng, size, o.n_bits)
+
+            spec = InputSpec(seq_len=o.n_bits, num_classes=2, token_dim=1)
+            val = draw(np.random.default_rng([seed, 2]), o.eval_size)
+            test = draw(np.random.default_rng([seed, 1]), o.eval_size)
+            return TaskData(spec, GeneratedSource(draw, seed), {"val": val, "test": test}, info={"plugin": True})
+
+
+    NOT_A_TASK = 42
+''')
+
+ENTRY_POINTS = textwrap.dedent('''
+    [fpt.tasks]
+    parity = fpt_demo_plugin:ParityTask
+    broken = fpt_demo_plugin_missing:Task
+    answer = fpt_demo_plugin:NOT_A_TASK
+    bit-xor = fpt_demo_plugin:ParityTask
+''')
+
+
+@pytest.fixture(scope="module")
+def plugin_path(tmp_path_factory) -> Path:
+    site = tmp_path_factory.mktemp("site")
+    (site / "fpt_demo_plugin.py").write_text(PLUGIN)
+    info = site / "fpt_demo_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fpt-demo-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    return site
+
+
+def fpt_cmd(plugin_path: Path, *argv: str, cwd: Path | None = None, code: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_path), os.environ.get("PYTHONPATH", "")]),
+           "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-c", code] if code else [sys.executable, "-m", "fpt", *argv]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+
+
+def _warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("fpt: warning:")]
+
+
+def test_plugin_task_is_listed_and_broken_ones_are_one_line_warnings(plugin_path):
+    r = fpt_cmd(plugin_path, "list")
+    assert r.returncode == 0, r.stderr
+    tasks = r.stdout.splitlines()[0]
+    assert "parity" in tasks and "bit-xor" in tasks and "broken" not in tasks and "answer" not in tasks
+    assert "plugin parity" in r.stdout and "fpt-demo-plugin 0.1" in r.stdout
+    assert "Traceback" not in r.stderr
+    warnings = _warnings(r.stderr)
+    assert len(warnings) == 3 == len(r.stderr.strip().splitlines()), r.stderr
+    broken, = (w for w in warnings if "broken" in w)
+    assert "fpt_demo_plugin_missing:Task" in broken and "fpt-demo-plugin 0.1" in broken
+    assert "ModuleNotFoundError" in broken
+    answer, = (w for w in warnings if "answer" in w)
+    assert "not a task class" in answer
+    clash, = (w for w in warnings if "bit-xor" in w)
+    assert "already built in" in clash
+
+
+def test_plugin_task_trains_evaluates_and_describes(plugin_path, tmp_path, tiny_bert_dir):
+    out = tmp_path / "run"
+    r = fpt_cmd(plugin_path, "train", "--task", "parity", "--body", tiny_bert_dir, "--init", "random", "--steps", "4",
+                "--eval-every", "2", "--batch-size", "8", "--device", "cpu", "--out", str(out), "--quiet",
+                "task.n_bits=3")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps"] == 4 and 0 <= summary["test_accuracy"] <= 1
+    assert "task: parity" in (out / "config.yaml").read_text()
+    r = fpt_cmd(plugin_path, "eval", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["test_accuracy"] == pytest.approx(summary["test_accuracy"])
+    r = fpt_cmd(plugin_path, "data", "parity", "task.n_bits=3")
+    assert r.returncode == 0 and "task parity" in r.stdout, r.stderr
+    # the paper-table runner's config check (fpt reproduce --dry-run) resolves the plugin task too
+    code = ("from fpt.config import RunConfig; from fpt.experiments.validate import check_config; "
+            "print(check_config(RunConfig(task='parity', task_options={'n_bits': 3})))")
+    r = fpt_cmd(plugin_path, code=code)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stderr
+
+
+def test_loading_is_lazy_and_a_broken_plugin_is_named_when_asked_for(plugin_path):
+    code = ("import sys; from fpt.tasks import TASKS; TASKS.get('bit-xor'); "
+            "print('fpt_demo_plugin' in sys.modules, TASKS._plugins_loaded)")
+    r = fpt_cmd(plugin_path, code=code)
+    assert r.returncode == 0 and r.stdout.split() == ["False", "False"] and not r.stderr, r.stderr
+    r = fpt_cmd(plugin_path, "train", "--task", "broken", "--steps", "1")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert "Traceback" not in r.stderr and lines[-1].startswith("fpt train: error: task 'broken' is a plugin")
+    assert "fpt_demo_plugin_missing" in lines[-1]
+
+
+def test_registry_plugins_in_process(monkeypatch, capsys):
+    """The same through a monkeypatched entry_points (no files): a plugin that raises at import is skipped."""
+    import importlib.metadata as md
+
+    from fpt.registry import Registry, RegistryError
+
+    class Good:
+        pass
+
+    eps = md.EntryPoints([md.EntryPoint("good", "builtins:object", "g"), md.EntryPoint("bad", "nowhere.at.all:X", "g")])
+    monkeypatch.setattr(md, "entry_points", lambda group=None: eps if group == "g" else md.EntryPoints([]))
+    reg: Registry = Registry("thing", plugins="g")
+    reg.register("own")(Good)
+    assert reg.get("own") is Good and not reg._plugins_loaded  # a known name reads no plugins
+    assert reg.names() == ["good", "own"] and reg.get("good") is object
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad" in err[0] and "nowhere.at.all:X" in err[0]
+    with pytest.raises(RegistryError, match="'bad' is a plugin that could not be loaded"):
+        reg.get("bad")
+    assert reg.names() == ["good", "own"] and not capsys.readouterr().err  # read once per process

@@ -1,0 +1,122 @@
+"""Live tracking: TensorBoard events during the run, MLflow runs, plain progress lines for logs."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import fpt
+from fpt import tracking
+from fpt.cli import main
+from fpt.config import ConfigError
+
+
+def _exp(body, **kw):
+    fields = dict(task="bit-xor", body=body, init="random", steps=6, batch_size=4, eval_every=2,
+                  task_options={"eval_size": 16}, device="cpu")
+    return fpt.build(**{**fields, **kw})
+
+
+class _ReadEvents(tracking.Tracker):
+    """After each evaluation (and TensorBoard's flush), read the event files back while the run goes."""
+
+    name = "probe"
+
+    def __init__(self, log_dir):
+        self.log_dir, self.seen = log_dir, []
+
+    def evaluated(self, row):
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+        events = EventAccumulator(str(self.log_dir))
+        events.Reload()
+        self.seen.append((row["step"], [e.step for e in events.Scalars("accuracy/val")],
+                          events.Scalars("loss/train")[-1].value))
+
+
+def test_tensorboard_events_appear_while_the_run_goes(tiny_gpt2_dir, tmp_path):
+    pytest.importorskip("tensorboard")
+    probe = _ReadEvents(tmp_path / "run" / "tensorboard")
+    fpt.fit(_exp(tiny_gpt2_dir), out=tmp_path / "run", progress=False, trackers=["tensorboard", probe])
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [(step, steps) for step, steps, _ in probe.seen] == [(2, [2]), (4, [2, 4]), (6, [2, 4, 6])]
+    assert [loss for *_, loss in probe.seen] == pytest.approx([r["train_loss"] for r in rows])
+
+
+def test_mlflow_logs_params_metrics_and_artifacts_and_resume_continues_the_run(tiny_gpt2_dir, tmp_path, monkeypatch):
+    pytest.importorskip("mlflow")
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    run = tmp_path / "run"
+    fpt.fit(_exp(tiny_gpt2_dir, steps=4), out=run, progress=False, trackers=["mlflow"])
+    config = fpt.train.resume_config(run, {"steps": 6})
+    summary = fpt.fit(fpt.build(config), out=run, resume=True, progress=False, trackers=["mlflow"])
+
+    client = MlflowClient(tracking_uri=(run / "mlruns").as_uri())
+    (found,) = client.search_runs([client.get_experiment_by_name("fpt").experiment_id])  # one run, continued
+    assert found.info.status == "FINISHED" and found.info.run_name == "run"
+    assert found.data.params["task"] == "bit-xor" and found.data.params["task.eval_size"] == "16"
+    history = client.get_metric_history(found.info.run_id, "val_accuracy")
+    assert sorted({m.step for m in history}) == [2, 4, 6]
+    assert found.data.metrics["summary.test_accuracy"] == summary["test_accuracy"]
+    artifacts = {a.path for a in client.list_artifacts(found.info.run_id)}
+    assert {"config.yaml", "metrics.jsonl", "summary.json"} <= artifacts
+
+    elsewhere = (tmp_path / "store").as_uri()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", elsewhere)
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "mine")
+    fpt.fit(_exp(tiny_gpt2_dir, steps=2), out=tmp_path / "other", progress=False, trackers=["mlflow"])
+    assert not (tmp_path / "other" / "mlruns").exists()
+    client = MlflowClient(tracking_uri=elsewhere)
+    assert len(client.search_runs([client.get_experiment_by_name("mine").experiment_id])) == 1
+
+
+@pytest.mark.parametrize("name", ["tensorboard", "mlflow"])
+def test_a_missing_extra_is_a_one_line_error_naming_it(name, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ConfigError, match=rf"pip install 'fpt\[{name}\]'"):
+        tracking.check([name])
+    assert main(["train", "--log", name, "--steps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"fpt[{name}]" in err
+
+
+def test_unknown_tracker_is_refused():
+    with pytest.raises(ConfigError, match="known trackers are tensorboard, mlflow"):
+        tracking.check(["tensorboard,wandb"])
+
+
+def test_progress_line_fields(tiny_gpt2_dir):
+    out = io.StringIO()
+    fpt.fit(_exp(tiny_gpt2_dir), progress=False, trackers=[tracking.ProgressLine(0.0, stream=out)])
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 6  # every step, with a 0 s interval
+    assert lines[0].startswith("fpt: step 1/6  loss ") and "val_accuracy -  " in lines[0]
+    assert "val_accuracy 0." in lines[2] and "samples/s  ETA 0:00:" in lines[2]
+
+
+def test_plain_progress_lines_when_stdout_is_a_pipe(tiny_gpt2_dir, tmp_path, capsys):
+    cmd = [sys.executable, "-m", "fpt", "train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "12",
+           "--eval-every", "4", "--batch-size", "4", "task.eval_size=16", "--device", "cpu", "--out", "run",
+           "--log-every-seconds", "0.001"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # pipes: no tty
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("fpt: step ")]
+    assert lines and all(" loss " in line and " val_accuracy " in line and " samples/s " in line and " ETA " in line
+                         for line in lines)
+    assert any("val_accuracy 0." in line for line in lines)
+    assert json.loads(done.stdout.splitlines()[-2])["steps"] == 12  # the result is still the last JSON line
+
+    # --quiet: no progress lines (in-process; captured stdout is not a terminal either)
+    assert main(["train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "2", "--eval-every", "1",
+                 "--batch-size", "4", "task.eval_size=8", "--device", "cpu", "--out", str(tmp_path / "q"),
+                 "--quiet", "--log-every-seconds", "0.0001"]) == 0
+    assert "fpt: step" not in capsys.readouterr().out
