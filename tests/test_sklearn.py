@@ -7,8 +7,7 @@ Expected failures of scikit-learn's checks (``parametrize_with_checks``, scikit-
 in docs/sklearn.md too:
 
 - ``check_methods_subset_invariance`` (both estimators): predicting rows one at a time and all
-  at once differs by about 1e-7 to 1e-6 (measured: probabilities 5e-8, logits 6e-6, regression
-  values 2e-7), above the check's ``atol=1e-7``: PyTorch's float32 CPU kernels block a batch of 1
+  at once differs by about 1e-7 to 1e-6 above the check's ``atol=1e-7``: PyTorch's float32 CPU kernels block a batch of 1
   differently from a batch of 20. The predicted labels agree; predictions are deterministic for a
   given batch (``check_methods_sample_order_invariance`` and ``check_fit_idempotent`` pass).
   Not strict: on some inputs the differences happen to fall under the tolerance.
