@@ -6,6 +6,7 @@ import torch
 import fpt
 from fpt.cache import cache_eligible
 from fpt.config import ConfigError
+from fpt.model import FEATURES
 from fpt.tasks.base import TensorSource
 
 
@@ -81,11 +82,19 @@ def test_prefix_cache_declines_with_a_reason(tiny_gpt2_dir, monkeypatch):
     assert cache.plan_cache(_exp(tiny_gpt2_dir, freeze="output,attention@0")).why_not.startswith("block 0 trains")
 
 
-def test_cached_suffix_has_the_full_models_parameter_names(tiny_gpt2_dir):
-    from fpt.cache import CachedSuffix, cached_view
+def test_the_cached_view_feeds_the_same_model_its_prefix_states(tiny_gpt2_dir):
+    from fpt.cache import cached_view
 
     exp = _exp(tiny_gpt2_dir, freeze=LAST_BLOCK)
     view, _ = cached_view(exp)
-    assert isinstance(view.model, CachedSuffix)
-    assert [n for n, _ in view.model.named_parameters()] == [n for n, _ in exp.model.named_parameters()]
+    assert view.model is exp.model and view.input_start == exp.model.layers - 1  # one FPT, fed at the last block
     assert view.data.train.data.x.shape[1:] == (exp.data.spec.seq_len, exp.model.body.width)  # (N, T, D)
+    x = exp.data.eval_sets[exp.data.val]
+    first = x.slice(0, 4)
+    cached = view.data.eval_sets[exp.data.val].slice(0, 4)
+    exp.model.eval()
+    with torch.no_grad():  # the cached path computes what the whole model computes from tokens
+        torch.testing.assert_close(view.forward(cached.x, cached.lengths), exp.forward(first.x, first.lengths))
+    probe, _ = cached_view(_exp(tiny_gpt2_dir))  # output only: the head's features are cached
+    assert probe.input_start == FEATURES and probe.data.train.data.x.shape[1:] == (exp.data.spec.num_outputs,
+                                                                                  exp.model.body.width)  # (N, k, D)

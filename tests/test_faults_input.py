@@ -39,12 +39,12 @@ from hypothesis import strategies as st
 
 from fpt.cli import USER_ERRORS, main
 from fpt.config import ConfigError, RunConfig, from_dict, load_yaml, parse_overrides
+from fpt.data import listops as lo
+from fpt.data import tape as td
+from fpt.data.image_files import read_cifar_batch, read_mnist
+from fpt.data.safe_pickle import safe_loads
 from fpt.paths import MAX_NAME, safe_run_name
-from fpt.tasks import listops_data as lo
-from fpt.tasks import tape_data as td
 from fpt.tasks.base import DataError
-from fpt.tasks.image_files import read_cifar_batch, read_mnist
-from fpt.tasks.safe_pickle import safe_loads
 
 TALLY: Counter = Counter()
 OUTCOMES: dict[str, str] = {}
@@ -488,7 +488,7 @@ def test_mutated_pickles_load_or_fail_clearly(base, edits):
 @FUZZ_SETTINGS
 @given(raw=st.binary(max_size=64), n=st.integers(0, 3), rows=st.integers(0, 3), cols=st.integers(0, 3))
 def test_random_idx_files_load_or_fail_clearly(tmp_path, raw, n, rows, cols):
-    from fpt.tasks.image_files import read_idx
+    from fpt.data.image_files import read_idx
 
     path = tmp_path / "x-idx3-ubyte"
     path.write_bytes((0x803).to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in (n, rows, cols)) + raw)

@@ -19,11 +19,10 @@ import time
 from dataclasses import dataclass, replace
 
 import torch
-from torch import nn
 
 from fpt.experiment import Experiment
 from fpt.freeze import BLOCK_PARAM
-from fpt.model import FPT
+from fpt.model import FEATURES
 from fpt.tasks.base import Batch, TensorSource
 
 PREFIX_CACHE_MAX_BYTES = 4 * 2**30  # cached (N, T, D) hidden states beyond this are not worth the memory
@@ -38,7 +37,7 @@ class CachePlan:
 
     @property
     def features_only(self) -> bool:
-        return self.start is not None and self.start < 0  # -1: nothing in the body runs
+        return self.start == FEATURES  # nothing in the body runs
 
 
 def plan_cache(exp: Experiment) -> CachePlan:
@@ -60,7 +59,7 @@ def plan_cache(exp: Experiment) -> CachePlan:
         return CachePlan(None, "padding=ignore reads the last position of each trimmed batch, which depends on how "
                                "batches are formed; set trim_padding=false to cache")
     if first == model.layers:
-        return CachePlan(-1)
+        return CachePlan(FEATURES)
     if first == 0:
         return CachePlan(None, "block 0 trains, so no frozen prefix precedes it")
     if exp.config.dropout > 0:
@@ -82,40 +81,9 @@ def cache_eligible(exp: Experiment) -> tuple[bool, str]:
     return plan.start is not None, plan.why_not
 
 
-class CachedHead(nn.Module):
-    """The FPT's own head applied to cached features (B, k, D); parameter names match FPT's."""
-
-    def __init__(self, model: FPT) -> None:
-        super().__init__()
-        self.head = model.head
-        self.num_classes = model.spec.num_classes
-
-    def forward(self, feats: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
-        out = self.head(feats)  # (B, k, m * C)
-        return out.view(out.shape[0], -1, self.num_classes)  # (B, k * m, C)
-
-
-class CachedSuffix(nn.Module):
-    """Blocks ``start``.. and the head of an FPT, fed cached hidden states (B, T, D).
-
-    It registers the FPT's own submodules under the FPT's names, so parameter names (and so
-    checkpoints) are those of the full model.
-    """
-
-    def __init__(self, model: FPT, start: int) -> None:
-        super().__init__()
-        self.input, self.body, self.head = model.input, model.body, model.head
-        self.__dict__["fpt"] = model  # not registered: its parameters are already the ones above
-        self.start = start
-
-    def forward(self, h: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
-        out = self.head(self.fpt.features_from(h, lengths, self.start))  # (B, k, m * C)
-        return out.view(out.shape[0], -1, self.fpt.spec.num_classes)  # (B, k * m, C)
-
-
 @torch.inference_mode()
 def _encode(exp: Experiment, data: Batch, start: int, transform=None) -> Batch:
-    """Features (N, k, D) for ``start`` -1, else the hidden states (N, T, D) entering block ``start``."""
+    """Features (N, k, D) for ``start`` FEATURES, else the hidden states (N, T, D) entering block ``start``."""
     model = exp.model.eval()
     size = exp.config.eval_batch_size
     parts = []
@@ -124,21 +92,25 @@ def _encode(exp: Experiment, data: Batch, start: int, transform=None) -> Batch:
         if transform is not None:  # a deterministic tokeniser of stored inputs (uint8 images)
             part = Batch(transform(part.x, None), part.y, part.lengths)
         part = part.to(exp.device)
-        if start < 0:
+        if start == FEATURES:
             parts.append(model.features(part.x, part.lengths).cpu())  # (b, k, D)
         else:
             parts.append(model.hidden(part.x, part.lengths, layers=start).cpu())  # (b, T, D)
     x = torch.cat(parts)
-    return Batch(x, data.y, None if start < 0 else data.lengths)
+    return Batch(x, data.y, None if start == FEATURES else data.lengths)
 
 
 def features(exp: Experiment, data: Batch, transform=None) -> Batch:
     """The features the head reads, (N, k, D), for every example of ``data``."""
-    return _encode(exp, data, -1, transform)
+    return _encode(exp, data, FEATURES, transform)
 
 
 def cached_view(exp: Experiment) -> tuple[Experiment, float]:
-    """An experiment that trains the same parameters on cached inputs; and the caching time (s)."""
+    """The same experiment (the same model) fed cached inputs; and the caching time (s).
+
+    Its data are the encoded examples and its ``input_start`` tells the model where they enter
+    (FPT.forward's ``start``), so training, evaluation and checkpoints see one FPT throughout.
+    """
     plan = plan_cache(exp)
     if plan.start is None:
         raise ValueError(f"nothing can be cached: {plan.why_not}")
@@ -147,6 +119,5 @@ def cached_view(exp: Experiment) -> tuple[Experiment, float]:
     cached_train = TensorSource(_encode(exp, train.data, plan.start, train.transform), train.seed, bucket=train.bucket)
     evals = {name: _encode(exp, batch, plan.start) for name, batch in exp.data.eval_sets.items()}
     data = replace(exp.data, train=cached_train, eval_sets=evals)
-    module = CachedHead(exp.model) if plan.features_only else CachedSuffix(exp.model, plan.start)
-    view = replace(exp, model=module.to(exp.device), data=data, _compiled=None)
+    view = replace(exp, data=data, input_start=plan.start, _compiled=None)
     return view, time.perf_counter() - start

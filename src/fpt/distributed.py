@@ -228,7 +228,7 @@ class DataParallelExperiment(Experiment):
         if self.config.compile and self._compiled_ddp is None:
             self._compiled_ddp = torch.compile(self.ddp)
         with self.autocast:
-            return (self._compiled_ddp or self.ddp)(x, lengths)
+            return (self._compiled_ddp or self.ddp)(x, lengths, self.input_start)
 
 
 def frozen_names(model: nn.Module) -> list[str]:

@@ -24,6 +24,9 @@ class Experiment:
     data: TaskData
     device: torch.device
     body_fingerprint: str
+    # Where the data's inputs enter the model (FPT.forward's ``start``): 0 for tokens; a cached view
+    # (fpt.cache) feeds hidden states entering a later block, or the head's features.
+    input_start: int = 0
     _compiled: torch.nn.Module | None = field(default=None, repr=False)
 
     @property
@@ -43,7 +46,7 @@ class Experiment:
         if self.config.compile and self._compiled is None:
             self._compiled = torch.compile(self.model)
         with self.autocast:
-            return (self._compiled or self.model)(x, lengths)
+            return (self._compiled or self.model)(x, lengths, self.input_start)
 
     @property
     def target(self) -> float | None:

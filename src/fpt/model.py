@@ -68,6 +68,7 @@ def input_layer(spec: InputSpec, width: int, init: str = "gpt2") -> nn.Module:
 
 
 PADDING = ("mask", "ignore")
+FEATURES = -1  # FPT.forward's ``start`` for inputs that are already the head's features (B, k, D)
 
 
 class FPT(nn.Module):
@@ -143,7 +144,18 @@ class FPT(nn.Module):
         h = self.body.block_rows(self.layers - 1, h, mask, self.output_rows(h, lengths))  # (B, k, D)
         return self.body.final_norm(h)
 
-    def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
-        """Logits (B, k * m, C)."""
-        out = self.head(self.features(x, lengths))  # (B, k, m * C)
+    def forward(self, x: Tensor, lengths: Tensor | None = None, start: int = 0) -> Tensor:
+        """Logits (B, k * m, C).
+
+        ``start`` says where ``x`` enters the model: 0, tokens (B, T, d) or ids (B, T); j >= 1, the
+        hidden states (B, T, D) entering block j (a cached frozen prefix); ``FEATURES``, the
+        features the head reads (B, k, D) (a cached linear probe). See fpt.cache.
+        """
+        if start == FEATURES:
+            feats = x  # (B, k, D)
+        elif start == 0:
+            feats = self.features(x, lengths)  # (B, k, D)
+        else:
+            feats = self.features_from(x, lengths, start)  # (B, k, D)
+        out = self.head(feats)  # (B, k, m * C)
         return out.view(out.shape[0], -1, self.spec.num_classes)  # (B, k * m, C)

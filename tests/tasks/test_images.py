@@ -14,12 +14,12 @@ import pytest
 import torch
 
 from fpt.config import ConfigError
+from fpt.data.image_files import read_cifar_batch, read_mnist
+from fpt.data.safe_pickle import RestrictedUnpickler
 from fpt.tasks import build_task
 from fpt.tasks.base import DataError, DataSource
 from fpt.tasks.cifar10 import CIFAR10_MEAN, CIFAR10_STD
-from fpt.tasks.image_files import read_cifar_batch, read_mnist
 from fpt.tasks.images import stratified_split
-from fpt.tasks.safe_pickle import RestrictedUnpickler
 
 MNIST_TRAIN, MNIST_TEST = 12, 5
 CIFAR_PER_BATCH, CIFAR_TEST = 4, 6

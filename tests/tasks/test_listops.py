@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from fpt.cli import main
+from fpt.data import listops as lo
 from fpt.tasks import build_task
-from fpt.tasks import listops_data as lo
 from fpt.tasks.base import DataError, DataSource
 
 SMALL = {"min_len": 20, "max_len": 120}  # a narrow window keeps generation fast

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from fpt.config import ConfigError
+from fpt.data import tape as td
 from fpt.tasks import build_task
-from fpt.tasks import tape_data as td
 from fpt.tasks.base import DataError, DataSource
 
 # tape/tokenizers.py IUPAC_VOCAB, copied as data so a change to ours is caught.

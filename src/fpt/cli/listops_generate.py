@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.tasks import listops_data as lo
+    from fpt.data import listops as lo
 
     out = Path(args.out)
     counts = {"train": args.train, "val": args.val, "test": args.test}

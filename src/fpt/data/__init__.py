@@ -1,4 +1,10 @@
-"""Your own data: readers per format (one module each), and the tokenisers fitted on train.
+"""File readers: the paper's datasets, your own data per format, and the tokenisers fitted on train.
+
+The paper's datasets, read by their tasks (``fpt.tasks``): ``image_files`` (MNIST's IDX files,
+CIFAR-10's pickled batches), ``listops`` (Long Range Arena's generator and TSV files), ``tape``
+(TAPE's LMDB and JSON splits), all unpickling through ``safe_pickle``.
+
+Your own data (``--data``):
 
 ``load(path, ...)`` recognises what ``--data`` names and calls its reader:
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fpt.data.image_files import ensure, read_cifar10, read_cifar10_classes
 from fpt.model import InputSpec
 from fpt.tasks.base import TASKS, DataSource, TaskData
-from fpt.tasks.image_files import ensure, read_cifar10, read_cifar10_classes
 from fpt.tasks.images import VAL_SPLIT_SEED, ImageTokens, hold_out, image_task_data
 from fpt.tasks.mnist import check_val_size
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from fpt.data.image_files import ensure, read_cifar10, read_cifar10_classes
 from fpt.model import InputSpec
 from fpt.tasks.base import TASKS, DataSource, TaskData
-from fpt.tasks.image_files import ensure, read_cifar10, read_cifar10_classes
 from fpt.tasks.images import VAL_SPLIT_SEED, ImageTokens, PixelIds, hold_out, image_task_data
 from fpt.transforms import grayscale_lra
 

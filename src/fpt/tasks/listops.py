@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from fpt.data import listops as lo
 from fpt.model import InputSpec
-from fpt.tasks import listops_data as lo
 from fpt.tasks.base import TASKS, Batch, DataError, DataSource, TaskData, TensorSource
 
-# Symbol code (listops_data.SYMBOLS order) -> token id; DROP removes the symbol.
+# Symbol code (fpt.data.listops.SYMBOLS order) -> token id; DROP removes the symbol.
 DROP = -1
 TOKENISATIONS: dict[str, tuple[list[str], list[int]]] = {
     "paper": (["<pad>", "MIN", "MAX", "MED", "SM", *lo.DIGITS], [1, 2, 3, 4, DROP, *range(5, 15)]),

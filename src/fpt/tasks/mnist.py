@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fpt.data.image_files import ensure, read_mnist
 from fpt.model import InputSpec
 from fpt.tasks.base import TASKS, DataSource, TaskData
-from fpt.tasks.image_files import ensure, read_mnist
 from fpt.tasks.images import VAL_SPLIT_SEED, ImageTokens, hold_out, image_task_data
 
 

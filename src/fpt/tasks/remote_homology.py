@@ -1,6 +1,6 @@
 """Remote homology (TAPE): the SCOP fold (1195 classes) of a protein from its amino-acid sequence.
 
-Tokens are TAPE's ids (``tape_data.VOCAB``: 5 specials then 25 residue letters, 30 in all),
+Tokens are TAPE's ids (``fpt.data.tape.VOCAB``: 5 specials then 25 residue letters, 30 in all),
 ``<cls> residues <sep>``, padded on the right with ``<pad>`` = 0; the head reads the last
 real token, which is always ``<sep>``. Lengths count ``<cls>`` and ``<sep>``.
 
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from fpt.data import tape as td
 from fpt.model import InputSpec
-from fpt.tasks import tape_data as td
 from fpt.tasks.base import TASKS, Batch, DataError, DataSource, TaskData, TensorSource
 
 POLICIES = ("drop", "truncate")

@@ -8,7 +8,7 @@ as ``remote_homology/remote_homology_{split}.lmdb``: an LMDB directory (``data.m
 raw release keeps the same records as a JSON list in ``remote_homology_{split}.json``.
 
 Pickle runs code named by the file, so records are decoded only by
-``fpt.tasks.safe_pickle``, which rebuilds plain Python values and numpy scalars and arrays
+``fpt.data.safe_pickle``, which rebuilds plain Python values and numpy scalars and arrays
 and refuses anything else.
 Readers return TAPE's ids (``encode``); what to do with long sequences is the task's business
 (``fpt.tasks.remote_homology``).
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from fpt.data.safe_pickle import safe_loads
 from fpt.tasks.base import DataError
-from fpt.tasks.safe_pickle import safe_loads
 
 SPLITS = ("train", "valid", "test_fold_holdout", "test_superfamily_holdout", "test_family_holdout")
 NUM_FOLDS = 1195  # fold_label is 0..1194 (TAPE registers the task with num_labels=1195)
