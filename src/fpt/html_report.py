@@ -25,6 +25,7 @@ from typing import Any
 
 from fpt.analysis import document as doc
 from fpt.analysis.runs import find_runs, read_config, read_summary, run_label
+from fpt.runs import CONFIG, METRICS
 
 BEGIN, END = "<!-- fpt report: begin -->", "<!-- fpt report: end -->"
 FILES_DIR = "report_files"
@@ -49,7 +50,7 @@ def kind_of(root: Path) -> str:
         return "sweep"
     if (root / "results.csv").is_file():
         return "reproduce"
-    if (root / "config.yaml").is_file():
+    if (root / CONFIG).is_file():
         return "run"
     return "runs"
 
@@ -133,7 +134,7 @@ def curve_blocks(runs: list[Path]) -> list[doc.Block]:
 
     by_task: dict[str, list[Path]] = {}
     for run in runs:
-        if (run / "metrics.jsonl").is_file():
+        if (run / METRICS).is_file():
             by_task.setdefault(str(read_config(run).get("task", "?")), []).append(run)
     blocks: list[doc.Block] = []
     for task, task_runs in by_task.items():
@@ -220,7 +221,7 @@ def parameter_counts(config: dict[str, Any]) -> dict[str, tuple[int, int]]:
     from fpt.tasks import build_task
     from fpt.tasks.base import DataSource
 
-    cfg = from_dict(RunConfig, config, where="config.yaml")
+    cfg = from_dict(RunConfig, config, where=CONFIG)
     spec = build_task(cfg.task, cfg.task_options, cfg.seed, DataSource(Path(cfg.data_dir), False)).spec
     with torch.device("meta"):  # random init has the same architecture as pretrained/stats/checkpoint
         counts = count_parameters(build_model(replace(cfg, init="random"), spec))
@@ -297,7 +298,7 @@ def command_blocks(runs: list[Path], root: Path, reproduce_command: str | None) 
         blocks.append(doc.Para(f"The table: `{reproduce_command}` (resumable; finished cells are reused)."))
     for run in runs:
         rel = _rel(run, root)
-        text = (run / "config.yaml").read_text()
+        text = (run / CONFIG).read_text()
         blocks.append(doc.Code(f"{train_command(read_config(run), str(run))}\n\n# {rel}/config.yaml\n{text}",
                                f"{rel}: command and config.yaml"))
     return blocks

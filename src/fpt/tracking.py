@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fpt.config import ConfigError
+from fpt.runs import CONFIG, DATA, METRICS, SUMMARY
 
 NAMES = ("tensorboard", "mlflow")
 _EXTRA_MODULE = {"tensorboard": "tensorboard", "mlflow": "mlflow"}
@@ -271,7 +272,7 @@ class MLflow(Tracker):
     def finish(self, summary):
         self._metrics({f"summary.{k}": v for k, v in summary_scalars(summary).items()}, summary["steps"])
         if self.out is not None:
-            for name in ("config.yaml", "metrics.jsonl", "summary.json", "data.json"):
+            for name in (CONFIG, METRICS, SUMMARY, DATA):
                 if (self.out / name).is_file():
                     self.client.log_artifact(self.run_id, str(self.out / name))
 

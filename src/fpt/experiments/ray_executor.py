@@ -44,6 +44,7 @@ from fpt.experiments.executors import (
     planned_to_dict,
 )
 from fpt.experiments.runner import read_summary
+from fpt.runs import CONFIG, METRICS, SUMMARY
 
 SNAPSHOT = "fpt_checkpoint.json"  # in a Ray checkpoint: {key, step}
 DONE_FLAG = "fpt_done"  # in a trial's last Tune result: the run finished (not stopped early)
@@ -76,7 +77,7 @@ def _pointer_step(run_dir: Path, slot: str = "checkpoint") -> int | None:
 
 def _metric_rows(run_dir: Path) -> list[dict[str, Any]]:
     """metrics.jsonl rows (a half-written last line ignored: fit is writing it)."""
-    path = Path(run_dir) / "metrics.jsonl"
+    path = Path(run_dir) / METRICS
     try:
         text = path.read_text(errors="replace")
     except OSError:
@@ -106,7 +107,7 @@ def snapshot(run_dir: Path, step: int, key: str) -> Path | None:
             shutil.copytree(src / name, tmp / slot / name)
             (tmp / slot / "current").write_text(name + "\n")
         rows = [r for r in _metric_rows(run_dir) if r["step"] <= step]
-        (tmp / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (tmp / METRICS).write_text("".join(json.dumps(r) + "\n" for r in rows))
         (tmp / SNAPSHOT).write_text(json.dumps({"key": key, "step": _pointer_step(tmp) or step}))
         return tmp
     except (OSError, shutil.Error):
@@ -131,10 +132,10 @@ def restore(snapshot_dir: Path, run_dir: Path, config: Any) -> tuple[int, bool]:
         shutil.rmtree(run_dir / slot, ignore_errors=True)
         if (snapshot_dir / slot).is_dir():
             shutil.copytree(snapshot_dir / slot, run_dir / slot)
-    rundir.write_text(run_dir / "metrics.jsonl", (snapshot_dir / "metrics.jsonl").read_text())
-    rundir.write_with(run_dir / "config.yaml", lambda tmp: save_yaml(config, tmp))
+    rundir.write_text(run_dir / METRICS, (snapshot_dir / METRICS).read_text())
+    rundir.write_with(run_dir / CONFIG, lambda tmp: save_yaml(config, tmp))
     with contextlib.suppress(FileNotFoundError):
-        (run_dir / "summary.json").unlink()
+        (run_dir / SUMMARY).unlink()
     return step, True
 
 

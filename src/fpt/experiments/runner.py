@@ -22,6 +22,7 @@ from typing import Any
 from fpt import rundir
 from fpt.config import RunConfig, from_dict, merge
 from fpt.experiments.grid import Cell, Table, tasks_spec
+from fpt.runs import SUMMARY
 
 ACCURACIES = ("test_accuracy", "val_accuracy", "train_accuracy", "test_accuracy_last", "val_accuracy_last")
 METRIC_SCALE = dict.fromkeys(ACCURACIES, 100.0)  # summary fractions -> percent, as the paper prints them
@@ -103,7 +104,7 @@ def ensure_pretrained_body(pre: RunConfig, run_dir: Path, progress: bool) -> Pat
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:
-    file = run_dir / "summary.json"
+    file = run_dir / SUMMARY
     return json.loads(file.read_text()) if file.is_file() else None
 
 

@@ -38,6 +38,7 @@ from typing import Any
 from fpt.config import ConfigError, RunConfig, from_dict, load_yaml, merge, show, target_alias
 from fpt.experiments.executors import DONE, EARLY_STOPPED, FAILED, NOT_RUN, Outcome, Trial
 from fpt.experiments.runner import Store, read_summary
+from fpt.runs import CONFIG
 
 SPEC_KEYS = ("name", "description", "base", "grid", "random", "seeds", "metric", "mode")
 RANDOM_KEYS = ("trials", "seed", "space")
@@ -352,7 +353,7 @@ def trial_status(run_dir: Path, outcome: Outcome | None) -> tuple[str, str]:
         return DONE, ""
     if outcome is not None and outcome.status != DONE:
         return outcome.status, outcome.note
-    if (run_dir / "config.yaml").is_file() and has_checkpoint(run_dir):
+    if (run_dir / CONFIG).is_file() and has_checkpoint(run_dir):
         last = _last_eval(run_dir)
         return "stopped", f"stopped at step {last.get('step', '?')}: rerun the sweep to resume it"
     return NOT_RUN, ""
