@@ -111,3 +111,25 @@ def test_predict_returns_classes(tiny_gpt2_dir):
     x = exp.data.eval_sets["test"].x[:10]
     pred = fpt.predict(exp, x)
     assert pred.shape == (10, 5) and set(pred.unique().tolist()) <= {0, 1}
+
+
+def test_eval_subset_evaluates_a_fixed_part_and_confirms_the_target_on_the_whole_set(tiny_gpt2_dir, tmp_path):
+    run = tmp_path / "run"
+    exp = _exp(tiny_gpt2_dir, eval_subset=16, target=1.0)
+    summary = fpt.fit(exp, out=run, progress=False)
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["val_examples"] for r in rows] == [16] * 4  # never at the target: always the subset
+    assert all(abs(r["val_accuracy"] * 16 * 5 - round(r["val_accuracy"] * 16 * 5)) < 1e-6 for r in rows)  # of 16 x 5 bits
+    # selection reads the subset; the reported figures are the whole set's at that step (the model is left there)
+    assert summary["selected_step"] == max(rows, key=lambda r: r["val_accuracy"])["step"]
+    assert summary["val_accuracy"] == fpt.evaluate(exp, sets=["val"])["val_accuracy"]
+    # a subset at the target is checked on the whole validation set before the run stops
+    reached = fpt.fit(_exp(tiny_gpt2_dir, eval_subset=16, target=0.01), out=tmp_path / "reached", progress=False)
+    (row,) = [json.loads(line) for line in (tmp_path / "reached" / "metrics.jsonl").read_text().splitlines()]
+    assert row["val_examples"] == 64 and reached["stopped"] == "target" and reached["steps_to_target"] == 5
+    assert reached["val_accuracy"] == row["val_accuracy"]
+
+
+def test_eval_subset_must_be_positive(tiny_gpt2_dir):
+    with pytest.raises(ConfigError, match="eval_subset"):
+        _exp(tiny_gpt2_dir, eval_subset=0)

@@ -103,7 +103,11 @@ class RunConfig:
     lr: float | None = _help("Adam learning rate; default: the task's (1e-3, the paper's)", None)
     clip: float = _help("gradient-norm clipping (the paper: 1.0); 0 disables", 1.0)
     seed: int = _help("seed for data, initialisation and dropout", 0)
-    eval_every: int = _help("evaluate on the whole held-out set every N steps", 50)
+    eval_every: int = _help("evaluate on the validation set every N steps", 50)
+    eval_subset: int | None = _help("during training, evaluate a fixed seeded subset of N validation examples "
+                                    "(less time per evaluation); reaching the target is confirmed on the whole "
+                                    "validation set, and the reported figures are whole sets at the selected and last "
+                                    "steps. Default: the whole validation set", None)
     eval_batch_size: int = _help("examples per evaluation batch", 256)
     target: float | None = _help("held-out accuracy (0-1; R² for regression) that counts as reached; default: the "
                                  "task's. With --data, --target NAME (not a number) names the target column", None)
@@ -131,6 +135,8 @@ class RunConfig:
              f"must be >= 1 and divide batch_size={self.batch_size}"),
             (self.eval_every >= 1, "eval_every", "must be >= 1"),
             (self.eval_batch_size >= 1, "eval_batch_size", "must be >= 1"),
+            (self.eval_subset is None or self.eval_subset >= 1, "eval_subset",
+             "must be >= 1 (validation examples per evaluation during training); omit it for the whole set"),
             (self.bucket_batches >= 0, "bucket_batches", "must be >= 0 (0 disables length bucketing)"),
             (self.lr is None or self.lr > 0, "lr", "must be > 0"),
             (self.clip >= 0, "clip", "must be >= 0 (0 disables clipping)"),

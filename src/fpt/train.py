@@ -295,6 +295,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
         if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
             rundir.write_text(run.out / DATA, json.dumps(exp.data.fitted, indent=1))
 
+    val_subset = _val_subset(exp)
     resume, state, history = distributed.share_start(group, optimizer, resume, state, history)  # rank 0's
     exp = distributed.data_parallel(exp, group)  # DDP over the trained parameters (several ranks only)
     if not resume:
@@ -325,7 +326,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
         window["steps"] += 1
 
         if state["step"] % cfg.eval_every == 0 or state["step"] == cfg.steps:
-            metrics = evaluate(exp, sets=[exp.data.val])
+            metrics = _validate(exp, val_subset, val_key)
             state["wall_seconds"] = time.perf_counter() - started
             row = {"step": state["step"], "wall_seconds": round(state["wall_seconds"], 3),
                    "train_loss": window["loss"] / window["steps"],
@@ -366,6 +367,33 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
         rundir.write_text(run.out / SUMMARY, json.dumps(summary, indent=1))
     track.finish(summary)
     return summary
+
+
+def _val_subset(exp: Experiment) -> Batch | None:
+    """The validation examples evaluated during training when ``eval_subset`` asks for fewer than all.
+
+    A seeded draw (the run's seed), fixed for the whole run and the same after a resume."""
+    n = exp.config.eval_subset
+    whole = exp.data.eval_sets[exp.data.val]
+    if n is None or n >= len(whole):
+        return None
+    order = torch.randperm(len(whole), generator=torch.Generator().manual_seed(exp.config.seed))
+    idx = order[:n].sort().values
+    return Batch(whole.x[idx], whole.y[idx], None if whole.lengths is None else whole.lengths[idx])
+
+
+def _validate(exp: Experiment, subset: Batch | None, val_key: str) -> dict[str, Any]:
+    """A training-time evaluation of validation: the whole set, or the subset unless it reaches the target.
+
+    A subset that reaches the target is not trusted alone: the whole set is evaluated then, and
+    its figures are the row's, so stopping at the target always reads the whole validation set.
+    With a subset, ``val_examples`` says which one a row holds."""
+    if subset is None:
+        return evaluate(exp, sets=[exp.data.val])
+    metrics = {f"{exp.data.val}_{k}": v for k, v in evaluate(exp, data=subset).items()}
+    if exp.target is None or metrics[val_key] < exp.target:
+        return {**metrics, "val_examples": len(subset)}
+    return {**evaluate(exp, sets=[exp.data.val]), "val_examples": len(exp.data.eval_sets[exp.data.val])}
 
 
 def _final_evaluation(exp: Experiment, run: _Run, state: dict[str, Any], history: list[dict[str, Any]],
