@@ -33,8 +33,10 @@ COLUMNS = ("rank", "config", "val_accuracy_mean", "val_accuracy_std", "test_accu
 
 
 def table(out: Path) -> list[dict[str, str]]:
+    """The ranked configs: the swept fields (results.json's ``swept``) and COLUMNS."""
+    swept = json.loads((out / "results.json").read_text()).get("swept", [])
     with open(out / "results.csv", newline="") as f:
-        return [{k: row.get(k, "") for k in COLUMNS} for row in csv.DictReader(f)]
+        return [{k: row.get(k, "") for k in (*swept, *COLUMNS)} for row in csv.DictReader(f)]
 
 
 def run_setting(setting: str, spec: Path, root: Path, cores: int) -> dict:
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         first = ok[0]
         print(f"\nresults of {first['setting']} (configs ranked by validation accuracy):")
         for r in first["results"]:
-            print("  " + "  ".join(f"{k}={r[k]}" for k in COLUMNS))
+            print("  " + "  ".join(f"{k}={v}" for k, v in r.items()))
         for r in ok[1:]:
             same = r["results"] == first["results"]
             print(f"{r['setting']}: {'the same table' if same else 'a different table'} as {first['setting']}"
