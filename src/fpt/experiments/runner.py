@@ -31,16 +31,38 @@ KEY_LENGTH = 12
 
 STORE_VERSION = 1
 
+# What run-store keys are taken against: RunConfig's defaults when the store began. Only ever
+# extended, never edited: a new RunConfig field is added here with the value that keeps the
+# behaviour runs had before it existed (a test checks every field is here). Changing a default in
+# RunConfig then changes the key of every run that uses the new default, so a finished run is
+# never reused for a config that now means something else, and runs with the old value keep theirs.
+KEY_BASELINE: dict[str, Any] = {
+    "task": "bit-xor", "task_options": {}, "data_dir": "data", "download": False, "data": None,
+    "target_column": None, "objective": "auto", "modality": "auto", "val_fraction": 0.2, "test_fraction": 0.2,
+    "split_seed": 0, "max_categories": 50, "image_size": 32, "patch_size": 4, "image_channels": "auto",
+    "series_patch": None, "series_stride": None, "series_norm": "series", "sequence_tokens": "auto",
+    "sequence_max_len": None, "body": "minilm", "init": "pretrained", "freeze": "paper", "layers": None,
+    "dropout": 0.1, "input_init": "gpt2", "input_dropout": False, "padding": "mask", "vit_positions": "resized",
+    "lstm_variant": "fpt", "steps": 2000, "batch_size": 16, "grad_accum": 1, "lr": None, "clip": 1.0, "seed": 0,
+    "eval_every": 50, "eval_subset": None, "eval_batch_size": 256, "target": None, "stop_at_target": True,
+    "patience": None, "diverge_loss": 100.0, "last_block_rows": True, "trim_padding": True, "bucket_batches": 50,
+    "precision": "auto", "compile": False, "cache_features": "auto", "device": "auto",
+}
+
 
 def config_key(config: RunConfig, **extra: Any) -> str:
-    """A short hash of ``config``'s fields that differ from their defaults (and ``extra``).
+    """A short hash of ``config``'s fields that differ from KEY_BASELINE (and ``extra``).
 
-    Equal configs share a run directory. Leaving defaults out keeps the keys of finished runs
-    when a new field (with a default that keeps today's behaviour) is added to RunConfig. A change
-    of what an existing default does must bump STORE_VERSION, so old runs are not reused.
+    Equal configs share a run directory. Leaving baseline values out keeps the keys of finished
+    runs when a field is added (with the value that keeps the old behaviour) and when a default
+    changes (runs with the new default get new keys). STORE_VERSION is for changes of what an
+    existing value does.
     """
-    defaults = RunConfig().to_dict()
-    data = {**{k: v for k, v in config.to_dict().items() if v != defaults[k]}, **extra}
+    missing = sorted(set(config.to_dict()) - set(KEY_BASELINE))
+    if missing:
+        raise RuntimeError(f"RunConfig field(s) {missing} are not in runner.KEY_BASELINE: add each with the value "
+                           "that keeps the behaviour runs had before the field existed")
+    data = {**{k: v for k, v in config.to_dict().items() if v != KEY_BASELINE[k]}, **extra}
     if STORE_VERSION > 1:
         data["store_version"] = STORE_VERSION
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:KEY_LENGTH]
