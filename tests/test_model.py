@@ -80,3 +80,17 @@ def test_trimmed_batches_give_the_same_logits(tiny_body_dir):
     assert t.x.shape == (3, 7)
     with torch.no_grad():
         torch.testing.assert_close(model(t.x, t.lengths), model(b.x, b.lengths), atol=1e-5, rtol=1e-4)
+
+
+@torch.no_grad()
+def test_mean_readout_pools_the_real_tokens_only(tiny_body_dir):
+    spec = InputSpec(seq_len=12, num_classes=10, vocab_size=16)
+    torch.manual_seed(0)
+    model = FPT(build_body(BodySpec(tiny_body_dir, "random", seq_len=12, dropout=0.0)), spec, readout="mean").eval()
+    x = torch.randint(1, 16, (1, 7))
+    h = model.hidden(x)  # (1, 7, D): every block, then the final norm
+    torch.testing.assert_close(model.features(x), h.mean(1, keepdim=True))  # the head reads the mean state
+    padded = torch.cat([x, torch.randint(1, 16, (1, 5))], dim=1)  # padding of any value is never pooled
+    torch.testing.assert_close(model(padded, torch.tensor([7])), model(x), atol=1e-5, rtol=1e-4)
+    with pytest.raises(ValueError, match="readout=mean pools every token into one output"):
+        FPT(model.body, InputSpec(seq_len=10, num_classes=2, token_dim=1, num_outputs=5), readout="mean")

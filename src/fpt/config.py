@@ -97,6 +97,9 @@ class RunConfig:
     lstm_variant: str = _help("LSTM bodies only: fpt (each block one nn.LSTM then a LayerNorm, zero initial states) | "
                               "official (the official code's LNLSTM: layer norm inside the cell, uniform init, random "
                               "initial states drawn on every forward pass, dropout on each step's output)", "fpt")
+    readout: str = _help("what the output head reads: last (the final states of the last k real tokens, the "
+                         "paper's) | mean (the mean final state of every real token, one output token; how "
+                         "sentence bodies such as MiniLM were trained to be read)", "last")
     steps: int = _help("maximum optimizer steps", 2000)
     batch_size: int = _help("examples per optimizer step", 16)
     grad_accum: int = _help("split each step's batch into this many micro-batches (same result, less memory)", 1)
@@ -148,6 +151,7 @@ class RunConfig:
             (bool(re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,3})?|mps", self.device)), "device",
              "must be auto, cpu, cuda, cuda:N (N a GPU index) or mps"),
             (self.cache_features in {"auto", "on", "off"}, "cache_features", "must be auto, on or off"),
+            (self.readout in {"last", "mean"}, "readout", "must be last or mean"),
             (self.precision in {"auto", "fp32", "bf16"}, "precision", "must be auto, fp32 or bf16"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
             (self.init in {"pretrained", "random", "stats"} or self.init.startswith("checkpoint:"), "init",

@@ -78,7 +78,8 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         model = FPT(body, spec, last_block_rows=config.last_block_rows, input_init=config.input_init,
-                    input_dropout=config.dropout if config.input_dropout else 0.0, padding=config.padding)
+                    input_dropout=config.dropout if config.input_dropout else 0.0, padding=config.padding,
+                    readout=config.readout)
     apply_policy(model, config.freeze)
     return model
 

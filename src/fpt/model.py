@@ -68,17 +68,24 @@ def input_layer(spec: InputSpec, width: int, init: str = "gpt2") -> nn.Module:
 
 
 PADDING = ("mask", "ignore")
+READOUTS = ("last", "mean")
 FEATURES = -1  # FPT.forward's ``start`` for inputs that are already the head's features (B, k, D)
 
 
 class FPT(nn.Module):
     def __init__(self, body: Body, spec: InputSpec, layers: int | None = None, last_block_rows: bool = True,
-                 input_init: str = "gpt2", input_dropout: float = 0.0, padding: str = "mask") -> None:
+                 input_init: str = "gpt2", input_dropout: float = 0.0, padding: str = "mask",
+                 readout: str = "last") -> None:
         super().__init__()
         if layers is not None and not 1 <= layers <= len(body.blocks):
             raise ValueError(f"layers={layers} must be in 1..{len(body.blocks)} for this body")
         if padding not in PADDING:
             raise ValueError(f"padding {padding!r} is not one of {', '.join(PADDING)}")
+        if readout not in READOUTS:
+            raise ValueError(f"readout {readout!r} is not one of {', '.join(READOUTS)}")
+        if readout == "mean" and spec.num_outputs != 1:
+            raise ValueError(f"readout=mean pools every token into one output, but this task reads "
+                             f"{spec.num_outputs} output tokens; use readout=last")
         self.spec = spec
         self.input = input_layer(spec, body.width, input_init)
         # The official code's input network ends in a dropout after a linear layer (none after an
@@ -89,8 +96,11 @@ class FPT(nn.Module):
         self.body = body
         self.layers = layers if layers is not None else len(body.blocks)
         self.head = nn.Linear(body.width, spec.per_token * spec.num_classes)
+        # "last": the head reads the last k real tokens (the paper's); "mean": the mean of every real
+        # token's final state (B, 1, D), as bodies pretrained with mean pooling (MiniLM) were read.
+        self.readout = readout
         # The head reads k tokens, so the last block need only compute those (when the body can).
-        self.last_block_rows = last_block_rows and hasattr(body, "block_rows")
+        self.last_block_rows = last_block_rows and hasattr(body, "block_rows") and readout == "last"
 
     def embed(self, x: Tensor) -> Tensor:
         """Input layer (and its dropout, if any), then the body's positions: (B, T, D)."""
@@ -139,6 +149,12 @@ class FPT(nn.Module):
         full = self.layers if not self.last_block_rows else self.layers - 1
         for i in range(start, full):
             h = self.body.block(i, h, mask)  # (B, T, D)
+        if self.readout == "mean":
+            h = self.body.final_norm(h)  # (B, T, D)
+            if mask is None:
+                return h.mean(1, keepdim=True)  # (B, 1, D)
+            w = mask[..., None].to(h.dtype)  # (B, T, 1)
+            return (h * w).sum(1, keepdim=True) / w.sum(1, keepdim=True)  # (B, 1, D)
         if not self.last_block_rows:
             return self.read(self.body.final_norm(h), lengths)
         h = self.body.block_rows(self.layers - 1, h, mask, self.output_rows(h, lengths))  # (B, k, D)

@@ -46,7 +46,7 @@ KEY_BASELINE: dict[str, Any] = {
     "lstm_variant": "fpt", "steps": 2000, "batch_size": 16, "grad_accum": 1, "lr": None, "clip": 1.0, "seed": 0,
     "eval_every": 50, "eval_subset": None, "eval_batch_size": 256, "target": None, "stop_at_target": True,
     "patience": None, "diverge_loss": 100.0, "last_block_rows": True, "trim_padding": True, "bucket_batches": 50,
-    "precision": "auto", "compile": False, "cache_features": "auto", "device": "auto",
+    "precision": "auto", "compile": False, "cache_features": "auto", "device": "auto", "readout": "last",
 }
 
 
