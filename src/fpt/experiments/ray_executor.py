@@ -222,6 +222,7 @@ def trainable(config: dict[str, Any]) -> None:
                 finally:
                     if snap:
                         shutil.rmtree(snap, ignore_errors=True)
+                _event(events, event="report", step=row["step"], checkpoint=snap is not None)
                 seen = row["step"]
             if not alive:
                 break
@@ -262,7 +263,7 @@ class RayExecutor:
     asha: bool = False
     grace_period: int | None = None  # steps before ASHA may stop a trial (default: 2 evaluations)
     reduction_factor: float = 2.0
-    events_dir: Path | None = None  # KEY.ray.jsonl: start, restore and done events of each trial
+    events_dir: Path | None = None  # KEY.ray.jsonl: start, restore, report and done events of each trial
     verbose: int = 1
     early_stopped: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False  # the last run() ended with trials Tune had not finished (Ctrl-C)
