@@ -59,6 +59,10 @@ class RunConfig:
                                 "classification, seeded by split_seed)", 0.2)
     test_fraction: float = _help("--data without its own test split: share held out for testing", 0.2)
     split_seed: int = _help("--data: seed of the train/val/test split (part of the data's definition, not the run's)", 0)
+    train_on_val: bool = _help("--data: train on the training and validation splits together (the second run of "
+                               "fpt train --refit). Nothing can then be selected on validation: needs one evaluation, "
+                               "at the end (eval_every >= steps), and the summary's validation figures are left out",
+                               False)
     max_categories: int = _help("--data tabular: categories kept per text column (most frequent in train; the rest "
                                 "and unseen ones share an unknown slot)", 50)
     image_size: int = _help("--data images: resized to SIZE x SIZE pixels", 32)
@@ -181,6 +185,9 @@ class RunConfig:
                 (0 < self.val_fraction < 1, "val_fraction", "must be in (0, 1), e.g. 0.1"),
                 (0 < self.test_fraction < 1 and self.val_fraction + self.test_fraction < 1, "test_fraction",
                  f"must be in (0, 1) and leave training examples with val_fraction={self.val_fraction}"),
+                (not self.train_on_val or self.eval_every >= self.steps, "train_on_val",
+                 f"trains on the validation split, so nothing may be selected on it: evaluate once, at the end "
+                 f"(eval_every >= steps={self.steps}; eval_every is {self.eval_every}); fpt train --refit does this"),
                 (self.max_categories >= 1, "max_categories", "must be >= 1"),
                 (self.image_size >= 1, "image_size", "must be >= 1"),
                 (self.patch_size >= 1 and self.image_size % self.patch_size == 0, "patch_size",
@@ -211,7 +218,7 @@ class RunConfig:
 DATA_TASK = "data"  # the task that reads --data (fpt.tasks.user_data)
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
 DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "split_seed",
-               "max_categories", "image_size", "patch_size", "image_channels", "series_patch", "series_stride",
+               "train_on_val", "max_categories", "image_size", "patch_size", "image_channels", "series_patch", "series_stride",
                "series_norm", "sequence_tokens", "sequence_max_len")
 
 

@@ -435,6 +435,9 @@ def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any
     for name in objective.reported:
         scores[f"val_{name}_last"] = last.get(f"{data.val}_{name}")
         scores[f"test_{name}_last"] = last.get(f"{data.test}_{name}")
+    trained_on_val = exp.config.train_on_val  # fpt train --refit's second run: its "validation" is training data
+    if trained_on_val:
+        scores = {k: None if k.startswith("val_") else v for k, v in scores.items()}
     return {
         "task": exp.config.task, "body": exp.config.body, "init": exp.config.init, "freeze": exp.config.freeze,
         "val_set": data.val, "test_set": data.test,
@@ -443,8 +446,8 @@ def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any
         f"train_{objective.metric}": last_row.get(f"train_{objective.metric}"),
         "steps": state["step"],
         "target": exp.target,
-        "steps_to_target": state["steps_to_target"],
-        "steps_to_converge": steps_to_converge(history, f"{data.val}_{objective.metric}"),
+        "steps_to_target": None if trained_on_val else state["steps_to_target"],
+        "steps_to_converge": None if trained_on_val else steps_to_converge(history, f"{data.val}_{objective.metric}"),
         "stopped": reason,
         "diverged_at": state["diverged_at"],
         "wall_seconds": round(state["wall_seconds"], 3),

@@ -9,12 +9,17 @@ from pathlib import Path
 HELP = "print a task's statistics: split sizes, tokens per example, truncation/drops, class balance"
 
 
+RUN_ONLY = ("train_on_val",)  # a data field about training, not about what the data is: no flag of fpt data
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from fpt.config import DATA_FIELDS, RunConfig, field_help
 
     p.add_argument("task", nargs="?", help="a registered task (fpt list); or give --data PATH instead")
     helps = field_help(RunConfig)
     for name in DATA_FIELDS:
+        if name in RUN_ONLY:
+            continue
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None, metavar="X", help=helps[name])
     p.add_argument("--target", dest="target", default=None, metavar="NAME", help="--data: the target column(s) "
                    "(the same as --target-column)")
@@ -53,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if args.data is not None:
         if args.task not in (None, DATA_TASK):
             raise ValueError(f"give a task ({args.task}) or --data PATH, not both")
-        given = {name: getattr(args, name) for name in DATA_FIELDS if getattr(args, name) is not None}
+        given = {name: getattr(args, name) for name in DATA_FIELDS
+                 if name not in RUN_ONLY and getattr(args, name) is not None}
         if args.target is not None:
             given["target"] = args.target
         config = from_dict(RunConfig, target_alias({**given, "seed": args.seed}), where="command line")

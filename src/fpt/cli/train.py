@@ -26,6 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nproc", type=int, metavar="N", help="train data-parallel in N processes on this machine "
                    "(torchrun's launcher; gloo on CPU, NCCL with one GPU per process); batch_size is the global "
                    "batch and must divide by N")
+    p.add_argument("--refit", action="store_true",
+                   help="--data: choose the number of steps on validation (a first run in OUT/selection), then train "
+                        "a fresh model on train + validation for as many epochs and report that one (for small "
+                        "datasets; see fpt.refit)")
     p.add_argument("--log", action="append", default=[], metavar="NAME",
                    help="live tracking: tensorboard (events in RUN/tensorboard) and/or mlflow (MLFLOW_TRACKING_URI, "
                         "else RUN/mlruns); repeat or join with ','. Optional extras: "
@@ -40,12 +44,15 @@ def run(args: argparse.Namespace) -> int:
     from fpt import distributed, rundir, tracking
     from fpt.cli._args import config_from_args, given_fields
     from fpt.paths import safe_run_name
+    from fpt.refit import SELECTION
     from fpt.train import resume_config
 
+    refit = bool(args.refit or (args.resume and (Path(args.resume) / SELECTION).is_dir()))
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
             raise ValueError("--resume DIR continues DIR; do not also give a different --out")
-        config = resume_config(Path(args.resume), given_fields(args))
+        # A refit run continues from its selection run's config (the refit run's own follows from it).
+        config = resume_config(Path(args.resume) / SELECTION if refit else Path(args.resume), given_fields(args))
         out = Path(args.resume)
     else:
         config = config_from_args(args)
@@ -56,6 +63,15 @@ def run(args: argparse.Namespace) -> int:
     trackers: list = tracking.check(args.log)
     if args.nproc is not None and args.nproc < 1:
         raise ValueError(f"--nproc {args.nproc}: give a number of processes >= 1")
+    if refit:
+        from fpt import refit as refitting
+
+        if args.nproc and args.nproc > 1 or distributed.launched():
+            raise ValueError("--refit runs in one process; drop --nproc (or torchrun)")
+        refitting.check(config)
+        summary = refitting.fit(config, out, resume=bool(args.resume), progress=not args.quiet, trackers=trackers)
+        _print_summary(summary, out)
+        return 0
     if args.nproc and args.nproc > 1 and not distributed.launched():
         distributed.Group(size=args.nproc).per_rank(config.batch_size, config.grad_accum)  # before starting them
         argv = distributed.strip_option(args.argv, "--nproc")
@@ -78,9 +94,17 @@ def run(args: argparse.Namespace) -> int:
         distributed.shutdown()
     if not group.is_main:
         return 0
+    _print_summary(summary, out)
+    return 0
+
+
+def _print_summary(summary: dict, out: Path) -> None:
     scores = ("val_accuracy", "test_accuracy", "test_accuracy_last") if "val_accuracy" in summary else \
         ("val_r2", "test_r2", "test_mae", "test_r2_last")  # regression
-    print(json.dumps({k: summary[k] for k in (*scores, "selected_step", "steps", "steps_to_target", "stopped",
-                                               "wall_seconds", "train_samples_per_second")}))
+    shown = {k: summary[k] for k in (*scores, "selected_step", "steps", "steps_to_target", "stopped",
+                                     "wall_seconds", "train_samples_per_second")}
+    if "refit" in summary:  # the refit model has no validation figures: the selection run's say how it was chosen
+        shown = {**shown, **{k: v for k, v in summary["refit"].items() if k.startswith("selection_val_")},
+                 "selection_step": summary["refit"]["selected_step"]}
+    print(json.dumps(shown))
     print(f"run directory: {out}")
-    return 0

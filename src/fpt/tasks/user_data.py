@@ -34,8 +34,8 @@ PATIENCE = 10  # default early stopping: evaluations without a validation gain (
 
 def _validate(self: Any) -> None:
     """The same checks (and messages) as the RunConfig fields these options mirror."""
-    try:
-        RunConfig(**{name: getattr(self, name) for name in DATA_FIELDS})
+    try:  # steps and eval_every are the run's, checked with it; here only train_on_val's need of them is met
+        RunConfig(**{name: getattr(self, name) for name in DATA_FIELDS}, steps=1, eval_every=1)
     except ConfigError as exc:
         raise ConfigError(str(exc).replace("config field", "data option")) from None
 
@@ -159,6 +159,12 @@ class UserData:
         return task_from_raw(raw, options, seed, objective, why)
 
 
+def join(a: Batch, b: Batch) -> Batch:
+    """The examples of ``a`` then ``b`` (one tokeniser made both, so their token shapes agree)."""
+    lengths = None if a.lengths is None or b.lengths is None else torch.cat([a.lengths, b.lengths])
+    return Batch(torch.cat([a.x, b.x]), torch.cat([a.y, b.y]), lengths)
+
+
 def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -> TaskData:
     """The task of split ``RawData`` (train, val, and usually test): targets encoded, the tokeniser fitted on
     train, every split tokenised. Without a test split (fpt.sklearn, whose caller keeps its own test data)
@@ -186,6 +192,9 @@ def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -
         **({"cut_to_max_tokens": cut} if any(cut.values()) else {}),
     }
     train_batch = batches.pop("train")
+    if options.train_on_val:  # fpt train --refit's second run: validation joins the training examples
+        train_batch = join(train_batch, batches["val"])
+        info["train_on_val"] = True
     test = "test"
     if test not in batches:
         batches["train"], test = train_batch, "train"

@@ -1,0 +1,107 @@
+"""``fpt train --refit``: choose how long to train on validation, then train again on train + validation.
+
+With a few dozen training examples (UCR's small TRAIN files), holding a fifth of them out for
+validation costs the model examples it needs, and a 10-example validation split can only
+choose between coarse candidates. The usual remedy, scikit-learn's ``refit=True`` after a
+search, is this, with the search over the length of training:
+
+1. ``OUT/selection`` is an ordinary run of the given config: validation selects step ``S``.
+2. ``OUT`` trains a fresh model (the same config and seed) on train + validation for as many
+   epochs, ``round(S * (n_train + n_val) / n_train)`` steps, evaluating once, at the end
+   (config ``train_on_val``). Nothing is selected on validation there, so its validation
+   figures are left out of its summary; its test figures are the reported ones.
+
+The test split is evaluated by both runs but read by neither's choices. ``OUT/summary.json``
+has a ``refit`` block with the selection run's step and validation figures (and its test
+figures, for comparing the two protocols; ``test_*`` at the top are the refit model's).
+``OUT`` is a run directory like any other: ``fpt predict/export/eval`` use the refit model.
+Resuming (``fpt train --resume OUT``) continues whichever of the two runs was stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fpt.config import DATA_TASK, ConfigError, RunConfig
+
+SELECTION = "selection"  # the first run's directory inside the refit run's
+
+
+def check(config: RunConfig) -> None:
+    """Why ``config`` cannot be refitted, as a ConfigError naming the fix."""
+    if config.task != DATA_TASK:
+        raise ConfigError(f"--refit trains again on train + validation, which needs your own data (--data PATH); "
+                          f"task {config.task!r} has its own splits: drop --refit")
+    if config.train_on_val:
+        raise ConfigError("--refit chooses the number of steps on validation, then sets train_on_val itself: "
+                          "drop train_on_val")
+
+
+def refit_steps(selected_step: int, n_train: int, n_val: int) -> int:
+    """As many epochs on train + validation as the selected step made on train."""
+    return max(1, round(selected_step * (n_train + n_val) / n_train))
+
+
+def refit_config(config: RunConfig, selection: dict[str, Any]) -> RunConfig:
+    """The second run's config, from the selection run's summary."""
+    step = selection.get("selected_step")
+    if not step:
+        raise ValueError(f"the selection run selected no step (stopped: {selection.get('stopped')}); "
+                         "nothing to refit — see its metrics.jsonl")
+    sizes = selection["task_info"]["split_sizes"]
+    steps = refit_steps(int(step), int(sizes["train"]), int(sizes["val"]))
+    return dataclasses.replace(config, train_on_val=True, steps=steps, eval_every=steps, eval_subset=None,
+                               patience=None)
+
+
+def _block(selection: dict[str, Any], steps: int) -> dict[str, Any]:
+    scores = {k: v for k, v in selection.items()
+              if (k.startswith("val_") or k.startswith("test_")) and k != "val_set" and k != "test_set"
+              and not k.endswith("_last")}
+    sizes = selection["task_info"]["split_sizes"]
+    return {"selection_run": SELECTION, "selected_step": selection["selected_step"], "steps": steps,
+            "train_examples": int(sizes["train"]) + int(sizes["val"]),
+            **{f"selection_{k}": v for k, v in scores.items()}}
+
+
+def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool = True,
+        trackers: Sequence[Any] = ()) -> dict[str, Any]:
+    """Both runs (see the module's text); returns the refit run's summary, with its ``refit`` block."""
+    import fpt
+    from fpt import rundir
+    from fpt.checkpoint import has_checkpoint
+    from fpt.runs import SUMMARY
+
+    check(config)
+    out = Path(out)
+    chosen = out / SELECTION
+    if not resume and (out / SUMMARY).exists():
+        raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
+    with rundir.lock(out, what="fpt train --refit"):
+        if (chosen / SUMMARY).exists():
+            selection = json.loads((chosen / SUMMARY).read_text())
+        else:
+            if progress:
+                print(f"fpt train --refit: 1/2, choosing the number of steps on validation -> {chosen}")
+            selection = fpt.fit(fpt.build(config), out=chosen, resume=resume and has_checkpoint(chosen),
+                                progress=progress, trackers=trackers)
+        second = refit_config(config, selection)
+        if (out / SUMMARY).exists():
+            summary = json.loads((out / SUMMARY).read_text())
+        else:
+            if progress:
+                print(f"fpt train --refit: 2/2, {second.steps} steps on train + validation "
+                      f"(selected step {selection['selected_step']}) -> {out}")
+            summary = fpt.fit(fpt.build(second), out=out, resume=resume and has_checkpoint(out),
+                              progress=progress, trackers=trackers)
+        if "refit" not in summary:
+            summary["refit"] = _block(selection, second.steps)
+            rundir.write_text(out / SUMMARY, json.dumps(summary, indent=1))
+    return summary
+
+
+__all__ = ["SELECTION", "check", "fit", "refit_config", "refit_steps"]

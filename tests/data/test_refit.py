@@ -1,0 +1,108 @@
+"""fpt train --refit: steps chosen on validation, then a fresh model trained on train + validation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import fpt
+from fpt.cli import main
+from fpt.config import ConfigError, RunConfig
+from fpt.refit import SELECTION, refit_config, refit_steps
+
+
+def _csv(path: Path, n: int = 60) -> Path:
+    rng = np.random.default_rng(0)
+    rows = ["x1,x2,label"] + [f"{rng.normal() + 2 * (i % 2):.3f},{rng.normal():.3f},{'ab'[i % 2]}" for i in range(n)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _fields(path: Path, body: str, **kw) -> dict:
+    return {"data": str(path), "body": body, "init": "random", "steps": 12, "batch_size": 8, "eval_every": 3,
+            "device": "cpu", "seed": 0, **kw}
+
+
+def test_refit_steps_keep_the_number_of_epochs():
+    assert refit_steps(40, 40, 10) == 50
+    assert refit_steps(3, 36, 12) == 4
+    assert refit_steps(1, 100, 1) == 1
+
+
+def test_train_on_val_joins_validation_to_the_training_examples(tmp_path, tiny_gpt2_dir):
+    path = _csv(tmp_path / "d.csv")
+    plain = fpt.build(**_fields(path, tiny_gpt2_dir))
+    joined = fpt.build(**_fields(path, tiny_gpt2_dir, train_on_val=True, eval_every=12))
+    val = plain.data.eval_sets["val"]
+    assert len(joined.data.train) == len(plain.data.train) + len(val)
+    assert torch.equal(joined.data.train.data.x, torch.cat([plain.data.train.data.x, val.x]))
+    assert torch.equal(joined.data.train.data.y, torch.cat([plain.data.train.data.y, val.y]))
+    # validation and test are the same examples; only training grew
+    assert torch.equal(joined.data.eval_sets["test"].x, plain.data.eval_sets["test"].x)
+    assert joined.data.info["train_on_val"] is True
+
+
+def test_train_on_val_refuses_selection_on_validation(tmp_path, tiny_gpt2_dir):
+    with pytest.raises(ConfigError, match="train_on_val.*eval_every >= steps"):
+        RunConfig(**_fields(_csv(tmp_path / "d.csv"), tiny_gpt2_dir, train_on_val=True))
+
+
+def test_refit_run_trains_the_selected_epochs_on_train_and_val(tmp_path, tiny_gpt2_dir, capsys):
+    path = _csv(tmp_path / "d.csv")
+    out = tmp_path / "run"
+    args = ["train", "--data", str(path), "--body", tiny_gpt2_dir, "--init", "random", "--steps", "12",
+            "--batch-size", "8", "--eval-every", "3", "--device", "cpu", "--out", str(out), "--quiet", "--refit"]
+    assert main(args) == 0
+    printed = json.loads(capsys.readouterr().out.splitlines()[0])
+    selection = json.loads((out / SELECTION / "summary.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
+    sizes = selection["task_info"]["split_sizes"]
+    expected = refit_steps(selection["selected_step"], sizes["train"], sizes["val"])
+    assert summary["steps"] == expected and summary["selected_step"] == expected
+    assert summary["val_accuracy"] is None and summary["steps_to_converge"] is None  # trained on validation
+    block = summary["refit"]
+    assert block["selected_step"] == selection["selected_step"] and block["steps"] == expected
+    assert block["train_examples"] == sizes["train"] + sizes["val"]
+    assert block["selection_val_accuracy"] == selection["val_accuracy"]
+    assert block["selection_test_accuracy"] == selection["test_accuracy"]
+    assert printed["selection_val_accuracy"] == selection["val_accuracy"]
+    assert printed["test_accuracy"] == summary["test_accuracy"]
+    # the second run is an ordinary run of the refit config: the same model as training that config directly
+    config = fpt.Run(out).config()
+    assert config == refit_config(RunConfig(**_fields(path, tiny_gpt2_dir)), selection)
+    direct = fpt.fit(fpt.build(config), out=tmp_path / "direct", progress=False)
+    assert direct["test_accuracy"] == pytest.approx(summary["test_accuracy"], abs=1e-6)
+    assert direct["eval"]["test_loss"] == pytest.approx(summary["eval"]["test_loss"], abs=1e-5)
+    # and the run directory serves the refit model (fpt predict / export read it as any run)
+    test = fpt.build(config).data.eval_sets["test"]
+    served, trained = fpt.Run(out).load(), fpt.Run(tmp_path / "direct").load()
+    assert np.allclose(served.logits(test.x, test.lengths), trained.logits(test.x, test.lengths), atol=1e-6)
+
+
+def test_refit_resumes_the_stopped_run(tmp_path, tiny_gpt2_dir, capsys):
+    path = _csv(tmp_path / "d.csv")
+    out = tmp_path / "run"
+    base = ["--data", str(path), "--body", tiny_gpt2_dir, "--init", "random", "--steps", "12", "--batch-size", "8",
+            "--eval-every", "3", "--device", "cpu", "--quiet"]
+    assert main(["train", *base, "--out", str(out), "--refit"]) == 0
+    whole = json.loads((out / "summary.json").read_text())
+    # as if the second run had been killed: its summary gone; resuming finishes it, selection is not rerun
+    (out / "summary.json").unlink()
+    before = (out / SELECTION / "metrics.jsonl").read_text()
+    assert main(["train", "--resume", str(out), "--quiet"]) == 0
+    again = json.loads((out / "summary.json").read_text())
+    assert (out / SELECTION / "metrics.jsonl").read_text() == before
+    assert again["test_accuracy"] == pytest.approx(whole["test_accuracy"], abs=1e-6)
+    assert again["refit"] == whole["refit"]
+
+
+def test_refit_needs_your_own_data(tiny_gpt2_dir, tmp_path, capsys):
+    assert main(["train", "--task", "bit-xor", "--body", tiny_gpt2_dir, "--steps", "2", "--refit", "--quiet",
+                 "--out", str(tmp_path / "r")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--refit" in err and "--data PATH" in err and "drop --refit" in err
+    assert not (tmp_path / "r").exists()
