@@ -92,10 +92,11 @@ def _encode(exp: Experiment, data: Batch, start: int, transform=None) -> Batch:
         if transform is not None:  # a deterministic tokeniser of stored inputs (uint8 images)
             part = Batch(transform(part.x, None), part.y, part.lengths)
         part = part.to(exp.device)
-        if start == FEATURES:
-            parts.append(model.features(part.x, part.lengths).cpu())  # (b, k, D)
-        else:
-            parts.append(model.hidden(part.x, part.lengths, layers=start).cpu())  # (b, T, D)
+        with exp.autocast:  # the precision the uncached model computes in
+            if start == FEATURES:
+                parts.append(model.features(part.x, part.lengths).float().cpu())  # (b, k, D)
+            else:
+                parts.append(model.hidden(part.x, part.lengths, layers=start).float().cpu())  # (b, T, D)
     x = torch.cat(parts)
     return Batch(x, data.y, None if start == FEATURES else data.lengths)
 

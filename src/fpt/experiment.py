@@ -34,12 +34,16 @@ class Experiment:
         return self.config.lr if self.config.lr is not None else self.data.lr
 
     @property
+    def precision(self) -> str:
+        return resolve_precision(self.config.precision, self.device)
+
+    @property
     def autocast(self) -> torch.autocast:
-        """Mixed precision as configured (bf16 autocast on CUDA by default, fp32 on CPU)."""
-        precision = self.config.precision
-        if precision == "auto":
-            precision = "bf16" if self.device.type == "cuda" else "fp32"
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+        """Mixed precision as configured (bf16 autocast on CUDA by default, fp32 on CPU).
+
+        Every call of the model goes through it: under bf16 the frozen matmul weights are stored in
+        bf16 (``store_frozen_bf16``) and need autocast to meet fp32 activations."""
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """The model's forward under the configured precision (compiled when asked)."""
@@ -51,6 +55,38 @@ class Experiment:
     @property
     def target(self) -> float | None:
         return self.config.target if self.config.target is not None else self.data.target
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """fp32 or bf16: ``auto`` is bf16 on CUDA, fp32 elsewhere."""
+    if precision == "auto":
+        return "bf16" if device.type == "cuda" else "fp32"
+    return precision
+
+
+def _matmul_weights(model: torch.nn.Module) -> list[torch.nn.Parameter]:
+    """The weight matrices of the model's linear layers (nn.Linear, and GPT-2's Conv1D: x @ W + b)."""
+    out = []
+    for module in model.modules():
+        weight = getattr(module, "weight", None)
+        linear = isinstance(module, torch.nn.Linear) or type(module).__name__ == "Conv1D"
+        if linear and isinstance(weight, torch.nn.Parameter) and weight.dim() == 2 and weight.is_floating_point():
+            out.append(weight)
+    return out
+
+
+def store_frozen_bf16(model: torch.nn.Module) -> int:
+    """Store the frozen matmul weights in bf16; returns how many. Returns the same numbers as fp32 storage.
+
+    bf16 autocast casts every fp32 weight on every call (the casts of a frozen body were a fifth of a
+    small-batch training step on CPU) and never caches casts of parameters without gradients. Each
+    weight is only ever used by a matmul, which autocast runs in bf16, so rounding it once gives
+    exactly the numbers that casting it on every call gives. Biases, layer norms and embeddings keep
+    their dtype: ops that autocast runs in fp32, or adds outside a matmul, read them."""
+    frozen = [w for w in _matmul_weights(model) if not w.requires_grad and w.dtype == torch.float32]
+    for w in frozen:
+        w.data = w.data.to(torch.bfloat16)
+    return len(frozen)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -108,4 +144,6 @@ def assemble(config: RunConfig, data: TaskData) -> Experiment:
     model = build_model(config, data.spec)
     device = resolve_device(config.device)
     body_fp = fingerprint(model)
+    if resolve_precision(config.precision, device) == "bf16":
+        store_frozen_bf16(model)
     return Experiment(config, model.to(device), data, device, body_fp)

@@ -204,7 +204,8 @@ def analyse(exp: Any, layer: int = 0, examples: int = 16, info: dict[str, Any] |
     batch = batch.trim() if batch.lengths is not None else batch
     x = batch.x.to(exp.device)
     lengths = None if batch.lengths is None else batch.lengths.to(exp.device)
-    attn = block_attention(exp.model, x, lengths, layer).cpu()  # (N, H, T, T)
+    with exp.autocast:  # the run's precision (a bf16 run stores its frozen weights in bf16)
+        attn = block_attention(exp.model, x, lengths, layer).cpu()  # (N, H, T, T)
     rows = exp.model.output_rows(x, lengths).cpu()  # (N, k)
     pad = exp.model.pad_mask(x, lengths)
     options = from_dict(TASKS.get(cfg.task).Options, cfg.task_options, where=f"task {cfg.task!r} options")

@@ -1,0 +1,59 @@
+"""bf16: frozen matmul weights stored in bf16 give the numbers per-call autocast casts give."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fpt
+from fpt import experiment
+from fpt.train import evaluate, train_step
+
+
+def _trained(body: str, monkeypatch, precast: bool, **kw) -> tuple[list[float], dict, list[torch.Tensor], object]:
+    if not precast:
+        monkeypatch.setattr(experiment, "store_frozen_bf16", lambda model: 0)
+    exp = fpt.build(task="bit-xor", body=body, init="random", precision="bf16", device="cpu", batch_size=8, **kw)
+    monkeypatch.undo()
+    optimizer = torch.optim.Adam([p for p in exp.model.parameters() if p.requires_grad], lr=1e-3)
+    torch.manual_seed(0)
+    losses = [train_step(exp, optimizer, exp.data.train.batch(i, 8))[0] for i in range(4)]
+    trained = [p.detach().clone() for p in exp.model.parameters() if p.requires_grad]
+    return losses, evaluate(exp, sets=["val"]), trained, exp
+
+
+@pytest.mark.parametrize("freeze", ["paper", "output"])
+def test_bf16_weights_stored_once_give_the_per_call_cast_numbers(tiny_body_dir, monkeypatch, freeze):
+    losses, metrics, trained, exp = _trained(tiny_body_dir, monkeypatch, True, freeze=freeze, cache_features="off")
+    ref_losses, ref_metrics, ref_trained, ref = _trained(tiny_body_dir, monkeypatch, False, freeze=freeze,
+                                                         cache_features="off")
+    frozen = [p for p in experiment._matmul_weights(exp.model) if not p.requires_grad]
+    assert frozen and all(p.dtype == torch.bfloat16 for p in frozen)
+    assert all(p.dtype == torch.float32 for p in experiment._matmul_weights(ref.model))
+    assert all(p.dtype == torch.float32 for p in exp.model.parameters() if p.requires_grad)  # trained in fp32
+    assert losses == ref_losses
+    assert metrics == ref_metrics
+    assert all(torch.equal(a, b) for a, b in zip(trained, ref_trained, strict=True))
+
+
+def test_fp32_keeps_every_weight_in_fp32(tiny_gpt2_dir):
+    exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu")  # auto: fp32 on CPU
+    assert exp.precision == "fp32"
+    assert all(p.dtype == torch.float32 for p in exp.model.parameters())
+
+
+def test_a_bf16_run_trains_evaluates_caches_and_reloads(tiny_gpt2_dir, tmp_path):
+    exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu", steps=4,
+                    eval_every=2, batch_size=8)
+    summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
+    assert summary["test_accuracy"] is not None
+    served = fpt.Run(tmp_path / "run").load()  # a predictor built from the run, under its precision
+    test = exp.data.eval_sets["test"]
+    with exp.autocast:
+        direct = exp.model(test.x[:16], None).float()
+    assert torch.allclose(torch.as_tensor(served.logits(test.x[:16])), direct, atol=1e-2)
+    # the output-only linear probe caches features through the same bf16 path
+    probe = fpt.build(task="digits", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu", steps=4,
+                      eval_every=2, batch_size=8, freeze="output")
+    cached = fpt.fit(probe, progress=False)
+    assert cached["feature_cache_seconds"] is not None and cached["test_accuracy"] is not None
