@@ -180,9 +180,9 @@ class Predictor:
 
     def _autocast(self) -> torch.autocast:
         """The run's precision (bf16 autocast on CUDA by default), as ``Experiment.autocast``."""
-        precision = self.config.precision
-        if precision == "auto":
-            precision = "bf16" if self.device.type == "cuda" else "fp32"
+        from fpt.experiment import resolve_precision
+
+        precision = resolve_precision(self.config.precision, self.device)
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
 
     @torch.inference_mode()
