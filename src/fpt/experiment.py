@@ -43,7 +43,7 @@ class Experiment:
 
         Every call of the model goes through it: under bf16 the frozen matmul weights are stored in
         bf16 (``store_frozen_bf16``) and need autocast to meet fp32 activations."""
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
+        return autocast(self.config.precision, self.device)
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """The model's forward under the configured precision (compiled when asked)."""
@@ -64,6 +64,11 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     return precision
 
 
+def autocast(precision: str, device: torch.device) -> torch.autocast:
+    """bf16 autocast when ``precision`` resolves to bf16 on ``device``, else a disabled one."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=resolve_precision(precision, device) == "bf16")
+
+
 def _matmul_weights(model: torch.nn.Module) -> list[torch.nn.Parameter]:
     """The weight matrices of the model's linear layers (nn.Linear, and GPT-2's Conv1D: x @ W + b)."""
     out = []
@@ -78,8 +83,8 @@ def _matmul_weights(model: torch.nn.Module) -> list[torch.nn.Parameter]:
 def store_frozen_bf16(model: torch.nn.Module) -> int:
     """Store the frozen matmul weights in bf16; returns how many. Returns the same numbers as fp32 storage.
 
-    bf16 autocast casts every fp32 weight on every call (the casts of a frozen body were a fifth of a
-    small-batch training step on CPU) and never caches casts of parameters without gradients. Each
+    bf16 autocast casts every fp32 weight on every call and never caches casts of parameters without
+    gradients (docs/results/performance.md measures what those casts cost). Each
     weight is only ever used by a matmul, which autocast runs in bf16, so rounding it once gives
     exactly the numbers that casting it on every call gives. Biases, layer norms and embeddings keep
     their dtype: ops that autocast runs in fp32, or adds outside a matmul, read them."""

@@ -180,10 +180,9 @@ class Predictor:
 
     def _autocast(self) -> torch.autocast:
         """The run's precision (bf16 autocast on CUDA by default), as ``Experiment.autocast``."""
-        from fpt.experiment import resolve_precision
+        from fpt.experiment import autocast
 
-        precision = resolve_precision(self.config.precision, self.device)
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+        return autocast(self.config.precision, self.device)
 
     @torch.inference_mode()
     def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:

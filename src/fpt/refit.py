@@ -74,25 +74,23 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
     import fpt
     from fpt import rundir
     from fpt.checkpoint import has_checkpoint
-    from fpt.runs import SUMMARY
+    from fpt.runs import Run
 
     check(config)
     out = Path(out)
     chosen = out / SELECTION
-    if not resume and (out / SUMMARY).exists():
+    if not resume and Run(out).summary() is not None:
         raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
     with rundir.lock(out, what="fpt train --refit"):
-        if (chosen / SUMMARY).exists():
-            selection = json.loads((chosen / SUMMARY).read_text())
-        else:
+        selection = Run(chosen).summary()
+        if selection is None:
             if progress:
                 print(f"fpt train --refit: 1/2, choosing the number of steps on validation -> {chosen}")
             selection = fpt.fit(fpt.build(config), out=chosen, resume=resume and has_checkpoint(chosen),
                                 progress=progress, trackers=trackers)
         second = refit_config(config, selection)
-        if (out / SUMMARY).exists():
-            summary = json.loads((out / SUMMARY).read_text())
-        else:
+        summary = Run(out).summary()
+        if summary is None:
             if progress:
                 print(f"fpt train --refit: 2/2, {second.steps} steps on train + validation "
                       f"(selected step {selection['selected_step']}) -> {out}")
@@ -100,7 +98,7 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
                               progress=progress, trackers=trackers)
         if "refit" not in summary:
             summary["refit"] = _block(selection, second.steps)
-            rundir.write_text(out / SUMMARY, json.dumps(summary, indent=1))
+            rundir.write_text(Run(out).summary_path, json.dumps(summary, indent=1))
     return summary
 
 

@@ -68,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
 
         if args.nproc and args.nproc > 1 or distributed.launched():
             raise ValueError("--refit runs in one process; drop --nproc (or torchrun)")
-        refitting.check(config)
         summary = refitting.fit(config, out, resume=bool(args.resume), progress=not args.quiet, trackers=trackers)
         _print_summary(summary, out)
         return 0
