@@ -1,8 +1,15 @@
-"""Milliseconds per training step and seconds per whole-validation evaluation: fp32, bf16 with per-call
-weight casts (autocast alone), bf16 with the frozen weights stored in bf16 (what fpt does).
+"""Milliseconds per training step and seconds per whole-validation evaluation, per variant of the step.
 
-One process builds the three models and alternates them (rounds x steps each), so load drifts hit all
-three alike; run it on an idle machine. Prints one JSON line per model and batch size, appended to --out.
+Variants (``--variants``):
+
+- ``fp32``: what fpt runs by default on CPU (fp32, its CPU-cheap dropout mask, fused Adam);
+- ``fp32-torch-dropout``: the same with torch's own dropout and plain (per-tensor) Adam, as before;
+- ``bf16-cast-per-call``: bf16 autocast alone (it casts every frozen fp32 weight on every call);
+- ``bf16-stored``: bf16 with the frozen matmul weights stored in bf16 (what ``precision: bf16`` does);
+- ``bf16-stored-torch-dropout``: that with torch's dropout and plain Adam.
+
+One process builds the models and alternates them (rounds x steps each), so load drifts hit all
+alike; run it on an idle machine. Prints one JSON line per variant and batch size, appended to --out.
 
     python bench/step_time.py --task bit-xor --body minilm --batch-sizes 4 16 \
         --out docs/results/bench/step_time.jsonl
@@ -16,12 +23,24 @@ import os
 import statistics
 import time
 
+# name -> (precision, frozen weights stored in bf16, fpt's cheap dropout + fused Adam)
+VARIANTS = {
+    "fp32": ("fp32", True, True),
+    "fp32-torch-dropout": ("fp32", True, False),
+    "bf16-cast-per-call": ("bf16", False, True),
+    "bf16-stored": ("bf16", True, True),
+    "bf16-stored-torch-dropout": ("bf16", True, False),
+}
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--task", default="bit-xor")
+    p.add_argument("--task-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a task option, e.g. image_size=28 (YAML value)")
     p.add_argument("--body", default="minilm")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[4, 16])
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     p.add_argument("--steps", type=int, default=30, help="timed steps per model per round")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
@@ -29,36 +48,46 @@ def main() -> None:
     args = p.parse_args()
 
     import torch
+    import yaml
 
     import fpt
     from fpt import experiment
-    from fpt.train import evaluate, train_step
+    from fpt.bodies import dropout
+    from fpt.train import evaluate, make_optimizer, train_step
 
     torch.set_num_threads(args.threads)
+    task_options = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in args.task_option)}
     store = experiment.store_frozen_bf16
-    variants = (("fp32", "fp32", True), ("bf16-cast-per-call", "bf16", False), ("bf16-stored", "bf16", True))
-    exps = {}
-    for name, precision, stored in variants:
+    exps, optimizers = {}, {}
+    for name in args.variants:
+        precision, stored, fast = VARIANTS[name]
         experiment.store_frozen_bf16 = store if stored else (lambda model: 0)
-        exps[name] = fpt.build(task=args.task, body=args.body, precision=precision, device="cpu")
+        exps[name] = e = fpt.build(task=args.task, task_options=task_options, body=args.body, precision=precision,
+                                   device="cpu")
+        trainable = [q for q in e.model.parameters() if q.requires_grad]
+        optimizers[name] = make_optimizer(trainable, 1e-3) if fast else torch.optim.Adam(trainable, lr=1e-3)
     experiment.store_frozen_bf16 = store
-    optimizers = {k: torch.optim.Adam([q for q in e.model.parameters() if q.requires_grad], lr=1e-3)
-                  for k, e in exps.items()}
+
+    def steps(name: str, n: int, batch: int) -> None:
+        dropout.set_fast(VARIANTS[name][2])
+        e = exps[name]
+        for i in range(n):
+            train_step(e, optimizers[name], e.data.train.batch(i, batch))
+
     load = os.getloadavg()[0]
     lines = []
     for batch in args.batch_sizes:
         times: dict[str, list[float]] = {k: [] for k in exps}
         for _ in range(args.rounds):
-            for k, e in exps.items():
-                for i in range(3):  # warm-up
-                    train_step(e, optimizers[k], e.data.train.batch(i, batch))
+            for k in exps:
+                steps(k, 3, batch)  # warm-up
                 t = time.perf_counter()
-                for i in range(args.steps):
-                    train_step(e, optimizers[k], e.data.train.batch(i, batch))
+                steps(k, args.steps, batch)
                 times[k].append((time.perf_counter() - t) / args.steps * 1000)
         for k, v in times.items():
             lines.append({"what": "train_step_ms", "model": k, "batch_size": batch, "median": round(statistics.median(v), 2),
                           "rounds": [round(x, 2) for x in v]})
+    dropout.set_fast(True)
     evals: dict[str, list[float]] = {k: [] for k in exps}
     for _ in range(args.rounds):
         for k, e in exps.items():
@@ -70,8 +99,8 @@ def main() -> None:
         lines.append({"what": "eval_seconds", "model": k, "examples": n, "median": round(statistics.median(v), 3),
                       "rounds": [round(x, 3) for x in v]})
     for line in lines:
-        line.update(task=args.task, body=args.body, threads=args.threads, load_average_start=round(load, 2),
-                    torch=torch.__version__, time=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        line.update(task=args.task, task_options=task_options, body=args.body, threads=args.threads,
+                    load_average_start=round(load, 2), torch=torch.__version__, time=time.strftime("%Y-%m-%dT%H:%M:%S"))
         text = json.dumps(line)
         print(text)
         if args.out:

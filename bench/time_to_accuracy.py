@@ -50,7 +50,7 @@ import time
 import types
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +114,22 @@ def select(only: Iterable[str] | None) -> list[Measurement]:
     if unknown:
         raise ValueError(f"--only {unknown}: no such measurement; choose from {[m.name for m in MEASUREMENTS]}")
     return chosen
+
+
+def keep_targets(chosen: list[Measurement], targets: list[float] | None) -> list[Measurement]:
+    """``chosen`` with only ``targets`` kept in each time-to-target measurement (all when None)."""
+    if not targets:
+        return chosen
+    out = []
+    for m in chosen:
+        if m.kind != "target":
+            out.append(m)
+            continue
+        kept = tuple(t for t in m.targets if any(abs(t - x) < 1e-9 for x in targets))
+        if not kept:
+            raise ValueError(f"--targets {targets}: {m.name} has targets {list(m.targets)}")
+        out.append(replace(m, targets=kept))
+    return out
 
 
 def parse_seeds(items: Iterable[str]) -> list[int]:
@@ -702,6 +718,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fpt-option", action="append", default=[], metavar="KEY=VALUE", dest="fpt_option",
                    help="an fpt config field for fpt's time-to-target runs, e.g. eval_subset=200 (repeatable; "
                         "recorded in each record's 'defaults')")
+    p.add_argument("--targets", type=float, nargs="+", help="only these targets of the chosen time-to-target "
+                   "measurements, e.g. 0.9 for mnist-5k (runs stop at the highest one kept)")
     p.add_argument("--dry-run", action="store_true", help="print the run order and exit")
     p.add_argument("--table", type=Path, metavar="JSONL", help="only print the table of an existing records file")
     p.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
@@ -717,7 +735,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     try:
-        chosen = select(args.only)
+        chosen = keep_targets(select(args.only), args.targets)
         seeds = parse_seeds(args.seeds)
         from fpt.config import parse_overrides
 

@@ -133,3 +133,20 @@ def test_eval_subset_evaluates_a_fixed_part_and_confirms_the_target_on_the_whole
 def test_eval_subset_must_be_positive(tiny_gpt2_dir):
     with pytest.raises(ConfigError, match="eval_subset"):
         _exp(tiny_gpt2_dir, eval_subset=0)
+
+
+def test_fused_adam_takes_the_steps_plain_adam_takes(tiny_gpt2_dir):
+    from fpt.train import make_optimizer, train_step
+
+    exps = [_exp(tiny_gpt2_dir, dropout=0.0) for _ in range(2)]
+    fused = make_optimizer([p for p in exps[0].model.parameters() if p.requires_grad], 1e-2)
+    plain = torch.optim.Adam([p for p in exps[1].model.parameters() if p.requires_grad], lr=1e-2)
+    assert fused.defaults["fused"] and not plain.defaults["fused"]
+    for i in range(5):
+        for exp, opt in zip(exps, (fused, plain), strict=True):
+            train_step(exp, opt, exp.data.train.batch(i, 8))
+    a, b = _trained(exps[0]), _trained(exps[1])
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.allclose(a[name], b[name], atol=1e-5), name
+    assert any(not torch.equal(a[n], _trained(_exp(tiny_gpt2_dir, dropout=0.0))[n]) for n in a)  # they did move

@@ -260,3 +260,13 @@ def test_table_option_reads_a_records_file(tmp_path, capsys):
     path.write_text("\n".join(json.dumps(r) for r in [timed("official", 0, 30.0), timed("fpt", 0, 10.0)]) + "\n{broken\n")
     assert tta.main(["--table", str(path)]) == 0
     assert "3.00x / 3.00x / 3.00x" in capsys.readouterr().out
+
+
+def test_targets_keeps_only_the_named_targets_of_time_to_target_measurements():
+    chosen = tta.keep_targets(tta.select(["throughput-cifar10", "mnist-5k", "bit-xor"]), [0.9, 1.0])
+    by = {m.name: m for m in chosen}
+    assert by["mnist-5k"].targets == (0.9,) and by["bit-xor"].targets == (1.0,)
+    assert by["throughput-cifar10"].targets == ()
+    assert tta.keep_targets(tta.select(["mnist-5k"]), None)[0].targets == (0.90, 0.95)
+    with pytest.raises(ValueError, match="digits has targets"):
+        tta.keep_targets(tta.select(["digits"]), [0.9])

@@ -10,11 +10,15 @@ import math
 import torch
 import torch.nn.functional as F
 
+from fpt.bodies import dropout
+
 Tensor = torch.Tensor
 
 
 # Fused scaled-dot-product attention is the default; the explicit softmax path exists so
-# benchmarks can measure what fusing buys (bench/throughput.py --eager-attention).
+# benchmarks can measure what fusing buys (bench/throughput.py --eager-attention), and it is the
+# training path on CPU: there fused attention's dropout falls back to the same softmax path with
+# torch's slow per-element mask (fpt.bodies.dropout).
 FUSED = True
 
 
@@ -26,7 +30,7 @@ def set_fused(enabled: bool) -> None:
 def sdpa(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float, is_causal: bool = False,
          scale: float | None = None) -> Tensor:
     """Attention on (B, H, T, E) tensors; ``mask`` is boolean (True = may attend) or an additive float bias."""
-    if FUSED:
+    if FUSED and not dropout.active(q, dropout_p, True):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
                                               scale=scale)
     scores = q @ k.transpose(-1, -2) * (scale if scale is not None else 1 / math.sqrt(q.shape[-1]))  # (B, H, Tq, Tk)
@@ -34,7 +38,7 @@ def sdpa(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float,
         mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
-    return F.dropout(scores.softmax(-1), dropout_p) @ v
+    return dropout.dropout(scores.softmax(-1), dropout_p) @ v
 
 
 def split_heads(x: Tensor, heads: int) -> Tensor:

@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import nn
 
+from fpt.bodies.dropout import use_fast_dropout
 from fpt.registry import Registry
 
 Tensor = torch.Tensor
@@ -86,6 +87,8 @@ def trimmed_positions(table: Tensor, seq_len: int, body_name: str) -> nn.Paramet
 
 
 def set_dropout(module: nn.Module, p: float) -> None:
+    """Every dropout inside ``module`` at rate ``p``, through fpt's CPU-cheap dropout."""
+    use_fast_dropout(module)
     for sub in module.modules():
         if isinstance(sub, nn.Dropout):
             sub.p = p
