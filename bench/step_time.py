@@ -6,7 +6,9 @@ Variants (``--variants``):
 - ``fp32-torch-dropout``: the same with torch's own dropout and plain (per-tensor) Adam, as before;
 - ``bf16-cast-per-call``: bf16 autocast alone (it casts every frozen fp32 weight on every call);
 - ``bf16-stored``: bf16 with the frozen matmul weights stored in bf16 (what ``precision: bf16`` does);
-- ``bf16-stored-torch-dropout``: that with torch's dropout and plain Adam.
+- ``bf16-stored-torch-dropout``: that with torch's dropout and plain Adam;
+- ``fp32-fused-attention``, ``bf16-stored-fused-attention``: fpt's step, but training attention through
+  torch's fused kernel on CPU where no dropout is drawn (``--dropout 0``), as before.
 
 One process builds the models and alternates them (rounds x steps each), so load drifts hit all
 alike; run it on an idle machine. Prints one JSON line per variant and batch size, appended to --out.
@@ -23,13 +25,15 @@ import os
 import statistics
 import time
 
-# name -> (precision, frozen weights stored in bf16, fpt's cheap dropout + fused Adam)
+# name -> (precision, frozen weights stored in bf16, fpt's cheap dropout + fused Adam, explicit attention in CPU training)
 VARIANTS = {
-    "fp32": ("fp32", True, True),
-    "fp32-torch-dropout": ("fp32", True, False),
-    "bf16-cast-per-call": ("bf16", False, True),
-    "bf16-stored": ("bf16", True, True),
-    "bf16-stored-torch-dropout": ("bf16", True, False),
+    "fp32": ("fp32", True, True, True),
+    "fp32-torch-dropout": ("fp32", True, False, True),
+    "fp32-fused-attention": ("fp32", True, True, False),
+    "bf16-cast-per-call": ("bf16", False, True, True),
+    "bf16-stored": ("bf16", True, True, True),
+    "bf16-stored-torch-dropout": ("bf16", True, False, True),
+    "bf16-stored-fused-attention": ("bf16", True, True, False),
 }
 
 
@@ -40,7 +44,8 @@ def main() -> None:
                    help="a task option, e.g. image_size=28 (YAML value)")
     p.add_argument("--body", default="minilm")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[4, 16])
-    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    p.add_argument("--variants", nargs="+", default=["fp32", "bf16-cast-per-call", "bf16-stored"], choices=list(VARIANTS))
+    p.add_argument("--dropout", type=float, default=0.1, help="the body's dropout (config field dropout)")
     p.add_argument("--steps", type=int, default=30, help="timed steps per model per round")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
@@ -52,7 +57,7 @@ def main() -> None:
 
     import fpt
     from fpt import experiment
-    from fpt.bodies import dropout
+    from fpt.bodies import attention, dropout
     from fpt.train import evaluate, make_optimizer, train_step
 
     torch.set_num_threads(args.threads)
@@ -60,16 +65,17 @@ def main() -> None:
     store = experiment.store_frozen_bf16
     exps, optimizers = {}, {}
     for name in args.variants:
-        precision, stored, fast = VARIANTS[name]
+        precision, stored, fast, _ = VARIANTS[name]
         experiment.store_frozen_bf16 = store if stored else (lambda model: 0)
         exps[name] = e = fpt.build(task=args.task, task_options=task_options, body=args.body, precision=precision,
-                                   device="cpu")
+                                   dropout=args.dropout, device="cpu")
         trainable = [q for q in e.model.parameters() if q.requires_grad]
         optimizers[name] = make_optimizer(trainable, 1e-3) if fast else torch.optim.Adam(trainable, lr=1e-3)
     experiment.store_frozen_bf16 = store
 
     def steps(name: str, n: int, batch: int) -> None:
         dropout.set_fast(VARIANTS[name][2])
+        attention.set_train_explicit_on_cpu(VARIANTS[name][3])
         e = exps[name]
         for i in range(n):
             train_step(e, optimizers[name], e.data.train.batch(i, batch))
@@ -88,6 +94,7 @@ def main() -> None:
             lines.append({"what": "train_step_ms", "model": k, "batch_size": batch, "median": round(statistics.median(v), 2),
                           "rounds": [round(x, 2) for x in v]})
     dropout.set_fast(True)
+    attention.set_train_explicit_on_cpu(True)
     evals: dict[str, list[float]] = {k: [] for k in exps}
     for _ in range(args.rounds):
         for k, e in exps.items():
@@ -99,7 +106,7 @@ def main() -> None:
         lines.append({"what": "eval_seconds", "model": k, "examples": n, "median": round(statistics.median(v), 3),
                       "rounds": [round(x, 3) for x in v]})
     for line in lines:
-        line.update(task=args.task, task_options=task_options, body=args.body, threads=args.threads,
+        line.update(task=args.task, task_options=task_options, body=args.body, dropout=args.dropout, threads=args.threads,
                     load_average_start=round(load, 2), torch=torch.__version__, time=time.strftime("%Y-%m-%dT%H:%M:%S"))
         text = json.dumps(line)
         print(text)

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from fpt.bodies import Body
+from fpt.bodies.dropout import Dropout
 
 Tensor = torch.Tensor
 
@@ -90,7 +91,7 @@ class FPT(nn.Module):
         self.input = input_layer(spec, body.width, input_init)
         # The official code's input network ends in a dropout after a linear layer (none after an
         # embedding table); it has no parameters, so checkpoints are the same with or without it.
-        self.input_drop = nn.Dropout(input_dropout) if input_dropout > 0 and spec.token_dim is not None else None
+        self.input_drop = Dropout(input_dropout) if input_dropout > 0 and spec.token_dim is not None else None
         # "ignore": the official code's handling of padded batches (no attention mask, read the last position).
         self.padding = padding
         self.body = body

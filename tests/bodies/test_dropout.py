@@ -104,3 +104,19 @@ def test_attention_with_dropout_on_cpu_matches_the_fused_path_without_it(fast):
     assert torch.allclose(eager, fused, atol=1e-5)
     dropped = attention.sdpa(q, k, v, mask, 0.5)
     assert not torch.allclose(dropped, fused, atol=1e-3)
+
+
+def test_cpu_training_takes_the_explicit_path_only_where_it_was_measured_faster(fast):
+    q = torch.randn(1, 2, 3, 4)
+    assert attention.uses_fused(q, 0.0)  # inference
+    assert attention.uses_fused(q.requires_grad_(), 0.0)  # fp32 training without dropout: equal speed, fused
+    assert not attention.uses_fused(q, 0.1)  # dropout: the cheap mask needs the explicit path
+    qb = torch.randn(1, 2, 3, 4, dtype=torch.bfloat16, requires_grad=True)
+    assert not attention.uses_fused(qb, 0.0)  # bf16 training: the explicit path
+    with torch.no_grad():
+        assert attention.uses_fused(qb, 0.0)
+    attention.set_train_explicit_on_cpu(False)
+    try:
+        assert attention.uses_fused(qb, 0.0) and not attention.uses_fused(q, 0.1)
+    finally:
+        attention.set_train_explicit_on_cpu(True)

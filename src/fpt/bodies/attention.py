@@ -17,9 +17,11 @@ Tensor = torch.Tensor
 
 # Fused scaled-dot-product attention is the default; the explicit softmax path exists so
 # benchmarks can measure what fusing buys (bench/throughput.py --eager-attention), and it is the
-# training path on CPU: there fused attention's dropout falls back to the same softmax path with
-# torch's slow per-element mask (fpt.bodies.dropout).
+# training path on CPU: there fused attention with dropout falls back to the same softmax path with
+# torch's slow per-element mask (fpt.bodies.dropout), and without dropout its bf16 CPU backward was
+# 2.3x slower than the explicit path's (fp32: within 2%; bench/step_time.py, docs/results/performance.md).
 FUSED = True
+TRAIN_EXPLICIT_ON_CPU = True
 
 
 def set_fused(enabled: bool) -> None:
@@ -27,10 +29,25 @@ def set_fused(enabled: bool) -> None:
     FUSED = enabled
 
 
+def set_train_explicit_on_cpu(enabled: bool) -> None:
+    global TRAIN_EXPLICIT_ON_CPU
+    TRAIN_EXPLICIT_ON_CPU = enabled
+
+
+def uses_fused(q: Tensor, dropout_p: float) -> bool:
+    """Whether :func:`sdpa` takes the fused kernel for these queries."""
+    if not FUSED:
+        return False
+    if q.device.type != "cpu" or not TRAIN_EXPLICIT_ON_CPU:
+        return not dropout.active(q, dropout_p, True)
+    training = torch.is_grad_enabled() and q.requires_grad
+    return not (dropout.active(q, dropout_p, True) or (training and q.dtype != torch.float32))
+
+
 def sdpa(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float, is_causal: bool = False,
          scale: float | None = None) -> Tensor:
     """Attention on (B, H, T, E) tensors; ``mask`` is boolean (True = may attend) or an additive float bias."""
-    if FUSED and not dropout.active(q, dropout_p, True):
+    if uses_fused(q, dropout_p):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
                                               scale=scale)
     scores = q @ k.transpose(-1, -2) * (scale if scale is not None else 1 / math.sqrt(q.shape[-1]))  # (B, H, Tq, Tk)

@@ -43,10 +43,10 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from fpt.bodies.base import BODIES, BodySpec, BodyUnavailableError, set_dropout, trimmed_positions
+from fpt.bodies.dropout import dropout as fast_dropout
 
 Tensor = torch.Tensor
 
@@ -134,7 +134,7 @@ class OfficialLSTMBlock(nn.Module):
             i, f, o = gates[:, :D], gates[:, D: 2 * D], gates[:, 2 * D:]
             g = pre[:, 3 * D:].tanh()
             cx = self.ln_cell(f * cx + i * g)  # the normalised cell is the state carried on
-            hx = F.dropout(o * cx.tanh(), self.dropout, self.training)  # output and recurrent state
+            hx = fast_dropout(o * cx.tanh(), self.dropout, self.training)  # output and recurrent state
             outs.append(hx)
         return torch.stack(outs, dim=1)  # (B, T, D)
 
