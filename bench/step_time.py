@@ -24,16 +24,24 @@ import json
 import os
 import statistics
 import time
+from typing import NamedTuple
 
-# name -> (precision, frozen weights stored in bf16, fpt's cheap dropout + fused Adam, explicit attention in CPU training)
+
+class Variant(NamedTuple):
+    precision: str
+    stored: bool  # frozen matmul weights stored in bf16
+    fpt_step: bool  # fpt's cheap dropout masks and fused Adam (False: torch's dropout, per-tensor Adam)
+    explicit_attention: bool  # CPU training attention on the explicit softmax path where fpt takes it
+
+
 VARIANTS = {
-    "fp32": ("fp32", True, True, True),
-    "fp32-torch-dropout": ("fp32", True, False, True),
-    "fp32-fused-attention": ("fp32", True, True, False),
-    "bf16-cast-per-call": ("bf16", False, True, True),
-    "bf16-stored": ("bf16", True, True, True),
-    "bf16-stored-torch-dropout": ("bf16", True, False, True),
-    "bf16-stored-fused-attention": ("bf16", True, True, False),
+    "fp32": Variant("fp32", True, True, True),
+    "fp32-torch-dropout": Variant("fp32", True, False, True),
+    "fp32-fused-attention": Variant("fp32", True, True, False),
+    "bf16-cast-per-call": Variant("bf16", False, True, True),
+    "bf16-stored": Variant("bf16", True, True, True),
+    "bf16-stored-torch-dropout": Variant("bf16", True, False, True),
+    "bf16-stored-fused-attention": Variant("bf16", True, True, False),
 }
 
 
@@ -65,17 +73,17 @@ def main() -> None:
     store = experiment.store_frozen_bf16
     exps, optimizers = {}, {}
     for name in args.variants:
-        precision, stored, fast, _ = VARIANTS[name]
-        experiment.store_frozen_bf16 = store if stored else (lambda model: 0)
-        exps[name] = e = fpt.build(task=args.task, task_options=task_options, body=args.body, precision=precision,
+        variant = VARIANTS[name]
+        experiment.store_frozen_bf16 = store if variant.stored else (lambda model: 0)
+        exps[name] = e = fpt.build(task=args.task, task_options=task_options, body=args.body, precision=variant.precision,
                                    dropout=args.dropout, device="cpu")
         trainable = [q for q in e.model.parameters() if q.requires_grad]
-        optimizers[name] = make_optimizer(trainable, 1e-3) if fast else torch.optim.Adam(trainable, lr=1e-3)
+        optimizers[name] = make_optimizer(trainable, 1e-3) if variant.fpt_step else torch.optim.Adam(trainable, lr=1e-3)
     experiment.store_frozen_bf16 = store
 
     def steps(name: str, n: int, batch: int) -> None:
-        dropout.set_fast(VARIANTS[name][2])
-        attention.set_train_explicit_on_cpu(VARIANTS[name][3])
+        dropout.set_fast(VARIANTS[name].fpt_step)
+        attention.set_train_explicit_on_cpu(VARIANTS[name].explicit_attention)
         e = exps[name]
         for i in range(n):
             train_step(e, optimizers[name], e.data.train.batch(i, batch))

@@ -41,8 +41,7 @@ def make_optimizer(params: list[torch.nn.Parameter], lr: float) -> torch.optim.A
     """Adam, fused into one kernel where torch has one for these tensors. FPT trains ~30 small tensors
     (layer norms, positions, input and output layers): the per-tensor loop of plain Adam was a
     measurable part of a short-sequence step on CPU (bench/step_time.py)."""
-    fused = bool(params) and all(p.dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64)
-                                 and p.device.type in ("cpu", "cuda") for p in params)
+    fused = bool(params) and all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params)
     return torch.optim.Adam(params, lr=lr, fused=fused)
 
 

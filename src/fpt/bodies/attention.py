@@ -36,12 +36,10 @@ def set_train_explicit_on_cpu(enabled: bool) -> None:
 
 def uses_fused(q: Tensor, dropout_p: float) -> bool:
     """Whether :func:`sdpa` takes the fused kernel for these queries."""
-    if not FUSED:
+    if not FUSED or dropout.active(q, dropout_p, True):
         return False
-    if q.device.type != "cpu" or not TRAIN_EXPLICIT_ON_CPU:
-        return not dropout.active(q, dropout_p, True)
     training = torch.is_grad_enabled() and q.requires_grad
-    return not (dropout.active(q, dropout_p, True) or (training and q.dtype != torch.float32))
+    return not (TRAIN_EXPLICIT_ON_CPU and training and q.device.type == "cpu" and q.dtype != torch.float32)
 
 
 def sdpa(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float, is_causal: bool = False,
