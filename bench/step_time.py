@@ -8,7 +8,9 @@ Variants (``--variants``):
 - ``bf16-stored``: bf16 with the frozen matmul weights stored in bf16 (what ``precision: bf16`` does);
 - ``bf16-stored-torch-dropout``: that with torch's dropout and plain Adam;
 - ``fp32-fused-attention``, ``bf16-stored-fused-attention``: fpt's step, but training attention through
-  torch's fused kernel on CPU where no dropout is drawn (``--dropout 0``), as before.
+  torch's fused kernel on CPU where no dropout is drawn (``--dropout 0``), as before;
+- ``fp32-hf-gelu``, ``bf16-stored-hf-gelu``: fpt's step with Hugging Face's Python ``gelu_new`` put back
+  where fpt runs torch's fused tanh-GELU (GPT-2 bodies; fpt.bodies.activations), as before.
 
 One process builds the models and alternates them (rounds x steps each), so load drifts hit all
 alike; run it on an idle machine. Prints one JSON line per variant and batch size, appended to --out.
@@ -32,6 +34,7 @@ class Variant(NamedTuple):
     stored: bool  # frozen matmul weights stored in bf16
     fpt_step: bool  # fpt's cheap dropout masks and fused Adam (False: torch's dropout, per-tensor Adam)
     explicit_attention: bool  # CPU training attention on the explicit softmax path where fpt takes it
+    fused_gelu: bool = True  # torch's tanh-GELU kernel where Hugging Face computes gelu_new in Python
 
 
 VARIANTS = {
@@ -42,7 +45,20 @@ VARIANTS = {
     "bf16-stored": Variant("bf16", True, True, True),
     "bf16-stored-torch-dropout": Variant("bf16", True, False, True),
     "bf16-stored-fused-attention": Variant("bf16", True, True, False),
+    "fp32-hf-gelu": Variant("fp32", True, True, True, fused_gelu=False),
+    "bf16-stored-hf-gelu": Variant("bf16", True, True, True, fused_gelu=False),
 }
+
+
+def _python_gelu(model) -> None:
+    """Put Hugging Face's Python gelu_new back where fpt.bodies.activations swapped in torch's kernel."""
+    from torch import nn
+    from transformers.activations import NewGELUActivation
+
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.GELU) and child.approximate == "tanh":
+                setattr(parent, name, NewGELUActivation())
 
 
 def main() -> None:
@@ -51,6 +67,7 @@ def main() -> None:
     p.add_argument("--task-option", action="append", default=[], metavar="KEY=VALUE",
                    help="a task option, e.g. image_size=28 (YAML value)")
     p.add_argument("--body", default="minilm")
+    p.add_argument("--init", default="pretrained", help="the body's init, e.g. random (GPT-2 builds offline)")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[4, 16])
     p.add_argument("--variants", nargs="+", default=["fp32", "bf16-cast-per-call", "bf16-stored"], choices=list(VARIANTS))
     p.add_argument("--dropout", type=float, default=0.1, help="the body's dropout (config field dropout)")
@@ -58,6 +75,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", help="JSONL file the lines are appended to")
+    p.add_argument("--label", help="recorded in every line, e.g. the commit measured, to compare code versions")
     args = p.parse_args()
 
     import torch
@@ -75,8 +93,10 @@ def main() -> None:
     for name in args.variants:
         variant = VARIANTS[name]
         experiment.store_frozen_bf16 = store if variant.stored else (lambda model: 0)
-        exps[name] = e = fpt.build(task=args.task, task_options=task_options, body=args.body, precision=variant.precision,
-                                   dropout=args.dropout, device="cpu")
+        exps[name] = e = fpt.build(task=args.task, task_options=task_options, body=args.body, init=args.init,
+                                   precision=variant.precision, dropout=args.dropout, device="cpu")
+        if not variant.fused_gelu:
+            _python_gelu(e.model)
         trainable = [q for q in e.model.parameters() if q.requires_grad]
         optimizers[name] = make_optimizer(trainable, 1e-3) if variant.fpt_step else torch.optim.Adam(trainable, lr=1e-3)
     experiment.store_frozen_bf16 = store
@@ -114,8 +134,9 @@ def main() -> None:
         lines.append({"what": "eval_seconds", "model": k, "examples": n, "median": round(statistics.median(v), 3),
                       "rounds": [round(x, 3) for x in v]})
     for line in lines:
-        line.update(task=args.task, task_options=task_options, body=args.body, dropout=args.dropout, threads=args.threads,
-                    load_average_start=round(load, 2), torch=torch.__version__, time=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        line.update(task=args.task, task_options=task_options, body=args.body, init=args.init, dropout=args.dropout,
+                    threads=args.threads, load_average_start=round(load, 2), torch=torch.__version__,
+                    time=time.strftime("%Y-%m-%dT%H:%M:%S"), **({"label": args.label} if args.label else {}))
         text = json.dumps(line)
         print(text)
         if args.out:

@@ -150,3 +150,26 @@ def test_fused_adam_takes_the_steps_plain_adam_takes(tiny_gpt2_dir):
     for name in a:
         assert torch.allclose(a[name], b[name], atol=1e-5), name
     assert any(not torch.equal(a[n], _trained(_exp(tiny_gpt2_dir, dropout=0.0))[n]) for n in a)  # they did move
+
+
+def test_a_training_step_after_an_evaluation_trains_with_dropout_again(tiny_gpt2_dir):
+    from fpt.train import evaluate, make_optimizer, train_step
+
+    exp = _exp(tiny_gpt2_dir, dropout=0.5)
+    opt = make_optimizer([p for p in exp.model.parameters() if p.requires_grad], 1e-3)
+    evaluate(exp, sets=[exp.data.val])
+    assert not any(m.training for m in exp.model.modules())
+    train_step(exp, opt, exp.data.train.batch(0, 8))
+    assert all(m.training for m in exp.model.modules())
+
+
+def test_gradient_clipping_bounds_the_step_of_the_optimizer_parameters(tiny_gpt2_dir):
+    from fpt.train import train_step
+
+    exp = _exp(tiny_gpt2_dir, dropout=0.0, clip=1e-3)
+    params = [p for p in exp.model.parameters() if p.requires_grad]
+    opt = torch.optim.SGD(params, lr=1.0)  # plain SGD: the step is the clipped gradient itself
+    before = [p.detach().clone() for p in params]
+    train_step(exp, opt, exp.data.train.batch(0, 8))
+    norm = torch.sqrt(sum(((p.detach() - b) ** 2).sum() for p, b in zip(params, before, strict=True)))
+    assert 0 < float(norm) <= 1e-3 * (1 + 1e-4)

@@ -13,15 +13,18 @@ def build_body(spec: BodySpec) -> Body:
 
     ``spec.init`` is pretrained, random, stats or checkpoint:PATH (see fpt.bodies.init).
     """
+    from fpt.bodies.activations import use_fused_activations
     from fpt.bodies.hub import load_config, load_model
     from fpt.bodies.init import build_spec, finish_init
 
     base = build_spec(spec)
     if spec.name in BODIES:
-        return finish_init(BODIES.get(spec.name)(base), spec)
-    config = load_config(spec.name)
-    family = FAMILIES.get(config.model_type)
-    return finish_init(family(load_model(spec.name, base.init, spec.seed, config), base), spec)
+        body = BODIES.get(spec.name)(base)
+    else:
+        config = load_config(spec.name)
+        body = FAMILIES.get(config.model_type)(load_model(spec.name, base.init, spec.seed, config), base)
+    use_fused_activations(body)
+    return finish_init(body, spec)
 
 
 __all__ = ["BODIES", "FAMILIES", "Body", "BodySpec", "BodyUnavailableError", "build_body"]
