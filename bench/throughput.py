@@ -24,6 +24,7 @@ from fpt.bodies import attention
 from fpt.config import RunConfig
 from fpt.experiment import build_model
 from fpt.model import InputSpec
+from fpt.train import make_optimizer
 
 # (seq_len, token_dim or None, vocab or None, classes, outputs k, predictions per output m)
 SHAPES = {
@@ -80,7 +81,7 @@ def measure(shape: str, body: str, args: argparse.Namespace, device: torch.devic
     config = RunConfig(body=body, init=args.init, last_block_rows=not args.no_last_block_rows, dropout=0.1)
     model = build_model(config, spec).to(device)
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=1e-3)
+    opt = make_optimizer(params, 1e-3)  # fpt's training step: torch's fused Adam
     x, y = _batch(spec, args.batch_size, device)
     xe, ye = _batch(spec, args.eval_batch_size, device)
     amp = torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.bf16)
