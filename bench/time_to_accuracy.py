@@ -132,6 +132,35 @@ def keep_targets(chosen: list[Measurement], targets: list[float] | None) -> list
     return out
 
 
+# Set by each time-to-target measurement itself, so a config file's values for them are not used.
+SET_BY_MEASUREMENT = ("task", "body", "init", "seed", "steps", "target", "stop_at_target")
+
+
+def config_file_options(path: Path, chosen: list[Measurement]) -> dict[str, Any]:
+    """The fields of an ``fpt train --config`` file that fpt's time-to-target run takes as options."""
+    from fpt.config import load_yaml
+
+    fields = load_yaml(path)
+    targets = [m for m in chosen if m.kind == "target"]
+    if len(targets) != 1:
+        raise ValueError(f"--fpt-config {path}: choose exactly one time-to-target measurement with --only "
+                         f"(chosen: {', '.join(m.name for m in targets) or 'none'})")
+    task = targets[0].fpt["task"]
+    if fields.get("task", task) != task:
+        raise ValueError(f"--fpt-config {path} is for task {fields['task']!r}, but {targets[0].name} trains {task!r}")
+    if fields.get("body", "minilm") != "minilm":
+        raise ValueError(f"--fpt-config {path}: body {fields['body']!r}; both implementations here run minilm")
+    return {k: v for k, v in fields.items() if k not in SET_BY_MEASUREMENT}
+
+
+def fpt_options(items: list[str], config: Path | None, chosen: list[Measurement]) -> dict[str, Any]:
+    """fpt's options for its time-to-target runs: ``--fpt-config``'s fields, then ``--fpt-option`` over them."""
+    from fpt.config import merge, parse_overrides
+
+    given = parse_overrides(items)
+    return merge(config_file_options(config, chosen), given) if config else given
+
+
 def parse_seeds(items: Iterable[str]) -> list[int]:
     """``["0,1", "2"]`` -> ``[0, 1, 2]``."""
     seeds = [int(s) for item in items for s in str(item).split(",") if s.strip()]
@@ -718,6 +747,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fpt-option", action="append", default=[], metavar="KEY=VALUE", dest="fpt_option",
                    help="an fpt config field for fpt's time-to-target runs, e.g. eval_subset=200 (repeatable; "
                         "recorded in each record's 'defaults')")
+    p.add_argument("--fpt-config", type=Path, metavar="YAML",
+                   help="fpt config fields from a file, as `fpt train --config` reads it (e.g. examples/fast/"
+                        "bit-xor.yaml); its task must be the one measurement chosen; --fpt-option overrides it")
     p.add_argument("--targets", type=float, nargs="+", help="only these targets of the chosen time-to-target "
                    "measurements, e.g. 0.9 for mnist-5k (runs stop at the highest one kept)")
     p.add_argument("--dry-run", action="store_true", help="print the run order and exit")
@@ -737,9 +769,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         chosen = keep_targets(select(args.only), args.targets)
         seeds = parse_seeds(args.seeds)
-        from fpt.config import parse_overrides
-
-        args.fpt_options = parse_overrides(args.fpt_option)
+        args.fpt_options = fpt_options(args.fpt_option, args.fpt_config, chosen)
     except ValueError as e:
         p.error(str(e))
     if len(seeds) < 3:

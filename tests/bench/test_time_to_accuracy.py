@@ -270,3 +270,32 @@ def test_targets_keeps_only_the_named_targets_of_time_to_target_measurements():
     assert tta.keep_targets(tta.select(["mnist-5k"]), None)[0].targets == (0.90, 0.95)
     with pytest.raises(ValueError, match="digits has targets"):
         tta.keep_targets(tta.select(["digits"]), [0.9])
+
+
+@pytest.mark.parametrize("name", ["bit-xor", "digits", "mnist-5k"])
+def test_fast_example_configs_are_valid_configs_for_their_measurement(name):
+    from fpt.config import RunConfig, from_dict, load_yaml
+
+    path = ROOT / "examples" / "fast" / f"{name}.yaml"
+    from_dict(RunConfig, load_yaml(path), where=str(path))  # what `fpt train --config` accepts
+    options = tta.config_file_options(path, tta.select([name]))
+    assert "task" not in options and "body" not in options and options["precision"] == "bf16"
+
+
+def test_fpt_config_must_match_the_one_measurement_chosen(tmp_path):
+    path = ROOT / "examples" / "fast" / "bit-xor.yaml"
+    with pytest.raises(ValueError, match="trains 'digits'"):
+        tta.config_file_options(path, tta.select(["digits"]))
+    with pytest.raises(ValueError, match="exactly one"):
+        tta.config_file_options(path, tta.select(["bit-xor", "digits"]))
+    other = tmp_path / "c.yaml"
+    other.write_text("task: bit-xor\nbody: gpt2\n")
+    with pytest.raises(ValueError, match="both implementations here run minilm"):
+        tta.config_file_options(other, tta.select(["bit-xor"]))
+
+
+def test_fpt_option_overrides_the_config_file():
+    path = ROOT / "examples" / "fast" / "bit-xor.yaml"
+    options = tta.fpt_options(["lr=0.005", "task.n_bits=5"], path, tta.select(["bit-xor"]))
+    assert options["lr"] == 0.005 and options["batch_size"] == 8 and options["task_options"] == {"n_bits": 5}
+    assert tta.fpt_options(["lr=0.005"], None, tta.select(["bit-xor"])) == {"lr": 0.005}
