@@ -57,3 +57,20 @@ def test_a_bf16_run_trains_evaluates_caches_and_reloads(tiny_gpt2_dir, tmp_path)
                       eval_every=2, batch_size=8, freeze="output")
     cached = fpt.fit(probe, progress=False)
     assert cached["feature_cache_seconds"] is not None and cached["test_accuracy"] is not None
+
+
+def test_bf16_on_a_cpu_without_native_bf16_warns_and_names_the_fix(tiny_gpt2_dir, monkeypatch):
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    assert not experiment.cpu_has_native_bf16()
+    with pytest.warns(UserWarning, match="precision=fp32"):
+        fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
+
+
+def test_bf16_on_a_cpu_with_native_bf16_is_silent(tiny_gpt2_dir, monkeypatch, recwarn):
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
+    assert experiment.cpu_has_native_bf16()
+    fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
+    fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="fp32", device="cpu")
+    assert not [w for w in recwarn if "native bf16" in str(w.message)]

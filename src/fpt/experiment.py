@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,12 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     if precision == "auto":
         return "bf16" if device.type == "cuda" else "fp32"
     return precision
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU multiplies bf16 in hardware (AVX-512 BF16 or AMX); elsewhere torch emulates it."""
+    checks = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    return any(check() for check in checks if check is not None)
 
 
 def autocast(precision: str, device: torch.device) -> torch.autocast:
@@ -150,5 +157,8 @@ def assemble(config: RunConfig, data: TaskData) -> Experiment:
     device = resolve_device(config.device)
     body_fp = fingerprint(model)
     if resolve_precision(config.precision, device) == "bf16":
+        if device.type == "cpu" and not cpu_has_native_bf16():
+            warnings.warn("precision=bf16 on a CPU without native bf16 (AVX-512 BF16 or AMX): torch emulates it, "
+                          "which is usually slower than fp32; set precision=fp32 (or auto)", stacklevel=2)
         store_frozen_bf16(model)
     return Experiment(config, model.to(device), data, device, body_fp)
