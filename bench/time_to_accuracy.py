@@ -163,6 +163,14 @@ def fpt_options(items: list[str], config: Path | None, chosen: list[Measurement]
     return merge(config_file_options(config, chosen), given) if config else given
 
 
+def fpt_fields(spec: dict[str, Any]) -> dict[str, Any]:
+    """fpt.build's fields for a measurement: its own (task, task options) with the options over them,
+    task options merged key by key (``task.eval_size=500`` must not drop bit-memory-100's ``n_bits``)."""
+    from fpt.config import merge
+
+    return merge(spec["fpt"], spec.get("fpt_options", {}))
+
+
 def parse_seeds(items: Iterable[str]) -> list[int]:
     """``["0,1", "2"]`` -> ``[0, 1, 2]``."""
     seeds = [int(s) for item in items for s in str(item).split(",") if s.strip()]
@@ -432,7 +440,7 @@ def worker_fpt_target(spec: dict[str, Any], result: str) -> None:
     import fpt
 
     t0 = time.perf_counter()
-    exp = fpt.build(**{**spec["fpt"], **spec.get("fpt_options", {})}, body="minilm", init="pretrained", seed=spec["seed"],
+    exp = fpt.build(**fpt_fields(spec), body="minilm", init="pretrained", seed=spec["seed"],
                     target=max(spec["targets"]), steps=10**9, device="cpu")
     _emit(result, {"event": "start", "setup_seconds": round(time.perf_counter() - t0, 3),
                    "val_key": f"{exp.data.val}_accuracy", "batch_size": exp.config.batch_size,
@@ -662,6 +670,8 @@ def results_from_rows(impl: str, m: Measurement, rows: list[dict[str, Any]], met
             "threads_used": start.get("threads_used"),
             "curve": [[c["step"], c["seconds"], c["held_out"]] + ([c["estimate"]] if "estimate" in c else []) for c in curve],
         }
+        if impl == "fpt":  # the task as fpt built it (sizes, tokenisation), so a record shows what ran
+            res["task_options"] = (start.get("config") or {}).get("task_options")
         if impl == "official":
             est = first_reach(curve, "estimate", target)
             res["official_estimate"] = None if est is None else {

@@ -299,3 +299,10 @@ def test_fpt_option_overrides_the_config_file():
     options = tta.fpt_options(["lr=0.005", "task.n_bits=5"], path, tta.select(["bit-xor"]))
     assert options["lr"] == 0.005 and options["batch_size"] == 8 and options["task_options"] == {"n_bits": 5}
     assert tta.fpt_options(["lr=0.005"], None, tta.select(["bit-xor"])) == {"lr": 0.005}
+
+
+def test_task_options_given_as_fpt_options_add_to_the_measurements_own():
+    m = tta.BY_NAME["bit-memory-100"]
+    fields = tta.fpt_fields({"fpt": m.fpt, "fpt_options": {"task_options": {"eval_size": 500}, "lr": 0.003}})
+    assert fields == {"task": "bit-memory", "task_options": {**tta.BIT_MEMORY_100, "eval_size": 500}, "lr": 0.003}
+    assert m.fpt["task_options"] == tta.BIT_MEMORY_100  # the measurement itself is left as it was
