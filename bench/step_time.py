@@ -55,10 +55,10 @@ def _python_gelu(model) -> None:
     from torch import nn
     from transformers.activations import NewGELUActivation
 
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, nn.GELU) and child.approximate == "tanh":
-                setattr(parent, name, NewGELUActivation())
+    from fpt.bodies.swap import replace_modules
+
+    replace_modules(model, lambda child: NewGELUActivation()
+                    if isinstance(child, nn.GELU) and child.approximate == "tanh" else None)
 
 
 def main() -> None:

@@ -11,23 +11,12 @@ evaluation forward is measured by bench/step_time.py (docs/results/performance.m
 from __future__ import annotations
 
 from torch import nn
+from transformers.activations import NewGELUActivation
 
-
-def _python_tanh_gelu() -> tuple[type, ...]:
-    try:
-        from transformers.activations import NewGELUActivation
-    except ImportError:
-        return ()
-    return (NewGELUActivation,)
+from fpt.bodies.swap import replace_modules
 
 
 def use_fused_activations(module: nn.Module) -> int:
     """Replace every Python tanh-GELU module inside ``module`` with torch's fused one; returns how many."""
-    kinds = _python_tanh_gelu()
-    swapped = 0
-    for parent in list(module.modules()):
-        for name, child in list(parent.named_children()):
-            if type(child) in kinds:
-                setattr(parent, name, nn.GELU(approximate="tanh"))
-                swapped += 1
-    return swapped
+    return replace_modules(module, lambda child: nn.GELU(approximate="tanh")
+                           if type(child) is NewGELUActivation else None)

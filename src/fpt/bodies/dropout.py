@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from fpt.bodies.swap import replace_modules
+
 Tensor = torch.Tensor
 
 FAST = True
@@ -62,7 +64,4 @@ class Dropout(nn.Dropout):
 
 def use_fast_dropout(module: nn.Module) -> None:
     """Replace every plain ``nn.Dropout`` inside ``module`` (Hugging Face's included) with :class:`Dropout`."""
-    for parent in list(module.modules()):
-        for name, child in list(parent.named_children()):
-            if type(child) is nn.Dropout:
-                setattr(parent, name, Dropout(child.p, child.inplace))
+    replace_modules(module, lambda child: Dropout(child.p, child.inplace) if type(child) is nn.Dropout else None)
