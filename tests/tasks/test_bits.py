@@ -41,6 +41,34 @@ def test_bit_memory_matches_the_spec():
     assert abs((guess == target).float().mean().item() - 0.75) < 0.01
 
 
+def _majority_vote_per_token(x: torch.Tensor, y: torch.Tensor, n_strings: int, token_dim: int) -> float:
+    """The per-token reader the ceiling describes, run on sampled batches."""
+    n = x.shape[0]
+    seq = x.reshape(n, n_strings + 1, -1, token_dim)
+    strings, query = seq[:, :-1], seq[:, -1]
+    visible = query != 0
+    match = ((strings == query[:, None]) | ~visible[:, None]).all(-1)  # (n, strings, tokens)
+    votes = (strings * match[..., None]).sum(1)
+    target = (y.float() * 2 - 1).reshape(n, -1, token_dim)
+    right = torch.where(votes == 0, 0.5, (votes.sign() == target).float())
+    return torch.where(visible, 1.0, right).mean().item()
+
+
+@pytest.mark.parametrize(("n_bits", "token_dim"), [(100, 10), (100, 20)])
+def test_bit_memory_per_token_ceiling_matches_the_reader_it_describes(n_bits, token_dim):
+    from fpt.tasks.bit_memory import BitMemoryOptions, per_token_ceiling
+
+    data = build_task("bit-memory", {"n_bits": n_bits, "token_dim": token_dim, "eval_size": 4}, seed=0)
+    b = data.train.batch(0, 6000)
+    simulated = _majority_vote_per_token(b.x, b.y, 5, token_dim)
+    exact = per_token_ceiling(BitMemoryOptions(n_bits=n_bits, token_dim=token_dim))
+    assert data.info["per_token_ceiling"] == pytest.approx(exact, abs=1e-6)
+    assert simulated == pytest.approx(exact, abs=0.0015)
+    assert (exact < 0.975) == (token_dim == 10)  # the quick scale's short tokens: below 99% by construction
+    assert per_token_ceiling(BitMemoryOptions()) > 0.99999  # the paper's 50-bit tokens
+    assert per_token_ceiling(BitMemoryOptions(n_strings=1)) == 1.0
+
+
 @pytest.mark.parametrize("task", ["bit-xor", "bit-memory"])
 def test_batches_are_deterministic_and_eval_differs_from_train(task):
     a, b = build_task(task, {"eval_size": 16}, seed=3), build_task(task, {"eval_size": 16}, seed=3)
