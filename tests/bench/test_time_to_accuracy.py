@@ -135,7 +135,8 @@ def test_quick_bit_memory_matches_fpt_quick_scale():
 
 def test_targets_of_the_brief():
     assert {tta.measurement_key(m.name, t) for m in tta.MEASUREMENTS for t in m.targets} == {
-        "bit-xor@100%", "bit-memory-100@95%", "bit-memory-100@96.5%", "bit-memory-100@99%", "mnist-5k@90%", "mnist-5k@95%", "digits@95%"}
+        "bit-xor@100%", "bit-memory-100@95%", "bit-memory-100@96.5%", "bit-memory-100@99%",
+        "mnist-5k@90%", "mnist-5k@95%", "digits@95%"}
 
 
 # --- records -------------------------------------------------------------------------------------
