@@ -152,3 +152,54 @@ def test_two_workers_on_one_store_skip_each_others_runs(tiny_gpt2_dir, tmp_path,
     again = run_table(table, store, progress=False)  # the holder is gone: this worker now runs it
     assert [r["status"] for r in again] == ["done", "done"]
     assert (held / "summary.json").is_file()
+
+
+def _user_table(tmp_path, body: str, **extra) -> str:
+    import yaml
+
+    spec = {"title": "My grid: bit XOR by freezing", "base": {"init": "random", "steps": 2, "eval_every": 2,
+                                                               "batch_size": 4, "device": "cpu", "body": body},
+            "columns": {"xor": {"task": "bit-xor", "task_options": {"eval_size": 8}}},
+            "rows": {"frozen": None, "full": {"freeze": "none"}}, **extra}
+    path = tmp_path / "my_grid.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return str(path)
+
+
+def test_reproduce_runs_a_users_table_file(tiny_gpt2_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    path = _user_table(tmp_path, tiny_gpt2_dir)
+    assert main(["reproduce", path, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "My grid: bit XOR by freezing [quick]" in out and "results/my_grid-quick" in out
+    assert "freeze=none" in out and out.count("run  ") == 2
+    assert main(["reproduce", path, "--quiet", "--seeds", "0,1"]) == 0
+    rows = list(csv.DictReader((tmp_path / "results/my_grid-quick/results.csv").open()))
+    assert [(r["row"], r["status"], r["n"]) for r in rows] == [("frozen", "done", "2"), ("full", "done", "2")]
+    assert all(r["paper"] == "" for r in rows)  # no paper figure is invented for a user's table
+    report = (tmp_path / "results/my_grid-quick/report.md").read_text()
+    assert f"fpt reproduce {path}" in report
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({"colums": {}}, "unknown key 'colums' (did you mean 'columns'?)"),
+    ({"rows": []}, "'rows' must be a mapping of row -> config fields"),
+    ({"rows": {"frozen": 3}}, "'frozen': give a mapping of config fields"),
+    ({"scales": {"huge": {}}}, "scales.huge: unknown scale"),
+    ({"same_as": "table99"}, "same_as 'table99' is not one of the paper's tables"),
+    ({"base": {"lrr": 0.1}}, "lrr"),
+])
+def test_a_bad_table_file_is_one_line_naming_the_file_and_key(extra, expected, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    path = _user_table(tmp_path, "gpt2", **extra)
+    assert main(["reproduce", path, "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert expected in err and len(err.splitlines()) == 1 and ("my_grid.yaml" in err)
+
+
+def test_a_missing_table_file_or_name_says_what_to_give(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "nope.yaml", "--dry-run"]) == 2
+    assert "nope.yaml: no such table file" in capsys.readouterr().err
+    assert main(["reproduce", "tabel3", "--dry-run"]) == 2
+    assert "or the path of your own table file" in capsys.readouterr().err

@@ -7,11 +7,13 @@ import dataclasses
 import shlex
 from pathlib import Path
 
-HELP = "run one of the paper's tables, or all (resumable), and compare with the paper; --dry-run lists the runs"
+HELP = ("run one of the paper's tables, or all, or your own table file (resumable), and compare with the paper; "
+        "--dry-run lists the runs")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("table", help="table1 ... table21, 'all', or 'list'")
+    p.add_argument("table", help="table1 ... table21, 'all', 'list', or your own table file (FILE.yaml, the tables' "
+                                 "format: docs/sweeps.md)")
     p.add_argument("--scale", default="quick", choices=["quick", "paper"],
                    help="quick: CPU-sized stand-ins; paper: the full protocol (GPU, hub, datasets)")
     p.add_argument("--out", default=None,
@@ -125,6 +127,7 @@ def _command(name: str, scale: str, out: Path, store: Path, seeds: list[int] | N
 
 def run(args: argparse.Namespace) -> int:
     from fpt.experiments import expand, table_names
+    from fpt.experiments.grid import default_out_name
     from fpt.experiments.runner import Store, prune_checkpoints, run_table
     from fpt.report import write_report
 
@@ -136,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     every = args.table == "all"
     names = table_names() if every else [args.table]
     tables = [expand(name, args.scale) for name in names]  # every name and YAML checked before anything runs
-    root = Path(args.out or (f"results/{args.scale}" if every else f"results/{args.table}-{args.scale}"))
+    root = Path(args.out or (f"results/{args.scale}" if every else f"results/{default_out_name(args.table)}-{args.scale}"))
     store = Store(Path(args.store) if args.store else root / "runs")
     outs = {t.name: (root / t.name if every else root) for t in tables}
     if args.dry_run:

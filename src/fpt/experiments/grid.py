@@ -22,10 +22,12 @@ column's figure cannot be compared with the paper's: no difference is printed),
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -107,17 +109,75 @@ def tasks_spec() -> dict[str, Any]:
     return yaml.safe_load((_files() / "tasks.yaml").read_text())
 
 
+TABLE_KEYS = {"title", "paper", "columns", "rows", "base", "scales", "notes", "derived", "counts", "transpose",
+              "metric", "same_as"}
+TABLE_SUFFIXES = (".yaml", ".yml")
+
+
 def load_spec(name: str) -> dict[str, Any]:
-    """A table file; ``same_as: OTHER`` takes OTHER's grid and keeps this file's title and notes."""
+    """A table: a packaged name (``table3``) or the path of a table file in the same format (``my_grid.yaml``).
+
+    ``same_as: OTHER`` takes the packaged table OTHER's grid and keeps this file's title and notes.
+    """
     known = table_names()
-    # Checked against the list before any path is built: a name is never a path (../tasks, /etc/x).
-    if not isinstance(name, str) or name not in known:
-        raise ConfigError(f"unknown table {show(name)}; tables: {', '.join(known)} (or 'all', 'list')")
-    path = _files() / "tables" / f"{name}.yaml"
-    spec = yaml.safe_load(path.read_text())
+    # Checked against the list before any path is built: a packaged name is never a path (../tasks, /etc/x).
+    if isinstance(name, str) and name in known:
+        spec = yaml.safe_load((_files() / "tables" / f"{name}.yaml").read_text())
+    elif isinstance(name, str) and name.endswith(TABLE_SUFFIXES):
+        spec = _user_table(Path(name))
+    else:
+        raise ConfigError(f"unknown table {show(name)}; tables: {', '.join(known)} (or 'all', 'list', or the path "
+                          f"of your own table file, FILE.yaml, in their format: docs/sweeps.md)")
     if "same_as" in spec:
         return {**load_spec(spec["same_as"]), **{k: v for k, v in spec.items() if k != "same_as"}}
     return spec
+
+
+def _user_table(path: Path) -> dict[str, Any]:
+    """A user's table file, checked for what expand() relies on; every problem names the file and the key."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such table file; give the path of a YAML table (rows x columns) or one of "
+                          f"the paper's tables (fpt reproduce list)")
+    try:
+        spec = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]}); fix the file") from None
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{path}: a table file is a mapping with 'columns' and 'rows' (see docs/sweeps.md)")
+    for key in spec:
+        if key not in TABLE_KEYS:
+            near = difflib.get_close_matches(str(key), sorted(TABLE_KEYS), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else f"; keys: {', '.join(sorted(TABLE_KEYS))}"
+            raise ConfigError(f"{path}: unknown key {show(key)}{hint}")
+    if "same_as" in spec:
+        if spec["same_as"] not in table_names():
+            raise ConfigError(f"{path}: same_as {show(spec['same_as'])} is not one of the paper's tables "
+                              f"(fpt reproduce list)")
+        return {"title": path.stem, **spec}
+    for key in ("columns", "rows"):
+        value = spec.get(key)
+        if not value or not isinstance(value, (dict, list) if key == "columns" else dict):
+            shape = "a list of task columns or a mapping of column -> config fields" if key == "columns" \
+                else "a mapping of row -> config fields (null for none)"
+            raise ConfigError(f"{path}: '{key}' must be {shape}")
+    rows_and_columns = list(spec["rows"].items()) + (list(spec["columns"].items()) if isinstance(spec["columns"], dict)
+                                                      else [])
+    for entry, value in rows_and_columns:
+        if value is not None and not isinstance(value, dict):
+            raise ConfigError(f"{path}: {show(entry)}: give a mapping of config fields (e.g. {{lr: 0.001}}) or nothing")
+    for key in ("base", "scales"):
+        if spec.get(key) is not None and not isinstance(spec[key], dict):
+            raise ConfigError(f"{path}: '{key}' must be a mapping")
+    for scale in spec.get("scales") or {}:
+        if scale not in SCALES:
+            raise ConfigError(f"{path}: scales.{scale}: unknown scale; use {' or '.join(SCALES)}")
+    # No paper figures unless the file names a table of paper_results.json.
+    return {"title": path.stem, "paper": "", **spec}
+
+
+def default_out_name(name: str) -> str:
+    """The results folder's name for a table: its name, or a table file's stem."""
+    return Path(name).stem if name.endswith(TABLE_SUFFIXES) else name
 
 
 def paper_value(results: dict[str, Any], key: str, row: str, column: str, transpose: bool) -> float | None:
