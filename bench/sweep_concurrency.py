@@ -65,6 +65,23 @@ def run_setting(setting: str, spec: Path, root: Path, cores: int) -> dict:
     return row
 
 
+def compare(rows: list[dict]) -> list[str]:
+    """Each setting's table against the first setting with the same threads per trial (those must match exactly),
+    and against the very first setting (other thread counts may differ in float summation, hence in the last digits
+    or a step reached)."""
+    lines = []
+    for i, r in enumerate(rows[1:], 1):
+        peer = next((q for q in rows[:i] if q["threads_per_trial"] == r["threads_per_trial"]), None)
+        against = [peer] if peer is not None else []
+        if rows[0] is not peer:
+            against.append(rows[0])
+        verdicts = [f"{'the same table as' if r['results'] == q['results'] else 'a different table from'} "
+                    f"{q['setting']} ({q['threads_per_trial']} thread(s) per trial)" for q in against]
+        lines.append(f"{r['setting']} ({r['threads_per_trial']} thread(s) per trial, {r['wall_seconds']} s): "
+                     + "; ".join(verdicts))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--spec", type=Path, default=SPEC)
@@ -95,10 +112,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\nresults of {first['setting']} (configs ranked by validation accuracy):")
         for r in first["results"]:
             print("  " + "  ".join(f"{k}={v}" for k, v in r.items()))
-        for r in ok[1:]:
-            same = r["results"] == first["results"]
-            print(f"{r['setting']}: {'the same table' if same else 'a different table'} as {first['setting']}"
-                  f" ({r['wall_seconds']} s against {first['wall_seconds']} s)")
+        for line in compare(ok):
+            print(line)
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
 
