@@ -60,3 +60,5 @@ def test_claims_md_from_results(tmp_path):
     assert main(["claims", "--results", str(root)]) == 0
     md = (root / "claims.md").read_text()
     assert "**Verdict: holds**" in md and "mnist: paper language_gpt2/random = 98 / 91.7; ours = 95 / 90: holds" in md
+    # several seeds: the mean with its std and n, as the reports give it
+    assert "listops: paper language_gpt2/random = 38.4 / 34.3; ours = 30 ± 3 (n=3) / 29 ± 2 (n=3): inconclusive" in md

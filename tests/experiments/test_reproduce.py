@@ -112,6 +112,15 @@ def test_reproduce_all_keeps_going_resumes_and_prunes(tiny_gpt2_dir, tmp_path, m
     assert not (summary_file.parent / "checkpoint").exists() and not (summary_file.parent / "best").exists()
     assert "pruned" in capsys.readouterr().out
 
+    # Asking for more seeds than are run: the cells with seed 0 only are partial, in the output and the index.
+    assert main(["reproduce", "all", "--scale", "quick", "--out", str(out), "--quiet", "--seeds", "0,1",
+                 "--only", "nothing matches"]) == 0
+    assert "table9: 0 of 1 cells done, 1 with only some seeds" in capsys.readouterr().out
+    index = (out / "README.md").read_text()
+    assert f"fpt reproduce all --scale quick --out {out} --seeds 0,1" in index
+    assert "| [Table 9: tiny](table9/report.md) | 0 | 1 | 0 | 1 |" in index
+    assert "[1 of 2 seeds]" in (out / "table9" / "report.md").read_text()
+
 
 def test_seeds_must_be_integers(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

@@ -165,15 +165,17 @@ def run(args: argparse.Namespace) -> int:
         rows = write_report(table, results, out, _command(table.name, args.scale, out, store.root, seeds))
         cells = [r for r in rows if r["status"] not in ("derived", "not derived", "counted", "not counted")]
         done = sum(r["status"] == "done" for r in cells)
+        partial = sum(r["status"] == "partial" for r in cells)
         failed = sum(r["status"] == "failed" for r in cells)
-        summary.append((table, out, done, failed, len(cells)))
-        print(f"{table.name}: {done} of {len(cells)} cells done{f', {failed} failed' if failed else ''}; "
+        summary.append((table, out, done, partial, failed, len(cells)))
+        print(f"{table.name}: {done} of {len(cells)} cells done"
+              f"{f', {partial} with only some seeds' if partial else ''}{f', {failed} failed' if failed else ''}; "
               f"report: {out / 'report.md'}, {out / 'results.csv'}")
     if args.prune_checkpoints:
         removed = prune_checkpoints(store.root)
         print(f"pruned {len(removed)} checkpoint director{'y' if len(removed) == 1 else 'ies'} under {store.root}")
     if every:
-        _write_index(root, args.scale, summary)
+        _write_index(root, args.scale, summary, seeds)
         from fpt.experiments.claims import write_claims
 
         path = write_claims(root)
@@ -181,10 +183,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_index(root: Path, scale: str, summary: list) -> None:
-    lines = [f"# Reproduced tables ({scale})", "", f"    fpt reproduce all --scale {scale} --out {root}", "",
-             "Runs are shared between tables through `runs/<hash of the resolved config>/`.", "",
-             "| table | cells done | failed | cells |", "|---|---|---|---|"]
-    for table, out, done, failed, total in summary:
-        lines.append(f"| [{table.title}]({out.relative_to(root).as_posix()}/report.md) | {done} | {failed} | {total} |")
+def _write_index(root: Path, scale: str, summary: list, seeds: list[int] | None) -> None:
+    command = f"fpt reproduce all --scale {scale} --out {root}" + (f" --seeds {','.join(map(str, seeds))}" if seeds else "")
+    lines = [f"# Reproduced tables ({scale})", "", f"    {command}", "",
+             "Runs are shared between tables through `runs/<hash of the resolved config>/`."
+             + (" A cell is done when every seed's run is; partial when only some are (the report gives their mean "
+                "and n)." if seeds else ""), "",
+             "| table | cells done | partial (some seeds) | failed | cells |", "|---|---|---|---|---|"]
+    for table, out, done, partial, failed, total in summary:
+        lines.append(f"| [{table.title}]({out.relative_to(root).as_posix()}/report.md) | {done} | {partial} | {failed} "
+                     f"| {total} |")
     (root / "README.md").write_text("\n".join(lines) + "\n")

@@ -165,7 +165,10 @@ def evaluate(root: Path) -> list[dict[str, Any]]:
             columns = []
             for column, cells in by.items():
                 outcome, reason, paper, ours = check_column(check, cells)
-                columns.append({"column": column, "outcome": outcome, "reason": reason, "paper": paper, "ours": ours})
+                spread = [(_float(cells.get(r, {}).get("ours_std")), int(_float(cells.get(r, {}).get("n")) or 0))
+                          for r in check.rows]
+                columns.append({"column": column, "outcome": outcome, "reason": reason, "paper": paper, "ours": ours,
+                                "spread": spread})
             decided = [(c["outcome"], f"{check.table}/{c['column']}" + (f" [{c['reason']}]" if c["reason"] else ""))
                        for c in columns if c["outcome"] != "skip"]
             verdict, why = combine(decided) if decided else (
@@ -177,8 +180,11 @@ def evaluate(root: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _fmt(values: list) -> str:
-    return " / ".join("–" if v is None else f"{v:g}" for v in values)
+def _fmt(values: list, spread: list | None = None) -> str:
+    """Figures joined by ' / '; with ``spread`` [(std, n)], a figure over several seeds gets '± std (n=N)'."""
+    spread = spread or [(None, 1)] * len(values)
+    return " / ".join("–" if v is None else f"{v:g}" + (f" ± {std:g} (n={n})" if n > 1 and std is not None else "")
+                      for v, (std, n) in zip(values, spread, strict=True))
 
 
 def write_claims(root: Path, path: Path | None = None) -> Path:
@@ -199,7 +205,7 @@ def write_claims(root: Path, path: Path | None = None) -> Path:
             rows = "/".join(check["check"].rows)
             for c in check["columns"]:
                 reason = f" ({c['reason']})" if c["reason"] else ""
-                lines.append(f"  - {c['column']}: paper {rows} = {_fmt(c['paper'])}; ours = {_fmt(c['ours'])}: "
+                lines.append(f"  - {c['column']}: paper {rows} = {_fmt(c['paper'])}; ours = {_fmt(c['ours'], c.get('spread'))}: "
                              f"{c['outcome']}{reason}")
         lines.append("")
     path.parent.mkdir(parents=True, exist_ok=True)
