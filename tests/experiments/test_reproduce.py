@@ -212,3 +212,11 @@ def test_a_missing_table_file_or_name_says_what_to_give(tmp_path, monkeypatch, c
     assert "nope.yaml: no such table file" in capsys.readouterr().err
     assert main(["reproduce", "tabel3", "--dry-run"]) == 2
     assert "or the path of your own table file" in capsys.readouterr().err
+
+
+def test_a_table_file_can_take_a_paper_tables_grid(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mine.yaml").write_text("title: 'Mine: Table 11 again'\nsame_as: table11\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "mine.yaml", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Mine: Table 11 again [quick] -> results/mine-quick") and out.count("run  ") == 6
