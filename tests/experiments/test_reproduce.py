@@ -113,8 +113,10 @@ def test_reproduce_all_keeps_going_resumes_and_prunes(tiny_gpt2_dir, tmp_path, m
     assert "pruned" in capsys.readouterr().out
 
     # Asking for more seeds than are run: the cells with seed 0 only are partial, in the output and the index.
+    runs_before = sorted(p.name for p in (out / "runs").iterdir())
     assert main(["reproduce", "all", "--scale", "quick", "--out", str(out), "--quiet", "--seeds", "0,1",
-                 "--only", "nothing matches"]) == 0
+                 "--report-only"]) == 0
+    assert sorted(p.name for p in (out / "runs").iterdir()) == runs_before  # seed 1 was not trained
     assert "table9: 0 of 1 cells done, 1 with only some seeds" in capsys.readouterr().out
     index = (out / "README.md").read_text()
     assert f"fpt reproduce all --scale quick --out {out} --seeds 0,1" in index

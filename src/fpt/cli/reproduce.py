@@ -27,6 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="list the runs, their parameter counts and config errors (layers beyond the body's depth, "
                         "bad task options or freeze policies); train nothing")
     p.add_argument("--only", default=None, help="run only cells whose 'row/column' contains this text")
+    p.add_argument("--report-only", action="store_true",
+                   help="train nothing: write the reports from the finished runs the store holds (after workers ran "
+                        "parts of a table); a run not finished yet is reported as not run")
     p.add_argument("--prune-checkpoints", action="store_true",
                    help="afterwards, delete checkpoint/ and best/ of finished runs in the store (keeps config.yaml, "
                         "metrics.jsonl, summary.json and pretrained bodies)")
@@ -161,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
     summary = []
     for table in tables:
         out = outs[table.name]
-        results = run_table(table, store, seeds, progress=not args.quiet, only=args.only, executor=executor)
+        results = run_table(table, store, seeds, progress=not args.quiet, only=args.only, executor=executor,
+                            report_only=args.report_only)
         rows = write_report(table, results, out, _command(table.name, args.scale, out, store.root, seeds))
         cells = [r for r in rows if r["status"] not in ("derived", "not derived", "counted", "not counted")]
         done = sum(r["status"] == "done" for r in cells)

@@ -174,8 +174,8 @@ def selected(cell: Cell, only: str | None) -> bool:
 
 
 def run_table(table: Table, store: Store, seeds: list[int] | None = None, progress: bool = True,
-              only: str | None = None, executor: Any = None) -> list[dict[str, Any]]:
-    """Run every cell for every seed (or the cells whose ``row/column`` contains ``only``).
+              only: str | None = None, executor: Any = None, report_only: bool = False) -> list[dict[str, Any]]:
+    """Run every cell for every seed (or the cells whose ``row/column`` contains ``only``; none with ``report_only``).
 
     One result per cell and seed: {cell, seed, summary, status, note, run_dir}; status is
     done, failed, not run, skipped or quoted. Cells left out by ``only`` are still reported
@@ -196,10 +196,11 @@ def run_table(table: Table, store: Store, seeds: list[int] | None = None, progre
             planned = store.plan(table, cell, seed)
             row = {"cell": cell, "seed": seed, "summary": None, "status": "done", "note": "",
                    "run_dir": planned.run_dir}
-            if not selected(cell, only):
+            if report_only or not selected(cell, only):
                 row["summary"] = read_summary(planned.run_dir)
                 if row["summary"] is None:
-                    row["status"], row["note"] = "not run", f"not selected by --only {only!r}"
+                    row["status"] = "not run"
+                    row["note"] = "no finished run yet" if report_only else f"not selected by --only {only!r}"
             else:
                 jobs.append((row, Trial(planned, f"{table.name} {cell.row}/{cell.column} seed {seed}")))
             results.append(row)
