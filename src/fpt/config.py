@@ -31,6 +31,14 @@ def show(value: Any) -> str:
     return _SHOW.repr(value)
 
 
+def near(name: Any, known: list[str]) -> str:
+    """' (did you mean 'x'?)' for the closest known name, or '' when none is close: an error's hint."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
     if default is dataclasses.MISSING:
         return field(metadata={"help": text}, **kw)

@@ -22,7 +22,6 @@ column's figure cannot be compared with the paper's: no difference is printed),
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from fpt.config import ConfigError, RunConfig, from_dict, merge, show
+from fpt.config import ConfigError, RunConfig, from_dict, merge, near, show
 
 SCALES = ("quick", "paper")
 SPECIAL = {"column", "metric", "skip", "cells", "paper_row", "name", "compare", "quoted", "paper"}
@@ -146,8 +145,7 @@ def _user_table(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: a table file is a mapping with 'columns' and 'rows' (see docs/sweeps.md)")
     for key in spec:
         if key not in TABLE_KEYS:
-            near = difflib.get_close_matches(str(key), sorted(TABLE_KEYS), n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else f"; keys: {', '.join(sorted(TABLE_KEYS))}"
+            hint = near(key, sorted(TABLE_KEYS)) or f"; keys: {', '.join(sorted(TABLE_KEYS))}"
             raise ConfigError(f"{path}: unknown key {show(key)}{hint}")
     if "same_as" in spec:
         if spec["same_as"] not in table_names():

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import difflib
 import hashlib
 import itertools
 import json
@@ -35,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fpt.config import ConfigError, RunConfig, from_dict, load_yaml, merge, show, target_alias
+from fpt.config import ConfigError, RunConfig, from_dict, load_yaml, merge, near, show, target_alias
 from fpt.experiments.executors import DONE, EARLY_STOPPED, FAILED, NOT_RUN, Outcome, Trial
 from fpt.experiments.runner import Store, read_summary
 from fpt.runs import CONFIG
@@ -83,11 +82,6 @@ def _fail(where: str, message: str) -> ConfigError:
     return ConfigError(f"sweep spec {where}: {message}")
 
 
-def _near(name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(str(name), known, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 FIELDS = [f.name for f in dataclasses.fields(RunConfig)]
 
 
@@ -103,7 +97,7 @@ def check_key(key: Any, where: str, section: str) -> None:
     if key == "seed":
         raise _fail(where, f"{section}.seed: seeds are not swept as a field; list them in seeds: [0, 1, 2]")
     if key not in FIELDS:
-        raise _fail(where, f"{section}.{key} is not a config field{_near(key, FIELDS)}; give a RunConfig field "
+        raise _fail(where, f"{section}.{key} is not a config field{near(key, FIELDS)}; give a RunConfig field "
                            "(fpt train --help) or task.OPTION for a task option")
 
 
@@ -123,7 +117,7 @@ def check_distribution(key: str, dist: Any, where: str) -> None:
                            f"e.g. {key}: {example}")
     (kind, args), = dist.items()
     if kind not in DISTRIBUTIONS:
-        raise _fail(where, f"{at}: unknown distribution {show(kind)}{_near(kind, list(DISTRIBUTIONS))}; use "
+        raise _fail(where, f"{at}: unknown distribution {show(kind)}{near(kind, list(DISTRIBUTIONS))}; use "
                            f"{', '.join(DISTRIBUTIONS)}, e.g. {example}")
     if kind == "choice":
         if not isinstance(args, list) or not args:
@@ -147,7 +141,7 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
                            f"{type(data).__name__}")
     unknown = [k for k in data if k not in SPEC_KEYS]
     if unknown:
-        raise _fail(where, f"unknown key {show(unknown[0])}{_near(unknown[0], list(SPEC_KEYS))}; known keys: "
+        raise _fail(where, f"unknown key {show(unknown[0])}{near(unknown[0], list(SPEC_KEYS))}; known keys: "
                            f"{', '.join(SPEC_KEYS)}")
     name = data.get("name") or Path(where).stem
     if not isinstance(name, str) or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
@@ -186,7 +180,7 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
             raise _fail(where, "random: expected {trials: N, seed: S, space: {FIELD: distribution}}")
         bad = [k for k in rand if k not in RANDOM_KEYS]
         if bad:
-            raise _fail(where, f"random.{bad[0]} is not a random-search key{_near(bad[0], list(RANDOM_KEYS))}; "
+            raise _fail(where, f"random.{bad[0]} is not a random-search key{near(bad[0], list(RANDOM_KEYS))}; "
                                f"known: {', '.join(RANDOM_KEYS)}")
         trials = rand.get("trials")
         if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
