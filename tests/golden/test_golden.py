@@ -1,0 +1,45 @@
+"""Replays the golden runs (tests/golden/cases.py) and finds every metric as committed.
+
+The committed files were written before the step-11 restructuring by the code of 5d30fb5; a
+change that is meant to keep behaviour must keep this test green. Floats are compared to a
+relative 1e-4 (a different processor's matmul kernels round differently in the last bits; a
+changed learning rate, data order or loss moves them by far more).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from tests.golden.cases import HERE, replay
+
+
+def _diff(a, b, path="") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [f"{path}.{k}: missing in replay" for k in a.keys() - b.keys()]
+        out += [f"{path}.{k}: new in replay" for k in b.keys() - a.keys()]
+        for k in a.keys() & b.keys():
+            out += _diff(a[k], b[k], f"{path}.{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{path}: {len(a)} rows committed, {len(b)} replayed"]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _diff(x, y, f"{path}[{i}]")]
+    if isinstance(a, float) and isinstance(b, float | int) and not isinstance(b, bool):
+        return [] if math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-7) else [f"{path}: {a} committed, {b} replayed"]
+    return [] if a == b else [f"{path}: {a!r} committed, {b!r} replayed"]
+
+
+@pytest.mark.slow
+def test_golden_runs_replay_identically(tmp_path):
+    committed = json.loads((HERE / "golden.json").read_text())
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the committed runs used one thread; sums in another order round differently
+    try:
+        replayed = json.loads(json.dumps(replay(tmp_path)))
+    finally:
+        torch.set_num_threads(threads)
+    assert _diff(committed, replayed) == []
