@@ -82,24 +82,24 @@ def main() -> None:
     import yaml
 
     import fpt
-    from fpt import experiment
+    from fpt import pipeline
     from fpt.bodies import attention, dropout
     from fpt.train import evaluate, make_optimizer, train_step
 
     torch.set_num_threads(args.threads)
     task_options = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in args.task_option)}
-    store = experiment.store_frozen_bf16
+    store = pipeline.store_frozen_bf16
     exps, optimizers = {}, {}
     for name in args.variants:
         variant = VARIANTS[name]
-        experiment.store_frozen_bf16 = store if variant.stored else (lambda model: 0)
+        pipeline.store_frozen_bf16 = store if variant.stored else (lambda model: 0)
         exps[name] = e = fpt.build(task=args.task, task_options=task_options, body=args.body, init=args.init,
                                    precision=variant.precision, dropout=args.dropout, device="cpu")
         if not variant.fused_gelu:
             _python_gelu(e.model)
         trainable = [q for q in e.model.parameters() if q.requires_grad]
         optimizers[name] = make_optimizer(trainable, 1e-3) if variant.fpt_step else torch.optim.Adam(trainable, lr=1e-3)
-    experiment.store_frozen_bf16 = store
+    pipeline.store_frozen_bf16 = store
 
     def steps(name: str, n: int, batch: int) -> None:
         dropout.set_fast(VARIANTS[name].fpt_step)

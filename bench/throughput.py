@@ -22,8 +22,8 @@ import torch
 
 from fpt.bodies import attention
 from fpt.config import RunConfig
-from fpt.experiment import build_model
 from fpt.model import InputSpec
+from fpt.pipeline import build_model
 from fpt.train import make_optimizer
 
 # (seq_len, token_dim or None, vocab or None, classes, outputs k, predictions per output m)

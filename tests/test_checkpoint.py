@@ -2,10 +2,10 @@ import pytest
 import torch
 
 from fpt import checkpoint
-from fpt.checkpoint import CheckpointError
 from fpt.config import RunConfig
-from fpt.experiment import build_model
+from fpt.errors import CheckpointError
 from fpt.model import InputSpec
+from fpt.pipeline import build_model
 
 SPEC = InputSpec(seq_len=6, num_classes=2, token_dim=3)
 
@@ -75,3 +75,11 @@ def test_save_replaces_atomically(tiny_gpt2_dir, tmp_path):
     assert (tmp_path / "ck" / "current").read_text().strip() == "step-00000003"
     assert checkpoint.find(tmp_path / "ck").name == "step-00000003"
     assert not (tmp_path / "ck.tmp").exists() and not (tmp_path / "ck.old").exists()
+
+
+def test_a_training_state_of_the_old_name_is_still_read():
+    """state.json written before best_accuracy was renamed best_score (it holds R² for regression)."""
+    old = {"step": 6, "best_accuracy": 0.5, "best_step": 3, "steps_to_target": None, "wall_seconds": 1.0,
+           "train_seconds": 1.0, "train_examples": 48, "evals_since_best": 1, "diverged_at": None}
+    state = checkpoint._check_state(old, "state.json")
+    assert state["best_score"] == 0.5 and "best_accuracy" not in state

@@ -1,6 +1,7 @@
 import pytest
 
-from fpt.config import ConfigError, RunConfig, from_dict, load_yaml, merge, parse_overrides, save_yaml
+from fpt.config import RunConfig, from_dict, load_yaml, merge, parse_overrides, save_yaml
+from fpt.errors import ConfigError
 
 
 def test_defaults_are_the_papers():
@@ -35,7 +36,9 @@ def test_error_names_the_source():
 
 def test_overrides_and_task_options():
     o = parse_overrides(["steps=500", "task.n_bits=256", "lr=1e-4", "body=gpt2"])
-    assert from_dict(RunConfig, o) == RunConfig(steps=500, task_options={"n_bits": 256}, lr=1e-4, body="gpt2")
+    # preset paper: RunConfig's own field defaults (the fast preset's are tests/test_presets.py's)
+    assert from_dict(RunConfig, {**o, "preset": "paper"}) == RunConfig(steps=500, task_options={"n_bits": 256}, lr=1e-4,
+                                                                      body="gpt2")
     merged = merge({"task_options": {"eval_size": 10}, "steps": 1}, o)
     assert merged["task_options"] == {"eval_size": 10, "n_bits": 256} and merged["steps"] == 500
     with pytest.raises(ConfigError, match="not key=value"):

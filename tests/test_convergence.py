@@ -1,4 +1,4 @@
-from fpt.analysis.convergence import steps_to_converge
+from fpt.convergence import steps_to_converge
 
 
 def test_first_evaluation_within_a_point_of_the_best():
@@ -6,3 +6,54 @@ def test_first_evaluation_within_a_point_of_the_best():
     assert steps_to_converge(rows, "acc") == 30
     assert steps_to_converge(rows, "acc", tolerance=0.0) == 40
     assert steps_to_converge([], "acc") is None
+
+
+def test_reach_and_stay_lower_bound_and_no_learning():
+    from fpt.convergence import converged
+
+    rising = [{"step": s, "acc": a} for s, a in [(50, 0.5), (100, 0.7), (150, 0.9), (200, 0.91), (250, 0.9)]]
+    assert converged(rising, "acc", "target") == {"step": 150, "bound": "=", "reason": ""}
+    spike = [{"step": s, "acc": a} for s, a in [(50, 0.5), (100, 0.95), (150, 0.6), (200, 0.9), (250, 0.91)]]
+    assert converged(spike, "acc")["step"] == 200  # reached at 100 but did not stay
+    capped = [{"step": s, "acc": a} for s, a in [(50, 0.5), (100, 0.6), (150, 0.7), (200, 0.8)]]
+    assert converged(capped, "acc", "steps")["bound"] == ">="
+    flat = [{"step": s, "acc": a} for s, a in [(50, 0.52), (100, 0.51), (150, 0.52), (200, 0.52)]]
+    out = converged(flat, "acc", "steps")
+    assert out["step"] is None and out["reason"].startswith("no learning")  # not "converged at step 50"
+
+
+def _summary(val, test, val_set_size=500):
+    return {"task": "digits", "val_set": "val", "test_set": "test", "val_accuracy": val, "test_accuracy": test,
+            "eval": {"test_accuracy": test}, "diverged_at": None, "baselines": {"chance": 0.1, "majority": {
+                "val": 0.1, "test": 0.1}}, "task_info": {"split_sizes": {"val": val_set_size, "test": 1000}}}
+
+
+def test_collapse_at_chance_and_above_majority_with_a_binomial_margin(tmp_path):
+    import json
+    import math
+
+    from fpt.convergence import eval_sizes, health, run_health
+
+    uniform = [{"step": s, "val_loss": math.log(10) + 0.01, "val_accuracy": 0.1} for s in (50, 100, 150)]
+    spike = _summary(0.171, 0.11)  # a validation spike early on, then the uniform output
+    h = health(spike, uniform, eval_sizes(spike))
+    assert h["collapsed"] and not h["at_chance"]  # 17.1 is beyond the margin on 500 examples, the curve is not
+    assert h["above_majority"] is False  # 11% on 1,000 test examples: within 10% + 1.645 * 0.95%
+    assert any(r.startswith("collapsed") for r in h["reasons"])
+    learnt = [{"step": 50, "val_loss": 0.5, "val_accuracy": 0.9}]
+    h = health(_summary(0.11, 0.9), learnt, {"val": 500, "test": 1000})
+    assert h["at_chance"] and not h["collapsed"] and h["above_majority"] is True
+    # a run written before the flags: computed from its files
+    (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in uniform))
+    (tmp_path / "config.yaml").write_text("task_options: {}\n")
+    assert run_health(tmp_path, spike)["collapsed"]
+
+
+def test_provenance_commit_and_dirty():
+    from fpt.provenance import environment, run_commit
+
+    assert run_commit({"environment": {"fpt_git_commit": "3a2ebbd (with uncommitted changes)"}}) == ("3a2ebbd", True)
+    assert run_commit({"environment": {"fpt_git_commit": "3a2ebbd"}}) == ("3a2ebbd", False)
+    assert run_commit({}) == (None, None)
+    env = environment()
+    assert "commit" in env and "dirty" in env

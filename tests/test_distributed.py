@@ -13,7 +13,7 @@ import torch
 
 import fpt
 from fpt import distributed
-from fpt.config import ConfigError
+from fpt.errors import ConfigError
 from fpt.tasks.base import Batch
 from fpt.train import resume_config
 

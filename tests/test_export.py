@@ -21,7 +21,7 @@ import torch
 import fpt
 from fpt.cli import main
 from fpt.errors import CheckpointError
-from fpt.runs import Run
+from fpt.run import Run
 
 
 def _table(path: Path, n: int, seed: int) -> None:
@@ -217,7 +217,7 @@ def test_the_library_never_imports_the_cli():
                  p.read_text()]
     assert offenders == []
     out = _fresh_python("""
-        import sys, fpt, fpt.export, fpt.predictor, fpt.runs, fpt.errors, fpt.html_report, fpt.data.inputs
+        import sys, fpt, fpt.export, fpt.predictor, fpt.run, fpt.errors, fpt.presentation.html, fpt.data.inputs
         print("fpt.cli" in sys.modules)
     """, Path.cwd())
     assert out.strip() == "False"

@@ -38,13 +38,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fpt.cli import USER_ERRORS, main
-from fpt.config import ConfigError, RunConfig, from_dict, load_yaml, parse_overrides
+from fpt.config import RunConfig, from_dict, load_yaml, parse_overrides
 from fpt.data import listops as lo
 from fpt.data import tape as td
 from fpt.data.image_files import read_cifar_batch, read_mnist
 from fpt.data.safe_pickle import safe_loads
+from fpt.errors import ConfigError, DataError
 from fpt.paths import MAX_NAME, safe_run_name
-from fpt.tasks.base import DataError
 
 TALLY: Counter = Counter()
 OUTCOMES: dict[str, str] = {}
@@ -596,8 +596,8 @@ def test_default_run_directory_stays_under_runs(tmp_path, monkeypatch):
         raise KeyboardInterrupt  # stop here: the name is what this test is about
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("fpt.build", lambda config: None)
-    monkeypatch.setattr("fpt.fit", fake_fit)
+    monkeypatch.setattr("fpt.pipeline.build", lambda config, **_: None)
+    monkeypatch.setattr("fpt.train.fit", fake_fit)
     assert main(["train", "--init", "checkpoint:../..", "--steps", "1", "--quiet"]) == 130
     out = (tmp_path / seen["out"]).resolve()
     assert out.parent == (tmp_path / "runs").resolve() and ".." not in seen["out"].parts

@@ -27,8 +27,8 @@ from torch import nn
 
 import fpt
 from fpt import checkpoint, rundir
-from fpt.checkpoint import CheckpointError
 from fpt.cli import main
+from fpt.errors import CheckpointError
 from fpt.train import resume_config
 
 STEPS, EVERY = 10, 5
@@ -175,7 +175,7 @@ class _Tiny(nn.Module):
 
 
 def _train_state(step: int) -> dict:
-    return {"step": step, "best_accuracy": 0.5, "best_step": step - step % 3, "steps_to_target": None,
+    return {"step": step, "best_score": 0.5, "best_step": step - step % 3, "steps_to_target": None,
             "wall_seconds": float(step), "train_seconds": float(step), "train_examples": 8 * step,
             "evals_since_best": step % 3, "diverged_at": None}
 

@@ -7,9 +7,10 @@ import torch
 from torch import nn
 
 from fpt.bodies import BodySpec, build_body
-from fpt.config import ConfigError, RunConfig
-from fpt.experiment import build_model
+from fpt.config import RunConfig
+from fpt.errors import ConfigError
 from fpt.model import FPT, OFFICIAL_ORTH_GAIN, InputSpec, input_layer
+from fpt.pipeline import build_model
 
 DISCRETE = InputSpec(seq_len=8, num_classes=3, vocab_size=2000)
 CONTINUOUS = InputSpec(seq_len=8, num_classes=3, token_dim=16)

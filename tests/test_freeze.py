@@ -2,9 +2,9 @@ import pytest
 import torch
 
 from fpt.config import RunConfig
-from fpt.experiment import build_model
 from fpt.freeze import GROUPS, POLICIES, apply_policy, count_parameters, group_of_parameters, resolve_policy
 from fpt.model import InputSpec
+from fpt.pipeline import build_model
 
 
 def test_paper_policy_trains_input_positions_layernorm_output():
@@ -63,8 +63,9 @@ def test_stats_init_keeps_each_tensors_mean_and_std(tiny_gpt2_dir):
 
 
 def test_checkpoint_init_loads_a_saved_body(tiny_gpt2_dir, tmp_path):
-    from fpt.bodies import BodySpec, BodyUnavailableError, build_body
+    from fpt.bodies import BodySpec, build_body
     from fpt.bodies.init import save_body
+    from fpt.errors import BodyUnavailableError
 
     spec = BodySpec(tiny_gpt2_dir, "random", seq_len=6, seed=3)
     saved = build_body(spec)

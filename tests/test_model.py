@@ -5,9 +5,9 @@ from fpt.bodies import BodySpec, build_body
 from fpt.model import FPT, InputSpec, input_layer
 
 
-def _model(path, spec, layers=None):
+def _model(path, spec):
     torch.manual_seed(0)
-    return FPT(build_body(BodySpec(path, "random", seq_len=spec.seq_len, dropout=0.0)), spec, layers).eval()
+    return FPT(build_body(BodySpec(path, "random", seq_len=spec.seq_len, dropout=0.0)), spec).eval()
 
 
 def test_continuous_and_discrete_shapes(tiny_body_dir):
@@ -42,10 +42,14 @@ def test_orthogonal_input_init_with_gain_sqrt2():
 
 
 def test_first_layers_only(tiny_gpt2_dir):
+    from fpt.config import RunConfig
+    from fpt.pipeline import build_model
+
     spec = InputSpec(seq_len=6, num_classes=2, token_dim=3)
-    assert _model(tiny_gpt2_dir, spec, layers=1).layers == 1
+    model = build_model(RunConfig(body=tiny_gpt2_dir, init="random", layers=1), spec)
+    assert model.layers == 1 and len(model.body.blocks) == 1
     with pytest.raises(ValueError, match="layers=3 must be in 1..2"):
-        _model(tiny_gpt2_dir, spec, layers=3)
+        build_model(RunConfig(body=tiny_gpt2_dir, init="random", layers=3), spec)
 
 
 def test_input_spec_validation():

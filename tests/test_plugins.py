@@ -142,7 +142,8 @@ def test_registry_plugins_in_process(monkeypatch, capsys):
     """The same through a monkeypatched entry_points (no files): a plugin that raises at import is skipped."""
     import importlib.metadata as md
 
-    from fpt.registry import Registry, RegistryError
+    from fpt.errors import RegistryError
+    from fpt.registry import Registry
 
     class Good:
         pass

@@ -6,13 +6,13 @@ import pytest
 import torch
 
 import fpt
-from fpt import experiment
+from fpt import pipeline
 from fpt.train import evaluate, train_step
 
 
 def _trained(body: str, monkeypatch, precast: bool, **kw) -> tuple[list[float], dict, list[torch.Tensor], object]:
     if not precast:
-        monkeypatch.setattr(experiment, "store_frozen_bf16", lambda model: 0)
+        monkeypatch.setattr(pipeline, "store_frozen_bf16", lambda model: 0)
     exp = fpt.build(task="bit-xor", body=body, init="random", precision="bf16", device="cpu", batch_size=8, **kw)
     monkeypatch.undo()
     optimizer = torch.optim.Adam([p for p in exp.model.parameters() if p.requires_grad], lr=1e-3)
@@ -27,9 +27,9 @@ def test_bf16_weights_stored_once_give_the_per_call_cast_numbers(tiny_body_dir, 
     losses, metrics, trained, exp = _trained(tiny_body_dir, monkeypatch, True, freeze=freeze, cache_features="off")
     ref_losses, ref_metrics, ref_trained, ref = _trained(tiny_body_dir, monkeypatch, False, freeze=freeze,
                                                          cache_features="off")
-    frozen = [p for p in experiment._matmul_weights(exp.model) if not p.requires_grad]
+    frozen = [p for p in pipeline._matmul_weights(exp.model) if not p.requires_grad]
     assert frozen and all(p.dtype == torch.bfloat16 for p in frozen)
-    assert all(p.dtype == torch.float32 for p in experiment._matmul_weights(ref.model))
+    assert all(p.dtype == torch.float32 for p in pipeline._matmul_weights(ref.model))
     assert all(p.dtype == torch.float32 for p in exp.model.parameters() if p.requires_grad)  # trained in fp32
     assert losses == ref_losses
     assert metrics == ref_metrics
@@ -37,9 +37,33 @@ def test_bf16_weights_stored_once_give_the_per_call_cast_numbers(tiny_body_dir, 
 
 
 def test_fp32_keeps_every_weight_in_fp32(tiny_gpt2_dir):
-    exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu")  # auto: fp32 on CPU
+    exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu", precision="fp32")
     assert exp.precision == "fp32"
     assert all(p.dtype == torch.float32 for p in exp.model.parameters())
+
+
+def _native_bf16(monkeypatch, native: bool) -> None:
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: native)
+
+
+def test_auto_is_fp32_without_a_warning_on_a_cpu_without_native_bf16(tiny_gpt2_dir, monkeypatch, recwarn):
+    _native_bf16(monkeypatch, False)
+    exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu")  # preset fast, precision auto
+    assert (exp.config.preset, exp.config.precision, exp.precision) == ("fast", "auto", "fp32")
+    assert all(p.dtype == torch.float32 for p in exp.model.parameters())
+    assert not [w for w in recwarn if "bf16" in str(w.message)]
+
+
+def test_auto_is_bf16_on_a_cpu_with_native_bf16_under_fast_only(tiny_gpt2_dir, monkeypatch, recwarn):
+    _native_bf16(monkeypatch, True)
+    exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu")
+    assert exp.precision == "bf16" and any(p.dtype == torch.bfloat16 for p in pipeline._matmul_weights(exp.model))
+    assert not [w for w in recwarn if "bf16" in str(w.message)]
+    # the paper preset keeps auto's old meaning (bf16 on CUDA only), so fpt reproduce does not change with the CPU
+    paper = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu", preset="paper")
+    assert paper.precision == "fp32"
+    assert pipeline.resolve_precision("auto", torch.device("cuda"), "paper") == "bf16"
 
 
 def test_a_bf16_run_trains_evaluates_caches_and_reloads(tiny_gpt2_dir, tmp_path):
@@ -62,7 +86,7 @@ def test_a_bf16_run_trains_evaluates_caches_and_reloads(tiny_gpt2_dir, tmp_path)
 def test_bf16_on_a_cpu_without_native_bf16_warns_and_names_the_fix(tiny_gpt2_dir, monkeypatch):
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
-    assert not experiment.cpu_has_native_bf16()
+    assert not pipeline.cpu_has_native_bf16()
     with pytest.warns(UserWarning, match="precision=fp32"):
         fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
 
@@ -70,7 +94,7 @@ def test_bf16_on_a_cpu_without_native_bf16_warns_and_names_the_fix(tiny_gpt2_dir
 def test_bf16_on_a_cpu_with_native_bf16_is_silent(tiny_gpt2_dir, monkeypatch, recwarn):
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
-    assert experiment.cpu_has_native_bf16()
+    assert pipeline.cpu_has_native_bf16()
     fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
     fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="fp32", device="cpu")
     assert not [w for w in recwarn if "native bf16" in str(w.message)]

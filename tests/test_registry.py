@@ -1,6 +1,7 @@
 import pytest
 
-from fpt.registry import Registry, RegistryError
+from fpt.errors import RegistryError
+from fpt.registry import Registry
 
 
 def test_register_and_get():

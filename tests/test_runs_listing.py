@@ -12,8 +12,8 @@ import sys
 import pytest
 
 import fpt
-from fpt.analysis.listing import list_runs, select
 from fpt.cli import main
+from fpt.presentation.listing import list_runs, select
 
 
 def _train(body: str, out, **fields) -> dict:

@@ -13,7 +13,7 @@ import pytest
 import fpt
 from fpt import tracking
 from fpt.cli import main
-from fpt.config import ConfigError
+from fpt.errors import ConfigError
 
 
 def _exp(body, **kw):
@@ -54,12 +54,14 @@ def test_mlflow_logs_params_metrics_and_artifacts_and_resume_continues_the_run(t
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)  # the default store is MLflow's own, in the working directory
     run = tmp_path / "run"
     fpt.fit(_exp(tiny_gpt2_dir, steps=4), out=run, progress=False, trackers=["mlflow"])
     config = fpt.train.resume_config(run, {"steps": 6})
     summary = fpt.fit(fpt.build(config), out=run, resume=True, progress=False, trackers=["mlflow"])
 
-    client = MlflowClient(tracking_uri=(run / "mlruns").as_uri())
+    client = MlflowClient(tracking_uri=tracking.mlflow_store_uri())
+    assert not (run / "mlruns").exists()
     (found,) = client.search_runs([client.get_experiment_by_name("fpt").experiment_id])  # one run, continued
     assert found.info.status == "FINISHED" and found.info.run_name == "run"
     assert found.data.params["task"] == "bit-xor" and found.data.params["task.eval_size"] == "16"
@@ -76,6 +78,51 @@ def test_mlflow_logs_params_metrics_and_artifacts_and_resume_continues_the_run(t
     assert not (tmp_path / "other" / "mlruns").exists()
     client = MlflowClient(tracking_uri=elsewhere)
     assert len(client.search_runs([client.get_experiment_by_name("mine").experiment_id])) == 1
+
+
+@pytest.mark.parametrize("store", ["default", "sqlite"])
+def test_fpt_train_log_mlflow_works_with_no_variable_and_with_a_sqlite_uri(store, tiny_gpt2_dir, tmp_path, monkeypatch):
+    mlflow = pytest.importorskip("mlflow")
+    pytest.importorskip("sqlalchemy")
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    if store == "sqlite":
+        uri = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    else:
+        monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+        uri = f"sqlite:///{tmp_path / 'mlflow.db'}"  # MLflow's own default, which `mlflow ui` opens
+    assert main(["train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "2", "--eval-every", "2",
+                 "--batch-size", "4", "task.eval_size=16", "--device", "cpu", "--out", "run", "--quiet",
+                 "--log", "mlflow"]) == 0
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # where mlflow.search_runs looks
+    (run,) = mlflow.search_runs(experiment_names=["fpt"], output_format="list")
+    assert run.info.status == "FINISHED"
+    assert float(run.data.params["lr"]) == pytest.approx(1e-3)  # the resolved value, not the config's "None"
+    assert run.data.params["steps"] == "2" and "val_accuracy" in run.data.metrics
+    assert "summary.test_accuracy" in run.data.metrics
+
+    # the artifact copies MLflow keeps (./mlruns/EXP/RUN/artifacts) are no runs of fpt runs
+    from fpt.rundir import find_runs
+
+    assert [p.name for p in find_runs(tmp_path)] == ["run"]
+
+
+def test_a_store_mlflow_cannot_open_is_one_line_before_any_run_directory(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("mlflow")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'm.db'}")
+    monkeypatch.setitem(sys.modules, "sqlalchemy", None)  # mlflow-skinny without its database extras
+    with pytest.raises(ConfigError, match=r"MLFLOW_TRACKING_URI=sqlite:.*sqlalchemy.*pip install 'fpt\[mlflow\]'"):
+        tracking.check(["mlflow"])
+    assert main(["train", "--log", "mlflow", "--steps", "1", "--out", "run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fpt[mlflow]" in err
+    assert not (tmp_path / "run").exists()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "nosuch://store")
+    with pytest.raises(ConfigError, match="MLFLOW_TRACKING_URI=nosuch://store: this MLflow cannot open"):
+        tracking.check(["mlflow"])
 
 
 @pytest.mark.parametrize("name", ["tensorboard", "mlflow"])

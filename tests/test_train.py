@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import fpt
-from fpt.config import ConfigError
+from fpt.errors import ConfigError
 from fpt.train import resume_config
 
 

@@ -7,14 +7,50 @@
 
     model = fpt.load("runs/xor")                    # a run or export directory, no dataset needed
     model.predict(x)                                # (fpt export runs/xor DIR: self-contained, offline)
+
+``import fpt`` imports none of this until a name is used (PEP 562 module ``__getattr__``), so the
+command line and ``import fpt`` stay quick; the layers below are listed in ``fpt.layers``.
 """
 
-from fpt.config import RunConfig
-from fpt.experiment import Experiment, build
-from fpt.predictor import Predictor, load
-from fpt.runs import Run
-from fpt.train import evaluate, fit, predict
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from fpt.version import __version__
+
+# name -> the module that defines it
+_EXPORTS = {
+    "RunConfig": "fpt.config",
+    "Experiment": "fpt.pipeline",
+    "build": "fpt.pipeline",
+    "Predictor": "fpt.predictor",
+    "load": "fpt.run",
+    "Run": "fpt.run",
+    "evaluate": "fpt.train",
+    "fit": "fpt.train",
+    "predict": "fpt.train",
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load on first use
+    from fpt.config import RunConfig
+    from fpt.pipeline import Experiment, build
+    from fpt.predictor import Predictor
+    from fpt.run import Run, load
+    from fpt.train import evaluate, fit, predict
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fpt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = ["Experiment", "Predictor", "Run", "RunConfig", "build", "evaluate", "fit", "load", "predict", "__version__"]

@@ -20,9 +20,10 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from fpt.experiment import Experiment
 from fpt.freeze import BLOCK_PARAM
+from fpt.inference import batched_outputs
 from fpt.model import FEATURES
+from fpt.pipeline import Experiment
 from fpt.tasks.base import Batch, TensorSource
 
 PREFIX_CACHE_MAX_BYTES = 4 * 2**30  # cached (N, T, D) hidden states beyond this are not worth the memory
@@ -34,10 +35,6 @@ class CachePlan:
 
     start: int | None
     why_not: str = ""
-
-    @property
-    def features_only(self) -> bool:
-        return self.start == FEATURES  # nothing in the body runs
 
 
 def plan_cache(exp: Experiment) -> CachePlan:
@@ -81,23 +78,19 @@ def cache_eligible(exp: Experiment) -> tuple[bool, str]:
     return plan.start is not None, plan.why_not
 
 
-@torch.inference_mode()
 def _encode(exp: Experiment, data: Batch, start: int, transform=None) -> Batch:
     """Features (N, k, D) for ``start`` FEATURES, else the hidden states (N, T, D) entering block ``start``."""
-    model = exp.model.eval()
-    size = exp.config.eval_batch_size
-    parts = []
-    for first in range(0, len(data), size):
-        part = data.slice(first, first + size)
-        if transform is not None:  # a deterministic tokeniser of stored inputs (uint8 images)
-            part = Batch(transform(part.x, None), part.y, part.lengths)
-        part = part.to(exp.device)
-        with exp.autocast:  # the precision the uncached model computes in
-            if start == FEATURES:
-                parts.append(model.features(part.x, part.lengths).float().cpu())  # (b, k, D)
-            else:
-                parts.append(model.hidden(part.x, part.lengths, layers=start).float().cpu())  # (b, T, D)
-    x = torch.cat(parts)
+    model = exp.model
+
+    def encode(x: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
+        if start == FEATURES:
+            return model.features(x, lengths)  # (b, k, D)
+        return model.hidden(x, lengths, layers=start)  # (b, T, D)
+
+    # A deterministic tokeniser of stored inputs (uint8 images) runs a batch at a time; the model in the precision
+    # the uncached model computes in.
+    x = batched_outputs(exp, data.x, data.lengths, call=encode,
+                        transform=None if transform is None else (lambda xb: transform(xb, None)))
     return Batch(x, data.y, None if start == FEATURES else data.lengths)
 
 

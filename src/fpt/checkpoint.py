@@ -44,7 +44,8 @@ from safetensors.torch import load as load_bytes
 from safetensors.torch import save as save_bytes
 from torch import nn
 
-from fpt.rundir import CheckpointError, clear_debris, fsync_dir, tmp_name, write_error, write_text
+from fpt.errors import CheckpointError, ConfigError
+from fpt.rundir import clear_debris, fsync_dir, tmp_name, write_error, write_text
 
 LATEST, BEST = "checkpoint", "best"
 SLOTS = (LATEST, BEST)
@@ -58,7 +59,7 @@ _LEGACY_FILES = (TRAINABLE, OPTIMIZER, RNG, STATE)
 
 # What state.json must hold for --resume: key -> allowed types (float fields accept ints).
 RESUME_STATE: dict[str, tuple[type, ...]] = {
-    "step": (int,), "best_accuracy": (float, int), "best_step": (int,), "steps_to_target": (int, type(None)),
+    "step": (int,), "best_score": (float, int), "best_step": (int,), "steps_to_target": (int, type(None)),
     "wall_seconds": (float, int), "train_seconds": (float, int), "train_examples": (int,),
     "evals_since_best": (int,), "diverged_at": (int, type(None)),
 }
@@ -102,7 +103,7 @@ def _digest(doc: dict[str, Any]) -> str:
 def slot(run_dir: str | Path, which: str) -> Path:
     """The slot directory of a run: ``which`` is 'checkpoint' (latest) or 'best'."""
     if which not in SLOTS:
-        raise ValueError(f"which={which!r}: expected 'checkpoint' or 'best'")
+        raise ConfigError(f"which={which!r}: expected 'checkpoint' or 'best'")
     return Path(run_dir) / which
 
 
@@ -308,6 +309,8 @@ def _read(file: Path) -> bytes:
 def _check_state(state: Any, where: str) -> dict[str, Any]:
     if not isinstance(state, dict):
         raise CheckpointError(f"{where}: the training state is not a JSON object")
+    if "best_score" not in state and "best_accuracy" in state:  # written before it was named for R² too
+        state = {("best_score" if k == "best_accuracy" else k): v for k, v in state.items()}
     missing = sorted(set(RESUME_STATE) - set(state))
     if missing:
         raise CheckpointError(f"{where}: the training state lacks {missing}: not a resumable checkpoint")
@@ -348,7 +351,7 @@ def _verify(path: Path) -> _Verified:
         files[name] = data
     state = doc.get("state")
     if state is not None:
-        _check_state(state, str(state_file))
+        state = _check_state(state, str(state_file))
         if state["step"] != step:
             raise CheckpointError(f"{state_file}: training state step {state['step']} is not the version's {step}")
     _finite(path / TRAINABLE, _parse(path / TRAINABLE, files[TRAINABLE]))
@@ -369,7 +372,7 @@ def _verify_legacy(path: Path) -> _Verified:
             state = json.loads(_read(path / STATE))
         except (ValueError, UnicodeDecodeError) as exc:
             raise CheckpointError(f"{path / STATE} is not valid JSON ({exc}): truncated or corrupt") from None
-        _check_state(state, str(path / STATE))
+        state = _check_state(state, str(path / STATE))
     return _Verified(path, state["step"] if state else None, files, state)
 
 

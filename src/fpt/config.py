@@ -6,8 +6,10 @@ Unknown keys and wrong types fail loudly, naming where the bad value came from.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import reprlib
+import shlex
 import types
 import typing
 from dataclasses import dataclass, field
@@ -16,10 +18,7 @@ from typing import Any
 
 import yaml
 
-
-class ConfigError(ValueError):
-    """A configuration value that cannot be used; the message says where and how to fix it."""
-
+from fpt.errors import ConfigError  # noqa: F401  (re-exported: raised here)
 
 _SHOW = reprlib.Repr()
 _SHOW.maxstring = _SHOW.maxother = 80
@@ -47,7 +46,13 @@ def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
 
 @dataclass(frozen=True)
 class RunConfig:
-    task: str = _help("registered task name (fpt tasks lists them)", "bit-xor")
+    preset: str = _help("fast | paper: the defaults of fields not given. fast (the default of fpt train, config "
+                        "files, fpt sweep, fpt.build and the sklearn estimators): step 8's fastest settings that "
+                        "reach the same accuracy (dropout 0, the official input init, per-task batch size, lr, "
+                        "evaluation on a 200-example validation subset, mnist-5k in 49 tokens; precision auto uses "
+                        "a CPU's native bf16; docs/results/performance.md). paper: the paper's settings (fpt "
+                        "reproduce pins them; RunConfig's own field defaults)", "paper")
+    task: str = _help("registered task name (fpt list shows them)", "bit-xor")
     task_options: dict = _help("task options, e.g. {n_bits: 5}; on the command line task.n_bits=5", default_factory=dict)
     data_dir: str = _help("directory holding datasets' files (each task's own layout)", "data")
     download: bool = _help("download missing dataset files where the task knows how (needs network)", False)
@@ -86,6 +91,11 @@ class RunConfig:
                                  "space, else characters)", "auto")
     sequence_max_len: int | None = _help("--data sequences: symbols kept per example (default: the longest training "
                                          "sequence, at most 512); longer ones are cut and counted", None)
+    baselines: str = _help("--data: what else is fitted on the same split and shown beside the run: none | fast "
+                           "(classic models: logistic/ridge regression and gradient boosting for tables, 1-NN and "
+                           "MiniRocket for time series, logistic regression on pixels) | all (fast, plus two controls "
+                           "trained like the run: the same model on a frozen random body, and on no-lm, one trained "
+                           "block without a language model) | auto (fast with --data; paper tasks have none)", "auto")
     body: str = _help("body: a registered name (minilm, gpt2, ...), a Hugging Face id, or a local model directory", "minilm")
     init: str = _help("body weights: pretrained | random (default init) | stats (pretrained mean/std only) | "
                       "checkpoint:PATH (a body written by fpt pretrain)", "pretrained")
@@ -135,7 +145,8 @@ class RunConfig:
     bucket_batches: int = _help("variable-length tasks (ListOps, remote homology): sort training examples by length "
                                 "within windows of this many batches, so each batch wastes little padding; "
                                 "0 = plain shuffling", 50)
-    precision: str = _help("auto | fp32 | bf16: bf16 autocast (auto: bf16 on CUDA, fp32 on CPU)", "auto")
+    precision: str = _help("auto | fp32 | bf16: bf16 autocast (auto: bf16 on CUDA; on a CPU, bf16 where it computes "
+                           "bf16 natively (AVX-512 BF16 or AMX) under preset fast, fp32 under preset paper)", "auto")
     compile: bool = _help("torch.compile the model for training and evaluation (CUDA; first steps are slower)", False)
     cache_features: str = _help("auto | on | off: when only the output head trains and inputs are fixed, compute "
                                 "the frozen features once and train the head on the cache", "auto")
@@ -144,7 +155,11 @@ class RunConfig:
     def __post_init__(self) -> None:
         self._check_data_fields()
         checks = [
+            (self.preset in PRESETS, "preset", f"must be one of {', '.join(PRESETS)}"),
             (self.steps >= 1, "steps", "must be >= 1"),
+            # torch.manual_seed takes a signed 64-bit integer; a larger seed was an OverflowError naming no field
+            (0 <= self.seed < 2**63, "seed", "must be an integer in 0..2**63-1 (e.g. 0)"),
+            (0 <= self.split_seed < 2**63, "split_seed", "must be an integer in 0..2**63-1 (e.g. 0)"),
             (self.batch_size >= 1, "batch_size", "must be >= 1"),
             (self.grad_accum >= 1 and self.batch_size % self.grad_accum == 0, "grad_accum",
              f"must be >= 1 and divide batch_size={self.batch_size}"),
@@ -164,6 +179,7 @@ class RunConfig:
              "must be auto, cpu, cuda, cuda:N (N a GPU index) or mps"),
             (self.cache_features in {"auto", "on", "off"}, "cache_features", "must be auto, on or off"),
             (self.readout in {"last", "mean"}, "readout", "must be last or mean"),
+            (self.baselines in BASELINE_LEVELS, "baselines", "must be auto, none, fast or all"),
             (self.precision in {"auto", "fp32", "bf16"}, "precision", "must be auto, fp32 or bf16"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
             (self.init in {"pretrained", "random", "stats"} or self.init.startswith("checkpoint:"), "init",
@@ -184,6 +200,11 @@ class RunConfig:
                 raise ConfigError(f"config field 'data'={show(self.data)} trains on your dataset, but task="
                                   f"{self.task!r} was also given; drop --task (or use task={DATA_TASK})")
             object.__setattr__(self, "task", DATA_TASK)
+            local = Path(str(self.data)).expanduser()
+            if isinstance(self.data, str) and not local.is_absolute() and local.exists():
+                # A relative path means the directory the run was started in: saved absolute, so that fpt eval,
+                # predict and --resume from another directory read the same file, not another of that name.
+                object.__setattr__(self, "data", str(local.absolute()))
             checks = [
                 (bool(str(self.data).strip()), "data", "is empty; give a file, a folder or a dataset id"),
                 (self.objective in {"auto", "classification", "regression"}, "objective",
@@ -224,6 +245,58 @@ class RunConfig:
 
 
 DATA_TASK = "data"  # the task that reads --data (fpt.tasks.user_data)
+PRESETS = ("fast", "paper")
+DEFAULT_PRESET = "fast"  # what from_dict (the CLI, config files, sweeps, fpt.build, fpt.sklearn) fills in
+# The fast preset: what step 8's sweeps chose (docs/results/performance.md, examples/fast/*.yaml), for the fields
+# a config does not give. Every task (--data and the sklearn estimators included): dropout 0 and the official
+# input init, chosen by every sweep (Bit XOR, digits, mnist-5k, Bit Memory); precision auto then uses a CPU's
+# native bf16 (fpt.pipeline.resolve_precision). The paper preset is RunConfig's own field defaults.
+FAST: dict[str, Any] = {"dropout": 0.0, "input_init": "official"}
+FAST_TASKS: dict[str, dict[str, Any]] = {
+    # bench/specs/bit-xor-bf16.yaml, bit-xor-dropout.yaml; examples/fast/bit-xor.yaml
+    "bit-xor": {"batch_size": 8, "lr": 0.002, "eval_every": 20, "eval_subset": 200},
+    # bench/specs/mnist-5k-defaults.yaml, mnist-5k-batch-dropout.yaml; examples/fast/mnist-5k.yaml: 28x28 in 49
+    # patches of 4x4 (the official code's tokenisation) instead of the paper's 32x32 in 64
+    "mnist-5k": {"task_options": {"image_size": 28}, "eval_every": 25, "eval_subset": 200},
+    # bench/specs/bit-memory-100.yaml (swept at the quick size, 5 x 100 bits); examples/fast/bit-memory-100.yaml
+    "bit-memory": {"lr": 0.003, "eval_subset": 200},
+    # digits (bench/specs/digits-dropout.yaml): batch 16 and lr 1e-3, the paper's; only FAST
+}
+
+
+# The fields a preset sets (precision: what auto means on a CPU, fpt.pipeline.resolve_precision).
+PRESET_FIELDS = ("task_options", "dropout", "input_init", "batch_size", "lr", "eval_every", "eval_subset", "precision")
+
+
+def preset_defaults(preset: str, task: str) -> dict[str, Any]:
+    """The values ``preset`` gives ``task``'s fields that a config leaves out ({} for paper: the field defaults)."""
+    if preset == "paper":
+        return {}
+    return {**FAST, **FAST_TASKS.get(task, {})}
+
+
+def apply_preset(fields: dict[str, Any], where: str = "config") -> dict[str, Any]:
+    """``fields`` with the preset's values for the fields they leave out (task options: the options not given).
+
+    No preset given: the fast one, except for a config that records every field a preset sets (a config.yaml
+    written before presets existed), which ran the paper's."""
+    if "preset" in fields:
+        preset = fields["preset"]
+    else:
+        preset = "paper" if all(name in fields for name in PRESET_FIELDS) else DEFAULT_PRESET
+    if preset not in PRESETS:
+        raise ConfigError(f"{where}: field 'preset'={show(preset)} must be one of {', '.join(PRESETS)} (fast: the "
+                          "fastest validated settings; paper: the paper's)")
+    task = DATA_TASK if fields.get("data") is not None else str(fields.get("task", RunConfig.task))
+    out = {**fields, "preset": preset}
+    for name, value in preset_defaults(preset, task).items():
+        if name == "task_options":
+            given = fields.get("task_options")
+            out[name] = {**value, **given} if isinstance(given, dict) else given if given is not None else dict(value)
+        elif name not in fields:
+            out[name] = value
+    return out
+BASELINE_LEVELS = ("auto", "none", "fast", "all")  # RunConfig.baselines (fpt.baselines)
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
 DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "split_seed",
                "train_on_val", "max_categories", "image_size", "patch_size", "image_channels", "series_patch", "series_stride",
@@ -231,16 +304,24 @@ DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction",
 
 
 def target_alias(fields: dict[str, Any]) -> dict[str, Any]:
-    """``target=NAME`` with ``data``: NAME is the target column when it is not a number (a number is still
-    the target accuracy). Returns the fields with it moved to ``target_column``."""
+    """``target=NAME`` with ``data``: NAME is the target column when it is not a number (a number in (0, 1] is
+    still the target accuracy; any other number is ambiguous: an error naming both fixes). Returns the fields
+    with a column moved to ``target_column``."""
     target = fields.get("target")
-    if fields.get("data") is None or not isinstance(target, str):
+    if fields.get("data") is None or target is None or isinstance(target, bool):
         return fields
     try:
-        float(target)
+        number = float(target)
+    except (TypeError, ValueError):
+        number = None
+    if number is not None:
+        if 0 < number <= 1:
+            return fields
+        raise ConfigError(f"target={show(target)} with data: a stopping accuracy is in (0, 1], so this is not one; "
+                          f"for the target column {show(str(target))} give --target-column {target} (target_column), "
+                          "for a stopping accuracy give a number in (0, 1] (e.g. --target 0.9)")
+    if not isinstance(target, str):
         return fields
-    except ValueError:
-        pass
     if fields.get("target_column") not in (None, target):
         raise ConfigError(f"target={show(target)} and target_column={show(fields['target_column'])} both name the "
                           "target column; give one")
@@ -319,7 +400,10 @@ def from_dict(cls: type, data: dict[str, Any], where: str = "config") -> Any:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted((k for k in data if k not in names), key=str)
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {show(unknown)}; known fields: {', '.join(sorted(names))}")
+        raise ConfigError(f"{where}: unknown field(s) {show(unknown)}{near(unknown[0], sorted(names))}; "
+                          f"known fields: {', '.join(sorted(names))}")
+    if cls is RunConfig:
+        data = apply_preset(data, where)
     values = {k: _coerce(v, hints[k], f"{where}: field {k!r}") for k, v in data.items()}
     try:
         return cls(**values)
@@ -393,3 +477,25 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 
 def save_yaml(config: RunConfig, path: str | Path) -> None:
     Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+
+
+def train_command(config: dict[str, Any], out: str) -> str:
+    """The ``fpt train`` command line that reproduces a config (fields that differ from its preset's defaults)."""
+    preset = config.get("preset", "paper")
+    base = {k: config[k] for k in ("task", "data") if config.get(k) is not None}
+    defaults = from_dict(RunConfig, {**base, "preset": preset}).to_dict()
+    # the command line's preset and task (task options are all given)
+    defaults.update(preset=DEFAULT_PRESET, task=RunConfig.task, data=None, task_options={})
+    parts = ["fpt", "train"]
+    for key, value in config.items():
+        if key == "task_options" or (key in defaults and defaults[key] == value):
+            continue
+        parts += [f"--{key.replace('_', '-')}", shlex.quote(yaml_scalar(value))]
+    parts += [shlex.quote(f"task.{k}={yaml_scalar(v)}") for k, v in (config.get("task_options") or {}).items()]
+    return " ".join([*parts, "--out", shlex.quote(out)])
+
+
+def yaml_scalar(value: Any) -> str:
+    """A value as the command line reads it (YAML)."""
+    # The CLI reads values as YAML, and JSON is YAML: lists and None survive the round trip.
+    return value if isinstance(value, str) else json.dumps(value)

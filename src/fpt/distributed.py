@@ -43,8 +43,8 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from fpt.config import ConfigError
-from fpt.experiment import Experiment, resolve_device
+from fpt.errors import ConfigError, RunError
+from fpt.pipeline import Experiment, resolve_device
 from fpt.tasks.base import Batch
 
 
@@ -243,8 +243,8 @@ def data_parallel(exp: Experiment, group: Group) -> Experiment:
     prints = [None] * group.size
     dist.all_gather_object(prints, exp.body_fingerprint)
     if len(set(prints)) > 1:
-        raise RuntimeError(f"the ranks built different frozen bodies (fingerprints {prints}); every rank must load "
-                           "the same body weights")
+        raise RunError(f"the ranks built different frozen bodies (fingerprints {prints}); every rank must load "
+                       "the same body weights: give every node the same --body files or hub revision (a shared cache)")
     nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(exp.model, frozen_names(exp.model))
     device_ids = [exp.device.index if exp.device.index is not None else torch.cuda.current_device()] \
         if exp.device.type == "cuda" else None

@@ -1,16 +1,19 @@
-"""The errors a user can fix, in one place: the CLI prints each as one line (no traceback).
+"""The errors fpt raises on purpose, in one place; this module imports nothing from fpt.
 
-Each class is defined beside the code that raises it (so that low-level modules need not
-import this one) and re-exported here; new user-facing errors are defined here. Library
-code may import from here freely; it must never import ``fpt.cli``.
+Every class derives from ``FptError``: the command line prints an ``FptError`` as one line
+(``fpt COMMAND: error: ...``) because its message already names the file or field and the
+fix. Any other exception is a bug in fpt (or in a library under it): the command line lets
+it keep its traceback and asks for a report. Each class also derives from the built-in
+exception its callers used to catch (``ValueError``, ``KeyError``, ...), so ``except
+ValueError`` around a config or data call still works.
 
 - ``ConfigError``: a configuration value that cannot be used (field, value, fix).
 - ``DataError``: data that cannot be used as it is (file, column or row, fix).
 - ``SchemaError``: inputs given to a trained model that do not match what it was trained on
   (a missing or extra column, an unseen category, a wrong image or series shape).
-- ``CheckpointError``: a checkpoint, export or run-directory file that is missing, corrupt
-  or cannot be written (file, remedy).
-- ``RunDirBusyError``: another live process holds a run directory's writer lock.
+- ``RunError``: a run or export directory that cannot be used as asked; ``CheckpointError``
+  (a checkpoint, export or run-directory file that is missing, corrupt or cannot be written)
+  and ``RunDirBusyError`` (another live process holds the run directory's writer lock).
 - ``BodyUnavailableError``: pretrained weights cannot be loaded (no network, no cache).
 - ``RegistryError``: an unknown task, body or freeze policy (lists the known ones).
 - ``DependencyError``: an optional package a feature needs is not installed (names the pip command).
@@ -18,28 +21,54 @@ code may import from here freely; it must never import ``fpt.cli``.
 
 from __future__ import annotations
 
-from fpt.bodies.base import BodyUnavailableError
-from fpt.config import ConfigError
-from fpt.registry import RegistryError
-from fpt.rundir import CheckpointError, RunDirBusyError
-from fpt.tasks.base import DataError
+
+class FptError(Exception):
+    """An error raised on purpose: its message names the file or field and the fix."""
+
+
+class ConfigError(FptError, ValueError):
+    """A configuration value that cannot be used; the message says where and how to fix it."""
+
+
+class DataError(FptError, ValueError):
+    """Input data that cannot be used as it is; the message names the file, the record and the fix."""
 
 
 class SchemaError(DataError):
-    """Inputs that do not match the trained model's schema; the message names the file, column and fix.
-
-    A ``DataError`` (and so a ``ValueError``): whoever catches data errors catches these too.
-    """
+    """Inputs that do not match the trained model's schema; the message names the file, column and fix."""
 
 
-class DependencyError(RuntimeError):
+class RunError(FptError):
+    """A run or export directory that cannot be used as asked (not a run, a refused overwrite, ...)."""
+
+
+class CheckpointError(RunError, RuntimeError):
+    """A checkpoint or run-directory file that is missing, corrupt, or cannot be written."""
+
+
+class RunDirBusyError(RunError, FileExistsError):
+    """Another live process holds the run directory's lock."""
+
+
+class BodyUnavailableError(FptError, RuntimeError):
+    """Pretrained weights cannot be loaded (no network, no cache, bad directory)."""
+
+
+class RegistryError(FptError, KeyError):
+    """An unknown or duplicate registry key; the message lists what is available."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DependencyError(FptError, RuntimeError):
     """An optional dependency is missing (e.g. onnx for ``fpt export --onnx``); the message names the pip command."""
 
 
-# What the command line reports as one line: these, and the OS errors of a path the user gave.
+# What the command line reports as one line: fpt's own errors, and the OS errors of a path the user
+# gave (a missing file, a folder where a file was expected, no permission).
 USER_ERRORS: tuple[type[BaseException], ...] = (
-    ConfigError, RegistryError, BodyUnavailableError, CheckpointError, DataError, DependencyError,
-    FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, ValueError)
+    FptError, FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 __all__ = ["USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError", "DependencyError",
-           "RegistryError", "RunDirBusyError", "SchemaError"]
+           "FptError", "RegistryError", "RunDirBusyError", "RunError", "SchemaError"]

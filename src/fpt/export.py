@@ -26,6 +26,7 @@ import io
 import json
 import logging
 import os
+import re
 import shutil
 import warnings
 from dataclasses import asdict, replace
@@ -38,10 +39,11 @@ from fpt.errors import CheckpointError, ConfigError, DependencyError
 
 if TYPE_CHECKING:
     from fpt.predictor import Predictor
-    from fpt.runs import Run
+    from fpt.run import Run
 
 FORMAT = "fpt-export-1"
 CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE = "config.json", "model.safetensors", "README.md", "model.onnx"
+EXPORT_FILES = {CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE, ONNX_FILE + ".data"}  # all that fpt export writes in DIR
 ONNX_SINGLE_FILE_BYTES = 1_500_000_000  # larger models keep their ONNX weights in model.onnx.data (protobuf's 2 GB)
 ONNX_TOLERANCE = 1e-3  # max |logit difference| between ONNX Runtime and PyTorch accepted at export
 # Summary keys copied into config.json and the model card (besides each objective's val_/test_ metrics).
@@ -80,10 +82,20 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
     out = Path(out)
     if out.resolve() == run.path.resolve() or run.path.resolve() in out.resolve().parents:
         raise ConfigError(f"{out}: an export cannot be written inside its run directory {run.path}; choose another DIR")
+    if out.resolve() in run.path.resolve().parents:  # replacing DIR would delete the run inside it
+        raise ConfigError(f"{out}: it contains the run directory {run.path}, which replacing it would delete; choose "
+                          "another DIR")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (force and is_export(out)))):
         what = "a file" if not out.is_dir() else "a directory holding files" if not is_export(out) else "an export"
-        fix = "; give --force to replace it" if is_export(out) else "; choose a new or empty DIR"
+        fix = "; give --force to replace it" if is_export(out) else \
+            "; fpt replaces only an export it wrote (even with --force): choose a new or empty DIR"
         raise FileExistsError(f"{out} is {what}{fix}")
+    if out.is_dir() and is_export(out):
+        extra = sorted(p.name for p in out.iterdir() if p.name not in EXPORT_FILES)
+        if extra:  # --force replaces the export's own files, never files someone added beside them
+            raise CheckpointError(f"{out} is an export that also holds {', '.join(extra[:5])}, which fpt did not write; "
+                                  "move them out or choose another DIR")
+    clear_export_debris(out)
     if onnx:
         _onnx_modules()  # fail before the (slow) model build when the exporter is not installed
     with recorded_configs() as hf_configs:  # the body's Hugging Face configs, to rebuild it offline later
@@ -99,6 +111,7 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
         state = {name: t.detach().cpu().contiguous().clone() for name, t in pred.model.state_dict().items()}
         save_file(state, str(tmp / WEIGHTS), metadata={"format": "pt", "fpt_format": FORMAT,
                                                        "body_fingerprint": pred.body_fingerprint})
+        _default_mode(tmp / WEIGHTS)
         doc = _config_doc(run, pred, config, summary, hf_configs, state, _sha256(tmp / WEIGHTS))
         if onnx:
             doc["onnx"] = write_onnx(pred, tmp / ONNX_FILE)
@@ -109,6 +122,37 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _default_mode(path: Path) -> None:
+    """safetensors writes its file 0600; an export is shared like any file the user writes (0666 less the umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
+def clear_export_debris(out: Path) -> None:
+    """Remove ``.DIR.tmp-PID`` / ``.DIR.old-PID`` copies of this export that a killed ``fpt export`` left beside it."""
+    parent = Path(out).parent
+    if not parent.is_dir():
+        return
+    pattern = re.compile(rf"^\.{re.escape(Path(out).name)}\.(?:tmp|old)-(\d+)$")
+    for p in parent.iterdir():
+        m = pattern.match(p.name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # a live process is writing or swapping it
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                p.unlink()
 
 
 def _replace(tmp: Path, out: Path) -> None:
@@ -127,12 +171,14 @@ def _replace(tmp: Path, out: Path) -> None:
 
 def _config_doc(run: Run, pred: Predictor, config: Any, summary: dict[str, Any], hf_configs: dict[str, Any],
                 state: dict[str, torch.Tensor], sha: str) -> dict[str, Any]:
-    import fpt
-    from fpt.html_report import train_command
+    from fpt.config import train_command
+    from fpt.freeze import parameter_totals
+    from fpt.version import __version__
 
     objective = pred.objective
     schema = pred.schema
     trained = {n for n, p in pred.model.named_parameters() if p.requires_grad}
+    totals = parameter_totals(pred.model)
     metrics = {f"{split}_{name}": summary.get(f"{split}_{name}") for name in objective.reported
                for split in ("val", "test") if f"{split}_{name}" in summary}
     metrics.update({k: summary[k] for k in SUMMARY_KEYS if k in summary})
@@ -140,7 +186,7 @@ def _config_doc(run: Run, pred: Predictor, config: Any, summary: dict[str, Any],
         "fpt_format": FORMAT,
         "model_type": "fpt",  # Hugging Face's convention: what reads this config
         "architectures": ["FPT"],
-        "fpt_version": fpt.__version__,
+        "fpt_version": __version__,
         "torch_version": torch.__version__,
         "run_config": config.to_dict(),
         "body": {"id": config.body, "init": config.init, "fingerprint": pred.body_fingerprint,
@@ -156,8 +202,7 @@ def _config_doc(run: Run, pred: Predictor, config: Any, summary: dict[str, Any],
         "source_run": str(run.path),
         "command": train_command(config.to_dict(), str(run.path)),
         "weights": {"file": WEIGHTS, "sha256": sha, "tensors": len(state),
-                    "parameters": sum(p.numel() for p in pred.model.parameters()),
-                    "trained_parameters": sum(p.numel() for n, p in pred.model.named_parameters() if n in trained),
+                    "parameters": totals.total, "trained_parameters": totals.trainable,
                     "trained": sorted(trained)},
     }
 
@@ -221,12 +266,61 @@ def write_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
     finally:
         for log, level in zip(loggers, levels, strict=True):
             log.setLevel(level)
-    record: dict[str, Any] = {"file": path.name, "inputs": names, "outputs": ["logits"],
+    metadata = onnx_metadata(pred)
+    _set_onnx_metadata(path, metadata)
+    record: dict[str, Any] = {"file": path.name, "inputs": names, "outputs": ["logits"], "metadata": sorted(metadata),
                               **({"external_data": path.name + ".data"} if external else {}),
                               "shapes": {"x": ["batch", *list(example[0].shape[1:])], "logits":
                                          ["batch", pred.spec.num_outputs * pred.spec.per_token, pred.spec.num_classes]}}
     record.update(check_onnx(pred, path, model))
     return record
+
+
+def onnx_metadata(pred: Predictor) -> dict[str, str]:
+    """What an ONNX runtime user needs beside the graph, as the model's metadata_props (strings; JSON where
+    structured): the fpt export format, the task and objective, the class names, and the tokeniser contract:
+    the graph takes tokens, which fpt's saved tokeniser makes from raw rows (config.json beside the file
+    holds it), not the raw rows themselves."""
+    from fpt.version import __version__
+
+    spec = pred.spec
+    token = f"(batch, T <= {spec.seq_len}, {spec.token_dim}) float32 vectors" if spec.token_dim is not None else \
+        f"(batch, T <= {spec.seq_len}) int64 token ids in 0..{spec.vocab_size - 1}"
+    modality = pred.preprocessing.modality if pred.preprocessing is not None else None
+    made_by = (f"fpt's saved {modality} tokeniser (preprocessing.tokeniser in config.json; fpt.load(DIR).tokens(rows) "
+               "applies it)") if modality else f"the {pred.config.task} task's own encoding (its raw tokens)"
+    contract = {
+        "inputs": {"x": f"tokens {token}, made from raw inputs by {made_by}; not raw rows, images or series"},
+        "logits": f"(batch, {spec.num_outputs * spec.per_token}, {spec.num_classes}) float32",
+        "decode": ("per output, argmax over the last axis indexes class_names[output]" if pred.is_classifier else
+                   "per output, logits[..., 0] * scale + mean (objective) is the value in the target's units"),
+    }
+    if pred.lengths:
+        contract["inputs"]["lengths"] = "(batch,) int64: real tokens per example (the rest of x is padding)"
+    meta = {
+        "fpt_format": FORMAT,
+        "fpt_version": __version__,
+        "task": pred.config.task,
+        "body": pred.config.body,
+        "objective": json.dumps(pred.objective.to_json()),
+        "modality": modality or "tokens",
+        "output_names": json.dumps(pred.output_names),
+        "class_names": json.dumps(pred.classes, default=str),  # null for regression and paper tasks
+        "tokeniser_contract": json.dumps(contract),
+    }
+    return meta
+
+
+def _set_onnx_metadata(path: Path, metadata: dict[str, str]) -> None:
+    """Write ``metadata`` into the ONNX file's metadata_props (its weights stay where the exporter put them)."""
+    import onnx
+
+    model = onnx.load(str(path), load_external_data=False)
+    del model.metadata_props[:]
+    onnx.helper.set_model_props(model, metadata)
+    model.doc_string = (f"fpt {metadata['task']} model ({json.loads(metadata['objective'])['objective']}): takes "
+                        "tokens, not raw inputs; see metadata_props tokeniser_contract")
+    onnx.save(model, str(path))
 
 
 def check_onnx(pred: Predictor, path: Path, model: torch.nn.Module | None = None) -> dict[str, Any]:
@@ -372,10 +466,9 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
     from fpt.bodies.hub import replayed_configs
     from fpt.checkpoint import fingerprint
     from fpt.config import RunConfig, from_dict
-    from fpt.experiment import build_model, resolve_device
     from fpt.model import InputSpec
     from fpt.objectives import from_json as objective_from_json
-    from fpt.predictor import Predictor
+    from fpt.predictor import rebuild
     from fpt.tasks.user_data import Preprocessing
 
     path = Path(path)
@@ -392,34 +485,38 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
         raise CheckpointError(f"{file}: not a readable fpt export config ({type(exc).__name__}: {exc}); export the "
                               "run again with fpt export") from None
     weights = path / WEIGHTS
-    expected = (doc.get("weights") or {}).get("sha256")
-    if expected and _sha256(weights) != expected:
+    expected = (doc.get("weights") or {}).get("sha256") if isinstance(doc.get("weights"), dict) else None
+    if not isinstance(expected, str) or not expected:  # without it nothing checks the weights: never skip silently
+        raise CheckpointError(f"{file}: no weights.sha256 to check {WEIGHTS} against; export the run again with "
+                              "fpt export")
+    if _sha256(weights) != expected:
         raise CheckpointError(f"{weights} does not match its sha256 in {CONFIG_FILE}: truncated or corrupt; export "
                               "the run again")
     config = replace(config, device=device or "auto")
+
+    def load(model: torch.nn.Module) -> tuple[str, dict[str, Any]]:
+        try:
+            state = load_file(str(weights))
+        except (SafetensorError, OSError) as exc:
+            raise CheckpointError(f"{weights} is not a readable safetensors file ({exc}); export the run again") from None
+        try:
+            model.load_state_dict(state, strict=True)
+        except RuntimeError as exc:
+            raise CheckpointError(f"{weights}: its tensors do not fit the rebuilt {config.body!r} model "
+                                  f"({str(exc).splitlines()[1].strip() if len(str(exc).splitlines()) > 1 else exc}); "
+                                  "export it again with this fpt version") from None
+        body_fp = fingerprint(model)
+        if body_fp != doc["body"]["fingerprint"]:
+            raise CheckpointError(f"{weights}: the frozen body rebuilt from it has fingerprint {body_fp!r}, but the "
+                                  f"export records {doc['body']['fingerprint']!r}: the file or this fpt's body code "
+                                  "differs")
+        return body_fp, dict(doc.get("checkpoint") or {})
+
     # The architecture only: init=random builds every named body offline, the recorded Hugging Face configs
     # stand in for the hub, cache or local directory of any other; every tensor is then loaded from the file.
-    skeleton = replace(config, init="random")
     with replayed_configs(doc["body"].get("hf_configs") or {}):
-        model = build_model(skeleton, spec)
-    try:
-        state = load_file(str(weights))
-    except (SafetensorError, OSError) as exc:
-        raise CheckpointError(f"{weights} is not a readable safetensors file ({exc}); export the run again") from None
-    try:
-        model.load_state_dict(state, strict=True)
-    except RuntimeError as exc:
-        raise CheckpointError(f"{weights}: its tensors do not fit the rebuilt {config.body!r} model "
-                              f"({str(exc).splitlines()[1].strip() if len(str(exc).splitlines()) > 1 else exc}); "
-                              "export it again with this fpt version") from None
-    body_fp = fingerprint(model)
-    if body_fp != doc["body"]["fingerprint"]:
-        raise CheckpointError(f"{weights}: the frozen body rebuilt from it has fingerprint {body_fp!r}, but the export "
-                              f"records {doc['body']['fingerprint']!r}: the file or this fpt's body code differs")
-    dev = resolve_device(config.device)
-    return Predictor(model.to(dev).eval(), config, spec, objective, prep, body_fp, dev, bool(doc["input"]["lengths"]),
-                     dict(doc["input"].get("info") or {}), str(path), dict(doc.get("checkpoint") or {}))
-
+        return rebuild(config, spec, load, objective=objective, preprocessing=prep, lengths=bool(doc["input"]["lengths"]),
+                       info=dict(doc["input"].get("info") or {}), source=str(path), init="random")
 
 __all__ = ["CARD", "CONFIG_FILE", "FORMAT", "ONNX_FILE", "WEIGHTS", "check_onnx", "export_run", "is_export",
-           "load_export", "model_card", "write_onnx"]
+           "load_export", "model_card", "onnx_metadata", "write_onnx"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from torch import nn
 
+from fpt.errors import ConfigError
 from fpt.registry import Registry
 
 # "recurrent" holds the weights of recurrent (LSTM) bodies, which have no attention/feed-forward.
@@ -49,7 +50,7 @@ def resolve_policy(policy: str) -> frozenset[str]:
     parts = frozenset(g.strip() for g in re.split(r"[,+]", policy) if g.strip())
     bad = sorted(p for p in parts if not (m := _SELECTOR.match(p)) or m["group"] not in GROUPS)
     if not parts or bad:
-        raise ValueError(
+        raise ConfigError(
             f"freeze policy {policy!r}: unknown group(s) {bad}. Use a policy "
             f"({', '.join(POLICIES.names())}) or groups from {', '.join(GROUPS)} joined by ',' "
             "(group@i limits a group to block i, e.g. attention@-1)"
@@ -84,8 +85,11 @@ def group_of_parameters(model: nn.Module) -> dict[str, str]:
 
 
 def apply_policy(model: nn.Module, policy: str) -> frozenset[str]:
-    """Set requires_grad from the policy; returns the trained groups."""
-    trained = resolve_policy(policy)
+    """Set requires_grad from the policy; returns the trained groups.
+
+    A body trained from scratch (``no-lm``: nothing in it is pretrained) names the groups that train
+    under every policy in its ``always_trained``."""
+    trained = resolve_policy(policy) | getattr(model.body, "always_trained", frozenset())
     groups = group_of_parameters(model)
     num_blocks = len(model.body.blocks)
     for name, param in model.named_parameters():
@@ -111,3 +115,10 @@ def count_parameters(model: nn.Module) -> dict[str, GroupCount]:
         c[1] += n
         c[2] += n if name.startswith("body.blocks.") else 0
     return {g: GroupCount(*c) for g, c in counts.items()}
+
+
+def parameter_totals(counts: dict[str, GroupCount] | nn.Module) -> GroupCount:
+    """Every group together (trainable, total, in_blocks): of a model, or of its ``count_parameters``."""
+    if isinstance(counts, nn.Module):
+        counts = count_parameters(counts)
+    return GroupCount(*(sum(getattr(c, f) for c in counts.values()) for f in ("trainable", "total", "in_blocks")))

@@ -17,6 +17,7 @@ from torch import nn
 
 from fpt.bodies import Body
 from fpt.bodies.dropout import Dropout
+from fpt.errors import ConfigError
 
 Tensor = torch.Tensor
 
@@ -34,13 +35,13 @@ class InputSpec:
 
     def __post_init__(self) -> None:
         if (self.token_dim is None) == (self.vocab_size is None):
-            raise ValueError("InputSpec needs exactly one of token_dim (continuous) or vocab_size (discrete)")
+            raise ConfigError("InputSpec needs exactly one of token_dim (continuous) or vocab_size (discrete)")
         for name in ("seq_len", "num_classes", "token_dim", "vocab_size", "num_outputs", "per_token"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"InputSpec {name}={value!r} must be an integer >= 1")
+                raise ConfigError(f"InputSpec {name}={value!r} must be an integer >= 1")
         if not 1 <= self.num_outputs <= self.seq_len:
-            raise ValueError(f"num_outputs={self.num_outputs} must be in 1..seq_len={self.seq_len}")
+            raise ConfigError(f"num_outputs={self.num_outputs} must be in 1..seq_len={self.seq_len}")
 
 
 INPUT_INITS = ("gpt2", "official")
@@ -55,7 +56,7 @@ def input_layer(spec: InputSpec, width: int, init: str = "gpt2") -> nn.Module:
     uses gain 1.41, as the official FPT code does. Biases start at 0 either way.
     """
     if init not in INPUT_INITS:
-        raise ValueError(f"input init {init!r} is not one of {', '.join(INPUT_INITS)}")
+        raise ConfigError(f"input init {init!r} is not one of {', '.join(INPUT_INITS)}")
     if spec.vocab_size is not None:
         layer = nn.Embedding(spec.vocab_size, width)  # PyTorch's default init: N(0, 1), the official code's
         if init == "gpt2":
@@ -74,19 +75,16 @@ FEATURES = -1  # FPT.forward's ``start`` for inputs that are already the head's 
 
 
 class FPT(nn.Module):
-    def __init__(self, body: Body, spec: InputSpec, layers: int | None = None, last_block_rows: bool = True,
-                 input_init: str = "gpt2", input_dropout: float = 0.0, padding: str = "mask",
-                 readout: str = "last") -> None:
+    def __init__(self, body: Body, spec: InputSpec, last_block_rows: bool = True, input_init: str = "gpt2",
+                 input_dropout: float = 0.0, padding: str = "mask", readout: str = "last") -> None:
         super().__init__()
-        if layers is not None and not 1 <= layers <= len(body.blocks):
-            raise ValueError(f"layers={layers} must be in 1..{len(body.blocks)} for this body")
         if padding not in PADDING:
-            raise ValueError(f"padding {padding!r} is not one of {', '.join(PADDING)}")
+            raise ConfigError(f"padding {padding!r} is not one of {', '.join(PADDING)}")
         if readout not in READOUTS:
-            raise ValueError(f"readout {readout!r} is not one of {', '.join(READOUTS)}")
+            raise ConfigError(f"readout {readout!r} is not one of {', '.join(READOUTS)}")
         if readout == "mean" and spec.num_outputs != 1:
-            raise ValueError(f"readout=mean pools every token into one output, but this task reads "
-                             f"{spec.num_outputs} output tokens; use readout=last")
+            raise ConfigError(f"readout=mean pools every token into one output, but this task reads "
+                              f"{spec.num_outputs} output tokens; use readout=last")
         self.spec = spec
         self.input = input_layer(spec, body.width, input_init)
         # The official code's input network ends in a dropout after a linear layer (none after an
@@ -95,7 +93,7 @@ class FPT(nn.Module):
         # "ignore": the official code's handling of padded batches (no attention mask, read the last position).
         self.padding = padding
         self.body = body
-        self.layers = layers if layers is not None else len(body.blocks)
+        self.layers = len(body.blocks)  # every block runs (``config.layers`` keeps the first X: fpt.pipeline.build_model)
         self.head = nn.Linear(body.width, spec.per_token * spec.num_classes)
         # "last": the head reads the last k real tokens (the paper's); "mean": the mean of every real
         # token's final state (B, 1, D), as bodies pretrained with mean pooling (MiniLM) were read.

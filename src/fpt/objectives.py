@@ -15,12 +15,15 @@ the batch sizes; ``summarise`` turns summed tallies into metrics.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from fpt.errors import DataError
 
 Tensor = torch.Tensor
 
@@ -92,7 +95,15 @@ Objective = Classification | Regression
 
 def from_json(data: dict[str, Any]) -> Objective:
     if data.get("objective") == "regression":
-        return Regression(tuple(map(float, data["mean"])), tuple(map(float, data["scale"])))
+        mean, scale = data.get("mean"), data.get("scale")
+        if not isinstance(mean, list) or not isinstance(scale, list) or len(mean) != len(scale) or not mean or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in mean + scale):
+            raise DataError(f"objective mean {str(mean)[:40]} / scale {str(scale)[:40]}: expected two lists of finite "
+                             "numbers, one per target")
+        # a scale of 0 (a tampered file) would make every prediction the mean; fitting writes 1 for it
+        return Regression(tuple(map(float, mean)), tuple(float(v) if v > 0 else 1.0 for v in scale))
+    if data.get("objective") not in (None, "classification"):
+        raise DataError(f"objective {str(data.get('objective'))[:40]!r}: expected classification or regression")
     return CLASSIFICATION
 
 

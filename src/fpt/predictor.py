@@ -16,7 +16,9 @@ Held-out sets are run as ``fpt.train.evaluate`` runs them (sorted by length, pad
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +27,11 @@ import torch
 
 from fpt.config import RunConfig
 from fpt.data.inputs import Inputs, Schema, as_inputs, load_npz
-from fpt.errors import CheckpointError, SchemaError
+from fpt.errors import ConfigError, SchemaError
 from fpt.model import FPT, InputSpec
 from fpt.objectives import Objective
 
 if TYPE_CHECKING:
-    from fpt.runs import Run
     from fpt.tasks.user_data import Preprocessing
 
 Tensor = torch.Tensor
@@ -51,6 +52,7 @@ class Prediction:
     metrics: dict[str, float] | None
     rows: int
     where: str
+    notes: list[str] = field(default_factory=list)  # what was done to the inputs (e.g. series cut to the trained length)
 
     def to_csv(self, path: str | Path) -> None:
         import csv
@@ -121,7 +123,19 @@ class Predictor:
         if self.preprocessing is None:
             return self._raw_tokens(inputs, lengths)
         read = as_inputs(inputs, self.schema, allow_unseen)
-        x, lens = self.preprocessing.tokeniser(read.x)
+        tokeniser = self.preprocessing.tokeniser
+        x, lens = tokeniser(read.x)
+        cut = getattr(tokeniser, "cut", 0)  # examples longer than the model reads, cut as training cut its own
+        if cut:
+            from fpt.data.inputs import CutInputWarning, max_points
+
+            what, most = ("series", f"{max_points(tokeniser)} points") if self.preprocessing.modality == "timeseries" \
+                else ("sequences", f"{tokeniser.max_len} symbols")
+            note = (f"{read.where}: {cut} of {len(read)} {what} longer than the model reads ({most}, the longest "
+                    f"training one) {'was' if cut == 1 else 'were'} cut to their first {most}, as training cut its "
+                    "own longer ones")
+            read.notes.append(note)
+            warnings.warn(note, CutInputWarning, stacklevel=3)
         return x, lens, read
 
     def _lengths(self, lengths: Any, n: int) -> Tensor | None:
@@ -160,6 +174,9 @@ class Predictor:
                                   f"{self._token_shape()} (optionally y and lengths); "
                                   + ("no such file" if not path.exists() else "give one"))
             arrays = load_npz(path)
+            from fpt.data.arrays import check_names
+
+            check_names(arrays, ["X", "y", "lengths"], path)
             if "X" not in arrays:
                 raise SchemaError(f"{path}: arrays {sorted(arrays)}; give X {self._token_shape()} (and optionally y, "
                                   "lengths)")
@@ -178,35 +195,17 @@ class Predictor:
 
     # ------------------------------------------------------------------------------------------ outputs
 
-    def _autocast(self) -> torch.autocast:
-        """The run's precision (bf16 autocast on CUDA by default), as ``Experiment.autocast``."""
-        from fpt.experiment import autocast
-
-        return autocast(self.config.precision, self.device)
-
-    @torch.inference_mode()
     def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Logits (n, k * m, C) on the CPU, computed in batches as ``fpt.train.evaluate`` does."""
-        self.model.eval()
-        order = None
-        trim = lengths is not None and self.config.trim_padding
-        if trim:  # similar lengths per batch waste less padding (evaluate's order, so its numbers match ours)
-            order = torch.argsort(lengths)
-            x, lengths = x[order], lengths[order]
-        size = self.config.eval_batch_size
-        outs = []
-        for start in range(0, len(x), size):
-            xb = x[start:start + size]
-            lb = None if lengths is None else lengths[start:start + size]
-            if trim and xb.shape[1]:
-                xb = xb[:, : int(lb.max())]
-            with self._autocast():
-                out = self.model(xb.to(self.device), None if lb is None else lb.to(self.device))
-            outs.append(out.float().cpu())
-        if not outs:
+        from fpt.inference import batched_outputs
+
+        if not len(x):
             return torch.zeros(0, self.spec.num_outputs * self.spec.per_token, self.spec.num_classes)
-        logits = torch.cat(outs)
-        return logits[torch.argsort(order)] if order is not None else logits
+        from fpt.pipeline import resolve_precision
+
+        precision = resolve_precision(self.config.precision, self.device, self.config.preset)  # as training ran
+        return batched_outputs(self.model, x, lengths, self.config.eval_batch_size, self.device, precision,
+                               trim=self.config.trim_padding)
 
     def logits(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> np.ndarray:
         """Raw outputs (n, k * m, C): class logits, or standardised values (C = 1) for regression."""
@@ -225,7 +224,7 @@ class Predictor:
 
     def _proba(self, logits: Tensor) -> np.ndarray:
         if not self.is_classifier:
-            raise ValueError(f"{self.source}: a regression model has no class probabilities; use predict()")
+            raise ConfigError(f"{self.source}: a regression model has no class probabilities; use predict()")
         return self._masked(logits).softmax(-1).numpy()  # (n, P, C)
 
     def _values(self, logits: Tensor) -> np.ndarray:
@@ -265,14 +264,35 @@ class Predictor:
                                   f"[{int(y.min())}, {int(y.max())}]")
         return self.objective.summarise(self.objective.tally(logits, y))
 
-    def score(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> dict[str, float]:
-        """Metrics of the predictions for inputs that hold their targets (a file with the target column, ...)."""
+    def score(self, inputs: Any, y: Any = None, lengths: Any = None, allow_unseen: bool = False) -> Any:
+        """With ``y``: as scikit-learn's ``score(X, y)``, one number: the accuracy of ``predict(inputs)`` against
+        the labels ``y``, or R² for regression (several outputs: over all of them, R² averaged uniformly).
+        Without: the metrics (a dict: accuracy, or R², MAE, MSE) of inputs that hold their targets (a file
+        with the target column, a DataFrame with it, an .npz with y)."""
+        if y is not None:
+            return self._score_against(self.predict(inputs, lengths, allow_unseen), y)
         x, lens, read = self.tokens(inputs, lengths, allow_unseen)
         metrics = self._metrics(self.forward(x, lens), read)
         if metrics is None:
             raise SchemaError(f"{getattr(read, 'where', 'inputs')}: no targets to score against; give the target "
                               f"column(s) {', '.join(self.output_names)} (or y in an .npz)")
         return metrics
+
+    def _score_against(self, predicted: np.ndarray, y: Any) -> float:
+        truth = np.asarray(y)
+        if truth.ndim == predicted.ndim + 1 and truth.shape[-1] == 1:
+            truth = truth[..., 0]
+        if truth.shape != predicted.shape:
+            raise SchemaError(f"score: y has shape {truth.shape}, but the model predicts {predicted.shape} for these inputs; "
+                              "give one target per example (one column per output)")
+        if self.is_classifier:
+            from fpt.data.tokenisers import plain_value
+
+            same = [plain_value(a) == plain_value(b) for a, b in zip(truth.reshape(-1), predicted.reshape(-1), strict=True)]
+            return float(np.mean(same))
+        from sklearn.metrics import r2_score
+
+        return float(r2_score(truth.astype(np.float64), predicted.astype(np.float64)))
 
     def predict_file(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> Prediction:
         """Predictions as a table: ``prediction`` (and ``proba_<class>`` columns), one row per example,
@@ -295,7 +315,23 @@ class Predictor:
                     name = f"proba_{label}" if single else f"proba_{names[j]}_{label}"
                     columns[name] = [float(f"{p:.6g}") for p in proba[:, j, c]]
         where = read.where if read is not None else (str(inputs) if isinstance(inputs, (str, Path)) else "inputs")
-        return Prediction(columns, self._metrics(logits, read), len(x), where)
+        return Prediction(columns, self._metrics(logits, read), len(x), where, list(read.notes) if read is not None else [])
+
+
+def rebuild(config: RunConfig, spec: InputSpec, load: Callable[[FPT], tuple[str, dict[str, Any]]], *,
+            objective: Objective, preprocessing: Preprocessing | None, lengths: bool, info: dict[str, Any],
+            source: str, init: str | None = None) -> Predictor:
+    """A trained model ready to predict, the one path from saved parameters (a run's ``fpt.run.from_run``, an
+    export's ``fpt.export.load_export``): ``config``'s model for ``spec`` (built with ``init`` when given);
+    ``load(model)`` loads the trained parameters, checks the frozen body and returns (its fingerprint, which
+    checkpoint); the model then runs on the config's device, dropout off."""
+    from fpt.pipeline import build_model, resolve_device
+
+    model = build_model(config if init is None else replace(config, init=init), spec)
+    body_fp, which = load(model)
+    device = resolve_device(config.device)
+    return Predictor(model.to(device).eval(), config, spec, objective, preprocessing, body_fp, device, lengths, info,
+                     source, which)
 
 
 def _plain(v: Any) -> Any:
@@ -304,69 +340,4 @@ def _plain(v: Any) -> Any:
     return float(f"{v:.7g}") if isinstance(v, float) else v
 
 
-# ---------------------------------------------------------------------------------------------- loading
-
-
-def from_run(run: Run, which: str | None = None, device: str | None = None) -> Predictor:
-    """A run directory's trained model (``Run.load``): its body rebuilt as training built it."""
-    from fpt.checkpoint import fingerprint, load_trainable
-    from fpt.experiment import build_model, resolve_device, task_options
-    from fpt.tasks import build_task
-    from fpt.tasks.base import DataSource
-
-    config = run.config({"device": device} if device else None)
-    version = run.checkpoint(which)
-    prep = run.preprocessing()
-    summary = run.summary() or {}
-    if prep is not None:
-        spec, objective = input_spec(prep), prep.objective
-        lengths = prep.tokeniser.kind in LENGTH_MODALITIES
-        info = dict(summary.get("task_info") or {})
-    else:  # a paper task: its shape (and whether examples are padded) come from the task itself
-        data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir),
-                                                                                      config.download))
-        spec, objective, info = data.spec, data.objective, dict(data.info)
-        lengths = any(b.lengths is not None for b in data.eval_sets.values())
-    model = build_model(config, spec)
-    body_fp = fingerprint(model)
-    used = load_trainable(version, model, body_fp)  # checks the rebuilt body's fingerprint against the checkpoint's
-    slot = used.name if used.parent == run.path else used.parent.name  # best/step-N (or an old layout's best/)
-    dev = resolve_device(config.device)
-    return Predictor(model.to(dev).eval(), config, spec, objective, prep, body_fp, dev, lengths, info, str(run.path),
-                     {"slot": slot, "step": _step(used), "version": used.name})
-
-
-def _step(version: Path) -> int | None:
-    """The step of a checkpoint version (None for an old layout without state.json)."""
-    import json
-
-    try:
-        return int(json.loads((version / "state.json").read_text())["step"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def load(path: str | Path, which: str | None = None, device: str | None = None) -> Predictor:
-    """A trained model ready to predict, from a run directory or a directory written by ``fpt export``.
-
-    ``which`` (run directories): best (default when the run has one) or checkpoint (the latest).
-    ``device``: auto, cpu, cuda, ...; default: the run's (exports: cpu).
-    """
-    from fpt.export import is_export, load_export
-    from fpt.runs import Run
-
-    path = Path(path)
-    if is_export(path):
-        if which is not None:
-            raise ValueError(f"{path} is an export: it holds one set of parameters; drop which={which!r}")
-        return load_export(path, device)
-    run = Run(path)
-    if run.is_run():
-        return run.load(which, device)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such run or export directory")
-    raise CheckpointError(f"{path} is neither a run directory (config.yaml, written by fpt train) nor an export "
-                          "(config.json + model.safetensors, written by fpt export)")
-
-
-__all__ = ["Prediction", "Predictor", "from_run", "input_spec", "load"]
+__all__ = ["LENGTH_MODALITIES", "Prediction", "Predictor", "input_spec", "rebuild"]

@@ -30,12 +30,32 @@ def git_commit() -> str | None:
         return None
     if done.returncode != 0:
         return None
-    return done.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+    return done.stdout.strip() + (DIRTY_SUFFIX if dirty.stdout.strip() else "")
 
 
-def environment() -> dict[str, str | None]:
-    """Versions worth recording next to any figure; cheap (no torch import beyond what is loaded)."""
-    env: dict[str, str | None] = {"python": sys.version.split()[0], "platform": platform.platform()}
+DIRTY_SUFFIX = " (with uncommitted changes)"
+
+
+def environment() -> dict[str, str | bool | None]:
+    """Versions worth recording next to any figure; cheap (no torch import beyond what is loaded).
+
+    ``fpt_git_commit``: short commit, with DIRTY_SUFFIX when the tree had uncommitted changes (as always);
+    ``commit`` and ``dirty``: the same, machine-readable (None when the source is not a git checkout).
+    """
+    env: dict[str, str | bool | None] = {"python": sys.version.split()[0], "platform": platform.platform()}
     env.update({name: package_version(name) for name in PACKAGES})
     env["fpt_git_commit"] = git_commit()
+    env["commit"], env["dirty"] = run_commit({"environment": env})
     return env
+
+
+def run_commit(summary: dict) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the code that wrote a run's summary.json: its environment's ``commit``/``dirty``, or
+    parsed from ``fpt_git_commit`` (runs written before those fields); (None, None) when not recorded."""
+    env = summary.get("environment") or {}
+    if env.get("commit"):
+        return env["commit"], env.get("dirty")
+    text = env.get("fpt_git_commit")
+    if not text:
+        return None, None
+    return text.split()[0], text.endswith(DIRTY_SUFFIX)

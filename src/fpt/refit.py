@@ -21,12 +21,12 @@ Resuming (``fpt train --resume OUT``) continues whichever of the two runs was st
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fpt.config import DATA_TASK, ConfigError, RunConfig
+from fpt.config import DATA_TASK, RunConfig
+from fpt.errors import ConfigError, RunError
 
 SELECTION = "selection"  # the first run's directory inside the refit run's
 
@@ -50,8 +50,8 @@ def refit_config(config: RunConfig, selection: dict[str, Any]) -> RunConfig:
     """The second run's config, from the selection run's summary."""
     step = selection.get("selected_step")
     if not step:
-        raise ValueError(f"the selection run selected no step (stopped: {selection.get('stopped')}); "
-                         "nothing to refit — see its metrics.jsonl")
+        raise RunError(f"the selection run selected no step (stopped: {selection.get('stopped')}); "
+                       "nothing to refit — see its metrics.jsonl")
     sizes = selection["task_info"]["split_sizes"]
     steps = refit_steps(int(step), int(sizes["train"]), int(sizes["val"]))
     return dataclasses.replace(config, train_on_val=True, steps=steps, eval_every=steps, eval_subset=None,
@@ -71,10 +71,11 @@ def _block(selection: dict[str, Any], steps: int) -> dict[str, Any]:
 def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool = True,
         trackers: Sequence[Any] = ()) -> dict[str, Any]:
     """Both runs (see the module's text); returns the refit run's summary, with its ``refit`` block."""
-    import fpt
     from fpt import rundir
     from fpt.checkpoint import has_checkpoint
-    from fpt.runs import Run
+    from fpt.pipeline import build
+    from fpt.run import Run
+    from fpt.train import fit
 
     check(config)
     out = Path(out)
@@ -86,7 +87,7 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
         if selection is None:
             if progress:
                 print(f"fpt train --refit: 1/2, choosing the number of steps on validation -> {chosen}")
-            selection = fpt.fit(fpt.build(config), out=chosen, resume=resume and has_checkpoint(chosen),
+            selection = fit(build(config), out=chosen, resume=resume and has_checkpoint(chosen),
                                 progress=progress, trackers=trackers)
         second = refit_config(config, selection)
         summary = Run(out).summary()
@@ -94,11 +95,13 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
             if progress:
                 print(f"fpt train --refit: 2/2, {second.steps} steps on train + validation "
                       f"(selected step {selection['selected_step']}) -> {out}")
-            summary = fpt.fit(fpt.build(second), out=out, resume=resume and has_checkpoint(out),
+            summary = fit(build(second), out=out, resume=resume and has_checkpoint(out),
                               progress=progress, trackers=trackers)
         if "refit" not in summary:
             summary["refit"] = _block(selection, second.steps)
-            rundir.write_text(Run(out).summary_path, json.dumps(summary, indent=1))
+            from fpt.train import summary_json
+
+            rundir.write_text(Run(out).summary_path, summary_json(summary))
     return summary
 
 

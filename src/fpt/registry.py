@@ -14,14 +14,9 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
+from fpt.errors import RegistryError  # noqa: F401  (re-exported: raised here)
+
 T = TypeVar("T")
-
-
-class RegistryError(KeyError):
-    """An unknown or duplicate registry key; the message lists what is available."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
 
 
 class Registry(Generic[T]):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -29,17 +30,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-LOCK_FILE = "run.lock"
+from fpt.errors import CheckpointError, RunDirBusyError  # noqa: F401  (re-exported: raised here)
+
+# The files of a run directory (fpt.run.Run is the object over them; fpt.train writes them).
+CONFIG = "config.yaml"  # the resolved RunConfig
+METRICS = "metrics.jsonl"  # one row per evaluation
+SUMMARY = "summary.json"  # the final scores, written when training ends
+DATA = "data.json"  # --data runs: the fitted tokeniser, class map and target scaler
+LOCK_FILE = "run.lock"  # the writer lock while a process writes the run
 _NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint or run-directory file that is missing, corrupt, or cannot be written."""
-
-
-class RunDirBusyError(FileExistsError):
-    """Another live process holds the run directory's lock."""
 
 
 _held: dict[str, list] = {}  # realpath of the lock file -> [fd, depth]
@@ -264,3 +265,74 @@ def append_line(path: str | Path, line: str) -> None:
 
 __all__ = ["LOCK_FILE", "CheckpointError", "RunDirBusyError", "append_line", "clear_debris", "fsync_dir", "holds_lock",
            "lock", "no_space", "tmp_name", "write_bytes", "write_error", "write_text", "write_with"]
+
+
+# --- reading run directories ------------------------------------------------------------------------
+
+# Directories inside a run (or a results tree) that never hold runs of their own.
+# mlruns/mlartifacts: MLflow's stores, whose artifact copies of config.yaml and summary.json are no runs.
+_NOT_RUNS = {"checkpoint", "best", "checkpoint.tmp", "best.tmp", "checkpoint.old", "best.old", "body",
+             "mlruns", "mlartifacts"}
+
+
+def _mlflow_artifacts(path: Path) -> bool:
+    """An MLflow run's artifact folder in a store of any name (``EXPERIMENT/RUN_ID/artifacts``)."""
+    return path.name == "artifacts" and ((path.parent / "meta.yaml").is_file()
+                                         or re.fullmatch(r"[0-9a-f]{32}", path.parent.name) is not None)
+
+
+def is_run_dir(path: str | Path) -> bool:
+    """Whether ``path`` holds a run written by fpt train (its config and its metrics or summary)."""
+    return (Path(path) / CONFIG).is_file() and (
+        (Path(path) / METRICS).is_file() or (Path(path) / SUMMARY).is_file())
+
+
+def find_runs(root: str | Path) -> list[Path]:
+    """Run directories at or below ``root``, sorted by path."""
+    root = Path(root)
+    if is_run_dir(root):
+        return [root]
+    found = [p.parent for p in root.rglob(CONFIG) if not _NOT_RUNS & set(p.relative_to(root).parts[:-1])]
+    return sorted(p for p in found if is_run_dir(p) and not _mlflow_artifacts(p))
+
+
+def read_config(run_dir: str | Path) -> dict[str, Any]:
+    """config.yaml as a plain mapping (``fpt.run.Run.config`` gives the typed RunConfig)."""
+    from fpt.config import load_yaml  # one-line errors for a tag (!!python/object), bad YAML or a non-mapping
+
+    path = Path(run_dir) / CONFIG
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: {run_dir} is not a run directory written by fpt train")
+    return load_yaml(path)
+
+
+def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
+    """metrics.jsonl's rows ([] before the first evaluation)."""
+    path = Path(run_dir) / METRICS
+    if not path.is_file():
+        return []
+    rows = []
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                raise CheckpointError(f"{path}, line {number}: not a JSON row ({exc}): truncated or corrupt; delete that "
+                                      "line (or the run) and resume or train again") from None
+    return rows
+
+
+def read_summary(run_dir: str | Path) -> dict[str, Any] | None:
+    """summary.json (None while the run has not finished)."""
+    path = Path(run_dir) / SUMMARY
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{path} is not valid JSON ({exc}): truncated or corrupt; "
+                              "re-evaluate with fpt eval or train again") from None
+    if not isinstance(data, dict):  # every reader takes it for fpt's mapping of scores
+        raise CheckpointError(f"{path} holds a JSON {type(data).__name__}, not fpt's summary (a mapping of scores); "
+                              "restore it, or delete it and re-evaluate with fpt eval")
+    return data

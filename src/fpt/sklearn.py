@@ -36,12 +36,13 @@ except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn
     raise ImportError("fpt.sklearn needs scikit-learn >= 1.6 (validate_data, estimator tags); "
                       "pip install -U 'scikit-learn>=1.6'") from exc
 
-from fpt.config import DATA_FIELDS, ConfigError, RunConfig, from_dict
+from fpt.config import DATA_FIELDS, RunConfig, from_dict
 from fpt.data.arrays import from_arrays, inputs
 from fpt.data.base import finish_splits
 from fpt.data.tokenisers import plain_value
-from fpt.experiment import Experiment, assemble
-from fpt.tasks.base import DataError
+from fpt.errors import ConfigError, DataError
+from fpt.inference import batched_outputs
+from fpt.pipeline import Experiment, assemble
 from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
 from fpt.train import fit as fpt_fit
 
@@ -96,27 +97,28 @@ class _FPTEstimator(BaseEstimator):
 
     # --- fitting ------------------------------------------------------------------------
 
-    def _config(self) -> RunConfig:
-        """The RunConfig of a fit: the estimator's arguments, ``options``, and the data task."""
+    def _config(self, modality: str | None = None) -> RunConfig:
+        """The RunConfig of a fit: the estimator's arguments, ``options``, and the data task (``modality``: the
+        fit's, when its X decides it: a 3-D X is (n, channels, length) series, as aeon's)."""
         name = type(self).__name__
         if self.modality not in MODALITIES:
-            raise ValueError(f"{name}: modality={self.modality!r} is not one of {', '.join(MODALITIES)} (a 2-D X is "
-                             "a table, one token per feature, or rows of univariate series)")
+            raise ConfigError(f"{name}: modality={self.modality!r} is not one of {', '.join(MODALITIES)} (a 2-D X is "
+                              "a table, one token per feature, or rows of univariate series)")
         if isinstance(self.val_fraction, bool) or not isinstance(self.val_fraction, numbers.Real) \
                 or not 0 < self.val_fraction < 1:
-            raise ValueError(f"{name}: val_fraction={self.val_fraction!r} must be in (0, 1), e.g. 0.2")
+            raise ConfigError(f"{name}: val_fraction={self.val_fraction!r} must be in (0, 1), e.g. 0.2")
         options = {} if self.options is None else self.options
         if not isinstance(options, dict):
-            raise ValueError(f"{name}: options={options!r} must be a dict of fpt config fields, e.g. {{'dropout': 0}}")
+            raise ConfigError(f"{name}: options={options!r} must be a dict of fpt config fields, e.g. {{'dropout': 0}}")
         taken = sorted(set(options) & _NOT_OPTIONS, key=str)
         if taken:
-            raise ValueError(f"{name}: options {taken} are set by the estimator; give the constructor argument of the "
-                             "same name where there is one (steps=..., seed=...), or drop them")
+            raise ConfigError(f"{name}: options {taken} are set by the estimator; give the constructor argument of the "
+                              "same name where there is one (steps=..., seed=...), or drop them")
         # NumPy scalars (np.int64 from a parameter grid) as plain Python values, which RunConfig's types expect.
         fields = {
             **{arg: _plain(getattr(self, arg)) for arg in _CONFIG_ARGS},
             **{key: _plain(value) for key, value in options.items()},
-            "data": f"arrays passed to {name}.fit", "objective": self._objective, "modality": self.modality,
+            "data": f"arrays passed to {name}.fit", "objective": self._objective, "modality": modality or self.modality,
             "val_fraction": float(self.val_fraction), "split_seed": _plain(self.seed),
             # No test split is held out (the caller keeps its own test data); this only keeps
             # RunConfig's val_fraction + test_fraction < 1 check satisfied.
@@ -125,25 +127,28 @@ class _FPTEstimator(BaseEstimator):
         try:
             return from_dict(RunConfig, fields, where=f"{name} parameters")
         except ConfigError as exc:
-            raise ValueError(str(exc).replace("config field", "parameter")) from None
+            raise ConfigError(str(exc).replace("config field", "parameter")) from None
 
     def _check_samples(self, n: int) -> None:
         if n < MIN_SAMPLES:
-            raise ValueError(f"{type(self).__name__}.fit got {n} sample{'' if n == 1 else 's'}; it needs at least "
-                             f"{MIN_SAMPLES} (some to train on and some held out for validation)")
+            raise DataError(f"{type(self).__name__}.fit got {n} sample{'' if n == 1 else 's'}; it needs at least "
+                            f"{MIN_SAMPLES} (some to train on and some held out for validation)")
 
     def _fit_arrays(self, X: np.ndarray, y: np.ndarray) -> None:
         """Build the ``data`` task of (X, y) with a seeded validation hold-out, train it with ``fpt.fit``."""
         name = type(self).__name__
-        config = self._config()
+        if X.ndim not in (2, 3):
+            raise DataError(f"{name}.fit: X has shape {X.shape}; give (n, features) rows or (n, channels, length) series")
+        modality = "timeseries" if X.ndim == 3 else self.modality  # aeon's 3-D arrays
+        config = self._config(modality)
         classify = self._objective == "classification"
         try:
-            raw = from_arrays({"X": X, "y": y}, self.modality, "auto", 32, f"{name}.fit", f"arrays passed to {name}.fit")
+            raw = from_arrays({"X": X, "y": y}, modality, "auto", 32, f"{name}.fit", f"arrays passed to {name}.fit")
             raw = finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
             options = DataOptions(**{field: getattr(config, field) for field in DATA_FIELDS})
             data = task_from_raw(raw, options, config.seed, self._objective, f"set by {name}")
         except DataError as exc:
-            raise ValueError(str(exc).replace("--val-fraction", "val_fraction")) from None
+            raise DataError(str(exc).replace("--val-fraction", "val_fraction")) from None
         exp = assemble(config, data)
         # fpt.fit seeds torch's global generator (dropout); fork it so fitting leaves the caller's RNG as it was.
         devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
@@ -158,19 +163,12 @@ class _FPTEstimator(BaseEstimator):
     def _outputs(self, X: Any) -> torch.Tensor:
         """The model's outputs for raw X on the CPU: logits (N, C) for classification, (N, 1) standardised values."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan", allow_nd=True)
         prep, exp = self.preprocessing_, self.experiment_
         where = f"{type(self).__name__}.predict"
         tokens, lengths = prep.tokeniser(inputs(X, prep.modality, "auto", 32, where, where))
-        size = exp.config.eval_batch_size
-        exp.model.eval()
-        parts = []
-        with torch.inference_mode():
-            for start in range(0, len(tokens), size):
-                lens = None if lengths is None else lengths[start:start + size].to(exp.device)
-                out = exp.forward(tokens[start:start + size].to(exp.device), lens)  # (b, k * m, C), k = m = 1
-                parts.append(out.float().cpu().reshape(out.shape[0], -1))
-        return torch.cat(parts)
+        out = batched_outputs(exp, tokens, lengths)  # (N, k * m, C), k = m = 1
+        return out.reshape(out.shape[0], -1)
 
 
 class FPTClassifier(ClassifierMixin, _FPTEstimator):
@@ -191,13 +189,13 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     _objective = "classification"
 
     def fit(self, X: Any, y: Any) -> FPTClassifier:
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan", allow_nd=True)
         self._check_samples(len(X))
         check_classification_targets(y)
         classes, codes = np.unique(y, return_inverse=True)
         if len(classes) < 2:
-            raise ValueError(f"{type(self).__name__}.fit: y has one class only ({plain_value(classes[0])!r}); a "
-                             "classifier needs at least two")
+            raise DataError(f"{type(self).__name__}.fit: y has one class only ({plain_value(classes[0])!r}); a "
+                            "classifier needs at least two")
         # fpt learns class indices 0..C-1, which are the positions of the sorted labels in classes_.
         self._fit_arrays(X, codes.astype(np.int64))
         self.classes_ = classes
@@ -225,7 +223,7 @@ class FPTRegressor(RegressorMixin, _FPTEstimator):
     _objective = "regression"
 
     def fit(self, X: Any, y: Any) -> FPTRegressor:
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan", y_numeric=True)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan", y_numeric=True, allow_nd=True)
         self._check_samples(len(X))
         self._fit_arrays(X, y.astype(np.float64))
         return self

@@ -10,10 +10,10 @@
 
 A name stands for a tracker: ``tensorboard`` (``TensorBoard``: events under ``RUN/tensorboard``,
 flushed at every evaluation, so they can be watched while the run goes) and ``mlflow``
-(``MLflow``: params, metrics and artifacts to ``MLFLOW_TRACKING_URI``, or else a local store in
-``RUN/mlruns``). Both are optional extras (``pip install 'fpt[tensorboard]'`` / ``'fpt[mlflow]'``);
-a missing one is a one-line ConfigError naming the extra. A tracker that fails while the run
-goes prints one warning and is dropped; training carries on.
+(``MLflow``: params, metrics and artifacts to ``MLFLOW_TRACKING_URI``, or else MLflow's own default,
+``sqlite:///mlflow.db`` in the working directory, which ``mlflow ui`` opens). Both are optional extras
+(``pip install 'fpt[tensorboard]'`` / ``'fpt[mlflow]'``); a missing one is a one-line ConfigError naming the
+extra. A tracker that fails while the run goes prints one warning and is dropped; training carries on.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fpt.config import ConfigError
-from fpt.runs import CONFIG, DATA, METRICS, SUMMARY
+from fpt.errors import ConfigError
+from fpt.rundir import CONFIG, DATA, METRICS, SUMMARY
 
 NAMES = ("tensorboard", "mlflow")
 _EXTRA_MODULE = {"tensorboard": "tensorboard", "mlflow": "mlflow"}
@@ -61,13 +61,60 @@ def check(names: Sequence[str]) -> list[str]:
             if name not in out:
                 out.append(name)
     for name in out:  # names first: a typo is reported before a missing extra
-        try:
-            found = importlib.util.find_spec(_EXTRA_MODULE[name]) is not None
-        except ValueError:  # a module whose spec is None (a test's stand-in for a missing package)
-            found = False
-        if not found:
+        if not _installed(_EXTRA_MODULE[name]):
             raise ConfigError(f"--log {name} needs the optional {name} package: pip install 'fpt[{name}]'")
+    if "mlflow" in out:
+        mlflow_store_uri()  # a store MLflow cannot open is refused here, before a run directory is written
     return out
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # a module whose spec is None (a test's stand-in for a missing package)
+        return False
+
+
+# The database stores MLflow opens with SQLAlchemy (and migrates with alembic).
+_SQL_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
+
+
+def mlflow_store_uri(tracking_uri: str | None = None) -> str:
+    """The MLflow tracking store fpt logs to: ``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else MLflow's own
+    default (``sqlite:///mlflow.db`` in the working directory, or ``./mlruns`` where that already holds a file
+    store), so that ``mlflow ui`` started in the same directory shows the runs. Without SQLAlchemy, the default
+    is the ``./mlruns`` file store, which MLflow 3 opens only with ``MLFLOW_ALLOW_FILE_STORE`` (set here).
+
+    A store this MLflow cannot open (a database URI without SQLAlchemy, an unknown scheme) is a ConfigError.
+    """
+    given = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+    has_sql = _installed("sqlalchemy") and _installed("alembic")
+    if given:
+        uri, where = given, f"MLFLOW_TRACKING_URI={given}" if not tracking_uri else f"tracking_uri {given!r}"
+    else:
+        # MLflow 3's own choice: an existing ./mlruns file store (experiments with meta.yaml) is kept, else
+        # ./mlflow.db (whose artifacts go to ./mlruns, without meta.yaml).
+        mlruns = Path.cwd() / "mlruns"
+        if has_sql and not any(p.parent.name.isdigit() for p in mlruns.glob("*/meta.yaml")):
+            uri = "sqlite:///" + str(Path.cwd() / "mlflow.db")
+        else:
+            uri = mlruns.as_uri()
+        where = f"the default MLflow store {uri}"
+    scheme = uri.split(":", 1)[0].split("+", 1)[0].lower() if "://" in uri else ""
+    if scheme in _SQL_SCHEMES and not has_sql:
+        raise ConfigError(f"{where}: MLflow's database stores need sqlalchemy and alembic: pip install 'fpt[mlflow]'")
+    if scheme in ("", "file"):
+        os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 refuses a file store without it
+    try:
+        from mlflow.tracking._tracking_service.utils import _tracking_store_registry
+    except ImportError:  # a different MLflow layout: MLflow's own error comes when the run starts
+        return uri
+    try:
+        _tracking_store_registry.get_store_builder(uri)
+    except Exception as exc:  # noqa: BLE001 - MLflow's unsupported-URI errors have no common class
+        raise ConfigError(f"{where}: this MLflow cannot open that store ({type(exc).__name__}); give a file:, "
+                          "sqlite: or http(s): tracking URI") from None
+    return uri
 
 
 def make(trackers: Sequence[str | Tracker]) -> list[Tracker]:
@@ -200,8 +247,8 @@ class MLflow(Tracker):
     """An MLflow run: the config as params, every evaluation's metrics, the summary's numbers as
     ``summary.*`` metrics, and config.yaml, metrics.jsonl, summary.json (and data.json) as artifacts.
 
-    The tracking store is ``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else a local file store
-    in ``RUN/mlruns``; the experiment is ``MLFLOW_EXPERIMENT_NAME`` or ``fpt``. A resumed run
+    The tracking store is ``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else MLflow's default in the
+    working directory (see ``mlflow_store_uri``); the experiment is ``MLFLOW_EXPERIMENT_NAME`` or ``fpt``. A resumed run
     continues the MLflow run tagged with its run directory.
     """
 
@@ -218,13 +265,7 @@ class MLflow(Tracker):
             from mlflow.tracking import MlflowClient
         except ImportError:
             raise ConfigError("--log mlflow needs the optional mlflow package: pip install 'fpt[mlflow]'") from None
-        uri = self.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
-        if not uri:
-            if out is None:
-                raise ConfigError("MLflow tracking without MLFLOW_TRACKING_URI writes under the run directory: "
-                                  "give out= (or a tracking_uri)")
-            uri = (Path(out).resolve() / "mlruns").as_uri()
-            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 refuses a file store without it
+        uri = mlflow_store_uri(self.tracking_uri)
         self.out = Path(out) if out is not None else None
         self.client = client = MlflowClient(tracking_uri=uri)
         name = self.experiment or os.environ.get("MLFLOW_EXPERIMENT_NAME") or "fpt"
@@ -254,7 +295,7 @@ class MLflow(Tracker):
             self.run_id, logged = run.info.run_id, {}
         from mlflow.entities import Param
 
-        params = [Param(k, v) for k, v in _flat_params(exp.config).items() if k not in logged]
+        params = [Param(k, v) for k, v in _flat_params(exp.config, lr=exp.lr).items() if k not in logged]
         for first in range(0, len(params), 100):  # MLflow takes at most 100 params per call
             client.log_batch(self.run_id, params=params[first:first + 100])
 
@@ -284,21 +325,24 @@ class MLflow(Tracker):
         self.client = None
 
 
-def _flat_params(config: Any) -> dict[str, str]:
-    """The config's fields as MLflow params (task options as ``task.NAME``)."""
+def _flat_params(config: Any, lr: float | None = None) -> dict[str, str]:
+    """The config's fields as MLflow params (task options as ``task.NAME``); ``lr``: the learning rate the run
+    uses (the config's None means the task's default, which is what a comparison of runs needs to see)."""
     out = {}
     for key, value in config.to_dict().items():
         if key == "task_options":
             out.update({f"task.{k}": json.dumps(v) if not isinstance(v, str) else v for k, v in value.items()})
+        elif key == "lr" and value is None and lr is not None:
+            out[key] = repr(float(lr))
         else:
             out[key] = str(value)
     return {k: v[:6000] for k, v in out.items()}  # MLflow's limit on a param value
 
 
 class ProgressLine(Tracker):
-    """A plain line every ``every_seconds`` for logs (stdout not a terminal): step, mean training loss
-    since the last line, the latest validation score, training samples/s and the time left to ``steps``
-    (an upper bound: the run may stop earlier, at the target or on patience)."""
+    """A plain line every ``every_seconds`` for logs (stdout not a live terminal, see ``live_terminal``): step,
+    mean training loss since the last line, the latest validation score, training samples/s and the time left
+    to ``steps`` (an upper bound: the run may stop earlier, at the target or on patience)."""
 
     name = "progress"
 
@@ -335,9 +379,32 @@ class ProgressLine(Tracker):
               f"ETA {_clock(left)}", file=self.stream or sys.stdout, flush=True)
 
 
+def live_terminal(stream: TextIO | None = None) -> bool:
+    """Whether ``stream`` (default stdout) is a terminal a progress bar can redraw in place: a tty at least one
+    column wide. ``COLUMNS=0``, or a pty that reports 0 columns (some CI runners, a container before its first
+    resize), counts as no terminal, so progress goes out as plain lines instead of a bar nobody sees."""
+    stream = stream or sys.stdout
+    try:
+        if not stream.isatty():
+            return False
+    except (AttributeError, ValueError):  # closed or not a file
+        return False
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns:
+        try:
+            return int(columns) > 0
+        except ValueError:
+            pass
+    try:
+        return os.get_terminal_size(stream.fileno()).columns > 0
+    except (AttributeError, OSError, ValueError):
+        return True  # a tty whose size cannot be read: trust it
+
+
 def _clock(seconds: float) -> str:
     seconds = int(round(seconds))
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-__all__ = ["MLflow", "NAMES", "ProgressLine", "TensorBoard", "Tracker", "Trackers", "check", "make", "session"]
+__all__ = ["MLflow", "NAMES", "ProgressLine", "TensorBoard", "Tracker", "Trackers", "check", "live_terminal", "make",
+           "mlflow_store_uri", "session"]

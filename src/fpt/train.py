@@ -13,28 +13,22 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from fpt import checkpoint, distributed, rundir, tracking
-from fpt.analysis.convergence import steps_to_converge
-from fpt.checkpoint import CheckpointError
-from fpt.config import ConfigError, RunConfig, save_yaml
-from fpt.experiment import Experiment
+from fpt.config import RunConfig, save_yaml
+from fpt.convergence import health, steps_to_converge
+from fpt.errors import CheckpointError, ConfigError
+from fpt.inference import iter_outputs, length_order
+from fpt.pipeline import Experiment
 from fpt.provenance import environment
-from fpt.runs import CONFIG, DATA, METRICS, SUMMARY
+from fpt.rundir import CONFIG, DATA, METRICS, SUMMARY
 from fpt.tasks import Batch
 
 # Fields that may change when a stopped run is resumed; anything else would make the
 # resumed run a different experiment.
-RESUMABLE_CHANGES = {"steps", "device", "stop_at_target", "patience", "target", "eval_batch_size", "data_dir", "download"}
-
-
-def loss_and_correct(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, int]:
-    """Mean cross-entropy over every prediction, and how many predictions are right."""
-    flat = logits.reshape(-1, logits.shape[-1])  # (B * k * m, C)
-    loss = F.cross_entropy(flat.float(), y.reshape(-1))
-    return loss, int((flat.argmax(-1) == y.reshape(-1)).sum())
+RESUMABLE_CHANGES = {"steps", "device", "stop_at_target", "patience", "target", "eval_batch_size", "data_dir", "download",
+                     "baselines"}  # baselines: what is fitted beside the run (fpt.baselines), not the run itself
 
 
 def make_optimizer(params: list[torch.nn.Parameter], lr: float) -> torch.optim.Adam:
@@ -84,25 +78,21 @@ def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None 
     else:
         unknown = sorted(set(sets or ()) - set(exp.data.eval_sets))
         if unknown:
-            raise ValueError(f"no held-out set(s) {unknown}; this task has {sorted(exp.data.eval_sets)}")
+            raise ConfigError(f"no held-out set(s) {unknown}; this task has {sorted(exp.data.eval_sets)}")
         chosen = {name: exp.data.eval_sets[name] for name in (sets or exp.data.eval_sets)}
     size = batch_size or exp.config.eval_batch_size
-    objective = exp.data.objective
-    exp.model.eval()
+    objective, trim = exp.data.objective, exp.config.trim_padding
     group = distributed.group_of(exp)
     out: dict[str, float] = {}
     for name, batch in chosen.items():
-        if batch.lengths is not None and exp.config.trim_padding:
-            # Similar lengths in a batch waste less padding; the order does not change accuracy.
-            order = torch.argsort(batch.lengths)
+        order = length_order(batch.lengths, trim)  # the order does not change accuracy
+        if order is not None:
             batch = Batch(batch.x[order], batch.y[order], batch.lengths[order])
         parts = {}  # start -> (loss sum, tallies, predictions) of the batches this rank evaluates
-        for start in group.mine(range(0, len(batch), size)):
-            part = batch.slice(start, start + size)
-            part = (part.trim() if exp.config.trim_padding else part).to(exp.device)
-            logits = exp.forward(part.x, part.lengths)
-            parts[start] = (objective.loss(logits, part.y).item() * part.y.numel(), objective.tally(logits, part.y),
-                            part.y.numel())
+        for start, logits in iter_outputs(exp, batch.x, batch.lengths, size, trim=trim,
+                                          starts=group.mine(range(0, len(batch), size))):
+            y = batch.y[start:start + size].to(exp.device)
+            parts[start] = (objective.loss(logits, y).item() * y.numel(), objective.tally(logits, y), y.numel())
         loss_sum, sums, count = 0.0, 0, 0
         for _, (batch_loss, batch_sums, batch_count) in sorted(group.merge(parts).items()):
             loss_sum += batch_loss
@@ -139,13 +129,7 @@ def baselines(exp: Experiment) -> dict[str, Any]:
 @torch.inference_mode()
 def predict(exp: Experiment, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
     """Predicted classes (B, k * m) for raw tokens x (regression: values (B, m) in the targets' units)."""
-    exp.model.eval()
-    preds = []
-    size = exp.config.eval_batch_size
-    for start in range(0, x.shape[0], size):
-        lens = None if lengths is None else lengths[start:start + size].to(exp.device)
-        preds.append(exp.data.objective.predict(exp.forward(x[start:start + size].to(exp.device), lens)).cpu())
-    return torch.cat(preds)
+    return torch.cat([exp.data.objective.predict(logits).cpu() for _, logits in iter_outputs(exp, x, lengths)])
 
 
 def _check_resume(saved: RunConfig, wanted: RunConfig | None) -> RunConfig:
@@ -209,8 +193,32 @@ class _Run:
             rundir.write_text(path, text)
         return kept
 
+    def written_by_fpt(self) -> bool:
+        """Whether the run files in ``out`` are fpt's: fpt train writes config.yaml (every RunConfig field) before
+        any other file, so metrics.jsonl, best/ or checkpoint/ without such a config.yaml are someone else's."""
+        from fpt.config import from_dict, load_yaml
+
+        path = self.out / CONFIG
+        if not path.is_file():
+            return False
+        try:
+            fields = load_yaml(path)
+            from_dict(RunConfig, fields, where=str(path))
+        except ConfigError:
+            return False
+        return {"task", "body", "init", "freeze", "seed", "steps"} <= set(fields)
+
     def start_clean(self) -> None:
-        """Remove what a run stopped before its first checkpoint left (evaluations, best/)."""
+        """Remove what a run stopped before its first checkpoint left (evaluations, best/).
+
+        Only from a directory fpt wrote (``written_by_fpt``): files of the same names in an ordinary folder are
+        refused, never deleted or overwritten."""
+        ours = [n for n in (CONFIG, METRICS, SUMMARY, DATA) if (self.out / n).exists()]
+        ours += [p.name + "/" for p in checkpoint.checkpoint_paths(self.out)]
+        if ours and not self.written_by_fpt():
+            raise CheckpointError(
+                f"{self.out} holds {', '.join(ours)} but no config.yaml written by fpt train, so it is not an fpt run "
+                "and fpt will not replace those files: choose another --out (a new or empty folder)")
         removed = []
         if self.metrics.exists():
             self.metrics.unlink()
@@ -277,7 +285,8 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     objective = exp.data.objective
     val_key = f"{exp.data.val}_{objective.metric}"  # what selects: accuracy, or R² for regression
 
-    state: dict[str, Any] = {"step": 0, "best_accuracy": -1.0, "best_step": 0, "steps_to_target": None,
+    # best_score: the selection metric's best (validation accuracy, or R² for regression)
+    state: dict[str, Any] = {"step": 0, "best_score": -1.0, "best_step": 0, "steps_to_target": None,
                              "wall_seconds": 0.0, "train_seconds": 0.0, "train_examples": 0,
                              "evals_since_best": 0, "diverged_at": None}
     history: list[dict[str, Any]] = []
@@ -345,8 +354,8 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
             track.evaluated(row)
             acc = metrics[val_key]
             bar.set_postfix(loss=f"{row['train_loss']:.3f}", val=f"{acc:.4f}")
-            if acc > state["best_accuracy"] or not state["best_step"]:  # R² can start below any bound
-                state.update(best_accuracy=acc, best_step=state["step"], evals_since_best=0)
+            if acc > state["best_score"] or not state["best_step"]:  # R² can start below any bound
+                state.update(best_score=acc, best_step=state["step"], evals_since_best=0)
                 best_params = [p.detach().clone() for p in trainable]
                 if run.out:
                     checkpoint.save(checkpoint.slot(run.out, checkpoint.BEST), model, cfg.to_dict(),
@@ -371,10 +380,29 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     state["wall_seconds"] = time.perf_counter() - started
     summary = _summary(exp, state, history, final, stop_reason)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
+    # Collapse, chance and the test figure against the majority class (fpt.convergence.health): derived from the
+    # curve and the figures above, recorded so that readers need not recompute them.
+    summary["health"] = health(summary, history, {name: int(b.y.shape[0]) for name, b in exp.data.eval_sets.items()})
     if run.out:
-        rundir.write_text(run.out / SUMMARY, json.dumps(summary, indent=1))
+        rundir.write_text(run.out / SUMMARY, summary_json(summary))
     track.finish(summary)
     return summary
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    """summary.json's text: strict JSON, a non-finite metric (a diverged or overflowing run) written as null;
+    json.dumps would write Infinity/NaN, which other JSON readers refuse."""
+    return json.dumps(_finite(summary), indent=1, allow_nan=False)
 
 
 def _val_subset(exp: Experiment) -> Batch | None:
@@ -494,4 +522,4 @@ def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConf
     return _check_resume(saved, from_dict(RunConfig, merge(saved.to_dict(), overrides), where="resume overrides"))
 
 
-__all__ = ["baselines", "evaluate", "fit", "majority_accuracy", "predict", "resume_config", "train_step"]
+__all__ = ["baselines", "evaluate", "fit", "majority_accuracy", "predict", "resume_config", "summary_json", "train_step"]

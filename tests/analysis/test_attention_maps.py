@@ -73,9 +73,9 @@ def test_bit_memory_rejects_a_target_that_matches_no_string():
 
 
 def test_block_attention_is_a_causal_distribution(xor_run):
-    from fpt.analysis.runs import load_run
+    from fpt.run import Run
 
-    exp = load_run(xor_run, device="cpu")
+    exp = Run(xor_run).experiment("checkpoint", device="cpu")
     x = exp.data.eval_sets["test"].x[:3]
     for layer in (0, 1):
         attn = A.block_attention(exp.model, x, None, layer)

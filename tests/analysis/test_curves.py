@@ -3,8 +3,10 @@ import sys
 
 import pytest
 
-from fpt.analysis import curves
-from fpt.analysis.runs import eval_sets, find_runs, read_metrics
+from fpt.errors import RunError
+from fpt.presentation import curves
+from fpt.presentation.curves import eval_sets
+from fpt.rundir import find_runs, read_metrics
 
 
 def test_plot_overlays_runs(xor_run, memory_run, tmp_path):
@@ -24,7 +26,7 @@ def test_labels_come_from_the_config_and_stay_distinct(xor_run, tmp_path):
 
 def test_a_run_without_metrics_is_an_error(tmp_path):
     (tmp_path / "config.yaml").write_text("task: bit-xor\n")
-    with pytest.raises(ValueError, match="nothing to plot"):
+    with pytest.raises(RunError, match="nothing to plot"):
         curves.plot_curves([tmp_path], tmp_path / "c.png")
 
 

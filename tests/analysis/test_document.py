@@ -1,6 +1,6 @@
 import base64
 
-from fpt.analysis import document as D
+from fpt.presentation import document as D
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
 

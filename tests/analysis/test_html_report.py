@@ -3,9 +3,10 @@ import json
 import shlex
 import shutil
 
-from fpt import html_report as R
+from fpt.config import train_command
 from fpt.experiments.grid import Cell, Table
-from fpt.report import write_report
+from fpt.presentation import html as R
+from fpt.presentation.tables import write_report
 from fpt.train import resume_config
 
 
@@ -22,7 +23,7 @@ def test_train_command_rebuilds_the_config(xor_run):
     from fpt.cli._args import config_from_args
 
     saved = resume_config(xor_run)
-    command = R.train_command(saved.to_dict(), "elsewhere")
+    command = train_command(saved.to_dict(), "elsewhere")
     args = parser().parse_args(shlex.split(command)[1:])
     assert config_from_args(args) == saved and args.out == "elsewhere"
 
@@ -90,3 +91,19 @@ def test_parameter_counts_match_fpt_params(xor_run):
     counts = R.parameter_counts(dataclasses.asdict(resume_config(xor_run)))
     assert counts["input"] == (64, 64) and counts["output"] == (66, 66)  # width 32: 1->32 input, 32->2 head
     assert counts["attention"][0] == 0 and counts["attention"][1] > 0
+
+
+def test_a_data_run_report_has_parameter_counts(tiny_gpt2_dir, tmp_path):
+    """--data runs build their task from the config's data fields (pipeline.task_options), not task_options alone."""
+    import fpt
+
+    rows = ["a,b,label"] + [f"{i % 7},{(i * 3) % 5},{i % 2}" for i in range(40)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    exp = fpt.build(data=str(tmp_path / "t.csv"), body=tiny_gpt2_dir, init="random", steps=2, eval_every=2,
+                    batch_size=8, device="cpu")
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    row = R.counts_table([tmp_path / "run"], tmp_path).rows[0]
+    assert not row[-1].startswith("not rebuilt") and row[-1].endswith("%"), row
+    assert row[1] != "–" and int(row[-3].replace(",", "")) == R._checkpoint_trainable(tmp_path / "run")
+    page = R.write(tmp_path / "run", R.Options(attention="never"))[0].read_text()
+    assert "<h2>Parameters per group (trained / total)</h2>" in page and "not rebuilt" not in page

@@ -307,3 +307,29 @@ def test_task_options_given_as_fpt_options_add_to_the_measurements_own():
     fields = tta.fpt_fields({"fpt": m.fpt, "fpt_options": {"task_options": {"eval_size": 500}, "lr": 0.003}})
     assert fields == {"task": "bit-memory", "task_options": {**tta.BIT_MEMORY_100, "eval_size": 500}, "lr": 0.003}
     assert m.fpt["task_options"] == tta.BIT_MEMORY_100  # the measurement itself is left as it was
+
+
+def test_plain_defaults_are_measured_unless_a_preset_is_named():
+    chosen = tta.select(["bit-xor"])
+    assert tta.fpt_options([], None, chosen, "fast") == {"preset": "fast"}
+    assert tta.fpt_options(["dropout=0.1"], None, chosen, "paper") == {"preset": "paper", "dropout": 0.1}
+    from fpt.config import RunConfig, from_dict
+
+    fields = tta.fpt_fields({"fpt": tta.BY_NAME["mnist-5k"].fpt, "fpt_options": {"preset": "fast"}})
+    config = from_dict(RunConfig, fields)  # as the fpt worker's fpt.build resolves it
+    assert config.task_options == {"image_size": 28} and config.dropout == 0.0 and config.eval_subset == 200
+
+
+def test_test_accuracy_at_each_sides_stop_is_recorded_and_shown():
+    m = tta.BY_NAME["bit-xor"]
+    official = [{"event": "eval", "step": 100, "seconds": 4.0, "held_out": 1.0, "estimate": 1.0},
+                {"event": "end", "stopped": "target", "test_accuracy": 0.998}]
+    (o,) = tta.results_from_rows("official", m, official, None)
+    fpt_rows = [{"event": "start", "config": {"preset": "fast", "task_options": {}}},
+                {"event": "end", "stopped": "target", "test_accuracy": 1.0, "test_accuracy_selected": 0.999}]
+    (f,) = tta.results_from_rows("fpt", m, fpt_rows, [{"step": 20, "wall_seconds": 1.0, "val_accuracy": 1.0}])
+    assert (o["test_accuracy_at_stop"], f["test_accuracy_at_stop"], f["preset"]) == (0.998, 1.0, "fast")
+    records = [tta.make_record(impl, "bit-xor@100%", 0, seconds=r.pop("seconds"), steps=r.pop("steps"),
+                               accuracy=r.pop("accuracy"), context=ctx(), **{k: v for k, v in r.items() if k != "target"})
+               for impl, r in (("official", o), ("fpt", f))]
+    assert "test at stop 0.998" in tta.table(records) and "test at stop 1" in tta.table(records)

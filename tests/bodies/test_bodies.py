@@ -6,8 +6,9 @@ import time
 import pytest
 import torch
 
-from fpt.bodies import BODIES, FAMILIES, BodySpec, BodyUnavailableError, build_body
+from fpt.bodies import BODIES, FAMILIES, BodySpec, build_body
 from fpt.bodies.gpt2 import GPT2_SIZES, gpt2_config
+from fpt.errors import BodyUnavailableError
 
 
 def _hf_reference(path: str, x: torch.Tensor, pad_mask=None) -> torch.Tensor:

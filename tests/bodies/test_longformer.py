@@ -5,9 +5,10 @@ import re
 import pytest
 import torch
 
-from fpt.bodies import BODIES, FAMILIES, Body, BodySpec, BodyUnavailableError, build_body
+from fpt.bodies import BODIES, FAMILIES, Body, BodySpec, build_body
 from fpt.bodies import attention as attention_module
 from fpt.bodies.longformer import LONGFORMER_BASE, LongformerBody, band_mask, longformer_config
+from fpt.errors import BodyUnavailableError
 from fpt.model import FPT, InputSpec
 
 W, H = 32, 4

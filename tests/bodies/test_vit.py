@@ -5,8 +5,9 @@ import re
 import pytest
 import torch
 
-from fpt.bodies import BODIES, FAMILIES, Body, BodySpec, BodyUnavailableError, build_body
+from fpt.bodies import BODIES, FAMILIES, Body, BodySpec, build_body
 from fpt.bodies.vit import VIT_BASE, ViTBody, resize_positions, vit_config
+from fpt.errors import BodyUnavailableError
 from fpt.model import FPT, InputSpec
 
 W, GRID = 32, 4  # tiny ViT: width 32, 8 x 8 pixels in 2 x 2 patches -> a 4 x 4 grid

@@ -11,7 +11,8 @@ import torch
 
 import fpt
 from fpt.cli import main
-from fpt.config import ConfigError, RunConfig
+from fpt.config import RunConfig
+from fpt.errors import ConfigError
 from fpt.refit import SELECTION, refit_config, refit_steps
 
 

@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from fpt.config import ConfigError
 from fpt.data import detect
+from fpt.errors import ConfigError, DataError
 from fpt.tasks import build_task
-from fpt.tasks.base import DataError
 from fpt.tasks.user_data import Preprocessing
 
 
@@ -237,3 +236,9 @@ def test_target_names_a_column_only_when_it_is_not_a_number():
     config = from_dict(RunConfig, target_alias({"data": "x.csv", "target": "0.9"}))
     assert config.target == 0.9 and config.target_column is None
     assert from_dict(RunConfig, target_alias({"target": "0.9"})).task == "bit-xor"
+    for ambiguous in ("4", 4, "0"):  # a column named 4, or an accuracy out of range: say how to give either
+        with pytest.raises(ConfigError, match="--target-column 4|--target-column 0") as err:
+            target_alias({"data": "x.csv", "target": ambiguous})
+        assert "(0, 1]" in str(err.value)
+    config = from_dict(RunConfig, target_alias({"data": "x.csv", "target_column": "4", "target": "0.5"}))
+    assert config.target_column == "4" and config.target == 0.5

@@ -6,7 +6,7 @@ from fpt.config import RunConfig
 from fpt.experiments import SCALES, expand, paper_results, table_names
 from fpt.experiments.grid import Cell, Table, paper_value
 from fpt.experiments.runner import Store, run_table
-from fpt.report import write_report
+from fpt.presentation.tables import write_report
 
 
 def test_the_projects_copy_of_the_paper_figures_is_the_specs():
@@ -105,7 +105,7 @@ def test_only_runs_the_selected_cells_and_reports_the_whole_table(tiny_gpt2_dir,
 
 
 def test_unknown_table_and_scale_are_errors():
-    from fpt.config import ConfigError
+    from fpt.errors import ConfigError
 
     with pytest.raises(ConfigError, match="unknown table 'table99'"):
         expand("table99", "quick")

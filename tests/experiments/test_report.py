@@ -9,7 +9,7 @@ import pytest
 from fpt.config import RunConfig
 from fpt.experiments import expand
 from fpt.experiments.grid import Cell, Derived, Table
-from fpt.report import cell_text, count_rows, write_report
+from fpt.presentation.tables import cell_text, count_rows, write_report
 
 
 def summary(test, val=None, *, majority=None, chance=0.1, paper_split=None, steps_to_converge=None, **extra):

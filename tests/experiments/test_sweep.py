@@ -16,11 +16,13 @@ import pytest
 import yaml
 
 from fpt.cli import main
-from fpt.config import ConfigError, RunConfig
+from fpt.config import RunConfig
+from fpt.errors import ConfigError
 from fpt.experiments import sweep
 from fpt.experiments.executors import LocalExecutor
 from fpt.experiments.grid import Cell, Table
-from fpt.experiments.runner import Store, config_key, run_planned, run_table
+from fpt.experiments.planned import run_planned
+from fpt.experiments.runner import Store, config_key, run_table
 
 
 def _base(body: str, **extra) -> dict:

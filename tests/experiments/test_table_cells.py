@@ -67,6 +67,9 @@ EXPECTED = {
         "full_transformer": r("gpt2", "random", ALL, quick_lr=1e-4),
         "full_transformer_literature": SKIP,
         "full_lstm": r("lstm-3", "random", ALL, lr=LR_LSTM),
+        # the critics' controls (step 12): the whole pretrained model fine-tuned; no language model (one block)
+        "control_full_finetune": r("gpt2", "pretrained", ALL, quick_lr=1e-4),
+        "control_no_lm": r("no-lm", "random", PAPER),  # + its block, always trained (fpt.bodies.one_layer)
     }, {("fpt", "cifar10"): {"body": "gpt2-large"},  # the paper's CIFAR-10 FPT is GPT-2 large
         ("full_transformer", "cifar10"): {"layers": 3},  # Appendix D.1: a 3-layer transformer
         ("full_transformer", "listops"): {"layers": 3},  # Long Range Arena's vanilla transformer
@@ -136,11 +139,15 @@ EXPECTED = {
         "plus_feedforward": r("gpt2", "pretrained", PAPER | {"feedforward"}),
         "plus_attention": r("gpt2", "pretrained", PAPER | {"attention"}),
         "plus_both": r("gpt2", "pretrained", PAPER | {"attention", "feedforward"}),
+        "control_full_finetune": r("gpt2", "pretrained", ALL),
+        "control_no_lm": r("no-lm", "random", PAPER),  # + its block, always trained (fpt.bodies.one_layer)
     }, {}),
     "table14": (["cifar10"], {
         "fpt": r("gpt2", "pretrained", PAPER),
         "plus_all_feedforward": r("gpt2", "pretrained", PAPER | {"feedforward"}),
         "plus_all_feedforward_and_last_attention": r("gpt2", "pretrained", LAST_ATTENTION),
+        "control_full_finetune": r("gpt2", "pretrained", ALL),
+        "control_no_lm": r("no-lm", "random", PAPER),  # + its block, always trained (fpt.bodies.one_layer)
     }, {}),
     "table16": ({"frozen_layernorm": "cifar10", "trained_layernorm": "cifar10"}, {
         "pretrained": r("gpt2", "pretrained", PAPER),

@@ -13,7 +13,6 @@ import math
 
 import pytest
 import torch
-
 from tests.golden.cases import HERE, replay
 
 
@@ -27,10 +26,26 @@ def _diff(a, b, path="") -> list[str]:
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{path}: {len(a)} rows committed, {len(b)} replayed"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _diff(x, y, f"{path}[{i}]")]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _diff(x, y, f"{path}[{i}]")]
     if isinstance(a, float) and isinstance(b, float | int) and not isinstance(b, bool):
         return [] if math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-7) else [f"{path}: {a} committed, {b} replayed"]
     return [] if a == b else [f"{path}: {a!r} committed, {b!r} replayed"]
+
+
+def _derived(runs) -> list[str]:
+    """Pop summary.json's ``health`` (step 12: flags derived from the curve and the figures, absent from the
+    committed golden runs) from every replayed run, checking it is what fpt.convergence.health computes."""
+    from fpt.convergence import health
+
+    out = []
+    for name, run in runs.items():
+        if "summary" not in run:
+            out += _derived(run)
+            continue
+        recorded = run["summary"].pop("health", None)
+        if recorded is None or recorded != health(run["summary"], run["metrics"], recorded["eval_examples"]):
+            out.append(f"{name}: summary.health missing or not fpt.convergence.health's")
+    return out
 
 
 @pytest.mark.slow
@@ -42,4 +57,5 @@ def test_golden_runs_replay_identically(tmp_path):
         replayed = json.loads(json.dumps(replay(tmp_path)))
     finally:
         torch.set_num_threads(threads)
+    assert _derived(replayed) == []
     assert _diff(committed, replayed) == []

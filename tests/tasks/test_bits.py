@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from fpt.config import ConfigError
+from fpt.errors import ConfigError
 from fpt.tasks import build_task
 
 
@@ -123,7 +123,7 @@ def test_length_buckets_keep_epochs_whole_and_cut_padding():
 
 
 def test_bucketing_is_applied_to_variable_length_tasks_only(tmp_path):
-    from fpt.experiment import build
+    from fpt.pipeline import build
 
     options = {"generate": True, "generate_train": 40, "generate_val": 8, "generate_test": 8, "max_len": 64}
     listops = build(task="listops", task_options=options, data_dir=str(tmp_path), body="lstm-3-w384", init="random")

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from fpt.config import ConfigError
 from fpt.data.image_files import read_cifar_batch, read_mnist
 from fpt.data.safe_pickle import RestrictedUnpickler
+from fpt.errors import ConfigError, DataError
 from fpt.tasks import build_task
-from fpt.tasks.base import DataError, DataSource
+from fpt.tasks.base import DataSource
 from fpt.tasks.cifar10 import CIFAR10_MEAN, CIFAR10_STD
 from fpt.tasks.images import stratified_split
 

@@ -9,8 +9,9 @@ import torch
 
 from fpt.cli import main
 from fpt.data import listops as lo
+from fpt.errors import DataError
 from fpt.tasks import build_task
-from fpt.tasks.base import DataError, DataSource
+from fpt.tasks.base import DataSource
 
 SMALL = {"min_len": 20, "max_len": 120}  # a narrow window keeps generation fast
 EXAMPLE = "( ( ( ( [MIN 8 ) 2 ) ( ( ( [MIN 8 ) 6 ) ] ) ) ] )"  # SPEC 2b's sample of LRA's print format

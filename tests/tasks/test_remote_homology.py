@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from fpt.config import ConfigError
 from fpt.data import tape as td
+from fpt.errors import ConfigError, DataError
 from fpt.tasks import build_task
-from fpt.tasks.base import DataError, DataSource
+from fpt.tasks.base import DataSource
 
 # tape/tokenizers.py IUPAC_VOCAB, copied as data so a change to ours is caught.
 TAPE_IUPAC = {"<pad>": 0, "<mask>": 1, "<cls>": 2, "<sep>": 3, "<unk>": 4, "A": 5, "B": 6, "C": 7, "D": 8, "E": 9,

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from fpt.errors import ConfigError
 from fpt.registry import Registry
 from fpt.tasks.base import Batch
 
@@ -116,18 +117,20 @@ def view_for(task: str) -> TaskView:
 
 # --- computing maps ---------------------------------------------------------------------------
 
-@torch.inference_mode()
-def block_attention(model: Any, x: Tensor, lengths: Tensor | None, layer: int) -> Tensor:
-    """Attention probabilities (N, H, T, T) of block ``layer`` of an FPT, dropout off."""
+def block_attention(model: Any, x: Tensor, lengths: Tensor | None, layer: int, precision: str = "fp32") -> Tensor:
+    """Attention probabilities (N, H, T, T) of block ``layer`` of an FPT, dropout off, in the run's ``precision``
+    (a bf16 run stores its frozen weights in bf16)."""
+    from fpt.inference import inference
+
     blocks = len(model.body.blocks)
     if not 0 <= layer < blocks:
-        raise ValueError(f"--layer {layer}: this model runs blocks 0..{blocks - 1}")
-    model.eval()
-    h = model.hidden(x, lengths, layers=layer)  # (N, T, D): embedding, then blocks < layer
-    try:
-        return model.body.attention_weights(layer, h, model.pad_mask(x, lengths)).float()
-    except NotImplementedError as exc:  # LSTM bodies have no attention
-        raise ValueError(str(exc)) from None
+        raise ConfigError(f"--layer {layer}: this model runs blocks 0..{blocks - 1}")
+    with inference(model, x.device, precision):
+        h = model.hidden(x, lengths, layers=layer)  # (N, T, D): embedding, then blocks < layer
+        try:
+            return model.body.attention_weights(layer, h, model.pad_mask(x, lengths)).float()
+        except NotImplementedError as exc:  # LSTM bodies have no attention
+            raise ConfigError(str(exc)) from None
 
 
 def uniform_attention(mask: Tensor) -> Tensor:
@@ -198,14 +201,13 @@ def analyse(exp: Any, layer: int = 0, examples: int = 16, info: dict[str, Any] |
     from fpt.tasks import TASKS
 
     if examples < 1:
-        raise ValueError("--examples must be >= 1")
+        raise ConfigError("--examples must be >= 1")
     cfg = exp.config
     batch = exp.data.eval_sets[exp.data.test].slice(0, examples)
     batch = batch.trim() if batch.lengths is not None else batch
     x = batch.x.to(exp.device)
     lengths = None if batch.lengths is None else batch.lengths.to(exp.device)
-    with exp.autocast:  # the run's precision (a bf16 run stores its frozen weights in bf16)
-        attn = block_attention(exp.model, x, lengths, layer).cpu()  # (N, H, T, T)
+    attn = block_attention(exp.model, x, lengths, layer, exp.precision).cpu()  # (N, H, T, T)
     rows = exp.model.output_rows(x, lengths).cpu()  # (N, k)
     pad = exp.model.pad_mask(x, lengths)
     options = from_dict(TASKS.get(cfg.task).Options, cfg.task_options, where=f"task {cfg.task!r} options")
@@ -222,9 +224,9 @@ def analyse(exp: Any, layer: int = 0, examples: int = 16, info: dict[str, Any] |
 def analyse_run(run_dir: Path, layer: int = 0, examples: int = 16, which: str = "checkpoint",
                 device: str | None = None) -> AttentionResult:
     """``analyse`` on a run directory's checkpoint (latest or best)."""
-    from fpt.analysis.runs import load_run
+    from fpt.run import Run
 
-    exp = load_run(Path(run_dir), which, device)
+    exp = Run(run_dir).experiment(which, device)
     return analyse(exp, layer, examples, {"run_dir": str(run_dir), "which": which})
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from fpt.bodies.base import BODIES, FAMILIES, Body, BodySpec, BodyUnavailableError
+from fpt.bodies.base import BODIES, FAMILIES, Body, BodySpec
+from fpt.errors import BodyUnavailableError
 from fpt.registry import import_submodules
 
 import_submodules(__name__)

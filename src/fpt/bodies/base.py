@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from fpt.bodies.dropout import use_fast_dropout
+from fpt.errors import BodyUnavailableError, ConfigError  # noqa: F401  (re-exported: raised here)
 from fpt.registry import Registry
 
 Tensor = torch.Tensor
@@ -61,10 +62,6 @@ class BodySpec:
     lstm_variant: str = "fpt"  # LSTM only: fpt (nn.LSTM + LayerNorm) | official (the official code's LNLSTM)
 
 
-class BodyUnavailableError(RuntimeError):
-    """Pretrained weights cannot be loaded (no network, no cache, bad directory)."""
-
-
 # Families turn a loaded Hugging Face model into a Body: model_type -> builder.
 FAMILIES: Registry = Registry("body family")
 # Named bodies resolve a short name to weights/config: name -> resolver.
@@ -78,7 +75,7 @@ def trimmed_positions(table: Tensor, seq_len: int, body_name: str) -> nn.Paramet
     dropped rather than frozen.
     """
     if seq_len > table.shape[0]:
-        raise ValueError(
+        raise ConfigError(
             f"the task needs {seq_len} positions but body {body_name!r} has only "
             f"{table.shape[0]} learned positions; shorten the task's sequences "
             "(e.g. task.max_len=...) or choose a body with more positions"

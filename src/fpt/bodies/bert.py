@@ -13,8 +13,9 @@ import torch
 from torch import nn
 
 from fpt.bodies import attention
-from fpt.bodies.base import BODIES, FAMILIES, BodySpec, BodyUnavailableError, set_dropout, trimmed_positions
+from fpt.bodies.base import BODIES, FAMILIES, BodySpec, set_dropout, trimmed_positions
 from fpt.bodies.hub import load_model
+from fpt.errors import BodyUnavailableError
 
 Tensor = torch.Tensor
 

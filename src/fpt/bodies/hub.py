@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import os
-import socket
+import pickle
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import torch
 
-from fpt.bodies.base import BodyUnavailableError
+from fpt.errors import BodyUnavailableError, ConfigError
+from fpt.hub import hub_reachable
 
 # An export must rebuild its body's architecture without the hub, the cache or the body's directory:
 # ``recorded_configs`` collects the Hugging Face config of every model built while a run's model is
@@ -63,29 +63,24 @@ OFFLINE_HINT = (
 )
 
 
-def hub_reachable(timeout: float = 3.0) -> tuple[bool, str]:
-    """Whether the Hugging Face endpoint accepts a TCP connection, and why not."""
-    if os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes"}:
-        return False, "HF_HUB_OFFLINE is set"
-    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
-    url = urlparse(endpoint)
-    host = url.hostname or "huggingface.co"
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True, ""
-    except OSError as exc:
-        return False, f"{host}:{port} is unreachable ({exc.__class__.__name__}: {exc})"
-
-
 def _from_pretrained(loader, source: str, what: str, **kwargs):
     """Try a local directory, then the local cache, then the hub (if reachable)."""
     if Path(source).is_dir():
         try:
-            return loader(source, local_files_only=True, **kwargs)
-        except (OSError, ValueError) as exc:
+            with warnings.catch_warnings():  # torch's note on the pickle protocol would precede our one line
+                warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+                return loader(source, local_files_only=True, **kwargs)
+        except pickle.UnpicklingError:
+            # torch.load(weights_only=True) refused a pickle holding more than tensors (code could run)
             raise BodyUnavailableError(
-                f"cannot load {what} from local directory {source!r}: {exc}. The directory "
+                f"cannot load {what} from local directory {source!r}: its pytorch_model.bin is a pickle that "
+                "torch.load refuses to load safely (it holds objects, not only tensors); save the model again with "
+                "save_pretrained() (model.safetensors) from a copy you trust"
+            ) from None
+        except (OSError, ValueError, EOFError, RuntimeError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise BodyUnavailableError(
+                f"cannot load {what} from local directory {source!r}: {first}. The directory "
                 "must hold config.json and model weights (model.safetensors or "
                 "pytorch_model.bin) as written by save_pretrained()."
             ) from None
@@ -136,7 +131,7 @@ def load_model(source: str, init: str, seed: int, config=None, model_class=None)
             torch.manual_seed(seed)
             model = model_class(config).float() if model_class else AutoModel.from_config(config, dtype=torch.float32)
     else:
-        raise ValueError(f"unknown init {init!r}: expected 'pretrained' or 'random'")
+        raise ConfigError(f"unknown init {init!r}: expected 'pretrained' or 'random'")
     recording = _RECORDING.get()
     if recording is not None:
         recording[source] = model.config.to_dict()

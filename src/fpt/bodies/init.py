@@ -12,10 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from fpt.bodies.base import BodySpec, BodyUnavailableError
+from fpt.bodies.base import BodySpec
+from fpt.errors import BodyUnavailableError
 
 CHECKPOINT_PREFIX = "checkpoint:"
 BODY_FILE = "body.safetensors"
@@ -61,11 +63,19 @@ def load_saved_body(body: nn.Module, spec: BodySpec, path: Path) -> None:
     file = path / BODY_FILE
     if not file.is_file():
         raise BodyUnavailableError(f"--init checkpoint:{path}: {file} does not exist; write one with fpt pretrain")
-    saved_name = json.loads((path / "body.json").read_text())["body"] if (path / "body.json").is_file() else None
+    try:
+        saved_name = json.loads((path / "body.json").read_text())["body"] if (path / "body.json").is_file() else None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BodyUnavailableError(f"--init checkpoint:{path}: {path / 'body.json'} is not fpt pretrain's body.json "
+                                   f"({type(exc).__name__}); write the checkpoint again with fpt pretrain") from None
     if saved_name is not None and saved_name != spec.name:
         raise BodyUnavailableError(
             f"--init checkpoint:{path} holds a {saved_name!r} body but --body is {spec.name!r}; use --body {saved_name}")
-    tensors = load_file(file)
+    try:
+        tensors = load_file(file)
+    except (SafetensorError, OSError) as exc:  # e.g. a pickle renamed .safetensors: never unpickled
+        raise BodyUnavailableError(f"--init checkpoint:{path}: {file} is not a safetensors file ({str(exc).splitlines()[0]}); "
+                                   "write it with fpt pretrain") from None
     own = body.state_dict()
     missing = sorted(set(own) - set(tensors))
     if missing:

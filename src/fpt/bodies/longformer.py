@@ -27,6 +27,7 @@ from fpt.bodies import attention
 from fpt.bodies.base import BODIES, FAMILIES, BodySpec
 from fpt.bodies.bert import BertBody
 from fpt.bodies.hub import load_model
+from fpt.errors import ConfigError
 
 Tensor = torch.Tensor
 
@@ -67,7 +68,8 @@ class LongformerBody(BertBody):
     def __init__(self, hf_model: nn.Module, spec: BodySpec) -> None:
         pad = hf_model.config.pad_token_id
         if pad + 1 != self.position_offset:
-            raise ValueError(f"Longformer position ids start at pad_token_id + 1 = {pad + 1}; this body assumes 2")
+            raise ConfigError(f"body {spec.name!r}: its position ids start at pad_token_id + 1 = {pad + 1}, but fpt's "
+                              "Longformer body needs pad_token_id 1 (as allenai/longformer-base-4096); choose such a checkpoint")
         super().__init__(hf_model, spec)
 
     def _window(self, index: int) -> int:

@@ -45,8 +45,9 @@ import math
 import torch
 from torch import nn
 
-from fpt.bodies.base import BODIES, BodySpec, BodyUnavailableError, set_dropout, trimmed_positions
+from fpt.bodies.base import BODIES, BodySpec, set_dropout, trimmed_positions
 from fpt.bodies.dropout import dropout as fast_dropout
+from fpt.errors import BodyUnavailableError, ConfigError
 
 Tensor = torch.Tensor
 
@@ -156,7 +157,7 @@ class LSTMBody(nn.Module):
     def __init__(self, spec: BodySpec, layers: int, width: int, residual: bool, positional: bool) -> None:
         super().__init__()
         if spec.lstm_variant not in LSTM_CELLS:
-            raise ValueError(f"lstm_variant {spec.lstm_variant!r} is not one of {', '.join(LSTM_CELLS)}")
+            raise ConfigError(f"lstm_variant {spec.lstm_variant!r} is not one of {', '.join(LSTM_CELLS)}")
         self.width = width
         self.residual = residual
         self.dropout = spec.dropout
@@ -208,7 +209,7 @@ def build_lstm(spec: BodySpec, layers: int, width: int = LSTM_WIDTH, residual: b
             f"LSTM bodies have no pretrained weights; use --init random (body {spec.name!r})"
         )
     if spec.init != "random":
-        raise ValueError(f"LSTM body {spec.name!r}: unknown init {spec.init!r}; use --init random")
+        raise ConfigError(f"LSTM body {spec.name!r}: unknown init {spec.init!r}; use --init random")
     # Forking keeps the caller's random stream untouched; devices=[] leaves CUDA alone.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)

@@ -29,6 +29,7 @@ from torch import nn
 from fpt.bodies import attention
 from fpt.bodies.base import BODIES, FAMILIES, BodySpec, set_dropout
 from fpt.bodies.hub import load_model
+from fpt.errors import ConfigError, DependencyError
 
 Tensor = torch.Tensor
 
@@ -82,16 +83,16 @@ class ViTBody(nn.Module):
     def __init__(self, hf_model: nn.Module, spec: BodySpec) -> None:
         super().__init__()
         if not hasattr(hf_model, "layers") or not hasattr(hf_model.layers[0].attention, "q_proj"):
-            raise RuntimeError(
+            raise DependencyError(
                 "the ViT body reads the module layout of transformers >= 5 (ViTModel.layers, attention.q_proj); "
-                "upgrade transformers"
+                "upgrade it: pip install -U 'transformers>=5'"
             )
         config = hf_model.config
         self.width = config.hidden_size
         self.heads = config.num_attention_heads
         self.dropout = spec.dropout
         if spec.vit_positions not in VIT_POSITIONS:
-            raise ValueError(f"vit_positions {spec.vit_positions!r} is not one of {', '.join(VIT_POSITIONS)}")
+            raise ConfigError(f"vit_positions {spec.vit_positions!r} is not one of {', '.join(VIT_POSITIONS)}")
         if spec.vit_positions == "official":
             # A new zero table of 1024 rows (more if the task is longer); the pretrained one is not used.
             rows = max(OFFICIAL_POSITION_ROWS, spec.seq_len)

@@ -24,15 +24,60 @@ def _commands() -> dict[str, object]:
     }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a did-you-mean for an unknown flag (``fpt train --stpes 3``: ``--steps``), said by the
+    subcommand's own parser; an error shows the usage only where it is short (fpt train's is 25 lines)."""
+
+    def parse_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 (argparse's signature)
+        words = [*(sys.argv[1:] if args is None else args)]  # not list(): fpt.cli.list, the module, shadows it here
+        if words and words[0].startswith("-") and words[0] not in self._option_string_actions:
+            # a misspelt top-level flag (fpt --verison) would otherwise read as a missing COMMAND
+            self.error(f"unrecognized arguments: {words[0]}{_suggest(self, words[:1])}")
+        ns, extras = self.parse_known_args(words, namespace)
+        if extras:
+            sub = getattr(self, "subparsers_of", {}).get(getattr(ns, "command", None), self)
+            sub.error(f"unrecognized arguments: {' '.join(extras)}{_suggest(sub, extras)}")
+        return ns
+
+    def error(self, message: str):  # noqa: ANN201 (argparse's signature: never returns)
+        usage = self.format_usage()
+        if usage.count("\n") > 3:
+            usage = f"usage: {self.prog} [options] (see {self.prog} --help)\n"
+        self.exit(2, f"{usage}{self.prog}: error: {message}\n")
+
+
+def _suggest(parser: argparse.ArgumentParser, extras: list[str]) -> str:
+    """' (did you mean --steps?)' for unknown flags close to a known one."""
+    import difflib
+
+    known = [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
+    hints = []
+    for word in extras:
+        flag = word.split("=", 1)[0]
+        close = difflib.get_close_matches(flag, known, n=1, cutoff=0.7) if flag.startswith("-") else []
+        if close:
+            hints.append((flag, close[0]))
+    if not hints:
+        return ""
+    if len(hints) == 1:
+        return f" (did you mean {hints[0][1]}?)"
+    return f" (did you mean {', '.join(f'{right} for {wrong}' for wrong, right in hints)}?)"
+
+
 def parser() -> argparse.ArgumentParser:
+    from fpt.version import __version__
+
     # allow_abbrev=False everywhere: options match exactly (argparse would read --data as --data-dir).
-    top = argparse.ArgumentParser(prog="fpt", description="Frozen pretrained transformers as universal computation engines.",
-                                  allow_abbrev=False)
+    top = _Parser(prog="fpt", description="Frozen pretrained transformers as universal computation engines.",
+                  allow_abbrev=False)
+    top.add_argument("--version", action="version", version=f"fpt {__version__}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    top.subparsers_of = {}
     for name, module in sorted(_commands().items()):
         p = sub.add_parser(name, help=module.HELP, description=module.HELP, allow_abbrev=False)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
+        top.subparsers_of[name] = p
     return top
 
 
@@ -50,4 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"fpt {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception:
+        # Not an error fpt raised on purpose: a bug. Keep the whole traceback, and say where it goes.
+        import traceback
+
+        traceback.print_exc()
+        print(f"fpt {args.command}: this is a bug in fpt (not something in your input we checked for); please "
+              "report it with the command and the traceback above", file=sys.stderr)
+        return 1
 

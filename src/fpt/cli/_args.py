@@ -4,22 +4,105 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import typing
 from typing import Any
 
-from fpt.config import RunConfig, field_help, from_dict, load_yaml, merge, parse_overrides, target_alias
+from fpt.config import (
+    DEFAULT_PRESET,
+    PRESET_FIELDS,
+    RunConfig,
+    field_help,
+    from_dict,
+    load_yaml,
+    merge,
+    parse_overrides,
+    target_alias,
+)
+
+# fpt train --help shows RunConfig's flat fields in these groups; a field not named here lands in "other fields",
+# so a new field is never left out of the CLI.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "task and data": ("preset", "task", "data_dir", "download", "data", "target_column", "objective", "modality",
+                      "val_fraction", "test_fraction", "split_seed", "train_on_val", "baselines"),
+    "your own data (--data): encoding": ("max_categories", "image_size", "patch_size", "image_channels",
+                                         "series_patch", "series_stride", "series_norm", "sequence_tokens",
+                                         "sequence_max_len"),
+    "body and freezing": ("body", "init", "freeze", "layers", "dropout", "input_init", "input_dropout", "padding",
+                          "vit_positions", "lstm_variant", "readout"),
+    "optimisation": ("steps", "batch_size", "grad_accum", "lr", "clip", "seed"),
+    "evaluation and stopping": ("eval_every", "eval_subset", "eval_batch_size", "target", "stop_at_target",
+                                "patience", "diverge_loss", "baselines"),
+    "speed and device": ("device", "precision", "compile", "cache_features", "last_block_rows", "trim_padding",
+                         "bucket_batches"),
+}
+# Metavars that say what a value is (argparse's default would be the field name; the old one was X).
+_METAVARS = {"task": "NAME", "data": "PATH", "data_dir": "DIR", "target_column": "COLUMN", "body": "NAME|DIR",
+             "init": "INIT", "freeze": "POLICY", "device": "DEVICE", "layers": "N", "lr": "LR", "target": "SCORE",
+             "seed": "SEED", "split_seed": "SEED", "image_size": "SIZE", "patch_size": "P"}
+_BOOL_WORDS = {"true", "1", "yes", "false", "0", "no"}
 
 
-def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
+class _BoolFlag(argparse.Action):
+    """A bool field: ``--flag`` alone is true, ``--flag true|false`` sets it, ``--no-flag`` is false.
+
+    argparse's optional value would swallow a following ``key=value`` override; such a word is kept for the
+    overrides instead (``--stop-at-target steps=5``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001 (argparse's signature)
+        negative = bool(option_string and option_string.startswith("--no-"))
+        values = None if values == [] else values  # --no-flag: nargs=0
+        if values is None or negative or str(values).lower() not in _BOOL_WORDS:
+            if values is not None:
+                namespace._stray_overrides = [*getattr(namespace, "_stray_overrides", []), values]
+            values = "false" if negative else "true"
+        setattr(namespace, self.dest, values)
+
+
+def _metavar(name: str, hint: Any) -> str:
+    if name in _METAVARS:
+        return _METAVARS[name]
+    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    kind = args[0]
+    if kind is int:
+        return "N"
+    if kind is float:
+        return "FRACTION" if name.endswith("fraction") else "NUMBER"
+    return name.upper()
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One flag per RunConfig field, in GROUPS; returns the argument groups by title (callers add their own flags
+    to them, e.g. "run and output", "tracking")."""
     helps = field_help(RunConfig)
+    hints = typing.get_type_hints(RunConfig)
+    group_of = {name: title for title, names in GROUPS.items() for name in names}
+    groups = {title: parser.add_argument_group(title) for title in (*GROUPS, "other fields", "run and output")}
     for f in dataclasses.fields(RunConfig):
         if f.name in exclude or f.name == "task_options":
             continue
         default = f.default if f.default is not dataclasses.MISSING else None
-        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None, metavar="X",
-                            help=f"{helps[f.name]} (default: {default})")
-    parser.add_argument("--config", help="YAML file of config fields; flags and key=value override it")
+        if f.name == "preset":
+            default = DEFAULT_PRESET
+        elif f.name in PRESET_FIELDS:
+            default = f"the preset's; paper: {default}"
+        flag = f"--{f.name.replace('_', '-')}"
+        group = groups[group_of.get(f.name, "other fields")]
+        if hints[f.name] is bool:
+            no = f"--no-{f.name.replace('_', '-')}"
+            group.add_argument(flag, dest=f.name, default=None, nargs="?", metavar="true|false", action=_BoolFlag,
+                               help=f"{helps[f.name]} (alone: true; {no}: false; default: {str(default).lower()})")
+            group.add_argument(no, dest=f.name, default=None, nargs=0, action=_BoolFlag, help=argparse.SUPPRESS)
+        else:
+            group.add_argument(flag, dest=f.name, default=None, metavar=_metavar(f.name, hints[f.name]),
+                               help=f"{helps[f.name]} (default: {default})")
+    groups["run and output"].add_argument("--config", metavar="FILE",
+                                          help="YAML file of config fields; flags and key=value override it")
     parser.add_argument("overrides", nargs="*", metavar="key=value",
                         help="more overrides, e.g. steps=500 task.n_bits=5")
+    for title, group in list(groups.items()):
+        if not group._group_actions and title != "run and output":
+            parser._action_groups.remove(group)  # an empty group would print an empty heading
+    return groups
 
 
 def given_fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -29,7 +112,7 @@ def given_fields(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, f.name, None)
         if value is not None:
             out[f.name] = value
-    return merge(out, parse_overrides(args.overrides or []))
+    return merge(out, parse_overrides([*(args.overrides or []), *getattr(args, "_stray_overrides", [])]))
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:

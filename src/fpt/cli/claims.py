@@ -14,13 +14,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.experiments.claims import evaluate, write_claims
+    from fpt.presentation.claims import evaluate, write_claims
 
     root = Path(args.results)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a directory: give an fpt reproduce all output")
     path = write_claims(root, Path(args.out) if args.out else None)
     for item in evaluate(root):
-        print(f"{item['verdict']:<14} {item['claim'].text}")
+        print(f"{item['verdict']:<14} tuned lr: {item['tuned_verdict']:<14} {item['claim'].text}"
+              + ("" if item["clean"] else f" [provenance: {item['provenance']}]"))
     print(f"claims: {path}")
     return 0

@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from fpt.errors import ConfigError
+
 HELP = "print a task's statistics: split sizes, tokens per example, truncation/drops, class balance"
 
 
@@ -50,14 +52,14 @@ def _options_anywhere(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, parse_overrides, target_alias
     from fpt.data_stats import task_stats
-    from fpt.experiment import task_options
+    from fpt.pipeline import task_options
     from fpt.tasks import build_task
     from fpt.tasks.base import DataSource
 
     options = parse_overrides([o if o.startswith("task.") else f"task.{o}" for o in args.options])
     if args.data is not None:
         if args.task not in (None, DATA_TASK):
-            raise ValueError(f"give a task ({args.task}) or --data PATH, not both")
+            raise ConfigError(f"give a task ({args.task}) or --data PATH, not both")
         given = {name: getattr(args, name) for name in DATA_FIELDS
                  if name not in RUN_ONLY and getattr(args, name) is not None}
         if args.target is not None:
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         args.task = DATA_TASK
         data = build_task(DATA_TASK, task_options(config), args.seed)
     elif args.task is None:
-        raise ValueError("give a task (fpt list) or --data PATH")
+        raise ConfigError("give a task (fpt list) or --data PATH")
     else:
         data = build_task(args.task, options.get("task_options", {}), args.seed,
                           DataSource(Path(args.data_dir), args.download))

@@ -16,13 +16,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import fpt
     from fpt.checkpoint import load_trainable
-    from fpt.runs import Run
+    from fpt.pipeline import build
+    from fpt.run import Run
+    from fpt.train import evaluate
 
     run = Run(args.run_dir)
     config = run.config({"device": args.device} if args.device else None)
-    exp = fpt.build(config)
+    exp = build(config)
     load_trainable(run.checkpoint(args.which), exp.model, exp.body_fingerprint)
-    print(json.dumps(fpt.evaluate(exp), indent=1))
+    print(json.dumps(evaluate(exp), indent=1))
     return 0

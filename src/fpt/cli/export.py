@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fpt.export import CONFIG_FILE
-    from fpt.runs import Run
+    from fpt.run import Run
 
     out = Run(args.run_dir).export(args.out, which=args.which, onnx=args.onnx, force=args.force)
     doc = json.loads((out / CONFIG_FILE).read_text())

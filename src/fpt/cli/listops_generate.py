@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from fpt.errors import ConfigError
+
 HELP = "generate ListOps basic_{train,val,test}.tsv (Long Range Arena's spec) into a directory"
 
 
@@ -26,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     counts = {"train": args.train, "val": args.val, "test": args.test}
     if min(counts.values()) < 1:
-        raise ValueError("--train, --val and --test must be >= 1")
+        raise ConfigError("--train, --val and --test must be >= 1")
     existing = [str(out / lo.file_name(s)) for s in counts if (out / lo.file_name(s)).exists()]
     if existing and not args.force:
         raise FileExistsError(f"{', '.join(existing)} already exist; pass --force to overwrite")

@@ -6,6 +6,8 @@ import argparse
 import dataclasses
 import json
 
+from fpt.errors import ConfigError
+
 HELP = "count trainable and total parameters per group for a body, task shape and freeze policy"
 
 
@@ -25,9 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def count(args: argparse.Namespace) -> dict:
     from fpt.config import RunConfig
-    from fpt.experiment import build_model
-    from fpt.freeze import count_parameters
+    from fpt.freeze import parameter_totals
     from fpt.model import InputSpec
+    from fpt.pipeline import architecture_counts
     from fpt.tasks import build_task
 
     config = RunConfig(body=args.body, init=args.init, freeze=args.freeze, layers=args.layers,
@@ -38,16 +40,16 @@ def count(args: argparse.Namespace) -> dict:
         for flag in ("token_dim", "vocab_size", "seq_len", "classes", "outputs"):
             value = getattr(args, flag)
             if value is not None and value < 1:
-                raise ValueError(f"--{flag.replace('_', '-')} {value}: must be >= 1")
+                raise ConfigError(f"--{flag.replace('_', '-')} {value}: must be >= 1")
         missing = [f for f in ("seq_len", "classes") if getattr(args, f) is None]
         if missing or (args.token_dim is None) == (args.vocab_size is None):
-            raise ValueError("give --task, or --seq-len, --classes and one of --token-dim / --vocab-size")
+            raise ConfigError("give --task, or --seq-len, --classes and one of --token-dim / --vocab-size")
         spec = InputSpec(seq_len=args.seq_len, num_classes=args.classes, token_dim=args.token_dim,
                          vocab_size=args.vocab_size, num_outputs=args.outputs)
-    counts = count_parameters(build_model(config, spec))
+    counts = architecture_counts(config, spec)
     groups = {g: {**dataclasses.asdict(c), "outside_blocks": c.total - c.in_blocks} for g, c in counts.items()}
-    trainable = sum(c.trainable for c in counts.values())
-    total = sum(c.total for c in counts.values())
+    totals = parameter_totals(counts)
+    trainable, total = totals.trainable, totals.total
     return {"body": args.body, "init": args.init, "freeze": args.freeze, "spec": dataclasses.asdict(spec),
             "groups": groups, "trainable": trainable, "total": total, "trainable_share": trainable / total}
 

@@ -19,8 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.analysis.curves import TensorBoardUnavailable, plot_curves, write_tensorboard
-    from fpt.analysis.runs import find_runs
+    from fpt.presentation.curves import TensorBoardUnavailable, plot_curves, write_tensorboard
+    from fpt.rundir import find_runs
 
     runs = []
     for given in map(Path, args.run_dirs):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import warnings
+from pathlib import Path
 
 HELP = "predict with a trained run or export on new inputs (the training formats); scores them if they hold targets"
 
@@ -16,6 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "a paper task's model: an .npz of its tokens X (optionally y, lengths)")
     p.add_argument("--out", default="predictions.csv",
                    help="CSV to write: prediction (and proba_<class>) per example (default: predictions.csv)")
+    p.add_argument("--force", action="store_true",
+                   help="replace --out if it exists (never the input file or a file inside the run or export)")
     p.add_argument("--which", choices=["best", "checkpoint"], default=None,
                    help="run directories: best (the validation-selected parameters; the default when the run has "
                         "them) or checkpoint (the latest)")
@@ -25,13 +30,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "stopping with an error")
 
 
-def run(args: argparse.Namespace) -> int:
-    from fpt.predictor import load
+def check_out(out: str | Path, model: str | Path, inputs: str | Path, force: bool) -> None:
+    """Refuse an --out that would destroy something: the inputs, a file of the run/export, or (without --force)
+    any existing file."""
+    from fpt.errors import ConfigError
 
-    model = load(args.model, which=args.which, device=args.device)
-    result = model.predict_file(args.inputs, allow_unseen=args.allow_unseen)
+    target = Path(out).resolve()
+    if target == Path(inputs).resolve():
+        raise ConfigError(f"--out {out} is the input file itself; choose another --out")
+    home = Path(model).resolve()
+    if target == home or home in target.parents:
+        raise ConfigError(f"--out {out} lies inside {model}, whose files fpt predict never replaces (even with "
+                          "--force); choose an --out outside it")
+    if target.is_dir():
+        raise ConfigError(f"--out {out} is a directory; give a file name such as {Path(out) / 'predictions.csv'}")
+    if target.exists() and not force:
+        raise ConfigError(f"--out {out} exists; give --force to replace it, or choose another --out")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fpt.data.inputs import CutInputWarning
+    from fpt.run import load
+
+    model = load(args.model, which=args.which, device=args.device)  # first: a wrong model path is the first error
+    check_out(args.out, args.model, args.inputs, args.force)  # before predicting: nothing computed for nothing
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CutInputWarning)  # said below as one plain line, and in the JSON's notes
+        result = model.predict_file(args.inputs, allow_unseen=args.allow_unseen)
+    for note in result.notes:
+        print(f"fpt predict: warning: {note}", file=sys.stderr)
     result.to_csv(args.out)
-    # One JSON line (as fpt train prints): the count, and the metrics when the inputs held their targets.
-    print(json.dumps({"rows": result.rows, **(result.metrics or {})}))
+    # One JSON line (as fpt train prints): the count, the metrics when the inputs held their targets, and notes on
+    # what was done to the inputs (series cut to the trained length).
+    print(json.dumps({"rows": result.rows, **(result.metrics or {}), **({"notes": result.notes} if result.notes else {})}))
     print(f"predictions: {args.out}")
     return 0

@@ -17,19 +17,19 @@ HELP = "train all parameters of a (random) body on a task and save it for --init
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from fpt.cli._args import add_config_arguments
 
-    add_config_arguments(p, exclude=("freeze",))
-    p.add_argument("--out", required=True, help="run directory; the body is written to OUT/body")
-    p.add_argument("--resume", action="store_true", help="continue a stopped pretraining run in --out")
-    p.add_argument("--quiet", action="store_true")
+    run_group = add_config_arguments(p, exclude=("freeze",))["run and output"]
+    run_group.add_argument("--out", required=True, metavar="DIR", help="run directory; the body is written to OUT/body")
+    run_group.add_argument("--resume", action="store_true", help="continue a stopped pretraining run in --out")
+    run_group.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
-    import fpt
     from fpt import rundir
     from fpt.bodies import BodySpec
     from fpt.bodies.init import save_body
     from fpt.cli._args import config_from_args, given_fields
-    from fpt.train import resume_config
+    from fpt.pipeline import build
+    from fpt.train import fit, resume_config
 
     out = Path(args.out)
     if args.resume:
@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
         if "init" not in given_fields(args):
             config = dataclasses.replace(config, init="random")
     with rundir.lock(out, what="fpt pretrain"):  # one writer from the first step to the saved body
-        exp = fpt.build(config)
-        summary = fpt.fit(exp, out=out, resume=args.resume, progress=not args.quiet)
+        exp = build(config)
+        summary = fit(exp, out=out, resume=args.resume, progress=not args.quiet)
         spec = BodySpec(config.body, config.init, exp.data.spec.seq_len, config.dropout, config.seed)
         save_body(exp.model.body, spec, out / "body")
     print(json.dumps({k: summary[k] for k in ("test_accuracy", "steps", "wall_seconds")}))

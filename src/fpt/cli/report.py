@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.html_report import Options, write
+    from fpt.presentation.html import Options, write
 
     options = Options(attention=args.attention, attention_examples=args.attention_examples, device=args.device)
     html_path, md_path = write(Path(args.dir), options)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import shlex
 from pathlib import Path
 
@@ -38,36 +37,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "default: one after another in this process")
     p.add_argument("--threads-per-trial", type=int, default=None,
                    help="with --parallel: torch/OpenMP threads per run (default: cores // N)")
+    p.add_argument("--tuned-lr", action="store_true",
+                   help="the critics' protocol (Rothermel et al. 2021): for each cell with a declared lr_grid, run "
+                        "the first seed at every lr of the grid, choose the lr with the best VALIDATION figure, then "
+                        "run every seed there; reported as TABLE-tuned beside the paper's fixed-lr table")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local: in this process, or --parallel local subprocesses; ray: every run a Ray Tune trial, "
+                        "on a local Ray instance or a cluster (--address / RAY_ADDRESS), as fpt sweep --executor ray. "
+                        "On a cluster, give --out/--store on storage every node shares")
+    ray = p.add_argument_group("Ray (--executor ray)")
+    ray.add_argument("--address", default=None, help="an existing Ray cluster (e.g. auto, ray://HOST:10001); default: "
+                                                     "RAY_ADDRESS, else a local Ray instance")
+    ray.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray instance (default: all)")
+    ray.add_argument("--gpus-per-trial", type=float, default=0.0, help="GPUs per run (default 0)")
+    ray.add_argument("--max-failures", type=int, default=2,
+                     help="restarts of a failed or preempted run, each from its last checkpoint (default 2)")
 
 
 def _counts(config, cache: dict) -> str:
     """Trainable / total parameters, counted on the meta device (no memory, no weights)."""
-    import torch
-
     from fpt.config import from_dict
-    from fpt.experiment import build_model
-    from fpt.freeze import count_parameters
-    from fpt.tasks import TASKS, build_task
-    from fpt.tasks.base import DataSource
+    from fpt.freeze import parameter_totals
+    from fpt.pipeline import architecture_counts, task_spec
+    from fpt.tasks import TASKS
 
     from_dict(TASKS.get(config.task).Options, config.task_options, where=f"task {config.task!r} options")
     # A dry run never writes data: generation is left to the real run.
     options = {**config.task_options, "generate": False} if "generate" in config.task_options else config.task_options
     try:
-        spec = build_task(config.task, options, config.seed,
-                          DataSource(Path(config.data_dir), False)).spec
+        spec = task_spec(config, options)
     except (OSError, ValueError) as exc:  # missing data is reported, not fatal, in a dry run
         return f"counts need the task's data ({str(exc).splitlines()[0][:90]})"
     key = (config.body, config.layers, config.freeze, spec)
     if key not in cache:
-        arch = dataclasses.replace(config, init="random")  # same architecture as pretrained/stats/checkpoint
         try:
-            with torch.device("meta"):
-                counts = count_parameters(build_model(arch, spec))
-            trainable = sum(c.trainable for c in counts.values())
-            total = sum(c.total for c in counts.values())
-            cache[key] = f"{trainable:,} trained of {total:,}"
+            totals = parameter_totals(architecture_counts(config, spec))
+            cache[key] = f"{totals.trainable:,} trained of {totals.total:,}"
         except (OSError, RuntimeError, ValueError) as exc:  # e.g. a hub id whose config is not cached
             cache[key] = f"counts need the body's config ({str(exc).splitlines()[0][:90]})"
     return cache[key]
@@ -87,10 +93,14 @@ def parse_seeds(text: str | None) -> list[int] | None:
     return seeds
 
 
-def dry_run(table, store, seeds, out: Path, only: str | None, cache: dict) -> int:
-    """Print the runs of a table; returns the number of config errors found."""
-    from fpt.experiments.runner import read_summary, selected
+def dry_run(table, store, seeds, out: Path, only: str | None, cache: dict, tuned_lr: bool = False) -> int:
+    """Print the runs of a table; returns the number of config errors found.
+
+    ``tuned_lr``: a cell with an lr grid lists its grid runs (the first seed at each lr), then its seeds at the
+    chosen lr once the grid's runs are in the store (else: to be chosen)."""
+    from fpt.experiments.runner import choose_lr, selected
     from fpt.experiments.validate import check_config
+    from fpt.rundir import read_summary
 
     cells = [c for c in table.cells if selected(c, only)]
     print(f"{table.title} [{table.scale}] -> {out} (runs in {store.root})")
@@ -103,8 +113,23 @@ def dry_run(table, store, seeds, out: Path, only: str | None, cache: dict) -> in
         if cell.skip:
             print(f"  skip {name:<48} {cell.skip}")
             continue
+        chosen = None
+        if tuned_lr and cell.lr_grid:
+            grid = {}
+            for lr in cell.lr_grid:
+                planned = store.plan(table, cell, (seeds or [0])[0], lr)
+                grid[lr] = read_summary(planned.run_dir)
+                status = "done " if grid[lr] else "run  "
+                print(f"  {status}{name:<48} lr grid: lr={lr:g} seed={planned.config.seed} task={planned.config.task} "
+                      f"body={planned.config.body} freeze={planned.config.freeze} steps={planned.config.steps} "
+                      f"run={planned.key}")
+            chosen = choose_lr(cell, grid)["chosen"]
+            if chosen is None:
+                print(f"  later {name:<48} seeds {','.join(map(str, seeds or [0]))} at the lr the grid chooses "
+                      f"(best validation figure of seed {(seeds or [0])[0]})")
+                continue
         for seed in seeds or [cell.config.seed]:
-            planned = store.plan(table, cell, seed)
+            planned = store.plan(table, cell, seed, chosen)
             c = planned.config
             problems = check_config(c)
             errors += len(problems)
@@ -112,15 +137,18 @@ def dry_run(table, store, seeds, out: Path, only: str | None, cache: dict) -> in
             pre = f" after pretraining on {cell.pretrain_task}" if cell.pretrain_task else ""
             print(f"  {status}{name:<48} task={c.task} {c.task_options or ''} body={c.body} "
                   f"init={c.init}{pre} freeze={c.freeze}{f' layers={c.layers}' if c.layers else ''} "
-                  f"steps={c.steps} seed={c.seed} run={planned.key}"
+                  f"steps={c.steps} seed={c.seed}{f' lr={c.lr:g} (chosen)' if chosen else ''} run={planned.key}"
                   + ("" if problems else f" | {_counts(c, cache)}"))
             for problem in problems:
                 print(f"      error: {problem}")
     return errors
 
 
-def _command(name: str, scale: str, out: Path, store: Path, seeds: list[int] | None) -> str:
-    parts = ["fpt", "reproduce", name, "--scale", scale, "--out", str(out)]
+def _command(name: str, scale: str, out: Path, store: Path, seeds: list[int] | None, tuned_lr: bool = False) -> str:
+    from fpt.experiments.runner import TUNED_SUFFIX
+
+    name = name.removesuffix(TUNED_SUFFIX) if tuned_lr else name
+    parts = ["fpt", "reproduce", name, "--scale", scale, "--out", str(out)] + (["--tuned-lr"] if tuned_lr else [])
     if store != out / "runs":
         parts += ["--store", str(store)]
     if seeds:
@@ -131,8 +159,8 @@ def _command(name: str, scale: str, out: Path, store: Path, seeds: list[int] | N
 def run(args: argparse.Namespace) -> int:
     from fpt.experiments import expand, table_names
     from fpt.experiments.grid import default_out_name
-    from fpt.experiments.runner import Store, prune_checkpoints, run_table
-    from fpt.report import write_report
+    from fpt.experiments.runner import TUNED_SUFFIX, Store, prune_checkpoints, run_table, tuned_table
+    from fpt.presentation.tables import write_report
 
     if args.table == "list":
         for name in table_names():
@@ -142,31 +170,34 @@ def run(args: argparse.Namespace) -> int:
     every = args.table == "all"
     names = table_names() if every else [args.table]
     tables = [expand(name, args.scale) for name in names]  # every name and YAML checked before anything runs
-    root = Path(args.out or (f"results/{args.scale}" if every else f"results/{default_out_name(args.table)}-{args.scale}"))
+    tuned = bool(getattr(args, "tuned_lr", False))
+    if tuned:  # the tables' lr-grid cells as TABLE-tuned; the paper's fixed-lr tables are left as they are
+        without = [t.name for t in tables if not any(c.lr_grid for c in t.cells)]
+        if without and not every:
+            from fpt.errors import ConfigError
+
+            raise ConfigError(f"--tuned-lr: {', '.join(without)} declares no lr_grid (tables with one: "
+                              f"{', '.join(n for n in table_names() if any(c.lr_grid for c in expand(n, args.scale).cells))})")
+        tables = [tuned_table(t) for t in tables if t.name not in without]
+    suffix = TUNED_SUFFIX if tuned and not every else ""
+    root = Path(args.out or (f"results/{args.scale}" if every
+                             else f"results/{default_out_name(args.table)}-{args.scale}{suffix}"))
     store = Store(Path(args.store) if args.store else root / "runs")
     outs = {t.name: (root / t.name if every else root) for t in tables}
     if args.dry_run:
         cache: dict = {}
-        errors = sum(dry_run(t, store, seeds, outs[t.name], args.only, cache) for t in tables)
+        errors = sum(dry_run(t, store, seeds, outs[t.name], args.only, cache, tuned) for t in tables)
         if errors:
             print(f"{errors} config error(s): these cells would fail when run")
             return 1
         return 0
-    executor = None
-    if args.parallel is not None or args.threads_per_trial is not None:
-        from fpt.errors import ConfigError
-        from fpt.experiments.executors import LocalExecutor
-
-        for flag, value in (("--parallel", args.parallel), ("--threads-per-trial", args.threads_per_trial)):
-            if value is not None and value < 1:
-                raise ConfigError(f"{flag} {value}: give an integer >= 1")
-        executor = LocalExecutor(args.parallel or 1, args.threads_per_trial, root / "logs", prefix="fpt reproduce")
+    executor = _executor(args, root, tables)
     summary = []
     for table in tables:
         out = outs[table.name]
         results = run_table(table, store, seeds, progress=not args.quiet, only=args.only, executor=executor,
-                            report_only=args.report_only)
-        rows = write_report(table, results, out, _command(table.name, args.scale, out, store.root, seeds))
+                            report_only=args.report_only, tuned_lr=tuned)
+        rows = write_report(table, results, out, _command(table.name, args.scale, out, store.root, seeds, tuned))
         cells = [r for r in rows if r["status"] not in ("derived", "not derived", "counted", "not counted")]
         done = sum(r["status"] == "done" for r in cells)
         partial = sum(r["status"] == "partial" for r in cells)
@@ -175,16 +206,48 @@ def run(args: argparse.Namespace) -> int:
         print(f"{table.name}: {done} of {len(cells)} cells done"
               f"{f', {partial} with only some seeds' if partial else ''}{f', {failed} failed' if failed else ''}; "
               f"report: {out / 'report.md'}, {out / 'results.csv'}")
+    if getattr(executor, "interrupted", False):
+        print("fpt reproduce: interrupted; rerun the same command to resume (finished runs are kept)")
+        return 130
     if args.prune_checkpoints:
         removed = prune_checkpoints(store.root)
         print(f"pruned {len(removed)} checkpoint director{'y' if len(removed) == 1 else 'ies'} under {store.root}")
     if every:
-        _write_index(root, args.scale, summary, seeds)
-        from fpt.experiments.claims import write_claims
+        if not tuned:  # the index lists the paper's tables; TABLE-tuned folders sit beside them
+            _write_index(root, args.scale, summary, seeds)
+        from fpt.presentation.claims import write_claims
 
         path = write_claims(root)
         print(f"index: {root / 'README.md'}; claims: {path}")
     return 0
+
+
+def _executor(args: argparse.Namespace, root: Path, tables: list) -> object | None:
+    """Who runs the tables' runs: None (one after another in this process), local workers (--parallel), or Ray."""
+    from fpt.errors import ConfigError
+
+    for flag, value in (("--parallel", args.parallel), ("--threads-per-trial", args.threads_per_trial),
+                        ("--num-cpus", args.num_cpus)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} {value}: give an integer >= 1")
+    if args.executor == "ray":
+        from fpt.experiments.ray_executor import RayExecutor, require_ray
+
+        require_ray()
+        # identity "": each set of runs handed over (a table, its lr grid) is its own Ray experiment, restored
+        # by the same command after an interruption; finished runs are skipped through the store either way.
+        return RayExecutor(root / "ray", "reproduce-" + "-".join(t.name for t in tables)[:60], "",
+                           parallel=args.parallel, threads=args.threads_per_trial, gpus=args.gpus_per_trial,
+                           num_cpus=args.num_cpus, address=args.address, max_failures=args.max_failures,
+                           events_dir=root / "logs", verbose=0 if args.quiet else 1, prefix="fpt reproduce")
+    if args.address or args.num_cpus is not None or args.gpus_per_trial:
+        raise ConfigError("--address, --num-cpus and --gpus-per-trial apply to --executor ray; add --executor ray "
+                          "(or drop them)")
+    if args.parallel is not None or args.threads_per_trial is not None:
+        from fpt.experiments.executors import LocalExecutor
+
+        return LocalExecutor(args.parallel or 1, args.threads_per_trial, root / "logs", prefix="fpt reproduce")
+    return None
 
 
 def _write_index(root: Path, scale: str, summary: list, seeds: list[int] | None) -> None:

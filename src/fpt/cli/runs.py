@@ -7,6 +7,8 @@ import csv
 import json
 import sys
 
+from fpt.errors import ConfigError
+
 HELP = "list the runs under a directory: state (running/finished/diverged/stopped/failed), config, metrics"
 
 
@@ -32,14 +34,14 @@ def _cell(value: object) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.analysis.listing import COLUMNS, list_runs, select
+    from fpt.presentation.listing import COLUMNS, list_runs, select
 
     rows = select(list_runs(args.dir), args.filter, args.sort, args.desc)
     if args.columns:
         columns = [c.strip() for c in args.columns.split(",") if c.strip()]
         unknown = [c for c in columns if c not in COLUMNS]
         if unknown:
-            raise ValueError(f"--columns: unknown field(s) {', '.join(unknown)}; fields: {', '.join(COLUMNS)}")
+            raise ConfigError(f"--columns: unknown field(s) {', '.join(unknown)}; fields: {', '.join(COLUMNS)}")
     else:
         columns = [c for c in COLUMNS if c in ("run", "state") or any(r.get(c) is not None for r in rows)]
     if args.json:

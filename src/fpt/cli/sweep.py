@@ -62,10 +62,11 @@ def dry_run(spec, planned, out: Path, store) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.config import ConfigError
+    from fpt.errors import ConfigError
     from fpt.experiments import sweep
     from fpt.experiments.executors import LocalExecutor
     from fpt.experiments.runner import Store
+    from fpt.presentation.html import write_sweep_pages
 
     spec = sweep.load(args.spec)
     out = Path(args.out or Path("sweeps") / spec.name)
@@ -95,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
         executor = LocalExecutor(args.parallel or 1, args.threads_per_trial, out / "logs", prefix="fpt sweep")
     outcomes = executor.run([t for _, _, t in planned], progress=not args.quiet)
     by_key = {t.key: o for (_, _, t), o in zip(planned, outcomes, strict=True)}
-    rows = sweep.write_results(spec, planned, out, store, sweep.command(args.spec, out, store.root, extra), by_key)
+    cmd = sweep.command(args.spec, out, store.root, extra)
+    rows = sweep.write_results(spec, planned, out, store, cmd, by_key)
+    write_sweep_pages(out, spec, rows, cmd)
     done = sum(o.status == "done" for o in outcomes)
     failed = sum(o.status == "failed" for o in outcomes)
     print(f"sweep {spec.name}: {done} of {len(outcomes)} trials done{f', {failed} failed' if failed else ''}; "

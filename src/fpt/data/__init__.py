@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from fpt.data.base import RawData
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 # Formats whose target is fixed by the layout, so --target has nothing to name.
 BUILT_IN_TARGETS = {"images": "each image's class folder", "timeseries": "the label after each series' last ':' (or "
@@ -68,7 +68,9 @@ def detect(path: str) -> str:
                         "of images (DIR/<class>/*.png), *_TRAIN.ts, or a dataset saved with save_to_disk()")
     if path.startswith((".", "/", "~")) or p.suffix.lower() in {".csv", ".tsv", ".jsonl", ".parquet", ".npz", ".ts"} \
             or not HUB_ID.match(path):
-        raise DataError(f"--data {path}: no such file or folder")
+        where = "" if Path(path).expanduser().is_absolute() else f" (relative to the current directory {Path.cwd()})"
+        raise DataError(f"--data {path}: no such file or folder{where}; run from the directory it is relative to, or "
+                        "give its absolute path")
     return "hub"
 
 

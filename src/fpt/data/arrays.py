@@ -8,6 +8,7 @@ time series (channels first, as sktime). ``y`` is (n,) or (n, m) for m targets.
 
 from __future__ import annotations
 
+import math
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import SEEDED, RawData, Split, is_missing
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
 
@@ -31,7 +32,7 @@ def _modality(X: np.ndarray) -> str:
 
 
 def _as_images(X: np.ndarray, channels: str, size: int, where: str) -> list[np.ndarray]:
-    from PIL import Image
+    from fpt.data.images import load_image
 
     if X.ndim == 3:
         X = X[..., None]
@@ -42,27 +43,69 @@ def _as_images(X: np.ndarray, channels: str, size: int, where: str) -> list[np.n
         if lo < 0 or hi > 255:
             raise DataError(f"{where}: image values in [{lo:g}, {hi:g}]; give uint8 0-255 or floats in [0, 1]")
         X = np.round(X * 255 if hi <= 1 else X).astype(np.uint8)
-    out = []
-    for img in X:
-        im = Image.fromarray(img[..., 0] if img.shape[-1] == 1 else img[..., :3])
-        im = im.convert("RGB" if channels == "rgb" else "L")
-        if im.size != (size, size):
-            im = im.resize((size, size), Image.BILINEAR)
-        arr = np.asarray(im, dtype=np.uint8)
-        out.append(arr[:, :, None] if arr.ndim == 2 else arr)
-    return out
+    return [load_image(img, channels, size) for img in X]
 
 
 def read_npz(path: Path, modality: str, image_channels: str, image_size: int) -> RawData:
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            arrays = {k: f[k] for k in f.files}
-    except ValueError as exc:
-        raise DataError(f"{path}: holds Python objects ({exc}); save plain numeric arrays "
-                        "(np.savez(path, X=..., y=...))") from None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise DataError(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc}); write it with np.savez") from None
+    arrays = load_npz(path)
+    check_names(arrays, [k for pair in SPLIT_KEYS.values() for k in pair], path)
     return from_arrays(arrays, modality, image_channels, image_size, str(path), f".npz file {path}")
+
+
+def check_names(arrays: dict[str, np.ndarray], known: list[str], path: Path | str) -> None:
+    """Refuse arrays fpt would not read: a misspelt X_test would otherwise drop the user's own test split."""
+    from fpt.config import near
+
+    unknown = sorted(k for k in arrays if k not in known)
+    if unknown:
+        raise DataError(f"{path}: unknown array {unknown[0]!r}{near(unknown[0], known)}; an .npz holds "
+                        f"{', '.join(known)}: rename or drop it")
+
+
+def _check_headers(path: Path) -> None:
+    """Read each member's .npy header before numpy allocates it: a header that declares more data than the member
+    holds (10^12 elements in a few bytes) would be a MemoryError, not a message."""
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            with z.open(info) as f:
+                try:
+                    version = np.lib.format.read_magic(f)
+                    reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                        np.lib.format.read_array_header_2_0
+                    shape, _, dtype = reader(f)
+                except (ValueError, TypeError, OSError, EOFError) as exc:
+                    raise DataError(f"{path}: array {info.filename[:-4]!r} has an unreadable header ({exc}); write the "
+                                    "file again with np.savez") from None
+            declared = math.prod(shape) * dtype.itemsize
+            if declared > info.file_size:
+                raise DataError(f"{path}: array {info.filename[:-4]!r} declares shape {shape} ({declared:,} bytes) but "
+                                f"holds {info.file_size:,} bytes: truncated or corrupt; write the file again with np.savez")
+
+
+def load_npz(path: Path) -> dict[str, np.ndarray]:
+    """Every array of an .npz, refusing pickles, other formats and corrupt headers with a one-line DataError."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+        if head == b"\x93NUMPY":
+            raise DataError(f"{path}: a single .npy array (np.save), not an .npz archive; save the arrays with "
+                            "np.savez(path, X=..., y=...)")
+        if not zipfile.is_zipfile(path):
+            raise DataError(f"{path}: not an .npz file (not a zip archive); write it with np.savez(path, X=..., y=...)")
+        _check_headers(path)
+        with np.load(path, allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+    except ValueError as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"{path}: holds Python objects or unreadable arrays ({exc}); save plain numeric arrays "
+                        "(np.savez(path, X=..., y=...))") from None
+    except MemoryError:
+        raise DataError(f"{path}: its arrays do not fit in memory; give fewer examples per file") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        raise DataError(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc}); write it with np.savez") from None
 
 
 def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: str, image_size: int, name: str,
@@ -136,4 +179,4 @@ def inputs(X: np.ndarray, kind: str, channels: str, image_size: int, where: str,
     raise DataError(f"{name}: an .npz holds numbers: tabular, image or timeseries, not {kind}")
 
 
-__all__ = ["from_arrays", "inputs", "read_npz"]
+__all__ = ["check_names", "from_arrays", "inputs", "load_npz", "read_npz"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 MODALITIES = ("tabular", "image", "timeseries", "sequence")
 TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
@@ -156,7 +156,6 @@ def stratified_indices(labels: np.ndarray, size: int, seed: int, stratify: bool)
     """(rest, held) with exactly ``size`` held-out rows, each class's share kept when ``stratify``."""
     n = len(labels)
     if stratify:
-        from fpt.tasks.images import stratified_split
 
         _, codes = np.unique(labels.astype(str), return_inverse=True)
         return stratified_split(codes, size, seed)
@@ -203,3 +202,23 @@ def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None
 
 
 __all__ = ["MODALITIES", "RawData", "Split", "choose_targets", "finish_splits", "infer_objective", "is_missing"]
+
+
+def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (train, test) with exactly ``test_size`` test examples and each class's share kept.
+
+    Classes get test places in proportion to their size (largest remainders break ties), and
+    the examples within a class are drawn with ``seed``; the result depends on nothing else.
+    """
+    classes, counts = np.unique(labels, return_counts=True)
+    if not 0 < test_size < len(labels):
+        raise ValueError(f"test_size={test_size} must be between 1 and {len(labels) - 1}")
+    share = counts * test_size / len(labels)
+    take = np.floor(share).astype(np.int64)
+    order = np.argsort(-(share - take), kind="stable")
+    take[order[: test_size - take.sum()]] += 1
+    rng = np.random.default_rng(seed)
+    test = np.concatenate([rng.permutation(np.flatnonzero(labels == c))[:k] for c, k in zip(classes, take, strict=True)])
+    test = np.sort(test)
+    train = np.setdiff1d(np.arange(len(labels)), test)
+    return train, test

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from fpt.data.base import SEEDED, RawData, Split
-from fpt.data.images import HF_SPLITS
+from fpt.data.images import HF_SPLITS, load_image
 from fpt.data.tables import _cause, columns_to_raw, quiet_datasets
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 
 def is_saved_dataset(path: Path) -> bool:
@@ -39,7 +39,7 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
                             "save_to_disk()") from None
         source = f"saved Hugging Face dataset {path}"
     else:
-        from fpt.bodies.hub import hub_reachable
+        from fpt.hub import hub_reachable
 
         reachable, why = hub_reachable()
         if not reachable and not _offline():
@@ -78,8 +78,6 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
 
 
 def _images(splits, column: str, target: str | None, channels: str, size: int, source: str, how: str) -> RawData:  # noqa: ANN001
-    from PIL import Image
-
     train = splits["train"]
     label = target or next((c for c in ("label", "labels", "target", "class", "y") if c in train.features), None)
     if label is None or label not in train.features:
@@ -89,13 +87,7 @@ def _images(splits, column: str, target: str | None, channels: str, size: int, s
     out = {}
     for split, ds in splits.items():
         feat = ds.features[label]
-        images = []
-        for img in ds[column]:
-            im = img.convert("RGB" if channels == "rgb" else "L")
-            if im.size != (size, size):
-                im = im.resize((size, size), Image.BILINEAR)
-            arr = np.asarray(im, dtype=np.uint8)
-            images.append(arr[:, :, None] if arr.ndim == 2 else arr)
+        images = [load_image(img, channels, size) for img in ds[column]]
         labels = ds[label]
         if hasattr(feat, "names"):
             labels = [feat.names[int(v)] for v in labels]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.safe_pickle import safe_loads
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 MNIST_DIR = Path("MNIST") / "raw"
 CIFAR10_DIR = Path("cifar-10-batches-py")

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from fpt.data.base import SEEDED, RawData, Split
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 HF_SPLITS = {"train": "train", "validation": "val", "valid": "val", "val": "val", "dev": "val", "test": "test"}
@@ -91,10 +92,31 @@ def _open(path: Path):  # noqa: ANN202 (a PIL image)
     try:
         with Image.open(path) as im:
             im.load()
-            return im.copy()
+            return _eight_bit(im)
+    except Image.DecompressionBombError as exc:  # a tiny compressed file that decodes to billions of pixels
+        raise DataError(f"{path}: the image is too large to decode safely ({str(exc).split(' pixels')[0]} pixels); "
+                        "resize it (e.g. to a few thousand pixels a side) or delete it") from None
+    except MemoryError:
+        raise DataError(f"{path}: the image does not fit in memory when decoded; resize it or delete it") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise DataError(f"{path}: not a readable image ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
                         "; replace or delete the file") from None
+
+
+def _eight_bit(im):  # noqa: ANN001, ANN202 (PIL images)
+    """The image with 16/32-bit integer pixels scaled to 0-255: Pillow's convert("L") clips them at 255,
+    which makes every pixel above 255 white (a 16-bit image of 1000 and one of 60000 would be the same)."""
+    from PIL import Image
+
+    if not im.mode.startswith("I"):
+        return im.copy()
+    arr = np.asarray(im).astype(np.float64)
+    lo, hi = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 0.0)
+    if lo >= 0 and hi <= 65535:
+        arr = arr / 257  # the 16-bit range onto the 8-bit one, as for any 16-bit image
+    else:  # 32-bit integers outside the 16-bit range: the image's own range
+        arr = (arr - lo) * (255 / (hi - lo)) if hi > lo else np.zeros_like(arr)
+    return Image.fromarray(np.round(arr).astype(np.uint8), "L")
 
 
 def _has_colour(path: str) -> bool:
@@ -105,11 +127,19 @@ def _has_colour(path: str) -> bool:
     return bool(np.abs(rgb - rgb.mean(-1, keepdims=True)).max() > 2)
 
 
-def load_image(path: Path, channels: str, size: int) -> np.ndarray:
-    """(size, size, C) uint8: decoded, converted to RGB (C=3) or grayscale (C=1), resized bilinearly."""
+def load_image(source: Path | np.ndarray | Any, channels: str, size: int) -> np.ndarray:
+    """(size, size, C) uint8, the one way every image is read (folders, hub datasets, arrays, new inputs):
+    ``source`` an image file (decoded safely: ``_open``), an (H, W, C) uint8 array or a PIL image (a hub
+    dataset's); 16/32-bit pixels scaled to 8 bits, converted to RGB (C=3) or grayscale (C=1), resized bilinearly."""
     from PIL import Image
 
-    im = _open(path).convert("RGB" if channels == "rgb" else "L")
+    if isinstance(source, (str, Path)):
+        im = _open(Path(source))
+    elif isinstance(source, np.ndarray):
+        im = Image.fromarray(source[..., 0] if source.shape[-1] == 1 else source[..., :3])
+    else:
+        im = _eight_bit(source)
+    im = im.convert("RGB" if channels == "rgb" else "L")
     if im.size != (size, size):
         im = im.resize((size, size), Image.BILINEAR)
     arr = np.asarray(im, dtype=np.uint8)

@@ -34,6 +34,11 @@ from fpt.data.base import SPLIT_COLUMN, check_target_values, is_missing
 from fpt.data.tokenisers import plain_value
 from fpt.errors import DataError, SchemaError
 
+
+class CutInputWarning(UserWarning):
+    """Inputs longer than the model reads were cut, as training cut its own longer examples."""
+
+
 ALLOW_UNSEEN_FIX = "or pass --allow-unseen (Python: allow_unseen=True) to map unseen categories to the shared unknown slot"
 
 
@@ -45,6 +50,7 @@ class Inputs:
     y: np.ndarray | None  # (n, m) raw target values, or None when the input has no targets
     where: str  # the file (or "inputs"), for messages
     names: list[str] | None = None  # per example, e.g. image files: written beside the predictions
+    notes: list[str] = field(default_factory=list)  # what was done to the inputs (e.g. series cut), for the user
 
     def __len__(self) -> int:
         if isinstance(self.x, dict):
@@ -338,7 +344,6 @@ def check_series(X: Any, schema: Schema, where: str) -> list[np.ndarray]:
         X = X[:, None, :]
     out = []
     lengths = _train_lengths(schema)
-    longest = max_points(tok)
     for i, s in enumerate(X):
         s = np.asarray(s, dtype=np.float32)
         s = s[None, :] if s.ndim == 1 else s
@@ -351,9 +356,9 @@ def check_series(X: Any, schema: Schema, where: str) -> list[np.ndarray]:
         if lengths is not None and lengths[0] == lengths[1] and n != lengths[0]:
             raise SchemaError(f"{where}: series {i + 1} has {n} points, but every training series had {lengths[0]}; "
                               f"resample or pad it to {lengths[0]} points")
-        if n > longest:
-            raise SchemaError(f"{where}: series {i + 1} has {n} points, more than the model reads ({longest}, the "
-                              f"longest training series); cut or resample it to at most {longest} points")
+        # Training of varied lengths: a series longer than the model reads (max_points) is kept, and the tokeniser
+        # cuts it to its first windows, as it cut the longer series of the run's own test split (JapaneseVowels'
+        # TEST file has series longer than any training one); Predictor.tokens says so in a warning and the notes.
         out.append(s)
     if not out:
         raise SchemaError(f"{where}: no series")
@@ -365,6 +370,9 @@ def check_series(X: Any, schema: Schema, where: str) -> list[np.ndarray]:
 
 def _npz(path: Path, schema: Schema, allow_unseen: bool) -> Inputs:
     arrays = load_npz(path)
+    from fpt.data.arrays import check_names
+
+    check_names(arrays, ["X", "y", "X_test", "y_test"], path)
     xk, yk = ("X", "y") if "X" in arrays else ("X_test", "y_test")
     if xk not in arrays:
         raise DataError(f"{path}: arrays {sorted(arrays)}; give X (and optionally y, to score), or X_test/y_test")
@@ -385,15 +393,9 @@ def _npz(path: Path, schema: Schema, allow_unseen: bool) -> Inputs:
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
-    import zipfile
+    from fpt.data.arrays import load_npz as load
 
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            return {k: f[k] for k in f.files}
-    except ValueError as exc:
-        raise DataError(f"{path}: holds Python objects ({exc}); save plain numeric arrays (np.savez(path, X=...))") from None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise DataError(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc}); write it with np.savez") from None
+    return load(path)
 
 
 def check_arrays(X: Any, schema: Schema, where: str, allow_unseen: bool = False) -> Any:
@@ -426,5 +428,5 @@ def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False) -> Inputs:
     return Inputs(check_arrays(data, schema, "inputs", allow_unseen), None, "inputs")
 
 
-__all__ = ["Inputs", "Schema", "as_inputs", "check_arrays", "check_columns", "check_images", "check_series",
+__all__ = ["CutInputWarning", "Inputs", "Schema", "as_inputs", "check_arrays", "check_columns", "check_images", "check_series",
            "load_npz", "read_inputs"]

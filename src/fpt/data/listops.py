@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fpt.tasks.base import DataError
+from fpt.errors import ConfigError, DataError
 
 OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")
 END = "]"
@@ -54,26 +54,26 @@ def evaluate_source(source: str) -> int:
         if tok in ("(", ")"):  # redundant: the brackets alone fix the tree
             continue
         if result is not None:
-            raise ValueError(f"{tok!r} after the end of the expression")
+            raise DataError(f"{tok!r} after the end of the expression")
         if tok in OPERATORS:
             stack.append((tok, []))
             continue
         if tok == END:
             if not stack or not stack[-1][1]:
-                raise ValueError("']' without an open operator" if not stack else "an operator with no arguments")
+                raise DataError("']' without an open operator" if not stack else "an operator with no arguments")
             value = apply(*stack.pop())
         elif tok in DIGITS:
             value = int(tok)
         else:
-            raise ValueError(f"unknown symbol {tok!r}; expected one of {' '.join(SYMBOLS)} ( )")
+            raise DataError(f"unknown symbol {tok!r}; expected one of {' '.join(SYMBOLS)} ( )")
         if stack:
             stack[-1][1].append(value)
         else:
             result = value
     if stack:
-        raise ValueError("incomplete expression: an operator is not closed by ']'")
+        raise DataError("incomplete expression: an operator is not closed by ']'")
     if result is None:
-        raise ValueError("empty expression")
+        raise DataError("empty expression")
     return result
 
 
@@ -143,8 +143,8 @@ def generate(counts: dict[str, int], seed: int = 0, min_len: int = 500, max_len:
     to hold that many distinct expressions).
     """
     if not (0 <= min_len and min_len + 1 < max_len and max_depth >= 1 and max_args >= 2):
-        raise ValueError(f"listops generator: need 0 <= min_len < max_len - 1, max_depth >= 1, max_args >= 2; "
-                         f"got min_len={min_len}, max_len={max_len}, max_depth={max_depth}, max_args={max_args}")
+        raise ConfigError(f"listops generator: need 0 <= min_len < max_len - 1, max_depth >= 1, max_args >= 2; "
+                          f"got min_len={min_len}, max_len={max_len}, max_depth={max_depth}, max_args={max_args}")
     draw = _uniforms(np.random.default_rng(seed))
     total = sum(counts.values())
     seen: dict[str, int] = {}  # insertion-ordered, so the split a source lands in is deterministic
@@ -160,8 +160,8 @@ def generate(counts: dict[str, int], seed: int = 0, min_len: int = 500, max_len:
             seen.setdefault(" ".join(out), value)
         stale = 0 if len(seen) > before else stale + 1
         if stale >= patience:
-            raise ValueError(f"listops generator: {patience} trees in a row brought no new example after "
-                             f"{len(seen)} of {total}; widen min_len/max_len or ask for fewer")
+            raise ConfigError(f"listops generator: {patience} trees in a row brought no new example after "
+                              f"{len(seen)} of {total}; widen min_len/max_len or ask for fewer")
     rows, start, out = list(seen.items()), 0, {}
     for split, n in counts.items():
         out[split], start = rows[start:start + n], start + n

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 MAX_PICKLE_BYTES = 1 << 30  # 1 GiB: a CIFAR-10 batch is 31 MB, a TAPE record a few KB
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from fpt.data.base import SEEDED, SPLIT_COLUMN, SPLIT_NAMES, RawData, Split, check_target_values, choose_targets, is_missing, rows
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet"}
@@ -86,6 +86,10 @@ def _check_header(path: Path, sep: str) -> None:
     if not lines:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
     header = [h.strip() for h in next(csv.reader([lines[0]], delimiter=sep))]
+    if sep == "," and len(next(csv.reader([lines[0]], delimiter=";"))) > len(header):
+        # A ';'-separated file (decimal commas): pandas would split its rows on the commas into index columns
+        raise DataError(f"{path}: the header looks like ';'-separated columns ({lines[0].strip()[:60]!r}); fpt reads "
+                        "','-separated CSV: save it with ',' between columns and '.' as the decimal point")
     seen: dict[str, int] = {}
     for i, name in enumerate(header, 1):
         if not name and len(header) > 1:

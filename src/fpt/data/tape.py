@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.safe_pickle import safe_loads
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 SPLITS = ("train", "valid", "test_fold_holdout", "test_superfamily_holdout", "test_family_holdout")
 NUM_FOLDS = 1195  # fold_label is 0..1194 (TAPE registers the task with num_labels=1195)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from fpt.data.base import SEEDED, RawData, Split
-from fpt.tasks.base import DataError
+from fpt.errors import DataError
 
 # The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
 DIRECTIVE_NAMES = ("problemName", "timeStamps", "missing", "univariate", "dimension", "dimensions", "equalLength",
@@ -47,15 +47,30 @@ def is_ucr(path: Path) -> bool:
     return path.suffix.lower() == ".ts" or (path.suffix.lower() == ".tsv" and path.stem.upper().endswith(("_TRAIN", "_TEST")))
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _number(text: str, path: Path, line: int) -> float:
     text = text.strip()
     if text in {"?", "", "NaN", "nan"}:
         return math.nan
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise DataError(f"{path}, line {line}: {text[:30]!r} is not a number; a series is comma-separated numbers "
                         "('?' for missing)") from None
+    if not math.isfinite(value) or abs(value) > _FLOAT32_MAX:  # float() reads inf/Infinity; series are float32
+        raise DataError(f"{path}, line {line}: {text[:30]!r} is not a finite number; replace it with a finite value "
+                        "or '?' for missing")
+    return value
+
+
+def _values(channel: str, path: Path, line: int) -> list[float]:
+    """One channel's comma-separated values; a trailing comma ends the list, it is not a missing point."""
+    parts = channel.split(",")
+    if len(parts) > 1 and not parts[-1].strip():
+        parts = parts[:-1]
+    return [_number(v, path, line) for v in parts]
 
 
 def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
@@ -63,14 +78,16 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
     header: dict[str, str] = {}
     series: list[np.ndarray] = []
     targets: list[str] = []
+    target_lines: list[int] = []
     in_data = False
     try:
-        lines = path.read_text(encoding="utf-8", errors="strict").splitlines()
+        # utf-8-sig: a byte-order mark (some Windows editors write one) is not part of the first directive
+        lines = path.read_text(encoding="utf-8-sig", errors="strict").splitlines()
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
     for i, raw in enumerate(lines, 1):
         line = raw.strip()
-        if not line or line.startswith("#"):
+        if not line or line.startswith(("#", "%")):  # comments: '#', and '%' (.arff-style, as some aeon files)
             continue
         if not in_data:
             if not line.startswith("@"):
@@ -85,9 +102,10 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
                 raise DataError(f"{path}, line {i}: unknown directive @{key}; a .ts header holds "
                                 f"{', '.join('@' + d for d in DIRECTIVE_NAMES)} (write notes as # comments)")
             continue
-        if header.get("timestamps", "false").lower() == "true" or "(" in line:
-            raise DataError(f"{path}, line {i}: series with timestamps '(t,v)' are not supported; write the values only")
         fields = line.split(":")
+        # Timestamps are '(t,v)' pairs in the values; a '(' in the target after the last ':' is just a label.
+        if header.get("timestamps", "false").lower() == "true" or any("(" in f for f in fields[:-1]):
+            raise DataError(f"{path}, line {i}: series with timestamps '(t,v)' are not supported; write the values only")
         labelled = header.get("classlabel", "true").split(" ")[0].lower() == "true" or \
             header.get("targetlabel", "false").lower() == "true"
         if not labelled:
@@ -95,7 +113,7 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
         if len(fields) < 2:
             raise DataError(f"{path}, line {i}: no ':' before the target; write values:target")
         *dims, target = fields
-        values = [[_number(v, path, i) for v in d.split(",")] for d in dims]
+        values = [_values(d, path, i) for d in dims]
         if series and len(values) != series[0].shape[0]:
             raise DataError(f"{path}, line {i}: {len(values)} channel(s), but earlier series have {series[0].shape[0]}; "
                             "every series needs the same channels")
@@ -112,6 +130,7 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
                             f"({' '.join(declared[:20])}); add it to @classLabel or fix the label")
         series.append(np.array(values, dtype=np.float32))
         targets.append(target.strip())
+        target_lines.append(i)
     if not in_data:
         raise DataError(f"{path}: no @data line; a .ts file has @ directives, then @data, then one series per line")
     if not series:
@@ -128,7 +147,7 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
                             "@seriesLength")
     y = np.array(targets, dtype=object)
     if header.get("targetlabel", "false").lower() == "true":
-        y = np.array([_number(t, path, 0) for t in targets])
+        y = np.array([_number(t, path, i) for t, i in zip(targets, target_lines, strict=True)])
     return series, y, header
 
 

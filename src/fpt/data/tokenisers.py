@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from fpt.data.base import is_missing
+from fpt.errors import DataError
 
 Tensor = torch.Tensor
 MAX_SERIES_TOKENS = 64  # default series_patch keeps the longest training series within this many tokens
@@ -115,12 +116,22 @@ class TabularTokens:
 
 @dataclass
 class ImageTokens:
+    """uint8 images -> float tokens (N, (S/p)^2, p * p * C), for ``--data`` images and the paper's image tasks.
+
+    Steps: scale to [0, 1], zero-pad to ``image_size`` (smaller images, centred), augment (a paper task's
+    training batches only), per-channel normalisation, patchify. Augmentation runs before normalisation
+    as in the official code, so the zero fill of crops and rotations is black, not the mean colour.
+    Called with (N, S, S, C) arrays (``--data``): (tokens, None); with a (N, C, H, W) uint8 tensor and a
+    generator (``TensorSource.transform``): the tokens.
+    """
+
     image_size: int
     patch_size: int
     channels: str  # rgb | gray
     mean: list[float]  # per channel, of train pixels in [0, 1]
     std: list[float]
     kind: str = "image"
+    augment: bool = False  # the paper tasks' random training augmentation (never saved: --data does not augment)
 
     @classmethod
     def fit(cls, images: list[np.ndarray], image_size: int, patch_size: int, channels: str) -> ImageTokens:
@@ -139,11 +150,28 @@ class ImageTokens:
         c = 3 if self.channels == "rgb" else 1
         return {"seq_len": (self.image_size // self.patch_size) ** 2, "token_dim": self.patch_size ** 2 * c}
 
-    def __call__(self, images: list[np.ndarray]) -> tuple[Tensor, Tensor | None]:
-        from fpt.transforms import normalize, patchify
+    @property
+    def random(self) -> bool:
+        """Whether two calls can give different tokens (feature caching needs False)."""
+        return self.augment
 
-        x = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).float() / 255  # (N, C, S, S)
-        return patchify(normalize(x, self.mean, self.std), self.patch_size), None  # (N, (S/p)^2, p*p*C)
+    def tokens(self, images: Tensor, gen: torch.Generator | None = None) -> Tensor:
+        """uint8 (N, C, H, W) -> (N, (S/p)^2, p * p * C); ``gen`` draws the augmentation."""
+        from fpt.transforms import augment_images, normalize, pad_to, patchify
+
+        x = images.float() / 255  # (N, C, H, W)
+        if x.shape[-2:] != (self.image_size, self.image_size):
+            x = pad_to(x, self.image_size)  # (N, C, S, S)
+        if self.augment:
+            if gen is None:
+                raise ValueError("augmentation needs a torch.Generator (TensorSource passes one per batch)")
+            x = augment_images(x, gen)
+        return patchify(normalize(x, self.mean, self.std), self.patch_size)
+
+    def __call__(self, images: list[np.ndarray] | Tensor, gen: torch.Generator | None = None) -> Any:
+        if isinstance(images, Tensor):
+            return self.tokens(images, gen)
+        return self.tokens(torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2)), None
 
     def describe(self) -> dict[str, Any]:
         s = self.spec()
@@ -152,7 +180,7 @@ class ImageTokens:
                 "normalised": "per channel, train mean/std"}
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "augment"}
 
 
 # --- time series ------------------------------------------------------------------------
@@ -287,10 +315,98 @@ Tokeniser = TabularTokens | ImageTokens | SeriesTokens | SequenceTokens
 KINDS = {"tabular": TabularTokens, "image": ImageTokens, "timeseries": SeriesTokens, "sequence": SequenceTokens}
 
 
+def _bad(field: str, value: Any, expected: str) -> DataError:
+    return DataError(f"tokeniser field {field!r} is {str(value)[:40]!r}, expected {expected}")
+
+
+def _number(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _bad(field, value, "a finite number")
+    return float(value)
+
+
+def _scale(value: Any, field: str) -> float:
+    """A standard deviation read back: 0 (or less) would divide every input by 0 (NaN predictions); 1 is what
+    fitting writes for a constant column."""
+    value = _number(value, field)
+    return value if value > 0 else 1.0
+
+
+def _count_field(value: Any, field: str, least: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise _bad(field, value, f"an integer >= {least}")
+    return value
+
+
+def _numbers(values: Any, field: str, n: int, scale: bool = False) -> list[float]:
+    if not isinstance(values, list) or len(values) != n:
+        raise _bad(field, values, f"a list of {n} number(s)")
+    return [(_scale if scale else _number)(v, f"{field}[{i}]") for i, v in enumerate(values)]
+
+
+def _checked(data: dict[str, Any]) -> dict[str, Any]:
+    """A tokeniser's JSON with every field of the type fitting writes (a tampered data.json fails here,
+    on one line, not as a numpy error while predicting)."""
+    data = dict(data)
+    kind = data.get("kind")
+    if kind == "tabular":
+        slots = _count_field(data.get("slots"), "slots", 0)
+        features = data.get("features")
+        if not isinstance(features, list) or not features:
+            raise _bad("features", features, "a list of feature entries")
+        out = []
+        for i, f in enumerate(features):
+            if not isinstance(f, dict) or not isinstance(f.get("name"), str):
+                raise _bad(f"features[{i}]", f, "a mapping with a name")
+            where = f"features[{i}] ({f['name']})"
+            if f.get("kind") == "numeric":
+                out.append({**f, "mean": _number(f.get("mean"), f"{where}.mean"), "std": _scale(f.get("std"), f"{where}.std")})
+            elif f.get("kind") == "categorical":
+                cats = f.get("categories")
+                if not isinstance(cats, list) or not all(isinstance(c, str) for c in cats):
+                    raise _bad(f"{where}.categories", cats, "a list of category names")
+                offset = _count_field(f.get("offset"), f"{where}.offset", 0)
+                if offset + len(cats) >= slots:
+                    raise _bad(f"{where}.offset", offset, f"room for {len(cats) + 1} slots within slots={slots}")
+                out.append(f)
+            else:
+                raise _bad(f"{where}.kind", f.get("kind"), "numeric or categorical")
+        data["features"] = out
+    elif kind == "image":
+        for name in ("image_size", "patch_size"):
+            _count_field(data.get(name), name)
+        if data.get("channels") not in ("rgb", "gray"):
+            raise _bad("channels", data.get("channels"), "rgb or gray")
+        c = 3 if data["channels"] == "rgb" else 1
+        data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
+    elif kind == "timeseries":
+        c = _count_field(data.get("channels"), "channels")
+        for name in ("patch", "stride", "max_tokens"):
+            _count_field(data.get(name), name)
+        if data.get("norm") not in ("series", "global", "none"):
+            raise _bad("norm", data.get("norm"), "series, global or none")
+        data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
+    elif kind == "sequence":
+        if data.get("mode") not in ("chars", "words"):
+            raise _bad("mode", data.get("mode"), "chars or words")
+        if not isinstance(data.get("vocab"), list) or not all(isinstance(v, str) for v in data["vocab"]):
+            raise _bad("vocab", data.get("vocab"), "a list of symbols")
+        _count_field(data.get("max_len"), "max_len")
+    else:
+        raise _bad("kind", kind, " or ".join(KINDS))
+    return data
+
+
 def from_json(data: dict[str, Any]) -> Tokeniser:
-    """Any tokeniser from its ``to_json()``."""
+    """Any tokeniser from its ``to_json()``, every field checked (DataError naming the field)."""
+    if not isinstance(data, dict):
+        raise _bad("tokeniser", data, "a mapping")
+    data = _checked(data)
     cls = KINDS[data["kind"]]
-    return cls(**{k: v for k, v in data.items()})
+    try:
+        return cls(**{k: v for k, v in data.items()})
+    except TypeError as exc:  # a missing or unknown field
+        raise DataError(f"tokeniser of kind {data['kind']!r}: {exc}") from None
 
 
 __all__ = ["KINDS", "ImageTokens", "SequenceTokens", "SeriesTokens", "TabularTokens", "Tokeniser", "from_json"]

@@ -24,14 +24,17 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from fpt import rundir
 from fpt.config import RunConfig, from_dict
-from fpt.experiments.runner import Planned, read_summary, run_planned
+from fpt.errors import ConfigError
+from fpt.experiments.planned import Planned, run_planned
+from fpt.rundir import read_summary
 
 # Statuses an executor gives a trial.
 DONE, FAILED, NOT_RUN, EARLY_STOPPED = "done", "failed", "not run", "early-stopped"
@@ -59,11 +62,6 @@ class Outcome:
     status: str  # done | failed | not run | early-stopped
     summary: dict[str, Any] | None = None
     note: str = ""
-
-
-class Executor(Protocol):
-    def run(self, trials: list[Trial], progress: bool = True) -> list[Outcome]:
-        """One outcome per trial, in order."""
 
 
 def one_line(exc: BaseException) -> str:
@@ -133,6 +131,13 @@ class _Running:
     started: float
 
 
+WORK_PREFIX = "fpt-trials-"  # the temporary folder of requests and results (fpt.experiments.worker knows it)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 @dataclass
 class LocalExecutor:
     """Each trial a local subprocess, ``parallel`` at once, each with ``threads`` threads.
@@ -151,7 +156,7 @@ class LocalExecutor:
 
     def run(self, trials: list[Trial], progress: bool = True) -> list[Outcome]:
         if self.parallel < 1:
-            raise ValueError(f"--parallel {self.parallel}: give at least 1")
+            raise ConfigError(f"--parallel {self.parallel}: give at least 1")
         threads = self.threads or default_threads(self.parallel)
         outcomes: list[Outcome | None] = [None] * len(trials)
         first: dict[Path, int] = {}  # run directory -> the trial that runs it
@@ -164,11 +169,15 @@ class LocalExecutor:
             else:
                 first[run_dir] = i
                 pending.append(i)
-        work = Path(tempfile.mkdtemp(prefix="fpt-trials-"))
+        work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX))
         logs = Path(self.log_dir) if self.log_dir else work
         logs.mkdir(parents=True, exist_ok=True)
         running: list[_Running] = []
         total, finished = len(pending), 0
+        # SIGTERM (a batch system's stop, kill PID) as Ctrl-C: the workers are stopped and the folder removed below.
+        # A SIGKILL skips all of this: the workers then end themselves (worker.watch_parent) and remove the folder.
+        previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() \
+            else None
         try:
             while pending or running:
                 while len(running) < self.parallel and pending:
@@ -199,6 +208,8 @@ class LocalExecutor:
             self._stop(running)
             raise
         finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
             shutil.rmtree(work, ignore_errors=True)
         for i, j in copies.items():
             outcomes[i] = outcomes[j]
@@ -217,7 +228,7 @@ class LocalExecutor:
         request = work / f"{index}-{trial.key}.json"
         result = work / f"{index}-{trial.key}.result.json"
         request.write_text(json.dumps({"trial": planned_to_dict(trial.planned), "threads": threads,
-                                       "result": str(result), "label": trial.label}))
+                                       "result": str(result), "label": trial.label, "parent": os.getpid()}))
         log = logs / f"{trial.key}.log"
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
                "TOKENIZERS_PARALLELISM": "false"}

@@ -17,7 +17,10 @@ paper_results.json), ``name`` (what a task column runs at a scale, when that is 
 paper's task: quick's ``digits-patch`` stands where CIFAR-10 is), ``compare`` (why a
 column's figure cannot be compared with the paper's: no difference is printed),
 ``quoted`` (the source of a literature figure the paper quotes), ``paper: null`` / ``true``
-(the cell shows no paper figure, another row holds it / shows it after all).
+(the cell shows no paper figure, another row holds it / shows it after all), ``lr_grid`` (a list of
+learning rates, at the table's top level or in any layer: under ``fpt reproduce --tuned-lr`` each
+cell runs seed 0 at every lr of it, takes the lr with the best validation figure and runs every
+seed there; without the flag the cell runs at its own lr, the paper's protocol).
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ from typing import Any
 
 import yaml
 
-from fpt.config import ConfigError, RunConfig, from_dict, merge, near, show
+from fpt.config import RunConfig, from_dict, merge, near, show
+from fpt.errors import ConfigError
 
 SCALES = ("quick", "paper")
-SPECIAL = {"column", "metric", "skip", "cells", "paper_row", "name", "compare", "quoted", "paper"}
+SPECIAL = {"column", "metric", "skip", "cells", "paper_row", "name", "compare", "quoted", "paper", "lr_grid"}
 PRETRAIN_PREFIX = "pretrain:"
 
 
@@ -50,6 +54,7 @@ class Cell:
     paper_column: str = ""  # the column's key in the table file and in paper_results.json
     quoted: str | None = None  # the paper's figure is quoted from this source: not an FPT run
     compare: str | None = None  # None: same task as the paper's figure; else why no difference is printed
+    lr_grid: tuple[float, ...] | None = None  # fpt reproduce --tuned-lr: lr chosen on seed 0's validation figure
 
     @property
     def key(self) -> str:
@@ -109,7 +114,7 @@ def tasks_spec() -> dict[str, Any]:
 
 
 TABLE_KEYS = {"title", "paper", "columns", "rows", "base", "scales", "notes", "derived", "counts", "transpose",
-              "metric", "same_as"}
+              "metric", "same_as", "lr_grid"}
 TABLE_SUFFIXES = (".yaml", ".yml")
 
 
@@ -195,6 +200,17 @@ def paper_raw(results: dict[str, Any], key: str, row: str, column: str, transpos
     return entry
 
 
+def _lr_grid(value: Any, table: str, row: str, column: str) -> tuple[float, ...] | None:
+    """A cell's declared ``lr_grid`` (table, row, column or cell level; null: none), checked."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value):
+        raise ConfigError(f"table {table} cell {row}/{column}: lr_grid must be a list of learning rates > 0, "
+                          f"e.g. [1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3]; got {show(value)}")
+    return tuple(float(v) for v in dict.fromkeys(value))
+
+
 def _columns(spec: Any) -> dict[str, dict[str, Any]]:
     if isinstance(spec, list):
         return {name: {"column": name} for name in spec}
@@ -228,6 +244,7 @@ def expand(name: str, scale: str) -> Table:
         srow = scale_rows.get(row) or {}
         for column, col_spec in columns.items():
             layers = [
+                {"lr_grid": spec["lr_grid"]} if "lr_grid" in spec else {},
                 standard.get(col_spec["column"], {}),
                 spec.get("base") or {}, at_scale.get("base") or {},
                 col_spec, scale_columns.get(column) or {},
@@ -237,7 +254,7 @@ def expand(name: str, scale: str) -> Table:
             skip = at_scale.get("skip") or next((lay["skip"] for lay in reversed(layers) if lay.get("skip")), None)
             quoted = next((lay["quoted"] for lay in reversed(layers) if lay.get("quoted")), None)
             compare = "; ".join(dict.fromkeys(str(lay["compare"]) for lay in layers if lay.get("compare")))
-            fields: dict[str, Any] = {}
+            fields: dict[str, Any] = {"preset": "paper"}  # the paper's settings, whatever fpt train's defaults
             metric = spec.get("metric", "test_accuracy")
             for lay in layers:
                 metric = lay.get("metric", metric)
@@ -247,7 +264,8 @@ def expand(name: str, scale: str) -> Table:
             shown = next((lay["paper"] for lay in reversed(layers) if "paper" in lay), True)
             if not shown:
                 paper = None  # `paper: null`: this cell shows no paper figure (another row holds it)
-            common = dict(paper_column=column, compare=compare or None)
+            lr_grid = next((lay["lr_grid"] for lay in reversed(layers) if "lr_grid" in lay), None)
+            common = dict(paper_column=column, compare=compare or None, lr_grid=_lr_grid(lr_grid, name, row, column))
             if quoted:
                 cells.append(Cell(row, names[column], None, metric, paper, quoted=str(quoted), **common))
                 continue

@@ -19,6 +19,7 @@ through the store either way.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fpt.config import ConfigError
+from fpt.errors import ConfigError
 from fpt.experiments.executors import (
     DONE,
     EARLY_STOPPED,
@@ -43,8 +44,7 @@ from fpt.experiments.executors import (
     planned_from_dict,
     planned_to_dict,
 )
-from fpt.experiments.runner import read_summary
-from fpt.runs import CONFIG, METRICS, SUMMARY
+from fpt.rundir import CONFIG, METRICS, SUMMARY, read_summary
 
 SNAPSHOT = "fpt_checkpoint.json"  # in a Ray checkpoint: {key, step}
 DONE_FLAG = "fpt_done"  # in a trial's last Tune result: the run finished (not stopped early)
@@ -160,10 +160,10 @@ def trainable(config: dict[str, Any]) -> None:
     """The Tune function trainable of one fpt trial (its description in ``config['trial']``)."""
     from ray import tune
 
-    import fpt
     from fpt import rundir
-    from fpt.checkpoint import has_checkpoint
-    from fpt.train import resume_config
+    from fpt.pipeline import build
+    from fpt.run import Run
+    from fpt.train import fit
 
     spec = config["trial"]
     import torch
@@ -177,7 +177,7 @@ def trainable(config: dict[str, Any]) -> None:
         tune.report({**_final(done, metric), DONE_FLAG: True})
         return
     if planned.pretrain is not None:
-        from fpt.experiments.runner import ensure_pretrained_body
+        from fpt.experiments.planned import ensure_pretrained_body
 
         ensure_pretrained_body(*planned.pretrain, False)
     with rundir.lock(run_dir, what="fpt sweep (ray trial)"):  # fit's own lock re-enters it (same process)
@@ -190,16 +190,13 @@ def trainable(config: dict[str, Any]) -> None:
         if done is not None:
             tune.report({**_final(done, metric), DONE_FLAG: True})
             return
-        resume = has_checkpoint(run_dir)
-        if resume and resume_config(run_dir) != planned.config:
-            raise ValueError(f"{run_dir} was started with a different config than {planned.key} gives; "
-                             "delete that directory to rerun the trial")
-        exp = fpt.build(planned.config)
+        resume = Run(run_dir).resumable(planned.config, f"trial {planned.key}")
+        exp = build(planned.config)
         box: dict[str, Any] = {}
 
         def work() -> None:
             try:
-                box["summary"] = fpt.fit(exp, out=run_dir, resume=resume, progress=False)
+                box["summary"] = fit(exp, out=run_dir, resume=resume, progress=False)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the trial's thread
                 box["error"] = exc
 
@@ -251,14 +248,15 @@ class RayExecutor:
 
     storage: Path  # OUT/ray: Tune's experiment folders (trial results and Ray checkpoints)
     name: str  # the sweep's name
-    identity: str  # what identifies the sweep's trials: an unfinished experiment with it is restored
+    identity: str  # what identifies the sweep's trials: an unfinished experiment with it is restored ("": the
+    # trials' run keys, for callers that hand over several sets, as fpt reproduce's tables)
     metric: str = "val_accuracy"
     mode: str = "max"
     parallel: int | None = None  # trials at once (default: as many as the CPUs allow)
     threads: int | None = None  # CPUs per trial
     gpus: float = 0.0  # GPUs per trial
     num_cpus: int | None = None  # CPUs of the local Ray instance (default: this machine's)
-    address: str | None = None  # an existing cluster ("auto", "ray://host:10001")
+    address: str | None = None  # an existing cluster ("auto", "ray://host:10001"); default: RAY_ADDRESS, if set
     max_failures: int = 2
     asha: bool = False
     grace_period: int | None = None  # steps before ASHA may stop a trial (default: 2 evaluations)
@@ -267,6 +265,7 @@ class RayExecutor:
     verbose: int = 1
     early_stopped: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False  # the last run() ended with trials Tune had not finished (Ctrl-C)
+    prefix: str = "fpt sweep"  # the command, for messages
 
     def run(self, trials: list[Trial], progress: bool = True) -> list[Outcome]:
         os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
@@ -286,17 +285,21 @@ class RayExecutor:
                 outcomes[t.key] = Outcome(EARLY_STOPPED, None, f"stopped by ASHA at step {stopped_before[t.key]}")
             else:
                 todo.append(t)
+        identity = self.identity or hashlib.sha256(" ".join(sorted(t.key for t in trials)).encode()).hexdigest()[:12]
         if todo:
             started = False
+            # Ray's own convention: RAY_ADDRESS names the cluster when no address is given (ray.init would read it
+            # too, but refuses the local instance's num_cpus beside it).
+            address = self.address or os.environ.get("RAY_ADDRESS") or None
             if not ray.is_initialized():
-                if self.address:
-                    ray.init(address=self.address, log_to_driver=self.verbose > 1)
+                if address:
+                    ray.init(address=address, log_to_driver=self.verbose > 1)
                 else:
                     ray.init(num_cpus=self.num_cpus or default_threads(1), include_dashboard=False,
                              log_to_driver=self.verbose > 1, configure_logging=False)
                 started = True
             try:
-                grid, statuses = self._fit(tune, todo, storage, state)
+                grid, statuses = self._fit(tune, todo, storage, state, identity)
             finally:
                 if started:
                     ray.shutdown()
@@ -318,7 +321,7 @@ class RayExecutor:
         except (OSError, ValueError):
             return {}
 
-    def _fit(self, tune: Any, todo: list[Trial], storage: Path, state: dict[str, Any]) -> dict[str, Any]:
+    def _fit(self, tune: Any, todo: list[Trial], storage: Path, state: dict[str, Any], identity: str) -> dict[str, Any]:
         threads = self.threads or default_threads(self.parallel or 1)
         resources = {"cpu": threads, **({"gpu": self.gpus} if self.gpus else {})}
         fn = tune.with_resources(trainable, resources)
@@ -329,12 +332,12 @@ class RayExecutor:
                   "events": str(events / f"{t.key}.ray.jsonl") if events else None} for t in todo]
         previous = state.get("unfinished") or {}
         path = storage / str(previous.get("name", ""))
-        if previous.get("identity") == self.identity and previous.get("name") and tune.Tuner.can_restore(str(path)):
-            print(f"fpt sweep: resuming the Ray experiment {path} (Tuner.restore)", flush=True)
+        if previous.get("identity") == identity and previous.get("name") and tune.Tuner.can_restore(str(path)):
+            print(f"{self.prefix}: resuming the Ray experiment {path} (Tuner.restore)", flush=True)
             tuner = tune.Tuner.restore(str(path), trainable=fn, resume_unfinished=True, resume_errored=True)
         else:
             name = f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-            state["unfinished"] = {"name": name, "identity": self.identity}
+            state["unfinished"] = {"name": name, "identity": identity}
             (storage / STATE_FILE).write_text(json.dumps(state, indent=1))
             scheduler = None
             if self.asha:

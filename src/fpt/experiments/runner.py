@@ -9,7 +9,6 @@ cells that use it are keyed by the pretraining run's key (not by where it lies o
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -20,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from fpt import rundir
-from fpt.config import RunConfig, from_dict, merge
-from fpt.experiments.grid import Cell, Table, tasks_spec
-from fpt.runs import SUMMARY
+from fpt.config import RunConfig
+from fpt.experiments.grid import Cell, Table
+from fpt.experiments.planned import Planned, pretrain_config
+from fpt.rundir import read_summary
 
 ACCURACIES = ("test_accuracy", "val_accuracy", "train_accuracy", "test_accuracy_last", "val_accuracy_last")
 METRIC_SCALE = dict.fromkeys(ACCURACIES, 100.0)  # summary fractions -> percent, as the paper prints them
@@ -47,6 +47,8 @@ KEY_BASELINE: dict[str, Any] = {
     "eval_every": 50, "eval_subset": None, "eval_batch_size": 256, "target": None, "stop_at_target": True,
     "patience": None, "diverge_loss": 100.0, "last_block_rows": True, "trim_padding": True, "bucket_batches": 50,
     "precision": "auto", "compile": False, "cache_features": "auto", "device": "auto", "readout": "last",
+    "baselines": "auto",  # what else is fitted beside a --data run (fpt.baselines): trains nothing of the run itself
+    "preset": "paper",  # the defaults of fields not given; presets began with fast (step 14), the field defaults are paper
 }
 
 
@@ -69,16 +71,6 @@ def config_key(config: RunConfig, **extra: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Planned:
-    """Where one cell's run for one seed lives, and what it runs."""
-
-    config: RunConfig  # with init checkpoint:PATH for cells whose body is pretrained first
-    run_dir: Path
-    key: str
-    pretrain: tuple[RunConfig, Path] | None = None  # (config, run directory) of the body pretraining
-
-
-@dataclass(frozen=True)
 class Store:
     root: Path
 
@@ -87,8 +79,11 @@ class Store:
         key = config_key(config)
         return Planned(config, self.root / key, key)
 
-    def plan(self, table: Table, cell: Cell, seed: int | None = None) -> Planned:
+    def plan(self, table: Table, cell: Cell, seed: int | None = None, lr: float | None = None) -> Planned:
+        """``lr``: the cell's config at that learning rate (an lr grid's run: an ordinary run of the store)."""
         config = cell.config if seed is None else dataclasses.replace(cell.config, seed=seed)
+        if lr is not None and lr != effective_lr(config):  # the cell's own lr: its fixed-lr run, shared
+            config = dataclasses.replace(config, lr=lr)
         if cell.pretrain_task is None:
             return self.plan_config(config)
         pre = pretrain_config(table.scale, cell.pretrain_task, config)
@@ -98,68 +93,17 @@ class Store:
                        (pre, pre_dir))
 
 
-def pretrain_config(scale: str, task_column: str, config: RunConfig) -> RunConfig:
-    """Pretraining a body on a task column: every parameter trained, the cell's body, seed and dropout."""
-    base = {k: v for k, v in tasks_spec()[scale][task_column].items() if k not in ("skip", "name", "compare")}
-    fields = merge(base, {"body": config.body, "init": "random", "freeze": "none", "seed": config.seed,
-                          "dropout": config.dropout})
-    return from_dict(RunConfig, fields, where=f"pretraining on {task_column}")
+def effective_lr(config: RunConfig) -> float:
+    """The lr a run trains at: its own, else its task's (fpt.tasks.base.TaskData.lr; remote homology's 1e-4)."""
+    if config.lr is not None:
+        return config.lr
+    if config.task == "remote-homology":
+        from fpt.tasks.remote_homology import LR
 
+        return LR
+    from fpt.tasks.base import TaskData
 
-def ensure_pretrained_body(pre: RunConfig, run_dir: Path, progress: bool) -> Path:
-    """Train (or reuse) a body with every parameter trained; returns the body directory."""
-    import fpt
-    from fpt.bodies import BodySpec
-    from fpt.bodies.init import save_body
-    from fpt.checkpoint import has_checkpoint
-
-    body_dir = run_dir / "body"
-    if (body_dir / "body.safetensors").is_file():
-        return body_dir
-    with rundir.lock(run_dir, what="fpt reproduce pretrain"):  # held from training to the saved body
-        if (body_dir / "body.safetensors").is_file():  # another worker saved it while this one waited to look
-            return body_dir
-        exp = fpt.build(pre)
-        fpt.fit(exp, out=run_dir, resume=has_checkpoint(run_dir), progress=progress)
-        save_body(exp.model.body, BodySpec(pre.body, pre.init, exp.data.spec.seq_len, pre.dropout, pre.seed), body_dir)
-    return body_dir
-
-
-def read_summary(run_dir: Path) -> dict[str, Any] | None:
-    file = run_dir / SUMMARY
-    return json.loads(file.read_text()) if file.is_file() else None
-
-
-def run_planned(planned: Planned, progress: bool = True) -> dict[str, Any]:
-    """Run one planned cell (or reuse its finished run); returns its summary."""
-    import fpt
-    from fpt.checkpoint import has_checkpoint
-    from fpt.train import resume_config
-
-    done = read_summary(planned.run_dir)
-    if done is not None:
-        return done
-    if planned.pretrain is not None:
-        ensure_pretrained_body(*planned.pretrain, progress)
-    # Decided under the lock: another `fpt reproduce` on the same store may have finished or started
-    # this run since the look above (two workers share a store by skipping each other's runs).
-    created = not planned.run_dir.exists()
-    try:
-        with rundir.lock(planned.run_dir, what="fpt reproduce"):
-            done = read_summary(planned.run_dir)
-            if done is not None:
-                return done
-            resume = has_checkpoint(planned.run_dir)
-            if resume and resume_config(planned.run_dir) != planned.config:
-                raise ValueError(f"{planned.run_dir} was started with a different config than {planned.key} gives; "
-                                 "delete that directory to rerun the cell")
-            exp = fpt.build(planned.config)
-            return fpt.fit(exp, out=planned.run_dir, resume=resume, progress=progress)
-    except BaseException:
-        if created:  # a run that failed before writing anything (no body, no data) leaves no directory behind
-            with contextlib.suppress(OSError):
-                planned.run_dir.rmdir()  # only when empty
-        raise
+    return TaskData.__dataclass_fields__["lr"].default
 
 
 def metric_value(summary: dict[str, Any], metric: str) -> float | None:
@@ -173,8 +117,51 @@ def selected(cell: Cell, only: str | None) -> bool:
     return only is None or only in f"{cell.row}/{cell.column}" or only in f"{cell.row}/{cell.key}"
 
 
+def choose_lr(cell: Cell, summaries: dict[float, dict[str, Any] | None]) -> dict[str, Any]:
+    """The lr of ``cell.lr_grid`` whose seed-0 run has the best VALIDATION figure (never test; ties: the first
+    in the grid). {grid, val: {lr: val figure in % or None}, chosen: lr or None while a grid run is missing}."""
+    val = {lr: metric_value(summaries[lr], "val_accuracy") if summaries.get(lr) else None for lr in cell.lr_grid or ()}
+    done = {lr: v for lr, v in val.items() if v is not None}
+    complete = all(summaries.get(lr) for lr in cell.lr_grid or ())
+    chosen = max(done, key=lambda lr: (done[lr], -list(val).index(lr))) if complete and done else None
+    return {"grid": list(cell.lr_grid or ()), "val": val, "chosen": chosen}
+
+
+def tuned_table(table: Table) -> Table:
+    """The table under per-cell tuned lr (``fpt reproduce --tuned-lr``): its cells with an lr_grid, as TABLE-tuned."""
+    cells = [c for c in table.cells if c.lr_grid or c.quoted or c.skip]
+    rows = [r for r in table.rows if any(c.row == r and c.lr_grid and c.config is not None for c in cells)]
+    cells = [c for c in cells if c.row in rows]
+    return dataclasses.replace(table, name=f"{table.name}{TUNED_SUFFIX}", title=f"{table.title} (lr tuned per cell)",
+                               rows=rows, cells=cells, derived=[], counts=None)
+
+
+TUNED_SUFFIX = "-tuned"
+
+
+def _lr_search(table: Table, store: Store, seeds: list[int], only: str | None, executor: Any, progress: bool,
+               report_only: bool) -> dict[int, dict[str, Any]]:
+    """Seed ``seeds[0]`` of every lr-grid cell at each lr of its grid (run unless ``report_only``); the choices."""
+    from fpt.experiments.executors import InProcessExecutor, Trial
+
+    jobs, plans = [], {}
+    for cell in table.cells:
+        if not cell.lr_grid or cell.config is None:
+            continue
+        for lr in cell.lr_grid:
+            planned = store.plan(table, cell, seeds[0], lr)
+            plans[(id(cell), lr)] = planned
+            if not report_only and selected(cell, only) and read_summary(planned.run_dir) is None:
+                jobs.append(Trial(planned, f"{table.name} {cell.row}/{cell.column} seed {seeds[0]} lr {lr:g} (lr grid)"))
+    if jobs:
+        (executor or InProcessExecutor("fpt reproduce")).run(jobs, progress)
+    return {id(cell): choose_lr(cell, {lr: read_summary(plans[(id(cell), lr)].run_dir) for lr in cell.lr_grid})
+            for cell in table.cells if cell.lr_grid and cell.config is not None}
+
+
 def run_table(table: Table, store: Store, seeds: list[int] | None = None, progress: bool = True,
-              only: str | None = None, executor: Any = None, report_only: bool = False) -> list[dict[str, Any]]:
+              only: str | None = None, executor: Any = None, report_only: bool = False,
+              tuned_lr: bool = False) -> list[dict[str, Any]]:
     """Run every cell for every seed (or the cells whose ``row/column`` contains ``only``; none with ``report_only``).
 
     One result per cell and seed: {cell, seed, summary, status, note, run_dir}; status is
@@ -185,6 +172,8 @@ def run_table(table: Table, store: Store, seeds: list[int] | None = None, progre
     """
     from fpt.experiments.executors import InProcessExecutor, Trial
 
+    # --tuned-lr: first seed 0 at every lr of each cell's grid, then every seed at the lr chosen on validation.
+    search = _lr_search(table, store, seeds or [0], only, executor, progress, report_only) if tuned_lr else {}
     results, jobs = [], []
     for cell in table.cells:
         if cell.quoted or cell.skip:
@@ -192,11 +181,17 @@ def run_table(table: Table, store: Store, seeds: list[int] | None = None, progre
             results.append({"cell": cell, "seed": None, "summary": None, "status": status,
                             "note": cell.quoted or cell.skip or "", "run_dir": None})
             continue
+        choice = search.get(id(cell))
         for seed in seeds or [cell.config.seed]:
-            planned = store.plan(table, cell, seed)
+            lr = choice["chosen"] if choice else None
+            planned = store.plan(table, cell, seed, lr)
             row = {"cell": cell, "seed": seed, "summary": None, "status": "done", "note": "",
-                   "run_dir": planned.run_dir}
-            if report_only or not selected(cell, only):
+                   "run_dir": planned.run_dir, "lr": planned.config.lr}
+            if choice:
+                row["lr_search"] = choice
+            if choice and lr is None:
+                row["status"], row["note"] = "not run", "lr grid not finished: no lr chosen yet"
+            elif report_only or not selected(cell, only):
                 row["summary"] = read_summary(planned.run_dir)
                 if row["summary"] is None:
                     row["status"] = "not run"

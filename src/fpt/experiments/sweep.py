@@ -34,10 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fpt.config import ConfigError, RunConfig, from_dict, load_yaml, merge, near, show, target_alias
+from fpt.config import RunConfig, from_dict, load_yaml, merge, near, show, target_alias
+from fpt.errors import CheckpointError, ConfigError
 from fpt.experiments.executors import DONE, EARLY_STOPPED, FAILED, NOT_RUN, Outcome, Trial
-from fpt.experiments.runner import Store, read_summary
-from fpt.runs import CONFIG
+from fpt.experiments.runner import Store
+from fpt.rundir import CONFIG, read_summary
 
 SPEC_KEYS = ("name", "description", "base", "grid", "random", "seeds", "metric", "mode")
 RANDOM_KEYS = ("trials", "seed", "space")
@@ -46,6 +47,8 @@ TASK_PREFIXES = ("task.", "task_options.")
 LOWER_IS_BETTER = ("loss", "mae", "mse", "rmse", "error")
 SIGNIFICANT = 4  # digits kept of a random draw from a continuous distribution (readable, stable run keys)
 SWEEP_KIND = "fpt-sweep"
+MAX_TRIALS = 10_000  # trials (configs x seeds) a spec may ask for: far beyond a sweep that can finish, and
+# small enough that --dry-run plans and lists them all in seconds
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,17 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
             or len(set(seeds)) != len(seeds)):
         raise _fail(where, f"seeds: give a list of distinct integers, e.g. seeds: [0, 1, 2], got {show(seeds)}")
     base = {k: v for k, v in base.items() if k != "seed"}
+    # Counted before anything is expanded: a 10^7-point grid or a billion random trials would otherwise be
+    # built (and listed by --dry-run) one config at a time, for minutes, before any answer.
+    if grid is not None:
+        configs, field = math.prod(len(values) for values in grid.values()), "grid"
+    elif rand is not None:
+        configs, field = rand["trials"], "random.trials"
+    else:  # the base config alone, once per seed
+        configs, field = 1, "seeds"
+    if configs * len(seeds) > MAX_TRIALS:
+        raise _fail(where, f"{field}: {configs:,} configs x {len(seeds)} seed(s) = {configs * len(seeds):,} trials, "
+                           f"more than fpt sweep runs ({MAX_TRIALS:,}); narrow it or split it into several specs")
     metric = data.get("metric", "val_accuracy")
     if not isinstance(metric, str) or not metric.startswith("val_") or len(metric) <= len("val_"):
         raise _fail(where, f"metric {show(metric)} is not a validation metric: the ranking reads validation only "
@@ -330,11 +344,11 @@ def _stats(values: list[float]) -> tuple[float | None, float | None]:
 
 
 def _last_eval(run_dir: Path) -> dict[str, Any]:
-    from fpt.analysis.runs import read_metrics
+    from fpt.rundir import read_metrics
 
     try:
         rows = read_metrics(run_dir)
-    except ValueError:
+    except CheckpointError:  # a corrupt metrics.jsonl: no last evaluation to show
         return {}
     return rows[-1] if rows else {}
 
@@ -419,8 +433,8 @@ def command(spec_path: str | Path, out: Path, store: Path, extra: list[str] | No
 
 
 def write_results(spec: SweepSpec, planned: list[tuple[SweepConfig, int, Trial]], out: Path, store: Store,
-                  cmd: str, outcomes: dict[str, Outcome] | None = None, html: bool = True) -> list[dict[str, Any]]:
-    """OUT/results.csv, OUT/results.json, OUT/report.md (+ report.html); returns the rows."""
+                  cmd: str, outcomes: dict[str, Outcome] | None = None) -> list[dict[str, Any]]:
+    """OUT/results.csv and OUT/results.json; returns the rows (the pages: fpt.presentation.html.write_sweep_pages)."""
     from fpt import rundir
 
     out.mkdir(parents=True, exist_ok=True)
@@ -435,23 +449,6 @@ def write_results(spec: SweepSpec, planned: list[tuple[SweepConfig, int, Trial]]
            "mode": spec.mode, "swept": spec.swept, "seeds": spec.seeds, "command": cmd,
            "store": _rel(store.root, out), "spec": spec.raw, "rows": rows, "trials": trial_rows}
     rundir.write_text(out / "results.json", json.dumps(doc, indent=1, default=str))
-    title = f"Sweep {spec.name}: {len(rows)} config(s) x {len(spec.seeds)} seed(s), ranked by {spec.metric} ({spec.mode})"
-    from fpt.html_report import BEGIN
-
-    md = out / "report.md"
-    kept = md.read_text().split(BEGIN, 1)[1] if md.is_file() and BEGIN in md.read_text() else ""
-    rundir.write_text(md, f"# {title}\n\nProduced by (resumable; finished trials are reused):\n\n    {cmd}\n\n"
-                          + (BEGIN + kept if kept else ""))
-    if html:
-        import sys
-
-        from fpt import html_report
-
-        try:
-            html_report.write(out, html_report.Options(attention="existing"))
-        except Exception as exc:  # noqa: BLE001 - the results are written; the page can be made later
-            print(f"fpt sweep: report.html not written ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-                  f"results.csv and results.json are; try fpt report {out}", file=sys.stderr)
     return rows
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 from fpt.config import RunConfig, from_dict
+from fpt.errors import ConfigError
 
 
 @functools.lru_cache(maxsize=64)
@@ -40,7 +41,7 @@ def check_config(config: RunConfig) -> list[str]:
         errors.append(str(exc))
     try:
         resolve_policy(config.freeze)
-    except ValueError as exc:
+    except ConfigError as exc:
         errors.append(str(exc))
     if config.layers is not None:
         depth = body_depth(config.body)

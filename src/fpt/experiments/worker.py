@@ -1,8 +1,9 @@
 """One trial in its own process: ``python -m fpt.experiments.worker REQUEST.json`` (started by LocalExecutor).
 
-The request names the trial (its config and store directory), the threads it may use and where to
-write its result: ``{"status": "done" | "failed" | "busy", "note": ...}``. The trial itself is
-``fpt.experiments.runner.run_planned``: ``fpt train --out STORE/KEY``, or ``--resume`` when the run
+The request names the trial (its config and store directory), the threads it may use, the executor's
+pid (the worker ends when that process is gone, however it died, and removes the request folder) and
+where to write its result: ``{"status": "done" | "failed" | "busy", "note": ...}``. The trial itself is
+``fpt.experiments.planned.run_planned``: ``fpt train --out STORE/KEY``, or ``--resume`` when the run
 directory has a checkpoint, under the run directory's lock.
 """
 
@@ -10,22 +11,73 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import sys
+import threading
+import time
 import traceback
 from pathlib import Path
+
+WORK_PREFIX = "fpt-trials-"  # LocalExecutor's temporary folder of requests and results
+
+
+def _parent_death_signal(sig: int) -> None:
+    """Linux: have the kernel send ``sig`` when the parent dies (prctl PR_SET_PDEATHSIG), even by SIGKILL."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(sig), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no libc prctl: the watch thread below still notices
+        pass
+
+
+def watch_parent(parent: int, every: float = 1.0) -> None:
+    """End this worker (SIGTERM to itself) once ``parent`` is gone: a killed ``fpt sweep`` must not leave its
+    trials training. The kernel's parent-death signal is immediate (Linux); the thread is the portable backstop."""
+    _parent_death_signal(signal.SIGTERM)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def poll() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=poll, name="fpt-watch-parent", daemon=True).start()
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds fit: its trackers close and the run directory's lock is released
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    request = json.loads(Path(argv[0]).read_text())
+    request_path = Path(argv[0])
+    request = json.loads(request_path.read_text())
     result = Path(request["result"])
+    parent = request.get("parent")
+    if parent is not None:
+        signal.signal(signal.SIGTERM, _terminated)
+        watch_parent(int(parent))
+    try:
+        return _run(request, result)
+    finally:
+        work = request_path.parent
+        if parent is not None and os.getppid() != int(parent) and work.name.startswith(WORK_PREFIX):
+            shutil.rmtree(work, ignore_errors=True)  # the executor that would have removed it is gone
+
+
+def _run(request: dict, result: Path) -> int:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     import torch
 
     torch.set_num_threads(int(request.get("threads") or 1))
     from fpt import rundir
     from fpt.experiments.executors import one_line, planned_from_dict
-    from fpt.experiments.runner import run_planned
+    from fpt.experiments.planned import run_planned
 
     print(f"fpt worker pid {os.getpid()}: {request.get('label', '')}", flush=True)
     try:

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from fpt.config import from_dict
+from fpt.errors import DataError  # noqa: F401  (re-exported: raised here)
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective
 from fpt.registry import Registry
@@ -22,10 +23,6 @@ from fpt.registry import Registry
 Tensor = torch.Tensor
 
 TRAIN_STREAM, EVAL_STREAM, VAL_STREAM = 0, 1, 2  # generated tasks: independent train, test and validation draws
-
-
-class DataError(ValueError):
-    """Input data that cannot be used as it is; the message names the file, the record and the fix."""
 
 
 class Batch(NamedTuple):

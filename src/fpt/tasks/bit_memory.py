@@ -20,6 +20,7 @@ from math import comb
 import numpy as np
 import torch
 
+from fpt.errors import ConfigError
 from fpt.model import InputSpec
 from fpt.tasks.base import EVAL_STREAM, TASKS, VAL_STREAM, Batch, DataSource, GeneratedSource, TaskData
 from fpt.transforms import chunk_tokens
@@ -35,9 +36,9 @@ class BitMemoryOptions:
 
     def __post_init__(self) -> None:
         if self.n_bits % self.token_dim:
-            raise ValueError(f"bit-memory: n_bits={self.n_bits} must be a multiple of token_dim={self.token_dim}")
+            raise ConfigError(f"bit-memory: n_bits={self.n_bits} must be a multiple of token_dim={self.token_dim}")
         if self.n_strings < 1 or not 0 <= self.mask_prob < 1 or self.eval_size < 1:
-            raise ValueError("bit-memory: need n_strings >= 1, 0 <= mask_prob < 1, eval_size >= 1")
+            raise ConfigError("bit-memory: need n_strings >= 1, 0 <= mask_prob < 1, eval_size >= 1")
 
 
 def sample_bit_memory(rng: np.random.Generator, size: int, o: BitMemoryOptions) -> Batch:

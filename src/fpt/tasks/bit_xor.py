@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from fpt.errors import ConfigError
 from fpt.model import InputSpec
 from fpt.tasks.base import EVAL_STREAM, TASKS, VAL_STREAM, Batch, DataSource, GeneratedSource, TaskData
 
@@ -22,7 +23,7 @@ class BitXorOptions:
 
     def __post_init__(self) -> None:
         if self.n_bits < 1 or self.eval_size < 1:
-            raise ValueError("bit-xor: n_bits and eval_size must be >= 1")
+            raise ConfigError("bit-xor: n_bits and eval_size must be >= 1")
 
 
 def sample_bit_xor(rng: np.random.Generator, size: int, n_bits: int) -> Batch:

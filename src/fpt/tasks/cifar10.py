@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fpt.data.image_files import ensure, read_cifar10, read_cifar10_classes
+from fpt.errors import ConfigError
 from fpt.model import InputSpec
 from fpt.tasks.base import TASKS, DataSource, TaskData
 from fpt.tasks.images import VAL_SPLIT_SEED, ImageTokens, hold_out, image_task_data
@@ -31,7 +32,7 @@ class Cifar10Options:
     def __post_init__(self) -> None:
         check_val_size("cifar10", self.val_size, 50_000)
         if self.patch_size < 1 or 32 % self.patch_size:
-            raise ValueError(f"cifar10: patch_size={self.patch_size} must divide 32")
+            raise ConfigError(f"cifar10: patch_size={self.patch_size} must divide 32")
 
 
 @TASKS.register("cifar10")
@@ -43,7 +44,7 @@ class Cifar10:
         classes = read_cifar10_classes(source.root)
         train, test = read_cifar10(source.root, "train"), read_cifar10(source.root, "test")
         p = o.patch_size
-        tokens = ImageTokens(patch=p, mean=CIFAR10_MEAN, std=CIFAR10_STD, augment=o.augment)
+        tokens = ImageTokens(32, p, "rgb", list(CIFAR10_MEAN), list(CIFAR10_STD), augment=o.augment)
         n = (32 // p) ** 2
         spec = InputSpec(seq_len=n, num_classes=10, token_dim=p * p * 3)
         info = {

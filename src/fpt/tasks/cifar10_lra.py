@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from fpt.data.image_files import ensure, read_cifar10, read_cifar10_classes
+from fpt.errors import ConfigError
 from fpt.model import InputSpec
 from fpt.tasks.base import TASKS, DataSource, TaskData
 from fpt.tasks.images import VAL_SPLIT_SEED, ImageTokens, PixelIds, hold_out, image_task_data
@@ -39,7 +40,7 @@ class Cifar10LraOptions:
 
     def __post_init__(self) -> None:
         if self.input not in {"float", "int"}:
-            raise ValueError(f"cifar10-lra: input={self.input!r} must be float or int")
+            raise ConfigError(f"cifar10-lra: input={self.input!r} must be float or int")
 
     @property
     def augmented(self) -> bool:
@@ -64,7 +65,7 @@ class Cifar10Lra:
         info = {"resolution": "32x32 grayscale (LRA: 0.2989 R + 0.5870 G + 0.1140 B, rounded)", "patch": 1,
                 "augmentation": augmentation, "classes": classes}
         if o.input == "float":
-            tokens = ImageTokens(patch=1, mean=(0.5,), std=(0.5,), augment=o.augmented)
+            tokens = ImageTokens(32, 1, "gray", [0.5], [0.5], augment=o.augmented)
             spec = InputSpec(seq_len=1024, num_classes=10, token_dim=1)
             info |= {"tokenisation": "1024 tokens of 1 grey value, row-major",
                      "normalisation": "(pixel / 255 - 0.5) / 0.5, in [-1, 1]"}

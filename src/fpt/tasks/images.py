@@ -13,42 +13,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from fpt.data.base import stratified_split  # noqa: F401  (the tasks' split; kept importable here)
+from fpt.data.tokenisers import ImageTokens
 from fpt.model import InputSpec
 from fpt.tasks.base import Batch, TaskData, TensorSource
-from fpt.transforms import augment_images, normalize, pad_to, patchify
+from fpt.transforms import augment_images
 
 Tensor = torch.Tensor
 
 EVAL_CHUNK = 2048  # images tokenised at a time for held-out sets: bounds the float copy in memory
-
-
-@dataclass(frozen=True)
-class ImageTokens:
-    """uint8 images (B, C, H, W) -> float tokens (B, (S/p)^2, p * p * C).
-
-    Steps: scale to [0, 1], zero-pad to ``size`` (if set), augment (training only), per-channel
-    normalisation, patchify. Augmentation runs before normalisation as in the official code,
-    so the zero fill of crops and rotations is black, not the mean colour.
-    """
-
-    patch: int
-    size: int | None = None
-    mean: tuple[float, ...] = (0.0,)
-    std: tuple[float, ...] = (1.0,)
-    augment: bool = False
-
-    @property
-    def random(self) -> bool:
-        """Whether two calls can give different tokens (feature caching needs False)."""
-        return self.augment
-
-    def __call__(self, images: Tensor, gen: torch.Generator | None = None) -> Tensor:
-        x = images.float() / 255  # (B, C, H, W)
-        if self.size is not None:
-            x = pad_to(x, self.size)  # (B, C, S, S)
-        if self.augment:
-            x = augment_images(x, _need(gen))
-        return patchify(normalize(x, self.mean, self.std), self.patch)  # (B, T, p * p * C)
 
 
 @dataclass(frozen=True)
@@ -79,26 +52,6 @@ def tokenize_all(tokens: ImageTokens | PixelIds, images: Tensor) -> Tensor:
     """Tokens for a whole held-out set, without augmentation."""
     plain = replace(tokens, augment=False)
     return torch.cat([plain(images[i: i + EVAL_CHUNK]) for i in range(0, len(images), EVAL_CHUNK)])
-
-
-def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices (train, test) with exactly ``test_size`` test examples and each class's share kept.
-
-    Classes get test places in proportion to their size (largest remainders break ties), and
-    the examples within a class are drawn with ``seed``; the result depends on nothing else.
-    """
-    classes, counts = np.unique(labels, return_counts=True)
-    if not 0 < test_size < len(labels):
-        raise ValueError(f"test_size={test_size} must be between 1 and {len(labels) - 1}")
-    share = counts * test_size / len(labels)
-    take = np.floor(share).astype(np.int64)
-    order = np.argsort(-(share - take), kind="stable")
-    take[order[: test_size - take.sum()]] += 1
-    rng = np.random.default_rng(seed)
-    test = np.concatenate([rng.permutation(np.flatnonzero(labels == c))[:k] for c, k in zip(classes, take, strict=True)])
-    test = np.sort(test)
-    train = np.setdiff1d(np.arange(len(labels)), test)
-    return train, test
 
 
 VAL_SPLIT_SEED = 0  # the validation hold-out is part of the task's definition, the same for every run seed

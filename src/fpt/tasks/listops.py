@@ -20,8 +20,9 @@ import numpy as np
 import torch
 
 from fpt.data import listops as lo
+from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
-from fpt.tasks.base import TASKS, Batch, DataError, DataSource, TaskData, TensorSource
+from fpt.tasks.base import TASKS, Batch, DataSource, TaskData, TensorSource
 
 # Symbol code (fpt.data.listops.SYMBOLS order) -> token id; DROP removes the symbol.
 DROP = -1
@@ -55,16 +56,16 @@ class ListOpsOptions:
 
     def __post_init__(self) -> None:
         if self.tokenisation not in TOKENISATIONS:
-            raise ValueError(f"listops: tokenisation {self.tokenisation!r} is not one of {', '.join(TOKENISATIONS)}")
+            raise ConfigError(f"listops: tokenisation {self.tokenisation!r} is not one of {', '.join(TOKENISATIONS)}")
         if self.max_len is not None and self.max_len < 1:
-            raise ValueError("listops: max_len must be >= 1")
+            raise ConfigError("listops: max_len must be >= 1")
         if self.n_train is not None and self.n_train < 1:
-            raise ValueError("listops: n_train must be >= 1")
+            raise ConfigError("listops: n_train must be >= 1")
         if min(self.generate_val, self.generate_test) < 1 or (self.generate_train is not None and self.generate_train < 1):
-            raise ValueError("listops: generate_train, generate_val and generate_test must be >= 1")
+            raise ConfigError("listops: generate_train, generate_val and generate_test must be >= 1")
         if not (0 <= self.generate_min_len and self.generate_min_len + 1 < self.generate_max_len
                 and self.generate_max_depth >= 1):
-            raise ValueError("listops: need 0 <= generate_min_len < generate_max_len - 1 and generate_max_depth >= 1")
+            raise ConfigError("listops: need 0 <= generate_min_len < generate_max_len - 1 and generate_max_depth >= 1")
 
     @property
     def lra_generator(self) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fpt.data.image_files import ensure, read_mnist
+from fpt.errors import ConfigError
 from fpt.model import InputSpec
 from fpt.tasks.base import TASKS, DataSource, TaskData
 from fpt.tasks.images import VAL_SPLIT_SEED, ImageTokens, hold_out, image_task_data
@@ -32,20 +33,20 @@ class MnistOptions:
 
 def check_val_size(task: str, val_size: int, n_train: int) -> None:
     if not 1 <= val_size < n_train:
-        raise ValueError(f"{task}: val_size={val_size} must be between 1 and {n_train - 1} (validation is held out "
-                         "from the training images; selection never reads the test set)")
+        raise ConfigError(f"{task}: val_size={val_size} must be between 1 and {n_train - 1} (validation is held out "
+                          "from the training images; selection never reads the test set)")
 
 
 def check_image_options(task: str, image_size: int, patch_size: int) -> None:
     if image_size < 28:
-        raise ValueError(f"{task}: image_size={image_size} must be >= 28 (digits are padded, never cropped)")
+        raise ConfigError(f"{task}: image_size={image_size} must be >= 28 (digits are padded, never cropped)")
     if patch_size < 1 or image_size % patch_size:
-        raise ValueError(f"{task}: patch_size={patch_size} must divide image_size={image_size}")
+        raise ConfigError(f"{task}: patch_size={patch_size} must divide image_size={image_size}")
 
 
 def mnist_tokens(image_size: int, patch_size: int) -> tuple[ImageTokens, InputSpec, dict]:
     """The tokeniser, input spec and description shared by the MNIST-digit tasks."""
-    tokens = ImageTokens(patch=patch_size, size=image_size if image_size != 28 else None)
+    tokens = ImageTokens(image_size, patch_size, "gray", [0.0], [1.0])  # 28x28 digits padded to image_size
     n = (image_size // patch_size) ** 2
     spec = InputSpec(seq_len=n, num_classes=10, token_dim=patch_size * patch_size)
     info = {

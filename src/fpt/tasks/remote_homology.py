@@ -25,8 +25,9 @@ import numpy as np
 import torch
 
 from fpt.data import tape as td
+from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
-from fpt.tasks.base import TASKS, Batch, DataError, DataSource, TaskData, TensorSource
+from fpt.tasks.base import TASKS, Batch, DataSource, TaskData, TensorSource
 
 POLICIES = ("drop", "truncate")
 EVAL_SPLITS = ("valid", "test_fold_holdout", "test_superfamily_holdout", "test_family_holdout")
@@ -49,11 +50,11 @@ class RemoteHomologyOptions:
 
     def __post_init__(self) -> None:
         if self.length_policy not in POLICIES:
-            raise ValueError(f"remote-homology: length_policy {self.length_policy!r} is not one of {', '.join(POLICIES)}")
+            raise ConfigError(f"remote-homology: length_policy {self.length_policy!r} is not one of {', '.join(POLICIES)}")
         if self.max_len < 3:
-            raise ValueError("remote-homology: max_len must be >= 3 (<cls>, one residue, <sep>)")
+            raise ConfigError("remote-homology: max_len must be >= 3 (<cls>, one residue, <sep>)")
         if self.n_train is not None and self.n_train < 1:
-            raise ValueError("remote-homology: n_train must be >= 1")
+            raise ConfigError("remote-homology: n_train must be >= 1")
 
 
 def fit_lengths(split: td.Split, max_len: int, policy: str) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:

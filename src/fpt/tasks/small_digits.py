@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
-from fpt.tasks.base import TASKS, Batch, DataError, DataSource, TaskData, TensorSource
+from fpt.tasks.base import TASKS, Batch, DataSource, TaskData, TensorSource
 from fpt.tasks.images import class_counts, image_task_data, labels_tensor, stratified_split
 from fpt.tasks.mnist import check_image_options, mnist_tokens
 from fpt.transforms import patchify
@@ -83,7 +84,7 @@ class DigitsOptions:
 
     def __post_init__(self) -> None:
         if self.tokens not in {"patch", "pixel"}:
-            raise ValueError(f"digits: tokens={self.tokens!r} must be patch or pixel")
+            raise ConfigError(f"digits: tokens={self.tokens!r} must be patch or pixel")
 
 
 @TASKS.register("digits")

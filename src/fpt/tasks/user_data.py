@@ -21,12 +21,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from fpt.config import DATA_FIELDS, DATA_TASK, ConfigError, RunConfig
+from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig
 from fpt.data.tokenisers import plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
+from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective, Regression
 from fpt.objectives import from_json as objective_from_json
-from fpt.tasks.base import TASKS, Batch, DataError, DataSource, TaskData, TensorSource
+from fpt.tasks.base import TASKS, Batch, DataSource, TaskData, TensorSource
 
 FITTED_FORMAT = 1
 PATIENCE = 10  # default early stopping: evaluations without a validation gain (--patience overrides)
@@ -89,10 +90,38 @@ class Preprocessing:
     def from_json(cls, data: dict[str, Any]) -> Preprocessing:
         from fpt.data.tokenisers import from_json
 
+        if not isinstance(data, dict):
+            raise DataError(f"data.json holds a {type(data).__name__}, not fpt's mapping of fitted preprocessing")
         if data.get("format") != FITTED_FORMAT:
             raise DataError(f"data.json format {data.get('format')!r}; this fpt reads format {FITTED_FORMAT}")
+        classes = data.get("classes")
+        if classes is not None and (not isinstance(classes, list) or not all(isinstance(c, list) and c for c in classes)):
+            raise DataError(f"data.json field 'classes' is {str(classes)[:40]!r}; expected a list of class lists per target")
+        for name in ("targets", "features"):
+            if not isinstance(data.get(name), list):
+                raise DataError(f"data.json field {name!r} is {str(data.get(name))[:40]!r}; expected a list of names")
         return cls(data["modality"], from_json(data["tokeniser"]), objective_from_json(data["objective"]),
-                   list(data["targets"]), data["classes"], list(data["features"]))
+                   list(data["targets"]), classes, list(data["features"]))
+
+
+# The largest |target| a regression trains on: predictions are float32 (max 3.4e38) and the squared errors of
+# the metrics float64, so 1e300 overflowed both (R² 0, Infinity in summary.json) without a word.
+MAX_TARGET = 1e30
+
+
+def _check_target_range(raw: Any) -> None:
+    for split in raw.splits.values():
+        try:
+            y = np.abs(split.y.astype(np.float64))
+        except (TypeError, ValueError):
+            continue  # a non-numeric held-out target is named where targets are encoded
+        for j, name in enumerate(raw.targets):
+            col = y[:, j]
+            if col.size and np.nanmax(col) > MAX_TARGET:
+                row = int(np.nanargmax(col))
+                raise DataError(f"{split.where}: regression target {name!r} reaches {float(split.y[row, j]):g} (row {row + 1}); "
+                                f"fpt standardises targets in float32, which overflows beyond {MAX_TARGET:g}: rescale "
+                                "the column (e.g. divide it by a power of ten, or take its log)")
 
 
 def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
@@ -122,6 +151,7 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
                             "(use --objective classification)") from None
         if not np.isfinite(y).all():
             raise DataError(f"{train.where}: a regression target holds infinite values; fix or drop those rows")
+        _check_target_range(raw)
         std = y.std(axis=0)
         flat = [name for name, s in zip(raw.targets, std, strict=True) if not s > 0]
         if flat:
@@ -147,16 +177,23 @@ class UserData:
 
     def build(self, options: Any, seed: int, source: DataSource) -> TaskData:
         from fpt.data import load
-        from fpt.data.base import finish_splits, infer_objective
 
         if options.data is None:
             raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with --data PATH")
         raw = load(options.data, options.target_column, options.modality, options.image_channels, options.image_size)
-        train = raw.splits["train"]
-        objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
-        raw = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
-                            stratify=objective == "classification")
-        return task_from_raw(raw, options, seed, objective, why)
+        return task_from_loaded(raw, options, seed)
+
+
+def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
+    """The task of ``RawData`` as read (from files, or in memory: fpt.build(data=DataFrame)): the objective
+    decided, the missing validation/test splits held out, then ``task_from_raw``."""
+    from fpt.data.base import finish_splits, infer_objective
+
+    train = raw.splits["train"]
+    objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
+    raw = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
+                        stratify=objective == "classification")
+    return task_from_raw(raw, options, seed, objective, why)
 
 
 def join(a: Batch, b: Batch) -> Batch:
@@ -202,4 +239,4 @@ def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -
                     objective=prep.objective, patience=PATIENCE, fitted=prep.to_json())
 
 
-__all__ = ["DataOptions", "Preprocessing", "UserData", "fit_preprocessing", "task_from_raw"]
+__all__ = ["DataOptions", "Preprocessing", "UserData", "fit_preprocessing", "task_from_loaded", "task_from_raw"]

@@ -12,8 +12,29 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from fpt.analysis.runs import eval_sets, read_config, read_metrics, run_label
-from fpt.runs import CONFIG, METRICS
+from fpt.errors import RunError
+from fpt.rundir import CONFIG, METRICS, read_config, read_metrics
+
+
+def eval_sets(rows: list[dict[str, Any]]) -> list[str]:
+    """Held-out set names logged during training (``fit`` logs validation only)."""
+    names: list[str] = []
+    for row in rows[:1]:
+        for key in row:
+            if key.endswith("_accuracy") and not key.startswith("train_"):
+                names.append(key[: -len("_accuracy")])
+    return names
+
+
+def run_label(config: dict[str, Any]) -> str:
+    """What distinguishes runs in a legend: task / body / init / freeze (+ layers)."""
+    body = Path(str(config.get("body", "?"))).name  # a local model directory shows as its last part
+    init = str(config.get("init", "?"))
+    if init.startswith("checkpoint:"):
+        init = "checkpoint"  # the full path would swamp the legend
+    label = f"{config.get('task', '?')} / {body} / {init} / {config.get('freeze', '?')}"
+    return label + (f" / {config['layers']} layers" if config.get("layers") else "")
+
 
 
 class TensorBoardUnavailable(RuntimeError):
@@ -34,7 +55,7 @@ def plot_curves(run_dirs: list[Path], path: Path, title: str = "") -> list[Path]
     runs = [(Path(d), read_metrics(Path(d))) for d in run_dirs]
     runs = [(d, rows) for d, rows in runs if rows]
     if not runs:
-        raise ValueError(f"no metrics.jsonl rows in {', '.join(map(str, run_dirs))}: nothing to plot yet")
+        raise RunError(f"no metrics.jsonl rows in {', '.join(map(str, run_dirs))}: nothing to plot yet")
     names = labels([d for d, _ in runs])
     fig = Figure(figsize=(12, 7.5), dpi=110, layout="constrained")
     axes = fig.subplots(2, 2)

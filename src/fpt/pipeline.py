@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -12,7 +13,8 @@ import torch
 from fpt.bodies import BodySpec, build_body
 from fpt.checkpoint import fingerprint
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, target_alias
-from fpt.freeze import apply_policy
+from fpt.errors import ConfigError
+from fpt.freeze import GroupCount, apply_policy, count_parameters
 from fpt.model import FPT, InputSpec
 from fpt.tasks import TaskData, build_task
 from fpt.tasks.base import DataSource, TensorSource
@@ -36,15 +38,16 @@ class Experiment:
 
     @property
     def precision(self) -> str:
-        return resolve_precision(self.config.precision, self.device)
+        return resolve_precision(self.config.precision, self.device, self.config.preset)
 
     @property
     def autocast(self) -> torch.autocast:
-        """Mixed precision as configured (bf16 autocast on CUDA by default, fp32 on CPU).
+        """Mixed precision as configured (by default bf16 autocast on CUDA and, under preset fast, on a CPU
+        with native bf16; fp32 elsewhere).
 
         Every call of the model goes through it: under bf16 the frozen matmul weights are stored in
         bf16 (``store_frozen_bf16``) and need autocast to meet fp32 activations."""
-        return autocast(self.config.precision, self.device)
+        return autocast(self.config.precision, self.device, self.config.preset)
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """The model's forward under the configured precision (compiled when asked)."""
@@ -58,10 +61,14 @@ class Experiment:
         return self.config.target if self.config.target is not None else self.data.target
 
 
-def resolve_precision(precision: str, device: torch.device) -> str:
-    """fp32 or bf16: ``auto`` is bf16 on CUDA, fp32 elsewhere."""
+def resolve_precision(precision: str, device: torch.device, preset: str = "paper") -> str:
+    """fp32 or bf16: ``auto`` is bf16 on CUDA and, under preset fast, on a CPU that computes bf16 natively
+    (``cpu_has_native_bf16``); fp32 elsewhere (preset paper: on every CPU, as before presets existed, so
+    fpt reproduce's runs do not change with the machine). Never a warning: only an explicit bf16 warns."""
     if precision == "auto":
-        return "bf16" if device.type == "cuda" else "fp32"
+        if device.type == "cuda":
+            return "bf16"
+        return "bf16" if device.type == "cpu" and preset == "fast" and cpu_has_native_bf16() else "fp32"
     return precision
 
 
@@ -71,9 +78,10 @@ def cpu_has_native_bf16() -> bool:
     return any(check() for check in checks if check is not None)
 
 
-def autocast(precision: str, device: torch.device) -> torch.autocast:
-    """bf16 autocast when ``precision`` resolves to bf16 on ``device``, else a disabled one."""
-    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=resolve_precision(precision, device) == "bf16")
+def autocast(precision: str, device: torch.device, preset: str = "paper") -> torch.autocast:
+    """bf16 autocast when ``precision`` resolves to bf16 on ``device`` (under ``preset``), else a disabled one."""
+    return torch.autocast(device.type, dtype=torch.bfloat16,
+                          enabled=resolve_precision(precision, device, preset) == "bf16")
 
 
 def _matmul_weights(model: torch.nn.Module) -> list[torch.nn.Parameter]:
@@ -105,12 +113,12 @@ def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r} requested but CUDA is not available here; use device=cpu or auto")
+        raise ConfigError(f"device {name!r} requested but CUDA is not available here; use device=cpu or auto")
     if name.startswith("cuda:") and int(name[5:]) >= torch.cuda.device_count():
-        raise ValueError(f"device {name!r} requested but this machine has {torch.cuda.device_count()} CUDA device(s) "
-                         f"(cuda:0..cuda:{torch.cuda.device_count() - 1}); use one of them, cuda or auto")
+        raise ConfigError(f"device {name!r} requested but this machine has {torch.cuda.device_count()} CUDA device(s) "
+                          f"(cuda:0..cuda:{torch.cuda.device_count() - 1}); use one of them, cuda or auto")
     if name == "mps" and not torch.backends.mps.is_available():
-        raise ValueError("device 'mps' requested but Apple's MPS is not available here; use device=cpu or auto")
+        raise ConfigError("device 'mps' requested but Apple's MPS is not available here; use device=cpu or auto")
     return torch.device(name)
 
 
@@ -120,7 +128,7 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT:
                                vit_positions=config.vit_positions, lstm_variant=config.lstm_variant))
     if config.layers is not None:
         if not 1 <= config.layers <= len(body.blocks):
-            raise ValueError(f"layers={config.layers} must be in 1..{len(body.blocks)} for body {config.body!r}")
+            raise ConfigError(f"layers={config.layers} must be in 1..{len(body.blocks)} for body {config.body!r}")
         # Blocks past the first X are never run: drop them so counts and fingerprints ignore them.
         del body.blocks[config.layers:]
     with torch.random.fork_rng(devices=[]):
@@ -139,14 +147,77 @@ def task_options(config: RunConfig) -> dict[str, Any]:
     return {**{name: getattr(config, name) for name in DATA_FIELDS}, **config.task_options}
 
 
-def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
-    """An experiment from a config, or from config fields: ``build(task="bit-xor", body="minilm")``."""
+def task_spec(config: RunConfig, options: dict[str, Any] | None = None) -> InputSpec:
+    """The task's input shape, from its data on disk (never downloaded); ``options``: instead of ``task_options``."""
+    options = task_options(config) if options is None else options
+    return build_task(config.task, options, config.seed, DataSource(Path(config.data_dir), False)).spec
+
+
+def architecture_counts(config: RunConfig, spec: InputSpec | None = None) -> dict[str, GroupCount]:
+    """Per-group parameter counts (``fpt.freeze.count_parameters``) of the config's model for ``spec`` (default:
+    ``task_spec``), built on the meta device: the architecture without weights or memory (init=random builds
+    the same architecture as pretrained, stats or checkpoint)."""
+    spec = task_spec(config) if spec is None else spec
+    with torch.device("meta"):
+        return count_parameters(build_model(replace(config, init="random"), spec))
+
+
+# --data runs: the default budget in epochs of the training split, within these bounds (steps), and the
+# number of evaluations it is cut into (eval_every = steps / EVALUATIONS, at least MIN_EVAL_EVERY steps).
+BUDGET_EPOCHS, MIN_STEPS, MAX_STEPS, EVALUATIONS, MIN_EVAL_EVERY = 30, 200, 2000, 20, 10
+BUDGET_FIELDS = ("steps", "eval_every")
+
+
+def data_budget(config: RunConfig, n_train: int, scale: tuple[str, ...] = BUDGET_FIELDS) -> RunConfig:
+    """``config`` with the fields of ``scale`` (steps, eval_every: those the user did not set) fitted to a
+    training split of ``n_train`` examples: steps = 30 epochs within [200, 2000], eval_every = steps / 20
+    (at least 10). Patience (--data: 10 evaluations) then stops a run that has stopped improving."""
+    changes: dict[str, int] = {}
+    steps = config.steps
+    if "steps" in scale:
+        steps = changes["steps"] = min(MAX_STEPS, max(MIN_STEPS, math.ceil(BUDGET_EPOCHS * n_train / config.batch_size)))
+    if "eval_every" in scale:
+        changes["eval_every"] = min(steps, max(MIN_EVAL_EVERY, steps // EVALUATIONS))
+    return replace(config, **changes) if changes else config
+
+
+def build(config: RunConfig | None = None, *, scale_budget: tuple[str, ...] | None = None, **fields: Any) -> Experiment:
+    """An experiment from a config, or from config fields: ``build(task="bit-xor", body="minilm")``.
+
+    Your own data (``data=...``): the step budget and evaluation interval the fields do not set are fitted to
+    the number of training examples (``data_budget``); with a ``config``, ``scale_budget`` names the fields to
+    fit (``fpt train`` passes those its command line left unset; default: none, the config is used as is)."""
+    from fpt.data.memory import describe, is_in_memory
+
+    memory = fields.get("data")
+    if is_in_memory(memory):  # a DataFrame, a datasets.Dataset or arrays: the config records what it was
+        fields = {**fields, "data": describe(memory)}
+    else:
+        memory = None
     if config is None:
         config = from_dict(RunConfig, target_alias(fields), where="build()")
+        if scale_budget is None:
+            scale_budget = tuple(f for f in BUDGET_FIELDS if f not in fields)
     elif fields:
         config = replace(config, **fields)
-    data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir), config.download))
+    if memory is not None:
+        data = _in_memory_task(memory, config)
+    else:
+        data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir),
+                                                                                      config.download))
+    if config.task == DATA_TASK and scale_budget and not config.train_on_val and hasattr(data.train, "__len__"):
+        config = data_budget(config, len(data.train), scale_budget)
     return assemble(config, data)
+
+
+def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:
+    """The ``data`` task of in-memory data (fpt.data.memory), split and tokenised as a file of it would be."""
+    from fpt.data.memory import from_memory
+    from fpt.tasks.user_data import DataOptions, task_from_loaded
+
+    options = DataOptions(**{name: getattr(config, name) for name in DATA_FIELDS})
+    raw = from_memory(memory, config.target_column, config.modality, config.image_channels, config.image_size)
+    return task_from_loaded(raw, options, config.seed)
 
 
 def assemble(config: RunConfig, data: TaskData) -> Experiment:
@@ -156,8 +227,8 @@ def assemble(config: RunConfig, data: TaskData) -> Experiment:
     model = build_model(config, data.spec)
     device = resolve_device(config.device)
     body_fp = fingerprint(model)
-    if resolve_precision(config.precision, device) == "bf16":
-        if device.type == "cpu" and not cpu_has_native_bf16():
+    if resolve_precision(config.precision, device, config.preset) == "bf16":
+        if config.precision == "bf16" and device.type == "cpu" and not cpu_has_native_bf16():
             warnings.warn("precision=bf16 on a CPU without native bf16 (AVX-512 BF16 or AMX): torch emulates it, "
                           "which is usually slower than fp32; set precision=fp32 (or auto)", stacklevel=2)
         store_frozen_bf16(model)

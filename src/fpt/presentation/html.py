@@ -16,16 +16,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import shlex
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fpt.analysis import document as doc
-from fpt.analysis.runs import find_runs, read_config, read_summary, run_label
-from fpt.runs import CONFIG, METRICS
+from fpt.config import train_command
+from fpt.presentation import document as doc
+from fpt.presentation.curves import run_label
+from fpt.rundir import CONFIG, METRICS, find_runs, read_config, read_summary
 
 BEGIN, END = "<!-- fpt report: begin -->", "<!-- fpt report: end -->"
 FILES_DIR = "report_files"
@@ -77,7 +79,7 @@ def reproduce_header(root: Path, results: list[dict[str, str]]) -> tuple[str, st
 
 def paper_table(results: list[dict[str, str]]) -> doc.Table:
     """Rows x columns of the reproduced table, as report.md shows it: ours / paper (difference)."""
-    from fpt.report import grid
+    from fpt.presentation.tables import grid
 
     header, body = grid(results, bold=False)
     return doc.Table(["ours / paper (difference)", *header[1:]], body)
@@ -85,7 +87,7 @@ def paper_table(results: list[dict[str, str]]) -> doc.Table:
 
 def reproduce_runs(root: Path, results: list[dict[str, str]]) -> list[Path]:
     """The run directories results.csv names (relative to the table's folder; ';' between seeds)."""
-    from fpt.analysis.runs import is_run_dir
+    from fpt.rundir import is_run_dir
 
     runs = []
     for r in results:
@@ -94,12 +96,6 @@ def reproduce_runs(root: Path, results: list[dict[str, str]]) -> list[Path]:
             if is_run_dir(path):
                 runs.append(path)
     return list(dict.fromkeys(runs))
-
-
-def _num(value: str | float | None, metric: str = "") -> str:
-    if value in (None, ""):
-        return "–"
-    return f"{float(value):.0f}" if metric.startswith("steps") else f"{float(value):.1f}"
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -124,13 +120,36 @@ def runs_table(runs: list[Path], root: Path) -> doc.Table:
     return doc.Table(header, rows)
 
 
+def baseline_blocks(runs: list[Path], root: Path) -> list[doc.Block]:
+    """Per --data run with classic models / controls beside it (fpt.baselines): their table and the plain line."""
+    from fpt.baselines import table_rows
+
+    blocks: list[doc.Block] = []
+    for run in runs:
+        s = read_summary(run) or {}
+        compared = s.get("baselines_models")
+        if not compared:
+            continue
+        metric = "R²" if compared.get("metric") == "r2" else "accuracy %"
+        show = (lambda v: "–" if v is None else f"{v:.3f}") if compared.get("metric") == "r2" else _pct
+        rows = [[r["name"], r["kind"], show(r["val"]), show(r["test"]),
+                 "–" if r["seconds"] is None else f"{r['seconds']:.1f}", str(r["chosen"])] for r in table_rows(s)]
+        blocks += [doc.Para(f"`{_rel(run, root)}`: the same train/validation/test split; every choice (step, "
+                            "hyper-parameters) made on validation only."),
+                   doc.Table(["model", "kind", f"val {metric}", f"test {metric}", "wall s", "chosen on validation"], rows),
+                   *(doc.Para(f"Note: {n}") for n in compared.get("notes", [])),
+                   doc.Para(compared.get("line", ""))]
+    return blocks
+
+
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}"
 
 
 def curve_blocks(runs: list[Path]) -> list[doc.Block]:
     """One learning-curve figure per task: runs of the same task overlaid (FPT vs random, ...)."""
-    from fpt.analysis.curves import plot_curves
+    from fpt.errors import RunError
+    from fpt.presentation.curves import plot_curves
 
     by_task: dict[str, list[Path]] = {}
     for run in runs:
@@ -141,7 +160,7 @@ def curve_blocks(runs: list[Path]) -> list[doc.Block]:
         buf = io.BytesIO()
         try:
             plot_curves(task_runs, buf, f"{task}: solid = training, dashed = held-out")
-        except ValueError:
+        except RunError:
             continue  # no evaluations logged yet
         blocks.append(doc.Image(buf.getvalue(), f"curves-{_slug(task)}.png", f"Learning curves, {task} "
                                 f"({len(task_runs)} run(s))"))
@@ -213,22 +232,15 @@ GROUP_ORDER = ("input", "positions", "layernorm", "attention", "feedforward", "r
 
 def parameter_counts(config: dict[str, Any]) -> dict[str, tuple[int, int]]:
     """Per group (trainable, total), counted on the meta device: the architecture, no weights."""
-    import torch
-
     from fpt.config import RunConfig, from_dict
-    from fpt.experiment import build_model
-    from fpt.freeze import count_parameters
-    from fpt.tasks import build_task
-    from fpt.tasks.base import DataSource
+    from fpt.pipeline import architecture_counts
 
-    cfg = from_dict(RunConfig, config, where=CONFIG)
-    spec = build_task(cfg.task, cfg.task_options, cfg.seed, DataSource(Path(cfg.data_dir), False)).spec
-    with torch.device("meta"):  # random init has the same architecture as pretrained/stats/checkpoint
-        counts = count_parameters(build_model(replace(cfg, init="random"), spec))
+    counts = architecture_counts(from_dict(RunConfig, config, where=CONFIG))
     return {g: (c.trainable, c.total) for g, c in counts.items()}
 
 
 def _checkpoint_trainable(run: Path) -> int | None:
+    """The trained parameters a run's latest checkpoint holds (when its model cannot be rebuilt)."""
     from safetensors import safe_open
 
     from fpt import checkpoint
@@ -239,14 +251,8 @@ def _checkpoint_trainable(run: Path) -> int | None:
         file = checkpoint.find(run, checkpoint.LATEST) / checkpoint.TRAINABLE
     except checkpoint.CheckpointError:
         return None
-    with safe_open(str(file), "pt") as f:
-        total = 0
-        for key in f.keys():  # safe_open is not a dict: keys() is its API
-            n = 1
-            for dim in f.get_slice(key).get_shape():
-                n *= dim
-            total += n
-        return total
+    with safe_open(str(file), "pt") as f:  # safe_open is not a dict: keys() is its API
+        return sum(math.prod(f.get_slice(key).get_shape()) for key in f.keys())
 
 
 def counts_table(runs: list[Path], root: Path) -> doc.Table:
@@ -271,25 +277,6 @@ def counts_table(runs: list[Path], root: Path) -> doc.Table:
         trainable, total = sum(t for t, _ in counts.values()), sum(n for _, n in counts.values())
         rows.append([f"`{_rel(run, root)}`", *cells, f"{trainable:,}", f"{total:,}", f"{100 * trainable / total:.3f}%"])
     return doc.Table(["run", *GROUP_ORDER, "trained", "total", "share"], rows)
-
-
-def train_command(config: dict[str, Any], out: str) -> str:
-    """The ``fpt train`` command line that reproduces a config (fields that differ from the defaults)."""
-    from fpt.config import RunConfig
-
-    defaults = RunConfig().to_dict()
-    parts = ["fpt", "train"]
-    for key, value in config.items():
-        if key == "task_options" or (key in defaults and defaults[key] == value):
-            continue
-        parts += [f"--{key.replace('_', '-')}", shlex.quote(_yaml_scalar(value))]
-    parts += [shlex.quote(f"task.{k}={_yaml_scalar(v)}") for k, v in (config.get("task_options") or {}).items()]
-    return " ".join([*parts, "--out", shlex.quote(out)])
-
-
-def _yaml_scalar(value: Any) -> str:
-    # The CLI reads values as YAML, and JSON is YAML: lists and None survive the round trip.
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 def command_blocks(runs: list[Path], root: Path, reproduce_command: str | None) -> list[doc.Block]:
@@ -350,7 +337,7 @@ def build(root: Path, options: Options | None = None) -> tuple[str, list[doc.Blo
         results = []
     if results:
         metrics = sorted({r["metric"] for r in results})
-        from fpt.report import BELOW_MAJORITY, NOT_COMPARED, comparison_notes
+        from fpt.presentation.tables import BELOW_MAJORITY, NOT_COMPARED, comparison_notes
 
         blocks += [doc.Heading("Paper vs ours"),
                    doc.Para(f"Each cell: ours / paper (ours − paper); metric {', '.join(metrics)} "
@@ -359,7 +346,11 @@ def build(root: Path, options: Options | None = None) -> tuple[str, list[doc.Blo
                             "most frequent class."), paper_table(results),
                    *(doc.Para(n) for n in comparison_notes(results))]
     if runs:
-        blocks += [doc.Heading("Runs"), runs_table(runs, root), doc.Heading("Learning curves"), *curve_blocks(runs)]
+        blocks += [doc.Heading("Runs"), runs_table(runs, root)]
+        compared = baseline_blocks(runs, root)
+        if compared:
+            blocks += [doc.Heading("Against what you would otherwise run"), *compared]
+        blocks += [doc.Heading("Learning curves"), *curve_blocks(runs)]
         if options.attention != "never":
             blocks += [doc.Heading("Attention maps"), *attention_blocks(runs, root, options)]
         blocks += [doc.Heading("Parameters per group (trained / total)"),
@@ -395,3 +386,22 @@ def write(root: Path, options: Options | None = None) -> tuple[Path, Path]:
         ours = ours.split("\n", 1)[1]  # the text we keep (fpt reproduce's) already has a title
     md_path.write_text(merge_markdown(existing, ours))
     return html_path, md_path
+
+
+def write_sweep_pages(out: Path, spec: Any, rows: list[dict[str, Any]], cmd: str, html: bool = True) -> None:
+    """A sweep's OUT/report.md (its title and command, above what ``fpt report`` adds) and report.html."""
+    import sys
+
+    from fpt import rundir
+
+    title = f"Sweep {spec.name}: {len(rows)} config(s) x {len(spec.seeds)} seed(s), ranked by {spec.metric} ({spec.mode})"
+    md = out / "report.md"
+    kept = md.read_text().split(BEGIN, 1)[1] if md.is_file() and BEGIN in md.read_text() else ""
+    rundir.write_text(md, f"# {title}\n\nProduced by (resumable; finished trials are reused):\n\n    {cmd}\n\n"
+                          + (BEGIN + kept if kept else ""))
+    if html:
+        try:
+            write(out, Options(attention="existing"))
+        except Exception as exc:  # noqa: BLE001 - the results are written; the page can be made later
+            print(f"fpt sweep: report.html not written ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                  f"results.csv and results.json are; try fpt report {out}", file=sys.stderr)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from fpt import rundir
-from fpt.analysis.runs import find_runs, read_config, read_metrics, read_summary
+from fpt.errors import ConfigError
+from fpt.rundir import find_runs, read_config, read_metrics, read_summary
 
 STATES = ("running", "finished", "diverged", "stopped", "failed")
 CONFIG_FIELDS = ("task", "data", "body", "init", "freeze", "layers", "lr", "batch_size", "seed")
@@ -67,9 +68,9 @@ def parse_filter(text: str) -> tuple[str, str, str]:
         if op in text:
             field, value = text.split(op, 1)
             if field not in COLUMNS:
-                raise ValueError(f"--filter {text!r}: unknown field {field!r}; fields: {', '.join(COLUMNS)}")
+                raise ConfigError(f"--filter {text!r}: unknown field {field!r}; fields: {', '.join(COLUMNS)}")
             return field, op, value
-    raise ValueError(f"--filter {text!r}: write FIELD=VALUE (or !=, >=, <=, >, <), e.g. state=finished")
+    raise ConfigError(f"--filter {text!r}: write FIELD=VALUE (or !=, >=, <=, >, <), e.g. state=finished")
 
 
 def _matches(row: dict[str, Any], field: str, op: str, value: str) -> bool:
@@ -80,7 +81,8 @@ def _matches(row: dict[str, Any], field: str, op: str, value: str) -> bool:
         return equal if op == "=" else not equal
     a, b = _number(have), _number(value)
     if b is None:
-        raise ValueError(f"--filter {field}{op}{value}: {value!r} is not a number")
+        raise ConfigError(f"--filter {field}{op}{value}: {value!r} is not a number; {op} compares numbers "
+                          "(= and != compare text)")
     if a is None:
         return False
     return {">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b}[op]
@@ -102,7 +104,7 @@ def select(rows: list[dict[str, Any]], filters: list[str] = (), sort: str | None
         rows = [r for r in rows if _matches(r, field, op, value)]
     if sort is not None:
         if sort not in COLUMNS:
-            raise ValueError(f"--sort {sort!r}: unknown field; fields: {', '.join(COLUMNS)}")
+            raise ConfigError(f"--sort {sort!r}: unknown field; fields: {', '.join(COLUMNS)}")
         present = [r for r in rows if r.get(sort) is not None]
         missing = [r for r in rows if r.get(sort) is None]
 

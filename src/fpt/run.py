@@ -23,17 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fpt.checkpoint import BEST, LATEST, find, has_checkpoint
-from fpt.rundir import LOCK_FILE
+from fpt.errors import CheckpointError, ConfigError, RunError
+from fpt.rundir import CONFIG, DATA, LOCK_FILE, METRICS, SUMMARY, read_metrics, read_summary
 
-if TYPE_CHECKING:  # only for annotations: importing them here would make ``fpt.train -> fpt.runs`` circular
+if TYPE_CHECKING:  # only for annotations: importing them here would make ``fpt.train -> fpt.run`` circular
     from fpt.config import RunConfig
+    from fpt.pipeline import Experiment
     from fpt.predictor import Predictor
     from fpt.tasks.user_data import Preprocessing
 
-CONFIG = "config.yaml"
-METRICS = "metrics.jsonl"
-SUMMARY = "summary.json"
-DATA = "data.json"
 WHICH = (BEST, LATEST)  # the checkpoint slots a model can be loaded from
 
 
@@ -90,20 +88,10 @@ class Run:
 
     def summary(self) -> dict[str, Any] | None:
         """summary.json (None while the run has not finished)."""
-        if not self.summary_path.is_file():
-            return None
-        try:
-            return json.loads(self.summary_path.read_text())
-        except (ValueError, UnicodeDecodeError) as exc:
-            from fpt.errors import CheckpointError
-
-            raise CheckpointError(f"{self.summary_path} is not valid JSON ({exc}): truncated or corrupt; "
-                                  "re-evaluate with fpt eval or train again") from None
+        return read_summary(self.path)
 
     def metrics(self) -> list[dict[str, Any]]:
-        if not self.metrics_path.is_file():
-            return []
-        return [json.loads(line) for line in self.metrics_path.read_text().splitlines() if line.strip()]
+        return read_metrics(self.path)
 
     def preprocessing(self) -> Preprocessing | None:
         """What turns raw inputs into tokens and outputs into labels (``--data`` runs), from data.json."""
@@ -118,13 +106,27 @@ class Run:
             raise CheckpointError(f"{self.data_path} cannot be read ({type(exc).__name__}: {exc}): truncated or "
                                   "corrupt; train the run again (it holds the fitted tokeniser)") from None
 
+    def resumable(self, config: RunConfig, what: str) -> bool:
+        """Whether a stopped run of ``config`` is here to continue (a checkpoint of the same config):
+        the resume check every executor makes. A checkpoint of another config is a RunError (``what``
+        names what gave ``config``, e.g. a run-store key): rerunning it would mix two experiments."""
+        from fpt.checkpoint import has_checkpoint
+        from fpt.train import resume_config
+
+        if not has_checkpoint(self.path):
+            return False
+        if resume_config(self.path) != config:
+            raise RunError(f"{self.path} was started with a different config than {what} gives; delete that "
+                           "directory to rerun it")
+        return True
+
     def checkpoint(self, which: str | None = None) -> Path:
         """The newest complete, verified checkpoint version: ``which`` best or checkpoint; None: best/ if
         the run has one, else the latest."""
         if which is None:
             which = BEST if has_checkpoint(self.path, BEST) else LATEST
         if which not in WHICH:
-            raise ValueError(f"which={which!r}: expected 'best' or 'checkpoint'")
+            raise ConfigError(f"which={which!r}: expected 'best' or 'checkpoint'")
         if not self.is_run():
             raise FileNotFoundError(f"{self.config_path} does not exist: {self.path} is not a run directory written "
                                     "by fpt train")
@@ -132,14 +134,22 @@ class Run:
 
     # ------------------------------------------------------------------------------------------ the model
 
+    def experiment(self, which: str | None = None, device: str | None = None) -> Experiment:
+        """The run's experiment (task data, model, body) rebuilt with ``which`` checkpoint's trained
+        parameters loaded: what ``fpt eval`` and ``fpt attention`` read."""
+        from fpt.checkpoint import load_trainable
+        from fpt.pipeline import build
+
+        exp = build(self.config({"device": device} if device else None))
+        load_trainable(self.checkpoint(which), exp.model, exp.body_fingerprint)
+        return exp
+
     def load(self, which: str | None = None, device: str | None = None) -> Predictor:
         """The trained model ready to predict (``fpt.predictor.Predictor``), from ``which`` checkpoint.
 
         --data runs need only this directory and the body (data.json holds the preprocessing); a paper
         task is built once to learn its input shape (its files are read as ``fpt eval`` reads them).
         """
-        from fpt.predictor import from_run
-
         return from_run(self, which, device)
 
     def export(self, out: str | Path, which: str | None = None, onnx: bool = False, force: bool = False) -> Path:
@@ -149,4 +159,71 @@ class Run:
         return export_run(self, Path(out), which=which, onnx=onnx, force=force)
 
 
-__all__ = ["CONFIG", "DATA", "METRICS", "SUMMARY", "WHICH", "Run"]
+# ---------------------------------------------------------------------------------------------- loading
+
+
+def from_run(run: Run, which: str | None = None, device: str | None = None) -> Predictor:
+    """A run directory's trained model (``Run.load``): its body rebuilt as training built it."""
+    from fpt.checkpoint import fingerprint, load_trainable
+    from fpt.pipeline import task_options
+    from fpt.predictor import LENGTH_MODALITIES, input_spec, rebuild
+    from fpt.tasks import build_task
+    from fpt.tasks.base import DataSource
+
+    config = run.config({"device": device} if device else None)
+    version = run.checkpoint(which)
+    prep = run.preprocessing()
+    summary = run.summary() or {}
+    if prep is not None:
+        spec, objective = input_spec(prep), prep.objective
+        lengths = prep.tokeniser.kind in LENGTH_MODALITIES
+        info = dict(summary.get("task_info") or {})
+    else:  # a paper task: its shape (and whether examples are padded) come from the task itself
+        data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir),
+                                                                                      config.download))
+        spec, objective, info = data.spec, data.objective, dict(data.info)
+        lengths = any(b.lengths is not None for b in data.eval_sets.values())
+
+    def load(model: Any) -> tuple[str, dict[str, Any]]:
+        body_fp = fingerprint(model)
+        used = load_trainable(version, model, body_fp)  # checks the rebuilt body's fingerprint against the checkpoint's
+        slot = used.name if used.parent == run.path else used.parent.name  # best/step-N (or an old layout's best/)
+        return body_fp, {"slot": slot, "step": _step(used), "version": used.name}
+
+    return rebuild(config, spec, load, objective=objective, preprocessing=prep, lengths=lengths, info=info,
+                   source=str(run.path))
+
+
+def _step(version: Path) -> int | None:
+    """The step of a checkpoint version (None for an old layout without state.json)."""
+    import json
+
+    try:
+        return int(json.loads((version / "state.json").read_text())["step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def load(path: str | Path, which: str | None = None, device: str | None = None) -> Predictor:
+    """A trained model ready to predict, from a run directory or a directory written by ``fpt export``.
+
+    ``which`` (run directories): best (default when the run has one) or checkpoint (the latest).
+    ``device``: auto, cpu, cuda, ...; default: the run's (exports: cpu).
+    """
+    from fpt.export import is_export, load_export
+
+    path = Path(path)
+    if is_export(path):
+        if which is not None:
+            raise RunError(f"{path} is an export: it holds one set of parameters; drop which={which!r}")
+        return load_export(path, device)
+    run = Run(path)
+    if run.is_run():
+        return run.load(which, device)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such run or export directory")
+    raise CheckpointError(f"{path} is neither a run directory (config.yaml, written by fpt train) nor an export "
+                          "(config.json + model.safetensors, written by fpt export)")
+
+
+__all__ = ["CONFIG", "DATA", "METRICS", "SUMMARY", "WHICH", "Run", "from_run", "load"]

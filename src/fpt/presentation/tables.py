@@ -19,16 +19,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fpt.convergence import binomial_margin, converged, eval_sizes, health, read_history, run_health
 from fpt.experiments.grid import Cell, Table
 from fpt.experiments.runner import ACCURACIES, metric_value
+from fpt.provenance import run_commit
 
 CSV_FIELDS = ["table", "scale", "row", "column", "paper_column", "metric", "split", "paper", "ours", "ours_std", "n",
-              "seeds", "difference", "compared", "status", "chance", "majority", "above_majority", "test_accuracy",
-              "val_accuracy", "test_accuracy_last", "selected_step", "steps_to_converge", "task", "task_options",
-              "body", "init", "freeze", "layers", "max_steps", "steps", "stopped", "wall_seconds", "epoch_seconds",
-              "feature_cache_seconds", "run_dir", "note"]
+              "seeds", "values", "difference", "compared", "status", "chance", "majority", "majority_margin",
+              "above_majority", "collapsed", "at_chance", "flags", "test_accuracy",
+              "val_accuracy", "test_accuracy_last", "selected_step", "steps_to_converge", "converge_bound", "task",
+              "task_options", "body", "init", "freeze", "layers", "lr", "lr_grid", "lr_val", "lr_chosen", "max_steps",
+              "steps", "stopped", "wall_seconds", "epoch_seconds", "feature_cache_seconds", "commits", "dirty",
+              "run_dir", "note"]
 NOT_COMPARED = "†"
 BELOW_MAJORITY = "not above majority"
+COLLAPSED, AT_CHANCE, LOWER_BOUND, NO_LEARNING = "collapsed", "at chance", ">=", "no learning"
 
 
 # --- one cell's figure from a run's summary ------------------------------------------------------
@@ -75,16 +80,51 @@ def aggregate(table: Table, cell: Cell, runs: list[dict[str, Any]], out: Path) -
     }
     if cell.quoted or cell.skip:
         return {**row, "status": runs[0]["status"], "note": runs[0]["note"], "n": 0, "seeds": ""}
+    row["lr"] = runs[0].get("lr", cfg.lr) if cfg else ""
+    search = runs[0].get("lr_search")
+    if search:  # the lr chosen per cell on seed 0's validation figure (fpt reproduce --tuned-lr)
+        row["lr_grid"] = ";".join(f"{lr:g}" for lr in search["grid"])
+        row["lr_val"] = ";".join(f"{lr:g}:{'–' if v is None else f'{v:.2f}'}" for lr, v in search["val"].items())
+        row["lr_chosen"] = "" if search["chosen"] is None else f"{search['chosen']:g}"
     done = [r for r in runs if r["summary"]]
     summaries = [r["summary"] for r in done]
     values, splits = zip(*(measured(s, cell.metric, comparable) for s in summaries), strict=True) if done else ((), ())
+    split = splits[0] if splits else ""
+    healths = [run_health(r["run_dir"], r["summary"], split or None) if r.get("run_dir") is not None
+               else health(r["summary"], [], eval_sizes(r["summary"]), split or None) for r in done]
+    curves = [converged(read_history(r["run_dir"]) if r.get("run_dir") is not None else [],
+                        f"{r['summary'].get('val_set') or 'val'}_accuracy", r["summary"].get("stopped"),
+                        cfg.steps if cfg else None) for r in done]
+    for c, r in zip(curves, done, strict=True):  # no metrics.jsonl to read: the summary's own figure
+        if c["reason"] == "no evaluations" and r["summary"].get("steps_to_converge") is not None:
+            c.update(step=r["summary"]["steps_to_converge"], bound="=", reason="summary.json's steps_to_converge")
+    bound = ""
+    if cell.metric == "steps_to_converge":  # reach-and-stay (fpt.convergence.converged), a cap-bound step as >= N
+        values = tuple(c["step"] for c in curves)
+        bounds = [c["bound"] for c in curves]
+        bound = LOWER_BOUND if LOWER_BOUND in bounds else (NO_LEARNING if bounds and not any(bounds) else "")
+        if "" in bounds and any(bounds):
+            bound = f"{bound or '='}; {NO_LEARNING} in {bounds.count('')} of {len(bounds)} seeds"
     numbers = [v for v in values if v is not None]
     ours = _mean(numbers)
-    split = splits[0] if splits else ""
+    seeds_done = [str(r.get("seed", cfg.seed)) for r in done]
+    flagged = {name: [seed for seed, h in zip(seeds_done, healths, strict=True) if h.get(key)]
+               for name, key in ((COLLAPSED, "collapsed"), (AT_CHANCE, "at_chance"))}
+    commits = sorted({c for c in (run_commit(s)[0] for s in summaries) if c})
+    dirty = sum(bool(run_commit(s)[1]) for s in summaries)
     row.update({
         "split": split, "ours": _round(ours), "n": len(numbers),
         "ours_std": _round(statistics.stdev(numbers)) if len(numbers) > 1 else None,
         "seeds": ";".join(str(r.get("seed", cfg.seed)) for r in runs),
+        "values": ";".join("" if v is None else f"{_round(v)}" for v in values),
+        "collapsed": f"yes: seeds {';'.join(flagged[COLLAPSED])}" if flagged[COLLAPSED] else ("no" if done else ""),
+        "at_chance": f"yes: seeds {';'.join(flagged[AT_CHANCE])}" if flagged[AT_CHANCE] else ("no" if done else ""),
+        "flags": " | ".join(dict.fromkeys(f"seed {seed}: {why}" for seed, h in zip(seeds_done, healths, strict=True)
+                                          for why in h.get("reasons", []) if not why.startswith("not above"))),
+        "converge_bound": bound,
+        "commits": ";".join(commits) + (";unrecorded" if len(commits) < len(summaries) and
+                                        any(run_commit(s)[0] is None for s in summaries) else ""),
+        "dirty": f"{dirty} of {len(summaries)}" if summaries else "",
         "difference": _round(ours - cell.paper) if ours is not None and cell.paper is not None and comparable else None,
         "status": "done" if len(done) == len(runs) else ("partial" if done else runs[0]["status"]),
         "run_dir": ";".join(_rel(r["run_dir"], out) for r in runs if r.get("run_dir") is not None),
@@ -94,13 +134,19 @@ def aggregate(table: Table, cell: Cell, runs: list[dict[str, Any]], out: Path) -
         chance, major = majority(summaries[0], split)
         row["chance"], row["majority"] = _round(chance), _round(major)
         if cell.metric in ACCURACIES and ours is not None and major is not None:
-            row["above_majority"] = "yes" if ours > major + 1e-9 else "no"
+            # The figure on the split it is measured on (test, at the selected step), beyond the one-sided 95%
+            # binomial margin for that split's size (fpt.convergence.binomial_margin): not a validation spike.
+            size = (healths[0].get("eval_examples") or {}).get(split) if healths else None
+            margin = 100.0 * binomial_margin(major / 100.0, size)
+            row["majority_margin"] = _round(margin) if size else None
+            row["above_majority"] = "yes" if ours > major + margin + 1e-9 else "no"
         for key in ("test_accuracy", "val_accuracy", "test_accuracy_last"):
             row[key] = _round(_mean([v for s in summaries if (v := metric_value(s, key)) is not None]))
-        for key in ("selected_step", "steps_to_converge", "steps", "wall_seconds", "epoch_seconds",
-                    "feature_cache_seconds"):
+        for key in ("selected_step", "steps", "wall_seconds", "epoch_seconds", "feature_cache_seconds"):
             found = [float(s[key]) for s in summaries if s.get(key) is not None]
             row[key] = None if not found else s_value(round(statistics.fmean(found), 4))
+        found = [c["step"] for c in curves if c["step"] is not None]
+        row["steps_to_converge"] = None if not found else s_value(round(statistics.fmean(found), 4))
         row["stopped"] = ";".join(dict.fromkeys(str(s.get("stopped")) for s in summaries))
     return row
 
@@ -152,19 +198,6 @@ def derived_rows(table: Table, rows: list[dict[str, Any]], runs: list[dict[str, 
     return out
 
 
-def parse_count(text: Any) -> float | None:
-    """'117M' -> 117e6, '106K' -> 106e3."""
-    if isinstance(text, (int, float)):
-        return float(text)
-    if not isinstance(text, str) or not text:
-        return None
-    scale = {"K": 1e3, "M": 1e6, "B": 1e9}.get(text[-1].upper())
-    try:
-        return float(text[:-1]) * scale if scale else float(text)
-    except ValueError:
-        return None
-
-
 def count_rows(table: Table) -> list[dict[str, Any]]:
     """Table 8's parameter columns: fpt's own count (meta device) of each row's paper-scale config."""
     if not table.counts:
@@ -193,29 +226,21 @@ def count_rows(table: Table) -> list[dict[str, Any]]:
 
 def parameter_count(config, spec: dict[str, Any] | None) -> tuple[int, int] | str:
     """(trained, total) parameters of ``config`` on the meta device; the task's shape from its data, else ``spec``."""
-    import dataclasses
-
-    import torch
-
-    from fpt.experiment import build_model
-    from fpt.freeze import count_parameters
+    from fpt.freeze import parameter_totals
     from fpt.model import InputSpec
-    from fpt.tasks import build_task
-    from fpt.tasks.base import DataSource
+    from fpt.pipeline import architecture_counts, task_spec
 
     try:
-        shape = build_task(config.task, config.task_options, config.seed,
-                           DataSource(Path(config.data_dir), False)).spec
+        shape = task_spec(config, config.task_options)
     except Exception:  # noqa: BLE001 - no data on disk: the table's declared shape
         if not spec:
             return "the task's data is needed for its input shape"
         shape = InputSpec(**spec)
     try:
-        with torch.device("meta"):
-            counts = count_parameters(build_model(dataclasses.replace(config, init="random"), shape))
+        totals = parameter_totals(architecture_counts(config, shape))
     except Exception as exc:  # noqa: BLE001 - reported in the table
         return f"not counted: {str(exc).splitlines()[0][:120]}"
-    return sum(c.trainable for c in counts.values()), sum(c.total for c in counts.values())
+    return totals.trainable, totals.total
 
 
 # --- text ---------------------------------------------------------------------------------------
@@ -251,8 +276,13 @@ def cell_text(r: Mapping[str, Any], bold: bool = True) -> str:
     if status == "quoted":
         return f"quoted: {paper}"
     if _float(r.get("ours")) is None:
+        if str(r.get("converge_bound") or "") == NO_LEARNING:
+            return f"{NO_LEARNING} / {paper}"
         return f"{status} / {paper}"
     ours = fmt(r["ours"], metric)
+    bound = str(r.get("converge_bound") or "")
+    if bound.startswith(LOWER_BOUND):
+        ours = f"{LOWER_BOUND} {ours}"  # a step count that hit the cap: a lower bound
     text = f"**{ours}**" if bold else ours
     n = int(_float(r.get("n")) or 0)
     if n > 1:
@@ -268,6 +298,11 @@ def cell_text(r: Mapping[str, Any], bold: bool = True) -> str:
         text += f" {NOT_COMPARED}"
     if r.get("above_majority") == "no":
         text += f" ⚠ {BELOW_MAJORITY}"
+    for flag, name in (("collapsed", COLLAPSED), ("at_chance", AT_CHANCE)):
+        if str(r.get(flag) or "").startswith("yes"):
+            text += f" ⚠ {name} ({str(r[flag])[len('yes: '):]})"
+    if r.get("lr_chosen"):
+        text += f" [lr {r['lr_chosen']} of {r.get('lr_grid')}]"
     return text
 
 
@@ -334,7 +369,13 @@ def write_report(table: Table, results: list[dict[str, Any]], out: Path, command
              "Each cell: **ours** / paper (ours − paper). Metric: " + ", ".join(metrics)
              + " (accuracies in %). Several seeds: mean ± sample std (n). " + f"{NOT_COMPARED}: not the paper's "
              "task (or the paper's figure is not its own run): the paper's figure is shown, no difference. "
-             f"⚠ {BELOW_MAJORITY}: our accuracy does not beat always answering the split's most frequent class.", ""]
+             f"⚠ {BELOW_MAJORITY}: our accuracy (the measured split, at the selected step) does not beat always "
+             "answering the split's most frequent class by the one-sided 95% binomial margin for the split's size. "
+             f"⚠ {COLLAPSED}: a seed's last validation losses sit at the uniform-output level (ln C) at the majority "
+             f"class's accuracy; ⚠ {AT_CHANCE}: a seed's selected validation accuracy is within that margin of the "
+             "majority class: no verdict reads such a cell. Steps to converge: the first evaluation from which the "
+             f"curve stays at its plateau; {LOWER_BOUND} N where that was only at the step cap; {NO_LEARNING} where "
+             "the plateau is not above the first evaluation.", ""]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|---" * len(header) + "|")
     lines += ["| " + " | ".join(line) + " |" for line in body]

@@ -1,0 +1,285 @@
+"""What you would otherwise run, fitted beside every ``--data`` run on the same split.
+
+``RunConfig.baselines`` (``fpt train --baselines``):
+
+- ``fast`` (the default of ``--data`` runs, ``auto``): classic models, each fitted on the run's
+  training split, its hyper-parameters chosen on the validation split only, then scored on test,
+  with its wall time. Tables: logistic regression (classification) or ridge regression
+  (regression) on the standardised features, and scikit-learn's HistGradientBoosting. Time series:
+  1-NN Euclidean on the normalised series, and MiniRocket when aeon is installed (skipped with a
+  note otherwise). Images: logistic regression on the pixels. Symbol sequences: logistic regression
+  on symbol counts.
+- ``all``: ``fast`` plus two controls, trained exactly like the run (its budget, selection and
+  seed) in ``OUT/controls/``: ``random body`` (the same model on a frozen randomly initialised body,
+  ``init=random``) and ``no language model`` (``body=no-lm``: the input layer and head around one
+  trained transformer block, fpt.bodies.one_layer). They cost two more trainings.
+- ``none``: nothing beside the run (paper tasks never have these; ``auto`` is ``none`` for them).
+
+The models read the features fpt's own tokeniser made of the same split (fitted on train): numeric
+columns standardised with missing indicators and one-hot categories; series normalised as the run
+normalised them (``series_norm``) and rebuilt from their windows; standardised pixels. So a model
+and the run never differ in the data they saw, only in what learns from it.
+
+The result is ``summary["baselines_models"]``: the metric, each model's validation and test figure,
+chosen hyper-parameters and seconds, the controls, notes (what was skipped and why), the best on
+validation among all of them and the run, and ``line``, the plain sentence the printout ends with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fpt.config import DATA_TASK, RunConfig
+
+FPT = "fpt"
+CONTROLS = {"random body": {"init": "random"}, "no language model": {"body": "no-lm"}}
+CONTROL_DIRS = {"random body": "random-body", "no language model": "no-lm"}
+C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)  # logistic regression's inverse regularisation, chosen on validation
+ALPHA_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)  # ridge
+HGB_GRID = ({"learning_rate": 0.1, "max_leaf_nodes": 31}, {"learning_rate": 0.05, "max_leaf_nodes": 7},
+            {"learning_rate": 0.2, "max_leaf_nodes": 15})
+MIN_ROCKET_LENGTH = 9  # MiniRocket's kernels are 9 points long: shorter series are zero-padded
+
+
+def level(config: RunConfig) -> str:
+    """none, fast or all: what ``config.baselines`` asks for (``auto``: fast for --data runs, none for paper tasks)."""
+    if config.task != DATA_TASK or config.train_on_val:  # a refit's second run: its split has no validation left
+        return "none"
+    return "fast" if config.baselines == "auto" else config.baselines
+
+
+# ---------------------------------------------------------------------------------------------- features
+
+
+def _series(x: np.ndarray, tok: dict[str, Any]) -> np.ndarray:
+    """(N, C, L) normalised series rebuilt from their (N, T, patch * C) windows (zeros past each one's end)."""
+    n, t, _ = x.shape
+    c, patch, stride = tok["channels"], tok["patch"], tok["stride"]
+    windows = x.reshape(n, t, c, patch)  # each token: channel-major (C, patch), as fpt.data.tokenisers cut them
+    if stride >= patch:  # no overlap: the windows in order (points between windows are not in any token)
+        return windows.transpose(0, 2, 1, 3).reshape(n, c, t * patch)
+    head = windows[:, :-1, :, :stride].transpose(0, 2, 1, 3).reshape(n, c, (t - 1) * stride)
+    return np.concatenate([head, windows[:, -1]], axis=2)
+
+
+def features(data: Any) -> tuple[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """(modality, {split: (X, y)}) of a --data task's train, val and test splits."""
+    tok = (data.fitted or {}).get("tokeniser", {})
+    modality = tok.get("kind", data.info.get("modality"))
+    sets = {"train": data.train.data, "val": data.eval_sets[data.val], "test": data.eval_sets[data.test]}
+    out = {}
+    for name, batch in sets.items():
+        x = batch.x.numpy()
+        if modality == "timeseries":
+            x = _series(x, tok)
+        elif modality == "sequence":
+            vocab = int(data.spec.vocab_size)
+            x = np.stack([np.bincount(row[row > 0], minlength=vocab) for row in x]).astype(np.float32)
+        y = batch.y.numpy()
+        out[name] = (x, y[:, 0] if y.ndim == 2 else y)
+    return modality, out
+
+
+# ---------------------------------------------------------------------------------------------- models
+
+
+def _score(classify: bool, model: Any, x: np.ndarray, y: np.ndarray) -> float:
+    from sklearn.metrics import accuracy_score, r2_score
+
+    pred = model.predict(x)
+    return float(accuracy_score(y, pred) if classify else r2_score(y, pred))
+
+
+def _choose(make: Callable[[dict], Any], grid: list[dict], sets: dict, classify: bool) -> dict[str, Any]:
+    """Fit one model per grid point on train, keep the best on validation, score it on test; seconds for all."""
+    started = time.perf_counter()
+    best = None
+    for params in grid:
+        model = make(params).fit(*sets["train"])
+        val = _score(classify, model, *sets["val"])
+        if best is None or val > best[0]:
+            best = (val, params, model)
+    val, params, model = best
+    test = _score(classify, model, *sets["test"])
+    return {"val": round(val, 4), "test": round(test, 4), "chosen": params,
+            "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _flat(sets: dict) -> dict:
+    return {k: (x.reshape(len(x), -1), y) for k, (x, y) in sets.items()}
+
+
+def _linear(classify: bool) -> tuple[str, Callable[[dict], Any], list[dict]]:
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if classify:
+        return ("logistic regression", lambda p: make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, **p)),
+                [{"C": c} for c in C_GRID])
+    return "ridge regression", lambda p: make_pipeline(StandardScaler(), Ridge(**p)), [{"alpha": a} for a in ALPHA_GRID]
+
+
+def _boosting(classify: bool, seed: int) -> tuple[str, Callable[[dict], Any], list[dict]]:
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    cls = HistGradientBoostingClassifier if classify else HistGradientBoostingRegressor
+    return "gradient boosting", lambda p: cls(random_state=seed, early_stopping=False, **p), list(HGB_GRID)
+
+
+def _nearest(classify: bool) -> tuple[str, Callable[[dict], Any], list[dict]]:
+    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+
+    cls = KNeighborsClassifier if classify else KNeighborsRegressor
+    return "1-NN Euclidean", lambda p: cls(n_neighbors=1), [{}]
+
+
+def _minirocket(classify: bool, seed: int) -> tuple[str, Callable[[dict], Any], list[dict]] | str:
+    try:
+        if classify:
+            from aeon.classification.convolution_based import MiniRocketClassifier as cls
+        else:
+            from aeon.regression.convolution_based import MiniRocketRegressor as cls
+    except ImportError:
+        return "MiniRocket skipped: aeon is not installed (pip install 'fpt[bench]' or aeon)"
+    return "MiniRocket", lambda p: cls(random_state=seed), [{}]
+
+
+def _padded(sets: dict) -> dict:
+    """Series at least MiniRocket's kernel length (zero-padded on the right)."""
+    out = {}
+    for k, (x, y) in sets.items():
+        if x.shape[2] < MIN_ROCKET_LENGTH:
+            x = np.concatenate([x, np.zeros((*x.shape[:2], MIN_ROCKET_LENGTH - x.shape[2]), x.dtype)], axis=2)
+        out[k] = (x.astype(np.float64), y)
+    return out
+
+
+def fit_models(data: Any, seed: int = 0) -> dict[str, Any]:
+    """The classic models of a --data task on its own split: {"metric", "models": {name: {...}}, "notes"}."""
+    classify = data.objective.name == "classification"
+    metric = "accuracy" if classify else "r2"
+    notes: list[str] = []
+    if data.train.data.y.reshape(len(data.train.data.y), -1).shape[1] != 1:
+        return {"metric": metric, "models": {}, "notes": ["classic models skipped: they predict one target per example"]}
+    modality, sets = features(data)
+    plans: list[tuple[tuple, dict]] = []
+    if modality == "timeseries":
+        plans.append((_nearest(classify), _flat(sets)))
+        rocket = _minirocket(classify, seed)
+        if isinstance(rocket, str):
+            notes.append(rocket)
+        else:
+            plans.append((rocket, _padded(sets)))
+    elif modality in ("tabular", "sequence"):
+        plans += [(_linear(classify), _flat(sets)), (_boosting(classify, seed), _flat(sets))]
+    elif modality == "image":
+        plans.append((_linear(classify), _flat(sets)))
+    models: dict[str, Any] = {}
+    for (name, make, grid), model_sets in plans:
+        try:
+            models[name] = _choose(make, grid, model_sets, classify)
+        except (ValueError, MemoryError) as exc:  # e.g. a class too rare for the model: the run goes on
+            notes.append(f"{name} failed: {str(exc).splitlines()[0][:160]}")
+    return {"metric": metric, "models": models, "notes": notes}
+
+
+# ---------------------------------------------------------------------------------------------- controls
+
+
+def run_controls(config: RunConfig, out: Path | None, progress: bool = False) -> dict[str, Any]:
+    """The two controls of ``--baselines all``, each a full fpt run of ``config`` with one change."""
+    from fpt.pipeline import build
+    from fpt.train import fit
+
+    results = {}
+    for name, change in CONTROLS.items():
+        cfg = dataclasses.replace(config, baselines="none", **change)
+        where = None if out is None else Path(out) / "controls" / CONTROL_DIRS[name]
+        started = time.perf_counter()
+        summary = fit(build(cfg), out=where, progress=progress)
+        metric = "accuracy" if "val_accuracy" in summary else "r2"
+        results[name] = {"val": _round(summary.get(f"val_{metric}")), "test": _round(summary.get(f"test_{metric}")),
+                         "change": change, "selected_step": summary.get("selected_step"),
+                         "seconds": round(time.perf_counter() - started, 3),
+                         **({"run": str(where)} if where is not None else {})}
+    return results
+
+
+def _round(value: Any) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+# ---------------------------------------------------------------------------------------------- comparison
+
+
+def compare(summary: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with the run added: the best on validation among the models, the controls and fpt, and ``line``."""
+    metric = result["metric"]
+    ours = {"val": _round(summary.get(f"val_{metric}")), "test": _round(summary.get(f"test_{metric}"))}
+    entries = {**result.get("models", {}), **result.get("controls", {})}
+    candidates = [(name, e) for name, e in entries.items() if e.get("val") is not None]
+    if ours["val"] is not None:
+        candidates.append((FPT, ours))
+    out = dict(result)
+    if not candidates:
+        out["line"] = "no baselines were fitted" + (f" ({'; '.join(result['notes'])})" if result.get("notes") else "")
+        return out
+    best_name, best = max(candidates, key=lambda item: item[1]["val"])  # first of equals: models before fpt
+    out["best_on_validation"] = {"name": best_name, "val": best["val"], "test": best["test"]}
+    label = "R²" if metric == "r2" else ""
+    line = f"best on validation: {best_name} ({label + ' ' if label else ''}val {_fmt(best['val'])}, test {_fmt(best['test'])})"
+    if best_name != FPT:
+        line += f"; fpt val {_fmt(ours['val'])}, test {_fmt(ours['test'])}"
+    out["line"] = line
+    return out
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def beside_run(exp: Any, summary: dict[str, Any], out: str | Path | None = None,
+               progress: bool = False) -> dict[str, Any]:
+    """Fit what ``exp.config.baselines`` asks for beside the finished run ``summary``; returns the summary with
+    ``baselines_models`` added, rewritten to ``OUT/summary.json`` when ``out`` is given. Nothing is fitted (and the
+    summary returned as is) for paper tasks and ``--baselines none``."""
+    chosen = level(exp.config)
+    if chosen == "none":
+        return summary
+    result = fit_models(exp.data, exp.config.seed)
+    if chosen == "all":
+        result["controls"] = run_controls(exp.config, None if out is None else Path(out), progress)
+    summary = {**summary, "baselines_models": compare(summary, result)}
+    if out is not None:
+        from fpt import rundir
+        from fpt.rundir import SUMMARY
+        from fpt.train import summary_json
+
+        with rundir.lock(out, what="fpt train (baselines)"):
+            rundir.write_text(Path(out) / SUMMARY, summary_json(summary))
+    return summary
+
+
+def table_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The comparison as rows (fpt first, then the models and controls): name, kind, val, test, seconds, chosen."""
+    result = summary.get("baselines_models") or {}
+    metric = result.get("metric", "accuracy")
+    rows = [{"name": FPT, "kind": "this run", "val": summary.get(f"val_{metric}"), "test": summary.get(f"test_{metric}"),
+             "seconds": summary.get("wall_seconds"), "chosen": f"step {summary.get('selected_step')}"}]
+    for name, e in (result.get("models") or {}).items():
+        rows.append({"name": name, "kind": "classic model", **{k: e.get(k) for k in ("val", "test", "seconds")},
+                     "chosen": ", ".join(f"{k}={v}" for k, v in (e.get("chosen") or {}).items()) or "-"})
+    for name, e in (result.get("controls") or {}).items():
+        rows.append({"name": name, "kind": "control", **{k: e.get(k) for k in ("val", "test", "seconds")},
+                     "chosen": f"step {e.get('selected_step')}"})
+    return rows
+
+
+__all__ = ["CONTROLS", "beside_run", "compare", "features", "fit_models", "level", "run_controls", "table_rows"]

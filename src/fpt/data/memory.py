@@ -1,0 +1,47 @@
+"""Your own data in memory (``fpt.build(data=...)``): a pandas DataFrame, a Hugging Face ``datasets.Dataset``,
+or NumPy arrays, read as the files of the same shape are (a table; an .npz's ``X``/``y``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from fpt.data.arrays import from_arrays
+from fpt.data.base import SEEDED, RawData
+from fpt.data.tables import columns_to_raw
+from fpt.errors import ConfigError
+
+
+def is_in_memory(data: Any) -> bool:
+    """Whether ``data`` is in-memory data rather than a path or dataset id."""
+    from pathlib import Path
+
+    return data is not None and not isinstance(data, (str, Path))
+
+
+def describe(data: Any) -> str:
+    """What the run's ``data`` field records for in-memory data (it cannot be read again from there)."""
+    shape = getattr(data, "shape", None) or (getattr(data[0], "shape", None) if isinstance(data, tuple) and data else None)
+    return f"in-memory {type(data).__name__}" + (f" {tuple(shape)}" if shape is not None else "")
+
+
+def from_memory(data: Any, target: str | None, modality: str, image_channels: str, image_size: int) -> RawData:
+    """``RawData`` (one training split: validation and test are held out as for a file) of in-memory data."""
+    if hasattr(data, "to_pandas") and hasattr(data, "column_names"):  # a datasets.Dataset, without importing datasets
+        data = data.to_pandas()
+    if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
+        columns = {str(c): data[c].to_numpy() for c in data.columns}
+        return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED)
+    if isinstance(data, tuple) and len(data) == 2:
+        arrays = {"X": np.asarray(data[0]), "y": np.asarray(data[1])}
+    elif isinstance(data, Mapping):
+        arrays = {str(k): np.asarray(v) for k, v in data.items()}
+    else:
+        raise ConfigError(f"data={type(data).__name__}: give a path, a pandas DataFrame, a datasets.Dataset, a tuple "
+                          "(X, y) of arrays or a dict of arrays named as in an .npz (X, y, X_val, ...)")
+    return from_arrays(arrays, modality, image_channels, image_size, "data arrays", "NumPy arrays passed to fpt.build")
+
+
+__all__ = ["describe", "from_memory", "is_in_memory"]

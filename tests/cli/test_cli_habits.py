@@ -1,0 +1,116 @@
+"""The habits of a command-line tool: --version, did-you-mean for a typo, bare bool flags, grouped help,
+progress that shows on any terminal."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+
+import pytest
+
+from fpt import tracking
+from fpt.cli import main, parser
+from fpt.cli._args import GROUPS, config_from_args
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    from fpt import __version__
+
+    assert capsys.readouterr().out.strip() == f"fpt {__version__}"
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["train", "--stpes", "3"], "unrecognized arguments: --stpes (did you mean --steps?)"),
+    (["train", "--stop-at-targt"], "(did you mean --stop-at-target?)"),
+    (["train", "--evl-every=3", "--bach-size", "2"], "did you mean --eval-every for --evl-every, --batch-size for --bach-size"),
+    (["--verison"], "unrecognized arguments: --verison (did you mean --version?)"),
+])
+def test_a_typo_flag_suggests_the_known_one(argv, hint, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert hint in err and len(err.splitlines()) <= 3  # no 25-line usage burying the error
+
+
+def test_an_unknown_key_value_field_suggests_the_known_one(capsys):
+    assert main(["train", "stpes=3"]) == 2
+    assert "unknown field(s) ['stpes'] (did you mean 'steps'?)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, stop, steps, compile_", [
+    (["--stop-at-target"], True, 2000, False),
+    (["--stop-at-target", "false"], False, 2000, False),
+    (["--stop-at-target", "no", "--steps", "4"], False, 4, False),
+    (["--no-stop-at-target"], False, 2000, False),
+    (["--stop-at-target", "steps=7"], True, 7, False),  # the override is not swallowed as the flag's value
+    (["--no-stop-at-target", "steps=7", "--compile"], False, 7, True),
+])
+def test_bool_fields_take_a_bare_flag(argv, stop, steps, compile_):
+    config = config_from_args(parser().parse_args(["train", *argv]))
+    assert (config.stop_at_target, config.steps, config.compile) == (stop, steps, compile_)
+
+
+def test_train_help_groups_the_flags_with_meaningful_metavars(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = capsys.readouterr().out
+    for title in (*GROUPS, "run and output", "tracking"):
+        assert f"\n{title}:\n" in out
+    assert " X " not in out
+    assert "other fields:" not in out, "a RunConfig field without a help group: add it to fpt.cli._args.GROUPS"
+    assert "--steps N" in out and "--body NAME|DIR" in out and "--stop-at-target [true|false]" in out
+    assert "fpt list shows them" in out and "fpt tasks" not in out
+
+
+def test_live_terminal():
+    class Tty:
+        def __init__(self, tty=True):
+            self.tty = tty
+
+        def isatty(self):
+            return self.tty
+
+        def fileno(self):
+            raise OSError
+
+    os.environ.pop("COLUMNS", None)
+    assert tracking.live_terminal(Tty()) and not tracking.live_terminal(Tty(False))
+    os.environ["COLUMNS"] = "0"
+    try:
+        assert not tracking.live_terminal(Tty())
+    finally:
+        del os.environ["COLUMNS"]
+
+
+def test_progress_lines_show_on_a_terminal_0_columns_wide(tiny_gpt2_dir, tmp_path):
+    main_fd, child_fd = pty.openpty()
+    fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 0, 0, 0))  # a terminal reporting 0 columns
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "fpt", "train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "4",
+           "--eval-every", "2", "--batch-size", "4", "task.eval_size=8", "--device", "cpu", "--out", "run",
+           "--log-every-seconds", "0.001"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=child_fd, stderr=child_fd)
+    os.close(child_fd)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    assert proc.wait(timeout=300) == 0, out[-2000:]
+    os.close(main_fd)
+    text = out.decode()
+    assert "fpt: step 4/4  loss " in text  # plain lines, not a bar redrawn in 0 columns
+    assert "it/s" not in text

@@ -1,0 +1,59 @@
+"""In-memory data in the Python API: fpt.build(data=DataFrame / datasets.Dataset / arrays), aeon's 3-D arrays in
+the scikit-learn estimators, and Predictor.score(X, y) as scikit-learn's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fpt
+
+TINY = {"init": "random", "steps": 3, "eval_every": 3, "batch_size": 8, "device": "cpu", "baselines": "none"}
+
+
+def _frame(n=40):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    y = np.arange(n) % 2
+    return pd.DataFrame({"a": rng.normal(size=n) + 2 * y, "b": rng.normal(size=n), "kind": ["p", "q"] * (n // 2),
+                         "label": np.where(y == 1, "yes", "no")})
+
+
+def test_dataframe_then_score_like_sklearn(tmp_path, tiny_bert_dir):
+    frame = _frame()
+    exp = fpt.build(data=frame, target="label", body=tiny_bert_dir, **TINY)
+    assert exp.config.data == "in-memory DataFrame (40, 4)" and exp.data.info["features"] == ["a", "b", "kind"]
+    assert sum(exp.data.info["split_sizes"].values()) == 40
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    features = frame.drop(columns=["label"])
+    score = model.score(features, frame["label"].to_numpy())
+    assert isinstance(score, float) and score == np.mean(model.predict(features) == frame["label"].to_numpy())
+    assert model.score(frame)["accuracy"] == pytest.approx(score)  # without y: the metrics of inputs holding targets
+
+
+def test_datasets_dataset_and_numpy_arrays(tiny_bert_dir):
+    datasets = pytest.importorskip("datasets")
+    frame = _frame()
+    exp = fpt.build(data=datasets.Dataset.from_pandas(frame), target="label", body=tiny_bert_dir, **TINY)
+    assert exp.data.spec.num_classes == 2 and exp.config.data.startswith("in-memory Dataset")
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 4)), rng.normal(size=30)
+    exp = fpt.build(data=(X, y), body=tiny_bert_dir, **TINY)
+    assert exp.data.objective.name == "regression" and exp.data.info["modality"] == "tabular"
+    series = rng.normal(size=(30, 2, 16)).astype(np.float32)
+    exp = fpt.build(data={"X": series, "y": np.arange(30) % 3}, body=tiny_bert_dir, **TINY)
+    assert exp.data.info["modality"] == "timeseries" and exp.data.spec.token_dim % 2 == 0
+
+
+def test_sklearn_estimators_take_aeon_3d_arrays(tiny_bert_dir):
+    from fpt.sklearn import FPTClassifier, FPTRegressor
+
+    rng = np.random.default_rng(0)
+    y = np.arange(30) % 2
+    X = (rng.normal(size=(30, 2, 12)) + y[:, None, None]).astype(np.float32)  # (n, channels, length), aeon's layout
+    clf = FPTClassifier(body=tiny_bert_dir, init="random", steps=3, eval_every=3, device="cpu").fit(X, y)
+    assert clf.preprocessing_.modality == "timeseries" and clf.predict(X).shape == (30,)
+    assert 0 <= clf.score(X, y) <= 1
+    reg = FPTRegressor(body=tiny_bert_dir, init="random", steps=3, eval_every=3, device="cpu").fit(X, y * 1.5)
+    assert reg.predict(X[:4]).shape == (4,)
