@@ -9,6 +9,9 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+# precision auto as on a CPU without native bf16: the same figures on every processor (tests that are
+# about bf16 patch fpt.pipeline.cpu_has_native_bf16 themselves)
+os.environ["FPT_NATIVE_BF16"] = "0"
 torch.set_num_threads(min(2, torch.get_num_threads()))
 
 

@@ -84,6 +84,7 @@ def test_a_bf16_run_trains_evaluates_caches_and_reloads(tiny_gpt2_dir, tmp_path)
 
 
 def test_bf16_on_a_cpu_without_native_bf16_warns_and_names_the_fix(tiny_gpt2_dir, monkeypatch):
+    monkeypatch.delenv("FPT_NATIVE_BF16", raising=False)  # the suite's conftest pins it; here the CPU decides
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
     assert not pipeline.cpu_has_native_bf16()
@@ -92,9 +93,21 @@ def test_bf16_on_a_cpu_without_native_bf16_warns_and_names_the_fix(tiny_gpt2_dir
 
 
 def test_bf16_on_a_cpu_with_native_bf16_is_silent(tiny_gpt2_dir, monkeypatch, recwarn):
+    monkeypatch.delenv("FPT_NATIVE_BF16", raising=False)
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
     assert pipeline.cpu_has_native_bf16()
     fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
     fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="fp32", device="cpu")
     assert not [w for w in recwarn if "native bf16" in str(w.message)]
+
+
+def test_fpt_native_bf16_overrides_what_the_cpu_says(monkeypatch):
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True)
+    monkeypatch.setenv("FPT_NATIVE_BF16", "0")
+    assert not pipeline.cpu_has_native_bf16()
+    assert pipeline.resolve_precision("auto", torch.device("cpu"), "fast") == "fp32"
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    monkeypatch.setenv("FPT_NATIVE_BF16", "1")
+    assert pipeline.resolve_precision("auto", torch.device("cpu"), "fast") == "bf16"

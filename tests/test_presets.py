@@ -93,3 +93,21 @@ def test_config_yaml_records_the_resolved_values(tiny_gpt2_dir, tmp_path):
                  "--eval-every", "2", "--device", "cpu", "--quiet", "--out", str(paper)]) == 0
     saved = yaml.safe_load((paper / "config.yaml").read_text())
     assert (saved["preset"], saved["dropout"], saved["batch_size"], saved["eval_subset"]) == ("paper", 0.1, 16, None)
+
+
+def test_a_config_saved_before_presets_reads_as_paper_whatever_fields_it_lacks(tmp_path):
+    """The oldest committed runs lack eval_subset (and every run before presets lacks preset): they ran
+    the paper's defaults, and reading them back must not turn them into the fast preset."""
+    import yaml
+
+    from fpt.config import RunConfig
+    from fpt.train import resume_config
+
+    fields = RunConfig().to_dict()
+    for name in ("preset", "eval_subset", "baselines"):
+        fields.pop(name, None)
+    fields["task"] = "bit-xor"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(fields))
+    config = resume_config(tmp_path)
+    assert config.preset == "paper" and config.dropout == 0.1 and config.eval_subset is None
+    assert config == RunConfig(task="bit-xor")

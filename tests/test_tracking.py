@@ -99,7 +99,8 @@ def test_fpt_train_log_mlflow_works_with_no_variable_and_with_a_sqlite_uri(store
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # where mlflow.search_runs looks
     (run,) = mlflow.search_runs(experiment_names=["fpt"], output_format="list")
     assert run.info.status == "FINISHED"
-    assert float(run.data.params["lr"]) == pytest.approx(1e-3)  # the resolved value, not the config's "None"
+    resolved = fpt.build(fpt.train.resume_config(tmp_path / "run", {})).lr  # the task's (or preset's) default
+    assert float(run.data.params["lr"]) == pytest.approx(resolved)  # the value used, not the config's "None"
     assert run.data.params["steps"] == "2" and "val_accuracy" in run.data.metrics
     assert "summary.test_accuracy" in run.data.metrics
 

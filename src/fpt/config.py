@@ -392,6 +392,15 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     return value
 
 
+def from_saved(data: Any, where: str = "config") -> RunConfig:
+    """A RunConfig that fpt itself saved (a run's config.yaml, an export's run_config). One saved before
+    presets existed has no ``preset`` key and ran the paper's defaults (whatever fields it lacks, e.g.
+    ``eval_subset`` in the oldest runs), so it is read as ``preset: paper``, never as today's default."""
+    if isinstance(data, dict) and "preset" not in data:
+        data = {**data, "preset": "paper"}
+    return from_dict(RunConfig, data, where=where)
+
+
 def from_dict(cls: type, data: dict[str, Any], where: str = "config") -> Any:
     """Build dataclass ``cls`` from a mapping, rejecting unknown keys and wrong types."""
     if not isinstance(data, dict):
@@ -407,8 +416,10 @@ def from_dict(cls: type, data: dict[str, Any], where: str = "config") -> Any:
     values = {k: _coerce(v, hints[k], f"{where}: field {k!r}") for k, v in data.items()}
     try:
         return cls(**values)
-    except ConfigError:
-        raise
+    except ConfigError as exc:  # a dataclass's own check: say where its values came from, once
+        if str(exc).startswith(where):
+            raise
+        raise ConfigError(f"{where}: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{where}: {exc}") from None
 

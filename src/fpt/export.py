@@ -465,7 +465,7 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
 
     from fpt.bodies.hub import replayed_configs
     from fpt.checkpoint import fingerprint
-    from fpt.config import RunConfig, from_dict
+    from fpt.config import from_saved
     from fpt.model import InputSpec
     from fpt.objectives import from_json as objective_from_json
     from fpt.predictor import rebuild
@@ -477,7 +477,7 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
         doc = json.loads(file.read_text())
         if doc.get("fpt_format") != FORMAT:
             raise ValueError(f"fpt_format {doc.get('fpt_format')!r}, expected {FORMAT!r}")
-        config = from_dict(RunConfig, doc["run_config"], where=str(file))
+        config = from_saved(doc["run_config"], where=str(file))
         spec = InputSpec(**doc["input"]["spec"])
         prep = Preprocessing.from_json(doc["preprocessing"]) if doc.get("preprocessing") else None
         objective = objective_from_json(doc["objective"])

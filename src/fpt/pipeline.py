@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -72,8 +73,18 @@ def resolve_precision(precision: str, device: torch.device, preset: str = "paper
     return precision
 
 
+NATIVE_BF16_ENV = "FPT_NATIVE_BF16"  # 0 or 1: what precision auto takes this CPU for (tests, benchmarks)
+
+
 def cpu_has_native_bf16() -> bool:
-    """Whether this CPU multiplies bf16 in hardware (AVX-512 BF16 or AMX); elsewhere torch emulates it."""
+    """Whether this CPU multiplies bf16 in hardware (AVX-512 BF16 or AMX); elsewhere torch emulates it.
+
+    ``FPT_NATIVE_BF16=0`` makes precision ``auto`` behave as on a CPU without it (fp32): the test suite
+    sets it so that its figures are the same on every processor, and a benchmark uses it to measure the
+    fallback; ``=1`` claims native bf16."""
+    forced = os.environ.get(NATIVE_BF16_ENV, "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
     checks = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
     return any(check() for check in checks if check is not None)
 

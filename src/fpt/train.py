@@ -511,12 +511,12 @@ def _epoch_seconds(exp: Experiment, state: dict[str, Any]) -> float | None:
 
 def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     """The saved config of a run directory, with the changes resuming allows."""
-    from fpt.config import from_dict, load_yaml, merge
+    from fpt.config import from_dict, from_saved, load_yaml, merge
 
     path = Path(out) / CONFIG
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: {out} is not a run directory written by fpt train")
-    saved = from_dict(RunConfig, load_yaml(path), where=str(path))
+    saved = from_saved(load_yaml(path), where=str(path))
     if not overrides:
         return saved
     return _check_resume(saved, from_dict(RunConfig, merge(saved.to_dict(), overrides), where="resume overrides"))

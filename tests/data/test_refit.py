@@ -11,7 +11,7 @@ import torch
 
 import fpt
 from fpt.cli import main
-from fpt.config import RunConfig
+from fpt.config import RunConfig, from_dict
 from fpt.errors import ConfigError
 from fpt.refit import SELECTION, refit_config, refit_steps
 
@@ -74,7 +74,7 @@ def test_refit_run_trains_the_selected_epochs_on_train_and_val(tmp_path, tiny_gp
     assert printed["test_accuracy"] == summary["test_accuracy"]
     # the second run is an ordinary run of the refit config: the same model as training that config directly
     config = fpt.Run(out).config()
-    assert config == refit_config(RunConfig(**_fields(path, tiny_gpt2_dir)), selection)
+    assert config == refit_config(from_dict(RunConfig, _fields(path, tiny_gpt2_dir)), selection)
     direct = fpt.fit(fpt.build(config), out=tmp_path / "direct", progress=False)
     assert direct["test_accuracy"] == pytest.approx(summary["test_accuracy"], abs=1e-6)
     assert direct["eval"]["test_loss"] == pytest.approx(summary["eval"]["test_loss"], abs=1e-5)

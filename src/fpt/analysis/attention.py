@@ -117,14 +117,16 @@ def view_for(task: str) -> TaskView:
 
 # --- computing maps ---------------------------------------------------------------------------
 
-def block_attention(model: Any, x: Tensor, lengths: Tensor | None, layer: int, precision: str = "fp32") -> Tensor:
+def block_attention(model: Any, x: Tensor, lengths: Tensor | None, layer: int, precision: str | None = None) -> Tensor:
     """Attention probabilities (N, H, T, T) of block ``layer`` of an FPT, dropout off, in the run's ``precision``
-    (a bf16 run stores its frozen weights in bf16)."""
+    (fp32 or bf16; default: bf16 when the model stores weights in bf16, as a bf16 run stores its frozen ones)."""
     from fpt.inference import inference
 
     blocks = len(model.body.blocks)
     if not 0 <= layer < blocks:
         raise ConfigError(f"--layer {layer}: this model runs blocks 0..{blocks - 1}")
+    if precision is None:
+        precision = "bf16" if any(p.dtype == torch.bfloat16 for p in model.parameters()) else "fp32"
     with inference(model, x.device, precision):
         h = model.hidden(x, lengths, layers=layer)  # (N, T, D): embedding, then blocks < layer
         try:

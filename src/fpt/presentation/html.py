@@ -232,10 +232,10 @@ GROUP_ORDER = ("input", "positions", "layernorm", "attention", "feedforward", "r
 
 def parameter_counts(config: dict[str, Any]) -> dict[str, tuple[int, int]]:
     """Per group (trainable, total), counted on the meta device: the architecture, no weights."""
-    from fpt.config import RunConfig, from_dict
+    from fpt.config import from_saved
     from fpt.pipeline import architecture_counts
 
-    counts = architecture_counts(from_dict(RunConfig, config, where=CONFIG))
+    counts = architecture_counts(from_saved(config, where=CONFIG))
     return {g: (c.trainable, c.total) for g, c in counts.items()}
 
 
