@@ -133,26 +133,9 @@ def _default_mode(path: Path) -> None:
 
 def clear_export_debris(out: Path) -> None:
     """Remove ``.DIR.tmp-PID`` / ``.DIR.old-PID`` copies of this export that a killed ``fpt export`` left beside it."""
-    parent = Path(out).parent
-    if not parent.is_dir():
-        return
-    pattern = re.compile(rf"^\.{re.escape(Path(out).name)}\.(?:tmp|old)-(\d+)$")
-    for p in parent.iterdir():
-        m = pattern.match(p.name)
-        if not m or int(m.group(1)) == os.getpid():
-            continue
-        try:
-            os.kill(int(m.group(1)), 0)
-            continue  # a live process is writing or swapping it
-        except ProcessLookupError:
-            pass
-        except (PermissionError, OverflowError):
-            continue
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                p.unlink()
+    from fpt.rundir import clear_debris
+
+    clear_debris(Path(out).parent, re.compile(rf"^\.{re.escape(Path(out).name)}\.(?:tmp|old)-(\d+)$"), keep_own=True)
 
 
 def _replace(tmp: Path, out: Path) -> None:

@@ -188,23 +188,28 @@ def tmp_name(path: Path) -> Path:
 _DEBRIS = re.compile(r"^\..+\.tmp-(\d+)$")
 
 
-def clear_debris(directory: str | Path) -> None:
-    """Remove temporary files and directories (``tmp_name``) that a killed process left in ``directory``."""
+def clear_debris(directory: str | Path, pattern: re.Pattern[str] = _DEBRIS, keep_own: bool = False) -> None:
+    """Remove temporary files and directories that a killed process left in ``directory``: the names
+    ``pattern`` matches (group 1: the writer's pid; default ``tmp_name``'s) whose process is gone, and this
+    process's own leftovers unless ``keep_own`` (a writer of this process may be using them)."""
     directory = Path(directory)
     if not directory.is_dir():
         return
     for p in directory.iterdir():
-        m = _DEBRIS.match(p.name)
+        m = pattern.match(p.name)
         if not m:
             continue
         pid = int(m.group(1))
-        if pid != os.getpid():
+        if pid == os.getpid():
+            if keep_own:
+                continue
+        else:
             try:
                 os.kill(pid, 0)
                 continue  # a live process is writing it
             except ProcessLookupError:
                 pass
-            except PermissionError:
+            except (PermissionError, OverflowError):
                 continue
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)
