@@ -346,6 +346,11 @@ def check_column(check: Check, cells: dict[str, dict[str, str]], table_dir: Path
     if any(r not in cells for r in check.rows):
         missing = [r for r in check.rows if r not in cells]
         return INCONCLUSIVE, f"cells missing: {', '.join(missing)}", paper, ours
+    # A cell with no finished run of its own is no evidence, even where a run it would share (a tuned cell's
+    # grid run at the paper's lr) exists on disk.
+    not_run = [r for r in check.rows if cells[r].get("status") not in ("done", "partial")]
+    if not_run:
+        return "skip", f"not run: {', '.join(not_run)}", paper, ours
     evidence = {r: cell_evidence(cells[r], table_dir) for r in check.rows}
     if check.relation == "unstable":
         ev = evidence[check.rows[0]]
