@@ -119,3 +119,15 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     base = load_yaml(args.config) if args.config else {}
     where = f"{args.config} + command line" if args.config else "command line"
     return from_dict(RunConfig, target_alias(merge(base, given_fields(args))), where=where)
+
+
+def add_ray_arguments(parser: argparse.ArgumentParser, unit: str) -> argparse._ArgumentGroup:
+    """The ``--executor ray`` options fpt sweep and fpt reproduce share; ``unit`` names what one Ray trial runs."""
+    ray = parser.add_argument_group("Ray (--executor ray)")
+    ray.add_argument("--address", default=None, help="an existing Ray cluster (e.g. auto, ray://HOST:10001); default: "
+                                                     "RAY_ADDRESS, else a local Ray instance")
+    ray.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray instance (default: all)")
+    ray.add_argument("--gpus-per-trial", type=float, default=0.0, help=f"GPUs per {unit} (default 0)")
+    ray.add_argument("--max-failures", type=int, default=2,
+                     help=f"restarts of a failed or preempted {unit}, each from its last checkpoint (default 2)")
+    return ray

@@ -6,6 +6,8 @@ import argparse
 import shlex
 from pathlib import Path
 
+from fpt.cli._args import add_ray_arguments
+
 HELP = ("run one of the paper's tables, or all, or your own table file (resumable), and compare with the paper; "
         "--dry-run lists the runs")
 
@@ -46,13 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="local: in this process, or --parallel local subprocesses; ray: every run a Ray Tune trial, "
                         "on a local Ray instance or a cluster (--address / RAY_ADDRESS), as fpt sweep --executor ray. "
                         "On a cluster, give --out/--store on storage every node shares")
-    ray = p.add_argument_group("Ray (--executor ray)")
-    ray.add_argument("--address", default=None, help="an existing Ray cluster (e.g. auto, ray://HOST:10001); default: "
-                                                     "RAY_ADDRESS, else a local Ray instance")
-    ray.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray instance (default: all)")
-    ray.add_argument("--gpus-per-trial", type=float, default=0.0, help="GPUs per run (default 0)")
-    ray.add_argument("--max-failures", type=int, default=2,
-                     help="restarts of a failed or preempted run, each from its last checkpoint (default 2)")
+    add_ray_arguments(p, "run")
 
 
 def _counts(config, cache: dict) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fpt.cli._args import add_ray_arguments
+
 HELP = "run a grid or random search over config fields (SPEC.yaml) with seeds; results.csv/json and report, " \
        "ranked by a validation metric (resumable; local subprocesses or Ray Tune)"
 
@@ -23,13 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="list the trials, their run keys and state, and config "
                                                           "errors; train nothing")
     p.add_argument("--quiet", action="store_true", help="less output")
-    ray = p.add_argument_group("Ray (--executor ray)")
-    ray.add_argument("--address", default=None, help="an existing Ray cluster (e.g. auto, ray://HOST:10001); "
-                                                     "default: start a local Ray instance")
-    ray.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray instance (default: all)")
-    ray.add_argument("--gpus-per-trial", type=float, default=0.0, help="GPUs per trial (default 0)")
-    ray.add_argument("--max-failures", type=int, default=2,
-                     help="restarts of a failed or preempted trial, each from its last checkpoint (default 2)")
+    ray = add_ray_arguments(p, "trial")
     ray.add_argument("--asha", action="store_true", help="stop poor trials early (ASHA) on the validation metric")
     ray.add_argument("--asha-grace", type=int, default=None,
                      help="steps before ASHA may stop a trial (default: two evaluations)")
