@@ -385,9 +385,18 @@ def machine_info() -> dict[str, Any]:
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         commit = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"], capture_output=True,
                                 text=True, timeout=10).stdout.strip() or None
+    bf16 = {}
+    with contextlib.suppress(Exception):  # what precision auto saw: the CPU's flags and the measured matmul ratio
+        import torch
+
+        from fpt import pipeline
+
+        bf16 = {"bf16_instructions": pipeline.cpu_has_bf16_instructions(),
+                "bf16_speedup": round(pipeline.bf16_speedup(), 3),
+                "amx": bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)())}
     return {"cpu": cpu, "cpu_count": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
             "torch": versions["torch"], "transformers": versions["transformers"], "fpt": versions["fpt"],
-            "fpt_commit": commit, "host": platform.node()}
+            "fpt_commit": commit, "host": platform.node(), **bf16}
 
 
 # --- workers: each run is a fresh process ---------------------------------------------------------

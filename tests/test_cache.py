@@ -98,3 +98,28 @@ def test_the_cached_view_feeds_the_same_model_its_prefix_states(tiny_gpt2_dir):
     probe, _ = cached_view(_exp(tiny_gpt2_dir))  # output only: the head's features are cached
     assert probe.input_start == FEATURES and probe.data.train.data.x.shape[1:] == (exp.data.spec.num_outputs,
                                                                                   exp.model.body.width)  # (N, k, D)
+
+
+def _flatten_probe(body, cache="auto"):
+    """A linear probe with readout flatten on bit-memory of one output token (4 bits), a fixed training set."""
+    exp = fpt.build(task="bit-memory", body=body, init="random", freeze="output", dropout=0.0, steps=8, eval_every=4,
+                    batch_size=8, readout="flatten", cache_features=cache, device="cpu",
+                    task_options={"n_strings": 2, "n_bits": 4, "token_dim": 4, "eval_size": 16})
+    finite = TensorSource(exp.data.train.batch(0, 24), seed=0)
+    return replace(exp, data=replace(exp.data, train=finite))
+
+
+def test_flatten_probe_caches_every_position_and_trains_the_same_head(tiny_gpt2_dir, monkeypatch):
+    import fpt.cache as cache
+    from fpt.cache import cached_view
+
+    exp = _flatten_probe(tiny_gpt2_dir)
+    view, _ = cached_view(exp)
+    T, D = exp.data.spec.seq_len, exp.model.body.width
+    assert view.input_start == FEATURES and view.data.train.data.x.shape[1:] == (1, T * D)
+    cached, plain = _flatten_probe(tiny_gpt2_dir), _flatten_probe(tiny_gpt2_dir, cache="off")
+    s1, s2 = fpt.fit(cached, progress=False), fpt.fit(plain, progress=False)
+    assert s1["feature_cache_seconds"] is not None and s2["feature_cache_seconds"] is None
+    torch.testing.assert_close(cached.model.head.weight, plain.model.head.weight, atol=1e-5, rtol=1e-4)
+    monkeypatch.setattr(cache, "PREFIX_CACHE_MAX_BYTES", 1000)  # its features are as large as a prefix: as limited
+    assert cache.plan_cache(exp).why_not.startswith("readout=flatten's features would take")

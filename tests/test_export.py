@@ -225,3 +225,33 @@ def test_the_library_never_imports_the_cli():
     from fpt.cli import USER_ERRORS
 
     assert USER_ERRORS is errors.USER_ERRORS and issubclass(errors.SchemaError, errors.DataError)
+
+
+def test_a_flatten_readout_run_reloads_and_exports_the_same_head(tiny_gpt2_dir, tmp_path):
+    """readout=flatten (a head over every position) on padded sequences: the run, its export and its ONNX graph
+    rebuild the same head and give the trained model's logits."""
+    rng = np.random.default_rng(0)
+    rows = ["text,label"] + [f"{''.join(rng.choice(list('ab' if i % 2 else 'cd'), rng.integers(3, 12)))},{i % 2}"
+                             for i in range(40)]
+    (tmp_path / "seq.csv").write_text("\n".join(rows) + "\n")
+    exp = fpt.build(data=str(tmp_path / "seq.csv"), body=tiny_gpt2_dir, init="random", steps=2, eval_every=2,
+                    batch_size=8, device="cpu", readout="flatten")
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    T, D = exp.data.spec.seq_len, exp.model.body.width
+    assert exp.model.head.in_features == T * D
+    test = exp.data.eval_sets["test"]
+    assert test.lengths is not None and int(test.lengths.min()) < T  # really padded
+    with torch.inference_mode():
+        want = exp.forward(test.x, test.lengths).float().numpy()
+    run = fpt.load(tmp_path / "run")
+    assert run.config.readout == "flatten" and run.model.head.in_features == T * D
+    assert np.abs(run.forward(test.x, test.lengths).numpy() - want).max() <= 1e-5
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxscript")
+    ort = pytest.importorskip("onnxruntime")
+    assert main(["export", str(tmp_path / "run"), str(tmp_path / "export"), "--onnx"]) == 0
+    exported = fpt.load(tmp_path / "export")
+    assert np.abs(exported.forward(test.x, test.lengths).numpy() - want).max() <= 1e-5
+    doc = json.loads((tmp_path / "export" / "config.json").read_text())
+    assert doc["run_config"]["readout"] == "flatten" and doc["onnx"]["max_abs_diff"] <= 1e-4
+    assert np.abs(_onnx_logits(ort, tmp_path / "export" / "model.onnx", test.x, test.lengths) - want).max() <= 1e-4

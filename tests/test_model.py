@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from fpt.bodies import BodySpec, build_body
-from fpt.model import FPT, InputSpec, input_layer
+from fpt.model import FPT, READOUTS, InputSpec, input_layer
 
 
 def _model(path, spec):
@@ -98,3 +98,84 @@ def test_mean_readout_pools_the_real_tokens_only(tiny_body_dir):
     torch.testing.assert_close(model(padded, torch.tensor([7])), model(x), atol=1e-5, rtol=1e-4)
     with pytest.raises(ValueError, match="readout=mean pools every token into one output"):
         FPT(model.body, InputSpec(seq_len=10, num_classes=2, token_dim=1, num_outputs=5), readout="mean")
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("readout", READOUTS)
+def test_no_readout_reads_padding(tiny_body_dir, readout):
+    """Whatever the padding past a length holds, and however much of it there is, the logits are the same."""
+    spec = InputSpec(seq_len=12, num_classes=3, token_dim=4)
+    torch.manual_seed(0)
+    model = FPT(build_body(BodySpec(tiny_body_dir, "random", seq_len=12, dropout=0.0)), spec, readout=readout).eval()
+    x = torch.randn(2, 12, 4)
+    lengths = torch.tensor([7, 12])
+    want = model(x, lengths)
+    garbage = x.clone()
+    garbage[0, 7:] = torch.randn(5, 4) * 100
+    torch.testing.assert_close(model(garbage, lengths), want, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(model(x[:1, :7]), want[:1], atol=1e-5, rtol=1e-4)  # shorter input, no lengths
+
+
+@torch.no_grad()
+def test_flatten_readout_reads_every_position_through_one_linear_layer(tiny_body_dir):
+    spec = InputSpec(seq_len=6, num_classes=3, token_dim=2, per_token=4)
+    torch.manual_seed(0)
+    model = FPT(build_body(BodySpec(tiny_body_dir, "random", seq_len=6, dropout=0.0)), spec, readout="flatten").eval()
+    D = model.body.width
+    assert (model.head.in_features, model.head.out_features) == (6 * D, 4 * 3)
+    x, lengths = torch.randn(3, 6, 2), torch.tensor([6, 4, 1])
+    assert model(x, lengths).shape == (3, 4, 3)
+    h = model.hidden(x, lengths)  # (3, 6, D)
+    feats = model.features(x, lengths)  # (3, 1, 6 * D): position t's state at columns t*D..(t+1)*D
+    assert feats.shape == (3, 1, 6 * D)
+    torch.testing.assert_close(feats[0, 0], h[0].reshape(-1))
+    torch.testing.assert_close(feats[1, 0, : 4 * D], h[1, :4].reshape(-1))
+    assert not feats[1, 0, 4 * D:].any() and not feats[2, 0, D:].any()  # past the length: zeros
+    # the last position's weights matter (mean pooling would not tell positions apart)
+    moved = x.clone()
+    moved[0] = x[0].flip(0)
+    assert not torch.allclose(model(moved[:1]), model(x[:1]))
+    with pytest.raises(ValueError, match="readout=flatten reads every token into one output.*use readout=last"):
+        FPT(model.body, InputSpec(seq_len=10, num_classes=2, token_dim=1, num_outputs=5), readout="flatten")
+    with pytest.raises(ValueError, match="seq_len=6 positions"):  # (bodies with a position table stop sooner)
+        model.flatten(torch.zeros(1, 7, D), None)
+
+
+def test_flatten_head_trains_in_the_output_group(tiny_gpt2_dir):
+    from fpt.freeze import apply_policy, group_of_parameters
+
+    spec = InputSpec(seq_len=8, num_classes=2, token_dim=3)
+    torch.manual_seed(0)
+    model = FPT(build_body(BodySpec(tiny_gpt2_dir, "random", seq_len=8, dropout=0.0)), spec, readout="flatten")
+    assert group_of_parameters(model)["head.weight"] == "output"
+    apply_policy(model, "output")
+    assert model.head.weight.requires_grad and not model.input.weight.requires_grad
+    x, lengths = torch.randn(16, 8, 3), torch.randint(2, 9, (16,))
+    y = (x[torch.arange(16), 0, 0] > 0).long()  # the first token decides: the last token alone cannot see it
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    losses = []
+    for _ in range(15):
+        loss = torch.nn.functional.cross_entropy(model(x, lengths)[:, 0], y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_config_and_model_list_the_same_readouts():
+    from fpt.config import READOUTS as CONFIG_READOUTS
+    from fpt.config import RunConfig
+
+    assert CONFIG_READOUTS == READOUTS  # config may not import the model: its copy must not drift
+    assert RunConfig(readout="flatten").readout == "flatten"
+    with pytest.raises(ValueError, match="'readout'='pool' must be one of last, mean, flatten"):
+        RunConfig(readout="pool")
+
+
+def test_flatten_on_a_task_of_several_output_tokens_names_the_fix(tiny_gpt2_dir):
+    import fpt
+    from fpt.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="readout=flatten .* this task reads 5 output tokens; use readout=last"):
+        fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", readout="flatten", device="cpu")

@@ -42,10 +42,11 @@ def test_fp32_keeps_every_weight_in_fp32(tiny_gpt2_dir):
     assert all(p.dtype == torch.float32 for p in exp.model.parameters())
 
 
-def _native_bf16(monkeypatch, native: bool) -> None:
+def _native_bf16(monkeypatch, native: bool, speedup: float = 2.0) -> None:
     monkeypatch.delenv("FPT_NATIVE_BF16", raising=False)  # the suite's conftest pins it; here the CPU decides
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: native)
+    monkeypatch.setattr(pipeline, "bf16_speedup", lambda: speedup)
 
 
 def test_auto_is_fp32_without_a_warning_on_a_cpu_without_native_bf16(tiny_gpt2_dir, monkeypatch, recwarn):
@@ -85,18 +86,34 @@ def test_a_bf16_run_trains_evaluates_caches_and_reloads(tiny_gpt2_dir, tmp_path)
 
 
 def test_bf16_on_a_cpu_without_native_bf16_warns_and_names_the_fix(tiny_gpt2_dir, monkeypatch):
-    monkeypatch.delenv("FPT_NATIVE_BF16", raising=False)  # the suite's conftest pins it; here the CPU decides
-    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
-    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    _native_bf16(monkeypatch, False)
     assert not pipeline.cpu_has_native_bf16()
-    with pytest.warns(UserWarning, match="precision=fp32"):
+    with pytest.warns(UserWarning, match="emulates.*precision=fp32"):
         fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
 
 
+def test_a_cpu_listing_bf16_that_measures_it_slower_trains_fp32_under_auto(tiny_gpt2_dir, monkeypatch, recwarn):
+    # a Xeon whose hypervisor hides AMX lists AVX-512 BF16 but multiplies bf16 at 0.54x fp32's speed
+    _native_bf16(monkeypatch, True, speedup=0.54)
+    assert not pipeline.cpu_has_native_bf16()
+    exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu")
+    assert exp.precision == "fp32" and not [w for w in recwarn if "bf16" in str(w.message)]
+    with pytest.warns(UserWarning, match="measured 0.54x the speed of fp32.*precision=fp32"):
+        fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
+    _native_bf16(monkeypatch, True, speedup=pipeline.BF16_MIN_SPEEDUP)
+    assert pipeline.cpu_has_native_bf16()
+
+
+def test_the_bf16_probe_measures_once_per_thread_count():
+    pipeline._bf16_speedup.cache_clear()
+    first = pipeline.bf16_speedup()
+    assert 0.05 < first < 50  # a ratio of two timings of the same matmul, not a flag
+    assert pipeline.bf16_speedup() == first  # cached: later runs in the process pay nothing
+    assert pipeline._bf16_speedup.cache_info().misses == 1
+
+
 def test_bf16_on_a_cpu_with_native_bf16_is_silent(tiny_gpt2_dir, monkeypatch, recwarn):
-    monkeypatch.delenv("FPT_NATIVE_BF16", raising=False)
-    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
-    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
+    _native_bf16(monkeypatch, True)
     assert pipeline.cpu_has_native_bf16()
     fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
     fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="fp32", device="cpu")

@@ -173,3 +173,41 @@ def test_gradient_clipping_bounds_the_step_of_the_optimizer_parameters(tiny_gpt2
     train_step(exp, opt, exp.data.train.batch(0, 8))
     norm = torch.sqrt(sum(((p.detach() - b) ** 2).sum() for p, b in zip(params, before, strict=True)))
     assert 0 < float(norm) <= 1e-3 * (1 + 1e-4)
+
+
+def test_improves_breaks_ties_on_validation_loss_only_when_asked():
+    from fpt.train import improves
+
+    state = {"best_score": 0.9, "best_loss": 0.4, "best_step": 20}
+    assert improves(state, 0.95, 9.0, "first") and improves(state, 0.95, 9.0, "loss")  # a higher score always wins
+    assert not improves(state, 0.9, 0.1, "first")  # the paper's: the earlier step stays
+    assert improves(state, 0.9, 0.1, "loss") and not improves(state, 0.9, 0.5, "loss")
+    assert not improves(state, 0.85, 0.01, "loss")  # a lower score never wins, whatever its loss
+    assert improves({"best_score": -1.0, "best_loss": None, "best_step": 0}, -5.0, None, "loss")  # the first one
+    assert improves({**state, "best_loss": None}, 0.9, 0.3, "loss")  # resumed from a state without best_loss
+
+
+def test_the_selected_step_follows_the_tie_break(tiny_gpt2_dir, tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    x = np.random.default_rng(0).normal(size=(60, 2))
+    frame = pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "label": (x[:, 0] > 0).astype(int)})  # 12 validation rows: ties
+    selected = {}
+    for tie_break in ("first", "loss"):
+        exp = fpt.build(data=frame, body=tiny_gpt2_dir, init="random", device="cpu", steps=55, eval_every=5,
+                        batch_size=8, lr=0.01, tie_break=tie_break, stop_at_target=False, baselines="none")
+        selected[tie_break] = fpt.fit(exp, out=tmp_path / tie_break, progress=False)["selected_step"]
+        rows = [json.loads(line) for line in (tmp_path / tie_break / "metrics.jsonl").read_text().splitlines()]
+        tied = [r for r in rows if r["val_accuracy"] == max(r["val_accuracy"] for r in rows)]
+        expected = tied[0] if tie_break == "first" else min(tied, key=lambda r: r["val_loss"])
+        assert selected[tie_break] == expected["step"]
+    assert selected["loss"] > selected["first"]  # the tie happened, and the later, lower-loss step won
+
+
+def test_the_fast_preset_breaks_ties_on_loss_and_the_paper_preset_keeps_the_first(tiny_gpt2_dir):
+    assert fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu").config.tie_break == "loss"
+    paper = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu", preset="paper")
+    assert paper.config.tie_break == "first"
+    with pytest.raises(ConfigError, match="tie_break"):
+        fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu", tie_break="last")

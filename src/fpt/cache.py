@@ -6,7 +6,8 @@ are computed a single time for every training and held-out example, and training
 blocks j.. and the head on them.
 
 - Nothing in the body trains (only the output head: the paper's Table 10 linear probe): the
-  features the head reads, (N, k, D), are cached; epochs run orders of magnitude faster.
+  features the head reads, (N, k, D), are cached; epochs run orders of magnitude faster. With
+  readout flatten they are (N, 1, T * D), as large as a prefix, and held to the same limit.
 - The first trained parameter is in block j > 0 (e.g. ``--freeze output,attention@-1``): the
   hidden states entering block j, (N, T, D), are cached, within ``PREFIX_CACHE_MAX_BYTES``.
   The prefix is computed without dropout, so this path is taken only when ``dropout=0``
@@ -56,7 +57,9 @@ def plan_cache(exp: Experiment) -> CachePlan:
         return CachePlan(None, "padding=ignore reads the last position of each trimmed batch, which depends on how "
                                "batches are formed; set trim_padding=false to cache")
     if first == model.layers:
-        return CachePlan(FEATURES)
+        # readout=flatten's features are every position's states: as large as a cached prefix, so as limited.
+        too_big = _too_big(exp, "readout=flatten's features") if model.readout == "flatten" else ""
+        return CachePlan(None, too_big) if too_big else CachePlan(FEATURES)
     if first == 0:
         return CachePlan(None, "block 0 trains, so no frozen prefix precedes it")
     if exp.config.dropout > 0:
@@ -65,12 +68,18 @@ def plan_cache(exp: Experiment) -> CachePlan:
     if getattr(model.body, "variant", None) == "official":
         return CachePlan(None, "the official LSTM cell draws random initial states at every forward pass, "
                                "which caching its blocks would fix once")
+    too_big = _too_big(exp, "the prefix's hidden states")
+    return CachePlan(None, too_big) if too_big else CachePlan(first)
+
+
+def _too_big(exp: Experiment, what: str) -> str:
+    """Why ``what``, (N, T, D) cached states of every example, would not be worth the memory; '' when they would."""
+    model = exp.model
     examples = len(exp.data.train) + sum(len(b) for b in exp.data.eval_sets.values())
     size = examples * model.spec.seq_len * model.body.width * 4
     if size > PREFIX_CACHE_MAX_BYTES:
-        return CachePlan(None, f"the prefix's hidden states would take {size / 2**30:.1f} GiB "
-                               f"(more than {PREFIX_CACHE_MAX_BYTES / 2**30:.0f} GiB)")
-    return CachePlan(first)
+        return f"{what} would take {size / 2**30:.1f} GiB (more than {PREFIX_CACHE_MAX_BYTES / 2**30:.0f} GiB)"
+    return ""
 
 
 def cache_eligible(exp: Experiment) -> tuple[bool, str]:
@@ -79,7 +88,8 @@ def cache_eligible(exp: Experiment) -> tuple[bool, str]:
 
 
 def _encode(exp: Experiment, data: Batch, start: int, transform=None) -> Batch:
-    """Features (N, k, D) for ``start`` FEATURES, else the hidden states (N, T, D) entering block ``start``."""
+    """Features (N, k, D) (flatten: (N, 1, T * D)) for ``start`` FEATURES, else the hidden states (N, T, D)
+    entering block ``start``."""
     model = exp.model
 
     def encode(x: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:

@@ -121,7 +121,10 @@ class RunConfig:
                               "initial states drawn on every forward pass, dropout on each step's output)", "fpt")
     readout: str = _help("what the output head reads: last (the final states of the last k real tokens, the "
                          "paper's) | mean (the mean final state of every real token, one output token; how "
-                         "sentence bodies such as MiniLM were trained to be read)", "last")
+                         "sentence bodies such as MiniLM were trained to be read) | flatten (the final states of "
+                         "all seq_len positions side by side, zeros past an example's length, into one linear "
+                         "layer: GPT4TS's classification head, which keeps the per-position detail that the "
+                         "other two lose; one output token, a head of seq_len x width inputs)", "last")
     steps: int = _help("maximum optimizer steps", 2000)
     batch_size: int = _help("examples per optimizer step", 16)
     grad_accum: int = _help("split each step's batch into this many micro-batches (same result, less memory)", 1)
@@ -138,6 +141,9 @@ class RunConfig:
                                  "task's. With --data, --target NAME (not a number) names the target column", None)
     stop_at_target: bool = _help("stop once the target is reached", True)
     patience: int | None = _help("stop after N evaluations without improvement (default: none; --data: 10)", None)
+    tie_break: str = _help("an evaluation that equals the best validation accuracy: first (the earlier step stays "
+                           "selected, the paper's) | loss (the lower validation loss wins and counts as an improvement "
+                           "for patience: a small validation set reaches 100 percent long before the model is done)", "first")
     diverge_loss: float = _help("a training loss above this (or NaN/inf) marks the run diverged and stops it", 100.0)
     last_block_rows: bool = _help("compute the last block only for the k tokens the head reads (same result, less work)",
                                   True)
@@ -173,12 +179,13 @@ class RunConfig:
             (0 <= self.dropout < 1, "dropout", "must be in [0, 1)"),
             (self.target is None or 0 < self.target <= 1, "target", "is an accuracy in (0, 1], e.g. 0.99"),
             (self.patience is None or self.patience >= 1, "patience", "must be >= 1"),
+            (self.tie_break in TIE_BREAKS, "tie_break", f"must be one of {', '.join(TIE_BREAKS)}"),
             (self.diverge_loss > 0, "diverge_loss", "must be > 0 (a training loss above it stops the run; the default "
                                                      "is 100)"),
             (bool(re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,3})?|mps", self.device)), "device",
              "must be auto, cpu, cuda, cuda:N (N a GPU index) or mps"),
             (self.cache_features in {"auto", "on", "off"}, "cache_features", "must be auto, on or off"),
-            (self.readout in {"last", "mean"}, "readout", "must be last or mean"),
+            (self.readout in READOUTS, "readout", f"must be one of {', '.join(READOUTS)}"),
             (self.baselines in BASELINE_LEVELS, "baselines", "must be auto, none, fast or all"),
             (self.precision in {"auto", "fp32", "bf16"}, "precision", "must be auto, fp32 or bf16"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
@@ -251,7 +258,7 @@ DEFAULT_PRESET = "fast"  # what from_dict (the CLI, config files, sweeps, fpt.bu
 # a config does not give. Every task (--data and the sklearn estimators included): dropout 0 and the official
 # input init, chosen by every sweep (Bit XOR, digits, mnist-5k, Bit Memory); precision auto then uses a CPU's
 # native bf16 (fpt.pipeline.resolve_precision). The paper preset is RunConfig's own field defaults.
-FAST: dict[str, Any] = {"dropout": 0.0, "input_init": "official"}
+FAST: dict[str, Any] = {"dropout": 0.0, "input_init": "official", "tie_break": "loss"}
 FAST_TASKS: dict[str, dict[str, Any]] = {
     # bench/specs/bit-xor-bf16.yaml, bit-xor-dropout.yaml; examples/fast/bit-xor.yaml
     "bit-xor": {"batch_size": 8, "lr": 0.002, "eval_every": 20, "eval_subset": 200},
@@ -265,7 +272,10 @@ FAST_TASKS: dict[str, dict[str, Any]] = {
 
 
 # The fields a preset sets (precision: what auto means on a CPU, fpt.pipeline.resolve_precision).
-PRESET_FIELDS = ("task_options", "dropout", "input_init", "batch_size", "lr", "eval_every", "eval_subset", "precision")
+PRESET_FIELDS = ("task_options", "dropout", "input_init", "batch_size", "lr", "eval_every", "eval_subset", "precision",
+                 "tie_break")
+# A config.yaml written before presets existed records every field the first presets set (tie_break came later).
+PRE_PRESET_FIELDS = PRESET_FIELDS[:8]
 
 
 def preset_defaults(preset: str, task: str) -> dict[str, Any]:
@@ -283,7 +293,7 @@ def apply_preset(fields: dict[str, Any], where: str = "config") -> dict[str, Any
     if "preset" in fields:
         preset = fields["preset"]
     else:
-        preset = "paper" if all(name in fields for name in PRESET_FIELDS) else DEFAULT_PRESET
+        preset = "paper" if all(name in fields for name in PRE_PRESET_FIELDS) else DEFAULT_PRESET
     if preset not in PRESETS:
         raise ConfigError(f"{where}: field 'preset'={show(preset)} must be one of {', '.join(PRESETS)} (fast: the "
                           "fastest validated settings; paper: the paper's)")
@@ -297,6 +307,10 @@ def apply_preset(fields: dict[str, Any], where: str = "config") -> dict[str, Any
             out[name] = value
     return out
 BASELINE_LEVELS = ("auto", "none", "fast", "all")  # RunConfig.baselines (fpt.baselines)
+# RunConfig.readout: the heads fpt.model.FPT builds. A copy of fpt.model.READOUTS, since config sits below the model
+# and may not import it; tests/test_model.py checks that the two agree.
+READOUTS = ("last", "mean", "flatten")
+TIE_BREAKS = ("first", "loss")  # RunConfig.tie_break (fpt.train.fit's selection)
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
 DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "split_seed",
                "train_on_val", "max_categories", "image_size", "patch_size", "image_channels", "series_patch", "series_stride",

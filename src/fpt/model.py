@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from fpt.bodies import Body
 from fpt.bodies.dropout import Dropout
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, SchemaError
 
 Tensor = torch.Tensor
 
@@ -70,7 +71,7 @@ def input_layer(spec: InputSpec, width: int, init: str = "gpt2") -> nn.Module:
 
 
 PADDING = ("mask", "ignore")
-READOUTS = ("last", "mean")
+READOUTS = ("last", "mean", "flatten")  # fpt.config.READOUTS must agree (config may not import this)
 FEATURES = -1  # FPT.forward's ``start`` for inputs that are already the head's features (B, k, D)
 
 
@@ -85,6 +86,9 @@ class FPT(nn.Module):
         if readout == "mean" and spec.num_outputs != 1:
             raise ConfigError(f"readout=mean pools every token into one output, but this task reads "
                               f"{spec.num_outputs} output tokens; use readout=last")
+        if readout == "flatten" and spec.num_outputs != 1:
+            raise ConfigError(f"readout=flatten reads every token into one output, but this task reads "
+                              f"{spec.num_outputs} output tokens; use readout=last")
         self.spec = spec
         self.input = input_layer(spec, body.width, input_init)
         # The official code's input network ends in a dropout after a linear layer (none after an
@@ -94,10 +98,13 @@ class FPT(nn.Module):
         self.padding = padding
         self.body = body
         self.layers = len(body.blocks)  # every block runs (``config.layers`` keeps the first X: fpt.pipeline.build_model)
-        self.head = nn.Linear(body.width, spec.per_token * spec.num_classes)
         # "last": the head reads the last k real tokens (the paper's); "mean": the mean of every real
-        # token's final state (B, 1, D), as bodies pretrained with mean pooling (MiniLM) were read.
+        # token's final state (B, 1, D), as bodies pretrained with mean pooling (MiniLM) were read;
+        # "flatten": every position's final state side by side (B, 1, T * D), GPT4TS's classification
+        # head, which keeps the per-position detail that pooling and the last token lose.
         self.readout = readout
+        reads = body.width * (spec.seq_len if readout == "flatten" else 1)
+        self.head = nn.Linear(reads, spec.per_token * spec.num_classes)
         # The head reads k tokens, so the last block need only compute those (when the body can).
         self.last_block_rows = last_block_rows and hasattr(body, "block_rows") and readout == "last"
 
@@ -139,7 +146,8 @@ class FPT(nn.Module):
         return h.gather(1, rows[..., None].expand(-1, -1, h.shape[-1]))
 
     def features(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
-        """What the head sees: final hidden states of the last k real tokens (B, k, D)."""
+        """What the head sees: final hidden states of the last k real tokens (B, k, D); with readout
+        mean their mean (B, 1, D); with readout flatten every position's, zeros past each length (B, 1, T * D)."""
         return self.features_from(self.embed(x), lengths, start=0)
 
     def features_from(self, h: Tensor, lengths: Tensor | None, start: int) -> Tensor:
@@ -154,17 +162,33 @@ class FPT(nn.Module):
                 return h.mean(1, keepdim=True)  # (B, 1, D)
             w = mask[..., None].to(h.dtype)  # (B, T, 1)
             return (h * w).sum(1, keepdim=True) / w.sum(1, keepdim=True)  # (B, 1, D)
+        if self.readout == "flatten":
+            return self.flatten(self.body.final_norm(h), mask)
         if not self.last_block_rows:
             return self.read(self.body.final_norm(h), lengths)
         h = self.body.block_rows(self.layers - 1, h, mask, self.output_rows(h, lengths))  # (B, k, D)
         return self.body.final_norm(h)
+
+    def flatten(self, h: Tensor, mask: Tensor | None) -> Tensor:
+        """Final states (B, T', D), T' <= T, as one row of T * D per example: readout flatten's features (B, 1, T * D)."""
+        T = self.spec.seq_len
+        if h.shape[1] > T:
+            raise SchemaError(f"readout=flatten has head weights for seq_len={T} positions, but an example has "
+                              f"{h.shape[1]} tokens; give at most {T}")
+        if mask is not None:
+            # masked_fill, not a product: whatever a padded position holds (even inf) must not reach the head.
+            h = h.masked_fill(~mask[..., None], 0.0)
+        # A trimmed batch (or shorter inputs) is zero-filled to T, so every position keeps its own head weights.
+        h = F.pad(h, (0, 0, 0, T - h.shape[1]))  # (B, T, D)
+        return h.reshape(h.shape[0], 1, -1)  # (B, 1, T * D)
 
     def forward(self, x: Tensor, lengths: Tensor | None = None, start: int = 0) -> Tensor:
         """Logits (B, k * m, C).
 
         ``start`` says where ``x`` enters the model: 0, tokens (B, T, d) or ids (B, T); j >= 1, the
         hidden states (B, T, D) entering block j (a cached frozen prefix); ``FEATURES``, the
-        features the head reads (B, k, D) (a cached linear probe). See fpt.cache.
+        features the head reads (B, k, D), or (B, 1, T * D) with readout flatten (a cached linear
+        probe). See fpt.cache.
         """
         if start == FEATURES:
             feats = x  # (B, k, D)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import time
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -77,16 +79,52 @@ NATIVE_BF16_ENV = "FPT_NATIVE_BF16"  # 0 or 1: what precision auto takes this CP
 
 
 def cpu_has_native_bf16() -> bool:
-    """Whether this CPU multiplies bf16 in hardware (AVX-512 BF16 or AMX); elsewhere torch emulates it.
+    """Whether bf16 pays on this CPU: it has the instructions (AVX-512 BF16 or AMX) and a bf16 matmul,
+    measured once per process, beats fp32. Only the measurement tells: a Xeon whose hypervisor hides AMX
+    lists AVX-512 BF16 yet multiplies bf16 1.8x slower than fp32 (docs/results/bench/step_time_no_amx.jsonl),
+    while an AMD EPYC with the same flag trains bf16 ~1.8x faster.
 
     ``FPT_NATIVE_BF16=0`` makes precision ``auto`` behave as on a CPU without it (fp32): the test suite
     sets it so that its figures are the same on every processor, and a benchmark uses it to measure the
-    fallback; ``=1`` claims native bf16."""
+    fallback; ``=1`` claims native bf16 (no measurement)."""
     forced = os.environ.get(NATIVE_BF16_ENV, "").strip()
     if forced in ("0", "1"):
         return forced == "1"
+    return cpu_has_bf16_instructions() and bf16_speedup() >= BF16_MIN_SPEEDUP
+
+
+def cpu_has_bf16_instructions() -> bool:
+    """Whether the CPU lists AVX-512 BF16 or AMX (where it does not, torch emulates bf16)."""
     checks = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
     return any(check() for check in checks if check is not None)
+
+
+# bf16 must beat fp32 by this much to be chosen: it also rounds, and autocast casts activations both ways
+BF16_MIN_SPEEDUP = 1.15
+
+
+def bf16_speedup() -> float:
+    """fp32 seconds over bf16 seconds of a transformer-sized matmul (512 tokens x 384 -> 1536, the
+    feed-forward of a small body) at this process's thread count, measured once per thread count (~0.1 s)."""
+    return _bf16_speedup(torch.get_num_threads())
+
+
+@functools.cache
+def _bf16_speedup(threads: int) -> float:
+    del threads  # only the cache key: a matmul's speed depends on it
+    x, w = torch.randn(512, 384), torch.randn(1536, 384)
+    pairs = {torch.float32: (x, w), torch.bfloat16: (x.bfloat16(), w.bfloat16())}
+    best = dict.fromkeys(pairs, math.inf)
+    with torch.no_grad():
+        for a, b in pairs.values():  # warm-up: oneDNN chooses and caches its kernel on first use
+            torch.nn.functional.linear(a, b)
+        for _ in range(5):  # alternating rounds, the fastest of each kept: noise only ever slows a round
+            for dtype, (a, b) in pairs.items():
+                start = time.perf_counter()
+                for _ in range(4):
+                    torch.nn.functional.linear(a, b)
+                best[dtype] = min(best[dtype], time.perf_counter() - start)
+    return best[torch.float32] / max(best[torch.bfloat16], 1e-12)
 
 
 def autocast(precision: str, device: torch.device, preset: str = "paper") -> torch.autocast:
@@ -240,7 +278,9 @@ def assemble(config: RunConfig, data: TaskData) -> Experiment:
     body_fp = fingerprint(model)
     if resolve_precision(config.precision, device, config.preset) == "bf16":
         if config.precision == "bf16" and device.type == "cpu" and not cpu_has_native_bf16():
-            warnings.warn("precision=bf16 on a CPU without native bf16 (AVX-512 BF16 or AMX): torch emulates it, "
-                          "which is usually slower than fp32; set precision=fp32 (or auto)", stacklevel=2)
+            why = (f"bf16 matmuls measured {bf16_speedup():.2f}x the speed of fp32" if cpu_has_bf16_instructions()
+                   else "no AVX-512 BF16 or AMX: torch emulates bf16")
+            warnings.warn(f"precision=bf16 on a CPU where bf16 does not pay ({why}); set precision=fp32 (or auto)",
+                          stacklevel=2)
         store_frozen_bf16(model)
     return Experiment(config, model.to(device), data, device, body_fp)

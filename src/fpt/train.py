@@ -285,8 +285,9 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     objective = exp.data.objective
     val_key = f"{exp.data.val}_{objective.metric}"  # what selects: accuracy, or R² for regression
 
-    # best_score: the selection metric's best (validation accuracy, or R² for regression)
-    state: dict[str, Any] = {"step": 0, "best_score": -1.0, "best_step": 0, "steps_to_target": None,
+    # best_score: the selection metric's best (validation accuracy, or R² for regression); best_loss: the
+    # validation loss there (tie_break=loss)
+    state: dict[str, Any] = {"step": 0, "best_score": -1.0, "best_loss": None, "best_step": 0, "steps_to_target": None,
                              "wall_seconds": 0.0, "train_seconds": 0.0, "train_examples": 0,
                              "evals_since_best": 0, "diverged_at": None}
     history: list[dict[str, Any]] = []
@@ -354,8 +355,9 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
             track.evaluated(row)
             acc = metrics[val_key]
             bar.set_postfix(loss=f"{row['train_loss']:.3f}", val=f"{acc:.4f}")
-            if acc > state["best_score"] or not state["best_step"]:  # R² can start below any bound
-                state.update(best_score=acc, best_step=state["step"], evals_since_best=0)
+            val_loss = metrics.get(f"{exp.data.val}_loss")
+            if improves(state, acc, val_loss, cfg.tie_break):
+                state.update(best_score=acc, best_loss=val_loss, best_step=state["step"], evals_since_best=0)
                 best_params = [p.detach().clone() for p in trainable]
                 if run.out:
                     checkpoint.save(checkpoint.slot(run.out, checkpoint.BEST), model, cfg.to_dict(),
@@ -416,6 +418,17 @@ def _val_subset(exp: Experiment) -> Batch | None:
     order = torch.randperm(len(whole), generator=torch.Generator().manual_seed(exp.config.seed))
     idx = order[:n].sort().values
     return Batch(whole.x[idx], whole.y[idx], None if whole.lengths is None else whole.lengths[idx])
+
+
+def improves(state: dict[str, Any], score: float, loss: float | None, tie_break: str) -> bool:
+    """Whether an evaluation becomes the selected one: a higher validation score, or (``tie_break="loss"``) the
+    same score at a lower validation loss. The first evaluation always does (R² can start below any bound)."""
+    if score > state["best_score"] or not state["best_step"]:
+        return True
+    if score < state["best_score"] or tie_break != "loss" or loss is None:
+        return False
+    best_loss = state.get("best_loss")  # None: unknown (a state saved before tie_break existed)
+    return best_loss is None or loss < best_loss
 
 
 def _validate(exp: Experiment, subset: Batch | None, val_key: str) -> dict[str, Any]:
@@ -495,6 +508,7 @@ def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any
         "task_info": data.info,
         "body_fingerprint": exp.body_fingerprint,
         "device": str(exp.device),
+        "precision": exp.precision,  # what precision auto resolved to on this machine
         "world_size": distributed.group_of(exp).size,  # processes (data-parallel ranks) that trained it
         "global_batch_size": exp.config.batch_size,  # examples per step over all of them
         "environment": environment(),
