@@ -3,6 +3,8 @@
     python bench/own_data.py --out docs/results/own-data                      # everything, 3 seeds
     python bench/own_data.py --out /tmp/b --datasets GunPoint,wine --seeds 0  # a subset
     python bench/own_data.py --out docs/results/own-data --controls           # + random-body and no-lm controls
+    python bench/own_data.py --out docs/results/own-data --refit --fpt-option readout=flatten \
+        --label "fpt refit flatten"                                            # another fpt column, refit protocol
 
 Datasets: every classification set aeon ships (``aeon/datasets/data/NAME/NAME_TRAIN.ts`` whose header says
 ``@classLabel true``; the ``_eq`` equal-length copies are left out), scikit-learn's breast cancer, wine, iris
@@ -10,13 +12,27 @@ and digits, and diabetes (regression, R²). UCR/UEA sets keep the archive's own 
 validation is carved from TRAIN (fpt's ``val_fraction``); scikit-learn's sets are written to CSV and split by
 fpt (seeded, stratified). Every choice (FPT's step, each baseline's hyper-parameters) reads validation only.
 
-Each (dataset, seed) is one ``fpt train --data`` run in ``OUT/runs/DATASET/seedS`` with its default budget
-(fitted to the training examples) and ``--baselines fast`` (``all`` with ``--controls``); the baselines are
-the run's own (fpt.baselines: 1-NN Euclidean and MiniRocket for series; logistic / ridge regression and
-gradient boosting for tables), fitted on the same split. One JSON line per (dataset, method, seed) goes to
-``OUT/results.jsonl``; a row already there is not run again (the benchmark resumes where it stopped).
-``OUT/results.md`` holds the table: per dataset each method's test figure (FPT and controls: mean ± std over
-seeds), then mean accuracy and mean rank over the classification sets, and total wall time per method.
+Each (dataset, seed) is one ``fpt train --data`` run in ``OUT/runs/LABEL/DATASET/seedS`` (``OUT/runs/DATASET/
+seedS`` for the default label) with its default budget (fitted to the training examples) and ``--baselines fast``
+(``all`` with ``--controls``); the baselines are the run's own (fpt.baselines: 1-NN Euclidean and MiniRocket for
+series; logistic / ridge regression and gradient boosting for tables), fitted on the same split.
+
+Variants of fpt are columns of one table: ``--fpt-option KEY=VALUE`` (repeatable) sets a RunConfig field
+(the value read as YAML: ``readout=flatten``, ``series_patch=8``), and ``--label NAME`` names the variant's
+rows (default ``fpt``). ``--refit`` runs fpt as ``fpt train --refit`` does (fpt.refit: the step chosen on
+validation, then a fresh model trained on train + validation) and refits the baselines likewise (each
+model's hyper-parameters chosen on validation, then fitted on train + validation before test); their rows
+are named with the protocol, ``1-NN Euclidean (refit)``, so that both protocols' baselines can sit in one
+table (on UCR sets the refit ones are trained, like the published figures, on the whole TRAIN file). A
+control's rows carry the label of the fpt variant it was trained like (``random body (fpt refit flatten)``),
+or ``(refit)`` under the default label.
+
+One JSON line per (dataset, method, seed) goes to ``OUT/results.jsonl``; an fpt row of the same label and
+seed already there is not run again, nor is a baseline row already there written again (the benchmark
+resumes where it stopped, and a second variant adds only its own rows). ``OUT/results.md`` holds the table:
+per dataset each method's test figure (fpt variants and controls: mean ± std over seeds), then mean
+accuracy and mean rank over the classification sets measured by the same methods, and total wall time per
+method (an fpt row's is its training, both runs' with --refit; the baselines' their own).
 """
 
 from __future__ import annotations
@@ -30,9 +46,42 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fpt.errors import ConfigError
+
 SKLEARN_SETS = {"breast-cancer": "load_breast_cancer", "wine": "load_wine", "iris": "load_iris", "digits": "load_digits",
                 "diabetes": "load_diabetes"}
 FPT = "fpt"
+CONTROL_NAMES = ("random body", "no language model")  # fpt.baselines.CONTROLS
+# RunConfig fields the benchmark sets itself, with the option that sets them
+OWN_FIELDS = {"data": "--datasets", "seed": "--seeds", "baselines": "--controls", "body": "--body",
+              "device": "--device", "steps": "--steps", "eval_every": "--eval-every", "train_on_val": "--refit"}
+
+
+def fpt_options(pairs: list[str]) -> dict[str, Any]:
+    """{field: value} of ``--fpt-option KEY=VALUE`` (values read as YAML, as fpt's own overrides), checked as
+    RunConfig fields now rather than after the first dataset's run."""
+    from fpt.config import RunConfig, from_dict, parse_overrides
+
+    options = parse_overrides(pairs)
+    for key in options:
+        if key in OWN_FIELDS:
+            raise ConfigError(f"--fpt-option {key}: the benchmark sets {key} itself; use {OWN_FIELDS[key]}")
+    checked = from_dict(RunConfig, {"data": "options.csv", **options}, where="--fpt-option")
+    return {key: getattr(checked, key) for key in options}
+
+
+def is_fpt(row: dict[str, Any]) -> bool:
+    """Whether ``row`` is an fpt variant's (rows written before labels existed say only method "fpt")."""
+    return row.get("kind") == FPT or row.get("method") == FPT
+
+
+def baseline_name(method: str, args: argparse.Namespace) -> str:
+    """A baseline's method name in the table: with its protocol, and a control with the fpt variant it follows."""
+    if method in CONTROL_NAMES:
+        if args.label != FPT:
+            return f"{method} ({args.label})"
+        return f"{method} (refit)" if args.refit else method
+    return f"{method} (refit)" if args.refit else method
 
 
 def aeon_sets() -> dict[str, Path]:
@@ -80,38 +129,66 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def run_dir(out: Path, name: str, seed: int, label: str) -> Path:
+    from fpt.paths import safe_run_name
+
+    variant = () if label == FPT else (safe_run_name(label),)  # a label is user text: one safe path component
+    return out.joinpath("runs", *variant, name, f"seed{seed}")
+
+
 def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """One fpt run of ``data`` (with its baselines): the rows of every method it measured."""
-    from fpt.baselines import beside_run
-    from fpt.config import RunConfig
+    """One fpt run of ``data`` (with its baselines): the rows of every method it measured, the fpt row first."""
+    from fpt import refit
+    from fpt.baselines import beside_refit, beside_run
+    from fpt.config import RunConfig, from_dict
     from fpt.pipeline import BUDGET_FIELDS, build
     from fpt.train import fit
 
-    fields = {"data": str(data), "body": args.body, "seed": seed, "device": args.device,
+    fields = {**args.options, "data": str(data), "body": args.body, "seed": seed, "device": args.device,
               "baselines": "all" if args.controls else "fast"}
     if args.steps:
         fields.update(steps=args.steps, eval_every=args.eval_every or max(1, args.steps // 5))
-    run_dir = out / "runs" / name / f"seed{seed}"
-    if run_dir.exists():
-        shutil.rmtree(run_dir)  # stopped before its rows were written: train it again
+    scale = () if args.steps else BUDGET_FIELDS
+    where = run_dir(out, name, seed, args.label)
+    if where.exists():
+        shutil.rmtree(where)  # stopped before its rows were written: train it again
+    config = from_dict(RunConfig, fields, where="own_data.py")
     started = time.perf_counter()
-    exp = build(RunConfig(**fields), scale_budget=() if args.steps else BUDGET_FIELDS)
-    summary = beside_run(exp, fit(exp, out=run_dir, progress=False), run_dir)
+    if args.refit:
+        summary = refit.fit(config, where, progress=False, scale_budget=scale)
+        seconds = time.perf_counter() - started  # both runs; the baselines have their own rows
+        summary = beside_refit(summary, where)
+    else:
+        exp = build(config, scale_budget=scale)
+        summary = fit(exp, out=where, progress=False)
+        seconds = time.perf_counter() - started
+        summary = beside_run(exp, summary, where)
     compared = summary["baselines_models"]
     metric = compared["metric"]
-    base = {"dataset": name, "seed": seed, "metric": metric, "n_train": summary["task_info"]["split_sizes"]["train"],
-            "n_test": summary["task_info"]["split_sizes"].get("test")}
-    rows = [{**base, "method": FPT, "val": summary.get(f"val_{metric}"), "test": summary.get(f"test_{metric}"),
-             "seconds": round(time.perf_counter() - started, 3), "steps": summary["steps"],
-             "selected_step": summary["selected_step"], "run": str(run_dir)}]
+    chose = summary.get("refit") or {}
+    sizes = summary["task_info"]["split_sizes"]
+    # n_train: the examples each row's scored model learnt from (with --refit: train + validation)
+    base = {"dataset": name, "seed": seed, "metric": metric,
+            "n_train": chose["train_examples"] if args.refit else sizes["train"], "n_test": sizes.get("test")}
+    rows = [{**base, "method": args.label, "kind": FPT,
+             "val": chose.get(f"selection_val_{metric}") if args.refit else summary.get(f"val_{metric}"),
+             "test": summary.get(f"test_{metric}"), "seconds": round(seconds, 3), "steps": summary["steps"],
+             "selected_step": chose.get("selected_step", summary["selected_step"]), "run": str(where),
+             **({"protocol": "refit"} if args.refit else {}),
+             **({"options": args.options} if args.options else {})}]
     for method, e in compared.get("models", {}).items():
-        rows.append({**base, "method": method, "val": e["val"], "test": e["test"], "seconds": e["seconds"],
-                     "chosen": e.get("chosen")})
+        rows.append({**base, "method": baseline_name(method, args), "val": e["val"], "test": e["test"],
+                     "seconds": e["seconds"], "chosen": e.get("chosen"), **_protocol(e)})
     for method, e in compared.get("controls", {}).items():
-        rows.append({**base, "method": method, "val": e["val"], "test": e["test"], "seconds": e["seconds"]})
+        rows.append({**base, "method": baseline_name(method, args), "val": e["val"], "test": e["test"],
+                     "seconds": e["seconds"], **_protocol(e)})
     for note in compared.get("notes", []):
         rows.append({**base, "method": "note", "note": note})
     return rows
+
+
+def _protocol(entry: dict[str, Any]) -> dict[str, Any]:
+    return {"protocol": entry["protocol"]} if entry.get("protocol") else {}
 
 
 def _mean_std(values: list[float]) -> str:
@@ -126,7 +203,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     """The markdown table of ``rows``: per dataset the test figure of every method, then means and ranks."""
     latest = {(r["dataset"], r["method"], r["seed"]): r for r in rows if r.get("method") != "note"}  # a rerun's row wins
     rows = [r for r in latest.values() if r.get("test") is not None]
-    methods = list(dict.fromkeys([FPT, *(r["method"] for r in rows)]))
+    variants = list(dict.fromkeys(r["method"] for r in rows if is_fpt(r))) or [FPT]
+    methods = list(dict.fromkeys([*variants, *(r["method"] for r in rows)]))  # fpt's variants first
     names = list(dict.fromkeys(r["dataset"] for r in rows))
     per: dict[tuple[str, str], list[float]] = {}
     seconds: dict[str, float] = {}
@@ -151,7 +229,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             ordered = sorted(scores.values(), reverse=True)
             for m, v in scores.items():
                 ranks[m].append(statistics.mean([i + 1 for i, o in enumerate(ordered) if o == v]))  # ties share
-        others = " / ".join(m for m in group if m != FPT)
+        others = " / ".join(m for m in group if m not in variants)
         lines.append(f"| mean accuracy ({len(sets)} sets with {others}) | accuracy | "
                      + " | ".join(f"{statistics.mean(s[m] for s in sets):.3f}" if m in group else "–" for m in methods)
                      + " |")
@@ -173,7 +251,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="auto")
     p.add_argument("--steps", type=int, help="a fixed step budget (default: fpt's, fitted to each training split)")
     p.add_argument("--eval-every", type=int, help="with --steps: evaluate every N steps (default steps/5)")
+    p.add_argument("--refit", action="store_true",
+                   help="fpt as fpt train --refit (step chosen on validation, then trained on train + validation), "
+                        "and the baselines refitted on train + validation likewise (rows named 'NAME (refit)')")
+    p.add_argument("--fpt-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a RunConfig field of the fpt runs, the value read as YAML (repeatable), e.g. readout=flatten")
+    p.add_argument("--label", default=None, help="the method name of the fpt rows (default fpt, with --refit "
+                                                 "'fpt (refit)'), e.g. 'fpt flatten': several fpt variants are "
+                                                 "columns of one table")
     args = p.parse_args(argv)
+    if args.label is None:  # a refit run beside plain ones in one results file must not look done already
+        args.label = f"{FPT} (refit)" if args.refit else FPT
+    try:
+        args.options = fpt_options(args.fpt_option)
+        if not args.label.strip() or args.label == "note":
+            raise ConfigError(f"--label {args.label!r}: give a method name such as 'fpt flatten'")
+        if args.label != FPT and args.label in CONTROL_NAMES:
+            raise ConfigError(f"--label {args.label!r} is a control's name; choose another, e.g. 'fpt flatten'")
+    except ConfigError as exc:
+        print(f"own_data.py: {exc}", file=sys.stderr)
+        return 2
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     known = datasets(out)
@@ -184,19 +281,29 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     seeds = [int(s) for s in args.seeds.split(",")]
     results = out / "results.jsonl"
-    done = {(r["dataset"], r["seed"]) for r in read_rows(results) if r.get("method") == FPT}
+    written = read_rows(results)
+    done = {(r["dataset"], r["seed"]) for r in written if r.get("method") == args.label and is_fpt(r)}
+    present = {(r["dataset"], r["method"], r["seed"]) for r in written if r.get("method") != "note"}
+    noted = {(r["dataset"], r.get("note")) for r in written if r.get("method") == "note"}
+    controls = {baseline_name(c, args) for c in CONTROL_NAMES}
     for name in chosen:
         path = sklearn_csv(name, out / "data") if name in SKLEARN_SETS else known[name]
         for seed in seeds:
             if (name, seed) in done:
                 continue
-            rows = run_one(name, path, seed, out, args)
+            ours, *rows = run_one(name, path, seed, out, args)
             if seed != seeds[0]:  # the classic models do not depend on fpt's seed: one row each, from the first
-                rows = [r for r in rows if r["method"] == FPT or r["method"] in ("random body", "no language model")]
+                rows = [r for r in rows if r["method"] in controls]
+            # Another variant's run already wrote these baselines (the same split, the same models): once is enough
+            rows = [r for r in rows if ((name, r["method"], seed) not in present if r["method"] != "note"
+                                        else (name, r["note"]) not in noted)]
             with results.open("a") as f:
-                for row in rows[1:] + rows[:1]:  # fpt's row last: present only once the others are written
+                for row in [*rows, ours]:  # fpt's row last: present only once the others are written
                     f.write(json.dumps(row) + "\n")
-            print(json.dumps({k: rows[0][k] for k in ("dataset", "seed", "metric", "val", "test", "seconds")}), flush=True)
+            present |= {(name, r["method"], seed) for r in rows if r["method"] != "note"}
+            noted |= {(name, r["note"]) for r in rows if r["method"] == "note"}
+            print(json.dumps({k: ours[k] for k in ("dataset", "method", "seed", "metric", "val", "test", "seconds")}),
+                  flush=True)
     text = table(read_rows(results))
     (out / "results.md").write_text(f"# FPT beside what you would otherwise run\n\n`python bench/own_data.py "
                                     f"{' '.join(sys.argv[1:] if argv is None else argv)}`\n\n{text}")

@@ -119,3 +119,88 @@ def test_budget_follows_the_training_examples(tmp_path, tiny_bert_dir):
     assert (exp.config.steps, exp.config.eval_every) == (7, 7)
     exp = fpt.build(RunConfig(data=str(path), body=tiny_bert_dir, init="random", device="cpu"))  # a config: as is
     assert (exp.config.steps, exp.config.eval_every) == (2000, 50)
+
+
+def _val_only_series_npz(path, n=20, length=20):
+    """Validation examples shaped like class 1 but labelled 0, and a test split of the same examples: a 1-NN is
+    right on test only if validation was among what it learnt from."""
+    rng = np.random.default_rng(2)
+    t = np.linspace(0, 1, length)
+
+    def shape(k):
+        return np.sin(2 * np.pi * (1 + k) * t) + 0.1 * rng.normal(size=length)
+
+    y = np.arange(n) % 2
+    x = np.stack([shape(k) for k in y])[:, None, :].astype(np.float32)
+    x_val = np.stack([shape(1) for _ in range(6)])[:, None, :].astype(np.float32)
+    y_val = np.zeros(6, dtype=int)
+    np.savez(path, X=x, y=y, X_val=x_val, y_val=y_val, X_test=x_val, y_test=y_val)
+    return path
+
+
+def test_refit_fits_the_chosen_models_again_on_train_and_validation(tmp_path, monkeypatch):
+    monkeypatch.setattr(baselines, "_minirocket", lambda classify, seed: "MiniRocket left out of this test")
+    data = baselines.task_data(RunConfig(data=str(_val_only_series_npz(tmp_path / "s.npz")), device="cpu"))
+    plain = baselines.fit_models(data)
+    refit = baselines.fit_models(data, refit=True)
+    before, after = plain["models"]["1-NN Euclidean"], refit["models"]["1-NN Euclidean"]
+    assert before["test"] == 0.0 and after["test"] == 1.0  # only validation's examples can be right on test
+    assert before["val"] == after["val"] == 0.0  # the figure that chose it: fitted on train only
+    assert after["protocol"] == refit["protocol"] == "refit"
+    assert "protocol" not in before and "protocol" not in plain  # the default protocol is as it was
+
+
+def _refit_summary():
+    return {"val_accuracy": None, "test_accuracy": 0.9, "wall_seconds": 2.0, "selected_step": 50, "steps": 50,
+            "refit": {"selected_step": 40, "steps": 50, "selection_val_accuracy": 0.95,
+                      "selection_test_accuracy": 0.85, "selection_wall_seconds": 3.0}}
+
+
+def test_compare_reads_a_refit_run_through_its_selection_run():
+    result = {"metric": "accuracy", "protocol": "refit", "notes": [],
+              "models": {"1-NN Euclidean": {"val": 0.9, "test": 0.92, "chosen": {}, "seconds": 0.1, "protocol": "refit"},
+                         "MiniRocket": {"val": 0.97, "test": 0.96, "chosen": {}, "seconds": 1.0, "protocol": "refit"}}}
+    summary = _refit_summary()
+    compared = baselines.compare(summary, result)
+    assert compared["protocol"] == "refit"
+    assert compared["best_on_validation"] == {"name": "MiniRocket", "val": 0.97, "test": 0.96}
+    assert compared["line"] == ("best on validation: MiniRocket (val 0.970, test 0.960); fpt val 0.950, test 0.900; "
+                                "each chosen on validation, then refit on train+validation")
+    del result["models"]["MiniRocket"]  # fpt's validation figure is the selection run's, its test the refit model's
+    assert baselines.compare(summary, result)["best_on_validation"] == {"name": "fpt", "val": 0.95, "test": 0.9}
+    rows = baselines.table_rows({**summary, "baselines_models": baselines.compare(summary, result)})
+    assert rows[0] == {"name": "fpt", "kind": "this run", "val": 0.95, "test": 0.9, "seconds": 5.0,
+                       "chosen": "step 40, refit 50 steps"}  # both runs' seconds
+    assert rows[1]["name"] == "1-NN Euclidean" and rows[1]["chosen"] == "refit"
+
+
+def test_refit_controls_are_refit_runs(tmp_path, tiny_bert_dir):
+    from fpt.refit import SELECTION
+
+    config = RunConfig(data=str(_csv(tmp_path / "c.csv")), body=tiny_bert_dir, init="random", steps=2, eval_every=1,
+                       batch_size=8, device="cpu")
+    controls = baselines.run_controls(config, tmp_path, refit=True)
+    assert set(controls) == {"random body", "no language model"}
+    control = controls["no language model"]
+    own = json.loads((tmp_path / "controls" / "no-lm" / "summary.json").read_text())
+    assert control["protocol"] == "refit" and control["test"] == round(own["test_accuracy"], 4)
+    assert control["val"] == round(own["refit"]["selection_val_accuracy"], 4)  # its selection run's
+    assert control["seconds"] == round(own["wall_seconds"] + own["refit"]["selection_wall_seconds"], 3)
+    assert (tmp_path / "controls" / "no-lm" / SELECTION / "summary.json").is_file()
+    # as after a resume: the finished controls are read, not refused nor trained again
+    assert baselines.run_controls(config, tmp_path, refit=True)["no language model"]["test"] == control["test"]
+
+
+def test_the_baselines_leave_the_process_thread_count_as_they_found_it(tmp_path, tiny_bert_dir):
+    pytest.importorskip("aeon")
+    import torch
+
+    data = _build(_series_npz(tmp_path / "s.npz"), tiny_bert_dir).data
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = baselines.fit_models(data)
+        assert "MiniRocket" in result["models"]  # the model that used to leave every core's thread running
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

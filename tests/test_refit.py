@@ -107,3 +107,35 @@ def test_refit_needs_your_own_data(tiny_gpt2_dir, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--refit" in err and "--data PATH" in err and "drop --refit" in err
     assert not (tmp_path / "r").exists()
+
+
+def test_refit_run_is_compared_with_refit_baselines(tmp_path, tiny_gpt2_dir, capsys):
+    from fpt import baselines
+
+    out = tmp_path / "run"
+    assert main(["train", "--data", str(_csv(tmp_path / "d.csv")), "--body", tiny_gpt2_dir, "--init", "random",
+                 "--steps", "4", "--batch-size", "8", "--eval-every", "2", "--device", "cpu", "--out", str(out),
+                 "--quiet", "--refit"]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    summary = json.loads((out / "summary.json").read_text())
+    compared = summary["baselines_models"]
+    assert compared["protocol"] == "refit" and set(compared["models"]) == {"logistic regression", "gradient boosting"}
+    assert all(e["protocol"] == "refit" for e in compared["models"].values())
+    assert printed[-1] == compared["line"] and compared["line"].endswith("then refit on train+validation")
+    assert any(line.split()[:1] == ["fpt"] and "refit" in line for line in printed)  # the table's fpt row
+    # chosen on the selection run's validation split, exactly as a plain run's baselines would be
+    plain = baselines.fit_models(baselines.task_data(fpt.Run(out / SELECTION).config()))
+    assert {k: e["val"] for k, e in compared["models"].items()} == {k: e["val"] for k, e in plain["models"].items()}
+    assert compared["best_on_validation"]["val"] == max(
+        [e["val"] for e in compared["models"].values()] + [round(summary["refit"]["selection_val_accuracy"], 4)])
+
+
+def test_refit_fits_the_budget_it_is_asked_to(tmp_path, tiny_gpt2_dir):
+    from fpt import refit
+
+    config = from_dict(RunConfig, _fields(_csv(tmp_path / "d.csv"), tiny_gpt2_dir, steps=4, eval_every=1))
+    summary = refit.fit(config, tmp_path / "run", progress=False, scale_budget=("eval_every",))
+    # eval_every fitted to the data as a plain --data run's (at least 10 steps, at most steps), steps kept
+    selection = fpt.Run(tmp_path / "run" / SELECTION).config()
+    assert (selection.steps, selection.eval_every) == (4, 4)
+    assert summary["refit"]["selected_step"] == 4 and summary["refit"]["selection_wall_seconds"] > 0

@@ -15,6 +15,14 @@
   trained transformer block, fpt.bodies.one_layer). They cost two more trainings.
 - ``none``: nothing beside the run (paper tasks never have these; ``auto`` is ``none`` for them).
 
+A refit run (``fpt train --refit``, fpt.refit) is compared with refit baselines (``beside_refit``), all
+on the selection run's train/validation/test split: each model's hyper-parameters are still chosen on
+validation (fitted on train), then the chosen model is fitted again on train + validation and scored on
+test (``"protocol": "refit"``; its ``val`` is the figure that chose it); each control is itself a refit
+run (fpt.refit.fit) in ``OUT/controls/``; fpt's validation figure is the selection run's, its test
+figure the refit model's. So every row learns from the same examples before test (the published UCR
+figures are of models trained on the whole TRAIN file, which is train + validation here).
+
 The models read the features fpt's own tokeniser made of the same split (fitted on train): numeric
 columns standardised with missing indicators and one-hot categories; series normalised as the run
 normalised them (``series_norm``) and rebuilt from their windows; standardised pixels. So a model
@@ -38,6 +46,8 @@ import numpy as np
 from fpt.config import DATA_TASK, RunConfig
 
 FPT = "fpt"
+REFIT = "refit"  # the protocol of a refit run's baselines (entries' and the result's "protocol")
+REFIT_WORDS = "refit on train+validation"
 CONTROLS = {"random body": {"init": "random"}, "no language model": {"body": "no-lm"}}
 CONTROL_DIRS = {"random body": "random-body", "no language model": "no-lm"}
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)  # logistic regression's inverse regularisation, chosen on validation
@@ -96,8 +106,10 @@ def _score(classify: bool, model: Any, x: np.ndarray, y: np.ndarray) -> float:
     return float(accuracy_score(y, pred) if classify else r2_score(y, pred))
 
 
-def _choose(make: Callable[[dict], Any], grid: list[dict], sets: dict, classify: bool) -> dict[str, Any]:
-    """Fit one model per grid point on train, keep the best on validation, score it on test; seconds for all."""
+def _choose(make: Callable[[dict], Any], grid: list[dict], sets: dict, classify: bool,
+            refit: bool = False) -> dict[str, Any]:
+    """Fit one model per grid point on train, keep the best on validation, score it on test; seconds for all.
+    ``refit``: the chosen model is fitted again on train + validation before it is scored on test."""
     started = time.perf_counter()
     best = None
     for params in grid:
@@ -106,9 +118,12 @@ def _choose(make: Callable[[dict], Any], grid: list[dict], sets: dict, classify:
         if best is None or val > best[0]:
             best = (val, params, model)
     val, params, model = best
+    if refit:
+        (x_train, y_train), (x_val, y_val) = sets["train"], sets["val"]
+        model = make(params).fit(np.concatenate([x_train, x_val]), np.concatenate([y_train, y_val]))
     test = _score(classify, model, *sets["test"])
     return {"val": round(val, 4), "test": round(test, 4), "chosen": params,
-            "seconds": round(time.perf_counter() - started, 3)}
+            "seconds": round(time.perf_counter() - started, 3), **({"protocol": REFIT} if refit else {})}
 
 
 def _flat(sets: dict) -> dict:
@@ -161,13 +176,17 @@ def _padded(sets: dict) -> dict:
     return out
 
 
-def fit_models(data: Any, seed: int = 0) -> dict[str, Any]:
-    """The classic models of a --data task on its own split: {"metric", "models": {name: {...}}, "notes"}."""
+def fit_models(data: Any, seed: int = 0, refit: bool = False) -> dict[str, Any]:
+    """The classic models of a --data task on its own split: {"metric", "models": {name: {...}}, "notes"}.
+    ``refit``: each chosen model is fitted again on train + validation before test (and the result, like each
+    entry, says ``"protocol": "refit"``)."""
     classify = data.objective.name == "classification"
     metric = "accuracy" if classify else "r2"
     notes: list[str] = []
+    protocol = {"protocol": REFIT} if refit else {}
     if data.train.data.y.reshape(len(data.train.data.y), -1).shape[1] != 1:
-        return {"metric": metric, "models": {}, "notes": ["classic models skipped: they predict one target per example"]}
+        return {"metric": metric, "models": {}, **protocol,
+                "notes": ["classic models skipped: they predict one target per example"]}
     modality, sets = features(data)
     plans: list[tuple[tuple, dict]] = []
     if modality == "timeseries":
@@ -182,19 +201,30 @@ def fit_models(data: Any, seed: int = 0) -> dict[str, Any]:
     elif modality == "image":
         plans.append((_linear(classify), _flat(sets)))
     models: dict[str, Any] = {}
-    for (name, make, grid), model_sets in plans:
-        try:
-            models[name] = _choose(make, grid, model_sets, classify)
-        except (ValueError, MemoryError) as exc:  # e.g. a class too rare for the model: the run goes on
-            notes.append(f"{name} failed: {str(exc).splitlines()[0][:160]}")
-    return {"metric": metric, "models": models, "notes": notes}
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        for (name, make, grid), model_sets in plans:
+            try:
+                models[name] = _choose(make, grid, model_sets, classify, refit)
+            except (ValueError, MemoryError) as exc:  # e.g. a class too rare for the model: the run goes on
+                notes.append(f"{name} failed: {str(exc).splitlines()[0][:160]}")
+    finally:
+        # aeon's MiniRocket sets the process's thread count to every core and leaves it there: the next
+        # training in this process (a notebook, a benchmark) would oversubscribe the cores, 10x slower
+        # beside another job (measured on ItalyPowerDemand after GunPoint).
+        torch.set_num_threads(threads)
+    return {"metric": metric, "models": models, "notes": notes, **protocol}
 
 
 # ---------------------------------------------------------------------------------------------- controls
 
 
-def run_controls(config: RunConfig, out: Path | None, progress: bool = False) -> dict[str, Any]:
-    """The two controls of ``--baselines all``, each a full fpt run of ``config`` with one change."""
+def run_controls(config: RunConfig, out: Path | None, progress: bool = False, refit: bool = False) -> dict[str, Any]:
+    """The two controls of ``--baselines all``, each a full fpt run of ``config`` with one change.
+    ``refit``: each is a refit run (fpt.refit.fit; ``config`` is then the selection run's), its validation
+    figure the selection run's."""
     from fpt.pipeline import build
     from fpt.train import fit
 
@@ -203,13 +233,42 @@ def run_controls(config: RunConfig, out: Path | None, progress: bool = False) ->
         cfg = dataclasses.replace(config, baselines="none", **change)
         where = None if out is None else Path(out) / "controls" / CONTROL_DIRS[name]
         started = time.perf_counter()
-        summary = fit(build(cfg), out=where, progress=progress)
-        metric = "accuracy" if "val_accuracy" in summary else "r2"
-        results[name] = {"val": _round(summary.get(f"val_{metric}")), "test": _round(summary.get(f"test_{metric}")),
-                         "change": change, "selected_step": summary.get("selected_step"),
-                         "seconds": round(time.perf_counter() - started, 3),
+        if refit:
+            summary = _refit_control(cfg, where, progress)
+            selected = summary["refit"]["selected_step"]
+            # both runs' training, as fpt's own row counts it; the same after a resume found them finished
+            seconds = (summary.get("wall_seconds") or 0) + (summary["refit"].get("selection_wall_seconds") or 0)
+        else:
+            summary = fit(build(cfg), out=where, progress=progress)
+            selected = summary.get("selected_step")
+            seconds = time.perf_counter() - started
+        metric = "accuracy" if "test_accuracy" in summary else "r2"
+        val, test = _figures(summary, metric)
+        results[name] = {"val": val, "test": test, "change": change, "selected_step": selected,
+                         "seconds": round(seconds, 3),
+                         **({"protocol": REFIT, "refit_steps": summary.get("steps")} if refit else {}),
                          **({"run": str(where)} if where is not None else {})}
     return results
+
+
+def _refit_control(config: RunConfig, where: Path | None, progress: bool) -> dict[str, Any]:
+    """A control's refit run; one that a stopped ``beside_refit`` left in ``where`` is continued, not refused."""
+    import tempfile
+
+    from fpt import refit
+
+    if where is not None:
+        return refit.fit(config, where, resume=where.is_dir(), progress=progress)
+    with tempfile.TemporaryDirectory(prefix="fpt-control-") as tmp:  # a refit run needs a directory for its two runs
+        return refit.fit(config, Path(tmp) / "run", progress=progress)
+
+
+def _figures(summary: dict[str, Any], metric: str) -> tuple[float | None, float | None]:
+    """(validation, test) of a run's summary; a refit run has no validation figure of its own (it trained on
+    validation), so the selection run's, which chose its length of training, stands in."""
+    refitted = summary.get("refit")
+    val = refitted.get(f"selection_val_{metric}") if refitted else summary.get(f"val_{metric}")
+    return _round(val), _round(summary.get(f"test_{metric}"))
 
 
 def _round(value: Any) -> float | None:
@@ -222,12 +281,16 @@ def _round(value: Any) -> float | None:
 def compare(summary: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     """``result`` with the run added: the best on validation among the models, the controls and fpt, and ``line``."""
     metric = result["metric"]
-    ours = {"val": _round(summary.get(f"val_{metric}")), "test": _round(summary.get(f"test_{metric}"))}
+    val, test = _figures(summary, metric)
+    ours = {"val": val, "test": test}
+    refitted = "refit" in summary or result.get("protocol") == REFIT
     entries = {**result.get("models", {}), **result.get("controls", {})}
     candidates = [(name, e) for name, e in entries.items() if e.get("val") is not None]
     if ours["val"] is not None:
         candidates.append((FPT, ours))
     out = dict(result)
+    if refitted:
+        out["protocol"] = REFIT
     if not candidates:
         out["line"] = "no baselines were fitted" + (f" ({'; '.join(result['notes'])})" if result.get("notes") else "")
         return out
@@ -237,6 +300,8 @@ def compare(summary: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     line = f"best on validation: {best_name} ({label + ' ' if label else ''}val {_fmt(best['val'])}, test {_fmt(best['test'])})"
     if best_name != FPT:
         line += f"; fpt val {_fmt(ours['val'])}, test {_fmt(ours['test'])}"
+    if refitted:
+        line += f"; each chosen on validation, then {REFIT_WORDS}"
     out["line"] = line
     return out
 
@@ -256,6 +321,42 @@ def beside_run(exp: Any, summary: dict[str, Any], out: str | Path | None = None,
     result = fit_models(exp.data, exp.config.seed)
     if chosen == "all":
         result["controls"] = run_controls(exp.config, None if out is None else Path(out), progress)
+    return _with_comparison(summary, result, out)
+
+
+def beside_refit(summary: dict[str, Any], out: str | Path, progress: bool = False,
+                 baselines: str | None = None) -> dict[str, Any]:
+    """``beside_run`` for the refit run in ``out`` (fpt.refit.fit's ``summary``): what the selection run's config
+    asks for (or ``baselines``, as a resumed run may change it), fitted on the selection run's split (the refit
+    run's own has no validation left to choose on), each model refitted on train + validation before test, each
+    control a refit run in ``OUT/controls/``."""
+    from fpt.refit import SELECTION
+    from fpt.run import Run
+
+    # The selection run's saved config, not the caller's: it has the budget fitted to the data, which the
+    # controls must train with, and the split the models must be fitted on.
+    config = Run(Path(out) / SELECTION).config()
+    if baselines is not None:
+        config = dataclasses.replace(config, baselines=baselines)
+    chosen = level(config)
+    if chosen == "none":
+        return summary
+    result = fit_models(task_data(config), config.seed, refit=True)
+    if chosen == "all":
+        result["controls"] = run_controls(config, Path(out), progress, refit=True)
+    return _with_comparison(summary, result, out)
+
+
+def task_data(config: RunConfig) -> Any:
+    """The task data (splits, fitted tokeniser) ``fpt.pipeline.build`` would give ``config``, without its model."""
+    from fpt.pipeline import task_options
+    from fpt.tasks import build_task
+    from fpt.tasks.base import DataSource
+
+    return build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir), config.download))
+
+
+def _with_comparison(summary: dict[str, Any], result: dict[str, Any], out: str | Path | None) -> dict[str, Any]:
     summary = {**summary, "baselines_models": compare(summary, result)}
     if out is not None:
         from fpt import rundir
@@ -271,15 +372,30 @@ def table_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The comparison as rows (fpt first, then the models and controls): name, kind, val, test, seconds, chosen."""
     result = summary.get("baselines_models") or {}
     metric = result.get("metric", "accuracy")
-    rows = [{"name": FPT, "kind": "this run", "val": summary.get(f"val_{metric}"), "test": summary.get(f"test_{metric}"),
-             "seconds": summary.get("wall_seconds"), "chosen": f"step {summary.get('selected_step')}"}]
+    val, test = _figures(summary, metric)
+    refitted = summary.get("refit")
+    if refitted:  # both runs' time; the step validation chose, then the refit's own length
+        seconds = summary.get("wall_seconds")
+        if seconds is not None and refitted.get("selection_wall_seconds") is not None:
+            seconds += refitted["selection_wall_seconds"]
+        rows = [{"name": FPT, "kind": "this run", "val": val, "test": test, "seconds": seconds,
+                 "chosen": f"step {refitted.get('selected_step')}, refit {refitted.get('steps')} steps"}]
+    else:
+        rows = [{"name": FPT, "kind": "this run", "val": val, "test": test, "seconds": summary.get("wall_seconds"),
+                 "chosen": f"step {summary.get('selected_step')}"}]
+
+    def refit_words(e: dict[str, Any]) -> list[str]:
+        return ["refit"] if e.get("protocol") == REFIT else []
+
     for name, e in (result.get("models") or {}).items():
         rows.append({"name": name, "kind": "classic model", **{k: e.get(k) for k in ("val", "test", "seconds")},
-                     "chosen": ", ".join(f"{k}={v}" for k, v in (e.get("chosen") or {}).items()) or "-"})
+                     "chosen": ", ".join([*(f"{k}={v}" for k, v in (e.get("chosen") or {}).items()),
+                                          *refit_words(e)]) or "-"})
     for name, e in (result.get("controls") or {}).items():
         rows.append({"name": name, "kind": "control", **{k: e.get(k) for k in ("val", "test", "seconds")},
-                     "chosen": f"step {e.get('selected_step')}"})
+                     "chosen": ", ".join([f"step {e.get('selected_step')}", *refit_words(e)])})
     return rows
 
 
-__all__ = ["CONTROLS", "beside_run", "compare", "features", "fit_models", "level", "run_controls", "table_rows"]
+__all__ = ["CONTROLS", "REFIT", "beside_refit", "beside_run", "compare", "features", "fit_models", "level",
+           "run_controls", "table_rows", "task_data"]

@@ -12,10 +12,14 @@ search, is this, with the search over the length of training:
    figures are left out of its summary; its test figures are the reported ones.
 
 The test split is evaluated by both runs but read by neither's choices. ``OUT/summary.json``
-has a ``refit`` block with the selection run's step and validation figures (and its test
+has a ``refit`` block with the selection run's step, validation figures and wall time (and its test
 figures, for comparing the two protocols; ``test_*`` at the top are the refit model's).
 ``OUT`` is a run directory like any other: ``fpt predict/export/eval`` use the refit model.
 Resuming (``fpt train --resume OUT``) continues whichever of the two runs was stopped.
+
+The classic models beside a refit run (``fpt.baselines.beside_refit``, which ``fpt train --refit``
+calls) follow the same protocol: hyper-parameters chosen on validation, then refitted on train +
+validation before test.
 """
 
 from __future__ import annotations
@@ -65,12 +69,17 @@ def _block(selection: dict[str, Any], steps: int) -> dict[str, Any]:
     sizes = selection["task_info"]["split_sizes"]
     return {"selection_run": SELECTION, "selected_step": selection["selected_step"], "steps": steps,
             "train_examples": int(sizes["train"]) + int(sizes["val"]),
+            "selection_wall_seconds": selection.get("wall_seconds"),  # the refit's cost is both runs' time
             **{f"selection_{k}": v for k, v in scores.items()}}
 
 
 def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool = True,
-        trackers: Sequence[Any] = ()) -> dict[str, Any]:
-    """Both runs (see the module's text); returns the refit run's summary, with its ``refit`` block."""
+        trackers: Sequence[Any] = (), scale_budget: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Both runs (see the module's text); returns the refit run's summary, with its ``refit`` block.
+
+    ``scale_budget``: the budget fields fitted to the training examples when the selection run is built
+    (``fpt.pipeline.build``; ``fpt train`` passes those its command line left unset), so that a refit run
+    gets the budget a plain ``--data`` run would."""
     from fpt import rundir
     from fpt.checkpoint import has_checkpoint
     from fpt.pipeline import build
@@ -84,12 +93,17 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
         raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
     with rundir.lock(out, what="fpt train --refit"):
         selection = Run(chosen).summary()
+        base = config
         if selection is None:
             if progress:
                 print(f"fpt train --refit: 1/2, choosing the number of steps on validation -> {chosen}")
-            selection = fit(build(config), out=chosen, resume=resume and has_checkpoint(chosen),
-                                progress=progress, trackers=trackers)
-        second = refit_config(config, selection)
+            exp = build(config, scale_budget=scale_budget)
+            base = exp.config  # with the fitted budget: the refit keeps the selection run's every other field
+            selection = fit(exp, out=chosen, resume=resume and has_checkpoint(chosen), progress=progress,
+                            trackers=trackers)
+        elif scale_budget:  # ``config`` has not been fitted to the data; the finished selection run's has
+            base = Run(chosen).config()
+        second = refit_config(base, selection)
         summary = Run(out).summary()
         if summary is None:
             if progress:

@@ -46,3 +46,73 @@ def test_one_tiny_set_end_to_end_and_resumed(tmp_path, tiny_bert_dir, capsys):
     assert "mean rank (1 sets with logistic regression / gradient boosting)" in text
     assert bench.main(argv) == 0  # resumed: nothing is run again
     assert len((out / "results.jsonl").read_text().splitlines()) == len(rows)
+
+
+def test_fpt_options_are_run_config_fields_read_as_yaml():
+    from fpt.errors import ConfigError
+
+    assert bench.fpt_options(["readout=flatten", "series_patch=8", "series-norm=global", "lr=1e-3"]) == {
+        "readout": "flatten", "series_patch": 8, "series_norm": "global", "lr": 1e-3}
+    with pytest.raises(ConfigError, match="--fpt-option: unknown field.*readuot.*readout"):
+        bench.fpt_options(["readuot=flatten"])
+    with pytest.raises(ConfigError, match="--fpt-option: .*'series_patch'.*integer"):
+        bench.fpt_options(["series_patch=eight"])
+    with pytest.raises(ConfigError, match="seed.*use --seeds"):
+        bench.fpt_options(["seed=3"])
+    with pytest.raises(ConfigError, match="key=value"):
+        bench.fpt_options(["readout"])
+
+
+def test_baseline_rows_are_named_with_their_protocol():
+    import argparse
+
+    plain = argparse.Namespace(label="fpt", refit=False)
+    refit = argparse.Namespace(label="fpt", refit=True)
+    variant = argparse.Namespace(label="fpt refit flatten", refit=True)
+    assert [bench.baseline_name("1-NN Euclidean", a) for a in (plain, refit, variant)] == [
+        "1-NN Euclidean", "1-NN Euclidean (refit)", "1-NN Euclidean (refit)"]
+    assert [bench.baseline_name("random body", a) for a in (plain, refit, variant)] == [
+        "random body", "random body (refit)", "random body (fpt refit flatten)"]
+
+
+def test_table_has_every_fpt_variant_first_and_ranks_them_all():
+    rows = [{"dataset": d, "seed": s, "metric": "accuracy", "method": m, "test": t, "seconds": 1,
+             **({"kind": "fpt"} if m.startswith("fpt") and m != "fpt" else {})}
+            for d, s, m, t in [("A", 0, "1-NN Euclidean", 0.8), ("A", 0, "fpt", 0.7), ("A", 1, "fpt", 0.9),
+                               ("A", 0, "fpt refit flatten", 0.95), ("A", 0, "1-NN Euclidean (refit)", 0.85),
+                               ("B", 0, "1-NN Euclidean", 0.5), ("B", 0, "fpt", 0.6),
+                               ("B", 0, "fpt refit flatten", 0.4), ("B", 0, "1-NN Euclidean (refit)", 0.55)]]
+    text = bench.table(rows)
+    lines = text.splitlines()
+    assert lines[0] == "| dataset | metric | fpt | fpt refit flatten | 1-NN Euclidean | 1-NN Euclidean (refit) |"
+    assert lines[2].startswith("| A | accuracy | 0.800 ± 0.141 | 0.950 | 0.800 | 0.850 |")
+    group = "(2 sets with 1-NN Euclidean / 1-NN Euclidean (refit))"
+    assert f"| mean accuracy {group} | accuracy | 0.700 | 0.675 | 0.650 | 0.700 |" in lines
+    assert f"| mean rank {group} | rank | 2.25 | 2.50 | 3.25 | 2.00 |" in lines
+
+
+def test_a_refit_variant_beside_the_plain_run(tmp_path, tiny_bert_dir):
+    out = tmp_path / "bench"
+    base = ["--out", str(out), "--datasets", "iris", "--seeds", "0", "--body", tiny_bert_dir, "--device", "cpu",
+            "--steps", "2", "--eval-every", "1"]
+    assert bench.main(base) == 0
+    variant = [*base, "--refit", "--label", "fpt refit mean", "--fpt-option", "readout=mean"]
+    assert bench.main(variant) == 0
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    by = {r["method"]: r for r in rows}
+    assert {"fpt", "fpt refit mean", "logistic regression", "logistic regression (refit)",
+            "gradient boosting (refit)"} <= set(by)
+    ours = by["fpt refit mean"]
+    assert ours["kind"] == "fpt" and ours["protocol"] == "refit" and ours["options"] == {"readout": "mean"}
+    assert by["logistic regression (refit)"]["protocol"] == "refit" and "protocol" not in by["logistic regression"]
+    assert ours["n_train"] == by["fpt"]["n_train"] + json.loads(
+        (Path(ours["run"]) / "selection" / "summary.json").read_text())["task_info"]["split_sizes"]["val"]
+    summary = json.loads((Path(ours["run"]) / "summary.json").read_text())
+    assert summary["refit"]["selected_step"] == ours["selected_step"]
+    assert "readout: mean" in (Path(ours["run"]) / "config.yaml").read_text().splitlines()  # the option reached fpt
+    assert ours["val"] == summary["refit"]["selection_val_accuracy"]
+    header = (out / "results.md").read_text().splitlines()[4]
+    assert header.startswith("| dataset | metric | fpt | fpt refit mean | ")
+    assert bench.main(variant) == 0  # resumed: the variant's row is there, nothing is run again
+    assert len((out / "results.jsonl").read_text().splitlines()) == len(rows)
+    assert bench.main([*variant[:-2], "--fpt-option", "readuot=mean"]) == 2

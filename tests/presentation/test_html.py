@@ -115,3 +115,21 @@ def test_a_data_run_report_has_parameter_counts(tiny_gpt2_dir, tmp_path):
     assert row[1] != "–" and int(row[-3].replace(",", "")) == R._checkpoint_trainable(tmp_path / "run")
     page = R.write(tmp_path / "run", R.Options(attention="never"))[0].read_text()
     assert "<h2>Parameters per group (trained / total)</h2>" in page and "not rebuilt" not in page
+
+
+def test_a_refit_run_s_baselines_say_their_protocol(tmp_path):
+    from fpt.baselines import compare
+
+    run = tmp_path / "run"
+    run.mkdir()
+    summary = {"val_accuracy": None, "test_accuracy": 0.9, "wall_seconds": 2.0, "selected_step": 5, "steps": 5,
+               "refit": {"selected_step": 4, "steps": 5, "selection_val_accuracy": 0.8}}
+    result = {"metric": "accuracy", "protocol": "refit", "notes": [],
+              "models": {"1-NN Euclidean": {"val": 0.7, "test": 0.85, "chosen": {}, "seconds": 0.1,
+                                            "protocol": "refit"}}}
+    (run / "summary.json").write_text(json.dumps({**summary, "baselines_models": compare(summary, result)}))
+    para, table, line = R.baseline_blocks([run], tmp_path)
+    assert para.text.endswith("made on validation only; then each model (fpt's included) refitted on train + "
+                              "validation before test, as fpt train --refit does.")
+    assert table.rows[0][:4] == ["fpt", "this run", "80.0", "90.0"] and table.rows[1][-1] == "refit"
+    assert line.text.endswith("then refit on train+validation")

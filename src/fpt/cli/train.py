@@ -33,7 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run_group.add_argument("--refit", action="store_true",
                            help="--data: choose the number of steps on validation (a first run in OUT/selection), "
                                 "then train a fresh model on train + validation for as many epochs and report that "
-                                "one (for small datasets; see fpt.refit)")
+                                "one (for small datasets; see fpt.refit); the baselines are refitted on train + "
+                                "validation likewise")
     tracking = p.add_argument_group("tracking")
     tracking.add_argument("--log", action="append", default=[], metavar="NAME",
                           help="live tracking: tensorboard (events in RUN/tensorboard) and/or mlflow "
@@ -77,7 +78,11 @@ def run(args: argparse.Namespace) -> int:
 
         if args.nproc and args.nproc > 1 or distributed.launched():
             raise ConfigError("--refit runs in one process; drop --nproc (or torchrun)")
-        summary = refitting.fit(config, out, resume=bool(args.resume), progress=not args.quiet, trackers=trackers)
+        from fpt.baselines import beside_refit
+
+        summary = refitting.fit(config, out, resume=bool(args.resume), progress=not args.quiet, trackers=trackers,
+                                scale_budget=scale)
+        summary = beside_refit(summary, out, progress=not args.quiet, baselines=config.baselines)
         _print_summary(summary, out)
         return 0
     if args.nproc and args.nproc > 1 and not distributed.launched():

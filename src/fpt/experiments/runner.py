@@ -45,7 +45,8 @@ KEY_BASELINE: dict[str, Any] = {
     "dropout": 0.1, "input_init": "gpt2", "input_dropout": False, "padding": "mask", "vit_positions": "resized",
     "lstm_variant": "fpt", "steps": 2000, "batch_size": 16, "grad_accum": 1, "lr": None, "clip": 1.0, "seed": 0,
     "eval_every": 50, "eval_subset": None, "eval_batch_size": 256, "target": None, "stop_at_target": True,
-    "patience": None, "tie_break": "first", "diverge_loss": 100.0, "last_block_rows": True, "trim_padding": True, "bucket_batches": 50,
+    "patience": None, "tie_break": "first", "diverge_loss": 100.0, "last_block_rows": True, "trim_padding": True,
+    "bucket_batches": 50,
     "precision": "auto", "compile": False, "cache_features": "auto", "device": "auto", "readout": "last",
     "baselines": "auto",  # what else is fitted beside a --data run (fpt.baselines): trains nothing of the run itself
     "preset": "paper",  # the defaults of fields not given; presets began with fast (step 14), the field defaults are paper

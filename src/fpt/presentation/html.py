@@ -134,8 +134,10 @@ def baseline_blocks(runs: list[Path], root: Path) -> list[doc.Block]:
         show = (lambda v: "–" if v is None else f"{v:.3f}") if compared.get("metric") == "r2" else _pct
         rows = [[r["name"], r["kind"], show(r["val"]), show(r["test"]),
                  "–" if r["seconds"] is None else f"{r['seconds']:.1f}", str(r["chosen"])] for r in table_rows(s)]
+        refit = (" then each model (fpt's included) refitted on train + validation before test, as fpt train "
+                 "--refit does" if compared.get("protocol") == "refit" else "")
         blocks += [doc.Para(f"`{_rel(run, root)}`: the same train/validation/test split; every choice (step, "
-                            "hyper-parameters) made on validation only."),
+                            f"hyper-parameters) made on validation only{';' + refit if refit else ''}."),
                    doc.Table(["model", "kind", f"val {metric}", f"test {metric}", "wall s", "chosen on validation"], rows),
                    *(doc.Para(f"Note: {n}") for n in compared.get("notes", [])),
                    doc.Para(compared.get("line", ""))]
