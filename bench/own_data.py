@@ -148,7 +148,8 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
               "baselines": "all" if args.controls else "fast"}
     if args.steps:
         fields.update(steps=args.steps, eval_every=args.eval_every or max(1, args.steps // 5))
-    scale = () if args.steps else BUDGET_FIELDS
+    # the fields the data fits are those neither --steps nor an --fpt-option gave (fpt train's rule)
+    scale = tuple(f for f in BUDGET_FIELDS if f not in args.options and not (args.steps and f in fields))
     where = run_dir(out, name, seed, args.label)
     if where.exists():
         shutil.rmtree(where)  # stopped before its rows were written: train it again

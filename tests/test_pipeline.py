@@ -93,7 +93,7 @@ def test_bf16_on_a_cpu_without_native_bf16_warns_and_names_the_fix(tiny_gpt2_dir
 
 
 def test_a_cpu_listing_bf16_that_measures_it_slower_trains_fp32_under_auto(tiny_gpt2_dir, monkeypatch, recwarn):
-    # a Xeon whose hypervisor hides AMX lists AVX-512 BF16 but multiplies bf16 at 0.54x fp32's speed
+    # a Xeon that lists AVX-512 BF16 but not AMX multiplies bf16 at 0.56x fp32's speed
     _native_bf16(monkeypatch, True, speedup=0.54)
     assert not pipeline.cpu_has_native_bf16()
     exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu")
@@ -129,3 +129,18 @@ def test_fpt_native_bf16_overrides_what_the_cpu_says(monkeypatch):
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
     monkeypatch.setenv("FPT_NATIVE_BF16", "1")
     assert pipeline.resolve_precision("auto", torch.device("cpu"), "fast") == "bf16"
+
+
+def test_a_data_time_series_is_read_with_the_flatten_head_unless_a_readout_is_given(tiny_gpt2_dir, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    y = np.arange(40) % 2
+    np.savez(tmp_path / "s.npz", X=(rng.normal(size=(40, 1, 24)) + y[:, None, None]).astype(np.float32), y=y)
+    pd = pytest.importorskip("pandas")
+    common = {"body": tiny_gpt2_dir, "init": "random", "device": "cpu", "baselines": "none"}
+    assert fpt.build(data=str(tmp_path / "s.npz"), **common).config.readout == "flatten"  # fast: fitted to the data
+    assert fpt.build(data=str(tmp_path / "s.npz"), readout="last", **common).config.readout == "last"  # given: kept
+    assert fpt.build(data=str(tmp_path / "s.npz"), preset="paper", **common).config.readout == "last"
+    table = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40), "label": y})
+    assert fpt.build(data=table, **common).config.readout == "last"  # only series

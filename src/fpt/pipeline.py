@@ -80,9 +80,9 @@ NATIVE_BF16_ENV = "FPT_NATIVE_BF16"  # 0 or 1: what precision auto takes this CP
 
 def cpu_has_native_bf16() -> bool:
     """Whether bf16 pays on this CPU: it has the instructions (AVX-512 BF16 or AMX) and a bf16 matmul,
-    measured once per process, beats fp32. Only the measurement tells: a Xeon whose hypervisor hides AMX
-    lists AVX-512 BF16 yet multiplies bf16 1.8x slower than fp32 (docs/results/bench/step_time_no_amx.jsonl),
-    while an AMD EPYC with the same flag trains bf16 ~1.8x faster.
+    measured once per process, beats fp32. Only the measurement tells: a Xeon that lists AVX-512 BF16 but not
+    AMX multiplies bf16 1.8x slower than fp32 (docs/results/bench/step_time_no_amx.jsonl), while an AMD EPYC
+    with the same flag trains bf16 ~1.8x faster.
 
     ``FPT_NATIVE_BF16=0`` makes precision ``auto`` behave as on a CPU without it (fp32): the test suite
     sets it so that its figures are the same on every processor, and a benchmark uses it to measure the
@@ -214,14 +214,22 @@ def architecture_counts(config: RunConfig, spec: InputSpec | None = None) -> dic
 # --data runs: the default budget in epochs of the training split, within these bounds (steps), and the
 # number of evaluations it is cut into (eval_every = steps / EVALUATIONS, at least MIN_EVAL_EVERY steps).
 BUDGET_EPOCHS, MIN_STEPS, MAX_STEPS, EVALUATIONS, MIN_EVAL_EVERY = 30, 200, 2000, 20, 10
-BUDGET_FIELDS = ("steps", "eval_every")
+BUDGET_FIELDS = ("steps", "eval_every", "readout")
+# The fast preset reads a --data time series with GPT4TS's flatten head: chosen on validation, where it beat
+# the last token on 5 of the 8 UCR/UEA sets aeon bundles, tied on 2 and lost on 1 (mean validation accuracy
+# 0.774 against 0.707, seed 0; docs/results/own-data/screen/).
+SERIES_READOUT = "flatten"
 
 
-def data_budget(config: RunConfig, n_train: int, scale: tuple[str, ...] = BUDGET_FIELDS) -> RunConfig:
-    """``config`` with the fields of ``scale`` (steps, eval_every: those the user did not set) fitted to a
-    training split of ``n_train`` examples: steps = 30 epochs within [200, 2000], eval_every = steps / 20
-    (at least 10). Patience (--data: 10 evaluations) then stops a run that has stopped improving."""
-    changes: dict[str, int] = {}
+def data_budget(config: RunConfig, n_train: int, scale: tuple[str, ...] = BUDGET_FIELDS,
+                modality: str | None = None) -> RunConfig:
+    """``config`` with the fields of ``scale`` (those the user did not set) fitted to the data: to a training
+    split of ``n_train`` examples steps = 30 epochs within [200, 2000], eval_every = steps / 20 (at least 10),
+    and (preset fast) to a ``modality`` of timeseries the readout ``SERIES_READOUT``. Patience (--data: 10
+    evaluations) then stops a run that has stopped improving."""
+    changes: dict[str, Any] = {}
+    if "readout" in scale and modality == "timeseries" and config.preset == "fast":
+        changes["readout"] = SERIES_READOUT
     steps = config.steps
     if "steps" in scale:
         steps = changes["steps"] = min(MAX_STEPS, max(MIN_STEPS, math.ceil(BUDGET_EPOCHS * n_train / config.batch_size)))
@@ -255,7 +263,7 @@ def build(config: RunConfig | None = None, *, scale_budget: tuple[str, ...] | No
         data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir),
                                                                                       config.download))
     if config.task == DATA_TASK and scale_budget and not config.train_on_val and hasattr(data.train, "__len__"):
-        config = data_budget(config, len(data.train), scale_budget)
+        config = data_budget(config, len(data.train), scale_budget, data.info.get("modality"))
     return assemble(config, data)
 
 
