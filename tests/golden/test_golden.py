@@ -34,7 +34,7 @@ def _diff(a, b, path="") -> list[str]:
 
 def _derived(runs) -> list[str]:
     """Pop summary.json's ``health`` (step 12: flags derived from the curve and the figures, absent from the
-    committed golden runs) from every replayed run, checking it is what fpt.convergence.health computes."""
+    committed golden runs) and ``precision`` (step 14) from every replayed run, checking each is what it must be."""
     from fpt.convergence import health
 
     out = []
@@ -45,6 +45,9 @@ def _derived(runs) -> list[str]:
         recorded = run["summary"].pop("health", None)
         if recorded is None or recorded != health(run["summary"], run["metrics"], recorded["eval_examples"]):
             out.append(f"{name}: summary.health missing or not fpt.convergence.health's")
+        # step 14: the precision ``auto`` resolved to; the golden runs are preset paper on a CPU, so fp32
+        if run["summary"].pop("precision", None) != "fp32":
+            out.append(f"{name}: summary.precision missing or not fp32")
     return out
 
 

@@ -31,7 +31,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
                           "vit_positions", "lstm_variant", "readout"),
     "optimisation": ("steps", "batch_size", "grad_accum", "lr", "clip", "seed"),
     "evaluation and stopping": ("eval_every", "eval_subset", "eval_batch_size", "target", "stop_at_target",
-                                "patience", "diverge_loss", "baselines"),
+                                "patience", "tie_break", "diverge_loss", "baselines"),
     "speed and device": ("device", "precision", "compile", "cache_features", "last_block_rows", "trim_padding",
                          "bucket_batches"),
 }
