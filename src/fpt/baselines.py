@@ -214,7 +214,8 @@ def fit_models(data: Any, seed: int = 0, refit: bool = False) -> dict[str, Any]:
         # aeon's MiniRocket sets the process's thread count to every core and leaves it there: the next
         # training in this process (a notebook, a benchmark) would oversubscribe the cores, 10x slower
         # beside another job (measured on ItalyPowerDemand after GunPoint).
-        torch.set_num_threads(threads)
+        if torch.get_num_threads() != threads:  # only then: re-creating the thread pool is not free
+            torch.set_num_threads(threads)
     return {"metric": metric, "models": models, "notes": notes, **protocol}
 
 
