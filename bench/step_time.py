@@ -26,7 +26,6 @@ import json
 import os
 import statistics
 import time
-from pathlib import Path
 from typing import NamedTuple
 
 
@@ -134,10 +133,11 @@ def main() -> None:
         n = len(exps[k].data.eval_sets[exps[k].data.val])
         lines.append({"what": "eval_seconds", "model": k, "examples": n, "median": round(statistics.median(v), 3),
                       "rounds": [round(x, 3) for x in v]})
-    cpu = next((row.split(":", 1)[1].strip() for row in Path("/proc/cpuinfo").read_text().splitlines()
-                if row.lower().startswith("model name")), None) if Path("/proc/cpuinfo").is_file() else None
-    machine = {"cpu": cpu, "bf16_instructions": pipeline.cpu_has_bf16_instructions(),
-               "bf16_matmul_speedup": round(pipeline.bf16_speedup(), 3)}
+    from time_to_accuracy import machine_info  # bench/ is this script's directory: the same machine record
+
+    info = machine_info()
+    machine = {"cpu": info["cpu"], "bf16_instructions": info.get("bf16_instructions"),
+               "bf16_matmul_speedup": info.get("bf16_speedup")}
     for line in lines:
         line.update(**machine)
         line.update(task=args.task, task_options=task_options, body=args.body, init=args.init, dropout=args.dropout,
