@@ -193,6 +193,27 @@ def test_timeseries_modality_tokenises_each_row_as_a_series():
     assert clf.predict(X[:3]).shape == (3,)
 
 
+def test_budget_and_series_readout_default_to_what_fpt_train_data_uses():
+    """Left unset, steps and eval_every are fitted to the training split's size and a series is read
+    out flattened (fpt.pipeline.data_budget, the fast preset); given ones are kept."""
+    from fpt.pipeline import EVALUATIONS, MIN_STEPS
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 60)
+    X = (np.sin(np.linspace(0, 6, 32))[None, None, :] * (1 + y[:, None, None])).repeat(2, axis=1)  # (n, 2, 32)
+    unset = {k: v for k, v in TINY_CLASSIFIER.items() if k not in ("steps", "eval_every")}
+    clf = FPTClassifier(**{**unset, "series_patch": 8}).fit(X, y)
+    config = clf.experiment_.config
+    assert len(clf.experiment_.data.train) * 30 / 32 < MIN_STEPS  # 48 series x 30 epochs in batches of 32: the floor
+    assert (config.steps, config.eval_every, config.readout) == (MIN_STEPS, MIN_STEPS // EVALUATIONS, "flatten")
+    assert clf.get_params()["steps"] is None  # the estimator's own parameter stays as given (clone relies on it)
+    given = FPTClassifier(**{**TINY_CLASSIFIER, "series_patch": 8, "options": {"dropout": 0.0, "readout": "last"}})
+    config = given.fit(X, y).experiment_.config
+    assert (config.steps, config.eval_every, config.readout) == (40, 20, "last")
+    tabular = FPTClassifier(**{**TINY_CLASSIFIER, "steps": None}).fit(X[:, 0], y).experiment_.config
+    assert (tabular.readout, tabular.steps, tabular.eval_every) == ("last", MIN_STEPS, 20)
+
+
 def test_fit_leaves_the_callers_torch_generator_alone():
     X, y = load_iris(return_X_y=True)
     torch.manual_seed(123)

@@ -130,6 +130,27 @@ def test_eval_subset_evaluates_a_fixed_part_and_confirms_the_target_on_the_whole
     assert reached["val_accuracy"] == row["val_accuracy"]
 
 
+def test_confirming_the_target_evaluates_only_the_rest_and_adds_the_subsets_tallies(tiny_gpt2_dir, monkeypatch):
+    """The whole-set check after a subset reaches the target re-evaluates none of the subset: its tallies
+    added to the rest's give exactly the whole set's accuracy (and its loss to rounding)."""
+    from fpt import train
+
+    exp = _exp(tiny_gpt2_dir, eval_subset=16, target=0.01)
+    part, rest = train._val_subset(exp)
+    assert (len(part), len(rest)) == (16, 48)
+    whole = fpt.evaluate(exp, sets=["val"])
+    seen = []
+    real = train.tallies
+    monkeypatch.setattr(train, "tallies", lambda e, b, *a: seen.append(len(b)) or real(e, b, *a))
+    row = train._validate(exp, (part, rest), "val_accuracy")
+    assert seen == [16, 48] and row["val_examples"] == 64
+    assert row["val_accuracy"] == whole["val_accuracy"]
+    assert row["val_loss"] == pytest.approx(whole["val_loss"], rel=1e-5)
+    unreached = _exp(tiny_gpt2_dir, eval_subset=16, target=1.0)  # an untrained model: the subset alone
+    assert train._validate(unreached, train._val_subset(unreached), "val_accuracy")["val_examples"] == 16
+    assert seen[-1] == 16
+
+
 def test_eval_subset_must_be_positive(tiny_gpt2_dir):
     with pytest.raises(ConfigError, match="eval_subset"):
         _exp(tiny_gpt2_dir, eval_subset=0)

@@ -71,6 +71,12 @@ class RunConfig:
                                 "(all examples when the data has no splits) for validation (stratified for "
                                 "classification, seeded by split_seed)", 0.2)
     test_fraction: float = _help("--data without its own test split: share held out for testing", 0.2)
+    folds: int | None = _help("--data without its own validation split: validate on one of FOLDS shuffled folds "
+                              "(stratified for classification, seeded by split_seed) of the training examples "
+                              "that are not test, instead of the val_fraction hold-out; needs fold. With fpt "
+                              "train --choose: the number of folds to cross-validate over (default 5, fewer for "
+                              "small data)", None)
+    fold: int | None = _help("--data with folds: which fold (0..folds-1) is the validation split", None)
     split_seed: int = _help("--data: seed of the train/val/test split (part of the data's definition, not the run's)", 0)
     train_on_val: bool = _help("--data: train on the training and validation splits together (the second run of "
                                "fpt train --refit). Nothing can then be selected on validation: needs one evaluation, "
@@ -224,6 +230,14 @@ class RunConfig:
                 (not self.train_on_val or self.eval_every >= self.steps, "train_on_val",
                  f"trains on the validation split, so nothing may be selected on it: evaluate once, at the end "
                  f"(eval_every >= steps={self.steps}; eval_every is {self.eval_every}); fpt train --refit does this"),
+                (self.folds is None or self.folds >= 2, "folds", "must be >= 2 (the number of folds; omit it for "
+                                                                  "the val_fraction hold-out)"),
+                (self.fold is None or self.folds is not None, "fold", "needs folds (the number of folds, >= 2): give "
+                                                                    "both or neither"),
+                (self.folds is None or self.fold is not None, "folds", "needs fold (the validation fold, 0.."
+                                                                     f"{(self.folds or 2) - 1}): give both or neither"),
+                (self.fold is None or self.folds is None or 0 <= self.fold < self.folds, "fold",
+                 f"must be in 0..{(self.folds or 2) - 1} (folds={self.folds})"),
                 (self.max_categories >= 1, "max_categories", "must be >= 1"),
                 (self.image_size >= 1, "image_size", "must be >= 1"),
                 (self.patch_size >= 1 and self.image_size % self.patch_size == 0, "patch_size",
@@ -312,9 +326,9 @@ BASELINE_LEVELS = ("auto", "none", "fast", "all")  # RunConfig.baselines (fpt.ba
 READOUTS = ("last", "mean", "flatten")
 TIE_BREAKS = ("first", "loss")  # RunConfig.tie_break (fpt.train.fit's selection)
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
-DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "split_seed",
-               "train_on_val", "max_categories", "image_size", "patch_size", "image_channels", "series_patch", "series_stride",
-               "series_norm", "sequence_tokens", "sequence_max_len")
+DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "folds", "fold",
+               "split_seed", "train_on_val", "max_categories", "image_size", "patch_size", "image_channels",
+               "series_patch", "series_stride", "series_norm", "sequence_tokens", "sequence_max_len")
 
 
 def target_alias(fields: dict[str, Any]) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from fpt.data.base import finish_splits
 from fpt.data.tokenisers import plain_value
 from fpt.errors import ConfigError, DataError
 from fpt.inference import batched_outputs
-from fpt.pipeline import Experiment, assemble
+from fpt.pipeline import BUDGET_FIELDS, Experiment, assemble, data_budget
 from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
 from fpt.train import fit as fpt_fit
 
@@ -65,7 +65,7 @@ class _FPTEstimator(BaseEstimator):
     _objective = ""  # classification | regression, set by the subclasses
 
     def __init__(self, body: str = "minilm", init: str = "pretrained", freeze: str = "paper", layers: int | None = None,
-                 steps: int = 2000, lr: float | None = None, batch_size: int = 16, eval_every: int = 50,
+                 steps: int | None = None, lr: float | None = None, batch_size: int = 16, eval_every: int | None = None,
                  patience: int | None = None, val_fraction: float = 0.2, modality: str = "tabular",
                  series_patch: int | None = None, series_stride: int | None = None, series_norm: str = "series",
                  seed: int = 0, device: str = "auto", progress: bool = False, options: dict | None = None) -> None:
@@ -116,7 +116,8 @@ class _FPTEstimator(BaseEstimator):
                               "same name where there is one (steps=..., seed=...), or drop them")
         # NumPy scalars (np.int64 from a parameter grid) as plain Python values, which RunConfig's types expect.
         fields = {
-            **{arg: _plain(getattr(self, arg)) for arg in _CONFIG_ARGS},
+            **{arg: _plain(getattr(self, arg)) for arg in _CONFIG_ARGS if arg not in BUDGET_FIELDS
+               or getattr(self, arg) is not None},
             **{key: _plain(value) for key, value in options.items()},
             "data": f"arrays passed to {name}.fit", "objective": self._objective, "modality": modality or self.modality,
             "val_fraction": float(self.val_fraction), "split_seed": _plain(self.seed),
@@ -149,7 +150,9 @@ class _FPTEstimator(BaseEstimator):
             data = task_from_raw(raw, options, config.seed, self._objective, f"set by {name}")
         except DataError as exc:
             raise DataError(str(exc).replace("--val-fraction", "val_fraction")) from None
-        exp = assemble(config, data)
+        # What fpt train --data fits to the data's size (and, for series, the readout) unless given here.
+        scale = tuple(f for f in BUDGET_FIELDS if getattr(self, f, None) is None and f not in (self.options or {}))
+        exp = assemble(data_budget(config, len(data.train), scale, modality), data)
         # fpt.fit seeds torch's global generator (dropout); fork it so fitting leaves the caller's RNG as it was.
         devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
         with torch.random.fork_rng(devices=devices):
@@ -177,13 +180,15 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     Labels may be any hashable values (strings, ints, bools); ``classes_`` holds them sorted.
     Arguments are fpt's config fields (``fpt train --help``): ``body`` (a registered name, a
     hub id or a local model directory), ``init``, ``freeze``, ``layers``, ``steps`` (the most
-    optimizer steps), ``lr`` (default 1e-3), ``batch_size``, ``eval_every`` (steps between
-    validation evaluations), ``patience`` (evaluations without a validation gain before
+    optimizer steps; default: fitted to the data's size as ``fpt train --data`` fits it, 30 epochs
+    within [200, 2000]), ``lr`` (default 1e-3), ``batch_size``, ``eval_every`` (steps between
+    validation evaluations; default: a 20th of the steps), ``patience`` (evaluations without a validation gain before
     stopping; default 10), ``val_fraction`` (share of the training data held out, stratified,
     for selection), ``modality`` (tabular: one token per feature; timeseries: each row a
     series, cut into ``series_patch`` windows), ``seed`` (initialisation, batches and the
     validation split), ``device``, ``progress`` (a progress bar), and ``options``: any other
-    fpt config field as a dict (``{"dropout": 0, "eval_batch_size": 512}``).
+    fpt config field as a dict (``{"dropout": 0, "eval_batch_size": 512}``; ``readout``, unless
+    given there, is ``flatten`` for series under the fast preset, as ``fpt train --data`` has it).
     """
 
     _objective = "classification"

@@ -80,28 +80,43 @@ def evaluate(exp: Experiment, data: Batch | None = None, batch_size: int | None 
         if unknown:
             raise ConfigError(f"no held-out set(s) {unknown}; this task has {sorted(exp.data.eval_sets)}")
         chosen = {name: exp.data.eval_sets[name] for name in (sets or exp.data.eval_sets)}
-    size = batch_size or exp.config.eval_batch_size
-    objective, trim = exp.data.objective, exp.config.trim_padding
-    group = distributed.group_of(exp)
     out: dict[str, float] = {}
     for name, batch in chosen.items():
-        order = length_order(batch.lengths, trim)  # the order does not change accuracy
-        if order is not None:
-            batch = Batch(batch.x[order], batch.y[order], batch.lengths[order])
-        parts = {}  # start -> (loss sum, tallies, predictions) of the batches this rank evaluates
-        for start, logits in iter_outputs(exp, batch.x, batch.lengths, size, trim=trim,
-                                          starts=group.mine(range(0, len(batch), size))):
-            y = batch.y[start:start + size].to(exp.device)
-            parts[start] = (objective.loss(logits, y).item() * y.numel(), objective.tally(logits, y), y.numel())
-        loss_sum, sums, count = 0.0, 0, 0
-        for _, (batch_loss, batch_sums, batch_count) in sorted(group.merge(parts).items()):
-            loss_sum += batch_loss
-            sums = sums + batch_sums
-            count += batch_count
         prefix = "" if name == "_" else f"{name}_"
-        out.update({f"{prefix}{key}": value for key, value in objective.summarise(sums).items()})
-        out[f"{prefix}loss"] = loss_sum / count
+        out.update({f"{prefix}{key}": value for key, value in summarise(exp, tallies(exp, batch, batch_size)).items()})
     return out
+
+
+@torch.inference_mode()
+def tallies(exp: Experiment, batch: Batch, batch_size: int | None = None) -> tuple[float, Any, int]:
+    """(loss sum, the objective's tallies, count) over ``batch``: additive, so two disjoint parts' tallies
+    added are the whole's (``summarise`` turns them into metrics)."""
+    size = batch_size or exp.config.eval_batch_size
+    objective, trim = exp.data.objective, exp.config.trim_padding
+    order = length_order(batch.lengths, trim)  # the order does not change accuracy
+    if order is not None:
+        batch = Batch(batch.x[order], batch.y[order], batch.lengths[order])
+    parts = {}  # start -> (loss sum, tallies, predictions) of the batches this rank evaluates
+    for start, logits in iter_outputs(exp, batch.x, batch.lengths, size, trim=trim,
+                                      starts=distributed.group_of(exp).mine(range(0, len(batch), size))):
+        y = batch.y[start:start + size].to(exp.device)
+        parts[start] = (objective.loss(logits, y).item() * y.numel(), objective.tally(logits, y), y.numel())
+    loss_sum, sums, count = 0.0, 0, 0
+    for _, (batch_loss, batch_sums, batch_count) in sorted(distributed.group_of(exp).merge(parts).items()):
+        loss_sum += batch_loss
+        sums = sums + batch_sums
+        count += batch_count
+    return loss_sum, sums, count
+
+
+def summarise(exp: Experiment, tally: tuple[float, Any, int]) -> dict[str, float]:
+    """The metrics and mean loss of ``tallies``' (loss sum, tallies, count)."""
+    loss_sum, sums, count = tally
+    return {**exp.data.objective.summarise(sums), "loss": loss_sum / count}
+
+
+def add_tallies(a: tuple[float, Any, int], b: tuple[float, Any, int]) -> tuple[float, Any, int]:
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2]
 
 
 def majority_accuracy(y: torch.Tensor, num_classes: int) -> float:
@@ -407,8 +422,8 @@ def summary_json(summary: dict[str, Any]) -> str:
     return json.dumps(_finite(summary), indent=1, allow_nan=False)
 
 
-def _val_subset(exp: Experiment) -> Batch | None:
-    """The validation examples evaluated during training when ``eval_subset`` asks for fewer than all.
+def _val_subset(exp: Experiment) -> tuple[Batch, Batch] | None:
+    """(subset, the rest) of validation when ``eval_subset`` asks to evaluate fewer than all during training.
 
     A seeded draw (the run's seed), fixed for the whole run and the same after a resume."""
     n = exp.config.eval_subset
@@ -416,8 +431,10 @@ def _val_subset(exp: Experiment) -> Batch | None:
     if n is None or n >= len(whole):
         return None
     order = torch.randperm(len(whole), generator=torch.Generator().manual_seed(exp.config.seed))
-    idx = order[:n].sort().values
-    return Batch(whole.x[idx], whole.y[idx], None if whole.lengths is None else whole.lengths[idx])
+    parts = []
+    for idx in (order[:n].sort().values, order[n:].sort().values):
+        parts.append(Batch(whole.x[idx], whole.y[idx], None if whole.lengths is None else whole.lengths[idx]))
+    return parts[0], parts[1]
 
 
 def improves(state: dict[str, Any], score: float, loss: float | None, tie_break: str) -> bool:
@@ -431,18 +448,22 @@ def improves(state: dict[str, Any], score: float, loss: float | None, tie_break:
     return best_loss is None or loss < best_loss
 
 
-def _validate(exp: Experiment, subset: Batch | None, val_key: str) -> dict[str, Any]:
+def _validate(exp: Experiment, subset: tuple[Batch, Batch] | None, val_key: str) -> dict[str, Any]:
     """A training-time evaluation of validation: the whole set, or the subset unless it reaches the target.
 
-    A subset that reaches the target is not trusted alone: the whole set is evaluated then, and
-    its figures are the row's, so stopping at the target always reads the whole validation set.
-    With a subset, ``val_examples`` says which one a row holds."""
+    A subset that reaches the target is not trusted alone: the rest of the set is evaluated then, and the
+    whole set's figures (the subset's tallies added to the rest's, the same as evaluating it in one go) are
+    the row's, so stopping at the target always reads the whole validation set. With a subset,
+    ``val_examples`` says which one a row holds."""
     if subset is None:
         return evaluate(exp, sets=[exp.data.val])
-    metrics = {f"{exp.data.val}_{k}": v for k, v in evaluate(exp, data=subset).items()}
+    part, rest = subset
+    part_tally = tallies(exp, part)
+    metrics = {f"{exp.data.val}_{k}": v for k, v in summarise(exp, part_tally).items()}
     if exp.target is None or metrics[val_key] < exp.target:
-        return {**metrics, "val_examples": len(subset)}
-    return {**evaluate(exp, sets=[exp.data.val]), "val_examples": len(exp.data.eval_sets[exp.data.val])}
+        return {**metrics, "val_examples": len(part)}
+    whole = summarise(exp, add_tallies(part_tally, tallies(exp, rest)))
+    return {**{f"{exp.data.val}_{k}": v for k, v in whole.items()}, "val_examples": len(part) + len(rest)}
 
 
 def _final_evaluation(exp: Experiment, run: _Run, state: dict[str, Any], history: list[dict[str, Any]],

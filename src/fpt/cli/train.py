@@ -12,8 +12,12 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fpt.errors import ConfigError
+
+if TYPE_CHECKING:
+    from fpt.config import RunConfig
 
 HELP = "train a frozen pretrained transformer on a task (or --resume a stopped run)"
 
@@ -35,6 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                 "then train a fresh model on train + validation for as many epochs and report that "
                                 "one (for small datasets; see fpt.refit); the baselines are refitted on train + "
                                 "validation likewise")
+    run_group.add_argument("--choose", action="append", default=[], metavar="FIELDS",
+                           help="--data: a candidate to choose between, as space-separated key=value fields (e.g. "
+                                "--choose 'readout=last' --choose 'readout=flatten'); repeat for each. The candidates "
+                                "are cross-validated on --folds folds (default 5, fewer for small data) of the "
+                                "training examples that are not test, the best mean fold validation score wins, and "
+                                "the run trains the winner on the usual split (OUT/selection.json; see fpt.select)")
     tracking = p.add_argument_group("tracking")
     tracking.add_argument("--log", action="append", default=[], metavar="NAME",
                           help="live tracking: tensorboard (events in RUN/tensorboard) and/or mlflow "
@@ -52,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
     from fpt.paths import safe_run_name
     from fpt.pipeline import BUDGET_FIELDS, build
     from fpt.refit import SELECTION
+    from fpt.run import Run
     from fpt.train import fit, resume_config
 
     scale: tuple[str, ...] = ()
+    wanted_folds = None  # --choose's --folds
     refit = bool(args.refit or (args.resume and (Path(args.resume) / SELECTION).is_dir()))
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
@@ -63,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
         config = resume_config(Path(args.resume) / SELECTION if refit else Path(args.resume), given_fields(args))
         out = Path(args.resume)
     else:
+        # --choose: --folds is the number of cross-validation folds, not the run's own (that needs --fold)
+        if args.choose:
+            wanted_folds, args.folds = args.folds, None
         config = config_from_args(args)
         given = {*given_fields(args), *(load_yaml(args.config) if args.config else {})}
         scale = tuple(f for f in BUDGET_FIELDS if f not in given)  # --data: fitted to the data's size (pipeline)
@@ -73,6 +88,14 @@ def run(args: argparse.Namespace) -> int:
     trackers: list = tracking.check(args.log)
     if args.nproc is not None and args.nproc < 1:
         raise ConfigError(f"--nproc {args.nproc}: give a number of processes >= 1")
+    chosen = None
+    if args.choose:
+        if args.resume or args.nproc and args.nproc > 1 or distributed.launched():
+            raise ConfigError("--choose starts a new run in one process; drop --resume and --nproc (torchrun)")
+        if Run(out).summary() is not None:  # before the cross-validation's work, not after it
+            raise FileExistsError(f"{out} already holds a run; choose another --out")
+        chosen = _choose(args, config, wanted_folds, scale)
+        config, scale = chosen["config"], chosen["scale"]
     if refit:
         from fpt import refit as refitting
 
@@ -83,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         summary = refitting.fit(config, out, resume=bool(args.resume), progress=not args.quiet, trackers=trackers,
                                 scale_budget=scale)
         summary = beside_refit(summary, out, progress=not args.quiet, baselines=config.baselines)
+        if chosen is not None:
+            summary = _record_choice(chosen, summary, out)
         _print_summary(summary, out)
         return 0
     if args.nproc and args.nproc > 1 and not distributed.launched():
@@ -114,8 +139,55 @@ def run(args: argparse.Namespace) -> int:
         distributed.shutdown()
     if not group.is_main:
         return 0
+    if chosen is not None:
+        summary = _record_choice(chosen, summary, out)
     _print_summary(summary, out)
     return 0
+
+
+def _choose(args: argparse.Namespace, config: RunConfig, wanted_folds: str | None, scale: tuple[str, ...]) -> dict:
+    """--choose: the candidates cross-validated; returns the winner's config and budget fields with the record."""
+    from fpt.config import parse_overrides
+    from fpt.select import candidate_config, cross_validate, describe, fold_count
+
+    if config.data is None:
+        raise ConfigError(f"--choose cross-validates on your own data's training examples: give --data PATH (task "
+                          f"{config.task!r} has fixed splits), or drop --choose")
+    candidates = [parse_overrides(text.split()) for text in args.choose]
+    if wanted_folds is None:
+        folds = fold_count(config)
+    else:
+        try:
+            folds = int(wanted_folds)
+        except ValueError:
+            raise ConfigError(f"--folds {wanted_folds}: give a whole number of folds >= 2 (e.g. --folds 5)") from None
+    selection = cross_validate(config, candidates, folds, progress=None if args.quiet else print, scale_budget=scale)
+    metric, best = selection.metric, selection.winner
+    for i, (candidate, mean, std) in enumerate(zip(candidates, selection.means, selection.stds, strict=True)):
+        shown = "-" if mean is None else f"{mean:.4f} ± {std:.4f}"
+        print(f"choose {i + 1}/{len(candidates)} {describe(candidate)}: val {metric} {shown} over {folds} folds"
+              f"{'  <- chosen' if i == best else ''}")
+    winner = candidates[best]
+    return {"config": candidate_config(config, winner, f"--choose {args.choose[best]!r}"),
+            "scale": tuple(f for f in scale if f not in winner), "selection": selection, "given": list(args.choose)}
+
+
+def _record_choice(chosen: dict, summary: dict, out: Path) -> dict:
+    """selection.json beside the final run, and a ``selection`` block in its summary.json."""
+    from fpt import rundir
+    from fpt.run import Run
+    from fpt.select import SELECTION_FILE
+    from fpt.train import summary_json
+
+    selection = chosen["selection"]
+    summary = {**summary, "selection": {
+        "file": SELECTION_FILE, "metric": selection.metric, "folds": selection.folds, "winner": selection.winner,
+        "winner_fields": selection.candidates[selection.winner], "choose": chosen["given"],
+        f"mean_val_{selection.metric}": selection.means, f"std_val_{selection.metric}": selection.stds}}
+    with rundir.lock(out, what="fpt train --choose"):
+        rundir.write_text(out / SELECTION_FILE, summary_json({**selection.to_json(), "choose": chosen["given"]}))
+        rundir.write_text(Run(out).summary_path, summary_json(summary))
+    return summary
 
 
 def _print_summary(summary: dict, out: Path) -> None:

@@ -163,12 +163,19 @@ def stratified_indices(labels: np.ndarray, size: int, seed: int, stratify: bool)
     return np.setdiff1d(np.arange(n), held), held
 
 
-def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None, seed: int, stratify: bool) -> RawData:
+def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None, seed: int, stratify: bool,
+                  folds: int | None = None, fold: int | None = None) -> RawData:
     """Add the validation and test splits the data lacks, held out of train (fractions of the training examples).
 
-    ``test_fraction=None`` holds out no test split (fpt.sklearn: the caller keeps its own test data)."""
+    ``test_fraction=None`` holds out no test split (fpt.sklearn: the caller keeps its own test data).
+    ``folds``/``fold``: validation is fold ``fold`` of ``folds`` over the training examples left once the test
+    split is held out (``fold_indices``), not a ``val_fraction`` hold-out; the test split is the same either way."""
     splits = dict(raw.splits)
     train = splits["train"]
+    if folds is not None and "val" in splits:
+        raise DataError(f"{splits['val'].where}: the data has its own validation split, so folds (cross-validation "
+                        "folds of the training examples) cannot replace it; drop --folds/--fold or the file's "
+                        "validation split")
     if stratify:
         check_class_counts(train.y, raw.targets, train.where)
     # Fractions of the training examples as read: all examples when the data has no splits of its own; with its
@@ -178,11 +185,16 @@ def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None
     for name, fraction, offset in (("test", test_fraction, 1), ("val", val_fraction, 2)):
         if name in splits or fraction is None:
             continue
+        labels = train.y[:, 0]
+        if name == "val" and folds is not None:
+            rest, held = fold_indices(labels, folds, int(fold or 0), seed, stratify, train.where)
+            splits[name], train = train.take(held), train.take(rest)
+            carved.append(f"val fold {fold} of {folds} ({len(held)})")
+            continue
         size = max(1, round(fraction * total))
         if len(train) - size < 2:
             raise DataError(f"{train.where}: {len(train)} training example(s) cannot spare {size} for a {name} "
                             f"split; add examples or lower --{name}-fraction")
-        labels = train.y[:, 0]
         rest, held = stratified_indices(labels, size, seed * 1000 + offset, stratify)
         if stratify:  # a class too rare to share stays in train, where it can be learnt
             lonely = ~np.isin(labels[held].astype(str), labels[rest].astype(str))
@@ -201,7 +213,34 @@ def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None
                    how, raw.notes)
 
 
-__all__ = ["MODALITIES", "RawData", "Split", "choose_targets", "finish_splits", "infer_objective", "is_missing"]
+def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify: bool,
+                 where: str) -> tuple[np.ndarray, np.ndarray]:
+    """(rest, held): fold ``fold`` of a shuffled (Stratified)KFold of ``labels`` held out, seeded by ``seed``.
+    Every fold's training part must keep an example of each class, so a class with one example is an error."""
+    import warnings
+
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    n = len(labels)
+    if folds > n:
+        raise DataError(f"{where}: {n} training example(s) cannot make {folds} folds; lower --folds (at most {n})")
+    keys = labels.astype(str)
+    if stratify:
+        classes, counts = np.unique(keys, return_counts=True)
+        if counts.min() < 2:
+            raise DataError(f"{where}: class {str(classes[counts.argmin()])!r} has 1 training example, so the fold that "
+                            "validates on it leaves none to learn it from; add examples of it, or drop --folds")
+    # sklearn's random_state takes 32 bits; split_seed may be any 63-bit integer
+    kind = StratifiedKFold if stratify else KFold
+    splitter = kind(n_splits=folds, shuffle=True, random_state=seed % 2**32)
+    with warnings.catch_warnings():  # a class with fewer examples than folds: sklearn warns, each fold still has it
+        warnings.simplefilter("ignore", UserWarning)
+        rest, held = list(splitter.split(np.zeros(n), keys))[fold]
+    return np.sort(rest), np.sort(held)
+
+
+__all__ = ["MODALITIES", "RawData", "Split", "choose_targets", "finish_splits", "fold_indices", "infer_objective",
+           "is_missing"]
 
 
 def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -39,6 +39,7 @@ STORE_VERSION = 1
 KEY_BASELINE: dict[str, Any] = {
     "task": "bit-xor", "task_options": {}, "data_dir": "data", "download": False, "data": None,
     "target_column": None, "objective": "auto", "modality": "auto", "val_fraction": 0.2, "test_fraction": 0.2,
+    "folds": None, "fold": None,  # the val_fraction hold-out, as before folds existed
     "split_seed": 0, "train_on_val": False, "max_categories": 50, "image_size": 32, "patch_size": 4, "image_channels": "auto",
     "series_patch": None, "series_stride": None, "series_norm": "series", "sequence_tokens": "auto",
     "sequence_max_len": None, "body": "minilm", "init": "pretrained", "freeze": "paper", "layers": None,

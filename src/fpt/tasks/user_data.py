@@ -192,7 +192,7 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     train = raw.splits["train"]
     objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
     raw = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
-                        stratify=objective == "classification")
+                        stratify=objective == "classification", folds=options.folds, fold=options.fold)
     return task_from_raw(raw, options, seed, objective, why)
 
 

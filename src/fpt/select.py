@@ -1,0 +1,179 @@
+"""Choosing between configurations for your own data by k-fold cross-validation on its training examples.
+
+A validation split of 10-20 examples (GunPoint's 50 training series give 10 at ``val_fraction`` 0.2)
+cannot tell two options apart: one example is 5-10 points of accuracy. ``cross_validate`` trains each
+candidate (a few config fields, e.g. ``{"readout": "flatten"}``) once per fold of the training examples
+that are not test (``RunConfig.folds``/``fold``: fold f validates, the other folds train) and ranks the
+candidates by their mean fold validation score, then lower mean validation loss, then the order given.
+
+The test split is held out before the folds are drawn, exactly as in a plain run, and is never read:
+the fold runs evaluate their fold's validation examples in its place (``_without_test``), and no
+``test_*`` figure is kept. ``fpt train --data FILE --choose "readout=last" --choose "readout=flatten"``
+runs this, then trains the winner on the plain split (``fpt.cli.train``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fpt.config import RunConfig, from_dict, merge, show
+from fpt.errors import ConfigError
+from fpt.pipeline import BUDGET_FIELDS, build
+from fpt.tasks.base import TaskData
+from fpt.train import fit
+
+SELECTION_FILE = "selection.json"  # in the final run's directory: what was compared and what won
+DEFAULT_FOLDS = 5
+MIN_PER_CLASS = 2  # fewer default folds where a fold's validation part would hold fewer of the rarest class
+# Fields a candidate may not set: the folds are the procedure's, and the data is what is cross-validated.
+NOT_CANDIDATE_FIELDS = ("data", "folds", "fold", "train_on_val")
+
+
+@dataclass
+class Selection:
+    """Each candidate's fold validation figures at its fold runs' selected steps; ``winner`` indexes
+    ``candidates``. A fold with no figure (a run that evaluated nothing) holds None and ranks its candidate last."""
+
+    metric: str  # the objective's selecting metric: accuracy, or r2 for regression
+    folds: int
+    candidates: list[dict[str, Any]]
+    scores: list[list[float | None]]  # [candidate][fold]
+    losses: list[list[float | None]]  # [candidate][fold] validation loss at the same step
+    steps: list[list[int | None]]  # [candidate][fold] the selected step
+    winner: int
+
+    @property
+    def means(self) -> list[float | None]:
+        return [_mean(row) for row in self.scores]
+
+    @property
+    def stds(self) -> list[float | None]:
+        # np.std (ddof 0), as scikit-learn's cv_results_ report it
+        return [None if _mean(row) is None else float(np.std(row)) for row in self.scores]
+
+    @property
+    def mean_losses(self) -> list[float | None]:
+        return [_mean(row) for row in self.losses]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "folds": self.folds, "winner": self.winner,
+                "winner_fields": self.candidates[self.winner], "candidates": self.candidates,
+                f"val_{self.metric}": self.scores, "val_loss": self.losses, "selected_steps": self.steps,
+                f"mean_val_{self.metric}": self.means, f"std_val_{self.metric}": self.stds,
+                "mean_val_loss": self.mean_losses}
+
+
+def _mean(row: Sequence[float | None]) -> float | None:
+    return None if not row or any(v is None or not math.isfinite(v) for v in row) else float(np.mean(row))
+
+
+def rank(scores: Sequence[float | None], losses: Sequence[float | None]) -> list[int]:
+    """Candidate indices best first: higher mean score, then lower mean loss, then the order given; None last."""
+    def key(i: int) -> tuple:
+        score, loss = scores[i], losses[i]
+        return (score is None, -(score or 0.0), loss is None, loss or 0.0, i)
+
+    return sorted(range(len(scores)), key=key)
+
+
+def candidate_config(config: RunConfig, candidate: Mapping[str, Any], where: str = "candidate") -> RunConfig:
+    """``config`` with ``candidate``'s fields, coerced and checked as a config file's would be."""
+    if not isinstance(candidate, Mapping) or not candidate:
+        raise ConfigError(f"{where}: {show(candidate)} is not a mapping of config fields (e.g. readout=flatten)")
+    banned = [k for k in candidate if k in NOT_CANDIDATE_FIELDS]
+    if banned:
+        raise ConfigError(f"{where}: {banned[0]!r} is the cross-validation's own, not an option to choose between; "
+                          "drop it from the candidate")
+    return from_dict(RunConfig, merge(config.to_dict(), dict(candidate)), where=where)
+
+
+def _without_test(data: TaskData) -> TaskData:
+    """``data`` whose test slot holds the validation examples: ``fit`` evaluates its test set when training ends,
+    and a fold run must not read the real one (its figures are dropped as well)."""
+    val = data.eval_sets[data.val]
+    return dataclasses.replace(data, eval_sets={data.val: val, data.test: val})
+
+
+def fold_count(config: RunConfig, wanted: int = DEFAULT_FOLDS) -> int:
+    """``wanted`` folds, fewer where each fold's validation part would hold fewer than ``MIN_PER_CLASS`` examples of
+    the rarest class of the non-test training examples (regression: examples), never fewer than 2."""
+    from fpt.data import load
+    from fpt.data.base import finish_splits, infer_objective
+
+    _check(config)
+    raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size)
+    train = raw.splits["train"]
+    classify = infer_objective(train.y, raw.targets, config.objective, train.where)[0] == "classification"
+    # any fold gives the pool (train + val); it also refuses data with its own validation split, early
+    pool = finish_splits(raw, config.val_fraction, config.test_fraction, config.split_seed, classify, folds=2, fold=0)
+    labels = np.concatenate([pool.splits["train"].y[:, 0], pool.splits["val"].y[:, 0]]).astype(str)
+    smallest = int(np.unique(labels, return_counts=True)[1].min()) if classify else len(labels)
+    return max(2, min(wanted, smallest // MIN_PER_CLASS))
+
+
+def _check(config: RunConfig) -> None:
+    if config.data is None:
+        raise ConfigError(f"cross-validation folds the training examples of your own data: give --data PATH (task "
+                          f"{config.task!r} has fixed splits)")
+    if config.train_on_val:
+        raise ConfigError("cross-validation scores each fold's validation split, which train_on_val trains on: drop "
+                          "train_on_val")
+
+
+def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], folds: int = DEFAULT_FOLDS,
+                   progress: Callable[[str], None] | None = None,
+                   scale_budget: tuple[str, ...] = BUDGET_FIELDS) -> Selection:
+    """Train every candidate (``config`` with its fields) on each of ``folds`` folds; the ranked result.
+
+    ``scale_budget``: the budget fields fitted to each fold's training examples (``fpt.pipeline.data_budget``), as
+    ``fpt.build(data=...)`` fits the fields it is not given; a field a candidate sets is never fitted. ``fpt train``
+    passes those its command line left unset. ``progress``: called with one line per fold run."""
+    _check(config)
+    if not candidates:
+        raise ConfigError("cross-validation needs at least one candidate (a mapping of config fields)")
+    if folds < 2:
+        raise ConfigError(f"folds={folds}: cross-validation needs at least 2 folds")
+    configs = [candidate_config(config, c, f"candidate {i + 1}") for i, c in enumerate(candidates)]
+    scores: list[list[float | None]] = []
+    losses: list[list[float | None]] = []
+    steps: list[list[int | None]] = []
+    metric = ""
+    for i, (candidate, base) in enumerate(zip(candidates, configs, strict=True)):
+        scale = tuple(f for f in scale_budget if f not in candidate)
+        rows: tuple[list, list, list] = ([], [], [])
+        for f in range(folds):
+            exp = build(dataclasses.replace(base, folds=folds, fold=f), scale_budget=scale)
+            exp.data = _without_test(exp.data)
+            metric = exp.data.objective.metric
+            summary = fit(exp, out=None, progress=False)
+            score = summary.get(f"val_{metric}")
+            loss = (summary.get("eval") or {}).get(f"{exp.data.val}_loss")  # eval: None when nothing was evaluated
+            for row, value in zip(rows, (score, loss, summary.get("selected_step")), strict=True):
+                row.append(value)
+            if progress is not None:
+                shown = "-" if score is None else f"{score:.4f}"
+                progress(f"cross-validation: candidate {i + 1}/{len(candidates)} ({describe(candidate)}), fold "
+                         f"{f + 1}/{folds}: val {metric} {shown}")
+        scores.append(rows[0])
+        losses.append(rows[1])
+        steps.append(rows[2])
+    means = [_mean(row) for row in scores]
+    winner = rank(means, [_mean(row) for row in losses])[0]
+    # recorded as the config reads them (lr=1e-3 arrives as the text '1e-3' from YAML), JSON as summary.json's
+    recorded = [{k: getattr(cfg, k) for k in c} for c, cfg in zip(candidates, configs, strict=True)]
+    return Selection(metric, folds, recorded, scores, losses, steps, winner)
+
+
+def describe(candidate: Mapping[str, Any]) -> str:
+    """``key=value`` words, as ``--choose`` takes them."""
+    return " ".join(f"{k}={v}" for k, v in candidate.items())
+
+
+__all__ = ["DEFAULT_FOLDS", "SELECTION_FILE", "Selection", "candidate_config", "cross_validate", "describe",
+           "fold_count", "rank"]
