@@ -24,7 +24,7 @@ import numpy as np
 
 from fpt.config import RunConfig, from_dict, merge, show
 from fpt.errors import ConfigError
-from fpt.pipeline import BUDGET_FIELDS, build
+from fpt.pipeline import build
 from fpt.tasks.base import TaskData
 from fpt.train import fit
 
@@ -128,12 +128,13 @@ def _check(config: RunConfig) -> None:
 
 def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], folds: int = DEFAULT_FOLDS,
                    progress: Callable[[str], None] | None = None,
-                   scale_budget: tuple[str, ...] = BUDGET_FIELDS) -> Selection:
+                   scale_budget: tuple[str, ...] = ()) -> Selection:
     """Train every candidate (``config`` with its fields) on each of ``folds`` folds; the ranked result.
 
-    ``scale_budget``: the budget fields fitted to each fold's training examples (``fpt.pipeline.data_budget``), as
-    ``fpt.build(data=...)`` fits the fields it is not given; a field a candidate sets is never fitted. ``fpt train``
-    passes those its command line left unset. ``progress``: called with one line per fold run."""
+    ``scale_budget``: the budget fields fitted to each fold's training examples (``fpt.pipeline.data_budget``,
+    e.g. ``fpt.pipeline.BUDGET_FIELDS``), as ``fpt.build(data=...)`` fits the fields it is not given; default none:
+    ``config`` is used as is, as ``fpt.build(config)`` uses it. A field a candidate sets is never fitted. ``fpt
+    train`` passes those its command line left unset. ``progress``: called with one line per fold run."""
     _check(config)
     if not candidates:
         raise ConfigError("cross-validation needs at least one candidate (a mapping of config fields)")
