@@ -106,3 +106,17 @@ def test_claims_md_from_results_fixed_and_tuned_with_provenance(tmp_path):
     assert "Welch's t-test" in md and "**Verdict (lr tuned per cell): does not hold**" in md
     assert "verdicts read runs that mix commits" in md
     assert "table1 / mnist (fixed lr): FPT 95 ± 1 (n=3) vs control_no_lm 94.5 ± 1 (n=3): the control does as well" in md
+
+
+def test_training_that_fails_counts_collapse_divergence_and_chance_and_needs_three_seeds():
+    check = Check("table13", ("plus_attention",), "unstable")
+    assert check_column(check, {"plus_attention": row("table13", "plus_attention", "mnist", 89, 13, n=1)})[:2] == \
+        (INCONCLUSIVE, "n=1 < 3 seeds")
+    # a constant answer at the label prior: not "collapsed" (its loss is below ln C) but at chance
+    mixed = row("table13", "plus_attention", "listops", 36.8, 16, collapsed="yes: seeds 0", at_chance="yes: seeds 1;2")
+    outcome, reason, _, _ = check_column(check, {"plus_attention": mixed})
+    assert outcome == HOLDS and "(0;1;2)" in reason
+    some = row("table13", "plus_attention", "digits", 47.7, 36, collapsed="yes: seeds 0;1")
+    assert check_column(check, {"plus_attention": some})[:2] == (INCONCLUSIVE, "2 of 3 seeds collapsed, diverged or at chance")
+    learnt = row("table13", "plus_attention", "bit-memory", 100, 96.7)
+    assert check_column(check, {"plus_attention": learnt})[0] == FAILS
