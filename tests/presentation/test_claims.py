@@ -92,6 +92,9 @@ def test_claims_md_from_results_fixed_and_tuned_with_provenance(tmp_path):
                             row("table3", "lstm_3_layer", "mnist", 70.9, 80.0)])
     _write(root, "table1", [row("table1", "fpt", "mnist", 98.0, 95.0),
                             row("table1", "control_no_lm", "mnist", None, 94.5, std=1.0)])
+    # a tuned cell not run itself, whose row still carries figures (read from the grid's shared run at the paper's lr)
+    _write(root, "table1-tuned", [{**row("table1-tuned", "fpt", "mnist", 98.0, 95.0), "status": "not run"},
+                                  {**row("table1-tuned", "control_no_lm", "mnist", None, 80.0), "status": "not run"}])
     verdicts = {item["claim"].text.split(" (Table")[0]: item for item in evaluate(root)}
     first = verdicts["A language-pretrained frozen body beats a random one, which beats a frozen random LSTM"]
     table2, table3 = first["checks"]
@@ -106,6 +109,7 @@ def test_claims_md_from_results_fixed_and_tuned_with_provenance(tmp_path):
     assert "Welch's t-test" in md and "**Verdict (lr tuned per cell): does not hold**" in md
     assert "verdicts read runs that mix commits" in md
     assert "table1 / mnist (fixed lr): FPT 95 ± 1 (n=3) vs control_no_lm 94.5 ± 1 (n=3): the control does as well" in md
+    assert "table1-tuned / mnist (tuned lr): FPT 95 ± 1 (n=3) vs control_no_lm 80 ± 1 (n=3): fpt, control_no_lm not run" in md
 
 
 def test_training_that_fails_counts_collapse_divergence_and_chance_and_needs_three_seeds():

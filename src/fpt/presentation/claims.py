@@ -499,7 +499,12 @@ def controls(root: Path) -> list[str]:
                 check = Check(table + suffix, ("fpt", control), "decreasing")
                 evidence = {r: cell_evidence(cells[r], Path(root) / (table + suffix)) for r in check.rows}
                 why = _not_evidence(check, cells, evidence)
-                if evidence[control]["stat"] is None and not evidence[control]["bound"]:
+                # as in check_column: a cell with no finished run of its own (a tuned cell whose grid run at the
+                # paper's lr exists on disk) is not run, whatever runs it names
+                not_run = [r for r in check.rows if cells[r].get("status") not in ("done", "partial")]
+                if not_run:
+                    text = f"{', '.join(not_run)} not run"
+                elif evidence[control]["stat"] is None and not evidence[control]["bound"]:
                     text = f"{control} not run"
                 elif why:
                     text = f"inconclusive ({why})"
