@@ -92,17 +92,17 @@ def tallies(exp: Experiment, batch: Batch, batch_size: int | None = None) -> tup
     """(loss sum, the objective's tallies, count) over ``batch``: additive, so two disjoint parts' tallies
     added are the whole's (``summarise`` turns them into metrics)."""
     size = batch_size or exp.config.eval_batch_size
-    objective, trim = exp.data.objective, exp.config.trim_padding
+    objective, trim, group = exp.data.objective, exp.config.trim_padding, distributed.group_of(exp)
     order = length_order(batch.lengths, trim)  # the order does not change accuracy
     if order is not None:
         batch = Batch(batch.x[order], batch.y[order], batch.lengths[order])
-    parts = {}  # start -> (loss sum, tallies, predictions) of the batches this rank evaluates
+    parts = {}  # start -> (loss sum, tallies, count) of the batches this rank evaluates
     for start, logits in iter_outputs(exp, batch.x, batch.lengths, size, trim=trim,
-                                      starts=distributed.group_of(exp).mine(range(0, len(batch), size))):
+                                      starts=group.mine(range(0, len(batch), size))):
         y = batch.y[start:start + size].to(exp.device)
         parts[start] = (objective.loss(logits, y).item() * y.numel(), objective.tally(logits, y), y.numel())
     loss_sum, sums, count = 0.0, 0, 0
-    for _, (batch_loss, batch_sums, batch_count) in sorted(distributed.group_of(exp).merge(parts).items()):
+    for _, (batch_loss, batch_sums, batch_count) in sorted(group.merge(parts).items()):
         loss_sum += batch_loss
         sums = sums + batch_sums
         count += batch_count
