@@ -188,6 +188,34 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
     return rows
 
 
+def ensemble_name(label: str) -> str:
+    return f"{label} ensemble"
+
+
+def ensemble_row(name: str, seeds: list[int], out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The seeds' runs of ``name`` scored as one seed ensemble (fpt.ensemble: the members' predicted probabilities
+    averaged; regression: their outputs). Its wall time is the members' training, summed from their rows.
+
+    With --refit the members are the refit runs (train + validation): their validation figure is no selection
+    figure, so the row has none."""
+    from fpt.ensemble import evaluate_runs
+
+    rows = {r["seed"]: r for r in read_rows(out / "results.jsonl")
+            if r.get("dataset") == name and r.get("method") == args.label and is_fpt(r)}
+    missing = [s for s in seeds if s not in rows]
+    if missing:
+        raise ConfigError(f"{name}: no {args.label} row for seed(s) {missing} in {out / 'results.jsonl'}; rerun "
+                          "without --no-ensemble once they are trained")
+    paths = [run_dir(out, name, s, args.label) for s in seeds]
+    figures = evaluate_runs(paths)
+    metric = rows[seeds[0]]["metric"]
+    return {"dataset": name, "seed": seeds[0], "members": seeds, "metric": metric,
+            "n_train": rows[seeds[0]]["n_train"], "n_test": rows[seeds[0]]["n_test"],
+            "method": ensemble_name(args.label), "kind": "ensemble",
+            "val": None if args.refit else figures.get(f"val_{metric}"), "test": figures.get(f"test_{metric}"),
+            "seconds": round(sum(float(rows[s]["seconds"]) for s in seeds), 3), "runs": [str(p) for p in paths]}
+
+
 def _protocol(entry: dict[str, Any]) -> dict[str, Any]:
     return {"protocol": entry["protocol"]} if entry.get("protocol") else {}
 
@@ -257,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
                         "and the baselines refitted on train + validation likewise (rows named 'NAME (refit)')")
     p.add_argument("--fpt-option", action="append", default=[], metavar="KEY=VALUE",
                    help="a RunConfig field of the fpt runs, the value read as YAML (repeatable), e.g. readout=flatten")
+    p.add_argument("--no-ensemble", action="store_true",
+                   help="skip the seed-ensemble row (default: with 2 or more seeds, a row 'LABEL ensemble' scores the "
+                        "seeds' runs together, their predicted probabilities averaged: fpt.ensemble)")
     p.add_argument("--label", default=None, help="the method name of the fpt rows (default fpt, with --refit "
                                                  "'fpt (refit)'), e.g. 'fpt flatten': several fpt variants are "
                                                  "columns of one table")
@@ -305,6 +336,12 @@ def main(argv: list[str] | None = None) -> int:
             noted |= {(name, r["note"]) for r in rows if r["method"] == "note"}
             print(json.dumps({k: ours[k] for k in ("dataset", "method", "seed", "metric", "val", "test", "seconds")}),
                   flush=True)
+        if len(seeds) > 1 and not args.no_ensemble and (name, ensemble_name(args.label), seeds[0]) not in present:
+            row = ensemble_row(name, seeds, out, args)
+            with results.open("a") as f:
+                f.write(json.dumps(row) + "\n")
+            present.add((name, row["method"], seeds[0]))
+            print(json.dumps({k: row[k] for k in ("dataset", "method", "members", "val", "test", "seconds")}), flush=True)
     text = table(read_rows(results))
     (out / "results.md").write_text(f"# FPT beside what you would otherwise run\n\n`python bench/own_data.py "
                                     f"{' '.join(sys.argv[1:] if argv is None else argv)}`\n\n{text}")

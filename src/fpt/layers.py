@@ -20,7 +20,7 @@ STACK: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("training", ("fpt.pipeline", "fpt.checkpoint", "fpt.convergence", "fpt.data_stats", "fpt.cache",
                   "fpt.distributed", "fpt.tracking", "fpt.inference", "fpt.train")),
     ("run", ("fpt.predictor", "fpt.export", "fpt.run", "fpt.refit", "fpt.sklearn", "fpt.baselines",
-             "fpt.select")),
+             "fpt.select", "fpt.ensemble")),
     ("analysis", ("fpt.analysis",)),
     ("experiments", ("fpt.experiments",)),
     ("presentation", ("fpt.presentation",)),

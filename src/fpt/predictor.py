@@ -16,6 +16,7 @@ Held-out sets are run as ``fpt.train.evaluate`` runs them (sorted by length, pad
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -316,6 +317,32 @@ class Predictor:
                     columns[name] = [float(f"{p:.6g}") for p in proba[:, j, c]]
         where = read.where if read is not None else (str(inputs) if isinstance(inputs, (str, Path)) else "inputs")
         return Prediction(columns, self._metrics(logits, read), len(x), where, list(read.notes) if read is not None else [])
+
+
+def combine(outputs: list[Tensor], objective: Objective) -> Tensor:
+    """A seed ensemble's outputs from its members' (each (n, P, C)): classification, the log of the members' mean
+    class probability (so softmax gives the mean probability and cross-entropy the ensemble's own loss); regression,
+    the mean output."""
+    stacked = torch.stack([o.float() for o in outputs])
+    if objective.name == "classification":
+        # log-mean-exp of the log-probabilities, computed stably; a class slot every member masks stays -inf
+        return torch.logsumexp(torch.log_softmax(stacked, -1), 0) - math.log(len(outputs))
+    return stacked.mean(0)
+
+
+@dataclass(repr=False)
+class EnsemblePredictor(Predictor):
+    """A seed ensemble (``fpt train --data F ensemble=N``): the first member's tokeniser and schema (the members
+    share their training split, so their fitted preprocessing is the same), and outputs ``combine``d from every
+    member's. Every method of ``Predictor`` (predict, predict_proba, score, predict_file) reads ``forward``."""
+
+    members: list[Predictor] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"Ensemble of {len(self.members)} seeds: {super().__repr__()}"
+
+    def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
+        return combine([m._masked(m.forward(x, lengths)) for m in self.members], self.objective)
 
 
 def rebuild(config: RunConfig, spec: InputSpec, load: Callable[[FPT], tuple[str, dict[str, Any]]], *,

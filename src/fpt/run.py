@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # only for annotations: importing them here would make ``fpt.
     from fpt.tasks.user_data import Preprocessing
 
 WHICH = (BEST, LATEST)  # the checkpoint slots a model can be loaded from
+ENSEMBLE = "ensemble.json"  # a seed ensemble's directory (fpt.ensemble): its members' runs, in MEMBERS/seedS
+MEMBERS = "members"
 
 
 @dataclass(frozen=True, init=False)
@@ -84,7 +86,13 @@ class Run:
         """The saved RunConfig, with the changes resuming allows (see ``fpt.train.resume_config``)."""
         from fpt.train import resume_config
 
+        self._not_ensemble()
         return resume_config(self.path, overrides)
+
+    def _not_ensemble(self) -> None:
+        if not self.is_run() and (self.path / ENSEMBLE).is_file():
+            raise RunError(f"{self.path} is a seed ensemble (ensemble.json): fpt.load / fpt predict read it whole; to "
+                           f"export or evaluate one model, give a member ({self.path / MEMBERS}/seedS)")
 
     def summary(self) -> dict[str, Any] | None:
         """summary.json (None while the run has not finished)."""
@@ -128,6 +136,7 @@ class Run:
         if which not in WHICH:
             raise ConfigError(f"which={which!r}: expected 'best' or 'checkpoint'")
         if not self.is_run():
+            self._not_ensemble()
             raise FileNotFoundError(f"{self.config_path} does not exist: {self.path} is not a run directory written "
                                     "by fpt train")
         return find(self.path, which)
@@ -220,10 +229,37 @@ def load(path: str | Path, which: str | None = None, device: str | None = None) 
     run = Run(path)
     if run.is_run():
         return run.load(which, device)
+    if (path / ENSEMBLE).is_file():
+        return load_ensemble(path, which, device)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such run or export directory")
     raise CheckpointError(f"{path} is neither a run directory (config.yaml, written by fpt train) nor an export "
                           "(config.json + model.safetensors, written by fpt export)")
 
 
-__all__ = ["CONFIG", "DATA", "METRICS", "SUMMARY", "WHICH", "Run", "from_run", "load"]
+def load_ensemble(path: Path, which: str | None = None, device: str | None = None) -> Predictor:
+    """A seed ensemble's predictor (``fpt.predictor.EnsemblePredictor``) from its directory's members."""
+    import dataclasses
+
+    from fpt.predictor import EnsemblePredictor, Predictor
+
+    try:
+        members = json.loads((path / ENSEMBLE).read_text())["members"]
+        assert isinstance(members, list) and members and all(isinstance(m, str) for m in members)
+    except (OSError, ValueError, KeyError, TypeError, AssertionError):
+        raise CheckpointError(f"{path / ENSEMBLE}: not an ensemble file written by fpt train (a 'members' list of "
+                              "run directories); train the ensemble again into a new --out") from None
+    predictors = []
+    for member in members:
+        where = path / member
+        if Path(member).is_absolute() or ".." in Path(member).parts or not Run(where).is_run():
+            raise CheckpointError(f"{path / ENSEMBLE}: member {member!r} is not a run directory inside {path}; "
+                                  "train the ensemble again into a new --out")
+        predictors.append(Run(where).load(which, device))
+    first = predictors[0]
+    fields = {f.name: getattr(first, f.name) for f in dataclasses.fields(Predictor)}
+    return EnsemblePredictor(**{**fields, "source": str(path)}, members=predictors)
+
+
+__all__ = ["CONFIG", "DATA", "ENSEMBLE", "MEMBERS", "METRICS", "SUMMARY", "WHICH", "Run", "from_run", "load",
+           "load_ensemble"]

@@ -45,7 +45,7 @@ class Selection:
     candidates: list[dict[str, Any]]
     scores: list[list[float | None]]  # [candidate][fold]
     losses: list[list[float | None]]  # [candidate][fold] validation loss at the same step
-    steps: list[list[int | None]]  # [candidate][fold] the selected step
+    steps: list[list[Any]]  # [candidate][fold] the selected step (an ensemble: its members')
     winner: int
 
     @property
@@ -149,13 +149,8 @@ def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], f
         scale = tuple(f for f in scale_budget if f not in candidate)
         rows: tuple[list, list, list] = ([], [], [])
         for f in range(folds):
-            exp = build(dataclasses.replace(base, folds=folds, fold=f), scale_budget=scale)
-            exp.data = _without_test(exp.data)
-            metric = exp.data.objective.metric
-            summary = fit(exp, out=None, progress=False)
-            score = summary.get(f"val_{metric}")
-            loss = (summary.get("eval") or {}).get(f"{exp.data.val}_loss")  # eval: None when nothing was evaluated
-            for row, value in zip(rows, (score, loss, summary.get("selected_step")), strict=True):
+            metric, score, loss, step = _fold(dataclasses.replace(base, folds=folds, fold=f), scale)
+            for row, value in zip(rows, (score, loss, step), strict=True):
                 row.append(value)
             if progress is not None:
                 shown = "-" if score is None else f"{score:.4f}"
@@ -169,6 +164,27 @@ def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], f
     # recorded as the config reads them (lr=1e-3 arrives as the text '1e-3' from YAML), JSON as summary.json's
     recorded = [{k: getattr(cfg, k) for k in c} for c, cfg in zip(candidates, configs, strict=True)]
     return Selection(metric, folds, recorded, scores, losses, steps, winner)
+
+
+def _fold(config: RunConfig, scale: tuple[str, ...]) -> tuple[str, float | None, float | None, int | list | None]:
+    """One fold run of ``config`` (an ensemble: one per member seed, their predictions averaged): the metric's name,
+    the fold validation score and loss at the selected step(s), and the step (a list of the members' steps)."""
+    from fpt.ensemble import evaluate, member_seeds
+
+    exps, steps = [], []
+    for seed in member_seeds(config.seed, config.ensemble):
+        exp = build(dataclasses.replace(config, seed=seed, ensemble=1), scale_budget=scale)
+        exp.data = _without_test(exp.data)
+        summary = fit(exp, out=None, progress=False)  # leaves the model at the selected step's parameters
+        exps.append(exp)
+        steps.append(summary.get("selected_step"))
+    metric, val = exps[0].data.objective.metric, exps[0].data.val
+    if len(exps) == 1:
+        score = summary.get(f"val_{metric}")
+        loss = (summary.get("eval") or {}).get(f"{val}_loss")  # eval: None when nothing was evaluated
+        return metric, score, loss, steps[0]
+    figures = evaluate(exps, sets=[val])
+    return metric, figures[f"{val}_{metric}"], figures[f"{val}_loss"], steps
 
 
 def describe(candidate: Mapping[str, Any]) -> str:

@@ -271,6 +271,9 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     trained parameters with ``batch_size`` the global batch; only rank 0 locks and writes ``out``,
     tracks and shows progress (see fpt.distributed).
     """
+    if exp.config.ensemble > 1:  # one model trained where N were asked for would be a silently different result
+        raise ConfigError(f"ensemble={exp.config.ensemble} trains {exp.config.ensemble} models: run it with fpt train "
+                          "--data ... (or fpt.ensemble.fit(config, out)); fit() trains one (ensemble=1)")
     if not distributed.current().is_main:
         out, trackers = None, ()  # the other ranks of a data-parallel run never write the run directory
     with tracking.session(trackers) as track:

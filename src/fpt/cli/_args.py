@@ -29,7 +29,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
                                          "sequence_max_len"),
     "body and freezing": ("body", "init", "freeze", "layers", "dropout", "input_init", "input_dropout", "padding",
                           "vit_positions", "lstm_variant", "readout"),
-    "optimisation": ("steps", "batch_size", "grad_accum", "lr", "clip", "seed"),
+    "optimisation": ("steps", "batch_size", "grad_accum", "lr", "clip", "seed", "ensemble"),
     "evaluation and stopping": ("eval_every", "eval_subset", "eval_batch_size", "target", "stop_at_target",
                                 "patience", "tie_break", "diverge_loss", "baselines"),
     "speed and device": ("device", "precision", "compile", "cache_features", "last_block_rows", "trim_padding",

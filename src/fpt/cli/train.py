@@ -96,6 +96,12 @@ def run(args: argparse.Namespace) -> int:
             raise FileExistsError(f"{out} already holds a run; choose another --out")
         chosen = _choose(args, config, wanted_folds, scale)
         config, scale = chosen["config"], chosen["scale"]
+    if config.ensemble > 1:
+        if refit or args.resume or args.nproc and args.nproc > 1 or distributed.launched():
+            raise ConfigError(f"ensemble={config.ensemble} trains its members one after another in one process: drop "
+                              "--refit, --resume and --nproc (an ensemble stopped part way continues when the same "
+                              "command is run again with the same --out)")
+        return _ensemble(args, config, out, scale, chosen, trackers)
     if refit:
         from fpt import refit as refitting
 
@@ -172,6 +178,25 @@ def _choose(args: argparse.Namespace, config: RunConfig, wanted_folds: str | Non
             "scale": tuple(f for f in scale if f not in winner), "selection": selection, "given": list(args.choose)}
 
 
+def _ensemble(args: argparse.Namespace, config: RunConfig, out: Path, scale: tuple[str, ...], chosen: dict | None,
+              trackers: list) -> int:
+    """ensemble=N: the members in OUT/members/seedS, scored together (fpt.ensemble), with the baselines beside."""
+    from fpt import ensemble
+    from fpt.baselines import beside_run
+    from fpt.run import Run
+
+    if trackers:
+        raise ConfigError("--log tracks one run; an ensemble trains several: drop --log (each member's metrics.jsonl "
+                          "is in OUT/members/seedS)")
+    summary = ensemble.fit(config, out, scale_budget=scale, progress=False, say=None if args.quiet else print)
+    first = Run(ensemble.member_dir(out, config.seed)).experiment()
+    summary = beside_run(first, summary, out, progress=False)  # the controls: single runs of the first member's config
+    if chosen is not None:
+        summary = _record_choice(chosen, summary, out)
+    _print_summary(summary, out)
+    return 0
+
+
 def _record_choice(chosen: dict, summary: dict, out: Path) -> dict:
     """selection.json beside the final run, and a ``selection`` block in its summary.json."""
     from fpt import rundir
@@ -193,8 +218,10 @@ def _record_choice(chosen: dict, summary: dict, out: Path) -> dict:
 def _print_summary(summary: dict, out: Path) -> None:
     scores = ("val_accuracy", "test_accuracy", "test_accuracy_last") if "val_accuracy" in summary else \
         ("val_r2", "test_r2", "test_mae", "test_r2_last")  # regression
-    shown = {k: summary[k] for k in (*scores, "selected_step", "steps", "steps_to_target", "stopped",
-                                     "wall_seconds", "train_samples_per_second")}
+    shown = {k: summary.get(k) for k in (*scores, "selected_step", "steps", "steps_to_target", "stopped",
+                                         "wall_seconds", "train_samples_per_second") if k in summary}
+    if "ensemble" in summary:  # figures of the members' averaged predictions; the members' own are in the summary
+        shown = {"ensemble_of": summary["ensemble"]["size"], **shown}
     if "refit" in summary:  # the refit model has no validation figures: the selection run's say how it was chosen
         shown = {**shown, **{k: v for k, v in summary["refit"].items() if k.startswith("selection_val_")},
                  "selection_step": summary["refit"]["selected_step"]}

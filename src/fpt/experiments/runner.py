@@ -45,6 +45,7 @@ KEY_BASELINE: dict[str, Any] = {
     "sequence_max_len": None, "body": "minilm", "init": "pretrained", "freeze": "paper", "layers": None,
     "dropout": 0.1, "input_init": "gpt2", "input_dropout": False, "padding": "mask", "vit_positions": "resized",
     "lstm_variant": "fpt", "steps": 2000, "batch_size": 16, "grad_accum": 1, "lr": None, "clip": 1.0, "seed": 0,
+    "ensemble": 1,  # one model, as before ensembles existed
     "eval_every": 50, "eval_subset": None, "eval_batch_size": 256, "target": None, "stop_at_target": True,
     "patience": None, "tie_break": "first", "diverge_loss": 100.0, "last_block_rows": True, "trim_padding": True,
     "bucket_batches": 50,
