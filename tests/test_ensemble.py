@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -175,3 +176,27 @@ def test_cross_validation_chooses_an_ensemble_like_any_other_option(tmp_path, ti
     assert all(isinstance(s, int) for s in chosen.steps[0]) and all(len(s) == 2 for s in chosen.steps[1])
     assert all(v is not None and 0 <= v <= 1 for row in chosen.scores for v in row)
     assert all(v is not None and math.isfinite(v) for row in chosen.losses for v in row)
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_sklearn_estimators_average_their_members(tiny_gpt2_dir, regression):
+    from fpt.sklearn import FPTClassifier, FPTRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = 3 * X[:, 0] if regression else (X[:, 0] > 0).astype(int)
+    kind = FPTRegressor if regression else FPTClassifier
+    args = {"body": tiny_gpt2_dir, "init": "random", "steps": 10, "eval_every": 5, "device": "cpu", "lr": 0.02,
+            "seed": 2}
+    both = kind(**args, ensemble=2).fit(X, y)
+    assert [m.config.seed for m in both.members_] == [2, 3] and len(both.summary_["members"]) == 2
+    first, second = copy.copy(both), copy.copy(both)
+    first.members_, second.members_ = both.members_[:1], both.members_[1:]
+    one = kind(**args).fit(X, y)  # the first member is the single model of the same seed and split
+    method = "predict" if regression else "predict_proba"
+    assert np.allclose(getattr(first, method)(X), getattr(one, method)(X), atol=1e-6)
+    assert np.allclose(getattr(both, method)(X), (getattr(first, method)(X) + getattr(second, method)(X)) / 2,
+                       atol=1e-5)
+    assert not np.allclose(getattr(first, method)(X), getattr(second, method)(X))  # the seeds made two models
+    with pytest.raises(ConfigError, match="'ensemble'=0 must be >= 1"):
+        kind(**args, ensemble=0).fit(X, y)

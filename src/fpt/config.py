@@ -260,7 +260,7 @@ class RunConfig:
             return
         if self.task == DATA_TASK:
             raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with --data PATH")
-        defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in DATA_FIELDS}
+        defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in (*DATA_FIELDS, *DATA_RUN_FIELDS)}
         given = [name for name, default in defaults.items() if getattr(self, name) != default]
         if given:
             raise ConfigError(f"config field(s) {', '.join(given)} apply only to your own dataset; give it with "
@@ -333,7 +333,9 @@ TIE_BREAKS = ("first", "loss")  # RunConfig.tie_break (fpt.train.fit's selection
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
 DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "folds", "fold",
                "split_seed", "train_on_val", "max_categories", "image_size", "patch_size", "image_channels",
-               "series_patch", "series_stride", "series_norm", "sequence_tokens", "sequence_max_len", "ensemble")
+               "series_patch", "series_stride", "series_norm", "sequence_tokens", "sequence_max_len")
+# Run fields that only an own-data run has (the paper's tasks are run one seed at a time, each a table cell)
+DATA_RUN_FIELDS = ("ensemble",)
 
 
 def target_alias(fields: dict[str, Any]) -> dict[str, Any]:

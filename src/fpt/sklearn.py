@@ -21,6 +21,7 @@ DataFrames), ``experiment_`` (the trained ``fpt.Experiment``: model, config, tok
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from typing import Any
 
@@ -42,7 +43,9 @@ from fpt.data.base import finish_splits
 from fpt.data.tokenisers import plain_value
 from fpt.errors import ConfigError, DataError
 from fpt.inference import batched_outputs
+from fpt.ensemble import member_seeds
 from fpt.pipeline import BUDGET_FIELDS, Experiment, assemble, data_budget
+from fpt.predictor import combine
 from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
 from fpt.train import fit as fpt_fit
 
@@ -50,7 +53,7 @@ MODALITIES = ("tabular", "timeseries")  # what a 2-D X can be: one token per fea
 MIN_SAMPLES = 3  # two to train on and one held out for validation
 # The estimator's own arguments that are RunConfig fields of the same name (the rest are set from the data).
 _CONFIG_ARGS = ("body", "init", "freeze", "layers", "steps", "lr", "batch_size", "eval_every", "patience", "seed",
-                "device", "series_patch", "series_stride", "series_norm")
+                "device", "series_patch", "series_stride", "series_norm", "ensemble")
 # RunConfig fields ``options`` may not set: the estimator decides them (the task, its data and its split).
 _NOT_OPTIONS = {"task", "task_options", "data_dir", "download", *DATA_FIELDS, *_CONFIG_ARGS}
 
@@ -68,7 +71,8 @@ class _FPTEstimator(BaseEstimator):
                  steps: int | None = None, lr: float | None = None, batch_size: int = 16, eval_every: int | None = None,
                  patience: int | None = None, val_fraction: float = 0.2, modality: str = "tabular",
                  series_patch: int | None = None, series_stride: int | None = None, series_norm: str = "series",
-                 seed: int = 0, device: str = "auto", progress: bool = False, options: dict | None = None) -> None:
+                 seed: int = 0, device: str = "auto", progress: bool = False, options: dict | None = None,
+                 ensemble: int = 1) -> None:
         # scikit-learn's contract: store every argument unchanged, validate in fit (clone and set_params rely on it).
         self.body = body
         self.init = init
@@ -88,6 +92,7 @@ class _FPTEstimator(BaseEstimator):
         self.device = device
         self.progress = progress
         self.options = options
+        self.ensemble = ensemble
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -147,19 +152,26 @@ class _FPTEstimator(BaseEstimator):
             raw = from_arrays({"X": X, "y": y}, modality, "auto", 32, f"{name}.fit", f"arrays passed to {name}.fit")
             raw = finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
             options = DataOptions(**{field: getattr(config, field) for field in DATA_FIELDS})
-            data = task_from_raw(raw, options, config.seed, self._objective, f"set by {name}")
+            # ensemble=N: N members, seeds seed.., on the one split (split_seed is the estimator's seed)
+            members = [dataclasses.replace(config, seed=s, ensemble=1) for s in member_seeds(config.seed,
+                                                                                               config.ensemble)]
+            datas = [task_from_raw(raw, options, m.seed, self._objective, f"set by {name}") for m in members]
         except DataError as exc:
             raise DataError(str(exc).replace("--val-fraction", "val_fraction")) from None
         # What fpt train --data fits to the data's size (and, for series, the readout) unless given here.
         scale = tuple(f for f in BUDGET_FIELDS if getattr(self, f, None) is None and f not in (self.options or {}))
-        exp = assemble(data_budget(config, len(data.train), scale, modality), data)
-        # fpt.fit seeds torch's global generator (dropout); fork it so fitting leaves the caller's RNG as it was.
-        devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
-            summary = fpt_fit(exp, progress=bool(self.progress))
-        self.experiment_: Experiment = exp
-        self.preprocessing_ = Preprocessing.from_json(exp.data.fitted)
-        self.summary_: dict[str, Any] = summary
+        exps, summaries = [], []
+        for member, data in zip(members, datas, strict=True):
+            exp = assemble(data_budget(member, len(data.train), scale, modality), data)
+            # fpt.fit seeds torch's global generator (dropout); fork it so fitting leaves the caller's RNG as it was.
+            devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
+            with torch.random.fork_rng(devices=devices):
+                summaries.append(fpt_fit(exp, progress=bool(self.progress)))
+            exps.append(exp)
+        self.experiment_: Experiment = exps[0]
+        self.members_: list[Experiment] = exps  # one experiment unless ensemble > 1
+        self.preprocessing_ = Preprocessing.from_json(exps[0].data.fitted)
+        self.summary_: dict[str, Any] = summaries[0] if len(exps) == 1 else {"members": summaries}
 
     # --- inference ----------------------------------------------------------------------
 
@@ -170,8 +182,10 @@ class _FPTEstimator(BaseEstimator):
         prep, exp = self.preprocessing_, self.experiment_
         where = f"{type(self).__name__}.predict"
         tokens, lengths = prep.tokeniser(inputs(X, prep.modality, "auto", 32, where, where))
-        out = batched_outputs(exp, tokens, lengths)  # (N, k * m, C), k = m = 1
-        return out.reshape(out.shape[0], -1)
+        members = getattr(self, "members_", [exp])  # an estimator pickled before ensembles had no members_
+        outs = [batched_outputs(m, tokens, lengths) for m in members]  # each (N, k * m, C)
+        out = outs[0] if len(outs) == 1 else combine(outs, exp.data.objective)
+        return out.reshape(out.shape[0], -1)  # k = m = 1
 
 
 class FPTClassifier(ClassifierMixin, _FPTEstimator):
@@ -186,7 +200,8 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     stopping; default 10), ``val_fraction`` (share of the training data held out, stratified,
     for selection), ``modality`` (tabular: one token per feature; timeseries: each row a
     series, cut into ``series_patch`` windows), ``seed`` (initialisation, batches and the
-    validation split), ``device``, ``progress`` (a progress bar), and ``options``: any other
+    validation split), ``device``, ``progress`` (a progress bar), ``ensemble`` (N models of seeds
+    seed, seed+1, ... on the one split, their probabilities averaged: ``fpt.ensemble``), and ``options``: any other
     fpt config field as a dict (``{"dropout": 0, "eval_batch_size": 512}``; ``readout``, unless
     given there, is ``flatten`` for series under the fast preset, as ``fpt train --data`` has it).
     """
