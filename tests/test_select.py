@@ -171,6 +171,30 @@ def test_choose_cross_validates_then_trains_the_winner_on_the_plain_split(tmp_pa
     assert "already holds a run" in capsys.readouterr().err
 
 
+def test_a_stopped_choose_run_resumes_with_its_choice_on_record(tmp_path, tiny_gpt2_dir, capsys):
+    path = _csv(tmp_path / "d.csv")
+    common = ["train", "--data", str(path), "--body", tiny_gpt2_dir, "--init", "random", "--steps", "20",
+              "--batch-size", "8", "--eval-every", "10", "--device", "cpu", "--baselines", "none", "--quiet"]
+    out = tmp_path / "run"
+    choose = ["--choose", "lr=1e-9", "--choose", "lr=0.02", "--folds", "2"]
+    assert main([*common, "--out", str(out), *choose]) == 0
+    finished = json.loads((out / "summary.json").read_text())
+    saved = (out / select.SELECTION_FILE).read_text()
+    (out / "summary.json").unlink()  # as if stopped after its last checkpoint, before the summary
+    capsys.readouterr()
+    assert main([*common, "--out", str(out), *choose]) == 2  # the choice is not made again over a stopped run
+    assert f"fpt train --resume {out}" in capsys.readouterr().err
+    assert main(["train", "--resume", str(out), "--quiet"]) == 0
+    resumed = json.loads((out / "summary.json").read_text())
+    assert resumed["selection"] == finished["selection"] and resumed["selection"]["winner_fields"] == {"lr": 0.02}
+    assert (out / select.SELECTION_FILE).read_text() == saved
+    (out / select.SELECTION_FILE).write_text("{not json")
+    (out / "summary.json").unlink()
+    capsys.readouterr()
+    assert main(["train", "--resume", str(out), "--quiet"]) == 2
+    assert "not a selection file written by fpt train --choose" in capsys.readouterr().err
+
+
 def test_choose_needs_own_data(capsys):
     assert main(["train", "--choose", "lr=0.01"]) == 2
     err = capsys.readouterr().err

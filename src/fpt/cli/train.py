@@ -94,8 +94,14 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--choose starts a new run in one process; drop --resume and --nproc (torchrun)")
         if Run(out).summary() is not None:  # before the cross-validation's work, not after it
             raise FileExistsError(f"{out} already holds a run; choose another --out")
+        if Run(out).is_run():
+            raise FileExistsError(f"{out} holds a stopped run; continue it (its choice included) with fpt train "
+                                  f"--resume {out}, or choose another --out")
         chosen = _choose(args, config, wanted_folds, scale)
         config, scale = chosen["config"], chosen["scale"]
+        _save_choice(chosen, out)  # before the final run: a stopped one resumes with its choice on record
+    elif args.resume:
+        chosen = _saved_choice(out)
     if config.ensemble > 1:
         if refit or args.resume or args.nproc and args.nproc > 1 or distributed.launched():
             raise ConfigError(f"ensemble={config.ensemble} trains its members one after another in one process: drop "
@@ -195,6 +201,36 @@ def _ensemble(args: argparse.Namespace, config: RunConfig, out: Path, scale: tup
         summary = _record_choice(chosen, summary, out)
     _print_summary(summary, out)
     return 0
+
+
+def _save_choice(chosen: dict, out: Path) -> None:
+    from fpt import rundir
+    from fpt.select import SELECTION_FILE
+    from fpt.train import summary_json
+
+    out.mkdir(parents=True, exist_ok=True)
+    with rundir.lock(out, what="fpt train --choose"):
+        rundir.write_text(out / SELECTION_FILE, summary_json({**chosen["selection"].to_json(),
+                                                               "choose": chosen["given"]}))
+
+
+def _saved_choice(out: Path) -> dict | None:
+    """The choice a --choose run saved before its final run (None for a run without one), for --resume."""
+    from fpt.select import SELECTION_FILE, Selection
+
+    path = out / SELECTION_FILE
+    if not path.is_file():
+        return None
+    try:
+        saved = json.loads(path.read_text())
+        metric = saved["metric"]
+        selection = Selection(metric, saved["folds"], saved["candidates"], saved[f"val_{metric}"], saved["val_loss"],
+                              saved["selected_steps"], saved["winner"])
+        given = saved["choose"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ConfigError(f"{path}: not a selection file written by fpt train --choose; move it out of {out} to "
+                          "resume the run without it") from None
+    return {"selection": selection, "given": given}
 
 
 def _record_choice(chosen: dict, summary: dict, out: Path) -> dict:
