@@ -41,9 +41,9 @@ from fpt.config import DATA_FIELDS, RunConfig, from_dict
 from fpt.data.arrays import from_arrays, inputs
 from fpt.data.base import finish_splits
 from fpt.data.tokenisers import plain_value
+from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
 from fpt.inference import batched_outputs
-from fpt.ensemble import member_seeds
 from fpt.pipeline import BUDGET_FIELDS, Experiment, assemble, data_budget
 from fpt.predictor import combine
 from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
