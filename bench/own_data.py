@@ -232,7 +232,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     """The markdown table of ``rows``: per dataset the test figure of every method, then means and ranks."""
     latest = {(r["dataset"], r["method"], r["seed"]): r for r in rows if r.get("method") != "note"}  # a rerun's row wins
     rows = [r for r in latest.values() if r.get("test") is not None]
-    variants = list(dict.fromkeys(r["method"] for r in rows if is_fpt(r))) or [FPT]
+    # fpt's variants and their seed ensembles: columns of fpt, not models it is compared with
+    variants = list(dict.fromkeys(r["method"] for r in rows if is_fpt(r) or r.get("kind") == "ensemble")) or [FPT]
     methods = list(dict.fromkeys([*variants, *(r["method"] for r in rows)]))  # fpt's variants first
     names = list(dict.fromkeys(r["dataset"] for r in rows))
     per: dict[tuple[str, str], list[float]] = {}

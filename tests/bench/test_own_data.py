@@ -44,6 +44,13 @@ def test_one_tiny_set_end_to_end_and_resumed(tmp_path, tiny_bert_dir, capsys):
     text = (out / "results.md").read_text()
     assert "| iris | accuracy |" in text and " ± " in text
     assert "mean rank (1 sets with logistic regression / gradient boosting)" in text
+    # the seeds' runs scored together: a column of fpt's, beside its per-seed mean
+    ensemble = next(r for r in rows if r["method"] == "fpt ensemble")
+    assert ensemble["members"] == [0, 1] and ensemble["kind"] == "ensemble"
+    from fpt.ensemble import evaluate_runs
+
+    assert ensemble["test"] == evaluate_runs(ensemble["runs"])["test_accuracy"]
+    assert text.splitlines()[4].startswith("| dataset | metric | fpt | fpt ensemble | ")
     assert bench.main(argv) == 0  # resumed: nothing is run again
     assert len((out / "results.jsonl").read_text().splitlines()) == len(rows)
 
