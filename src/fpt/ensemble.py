@@ -28,6 +28,7 @@ from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment
 from fpt.predictor import combine
 from fpt.run import ENSEMBLE, MEMBERS, Run
+from fpt.rundir import SUMMARY
 
 Tensor = torch.Tensor
 # RunConfig fields that may differ between members: the seed, and what changes where or how fast a run ran,
@@ -121,7 +122,7 @@ def fit(config: RunConfig, out: str | Path, *, scale_budget: tuple[str, ...] = (
     if (out / ENSEMBLE).is_file() or Run(out).is_run():
         raise FileExistsError(f"{out} already holds {'an ensemble' if (out / ENSEMBLE).is_file() else 'a run'}; "
                               "choose another --out")
-    rows, paths = [], []
+    rows, paths, first = [], [], {}
     for seed in seeds:
         path = member_dir(out, seed)
         member = Run(path)
@@ -129,6 +130,7 @@ def fit(config: RunConfig, out: str | Path, *, scale_budget: tuple[str, ...] = (
             exp = build(dataclasses.replace(config, seed=seed, ensemble=1), scale_budget=scale_budget)
             fit_one(exp, out=path, resume=member.is_run(), progress=progress)
         summary = member.summary() or {}
+        first = first or summary
         metric = "accuracy" if "val_accuracy" in summary else "r2"
         rows.append({"seed": seed, "run": str(path.relative_to(out)), f"val_{metric}": summary.get(f"val_{metric}"),
                      f"test_{metric}": summary.get(f"test_{metric}"), "selected_step": summary.get("selected_step"),
@@ -137,9 +139,9 @@ def fit(config: RunConfig, out: str | Path, *, scale_budget: tuple[str, ...] = (
         if say is not None:
             say(f"ensemble: member {len(paths)}/{len(seeds)} (seed {seed}): val {metric} "
                 f"{_num(summary.get(f'val_{metric}'))}, test {_num(summary.get(f'test_{metric}'))}")
+    # reloaded from best/, so a member read from disk and one trained now are scored alike
     exps = [Run(p).experiment() for p in paths]
     figures = evaluate(exps, names=[str(p) for p in paths])
-    first = Run(paths[0]).summary() or {}
     summary = {**figures, "ensemble": {"size": len(seeds), "seeds": seeds, "members": rows,
                                        "combined": "mean class probability" if
                                        exps[0].data.objective.name == "classification" else "mean output"},
@@ -147,11 +149,10 @@ def fit(config: RunConfig, out: str | Path, *, scale_budget: tuple[str, ...] = (
                "wall_seconds": round(sum(r["wall_seconds"] or 0 for r in rows), 3),
                **{k: first[k] for k in ("task", "body", "init", "freeze", "val_set", "test_set", "baselines", "task_info",
                                   "device", "precision", "environment") if k in first}}
-    started = time.strftime("%Y-%m-%dT%H:%M:%S")
     with rundir.lock(out, what="fpt train (ensemble)"):
         rundir.write_text(out / ENSEMBLE, summary_json({"seeds": seeds, "members": [r["run"] for r in rows],
-                                                        "written": started}))
-        rundir.write_text(out / "summary.json", summary_json(summary))
+                                                        "written": time.strftime("%Y-%m-%dT%H:%M:%S")}))
+        rundir.write_text(out / SUMMARY, summary_json(summary))
     return summary
 
 
