@@ -2,6 +2,7 @@ import pytest
 import torch
 
 from fpt.config import RunConfig
+from fpt.errors import ConfigError
 from fpt.freeze import GROUPS, POLICIES, apply_policy, count_parameters, group_of_parameters, resolve_policy
 from fpt.model import InputSpec
 from fpt.pipeline import build_model
@@ -16,15 +17,23 @@ def test_paper_policy_trains_input_positions_layernorm_output():
 
 
 @pytest.mark.parametrize("policy", POLICIES.names())
-def test_every_policy_sets_exactly_its_groups(tiny_body_dir, policy):
+def test_every_policy_sets_exactly_its_groups(tiny_body_dir, tiny_gpt2_dir, policy):
     spec = InputSpec(seq_len=8, num_classes=3, token_dim=4)
+    lora = "lora" in POLICIES.get(policy)
+    if lora:
+        pytest.importorskip("peft")
+    if lora and tiny_body_dir == tiny_gpt2_dir:  # GPT-2's block_rows reads c_attn's weight: adapters would be skipped
+        with pytest.raises(ConfigError, match="lora"):
+            build_model(RunConfig(body=tiny_body_dir, init="random", freeze=policy), spec)
+        return
     model = build_model(RunConfig(body=tiny_body_dir, init="random", freeze=policy), spec)
     groups = group_of_parameters(model)
     trained = {g for g in POLICIES.get(policy) if "@" not in g}
     for name, p in model.named_parameters():
         if "@" not in "".join(POLICIES.get(policy)) or groups[name] != "attention":
             assert p.requires_grad == (groups[name] in trained), name
-    assert set(groups.values()) == set(GROUPS) - {"recurrent"}  # transformers have no recurrent weights
+    # transformers have no recurrent weights; only a policy with lora adds adapters
+    assert set(groups.values()) == set(GROUPS) - {"recurrent"} - (set() if lora else {"lora"})
     apply_policy(model, "output")
     assert {groups[n] for n, p in model.named_parameters() if p.requires_grad} == {"output"}
 

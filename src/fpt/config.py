@@ -105,7 +105,12 @@ class RunConfig:
     body: str = _help("body: a registered name (minilm, gpt2, ...), a Hugging Face id, or a local model directory", "minilm")
     init: str = _help("body weights: pretrained | random (default init) | stats (pretrained mean/std only) | "
                       "checkpoint:PATH (a body written by fpt pretrain)", "pretrained")
-    freeze: str = _help("freeze policy: a name (paper, output, ...) or trained groups joined by ','", "paper")
+    freeze: str = _help("freeze policy: a name (paper, output, paper+lora, ...) or trained groups joined by ','",
+                        "paper")
+    lora_rank: int = _help("with the freeze group lora: the rank r of each attention projection's adapter "
+                           "(fpt.bodies.lora; needs pip install 'fpt[lora]')", 8)
+    lora_alpha: float = _help("with the freeze group lora: the adapters' scale alpha (the update is alpha / r * B A)",
+                              16.0)
     layers: int | None = _help("use only the first N blocks of the body", None)
     dropout: float = _help("dropout inside the body (the paper: 0.1)", 0.1)
     input_init: str = _help("input layer init: gpt2 (an embedding table drawn N(0, 0.02), GPT-2's own init; a "
@@ -188,6 +193,8 @@ class RunConfig:
             (self.lr is None or self.lr > 0, "lr", "must be > 0"),
             (self.clip >= 0, "clip", "must be >= 0 (0 disables clipping)"),
             (0 <= self.dropout < 1, "dropout", "must be in [0, 1)"),
+            (isinstance(self.lora_rank, int) and self.lora_rank >= 1, "lora_rank", "must be an integer >= 1"),
+            (self.lora_alpha > 0, "lora_alpha", "must be > 0"),
             (self.target is None or 0 < self.target <= 1, "target", "is an accuracy in (0, 1], e.g. 0.99"),
             (self.patience is None or self.patience >= 1, "patience", "must be >= 1"),
             (self.tie_break in TIE_BREAKS, "tie_break", f"must be one of {', '.join(TIE_BREAKS)}"),

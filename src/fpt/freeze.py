@@ -1,8 +1,8 @@
 """Freeze policies over named parameter groups, and per-group parameter counts.
 
 Groups: input, positions, layernorm, attention, feedforward, recurrent (declared by each
-body family as regexes over its parameter names) and output. A policy is the set of
-groups that train.
+body family as regexes over its parameter names), output, and lora (adapters a policy with it adds
+to the body: fpt.bodies.lora). A policy is the set of groups that train.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from torch import nn
 
+from fpt.bodies.lora import LORA_GROUP, is_lora_parameter
 from fpt.errors import ConfigError
 from fpt.registry import Registry
 
 # "recurrent" holds the weights of recurrent (LSTM) bodies, which have no attention/feed-forward.
-GROUPS = ("input", "positions", "layernorm", "attention", "feedforward", "recurrent", "output")
+GROUPS = ("input", "positions", "layernorm", "attention", "feedforward", "recurrent", "output", "lora")
 MODEL_GROUPS = {"input": r"^input\.", "output": r"^head\."}
 
 POLICIES: Registry = Registry("freeze policy")
@@ -34,7 +35,8 @@ for _name, _groups in {
     "paper+attention": PAPER | {"attention"},
     "paper+both": PAPER | {"attention", "feedforward"},
     "paper+feedforward+last-attention": PAPER | {"feedforward", "attention@-1"},  # Table 14
-    "none": set(GROUPS),  # everything trains: a transformer trained from its init
+    "paper+lora": PAPER | {"lora"},  # own data: low-rank adapters in the attention (fpt.bodies.lora)
+    "none": set(GROUPS) - {"lora"},  # everything trains: a transformer trained from its init
 }.items():
     POLICIES.register(_name)(frozenset(_groups))
 
@@ -74,7 +76,9 @@ def group_of_parameters(model: nn.Module) -> dict[str, str]:
     body_patterns = {g: re.compile(p) for g, p in model.body.groups.items()}
     out: dict[str, str] = {}
     for name, _ in model.named_parameters():
-        if name.startswith("body."):
+        if is_lora_parameter(name):  # inside an attention projection, so the body's regexes match it too
+            hits = [LORA_GROUP]
+        elif name.startswith("body."):
             hits = [g for g, p in body_patterns.items() if p.search(name[len("body."):])]
         else:
             hits = [g for g, p in patterns.items() if p.search(name)]

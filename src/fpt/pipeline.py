@@ -14,10 +14,12 @@ from typing import Any
 import torch
 
 from fpt.bodies import BodySpec, build_body
+from fpt.bodies.lora import LORA_GROUP
+from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, target_alias
 from fpt.errors import ConfigError
-from fpt.freeze import GroupCount, apply_policy, count_parameters
+from fpt.freeze import GroupCount, apply_policy, count_parameters, resolve_policy
 from fpt.model import FPT, InputSpec
 from fpt.tasks import TaskData, build_task
 from fpt.tasks.base import DataSource, TensorSource
@@ -180,6 +182,8 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT:
             raise ConfigError(f"layers={config.layers} must be in 1..{len(body.blocks)} for body {config.body!r}")
         # Blocks past the first X are never run: drop them so counts and fingerprints ignore them.
         del body.blocks[config.layers:]
+    if LORA_GROUP in resolve_policy(config.freeze):
+        inject_lora(body, config.body, config.lora_rank, config.lora_alpha, config.seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         model = FPT(body, spec, last_block_rows=config.last_block_rows, input_init=config.input_init,

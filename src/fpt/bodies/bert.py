@@ -29,6 +29,8 @@ class BertBody(nn.Module):
         "attention": r"^blocks\.\d+\.attention\.(self\.(query|key|value)|output\.dense)\.",
         "feedforward": r"^blocks\.\d+\.(intermediate|output)\.dense\.",
     }
+    # fpt.bodies.lora: the projections block() and block_rows() call as modules (PEFT's regex, matched in full)
+    lora_targets = r"blocks\.\d+\.attention\.(self\.(query|key|value)|output\.dense)"
 
     def __init__(self, hf_model: nn.Module, spec: BodySpec) -> None:
         super().__init__()

@@ -46,6 +46,7 @@ KEY_BASELINE: dict[str, Any] = {
     "dropout": 0.1, "input_init": "gpt2", "input_dropout": False, "padding": "mask", "vit_positions": "resized",
     "lstm_variant": "fpt", "steps": 2000, "batch_size": 16, "grad_accum": 1, "lr": None, "clip": 1.0, "seed": 0,
     "ensemble": 1,  # one model, as before ensembles existed
+    "lora_rank": 8, "lora_alpha": 16.0,  # read only under a policy with the lora group, which did not exist before
     "eval_every": 50, "eval_subset": None, "eval_batch_size": 256, "target": None, "stop_at_target": True,
     "patience": None, "tie_break": "first", "diverge_loss": 100.0, "last_block_rows": True, "trim_padding": True,
     "bucket_batches": 50,
