@@ -32,6 +32,9 @@ class GPT2Body(nn.Module):
         "attention": r"^blocks\.\d+\.attn\.",
         "feedforward": r"^blocks\.\d+\.mlp\.",
     }
+    # fpt.bodies.lora: the attention's two projections (block_rows calls c_attn as a module once it is adapted)
+    lora_targets = r"blocks\.\d+\.attn\.(c_attn|c_proj)"
+    lora_fan_in_fan_out = True  # transformers' Conv1D stores its weight (in, out): PEFT must know
 
     def __init__(self, hf_model: nn.Module, spec: BodySpec) -> None:
         super().__init__()
@@ -73,10 +76,14 @@ class GPT2Body(nn.Module):
         block = self.blocks[index]
         D = self.width
         x = block.ln_1(h)  # (B, T, D)
-        w, b = block.attn.c_attn.weight, block.attn.c_attn.bias  # Conv1D: x @ w + b, w (D, 3D)
-        kv = x @ w[:, D:] + b[D:]  # (B, T, 2D)
-        k, v = kv.split(D, dim=2)
-        q = attention.gather_rows(x, rows) @ w[:, :D] + b[:D]  # (B, k, D)
+        if hasattr(block.attn.c_attn, "base_layer"):  # LoRA: the update is in the module's forward, not its weight
+            q, k, v = block.attn.c_attn(x).split(D, dim=2)  # 3 x (B, T, D)
+            q = attention.gather_rows(q, rows)  # (B, k, D)
+        else:
+            w, b = block.attn.c_attn.weight, block.attn.c_attn.bias  # Conv1D: x @ w + b, w (D, 3D)
+            kv = x @ w[:, D:] + b[D:]  # (B, T, 2D)
+            k, v = kv.split(D, dim=2)
+            q = attention.gather_rows(x, rows) @ w[:, :D] + b[:D]  # (B, k, D)
         a = attention.attend_rows(q, k, v, rows, heads=self.heads, causal=True, pad_mask=None,
                                   dropout_p=self.dropout if self.training else 0.0)
         out = attention.gather_rows(h, rows) + block.attn.resid_dropout(block.attn.c_proj(a))  # (B, k, D)

@@ -4,7 +4,7 @@ A freeze policy with the group ``lora`` (``paper+lora``: the paper's groups plus
 projection the body names in ``lora_targets`` a trained low-rank update, W x + (alpha / r) B A x. B starts at zero,
 so a run starts from exactly the pretrained body, and the frozen W never changes: the adapters are a few
 thousand parameters beside it. Only bodies whose forward calls those projection modules declare targets (the
-BERT family: ``fpt.bodies.bert``); a body that reads the weights directly would bypass the adapters silently.
+BERT and GPT-2 families); a body that read the weights directly would bypass the adapters silently.
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ def inject(body: nn.Module, name: str, rank: int, alpha: float, seed: int) -> No
     targets = getattr(body, "lora_targets", None)
     if not targets:
         raise ConfigError(f"freeze: the group 'lora' needs a body whose attention takes adapters; body {name!r} has "
-                          "none (use a BERT-family body such as minilm or bert-base, or drop lora from freeze)")
+                          "none (use a BERT- or GPT-2-family body such as minilm, bert-base or gpt2, or drop lora from freeze)")
     try:
         import peft
     except ImportError:
         raise DependencyError("freeze: the group 'lora' needs Hugging Face PEFT: pip install 'fpt[lora]' "
                               "(or pip install peft)") from None
-    config = peft.LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=0.0, bias="none", target_modules=targets)
+    config = peft.LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=0.0, bias="none", target_modules=targets,
+                             fan_in_fan_out=getattr(body, "lora_fan_in_fan_out", False))
     with torch.random.fork_rng(devices=[]):  # A's init is part of the run: the same seed, the same adapters
         torch.manual_seed(seed)
         peft.inject_adapter_in_model(config, body)
