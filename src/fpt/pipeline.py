@@ -182,7 +182,7 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT:
             raise ConfigError(f"layers={config.layers} must be in 1..{len(body.blocks)} for body {config.body!r}")
         # Blocks past the first X are never run: drop them so counts and fingerprints ignore them.
         del body.blocks[config.layers:]
-    if LORA_GROUP in resolve_policy(config.freeze):
+    if any(group.split("@")[0] == LORA_GROUP for group in resolve_policy(config.freeze)):  # lora or lora@i
         inject_lora(body, config.body, config.lora_rank, config.lora_alpha, config.seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)

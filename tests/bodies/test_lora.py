@@ -106,3 +106,10 @@ def test_without_peft_the_error_names_the_extra(tiny_bert_dir, monkeypatch):
 def test_bad_adapter_sizes_are_config_errors(field, value):
     with pytest.raises(ConfigError, match=field):
         RunConfig(**{field: value})
+
+
+def test_a_block_selector_trains_one_blocks_adapters(tiny_bert_dir):
+    model = build_model(RunConfig(body=tiny_bert_dir, init="random", freeze="output,lora@-1", lora_rank=4), SPEC)
+    counts = count_parameters(model)["lora"]
+    assert (counts.trainable, counts.total) == (4 * (4 * 32 + 32 * 4), 2 * 4 * (4 * 32 + 32 * 4))
+    assert all(".blocks.1." in n for n, p in model.named_parameters() if p.requires_grad and ".lora_" in n)
