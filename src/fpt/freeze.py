@@ -60,6 +60,11 @@ def resolve_policy(policy: str) -> frozenset[str]:
     return parts
 
 
+def policy_groups(policy: str) -> frozenset[str]:
+    """The groups a policy trains anywhere, block selectors dropped (``attention@-1`` -> ``attention``)."""
+    return frozenset(_SELECTOR.match(g)["group"] for g in resolve_policy(policy))
+
+
 def is_trained(name: str, group: str, trained: frozenset[str], num_blocks: int) -> bool:
     if group in trained:
         return True

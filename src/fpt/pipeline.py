@@ -19,7 +19,7 @@ from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, target_alias
 from fpt.errors import ConfigError
-from fpt.freeze import GroupCount, apply_policy, count_parameters, resolve_policy
+from fpt.freeze import GroupCount, apply_policy, count_parameters, policy_groups
 from fpt.model import FPT, InputSpec
 from fpt.tasks import TaskData, build_task
 from fpt.tasks.base import DataSource, TensorSource
@@ -182,7 +182,7 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT:
             raise ConfigError(f"layers={config.layers} must be in 1..{len(body.blocks)} for body {config.body!r}")
         # Blocks past the first X are never run: drop them so counts and fingerprints ignore them.
         del body.blocks[config.layers:]
-    if any(group.split("@")[0] == LORA_GROUP for group in resolve_policy(config.freeze)):  # lora or lora@i
+    if LORA_GROUP in policy_groups(config.freeze):  # lora, or lora@i (adapters everywhere, block i's trained)
         inject_lora(body, config.body, config.lora_rank, config.lora_alpha, config.seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
