@@ -5,6 +5,8 @@
     python bench/own_data.py --out docs/results/own-data --controls           # + random-body and no-lm controls
     python bench/own_data.py --out docs/results/own-data --refit --fpt-option readout=flatten \
         --label "fpt refit flatten"                                            # another fpt column, refit protocol
+    python bench/own_data.py --out /tmp/c --folds 3 --choose init=pretrained --choose init=random \
+        --label "fpt choose init"                                              # the body chosen by 3-fold CV
 
 Datasets: every classification set aeon ships (``aeon/datasets/data/NAME/NAME_TRAIN.ts`` whose header says
 ``@classLabel true``; the ``_eq`` equal-length copies are left out), scikit-learn's breast cancer, wine, iris
@@ -26,6 +28,12 @@ are named with the protocol, ``1-NN Euclidean (refit)``, so that both protocols'
 table (on UCR sets the refit ones are trained, like the published figures, on the whole TRAIN file). A
 control's rows carry the label of the fpt variant it was trained like (``random body (fpt refit flatten)``),
 or ``(refit)`` under the default label.
+
+``--choose FIELDS`` (repeated, e.g. ``--choose init=pretrained --choose init=random``) makes every fpt run choose
+between the candidates as ``fpt train --choose`` does (fpt.select): each is trained on ``--folds`` folds of the
+training examples that are not test, and the best mean fold validation figure wins; the winner then trains on
+the plain split. Its row records the winner (``chose``) and each candidate's fold mean; its wall time includes
+the cross-validation. Name such a variant with ``--label``.
 
 One JSON line per (dataset, method, seed) goes to ``OUT/results.jsonl``; an fpt row of the same label and
 seed already there is not run again, nor is a baseline row already there written again (the benchmark
@@ -57,7 +65,7 @@ OWN_FIELDS = {"data": "--datasets", "seed": "--seeds", "baselines": "--controls"
               "device": "--device", "steps": "--steps", "eval_every": "--eval-every", "train_on_val": "--refit"}
 
 
-def fpt_options(pairs: list[str]) -> dict[str, Any]:
+def fpt_options(pairs: list[str], where: str = "--fpt-option") -> dict[str, Any]:
     """{field: value} of ``--fpt-option KEY=VALUE`` (values read as YAML, as fpt's own overrides), checked as
     RunConfig fields now rather than after the first dataset's run."""
     from fpt.config import RunConfig, from_dict, parse_overrides
@@ -65,9 +73,30 @@ def fpt_options(pairs: list[str]) -> dict[str, Any]:
     options = parse_overrides(pairs)
     for key in options:
         if key in OWN_FIELDS:
-            raise ConfigError(f"--fpt-option {key}: the benchmark sets {key} itself; use {OWN_FIELDS[key]}")
-    checked = from_dict(RunConfig, {"data": "options.csv", **options}, where="--fpt-option")
+            raise ConfigError(f"{where} {key}: the benchmark sets {key} itself; use {OWN_FIELDS[key]}")
+    checked = from_dict(RunConfig, {"data": "options.csv", **options}, where=where)
     return {key: getattr(checked, key) for key in options}
+
+
+def candidates(texts: list[str], folds: int | None) -> list[dict[str, Any]]:
+    """``--choose`` texts as candidates, each checked as RunConfig fields now (a typo found before any training)."""
+    from fpt.config import parse_overrides
+    from fpt.select import NOT_CANDIDATE_FIELDS
+
+    if folds is not None and not texts:
+        raise ConfigError("--folds is the number of --choose's cross-validation folds: give --choose too")
+    if folds is not None and folds < 2:
+        raise ConfigError(f"--folds {folds}: give a whole number of folds >= 2 (e.g. --folds 3)")
+    if len(texts) == 1:
+        raise ConfigError("--choose needs two or more candidates to choose between (repeat --choose)")
+    out = []
+    for text in texts:
+        banned = [k for k in parse_overrides(text.split()) if k.replace("-", "_") in NOT_CANDIDATE_FIELDS]
+        if not text.split() or banned:
+            raise ConfigError(f"--choose {text!r}: give config fields to choose between, e.g. init=random"
+                              + (f" ({banned[0]!r} is the cross-validation's own)" if banned else ""))
+        out.append(fpt_options(text.split(), where=f"--choose {text!r}"))
+    return out
 
 
 def is_fpt(row: dict[str, Any]) -> bool:
@@ -155,6 +184,9 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
         shutil.rmtree(where)  # stopped before its rows were written: train it again
     config = from_dict(RunConfig, fields, where="own_data.py")
     started = time.perf_counter()
+    choice: dict[str, Any] = {}
+    if args.candidates:
+        config, scale, choice = choose(config, scale, args)
     if args.refit:
         summary = refit.fit(config, where, progress=False, scale_budget=scale)
         seconds = time.perf_counter() - started  # both runs; the baselines have their own rows
@@ -176,7 +208,7 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
              "test": summary.get(f"test_{metric}"), "seconds": round(seconds, 3), "steps": summary["steps"],
              "selected_step": chose.get("selected_step", summary["selected_step"]), "run": str(where),
              **({"protocol": "refit"} if args.refit else {}),
-             **({"options": args.options} if args.options else {})}]
+             **({"options": args.options} if args.options else {}), **choice}]
     for method, e in compared.get("models", {}).items():
         rows.append({**base, "method": baseline_name(method, args), "val": e["val"], "test": e["test"],
                      "seconds": e["seconds"], "chosen": e.get("chosen"), **_protocol(e)})
@@ -186,6 +218,21 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
     for note in compared.get("notes", []):
         rows.append({**base, "method": "note", "note": note})
     return rows
+
+
+def choose(config: Any, scale: tuple[str, ...], args: argparse.Namespace) -> tuple[Any, tuple[str, ...], dict]:
+    """``--choose``: the candidates cross-validated on the training examples that are not test (fpt.select, as
+    ``fpt train --choose``); the winner's config, the budget fields still fitted to the data, and the row's record
+    of the choice (the winner and each candidate's mean fold validation figure). The test split is never read."""
+    from fpt.select import candidate_config, cross_validate, describe, fold_count
+
+    folds = args.folds or fold_count(config)
+    selection = cross_validate(config, args.candidates, folds, scale_budget=scale)
+    winner = args.candidates[selection.winner]
+    record = {"chose": describe(winner), "folds": folds,
+              "fold_means": {describe(c): m for c, m in zip(args.candidates, selection.means, strict=True)}}
+    return (candidate_config(config, winner, f"--choose {describe(winner)!r}"),
+            tuple(f for f in scale if f not in winner), record)
 
 
 def ensemble_name(label: str) -> str:
@@ -286,6 +333,12 @@ def main(argv: list[str] | None = None) -> int:
                         "and the baselines refitted on train + validation likewise (rows named 'NAME (refit)')")
     p.add_argument("--fpt-option", action="append", default=[], metavar="KEY=VALUE",
                    help="a RunConfig field of the fpt runs, the value read as YAML (repeatable), e.g. readout=flatten")
+    p.add_argument("--choose", action="append", default=[], metavar="FIELDS",
+                   help="a candidate for fpt's runs, 'KEY=VALUE ...' (repeat for each): every run chooses between them "
+                        "by k-fold cross-validation on its training examples (fpt train --choose), e.g. --choose "
+                        "init=pretrained --choose init=random")
+    p.add_argument("--folds", type=int, help="with --choose: the number of folds (default: fpt's, 5 or fewer for "
+                                             "small classes)")
     p.add_argument("--no-ensemble", action="store_true",
                    help="skip the seed-ensemble row (default: with 2 or more seeds, a row 'LABEL ensemble' scores the "
                         "seeds' runs together, their predicted probabilities averaged: fpt.ensemble)")
@@ -301,6 +354,10 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError(f"--label {args.label!r}: give a method name such as 'fpt flatten'")
         if args.label != FPT and args.label in CONTROL_NAMES:
             raise ConfigError(f"--label {args.label!r} is a control's name; choose another, e.g. 'fpt flatten'")
+        args.candidates = candidates(args.choose, args.folds)
+        if args.candidates and args.label == FPT:
+            raise ConfigError("--choose makes another fpt variant: name its rows with --label, e.g. --label "
+                              "'fpt choose init'")
     except ConfigError as exc:
         print(f"own_data.py: {exc}", file=sys.stderr)
         return 2

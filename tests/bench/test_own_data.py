@@ -123,3 +123,35 @@ def test_a_refit_variant_beside_the_plain_run(tmp_path, tiny_bert_dir):
     assert bench.main(variant) == 0  # resumed: the variant's row is there, nothing is run again
     assert len((out / "results.jsonl").read_text().splitlines()) == len(rows)
     assert bench.main([*variant[:-2], "--fpt-option", "readuot=mean"]) == 2
+
+
+def test_a_variant_chosen_by_cross_validation_records_its_choice(tmp_path, tiny_bert_dir):
+    out = tmp_path / "bench"
+    argv = ["--out", str(out), "--datasets", "iris", "--seeds", "0", "--body", tiny_bert_dir, "--device", "cpu",
+            "--steps", "2", "--eval-every", "1", "--label", "fpt choose readout", "--folds", "2",
+            "--choose", "readout=mean", "--choose", "readout=last"]
+    assert bench.main(argv) == 0
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    ours = next(r for r in rows if r["method"] == "fpt choose readout")
+    assert ours["kind"] == "fpt" and ours["folds"] == 2
+    assert set(ours["fold_means"]) == {"readout=mean", "readout=last"}
+    assert ours["chose"] in ours["fold_means"]
+    # the winner has the best mean fold validation figure (ties: the lower loss, then the order given)
+    assert ours["fold_means"][ours["chose"]] == max(ours["fold_means"].values())
+    config = (Path(ours["run"]) / "config.yaml").read_text().splitlines()
+    assert f"readout: {ours['chose'].split('=')[1]}" in config  # the final run trained the winner
+    assert 0.0 <= ours["test"] <= 1.0
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--choose", "readout=mean"], "two or more candidates"),
+    (["--folds", "3"], "give --choose too"),
+    (["--choose", "readout=mean", "--choose", "readout=last", "--label", "fpt"], "--label"),
+    (["--choose", "folds=3", "--choose", "readout=last", "--label", "x"], "cross-validation's own"),
+    (["--choose", "readuot=mean", "--choose", "readout=last", "--label", "x"], "readuot"),
+    (["--choose", "readout=mean", "--choose", "readout=last", "--label", "x", "--folds", "1"], ">= 2"),
+])
+def test_choose_is_refused_before_any_training_when_it_cannot_work(tmp_path, capsys, extra, message):
+    assert bench.main(["--out", str(tmp_path / "b"), "--datasets", "iris", *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "b" / "results.jsonl").exists()
