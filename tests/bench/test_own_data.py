@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench_scripts import load
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load():
-    name = "bench_own_data"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "own_data.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-bench = _load()
+bench = load("own_data")
 
 
 def test_finds_the_bundled_sets_and_sklearn_ones(tmp_path):

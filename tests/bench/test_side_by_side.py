@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from bench_scripts import load
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load():
-    name = "bench_side_by_side"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "side_by_side.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-bench = _load()
+bench = load("side_by_side")
 
 
 def _run(root: Path, name: str, seed: int, test: float, *, precision="auto", device="auto", lr=None,

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from bench_scripts import load
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("bench_sweep_concurrency", ROOT / "bench" / "sweep_concurrency.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("sweep_concurrency")
 
 
 def _row(setting: str, threads: int, steps: float) -> dict:

@@ -3,29 +3,18 @@ table. Nothing here runs the official code or trains a model."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from bench_scripts import load
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load():
-    name = "bench_time_to_accuracy"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "time_to_accuracy.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-tta = _load()
+tta = load("time_to_accuracy")
 
 MACHINE = {"cpu": "test cpu", "cpu_count": 2, "torch": "x"}
 

@@ -6,22 +6,19 @@ are written by ``bench/user_data_files.py``, as for the committed run in ``docs/
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from bench_scripts import load
 from fpt.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _files_module():  # noqa: ANN202
-    spec = importlib.util.spec_from_file_location("user_data_files", ROOT / "bench" / "user_data_files.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("user_data_files")
 
 
 @pytest.mark.slow
