@@ -126,9 +126,11 @@ def test_an_ensemble_continues_where_it_stopped_and_is_never_overwritten(tmp_pat
     path = _csv(tmp_path / "d.csv")
     out = tmp_path / "ens"
     common = [*_common(path, tiny_gpt2_dir), "--out", str(out), "--ensemble", "2"]
-    # the first member finished in an earlier, stopped attempt: it is read, not trained again
+    # the first member finished in an earlier, stopped attempt: it is read, not trained again (its config as fpt
+    # train resolves it: series_norm from the fast preset)
     first = from_dict(RunConfig, {"data": str(path), "body": tiny_gpt2_dir, "init": "random", "steps": 20,
-                                  "batch_size": 8, "eval_every": 10, "device": "cpu", "baselines": "none", "lr": 0.02})
+                                  "batch_size": 8, "eval_every": 10, "device": "cpu", "baselines": "none", "lr": 0.02,
+                                  "series_norm": "global"})
     fpt.fit(fpt.build(first), out=ensemble.member_dir(out, 0), progress=False)
     before = (ensemble.member_dir(out, 0) / "summary.json").read_text()
     trained = []

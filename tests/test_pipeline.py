@@ -144,3 +144,25 @@ def test_a_data_time_series_is_read_with_the_flatten_head_unless_a_readout_is_gi
     assert fpt.build(data=str(tmp_path / "s.npz"), preset="paper", **common).config.readout == "last"
     table = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40), "label": y})
     assert fpt.build(data=table, **common).config.readout == "last"  # only series
+
+
+def test_a_data_time_series_is_standardised_per_channel_unless_a_normalisation_is_given(tiny_gpt2_dir, tmp_path):
+    """Preset fast: each channel by the training split's mean and std (a series keeps its level and scale, which
+    here is its class); given, or under preset paper, per series."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    y = np.arange(40) % 2
+    # class 1 is class 0 shifted by 5 and scaled by 3: per-series normalisation makes the two classes alike
+    X = rng.normal(size=(40, 1, 24)) * (1 + 2 * y[:, None, None]) + 5 * y[:, None, None]
+    np.savez(tmp_path / "s.npz", X=X.astype(np.float32), y=y)
+    common = {"data": str(tmp_path / "s.npz"), "body": tiny_gpt2_dir, "init": "random", "device": "cpu",
+              "baselines": "none"}
+    fast = fpt.build(**common)
+    assert fast.config.series_norm == "global"
+    assert fpt.build(series_norm="series", **common).config.series_norm == "series"
+    assert fpt.build(preset="paper", **common).config.series_norm == "series"
+    for exp, apart in ((fast, True), (fpt.build(series_norm="series", **common), False)):
+        train = exp.data.train.data  # global: the classes' levels stay apart; per series: both at mean 0
+        means = [float(train.x[train.y[:, 0] == c].mean()) for c in (0, 1)]
+        assert (abs(means[1] - means[0]) > 1.0) is apart

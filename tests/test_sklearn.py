@@ -206,10 +206,12 @@ def test_budget_and_series_readout_default_to_what_fpt_train_data_uses():
     config = clf.experiment_.config
     assert len(clf.experiment_.data.train) * 30 / 32 < MIN_STEPS  # 48 series x 30 epochs in batches of 32: the floor
     assert (config.steps, config.eval_every, config.readout) == (MIN_STEPS, MIN_STEPS // EVALUATIONS, "flatten")
+    assert config.series_norm == "global" and clf.get_params()["series_norm"] is None  # the fast preset's
     assert clf.get_params()["steps"] is None  # the estimator's own parameter stays as given (clone relies on it)
-    given = FPTClassifier(**{**TINY_CLASSIFIER, "series_patch": 8, "options": {"dropout": 0.0, "readout": "last"}})
+    given = FPTClassifier(**{**TINY_CLASSIFIER, "series_patch": 8, "series_norm": "series",
+                             "options": {"dropout": 0.0, "readout": "last"}})
     config = given.fit(X, y).experiment_.config
-    assert (config.steps, config.eval_every, config.readout) == (40, 20, "last")
+    assert (config.steps, config.eval_every, config.readout, config.series_norm) == (40, 20, "last", "series")
     tabular = FPTClassifier(**{**TINY_CLASSIFIER, "steps": None}).fit(X[:, 0], y).experiment_.config
     assert (tabular.readout, tabular.steps, tabular.eval_every) == ("last", MIN_STEPS, 20)
 

@@ -92,7 +92,8 @@ class RunConfig:
     series_stride: int | None = _help("--data time series: points between token starts (default: series_patch, "
                                       "no overlap)", None)
     series_norm: str = _help("--data time series: series (each series and channel to mean 0, std 1) | global (train "
-                             "mean/std per channel) | none", "series")
+                             "mean/std per channel; what preset fast, the default, uses unless you set this) | none",
+                             "series")
     sequence_tokens: str = _help("--data sequences: auto | chars | words (auto: words if any training text has a "
                                  "space, else characters)", "auto")
     sequence_max_len: int | None = _help("--data sequences: symbols kept per example (default: the longest training "

@@ -44,7 +44,7 @@ from fpt.data.tokenisers import plain_value
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
 from fpt.inference import batched_outputs
-from fpt.pipeline import BUDGET_FIELDS, Experiment, assemble, data_budget
+from fpt.pipeline import BUDGET_FIELDS, Experiment, assemble, data_budget, data_defaults
 from fpt.predictor import combine
 from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
 from fpt.train import fit as fpt_fit
@@ -70,7 +70,7 @@ class _FPTEstimator(BaseEstimator):
     def __init__(self, body: str = "minilm", init: str = "pretrained", freeze: str = "paper", layers: int | None = None,
                  steps: int | None = None, lr: float | None = None, batch_size: int = 16, eval_every: int | None = None,
                  patience: int | None = None, val_fraction: float = 0.2, modality: str = "tabular",
-                 series_patch: int | None = None, series_stride: int | None = None, series_norm: str = "series",
+                 series_patch: int | None = None, series_stride: int | None = None, series_norm: str | None = None,
                  seed: int = 0, device: str = "auto", progress: bool = False, options: dict | None = None,
                  ensemble: int = 1) -> None:
         # scikit-learn's contract: store every argument unchanged, validate in fit (clone and set_params rely on it).
@@ -146,7 +146,9 @@ class _FPTEstimator(BaseEstimator):
         if X.ndim not in (2, 3):
             raise DataError(f"{name}.fit: X has shape {X.shape}; give (n, features) rows or (n, channels, length) series")
         modality = "timeseries" if X.ndim == 3 else self.modality  # aeon's 3-D arrays
-        config = self._config(modality)
+        # What fpt train --data fits to the data (its size; for series the readout and normalisation) unless given.
+        scale = tuple(f for f in BUDGET_FIELDS if getattr(self, f, None) is None and f not in (self.options or {}))
+        config = data_defaults(self._config(modality), scale)
         classify = self._objective == "classification"
         try:
             raw = from_arrays({"X": X, "y": y}, modality, "auto", 32, f"{name}.fit", f"arrays passed to {name}.fit")
@@ -158,8 +160,6 @@ class _FPTEstimator(BaseEstimator):
             datas = [task_from_raw(raw, options, m.seed, self._objective, f"set by {name}") for m in members]
         except DataError as exc:
             raise DataError(str(exc).replace("--val-fraction", "val_fraction")) from None
-        # What fpt train --data fits to the data's size (and, for series, the readout) unless given here.
-        scale = tuple(f for f in BUDGET_FIELDS if getattr(self, f, None) is None and f not in (self.options or {}))
         exps, summaries = [], []
         for member, data in zip(members, datas, strict=True):
             exp = assemble(data_budget(member, len(data.train), scale, modality), data)
@@ -199,7 +199,8 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     validation evaluations; default: a 20th of the steps), ``patience`` (evaluations without a validation gain before
     stopping; default 10), ``val_fraction`` (share of the training data held out, stratified,
     for selection), ``modality`` (tabular: one token per feature; timeseries: each row a
-    series, cut into ``series_patch`` windows), ``seed`` (initialisation, batches and the
+    series, cut into ``series_patch`` windows; ``series_norm``: default ``global`` under the fast preset, as
+    ``fpt train --data`` has it), ``seed`` (initialisation, batches and the
     validation split), ``device``, ``progress`` (a progress bar), ``ensemble`` (N models of seeds
     seed, seed+1, ... on the one split, their probabilities averaged: ``fpt.ensemble``), and ``options``: any other
     fpt config field as a dict (``{"dropout": 0, "eval_batch_size": 512}``; ``readout``, unless
