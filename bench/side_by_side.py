@@ -131,7 +131,7 @@ def table(rows: list[dict[str, Any]], a: str, b: str) -> str:
     if gaps:
         lines.append(f"The same seed on both sides, runs neither collapsed nor at chance: {len(gaps)} pairs, |{b} - {a}| "
                      f"median {statistics.median(gaps):.2f}, 90th percentile {gaps[int(0.9 * (len(gaps) - 1))]:.2f}, "
-                     f"largest {gaps[-1]:.2f} points; {sum(g == 0 for g in gaps)} pairs equal.")
+                     f"largest {gaps[-1]:.2f} points; {sum(g == 0 for g in gaps)} of them equal.")
     return "\n".join(lines)
 
 

@@ -49,7 +49,7 @@ def test_cells_match_across_precision_and_device_and_are_compared_on_their_seeds
     text = out.read_text()
     assert "| digits-patch minilm pretrained freeze=paper | 92.00 ± 2.00 (n=3) | 91.00 ± 1.00 (n=3) | -1.00 |" in text
     assert "within the seeds' spread: 1 of 1" in text
-    assert "3 pairs" in text  # the collapsed pair is left out of the same-seed figures
+    assert "3 pairs" in text and "of them equal" in text  # the collapsed pair is left out of the same-seed figures
 
 
 def test_stores_with_no_common_cell_are_refused(tmp_path, capsys):
