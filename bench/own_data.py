@@ -32,8 +32,9 @@ or ``(refit)`` under the default label.
 ``--choose FIELDS`` (repeated, e.g. ``--choose init=pretrained --choose init=random``) makes every fpt run choose
 between the candidates as ``fpt train --choose`` does (fpt.select): each is trained on ``--folds`` folds of the
 training examples that are not test, and the best mean fold validation figure wins; the winner then trains on
-the plain split. Its row records the winner (``chose``) and each candidate's fold mean; its wall time includes
-the cross-validation. Name such a variant with ``--label``.
+the plain split. Its row records the winner (``chose``) and each candidate's fold mean, its run directory the
+whole record (``selection.json``, as ``fpt train --choose`` writes it); its wall time includes the
+cross-validation. Name such a variant with ``--label``.
 
 One JSON line per (dataset, method, seed) goes to ``OUT/results.jsonl``; an fpt row of the same label and
 seed already there is not run again, nor is a baseline row already there written again (the benchmark
@@ -185,8 +186,9 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
     config = from_dict(RunConfig, fields, where="own_data.py")
     started = time.perf_counter()
     choice: dict[str, Any] = {}
+    selection = None
     if args.candidates:
-        config, scale, choice = choose(config, scale, args)
+        config, scale, choice, selection = choose(config, scale, args)
     if args.refit:
         summary = refit.fit(config, where, progress=False, scale_budget=scale)
         seconds = time.perf_counter() - started  # both runs; the baselines have their own rows
@@ -196,6 +198,10 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
         summary = fit(exp, out=where, progress=False)
         seconds = time.perf_counter() - started
         summary = beside_run(exp, summary, where)
+    if selection is not None:  # the whole record, as fpt train --choose keeps it in the run's directory
+        from fpt.select import SELECTION_FILE
+
+        (where / SELECTION_FILE).write_text(json.dumps(selection.to_json(), indent=1) + "\n")
     compared = summary["baselines_models"]
     metric = compared["metric"]
     chose = summary.get("refit") or {}
@@ -220,10 +226,11 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
     return rows
 
 
-def choose(config: Any, scale: tuple[str, ...], args: argparse.Namespace) -> tuple[Any, tuple[str, ...], dict]:
+def choose(config: Any, scale: tuple[str, ...], args: argparse.Namespace) -> tuple[Any, tuple[str, ...], dict, Any]:
     """``--choose``: the candidates cross-validated on the training examples that are not test (fpt.select, as
-    ``fpt train --choose``); the winner's config, the budget fields still fitted to the data, and the row's record
-    of the choice (the winner and each candidate's mean fold validation figure). The test split is never read."""
+    ``fpt train --choose``); the winner's config, the budget fields still fitted to the data, the row's record
+    of the choice (the winner and each candidate's mean fold validation figure) and the whole
+    ``fpt.select.Selection``. The test split is never read."""
     from fpt.select import candidate_config, cross_validate, describe, fold_count
 
     folds = args.folds or fold_count(config)
@@ -232,7 +239,7 @@ def choose(config: Any, scale: tuple[str, ...], args: argparse.Namespace) -> tup
     record = {"chose": describe(winner), "folds": folds,
               "fold_means": {describe(c): m for c, m in zip(args.candidates, selection.means, strict=True)}}
     return (candidate_config(config, winner, f"--choose {describe(winner)!r}"),
-            tuple(f for f in scale if f not in winner), record)
+            tuple(f for f in scale if f not in winner), record, selection)
 
 
 def ensemble_name(label: str) -> str:

@@ -130,6 +130,8 @@ def test_a_variant_chosen_by_cross_validation_records_its_choice(tmp_path, tiny_
     assert ours["fold_means"][ours["chose"]] == max(ours["fold_means"].values())
     config = (Path(ours["run"]) / "config.yaml").read_text().splitlines()
     assert f"readout: {ours['chose'].split('=')[1]}" in config  # the final run trained the winner
+    record = json.loads((Path(ours["run"]) / "selection.json").read_text())
+    assert record["folds"] == 2 and record["mean_val_accuracy"] == list(ours["fold_means"].values())
     assert 0.0 <= ours["test"] <= 1.0
 
 
