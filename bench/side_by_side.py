@@ -18,6 +18,7 @@ Writes ``OUT`` (markdown) and ``OUT`` with ``.jsonl`` (one line per cell); print
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -29,15 +30,19 @@ VARYING = ("seed", "precision", "device", "compile")  # what the two sides may d
 SPREAD = 2.0  # "within the seeds' spread": |difference| <= SPREAD x the larger std
 
 
-def cell_key(config: dict[str, Any]) -> str:
-    """The config as every RunConfig field's value (a field added since the run was written: its default, which
-    is what that run had), without the fields the sides may differ in."""
+@functools.cache
+def _field_defaults() -> dict[str, Any]:
     import dataclasses
 
     from fpt.config import RunConfig
 
-    full = {f.name: f.default for f in dataclasses.fields(RunConfig) if f.default is not dataclasses.MISSING}
-    full.update(config)
+    return {f.name: f.default for f in dataclasses.fields(RunConfig) if f.default is not dataclasses.MISSING}
+
+
+def cell_key(config: dict[str, Any]) -> str:
+    """The config as every RunConfig field's value (a field added since the run was written: its default, which
+    is what that run had), without the fields the sides may differ in."""
+    full = {**_field_defaults(), **config}
     return json.dumps({k: v for k, v in full.items() if k not in VARYING}, sort_keys=True, default=str)
 
 

@@ -33,7 +33,7 @@ def test_per_task_values():
     assert (xor.batch_size, xor.lr, xor.eval_every, xor.eval_subset) == (8, 0.002, 20, 200)
     mnist = from_dict(RunConfig, {"task": "mnist-5k"})
     assert mnist.task_options == {"image_size": 28} and (mnist.eval_every, mnist.eval_subset) == (25, 200)
-    data = from_dict(RunConfig, {"data": "x.csv"})  # --data and the sklearn estimators: the every-task values only
+    data = from_dict(RunConfig, {"data": "x.csv"})  # --data and the sklearn estimators: the every-task values (and series_norm)
     assert (data.dropout, data.input_init, data.batch_size, data.eval_subset) == (0.0, "official", 16, None)
 
 

@@ -74,7 +74,7 @@ def test_refit_run_trains_the_selected_epochs_on_train_and_val(tmp_path, tiny_gp
     assert printed["test_accuracy"] == summary["test_accuracy"]
     # the second run is an ordinary run of the refit config: the same model as training that config directly
     config = fpt.Run(out).config()
-    # fpt train left series_norm to the fast preset (data_defaults), which records it for any data
+    # series_norm from the fast preset (config.FAST_TASKS), which fpt train records for any data
     assert config == refit_config(from_dict(RunConfig, _fields(path, tiny_gpt2_dir, series_norm="global")), selection)
     direct = fpt.fit(fpt.build(config), out=tmp_path / "direct", progress=False)
     assert direct["test_accuracy"] == pytest.approx(summary["test_accuracy"], abs=1e-6)

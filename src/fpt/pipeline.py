@@ -218,25 +218,18 @@ def architecture_counts(config: RunConfig, spec: InputSpec | None = None) -> dic
 # --data runs: the default budget in epochs of the training split, within these bounds (steps), and the
 # number of evaluations it is cut into (eval_every = steps / EVALUATIONS, at least MIN_EVAL_EVERY steps).
 BUDGET_EPOCHS, MIN_STEPS, MAX_STEPS, EVALUATIONS, MIN_EVAL_EVERY = 30, 200, 2000, 20, 10
-BUDGET_FIELDS = ("steps", "eval_every", "readout", "series_norm")
+BUDGET_FIELDS = ("steps", "eval_every", "readout")
 # The fast preset reads a --data time series with GPT4TS's flatten head: chosen on validation, where it beat
 # the last token on 5 of the 8 UCR/UEA sets aeon bundles, tied on 2 and lost on 1 (mean validation accuracy
 # 0.774 against 0.707, seed 0; docs/results/own-data/screen/).
 SERIES_READOUT = "flatten"
-# ... and standardises each channel with the training split's mean and std (not each series by its own): a
-# series' level and scale are often its class (an accelerometer's magnitude), and sets already z-normalised
-# per series, as most of the UCR archive is, are unchanged. Chosen on validation, 3 seeds: BasicMotions
-# 0.792 -> 1.000, JapaneseVowels 0.809 -> 0.988, PickupGestureWiimoteZ 0.433 -> 0.600, equal on GunPoint
-# (docs/results/own-data/norm/). The paper preset keeps RunConfig's per-series default.
-SERIES_NORM = "global"
 
 
 def data_budget(config: RunConfig, n_train: int, scale: tuple[str, ...] = BUDGET_FIELDS,
                 modality: str | None = None) -> RunConfig:
     """``config`` with the fields of ``scale`` (those the user did not set) fitted to the data: to a training
     split of ``n_train`` examples steps = 30 epochs within [200, 2000], eval_every = steps / 20 (at least 10),
-    and (preset fast) to a ``modality`` of timeseries the readout ``SERIES_READOUT`` (the normalisation, which
-    the tokeniser reads before the data has a size: ``data_defaults``). Patience (--data: 10
+    and (preset fast) to a ``modality`` of timeseries the readout ``SERIES_READOUT``. Patience (--data: 10
     evaluations) then stops a run that has stopped improving."""
     changes: dict[str, Any] = {}
     if "readout" in scale and modality == "timeseries" and config.preset == "fast":
@@ -247,15 +240,6 @@ def data_budget(config: RunConfig, n_train: int, scale: tuple[str, ...] = BUDGET
     if "eval_every" in scale:
         changes["eval_every"] = min(steps, max(MIN_EVAL_EVERY, steps // EVALUATIONS))
     return replace(config, **changes) if changes else config
-
-
-def data_defaults(config: RunConfig, scale: tuple[str, ...]) -> RunConfig:
-    """``config`` with the fast preset's defaults for your own data's fields of ``scale`` (those the user did not
-    set) that the data's tokeniser reads, so they must be set before it is built: the series normalisation
-    ``SERIES_NORM``. A table, images or symbols ignore it; the config records it either way."""
-    if "series_norm" in scale and config.task == DATA_TASK and config.preset == "fast":
-        return replace(config, series_norm=SERIES_NORM)
-    return config
 
 
 def build(config: RunConfig | None = None, *, scale_budget: tuple[str, ...] | None = None, **fields: Any) -> Experiment:
@@ -277,8 +261,6 @@ def build(config: RunConfig | None = None, *, scale_budget: tuple[str, ...] | No
             scale_budget = tuple(f for f in BUDGET_FIELDS if f not in fields)
     elif fields:
         config = replace(config, **fields)
-    if scale_budget:
-        config = data_defaults(config, scale_budget)
     if memory is not None:
         data = _in_memory_task(memory, config)
     else:

@@ -44,7 +44,7 @@ from fpt.data.tokenisers import plain_value
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
 from fpt.inference import batched_outputs
-from fpt.pipeline import BUDGET_FIELDS, Experiment, assemble, data_budget, data_defaults
+from fpt.pipeline import BUDGET_FIELDS, Experiment, assemble, data_budget
 from fpt.predictor import combine
 from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
 from fpt.train import fit as fpt_fit
@@ -119,10 +119,10 @@ class _FPTEstimator(BaseEstimator):
         if taken:
             raise ConfigError(f"{name}: options {taken} are set by the estimator; give the constructor argument of the "
                               "same name where there is one (steps=..., seed=...), or drop them")
-        # NumPy scalars (np.int64 from a parameter grid) as plain Python values, which RunConfig's types expect.
+        # NumPy scalars (np.int64 from a parameter grid) as plain Python values, which RunConfig's types expect. An
+        # argument left None is fpt's default: the preset's (series_norm) or fitted to the data (steps, eval_every).
         fields = {
-            **{arg: _plain(getattr(self, arg)) for arg in _CONFIG_ARGS if arg not in BUDGET_FIELDS
-               or getattr(self, arg) is not None},
+            **{arg: _plain(getattr(self, arg)) for arg in _CONFIG_ARGS if getattr(self, arg) is not None},
             **{key: _plain(value) for key, value in options.items()},
             "data": f"arrays passed to {name}.fit", "objective": self._objective, "modality": modality or self.modality,
             "val_fraction": float(self.val_fraction), "split_seed": _plain(self.seed),
@@ -146,9 +146,7 @@ class _FPTEstimator(BaseEstimator):
         if X.ndim not in (2, 3):
             raise DataError(f"{name}.fit: X has shape {X.shape}; give (n, features) rows or (n, channels, length) series")
         modality = "timeseries" if X.ndim == 3 else self.modality  # aeon's 3-D arrays
-        # What fpt train --data fits to the data (its size; for series the readout and normalisation) unless given.
-        scale = tuple(f for f in BUDGET_FIELDS if getattr(self, f, None) is None and f not in (self.options or {}))
-        config = data_defaults(self._config(modality), scale)
+        config = self._config(modality)
         classify = self._objective == "classification"
         try:
             raw = from_arrays({"X": X, "y": y}, modality, "auto", 32, f"{name}.fit", f"arrays passed to {name}.fit")
@@ -160,6 +158,8 @@ class _FPTEstimator(BaseEstimator):
             datas = [task_from_raw(raw, options, m.seed, self._objective, f"set by {name}") for m in members]
         except DataError as exc:
             raise DataError(str(exc).replace("--val-fraction", "val_fraction")) from None
+        # What fpt train --data fits to the data's size (and, for series, the readout) unless given here.
+        scale = tuple(f for f in BUDGET_FIELDS if getattr(self, f, None) is None and f not in (self.options or {}))
         exps, summaries = [], []
         for member, data in zip(members, datas, strict=True):
             exp = assemble(data_budget(member, len(data.train), scale, modality), data)
