@@ -51,7 +51,7 @@ def splits_of(config, path: Path):  # noqa: ANN001, ANN201 (RunConfig -> RawData
 
     raw = load(str(path), config.target_column, config.modality, config.image_channels, config.image_size)
     train = raw.splits["train"]
-    objective, _ = infer_objective(train.y, raw.targets, config.objective, train.where)
+    objective, _ = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)
     raw = finish_splits(raw, config.val_fraction, config.test_fraction, config.split_seed,
                         stratify=objective == "classification")
     return raw, objective

@@ -65,10 +65,15 @@ class DependencyError(FptError, RuntimeError):
     """An optional dependency is missing (e.g. onnx for ``fpt export --onnx``); the message names the pip command."""
 
 
+class FptWarning(UserWarning):
+    """A warning fpt gives on purpose (a choice it made for the user, and how to change it): the command line prints
+    it as one line, ``fpt COMMAND: note: ...``."""
+
+
 # What the command line reports as one line: fpt's own errors, and the OS errors of a path the user
 # gave (a missing file, a folder where a file was expected, no permission).
 USER_ERRORS: tuple[type[BaseException], ...] = (
     FptError, FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 __all__ = ["USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError", "DependencyError",
-           "FptError", "RegistryError", "RunDirBusyError", "RunError", "SchemaError"]
+           "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError"]

@@ -109,7 +109,7 @@ def fold_count(config: RunConfig, wanted: int = DEFAULT_FOLDS) -> int:
     _check(config)
     raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size)
     train = raw.splits["train"]
-    classify = infer_objective(train.y, raw.targets, config.objective, train.where)[0] == "classification"
+    classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)[0] == "classification"
     # any fold gives the pool (train + val); it also refuses data with its own validation split, early
     pool = finish_splits(raw, config.val_fraction, config.test_fraction, config.split_seed, classify, folds=2, fold=0)
     labels = np.concatenate([pool.splits["train"].y[:, 0], pool.splits["val"].y[:, 0]]).astype(str)

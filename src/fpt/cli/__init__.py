@@ -81,10 +81,36 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+_COMMAND = ["fpt"]  # the running subcommand, for the notes' prefix
+
+
+def _notes(command: str) -> None:
+    """Print fpt's own warnings (``FptWarning``: a choice made for the user and how to change it) as one line, not
+    as Python's ``file:line: Category: message`` with a source line. Installed once per process."""
+    import warnings
+
+    from fpt.errors import FptWarning
+
+    _COMMAND[0] = f"fpt {command}"
+    if getattr(warnings.showwarning, "fpt_notes", False):
+        return
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202 (warnings' signature)
+        if isinstance(category, type) and issubclass(category, FptWarning):
+            print(f"{_COMMAND[0]}: note: {message}", file=sys.stderr)
+            return
+        shown(message, category, filename, lineno, file, line)
+
+    show.fpt_notes = True
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     args = parser().parse_args(argv)
     args.argv = [*(sys.argv[1:] if argv is None else argv)]  # as given (fpt train --nproc hands it on)
+    _notes(args.command)
     try:
         return int(args._run(args) or 0)
     except USER_ERRORS as exc:

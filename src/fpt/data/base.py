@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.errors import DataError
+from fpt.errors import DataError, FptWarning
 
 MODALITIES = ("tabular", "image", "timeseries", "sequence")
 TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
@@ -56,6 +56,9 @@ class RawData:
     source: str  # what was read, e.g. "CSV file bc.csv"
     split_from: str = "seeded"  # how train/val/test were decided: SEEDED, or the data's own (which)
     notes: dict[str, Any] = field(default_factory=dict)  # reader-specific facts worth printing
+    # (objective, why) where the format itself says what the target is (a UCR/UEA archive file: class labels
+    # unless a .ts says @targetLabel), so the values are not asked; None: inferred from the values
+    declared: tuple[str, str] | None = None
 
 
 def is_missing(values: np.ndarray) -> np.ndarray:
@@ -115,8 +118,22 @@ def _numbers(col: np.ndarray) -> np.ndarray:
         return col
 
 
-def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: str) -> tuple[str, str]:
-    """(objective, why) from the training targets (n, m); every target column must agree."""
+class ObjectiveInferred(FptWarning):
+    """The objective was decided from the target's values (the user did not give it, the format does not say)."""
+
+
+def inferred_note(objective: str, why: str, where: str) -> str:
+    """The one line that says an objective was inferred from the values, and how to override it."""
+    other = "regression" if objective == "classification" else "classification"
+    return f"{where}: objective {objective}, inferred from the values ({why}); give --objective {other} " \
+           f"(Python: objective={other!r}) if that is wrong"
+
+
+def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: str,
+                    declared: tuple[str, str] | None = None) -> tuple[str, str]:
+    """(objective, why) from the training targets (n, m); every target column must agree. ``declared``: what the
+    data's format says (``RawData.declared``), used when the user gave none; else the values decide, and an
+    ``ObjectiveInferred`` warning says so."""
     kinds = []
     for j, name in enumerate(targets):
         col = _numbers(y[:, j])
@@ -134,10 +151,17 @@ def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: st
                 raise DataError(f"{where}: objective=regression, but target {name!r} is not numeric ({why}); use "
                                 "--objective classification or another --target")
         return requested, "given"
+    if declared is not None:
+        return declared
     if len({k for k, _ in kinds}) > 1:
         raise DataError(f"{where}: the targets mix classification and regression ({'; '.join(w for _, w in kinds)}); "
                         "give one kind of target, or --objective classification|regression for all")
-    return kinds[0][0], "; ".join(w for _, w in kinds)
+    objective, why = kinds[0][0], "; ".join(w for _, w in kinds)
+    if any(_numbers(y[:, j]).dtype.kind in "iuf" for j in range(len(targets))):  # numbers could be either kind
+        import warnings
+
+        warnings.warn(inferred_note(objective, why, where), ObjectiveInferred, stacklevel=2)
+    return objective, why
 
 
 def check_class_counts(y: np.ndarray, targets: list[str], where: str) -> None:
@@ -239,8 +263,8 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
     return np.sort(rest), np.sort(held)
 
 
-__all__ = ["MODALITIES", "RawData", "Split", "choose_targets", "finish_splits", "fold_indices", "infer_objective",
-           "is_missing"]
+__all__ = ["MODALITIES", "ObjectiveInferred", "RawData", "Split", "choose_targets", "finish_splits", "fold_indices",
+           "infer_objective", "is_missing"]
 
 
 def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

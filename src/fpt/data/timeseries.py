@@ -187,10 +187,29 @@ def read_timeseries(path: Path) -> RawData:
     header = parts["train"][3]
     how = "the data's own TRAIN/TEST files" if test_path is not None else SEEDED
     lengths = [s.shape[1] for s in parts["train"][1]]
+    declared = _declared(reader is read_ts, header, parts["train"][2])
     return RawData("timeseries", splits, ["target"], f"UCR/UEA {'.ts' if reader is read_ts else '.tsv'} file "
                    f"{train_path}" + (f" + {test_path.name}" if test_path else ""), how,
                    {"channels": channels, "train_lengths": f"{min(lengths)}..{max(lengths)}",
-                    **({"problem": header["problemname"]} if "problemname" in header else {})})
+                    **({"problem": header["problemname"]} if "problemname" in header else {})}, declared)
+
+
+def _declared(ts: bool, header: dict, y: np.ndarray) -> tuple[str, str] | None:
+    """What the archive format says the target is. The UCR/UEA archives are classification archives whose labels
+    are often integers (PigCVP: 1..52), which a table's rule (at most 20 distinct integers classify) would read as
+    a quantity; a .ts file says @targetLabel true for a numeric target (the regression archive). A .tsv whose
+    labels are not whole numbers is not a class list: the values decide."""
+    if ts:
+        if header.get("targetlabel", "false").lower() == "true":
+            return "regression", "the .ts file says @targetLabel true"
+        return "classification", "the .ts file says @classLabel true"
+    try:
+        numbers = np.array([float(v) for v in y])
+    except ValueError:
+        return "classification", "a UCR .tsv file: its first field is a class label"
+    if np.all(np.mod(numbers, 1) == 0):
+        return "classification", "a UCR .tsv file: its first field is a class label"
+    return None
 
 
 __all__ = ["is_ucr", "pair", "read_timeseries", "read_ts", "read_ucr_tsv"]

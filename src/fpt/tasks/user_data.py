@@ -190,7 +190,7 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     from fpt.data.base import finish_splits, infer_objective
 
     train = raw.splits["train"]
-    objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
+    objective, why = infer_objective(train.y, raw.targets, options.objective, train.where, raw.declared)
     raw = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
                         stratify=objective == "classification", folds=options.folds, fold=options.fold)
     return task_from_raw(raw, options, seed, objective, why)
