@@ -40,7 +40,11 @@ ALLOWED_VALUE_ERRORS = {
 
 def _error_classes() -> list[type[BaseException]]:
     return [obj for name in errors.__all__ if inspect.isclass(obj := getattr(errors, name))
-            and issubclass(obj, BaseException)]
+            and issubclass(obj, BaseException) and not issubclass(obj, Warning)]  # FptWarning is no error
+
+
+def test_fpt_warning_is_a_user_warning_not_an_error():
+    assert issubclass(errors.FptWarning, UserWarning) and not issubclass(errors.FptWarning, errors.FptError)
 
 
 def test_every_error_class_is_an_fpt_error():
