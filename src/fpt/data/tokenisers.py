@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from numpy.lib.stride_tricks import sliding_window_view
 
 from fpt.data.base import is_missing
 from fpt.errors import DataError
@@ -93,10 +94,8 @@ class TabularTokens:
                 vals[~missing] = np.asarray(col[~missing], dtype=np.float64)
                 out[:, j, 0] = np.where(missing, 0.0, (vals - f["mean"]) / f["std"])
             else:
-                index = {c: i for i, c in enumerate(f["categories"])}
-                other = len(f["categories"])
-                for r in np.flatnonzero(~missing):
-                    out[r, j, 2 + f["offset"] + index.get(str(col[r]), other)] = 1.0
+                out[:, j, 2 + f["offset"]: 3 + f["offset"] + len(f["categories"])] = _one_hot(col, missing,
+                                                                                               f["categories"])
         return torch.from_numpy(out), None
 
     def describe(self) -> dict[str, Any]:
@@ -109,6 +108,28 @@ class TabularTokens:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _one_hot(col: np.ndarray, missing: np.ndarray, categories: list[str]) -> np.ndarray:
+    """(n, len(categories) + 1): a category's slot, or the last slot (shared by rarer and unseen categories) for a
+    value not among ``categories``; a missing value has no slot set. scikit-learn's OneHotEncoder with the saved
+    categories encodes; its ``infrequent_if_exist`` is not used: it picks the kept categories itself (ties broken
+    the other way, slots in alphabetical order) and adds no shared slot when every category is kept, so it would
+    change the tokens of stored runs."""
+    import warnings
+
+    from sklearn.preprocessing import OneHotEncoder
+
+    known = np.zeros((len(col), 0), dtype=np.float32)
+    if categories:
+        kept = np.array(categories, dtype=object)[:, None]
+        encoder = OneHotEncoder(categories=[kept[:, 0]], handle_unknown="ignore", sparse_output=False,
+                                dtype=np.float32).fit(kept)
+        with warnings.catch_warnings():  # unknown categories are expected: they take the shared slot below
+            warnings.simplefilter("ignore", UserWarning)
+            known = encoder.transform(np.array([str(v) for v in col], dtype=object)[:, None])  # (n, k)
+    other = known.sum(axis=1, keepdims=True) == 0  # (n, 1)
+    return np.where(missing[:, None], 0.0, np.concatenate([known, other], axis=1))
 
 
 # --- images -----------------------------------------------------------------------------
@@ -238,9 +259,8 @@ class SeriesTokens:
             need = (count - 1) * self.stride + self.patch
             padded = np.zeros((self.channels, max(need, s.shape[1])))
             padded[:, : s.shape[1]] = s
-            starts = np.arange(count) * self.stride
-            windows = np.stack([padded[:, a:a + self.patch] for a in starts])  # (count, C, patch)
-            out[i, :count] = windows.reshape(count, d)
+            windows = sliding_window_view(padded, self.patch, axis=1)[:, ::self.stride][:, :count]  # (C, count, patch)
+            out[i, :count] = windows.transpose(1, 0, 2).reshape(count, d)
             lengths[i] = count
         return torch.from_numpy(out), torch.from_numpy(lengths)
 
