@@ -289,11 +289,39 @@ class Predictor:
         if self.is_classifier:
             from fpt.data.tokenisers import plain_value
 
-            same = [plain_value(a) == plain_value(b) for a, b in zip(truth.reshape(-1), predicted.reshape(-1), strict=True)]
+            truth = self._as_classes(truth.reshape(len(truth), -1))
+            same = [a == plain_value(b) for a, b in zip(truth.reshape(-1), predicted.reshape(-1), strict=True)]
             return float(np.mean(same))
         from sklearn.metrics import r2_score
 
         return float(r2_score(truth.astype(np.float64), predicted.astype(np.float64)))
+
+    def _as_classes(self, truth: np.ndarray) -> np.ndarray:
+        """Labels ``truth`` (n, outputs) as the trained classes: each label as it is when it is one, else by its text
+        (``str``: 1, 1.0, np.int64(1) and '1' are the label '1'; the classes' own texts must be distinct). aeon reads
+        labels as text, so a model trained on '1', '2' is scored against y.astype(int) this way; labels that match no
+        class either way are a SchemaError naming both, never a silent 0.0."""
+        from fpt.data.tokenisers import plain_value
+
+        out = np.empty(truth.shape, dtype=object)
+        for j in range(truth.shape[1]):
+            classes = self.classes[j] if self.classes is not None else list(range(self.spec.num_classes))
+            known = set(classes)
+            by_text = {str(c): c for c in classes}
+            unambiguous = len(by_text) == len(classes)
+            for i, v in enumerate(truth[:, j]):
+                v = plain_value(v)
+                if v in known and type(v) in {type(c) for c in classes}:  # True == 1: not the class 1 unless bool
+                    out[i, j] = v
+                elif unambiguous and str(v) in by_text:
+                    out[i, j] = by_text[str(v)]
+                else:
+                    given = sorted({str(plain_value(u)) for u in truth[:, j]})
+                    name = f" of {self.output_names[j]!r}" if truth.shape[1] > 1 else ""
+                    raise SchemaError(f"score: label {v!r}{name} is not one of the model's classes; the model was "
+                                      f"trained on {_few(classes)} ({type(classes[0]).__name__}), y holds "
+                                      f"{_few(given)} ({np.asarray(truth[:, j]).dtype}); give y in the trained classes")
+        return out
 
     def predict_file(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> Prediction:
         """Predictions as a table: ``prediction`` (and ``proba_<class>`` columns), one row per example,
@@ -359,6 +387,10 @@ def rebuild(config: RunConfig, spec: InputSpec, load: Callable[[FPT], tuple[str,
     device = resolve_device(config.device)
     return Predictor(model.to(device).eval(), config, spec, objective, preprocessing, body_fp, device, lengths, info,
                      source, which)
+
+
+def _few(values: list, limit: int = 10) -> str:
+    return "[" + ", ".join(repr(v) for v in values[:limit]) + (", ..." if len(values) > limit else "") + "]"
 
 
 def _plain(v: Any) -> Any:
