@@ -319,7 +319,9 @@ def beside_run(exp: Any, summary: dict[str, Any], out: str | Path | None = None,
     chosen = level(exp.config)
     if chosen == "none":
         return summary
-    result = fit_models(exp.data, exp.config.seed)
+    # A closed-form fit learns from train + validation (fpt.closed_form): each model, chosen on validation, then
+    # learns from the same examples before test (the refit protocol).
+    result = fit_models(exp.data, exp.config.seed, refit="closed_form" in summary)
     if chosen == "all":
         result["controls"] = run_controls(exp.config, None if out is None else Path(out), progress)
     return _with_comparison(summary, result, out)
@@ -369,6 +371,12 @@ def _with_comparison(summary: dict[str, Any], result: dict[str, Any], out: str |
     return summary
 
 
+def _closed_form_words(record: dict[str, Any]) -> str:
+    """How a closed-form fit was chosen, in a few words (its penalty, and what the validation figure is)."""
+    penalty = f"alpha={record['alpha']:g}" if "alpha" in record else f"C={record.get('C')}"
+    return f"closed form: {record.get('head')} {penalty}, val: {record.get('val_figure')}"
+
+
 def table_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The comparison as rows (fpt first, then the models and controls): name, kind, val, test, seconds, chosen."""
     result = summary.get("baselines_models") or {}
@@ -383,7 +391,8 @@ def table_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
                  "chosen": f"step {refitted.get('selected_step')}, refit {refitted.get('steps')} steps"}]
     else:
         rows = [{"name": FPT, "kind": "this run", "val": val, "test": test, "seconds": summary.get("wall_seconds"),
-                 "chosen": f"step {summary.get('selected_step')}"}]
+                 "chosen": _closed_form_words(summary["closed_form"]) if "closed_form" in summary
+                 else f"step {summary.get('selected_step')}"}]
 
     def refit_words(e: dict[str, Any]) -> list[str]:
         return ["refit"] if e.get("protocol") == REFIT else []

@@ -137,6 +137,31 @@ class RunConfig:
                          "all seq_len positions side by side, zeros past an example's length, into one linear "
                          "layer: GPT4TS's classification head, which keeps the per-position detail that the "
                          "other two lose; one output token, a head of seq_len x width inputs)", "last")
+    fit: str = _help("how the trained pieces are fitted: gradient (Adam steps on the groups --freeze trains, "
+                     "selected on validation) | closed-form (no gradient step: seeded input layers, the frozen body "
+                     "read once as a feature map, pooled per block, and a linear head fitted in closed form with its "
+                     "penalty chosen by cross-validation over every training example; fpt.closed_form) | auto (--data: "
+                     "the two compared by k-fold cross-validation on the training examples, or by validation on large "
+                     "data, and the better one trained; fpt.select.choose_fit). Default: gradient; fpt train --data: "
+                     "auto", "gradient")
+    cf_members: int | None = _help("fit=closed-form: seeded input layers (members) whose features are concatenated, "
+                                   "as ROCKET's kernels (default: fpt.feature_map.ClosedForm)", None)
+    cf_blocks: str | None = _help("fit=closed-form: the blocks whose hidden states are pooled: all | last | indices "
+                                  "joined by ',' (negative from the end, e.g. 0,-1) (default: fpt.feature_map.ClosedForm)",
+                                  None)
+    cf_poolings: str | None = _help("fit=closed-form: how each block's states become features, joined by ',': mean | "
+                                    "max (over real positions) | last (the last real token) | flatten (every position, "
+                                    "zeros past the end) (default: fpt.feature_map.ClosedForm)", None)
+    cf_standardise: bool | None = _help("fit=closed-form: standardise each feature with the fitted examples' mean and "
+                                        "std before the head (folded into the exported head) (default: "
+                                        "fpt.feature_map.ClosedForm)", None)
+    cf_inputs: bool | None = _help("fit=closed-form: the tokens themselves beside the body's features (continuous "
+                                   "tokens side by side, zeros past the end; symbol ids as counts), so the head can "
+                                   "always do what a linear model on the inputs does (default: "
+                                   "fpt.feature_map.ClosedForm)", None)
+    cf_head: str | None = _help("fit=closed-form: ridge (penalty by efficient leave-one-out; class scores, softmax "
+                                "for probabilities) | logistic (classification, calibrated probabilities; C by k-fold) "
+                                "(default: fpt.feature_map.ClosedForm)", None)
     steps: int = _help("maximum optimizer steps", 2000)
     batch_size: int = _help("examples per optimizer step", 16)
     grad_accum: int = _help("split each step's batch into this many micro-batches (same result, less memory)", 1)
@@ -205,6 +230,11 @@ class RunConfig:
              "must be auto, cpu, cuda, cuda:N (N a GPU index) or mps"),
             (self.cache_features in {"auto", "on", "off"}, "cache_features", "must be auto, on or off"),
             (self.readout in READOUTS, "readout", f"must be one of {', '.join(READOUTS)}"),
+            (self.fit in FITS, "fit", f"must be one of {', '.join(FITS)}"),
+            (self.fit != "auto" or self.data is not None, "fit",
+             "auto cross-validates on your own data's training examples: give --data PATH, or fit=gradient"),
+            (self.cf_members is None or self.cf_members >= 1, "cf_members", "must be >= 1 (seeded input layers)"),
+            (self.cf_head is None or self.cf_head in CF_HEADS, "cf_head", f"must be one of {', '.join(CF_HEADS)}"),
             (self.baselines in BASELINE_LEVELS, "baselines", "must be auto, none, fast or all"),
             (self.precision in {"auto", "fp32", "bf16"}, "precision", "must be auto, fp32 or bf16"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
@@ -343,6 +373,8 @@ BASELINE_LEVELS = ("auto", "none", "fast", "all")  # RunConfig.baselines (fpt.ba
 # RunConfig.readout: the heads fpt.model.FPT builds. A copy of fpt.model.READOUTS, since config sits below the model
 # and may not import it; tests/test_model.py checks that the two agree.
 READOUTS = ("last", "mean", "flatten")
+FITS = ("gradient", "closed-form", "auto")  # RunConfig.fit (fpt.train.fit, fpt.closed_form, fpt.select.choose_fit)
+CF_HEADS = ("ridge", "logistic")  # RunConfig.cf_head (fpt.closed_form)
 TIE_BREAKS = ("first", "loss")  # RunConfig.tie_break (fpt.train.fit's selection)
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
 DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "folds", "fold",

@@ -19,6 +19,7 @@ from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, target_alias
 from fpt.errors import ConfigError
+from fpt.feature_map import CLOSED_FORM, FeatureMap, options, resolve, trainable
 from fpt.freeze import GroupCount, apply_policy, count_parameters, policy_groups
 from fpt.model import FPT, InputSpec
 from fpt.tasks import TaskData, build_task
@@ -173,7 +174,7 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def build_model(config: RunConfig, spec: InputSpec) -> FPT:
+def build_model(config: RunConfig, spec: InputSpec) -> FPT | FeatureMap:
     """Body and trainable layers for a task shape; trainable layers seeded by ``config.seed``."""
     body = build_body(BodySpec(config.body, config.init, spec.seq_len, config.dropout, config.seed,
                                vit_positions=config.vit_positions, lstm_variant=config.lstm_variant))
@@ -182,6 +183,10 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT:
             raise ConfigError(f"layers={config.layers} must be in 1..{len(body.blocks)} for body {config.body!r}")
         # Blocks past the first X are never run: drop them so counts and fingerprints ignore them.
         del body.blocks[config.layers:]
+    if config.fit == CLOSED_FORM:  # seeded input layers around the frozen body, a head fitted in closed form
+        model = FeatureMap(body, spec, options(config), config.seed, config.input_init, config.padding)
+        trainable(model)
+        return model
     if LORA_GROUP in policy_groups(config.freeze):  # lora, or lora@i (adapters everywhere, block i's trained)
         inject_lora(body, config.body, config.lora_rank, config.lora_alpha, config.seed)
     with torch.random.fork_rng(devices=[]):
@@ -283,6 +288,8 @@ def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:
 
 def assemble(config: RunConfig, data: TaskData) -> Experiment:
     """An experiment of already built task data (``build`` builds it from the config; fpt.sklearn from arrays)."""
+    if config.fit == CLOSED_FORM:
+        config = resolve(config)  # the design's defaults written into the config (config.yaml records them)
     if isinstance(data.train, TensorSource) and data.train.data.lengths is not None:
         data = replace(data, train=replace(data.train, bucket=config.bucket_batches))
     model = build_model(config, data.spec)

@@ -19,6 +19,7 @@ from fpt import checkpoint, distributed, rundir, tracking
 from fpt.config import RunConfig, save_yaml
 from fpt.convergence import health, steps_to_converge
 from fpt.errors import CheckpointError, ConfigError
+from fpt.feature_map import CLOSED_FORM
 from fpt.inference import iter_outputs, length_order
 from fpt.pipeline import Experiment
 from fpt.provenance import environment
@@ -274,6 +275,10 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     if exp.config.ensemble > 1:  # one model trained where N were asked for would be a silently different result
         raise ConfigError(f"ensemble={exp.config.ensemble} trains {exp.config.ensemble} models: run it with fpt train "
                           "--data ... (or fpt.ensemble.fit(config, out)); fit() trains one (ensemble=1)")
+    if exp.config.fit == "auto":  # the choice trains candidates on folds: a library function above this loop
+        raise ConfigError("fit=auto chooses between the closed-form fit and gradient training by cross-validation: run "
+                          "it with fpt train --data ... (or fpt.select.choose_fit(config, out)); fit() fits one "
+                          "(fit=closed-form or fit=gradient)")
     if not distributed.current().is_main:
         out, trackers = None, ()  # the other ranks of a data-parallel run never write the run directory
     with tracking.session(trackers) as track:
@@ -285,6 +290,8 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
 
 def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track: tracking.Tracker) -> dict[str, Any]:
     """``fit``, with the run directory (if any) locked by the caller."""
+    if exp.config.fit == CLOSED_FORM:
+        return _fit_closed_form(exp, out, resume, track)
     group = distributed.current()
     group.per_rank(exp.config.batch_size, exp.config.grad_accum)  # the global batch must divide over the ranks
     cache_seconds = None
@@ -402,6 +409,57 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
     # Collapse, chance and the test figure against the majority class (fpt.convergence.health): derived from the
     # curve and the figures above, recorded so that readers need not recompute them.
+    summary["health"] = health(summary, history, {name: int(b.y.shape[0]) for name, b in exp.data.eval_sets.items()})
+    if run.out:
+        rundir.write_text(run.out / SUMMARY, summary_json(summary))
+    track.finish(summary)
+    return summary
+
+
+def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tracking.Tracker) -> dict[str, Any]:
+    """``fit`` of fit=closed-form (fpt.closed_form): no step; one row in metrics.jsonl, the fitted pieces (members'
+    input layers and the head) in best/ and checkpoint/, the summary as a gradient run's. A finished run is complete:
+    resuming it returns its summary; one stopped before its summary is fitted again (it takes seconds)."""
+    from fpt.closed_form import solve
+
+    if distributed.current().size > 1:
+        raise ConfigError("fit=closed-form fits in one process: drop --nproc (torchrun)")
+    run = _Run(out)
+    cfg = exp.config
+    if run.out:
+        rundir.clear_debris(run.out)
+        finished = (run.out / SUMMARY).exists()
+        if resume and finished:
+            summary = json.loads((run.out / SUMMARY).read_text())
+            track.finish(summary)
+            return summary
+        if not resume and (finished or checkpoint.has_checkpoint(run.out)):
+            raise FileExistsError(f"{run.out} already holds a run; continue it with --resume {run.out} or choose another --out")
+        run.start_clean()
+        rundir.write_with(run.out / CONFIG, lambda tmp: save_yaml(cfg, tmp))
+        if exp.data.fitted is not None:
+            rundir.write_text(run.out / DATA, json.dumps(exp.data.fitted, indent=1))
+    track.start(exp, run.out, 0)
+    started = time.perf_counter()
+    solved = solve(exp)
+    wall = time.perf_counter() - started
+    objective = exp.data.objective
+    val = {k: v for k, v in solved["eval"].items() if k.startswith(f"{exp.data.val}_")}
+    row = {"step": 0, "wall_seconds": round(wall, 3), "train_loss": solved["train"]["loss"],
+           **{f"train_{k}": v for k, v in solved["train"].items() if k != "loss"}, **val}
+    history = [row]
+    run.write_metrics(row)
+    track.evaluated(row)
+    state = {"step": 0, "best_score": val.get(f"{exp.data.val}_{objective.metric}"), "best_loss": None,
+             "best_step": 0, "steps_to_target": None, "wall_seconds": wall, "train_seconds": wall,
+             "train_examples": 0, "evals_since_best": 0, "diverged_at": None}
+    if run.out:
+        for which in (checkpoint.BEST, checkpoint.LATEST):
+            checkpoint.save(checkpoint.slot(run.out, which), exp.model, cfg.to_dict(), exp.body_fingerprint,
+                            state=state if which == checkpoint.LATEST else None, step=0)
+    summary = _summary(exp, state, history, {"selected": solved["eval"], "last": solved["eval"]}, CLOSED_FORM)
+    summary["closed_form"] = solved["closed_form"]
+    summary["feature_cache_seconds"] = solved["closed_form"]["seconds"]["features"]
     summary["health"] = health(summary, history, {name: int(b.y.shape[0]) for name, b in exp.data.eval_sets.items()})
     if run.out:
         rundir.write_text(run.out / SUMMARY, summary_json(summary))

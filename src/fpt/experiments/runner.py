@@ -52,6 +52,9 @@ KEY_BASELINE: dict[str, Any] = {
     "bucket_batches": 50,
     "precision": "auto", "compile": False, "cache_features": "auto", "device": "auto", "readout": "last",
     "baselines": "auto",  # what else is fitted beside a --data run (fpt.baselines): trains nothing of the run itself
+    "fit": "gradient",  # gradient steps, as every run before the closed-form fit existed
+    "cf_members": None, "cf_blocks": None, "cf_poolings": None, "cf_standardise": None, "cf_head": None,
+    "cf_inputs": None,
     "preset": "paper",  # the defaults of fields not given; presets began with fast (step 14), the field defaults are paper
 }
 

@@ -1,0 +1,230 @@
+"""The closed-form fit (``fit=closed-form``): no gradient step. The frozen body is read once as a feature map
+(fpt.feature_map.FeatureMap: seeded input layers, pooled block states), and a linear head is fitted in closed form.
+
+1. Features: every example of the training, validation and test sets through the model once, in batches under
+   torch.inference_mode and the run's precision (fpt.inference, as the cached probe of fpt.cache reads them),
+   pooled inside the batch loop, so memory holds (N, F) and never (N, blocks, T, D).
+2. The examples fitted: train and validation together (every example that is not test: nothing is selected on a
+   held-out split, so none need be carved out), or train alone in a fold run of a cross-validation
+   (``folds``/``fold``, fpt.select), whose validation fold is then scored as usual.
+3. Standardised with the fitted examples' mean and std (``cf_standardise``), then the head: ``ridge`` (one-vs-rest
+   +-1 targets for classes, the standardised targets for regression; scikit-learn's RidgeCV with its penalty chosen
+   by efficient leave-one-out over the fitted examples) or ``logistic`` (LogisticRegressionCV, C by stratified k-fold;
+   calibrated probabilities). The validation figure of a run fitted on train + validation is that cross-validation
+   estimate (leave-one-out accuracy or R² at the chosen penalty), recorded as such; the test split is scored once.
+4. The standardisation is folded into the head (W / std, b - W mean / std), so the saved model is one linear layer
+   over the features: predict, export and ONNX need nothing else.
+
+Beside the fit, ``fold_scores``: the same head fitted on k-1 folds of the fitted examples and scored on the k-th,
+for every fold (seeded by ``split_seed``, stratified for classes); the controls are scored on the same folds, which
+is what the line on whether the language model helped compares (fpt.baselines).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+
+from fpt.errors import ConfigError
+from fpt.feature_map import ClosedForm, FeatureMap, options
+from fpt.inference import batched_outputs
+from fpt.model import FEATURES
+from fpt.pipeline import Experiment
+from fpt.tasks.base import Batch, TensorSource
+
+LOO = "leave-one-out"
+MISSING_CLASS_BIAS = -1e4  # a class absent from the fitted examples never wins (logistic head)
+
+
+def read_features(exp: Experiment, batch: Batch, transform: Any = None) -> np.ndarray:
+    """The pooled features (N, F) of every example of ``batch`` (float32, on the CPU)."""
+    model = exp.model
+    if not isinstance(model, FeatureMap):
+        raise ConfigError(f"fit={exp.config.fit}: the model is not a feature map (fpt.feature_map); build it with "
+                          "fit=closed-form")
+    design = options(exp.config)
+    if len(batch) * model.num_features > design.max_values:
+        raise ConfigError(f"fit=closed-form: {len(batch)} examples x {model.num_features} features exceed "
+                          f"{design.max_values} values held in memory; pool fewer blocks (cf_blocks=last), drop "
+                          "flatten from cf_poolings, or use fewer cf_members")
+    out = batched_outputs(exp, batch.x, batch.lengths, trim=exp.config.trim_padding,
+                          call=lambda x, lengths: model.features(x, lengths)[:, 0],
+                          transform=None if transform is None else (lambda xb: transform(xb, None)))
+    return out.numpy()
+
+
+def _targets(y: torch.Tensor) -> np.ndarray:
+    return y.reshape(len(y), -1).numpy()  # (N, m): class indices, or standardised values
+
+
+def _onehot(y: np.ndarray, classes: int) -> np.ndarray:
+    """(N, m * C) one-vs-rest targets, +1 for the class and -1 elsewhere (RidgeClassifier's coding)."""
+    out = -np.ones((len(y), y.shape[1] * classes))
+    for j in range(y.shape[1]):
+        out[np.arange(len(y)), j * classes + y[:, j].astype(np.int64)] = 1.0
+    return out
+
+
+def _score(classify: bool, logits: np.ndarray, y: np.ndarray, classes: int) -> float:
+    """Accuracy (over every target) or R² (mean over targets) of logits (N, m * C) against y (N, m)."""
+    if classify:
+        pred = logits.reshape(len(y), y.shape[1], classes).argmax(-1)
+        return float((pred == y).mean())
+    from sklearn.metrics import r2_score
+
+    return float(r2_score(y, logits.reshape(y.shape)))
+
+
+def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
+             seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """The head (W (m * C, F), b (m * C)) over raw features ``x`` (N, F), standardisation folded in, and what chose
+    it: the penalty, the cross-validation and its estimate (``cv_score``)."""
+    from sklearn.linear_model import RidgeCV
+
+    x = x.astype(np.float64)
+    mean = x.mean(0) if design.standardise else np.zeros(x.shape[1])
+    std = x.std(0) if design.standardise else np.ones(x.shape[1])
+    std = np.where(std > 1e-12 * max(1.0, float(np.abs(mean).max(initial=0.0))), std, 1.0)  # constants stay put
+    z = (x - mean) / std
+    if design.head == "logistic":
+        if not classify:
+            raise ConfigError("cf_head=logistic is a classifier; a regression's head is ridge (cf_head=ridge)")
+        w, b, info = _logistic(z, y, classes, design, seed)
+    else:
+        targets = _onehot(y, classes) if classify else y.astype(np.float64)
+        # scoring given: cv_results_ holds each example's leave-one-out output at every penalty (scoring None keeps
+        # only squared errors); the squared error still chooses the penalty, as RidgeClassifierCV's default does.
+        ridge = RidgeCV(alphas=design.alphas, scoring="neg_mean_squared_error", store_cv_results=True).fit(z, targets)
+        index = list(design.alphas).index(ridge.alpha_)
+        loo = ridge.cv_results_[..., index].reshape(len(z), -1)  # (N, m * C)
+        w, b = np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)
+        info = {"head": "ridge", "alpha": float(ridge.alpha_), "cv": LOO,
+                "cv_score": _score(classify, loo, y, classes), "alphas": list(design.alphas)}
+    w = w / std[None, :]
+    return w, b - w @ mean, info
+
+
+def _logistic(z: np.ndarray, y: np.ndarray, classes: int, design: ClosedForm,
+              seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Per target, LogisticRegressionCV over ``design.cs`` with stratified k-fold; its logits as head rows."""
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.model_selection import StratifiedKFold
+
+    w = np.zeros((y.shape[1] * classes, z.shape[1]))
+    b = np.full(y.shape[1] * classes, MISSING_CLASS_BIAS)
+    chosen, scores = [], []
+    for j in range(y.shape[1]):
+        labels = y[:, j].astype(np.int64)
+        k = _fold_count(labels, True, design.folds)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # lbfgs' convergence notes on separable data: the fit is still used
+            model = LogisticRegressionCV(Cs=list(design.cs), cv=StratifiedKFold(k, shuffle=True, random_state=seed),
+                                         max_iter=2000, scoring="accuracy").fit(z, labels)
+        rows = j * classes + model.classes_
+        if len(model.classes_) == 2:  # one logit, for the second class: logits (0, z)
+            w[rows[1]], b[rows[1]] = model.coef_[0], model.intercept_[0]
+            b[rows[0]] = 0.0
+        else:
+            w[rows], b[rows] = model.coef_, model.intercept_
+        folds = model.scores_  # {class: (folds, Cs)}; an array in scikit-learn's simplified attributes
+        fold_means = np.mean(next(iter(folds.values())) if isinstance(folds, dict) else folds, axis=0)
+        fold_means = fold_means.reshape(-1)  # (Cs,) mean fold accuracy
+        chosen.append(float(model.C_[0]))
+        scores.append(float(fold_means.max()))
+    return w, b, {"head": "logistic", "C": chosen[0] if len(chosen) == 1 else chosen, "cv": f"{k}-fold",
+                  "cv_score": float(np.mean(scores)), "cs": list(design.cs)}
+
+
+def _fold_count(labels: np.ndarray | None, classify: bool, wanted: int) -> int:
+    """``wanted`` folds, fewer where the rarest class has fewer examples (at least 2)."""
+    if not classify or labels is None:
+        return max(2, wanted)
+    return max(2, min(wanted, int(np.unique(labels, return_counts=True)[1].min())))
+
+
+def folds_of(y: np.ndarray, classify: bool, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, validation) indices of k shuffled folds of the fitted examples, stratified by the first target."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    if classify:
+        return list(StratifiedKFold(k, shuffle=True, random_state=seed).split(y, y[:, 0]))
+    return list(KFold(k, shuffle=True, random_state=seed).split(y))
+
+
+def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
+                seed: int) -> list[float]:
+    """The head fitted on k-1 folds and scored on the k-th, for each of k folds (k: ``design.folds``, fewer where
+    the rarest class is rarer): the figures two feature maps are compared on, fold by fold."""
+    k = _fold_count(y[:, 0] if classify else None, classify, design.folds)
+    if len(y) < 2 * k:
+        return []
+    scores = []
+    for train, val in folds_of(y, classify, k, seed):
+        w, b, _ = fit_head(x[train], y[train], classify, classes, design, seed)
+        scores.append(_score(classify, x[val].astype(np.float64) @ w.T + b, y[val], classes))
+    return scores
+
+
+def solve(exp: Experiment) -> dict[str, Any]:
+    """Fit ``exp``'s head in closed form (the model is left holding it) and score every held-out set.
+
+    Returns {"eval": {SET_METRIC: value, ...} as fpt.train.evaluate gives them (the validation figure: the
+    cross-validation estimate when validation was fitted), "train": the fitted examples' own figures,
+    "closed_form": what was fitted and how (features, penalty, cross-validation, fold scores, seconds)}."""
+    if not isinstance(exp.data.train, TensorSource):
+        raise ConfigError(f"fit=closed-form reads a finite training set once; task {exp.config.task!r} generates its "
+                          "training examples afresh: use fit=gradient")
+    started = time.perf_counter()
+    design, data, model = options(exp.config), exp.data, exp.model
+    classify = data.objective.name == "classification"
+    classes = data.spec.num_classes
+    train = data.train.data
+    feats = {"train": read_features(exp, train, data.train.transform)}
+    for name, batch in data.eval_sets.items():
+        feats[name] = feats["train"] if batch is train else read_features(exp, batch)
+    features_seconds = time.perf_counter() - started
+    with_val = exp.config.folds is None and not exp.config.train_on_val  # a fold run keeps its fold held out
+    x = np.concatenate([feats["train"], feats[data.val]]) if with_val else feats["train"]
+    y = np.concatenate([_targets(train.y), _targets(data.eval_sets[data.val].y)]) if with_val else _targets(train.y)
+    started_head = time.perf_counter()
+    w, b, info = fit_head(x, y, classify, classes, design, exp.config.split_seed)
+    with torch.no_grad():
+        model.head.weight.copy_(torch.from_numpy(w).float())
+        model.head.bias.copy_(torch.from_numpy(b).float())
+    head_seconds = time.perf_counter() - started_head
+    started_folds = time.perf_counter()
+    folds = fold_scores(x, y, classify, classes, design, exp.config.split_seed)
+    folds_seconds = time.perf_counter() - started_folds
+    out: dict[str, Any] = {}
+    for name, batch in data.eval_sets.items():
+        metrics = _metrics(exp, feats[name], batch.y)
+        if with_val and name == data.val:  # fitted: its own figures would be training figures
+            metrics = {exp.data.objective.metric: info["cv_score"], "loss": None}
+        out.update({f"{name}_{k}": v for k, v in metrics.items()})
+    fitted = _metrics(exp, x, torch.from_numpy(y))
+    record = {**info, "members": design.members, "blocks": list(model.blocks), "poolings": list(model.poolings),
+              "standardise": design.standardise, "features": int(model.num_features), "fitted_examples": len(y),
+              "fitted_sets": ["train", data.val] if with_val else ["train"],
+              "val_figure": info["cv"] if with_val else data.val,
+              "fold_scores": folds, "fold_metric": data.objective.metric,
+              "seconds": {"features": round(features_seconds, 3), "head": round(head_seconds, 3),
+                          "folds": round(folds_seconds, 3)}}
+    return {"eval": out, "train": fitted, "closed_form": record}
+
+
+def _metrics(exp: Experiment, x: np.ndarray, y: torch.Tensor) -> dict[str, float]:
+    """The objective's metrics and loss of the fitted head over features ``x`` (as fpt.train.evaluate reports)."""
+    objective = exp.data.objective
+    with torch.no_grad():
+        logits = exp.model(torch.from_numpy(x)[:, None].float(), None, start=FEATURES)  # (N, m, C): the head alone
+    y = y.reshape(len(y), -1)
+    loss = float(objective.loss(logits, y))
+    return {**objective.summarise(objective.tally(logits, y)), "loss": loss if math.isfinite(loss) else None}
+
+
+__all__ = ["LOO", "fit_head", "fold_scores", "folds_of", "read_features", "solve"]

@@ -1,0 +1,228 @@
+"""The frozen body as a feature map: the model of a closed-form fit (``fit=closed-form``; fitted by fpt.closed_form).
+
+Dimension legend (as fpt.model):
+    B  batch   T  tokens   D  body width   E  members (seeded input layers)
+    P  pooled blocks       F  features = E * P * (sum of the poolings' widths) [+ T * d, the tokens themselves]
+
+Each member is an input layer left at its seeded init (member e seeded by ``seed + e``; member 0 is the input
+layer a gradient run would start from). Every member's tokens run through the one frozen body; the hidden states
+after each chosen block are pooled over the real positions (mean, max, the last real token, or flatten: every
+position side by side, zeros past the end, GPT4TS's readout) and concatenated, member by member, block by block,
+pooling by pooling, and (``inputs``) the tokens themselves after them, so the head can always do what a linear
+model of the inputs does: (B, F). One linear layer, fitted in closed form, maps them to logits; the standardisation of
+the features is folded into it, so the model a run saves, exports and puts into ONNX is this module alone.
+
+``ClosedForm`` holds the design's defaults, in one place: a ``cf_*`` config field left None takes its value from
+here when the experiment is built (``resolve``), and config.yaml records the values used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from fpt.bodies import Body
+from fpt.config import RunConfig
+from fpt.errors import ConfigError
+from fpt.model import FEATURES, InputSpec, input_layer
+
+Tensor = torch.Tensor
+CLOSED_FORM = "closed-form"  # RunConfig.fit
+POOLINGS = ("mean", "max", "last", "flatten")
+HEADS = ("ridge", "logistic")
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    """The closed-form fit's design: what ``cf_*`` config fields left unset become. Issue 40's prototype (GunPoint
+    0.960, ArrowHead 0.726 on the archive split): mean and max of every block, three members, standardised, ridge
+    with the penalty chosen by leave-one-out."""
+
+    members: int = 3  # cf_members: E seeded input layers
+    blocks: str = "all"  # cf_blocks: all | last | indices joined by ',' (negative from the end)
+    poolings: str = "mean,max"  # cf_poolings
+    standardise: bool = True  # cf_standardise
+    head: str = "ridge"  # cf_head: ridge | logistic
+    inputs: bool = True  # cf_inputs: the tokens themselves beside the body's features (a linear model's inputs)
+    # Not config fields: the search the head's fit makes (cf-study may change them here).
+    alphas: tuple[float, ...] = tuple(10.0 ** k for k in range(-3, 7))  # ridge penalties, chosen by leave-one-out
+    cs: tuple[float, ...] = tuple(10.0 ** k for k in range(-4, 3))  # logistic inverse penalties, chosen by k-fold
+    folds: int = 5  # k of the k-fold figures (the logistic head's search, and the per-fold scores the controls use)
+    max_values: int = 2**30  # examples x features held in memory (4 GiB of float32); beyond it, a one-line error
+
+
+DEFAULTS = ClosedForm()
+FIELDS = {"cf_members": "members", "cf_blocks": "blocks", "cf_poolings": "poolings", "cf_standardise": "standardise",
+          "cf_head": "head",
+          "cf_inputs": "inputs"}
+
+
+def resolve(config: RunConfig) -> RunConfig:
+    """``config`` with every ``cf_*`` field left None set to ``DEFAULTS``' value (so config.yaml records it)."""
+    changes = {name: getattr(DEFAULTS, attr) for name, attr in FIELDS.items() if getattr(config, name) is None}
+    return dataclasses.replace(config, **changes) if changes else config
+
+
+def options(config: RunConfig) -> ClosedForm:
+    """The design a (resolved or not) config asks for, checked."""
+    config = resolve(config)
+    chosen = dataclasses.replace(DEFAULTS, **{attr: getattr(config, name) for name, attr in FIELDS.items()})
+    pooling_names(chosen.poolings)
+    if chosen.head not in HEADS:
+        raise ConfigError(f"config field 'cf_head'={chosen.head!r} must be one of {', '.join(HEADS)}")
+    return chosen
+
+
+def pooling_names(text: str) -> tuple[str, ...]:
+    names = tuple(p.strip() for p in str(text).split(",") if p.strip())
+    bad = [p for p in names if p not in POOLINGS]
+    if not names or bad or len(set(names)) != len(names):
+        raise ConfigError(f"config field 'cf_poolings'={text!r}: give poolings from {', '.join(POOLINGS)} joined by "
+                          "',' each once (e.g. mean,max)")
+    return names
+
+
+def block_indices(text: str, blocks: int) -> tuple[int, ...]:
+    """The blocks (0-based, ascending) that ``cf_blocks`` names for a body of ``blocks`` blocks."""
+    text = str(text).strip()
+    if text == "all":
+        return tuple(range(blocks))
+    if text == "last":
+        return (blocks - 1,)
+    try:
+        wanted = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        wanted = []
+    inside = all(-blocks <= i < blocks for i in wanted)
+    chosen = sorted({i % blocks for i in wanted})
+    if not wanted or not inside or len(chosen) != len(wanted):  # out of range, or one block named twice
+        raise ConfigError(f"config field 'cf_blocks'={text!r}: give all, last, or block indices in "
+                          f"{-blocks}..{blocks - 1} joined by ',' (this body has {blocks} blocks)")
+    return tuple(chosen)
+
+
+class FeatureMap(nn.Module):
+    """E seeded input layers -> the frozen body -> pooled block states, and the tokens (B, F) -> a linear head (B, m, C)."""
+
+    def __init__(self, body: Body, spec: InputSpec, design: ClosedForm, seed: int, input_init: str = "gpt2",
+                 padding: str = "mask") -> None:
+        super().__init__()
+        if spec.num_outputs != 1:
+            raise ConfigError(f"fit=closed-form pools every token into one output, but this task reads "
+                              f"{spec.num_outputs} output tokens; use fit=gradient")
+        self.spec = spec
+        self.body = body
+        self.layers = len(body.blocks)
+        self.padding = padding
+        self.readout = "pooled"
+        self.poolings = pooling_names(design.poolings)
+        self.blocks = block_indices(design.blocks, self.layers)
+        members = []
+        for e in range(design.members):
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed + e)  # member 0: the input layer build_model gives a gradient run at seed
+                members.append(input_layer(spec, body.width, input_init))
+        self.input = nn.ModuleList(members)  # "input.*": the input group of fpt.freeze
+        self.members = design.members
+        self.inputs = design.inputs
+        self.head = nn.Linear(self.num_features, spec.per_token * spec.num_classes)
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+
+    @property
+    def per_member(self) -> int:
+        """Features one member gives."""
+        width = {"mean": 1, "max": 1, "last": 1, "flatten": self.spec.seq_len}
+        return len(self.blocks) * sum(width[p] for p in self.poolings) * self.body.width
+
+    @property
+    def input_features(self) -> int:
+        """Features the tokens themselves give: T * d values, or a count per symbol id (0 if ``inputs`` is off)."""
+        if not self.inputs:
+            return 0
+        spec = self.spec
+        return spec.seq_len * spec.token_dim if spec.token_dim is not None else spec.vocab_size
+
+    @property
+    def num_features(self) -> int:
+        return self.members * self.per_member + self.input_features
+
+    def token_features(self, x: Tensor, lengths: Tensor | None) -> Tensor:
+        """The tokens as features (B, T * d), zeros past each length; symbol ids as counts (B, V), padding (0) not
+        counted."""
+        mask = self.pad_mask(x, lengths)
+        if self.spec.vocab_size is not None:
+            ids = x if mask is None else x.masked_fill(~mask, 0)
+            counts = torch.zeros(x.shape[0], self.spec.vocab_size, device=x.device)
+            counts.scatter_add_(1, ids.long(), torch.ones_like(ids, dtype=counts.dtype))
+            counts[:, 0] = 0  # padding
+            return counts
+        x = x.float() if mask is None else x.float().masked_fill(~mask[..., None], 0.0)
+        x = nn.functional.pad(x, (0, 0, 0, self.spec.seq_len - x.shape[1]))  # (B, T, d)
+        return x.reshape(x.shape[0], -1)
+
+    def pad_mask(self, x: Tensor, lengths: Tensor | None) -> Tensor | None:
+        if lengths is None or self.padding == "ignore":
+            return None
+        return torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]  # (B, T)
+
+    def pool(self, h: Tensor, mask: Tensor | None, lengths: Tensor | None) -> list[Tensor]:
+        """One block's states (B, T, D) as the poolings' features, each (B, width)."""
+        out = []
+        for name in self.poolings:
+            if name == "mean":
+                if mask is None:
+                    out.append(h.mean(1))  # (B, D)
+                else:
+                    w = mask[..., None].to(h.dtype)  # (B, T, 1)
+                    out.append((h * w).sum(1) / w.sum(1).clamp_min(1))  # (B, D)
+            elif name == "max":
+                out.append((h if mask is None else h.masked_fill(~mask[..., None], float("-inf"))).amax(1))
+            elif name == "last":
+                last = (lengths - 1 if lengths is not None and mask is not None
+                        else torch.full((h.shape[0],), h.shape[1] - 1, device=h.device))
+                out.append(h[torch.arange(h.shape[0], device=h.device), last])  # (B, D)
+            else:  # flatten: every position's own weights; a shorter (or trimmed) batch is zero-filled to T
+                if mask is not None:
+                    h = h.masked_fill(~mask[..., None], 0.0)
+                h = nn.functional.pad(h, (0, 0, 0, self.spec.seq_len - h.shape[1]))  # (B, T, D)
+                out.append(h.reshape(h.shape[0], -1))  # (B, T * D)
+        return out
+
+    def member_features(self, e: int, x: Tensor, lengths: Tensor | None = None) -> Tensor:
+        """Member ``e``'s pooled features (B, F / E)."""
+        mask = self.pad_mask(x, lengths)
+        h = self.body.embed(self.input[e](x))  # (B, T, D)
+        parts: list[Tensor] = []
+        for i in range(self.blocks[-1] + 1):  # blocks past the last pooled one are never run
+            h = self.body.block(i, h, mask)  # (B, T, D)
+            if i in self.blocks:
+                parts += self.pool(h, mask, lengths)
+        return torch.cat(parts, dim=-1)
+
+    def features(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
+        """Every member's features side by side (B, 1, F): what the head reads."""
+        parts = [self.member_features(e, x, lengths) for e in range(self.members)]
+        if self.inputs:
+            parts.append(self.token_features(x, lengths).to(parts[0].dtype if parts else torch.float32))
+        return torch.cat(parts, dim=-1)[:, None]
+
+    def forward(self, x: Tensor, lengths: Tensor | None = None, start: int = 0) -> Tensor:
+        """Logits (B, m, C); ``start`` FEATURES: ``x`` is already the features (B, 1, F)."""
+        feats = x if start == FEATURES else self.features(x, lengths)  # (B, 1, F)
+        out = self.head(feats.float() if feats.dtype != self.head.weight.dtype else feats)  # (B, 1, m * C)
+        return out.view(out.shape[0], -1, self.spec.num_classes)  # (B, m, C)
+
+
+def trainable(model: nn.Module) -> None:
+    """The pieces a closed-form fit sets (members' input layers, the head) marked trained, the body frozen: so the
+    checkpoint holds them and the body fingerprint covers the body alone."""
+    for name, p in model.named_parameters():
+        p.requires_grad_(name.startswith(("input.", "head.")))
+
+
+__all__ = ["CLOSED_FORM", "DEFAULTS", "POOLINGS", "ClosedForm", "FeatureMap", "block_indices", "options",
+           "pooling_names", "resolve", "trainable"]

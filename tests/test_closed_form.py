@@ -1,0 +1,156 @@
+"""The closed-form fit (fpt.closed_form): the head against scikit-learn's, the run directory, predict, export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import fpt
+from fpt.closed_form import fit_head, fold_scores, read_features
+from fpt.feature_map import DEFAULTS
+from fpt.rundir import METRICS
+
+
+def _csv(path: Path, n: int = 60) -> Path:
+    rng = np.random.default_rng(0)
+    rows = ["x1,x2,kind,label"]
+    for i in range(n):
+        rows.append(f"{rng.normal() + 2 * (i % 3):.3f},{rng.normal():.3f},{'pqr'[i % 3]},{['a', 'b', 'c'][i % 3]}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _regression_csv(path: Path, n: int = 80) -> Path:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, 3))
+    y = 100 + 30 * x[:, 0] - 10 * x[:, 1]
+    path.write_text("a,b,c,price\n" + "".join(f"{r[0]:.4f},{r[1]:.4f},{r[2]:.4f},{v:.3f}\n"
+                                               for r, v in zip(x, y, strict=True)))
+    return path
+
+
+def _build(path, body, **kw):
+    return fpt.build(data=str(path), body=body, init="random", fit="closed-form", device="cpu", **kw)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_ridge_head_with_standardisation_folded_is_sklearns(classes):
+    from sklearn.linear_model import RidgeClassifierCV
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(40, 12)) * rng.uniform(0.1, 10, size=12) + 5
+    y = rng.integers(0, classes, size=40)
+    w, b, info = fit_head(x, y[:, None], True, classes, DEFAULTS, seed=0)
+    scaler = StandardScaler().fit(x)
+    reference = RidgeClassifierCV(alphas=DEFAULTS.alphas).fit(scaler.transform(x), y)
+    assert info["alpha"] == reference.alpha_ and info["cv"] == "leave-one-out"
+    ours = x @ w.T + b
+    want = reference.decision_function(scaler.transform(x))
+    if classes == 2:  # ours scores both classes (+-1 coding): class 1's column is sklearn's decision
+        np.testing.assert_allclose(ours[:, 1], want, rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-5)
+    assert (ours.argmax(1) == reference.predict(scaler.transform(x))).all()
+
+
+def test_logistic_head_gives_sklearns_probabilities():
+    from dataclasses import replace
+
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(45, 6))
+    y = (x[:, 0] + 0.5 * rng.normal(size=45) > 0).astype(int) + (x[:, 1] > 1)
+    design = replace(DEFAULTS, head="logistic")
+    w, b, info = fit_head(x, y[:, None], True, 3, design, seed=0)
+    scaler = StandardScaler().fit(x)
+    k = min(design.folds, int(np.bincount(y).min()))
+    reference = LogisticRegressionCV(Cs=list(design.cs), cv=StratifiedKFold(k, shuffle=True, random_state=0),
+                                     max_iter=2000, scoring="accuracy").fit(scaler.transform(x), y)
+    proba = torch.softmax(torch.from_numpy(x @ w.T + b), -1).numpy()
+    present = list(reference.classes_)
+    np.testing.assert_allclose(proba[:, present], reference.predict_proba(scaler.transform(x)), atol=1e-5)
+    assert proba[:, [c for c in range(3) if c not in present]].max(initial=0) < 1e-6  # a class never seen
+    assert info["head"] == "logistic" and 0 <= info["cv_score"] <= 1
+
+
+def test_regression_head_recovers_a_linear_target():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(50, 4))
+    y = (2 * x[:, 0] - x[:, 2])[:, None]
+    w, b, info = fit_head(x, y, False, 1, DEFAULTS, seed=0)
+    assert np.abs(x @ w.T + b - y).max() < 0.05 and info["cv_score"] > 0.99
+    scores = fold_scores(x, y, False, 1, DEFAULTS, seed=0)
+    assert len(scores) == DEFAULTS.folds and min(scores) > 0.99
+
+
+def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir):
+    exp = _build(_csv(tmp_path / "c.csv"), tiny_bert_dir, cf_members=2)
+    summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
+    assert summary["steps"] == 0 and summary["stopped"] == "closed-form"
+    record = summary["closed_form"]
+    assert record["fitted_sets"] == ["train", "val"] and record["val_figure"] == "leave-one-out"
+    assert summary["val_accuracy"] == record["cv_score"] and len(record["fold_scores"]) == DEFAULTS.folds
+    spec = exp.data.spec  # members x blocks x (mean, max) x width, and the tokens themselves
+    assert record["features"] == 2 * 2 * 2 * 32 + spec.seq_len * spec.token_dim
+    rows = (tmp_path / "run" / METRICS).read_text().splitlines()
+    assert len(rows) == 1 and json.loads(rows[0])["step"] == 0
+    saved = fpt.Run(tmp_path / "run").config()
+    assert (saved.fit, saved.cf_members, saved.cf_poolings) == ("closed-form", 2, DEFAULTS.poolings)
+
+    # predict: the saved model's probabilities are the fitted head's over the features
+    model = fpt.load(tmp_path / "run")
+    test = exp.data.eval_sets["test"]
+    feats = read_features(exp, test)
+    want = feats.astype(np.float64) @ exp.model.head.weight.detach().double().numpy().T \
+        + exp.model.head.bias.detach().double().numpy()
+    np.testing.assert_allclose(model.logits(test.x)[:, 0], want, rtol=1e-4, atol=1e-4)
+    assert model.score(str(tmp_path / "c.csv"))["accuracy"] > 0.5
+
+    # export (the head is one linear layer) and ONNX: the same predictions
+    exported = fpt.Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
+    doc = json.loads((exported / "config.json").read_text())
+    assert doc["onnx"]["max_abs_diff"] < 1e-4
+    np.testing.assert_allclose(fpt.load(exported).predict_proba(test.x), model.predict_proba(test.x), atol=1e-6)
+
+    # a finished closed-form run is complete: resuming returns it, a new fit into it is refused
+    again = fpt.fit(fpt.build(fpt.Run(tmp_path / "run").config()), out=tmp_path / "run", resume=True, progress=False)
+    assert again["test_accuracy"] == summary["test_accuracy"]
+    with pytest.raises(FileExistsError, match="already holds a run"):
+        fpt.fit(_build(tmp_path / "c.csv", tiny_bert_dir, cf_members=2), out=tmp_path / "run", progress=False)
+
+
+def test_regression_through_the_cli_beside_its_baselines(tmp_path, tiny_bert_dir, capsys):
+    from fpt.cli import main
+
+    path = _regression_csv(tmp_path / "r.csv")
+    assert main(["train", "--data", str(path), "--body", tiny_bert_dir, "--init", "random", "--fit", "closed-form",
+                 "--device", "cpu", "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["closed_form"]["head"] == "ridge" and summary["test_r2"] > 0.9
+    models = summary["baselines_models"]
+    assert models["protocol"] == "refit"  # the models learn from train + validation too, as the fit did
+    assert "ridge regression" in models["models"]
+    assert "closed form: ridge" in capsys.readouterr().out
+
+
+def test_a_fold_run_fits_train_and_scores_its_fold(tmp_path, tiny_bert_dir):
+    exp = _build(_csv(tmp_path / "c.csv"), tiny_bert_dir, cf_members=1, folds=3, fold=1)
+    summary = fpt.fit(exp, progress=False)
+    assert summary["closed_form"]["fitted_sets"] == ["train"]
+    assert summary["closed_form"]["val_figure"] == "val" and summary["eval"]["val_loss"] is not None
+
+
+def test_fit_refuses_auto(tmp_path, tiny_bert_dir):
+    from fpt.errors import ConfigError
+
+    exp = fpt.build(data=str(_csv(tmp_path / "c.csv")), body=tiny_bert_dir, init="random", fit="auto", device="cpu")
+    with pytest.raises(ConfigError, match="choose_fit"):
+        fpt.fit(exp, progress=False)

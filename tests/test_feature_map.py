@@ -1,0 +1,85 @@
+"""The closed-form fit's model (fpt.feature_map): members, blocks, poolings, padding."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fpt.config import RunConfig
+from fpt.errors import ConfigError
+from fpt.feature_map import DEFAULTS, FeatureMap, block_indices, options, pooling_names, resolve
+from fpt.model import InputSpec
+from fpt.pipeline import build_model
+
+
+def _model(body_dir, spec=None, **fields):
+    config = RunConfig(body=body_dir, init="random", fit="closed-form", **fields)
+    return build_model(config, spec or InputSpec(seq_len=6, num_classes=3, token_dim=4))
+
+
+def test_the_defaults_fill_unset_fields_and_are_recorded(tiny_bert_dir):
+    config = resolve(RunConfig(body=tiny_bert_dir, fit="closed-form", cf_members=2))
+    assert (config.cf_members, config.cf_blocks, config.cf_poolings) == (2, DEFAULTS.blocks, DEFAULTS.poolings)
+    assert config.cf_standardise is DEFAULTS.standardise and config.cf_head == DEFAULTS.head
+    assert options(config).members == 2
+
+
+def test_features_are_members_by_blocks_by_poolings(tiny_bert_dir):
+    model = _model(tiny_bert_dir, cf_members=2, cf_poolings="mean,max,last")
+    assert model.blocks == (0, 1) and model.num_features == 2 * 2 * 3 * 32 + 6 * 4  # + the tokens
+    x = torch.randn(5, 6, 4)
+    assert model.features(x).shape == (5, 1, model.num_features)
+    assert model(x).shape == (5, 1, 3)
+    # only the members' input layers and the head are fitted; the body stays frozen
+    trained = {n.split(".")[0] for n, p in model.named_parameters() if p.requires_grad}
+    assert trained == {"input", "head"}
+
+
+def test_member_zero_is_the_input_layer_a_gradient_run_starts_from(tiny_bert_dir):
+    spec = InputSpec(seq_len=6, num_classes=3, token_dim=4)
+    cf = _model(tiny_bert_dir, spec, cf_members=2, seed=3)
+    fpt_model = build_model(RunConfig(body=tiny_bert_dir, init="random", seed=3), spec)
+    assert torch.equal(cf.input[0].weight, fpt_model.input.weight)
+    assert not torch.equal(cf.input[1].weight, cf.input[0].weight)
+
+
+def test_pooling_reads_real_positions_only(tiny_bert_dir):
+    model = _model(tiny_bert_dir, cf_members=1, cf_poolings="mean,max,last,flatten").eval()
+    x = torch.randn(1, 6, 4)
+    padded = torch.cat([x[:, :4], torch.full((1, 2, 4), 1e3)], dim=1)  # two padding tokens of huge values
+    with torch.no_grad():
+        short = model.features(x[:, :4], torch.tensor([4]))
+        masked = model.features(padded, torch.tensor([4]))
+    assert torch.allclose(short, masked, atol=1e-5)
+    with torch.no_grad():
+        h = model.body.embed(model.input[0](x[:, :4]))
+        h = model.body.block(0, h, None)
+    D = 32
+    assert torch.allclose(short[0, 0, :D], h[0].mean(0), atol=1e-5)  # block 0 mean
+    assert torch.allclose(short[0, 0, D:2 * D], h[0].amax(0), atol=1e-5)  # block 0 max
+    assert torch.allclose(short[0, 0, 2 * D:3 * D], h[0, 3], atol=1e-5)  # block 0 last real token
+    assert torch.all(short[0, 0, 3 * D + 4 * D:3 * D + 6 * D] == 0)  # flatten: zeros past the end
+
+
+def test_blocks_and_poolings_are_checked():
+    assert block_indices("all", 4) == (0, 1, 2, 3) and block_indices("last", 4) == (3,)
+    assert block_indices("0,-1", 4) == (0, 3)
+    for bad in ("5", "x", "0,-4"):
+        with pytest.raises(ConfigError, match="cf_blocks"):
+            block_indices(bad, 4)
+    assert pooling_names("mean, max") == ("mean", "max")
+    with pytest.raises(ConfigError, match="cf_poolings"):
+        pooling_names("mean,median")
+    with pytest.raises(ConfigError, match="cf_head"):
+        RunConfig(fit="closed-form", cf_head="svm")
+    with pytest.raises(ConfigError, match="fit"):
+        RunConfig(fit="auto")  # auto cross-validates on --data only
+
+
+def test_token_ids_take_embedding_members_and_count_symbols(tiny_bert_dir):
+    model = _model(tiny_bert_dir, InputSpec(seq_len=5, num_classes=2, vocab_size=9), cf_members=2)
+    x = torch.tensor([[3, 3, 4, 1, 2], [5, 6, 7, 0, 0]])
+    assert isinstance(model, FeatureMap) and model(x, torch.tensor([5, 3])).shape == (2, 1, 2)
+    counts = model.features(x, torch.tensor([5, 3]))[:, 0, -9:]
+    assert counts[0].tolist() == [0, 1, 1, 2, 1, 0, 0, 0, 0] and counts[1].tolist() == [0, 0, 0, 0, 0, 1, 1, 1, 0]
+    assert _model(tiny_bert_dir, cf_inputs=False).input_features == 0
