@@ -48,6 +48,8 @@ GOOD = {"name": "s", "base": {"task": "bit-xor"}, "grid": {"lr": [1.0e-3]}, "see
 
 @pytest.mark.parametrize(("change", "expected"), [
     ({"grids": {"lr": [1]}}, "unknown key 'grids' (did you mean 'grid'?)"),
+    ({"task": "bit-xor"}, "'task' is a config field at the top level; put it under base:, e.g. base: {task: 'bit-xor'}"),
+    ({"steps": 3, "lr": 0.1}, "'steps', 'lr' are config fields at the top level; put them under base:"),
     ({"grid": {}}, "grid is empty"),
     ({"grid": {"lr": []}}, "grid.lr is empty"),
     ({"grid": {"lr": 0.1}}, "grid.lr: give a list of values"),

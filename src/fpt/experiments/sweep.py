@@ -143,6 +143,14 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
         raise _fail(where, f"expected a mapping (name:, base:, grid: or random:, seeds:, metric:), got "
                            f"{type(data).__name__}")
     unknown = [k for k in data if k not in SPEC_KEYS]
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    misplaced = [k for k in unknown if k in fields or str(k).startswith("task.")]
+    if misplaced:  # config fields at the top level: the spec's config lives under base:
+        shown = ", ".join(f"{k}: {show(data[k])}" for k in misplaced[:3])
+        one = len(misplaced) == 1
+        raise _fail(where, f"{', '.join(map(show, misplaced[:5]))} {'is a config field' if one else 'are config fields'}"
+                           f" at the top level; put {'it' if one else 'them'} under base:, e.g. "
+                           f"base: {{{shown}}} (the spec's own keys are {', '.join(SPEC_KEYS)})")
     if unknown:
         raise _fail(where, f"unknown key {show(unknown[0])}{near(unknown[0], list(SPEC_KEYS))}; known keys: "
                            f"{', '.join(SPEC_KEYS)}")
