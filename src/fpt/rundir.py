@@ -292,13 +292,26 @@ def is_run_dir(path: str | Path) -> bool:
         (Path(path) / METRICS).is_file() or (Path(path) / SUMMARY).is_file())
 
 
-def find_runs(root: str | Path) -> list[Path]:
-    """Run directories at or below ``root``, sorted by path."""
+def is_started_run(path: str | Path) -> bool:
+    """Whether ``path`` holds a run that fpt train started and that wrote nothing but its config.yaml (killed or
+    interrupted before its first evaluation): a config with the run's own fields."""
+    if not (Path(path) / CONFIG).is_file():
+        return False
+    try:
+        config = read_config(path)
+    except (ValueError, OSError):  # not fpt's YAML: not a run
+        return False
+    return isinstance(config, dict) and {"task", "body", "seed", "steps"} <= set(config)
+
+
+def find_runs(root: str | Path, started: bool = False) -> list[Path]:
+    """Run directories at or below ``root``, sorted by path; ``started``: also runs that wrote only their config
+    (``is_started_run``: fpt runs lists them as interrupted)."""
     root = Path(root)
-    if is_run_dir(root):
+    if is_run_dir(root) or (started and is_started_run(root)):
         return [root]
     found = [p.parent for p in root.rglob(CONFIG) if not _NOT_RUNS & set(p.relative_to(root).parts[:-1])]
-    return sorted(p for p in found if is_run_dir(p) and not _mlflow_artifacts(p))
+    return sorted(p for p in found if (is_run_dir(p) or (started and is_started_run(p))) and not _mlflow_artifacts(p))
 
 
 def read_config(run_dir: str | Path) -> dict[str, Any]:

@@ -42,6 +42,10 @@ def runs(tiny_gpt2_dir, tmp_path_factory):
     (root / "failed").mkdir()
     shutil.copy(root / "a" / "config.yaml", root / "failed")  # died before its first checkpoint
     (root / "failed" / "metrics.jsonl").write_text("")
+    (root / "interrupted").mkdir()
+    shutil.copy(root / "a" / "config.yaml", root / "interrupted")  # killed before its first evaluation: config only
+    (root / "not-a-run").mkdir()
+    (root / "not-a-run" / "config.yaml").write_text("name: a sweep spec\nbase: {task: bit-xor}\n")
     return root
 
 
@@ -58,7 +62,7 @@ def test_every_state_is_told_apart(runs):
     states = {r["run"]: r["state"] for r in list_runs(runs)}
     # the killed holder's lock file names a pid that is gone: not running any more
     assert states == {"a": "finished", "b": "finished", "sub/diverged": "diverged", "stopped": "stopped",
-                      "failed": "failed"}
+                      "failed": "failed", "interrupted": "interrupted"}
 
 
 def test_rows_carry_config_and_the_summary_metrics(runs):
@@ -75,7 +79,7 @@ def test_filters_and_sorting(runs):
     rows = list_runs(runs)
     assert [r["run"] for r in select(rows, ["state=finished"], sort="lr", descending=True)] == ["b", "a"]
     assert [r["run"] for r in select(rows, ["lr>=0.005"])] == ["b"]
-    assert [r["run"] for r in select(rows, ["lr=0.001", "state!=stopped"])] == ["a", "failed"]
+    assert [r["run"] for r in select(rows, ["lr=0.001", "state!=stopped"])] == ["a", "failed", "interrupted"]
     for descending in (False, True):  # no value: last, whichever direction
         values = [r["val_accuracy"] for r in select(rows, sort="val_accuracy", descending=descending)]
         known = [v for v in values if v is not None]
@@ -91,7 +95,7 @@ def test_cli_table_csv_and_json(runs, capsys):
     assert main(["runs", str(runs), "--sort", "run"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].split()[:2] == ["run", "state"]
-    assert "5 run(s): 2 finished, 1 diverged, 1 stopped, 1 failed" in out
+    assert "6 run(s): 2 finished, 1 diverged, 1 stopped, 1 failed, 1 interrupted" in out
     assert main(["runs", str(runs), "--csv", "--filter", "state=finished", "--columns", "run,lr,seed"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert sorted((r["run"], r["lr"], r["seed"]) for r in rows) == [("a", "0.001", "0"), ("b", "0.01", "1")]

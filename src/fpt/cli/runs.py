@@ -9,7 +9,7 @@ import sys
 
 from fpt.errors import ConfigError
 
-HELP = "list the runs under a directory: state (running/finished/diverged/stopped/failed), config, metrics"
+HELP = "list the runs under a directory: state (running/finished/diverged/stopped/failed/interrupted), config, metrics"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,7 +34,7 @@ def _cell(value: object) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.presentation.listing import COLUMNS, list_runs, select
+    from fpt.presentation.listing import COLUMNS, STATES, list_runs, select
 
     rows = select(list_runs(args.dir), args.filter, args.sort, args.desc)
     if args.columns:
@@ -62,6 +62,6 @@ def run(args: argparse.Namespace) -> int:
         print("  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip())
         if n == 0:
             print("  ".join("-" * w for w in widths))
-    counts = {s: sum(r["state"] == s for r in rows) for s in ("running", "finished", "diverged", "stopped", "failed")}
+    counts = {s: sum(r["state"] == s for r in rows) for s in STATES}
     print(f"{len(rows)} run(s): " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
     return 0

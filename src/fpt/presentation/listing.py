@@ -3,7 +3,8 @@
 State is read from the files alone, so it works on runs made by any process (or machine):
 ``running`` (a live process holds the run's lock), ``finished``, ``diverged`` (stopped on a
 NaN/inf or exploding loss), ``stopped`` (a checkpoint to resume from, no summary, nobody
-holding it), ``failed`` (no summary, no checkpoint: it ended before its first checkpoint).
+holding it), ``failed`` (no summary, no checkpoint: it ended before its first checkpoint),
+``interrupted`` (only its config.yaml: killed or interrupted before its first evaluation).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from fpt import rundir
 from fpt.errors import ConfigError
 from fpt.rundir import find_runs, read_config, read_metrics, read_summary
 
-STATES = ("running", "finished", "diverged", "stopped", "failed")
+STATES = ("running", "finished", "diverged", "stopped", "failed", "interrupted")
 CONFIG_FIELDS = ("task", "data", "body", "init", "freeze", "layers", "lr", "batch_size", "seed")
 METRICS = ("val_accuracy", "test_accuracy", "test_accuracy_last", "val_r2", "test_r2")
 COLUMNS = ("run", "state", *CONFIG_FIELDS, "step", "steps", *METRICS, "wall_seconds")
@@ -38,8 +39,10 @@ def run_row(run_dir: Path, root: Path) -> dict[str, Any]:
         state = "running"
     elif summary is not None:
         state = "diverged" if summary.get("stopped") == "diverged" or summary.get("diverged_at") else "finished"
+    elif _has_checkpoint(run_dir):
+        state = "stopped"
     else:
-        state = "stopped" if _has_checkpoint(run_dir) else "failed"
+        state = "failed" if (run_dir / rundir.METRICS).is_file() else "interrupted"
     name = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
     row: dict[str, Any] = {"run": name, "state": state}
     for field in CONFIG_FIELDS:
@@ -59,7 +62,7 @@ def list_runs(root: str | Path) -> list[dict[str, Any]]:
     root = Path(root)
     if not root.exists():
         raise FileNotFoundError(f"{root} does not exist: give a directory holding fpt runs")
-    return [run_row(path, root) for path in find_runs(root)]
+    return [run_row(path, root) for path in find_runs(root, started=True)]
 
 
 def parse_filter(text: str) -> tuple[str, str, str]:
