@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 
@@ -190,6 +191,15 @@ def test_reproduce_runs_a_users_table_file(tiny_gpt2_dir, tmp_path, monkeypatch,
     assert all(r["paper"] == "" for r in rows)  # no paper figure is invented for a user's table
     report = (tmp_path / "results/my_grid-quick/report.md").read_text()
     assert f"fpt reproduce {path}" in report
+    # what docs/sweeps.md says it writes: results/my_grid-quick/{report.md,results.csv,report.html}
+    import re
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "sweeps.md").read_text()
+    promised = re.search(r"fpt reproduce my_grid.yaml --seeds 0,1,2 +# results/my_grid-quick/\{([^}]*)\}", docs)
+    files = promised.group(1).split(",")
+    assert "report.html" in files and all((tmp_path / "results/my_grid-quick" / f).is_file() for f in files)
+    html = (tmp_path / "results/my_grid-quick/report.html").read_text()
+    assert "Learning curves" in html and "freeze" in html
 
 
 @pytest.mark.parametrize(("extra", "expected"), [

@@ -194,6 +194,11 @@ def run(args: argparse.Namespace) -> int:
         results = run_table(table, store, seeds, progress=not args.quiet, only=args.only, executor=executor,
                             report_only=args.report_only, tuned_lr=tuned)
         rows = write_report(table, results, out, _command(table.name, args.scale, out, store.root, seeds, tuned))
+        if names[0] not in table_names():  # your own table file: the HTML page too, as fpt sweep writes one
+            from fpt.presentation.html import Options
+            from fpt.presentation.html import write as write_html
+
+            write_html(out, Options(attention="existing"))
         cells = [r for r in rows if r["status"] not in ("derived", "not derived", "counted", "not counted")]
         done = sum(r["status"] == "done" for r in cells)
         partial = sum(r["status"] == "partial" for r in cells)
@@ -201,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
         summary.append((table, out, done, partial, failed, len(cells)))
         print(f"{table.name}: {done} of {len(cells)} cells done"
               f"{f', {partial} with only some seeds' if partial else ''}{f', {failed} failed' if failed else ''}; "
-              f"report: {out / 'report.md'}, {out / 'results.csv'}")
+              f"report: {out / 'report.md'}, {out / 'results.csv'}"
+              + (f", {out / 'report.html'}" if (out / "report.html").is_file() else ""))
     if getattr(executor, "interrupted", False):
         print("fpt reproduce: interrupted; rerun the same command to resume (finished runs are kept)")
         return 130
