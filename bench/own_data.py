@@ -7,6 +7,9 @@
         --label "fpt refit flatten"                                            # another fpt column, refit protocol
     python bench/own_data.py --out /tmp/c --folds 3 --choose init=pretrained --choose init=random \
         --label "fpt choose init"                                              # the body chosen by 3-fold CV
+    python bench/own_data.py --out /tmp/cf --label "fpt closed-form" --fpt-option fit=closed-form --controls \
+        --reuse "docs/results/own-data/norm/global:fpt norm=global" --ablation "E=1: cf_members=1"
+                                                                               # closed form beside trained rows
 
 Datasets: every classification set aeon ships (``aeon/datasets/data/NAME/NAME_TRAIN.ts`` whose header says
 ``@classLabel true``; the ``_eq`` equal-length copies are left out), scikit-learn's breast cancer, wine, iris
@@ -35,6 +38,17 @@ training examples that are not test, and the best mean fold validation figure wi
 the plain split. Its row records the winner (``chose``) and each candidate's fold mean, its run directory the
 whole record (``selection.json``, as ``fpt train --choose`` writes it); its wall time includes the
 cross-validation. Name such a variant with ``--label``.
+
+The closed-form fit (issue 40) is a variant like any other, ``--fpt-option fit=closed-form``: it learns from train
++ validation, so the baselines beside it are refitted on the same examples (rows ``NAME (refit)``), and its row
+keeps the fit's record (members, blocks, poolings, penalty, its cross-validation estimate, fold scores). With
+``--controls`` its controls are the same fit on the frozen random body and without the language model.
+``--ablation 'NAME: KEY=VALUE ...'`` (repeatable) adds a variant ``LABEL NAME`` with those fields on top of the
+main one's (one run per seed and dataset, no baselines): one design choice changed per row.
+``--reuse DIR:LABEL`` (repeatable) copies variant LABEL's rows of a committed benchmark (``DIR/results.jsonl``:
+its runs, relabelled ``fpt gradient``, its seed ensemble, and the classic models beside them) instead of training
+them again; each run's stored config.yaml, read by today's code, must be the config this script would train now
+(gradient training), else the command stops and names the field that differs.
 
 One JSON line per (dataset, method, seed) goes to ``OUT/results.jsonl``; an fpt row of the same label and
 seed already there is not run again, nor is a baseline row already there written again (the benchmark
@@ -105,13 +119,15 @@ def is_fpt(row: dict[str, Any]) -> bool:
     return row.get("kind") == FPT or row.get("method") == FPT
 
 
-def baseline_name(method: str, args: argparse.Namespace) -> str:
-    """A baseline's method name in the table: with its protocol, and a control with the fpt variant it follows."""
+def baseline_name(method: str, args: argparse.Namespace, protocol: str | None = None) -> str:
+    """A baseline's method name in the table: with its protocol, and a control with the fpt variant it follows.
+    ``protocol``: the entry's own (a closed-form fit's baselines are refitted on train + validation, as it is)."""
+    refit = args.refit or protocol == "refit"
     if method in CONTROL_NAMES:
         if args.label != FPT:
             return f"{method} ({args.label})"
-        return f"{method} (refit)" if args.refit else method
-    return f"{method} (refit)" if args.refit else method
+        return f"{method} (refit)" if refit else method
+    return f"{method} (refit)" if refit else method
 
 
 def aeon_sets() -> dict[str, Path]:
@@ -166,20 +182,27 @@ def run_dir(out: Path, name: str, seed: int, label: str) -> Path:
     return out.joinpath("runs", *variant, name, f"seed{seed}")
 
 
+def run_fields(args: argparse.Namespace, options: dict[str, Any], data: str, seed: int) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The RunConfig fields of one fpt run, and the budget fields still to be fitted to its data: those neither
+    --steps nor an option gave (fpt train's rule)."""
+    from fpt.pipeline import BUDGET_FIELDS
+
+    fields = {**options, "data": data, "body": args.body, "seed": seed, "device": args.device,
+              "baselines": getattr(args, "baselines", None) or ("all" if args.controls else "fast")}
+    if args.steps:
+        fields.update(steps=args.steps, eval_every=args.eval_every or max(1, args.steps // 5))
+    return fields, tuple(f for f in BUDGET_FIELDS if f not in options and not (args.steps and f in fields))
+
+
 def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     """One fpt run of ``data`` (with its baselines): the rows of every method it measured, the fpt row first."""
     from fpt import refit
     from fpt.baselines import beside_refit, beside_run
     from fpt.config import RunConfig, from_dict
-    from fpt.pipeline import BUDGET_FIELDS, build
+    from fpt.pipeline import build
     from fpt.train import fit
 
-    fields = {**args.options, "data": str(data), "body": args.body, "seed": seed, "device": args.device,
-              "baselines": "all" if args.controls else "fast"}
-    if args.steps:
-        fields.update(steps=args.steps, eval_every=args.eval_every or max(1, args.steps // 5))
-    # the fields the data fits are those neither --steps nor an --fpt-option gave (fpt train's rule)
-    scale = tuple(f for f in BUDGET_FIELDS if f not in args.options and not (args.steps and f in fields))
+    fields, scale = run_fields(args, args.options, str(data), seed)
     where = run_dir(out, name, seed, args.label)
     if where.exists():
         shutil.rmtree(where)  # stopped before its rows were written: train it again
@@ -202,25 +225,30 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
         from fpt.select import SELECTION_FILE
 
         (where / SELECTION_FILE).write_text(json.dumps(selection.to_json(), indent=1) + "\n")
-    compared = summary["baselines_models"]
+    # --baselines none (an ablation's run): only the metric, which the objective names
+    compared = summary.get("baselines_models") or {"metric": _metric_of(summary)}
     metric = compared["metric"]
     chose = summary.get("refit") or {}
     sizes = summary["task_info"]["split_sizes"]
-    # n_train: the examples each row's scored model learnt from (with --refit: train + validation)
-    base = {"dataset": name, "seed": seed, "metric": metric,
-            "n_train": chose["train_examples"] if args.refit else sizes["train"], "n_test": sizes.get("test")}
+    # n_train: the examples each row's scored model learnt from (with --refit, or fitted in closed form: train +
+    # validation)
+    learnt = (chose["train_examples"] if args.refit else summary["closed_form"]["fitted_examples"]
+              if "closed_form" in summary else sizes["train"])
+    base = {"dataset": name, "seed": seed, "metric": metric, "n_train": learnt, "n_test": sizes.get("test")}
     rows = [{**base, "method": args.label, "kind": FPT,
              "val": chose.get(f"selection_val_{metric}") if args.refit else summary.get(f"val_{metric}"),
              "test": summary.get(f"test_{metric}"), "seconds": round(seconds, 3), "steps": summary["steps"],
              "selected_step": chose.get("selected_step", summary["selected_step"]), "run": str(where),
              **({"protocol": "refit"} if args.refit else {}),
-             **({"options": args.options} if args.options else {}), **choice}]
+             **({"options": args.options} if args.options else {}), **choice,
+             **({"closed_form": _closed_form_record(summary["closed_form"])} if "closed_form" in summary else {})}]
     for method, e in compared.get("models", {}).items():
-        rows.append({**base, "method": baseline_name(method, args), "val": e["val"], "test": e["test"],
-                     "seconds": e["seconds"], "chosen": e.get("chosen"), **_protocol(e)})
+        rows.append({**base, "method": baseline_name(method, args, e.get("protocol")), "val": e["val"],
+                     "test": e["test"], "seconds": e["seconds"], "chosen": e.get("chosen"), **_protocol(e)})
     for method, e in compared.get("controls", {}).items():
-        rows.append({**base, "method": baseline_name(method, args), "val": e["val"], "test": e["test"],
-                     "seconds": e["seconds"], **_protocol(e)})
+        rows.append({**base, "method": baseline_name(method, args, e.get("protocol")), "val": e["val"],
+                     "test": e["test"], "seconds": e["seconds"], **_protocol(e),
+                     **({"fold_scores": e["fold_scores"]} if e.get("fold_scores") else {})})
     for note in compared.get("notes", []):
         rows.append({**base, "method": "note", "note": note})
     return rows
@@ -240,6 +268,70 @@ def choose(config: Any, scale: tuple[str, ...], args: argparse.Namespace) -> tup
               "fold_means": {describe(c): m for c, m in zip(args.candidates, selection.means, strict=True)}}
     return (candidate_config(config, winner, f"--choose {describe(winner)!r}"),
             tuple(f for f in scale if f not in winner), record, selection)
+
+
+REUSED = "fpt gradient"  # the label of trained-FPT rows copied from a committed benchmark (--reuse)
+# Fields a stored run may differ in without training differently: which other models were fitted beside it, and
+# where the data file lay (the same aeon file or scikit-learn table, written to another folder).
+REUSE_IGNORED = ("baselines", "data")
+# Fields a modality never reads (a table's run recorded the series normalisation default of its day).
+UNREAD = {"tabular": ("series_patch", "series_stride", "series_norm", "image_size", "patch_size", "image_channels",
+                      "sequence_tokens", "sequence_max_len")}
+
+
+def reuse_spec(text: str) -> tuple[Path, str]:
+    """``--reuse DIR:LABEL`` as (DIR, LABEL)."""
+    folder, sep, label = text.partition(":")
+    if not sep or not folder or not label:
+        raise ConfigError(f"--reuse {text!r}: give DIR:LABEL, e.g. docs/results/own-data/norm/global:fpt norm=global")
+    if not (Path(folder) / "results.jsonl").is_file():
+        raise ConfigError(f"--reuse {text!r}: {Path(folder) / 'results.jsonl'} does not exist")
+    return Path(folder), label
+
+
+def unchanged(row: dict[str, Any], args: argparse.Namespace) -> str:
+    """'' when the stored run of ``row``, its config.yaml read by today's code, is the config this script would
+    train now (gradient training, the row's options, its data's budget); else the first field that differs."""
+    from fpt.config import RunConfig, from_dict, from_saved, load_yaml
+    from fpt.pipeline import data_budget
+
+    run = Path(row["run"])
+    stored = from_saved(load_yaml(run / "config.yaml"), where=str(run / "config.yaml"))
+    info = json.loads((run / "summary.json").read_text())["task_info"]
+    options = row.get("options") or {}
+    fields, scale = run_fields(args, options, stored.data, row["seed"])
+    fields["fit"] = "gradient"  # gradient training, whatever --data's default fit now is
+    now = data_budget(from_dict(RunConfig, fields, where="own_data.py"), info["split_sizes"]["train"], scale,
+                      info.get("modality"))
+    skip = (*REUSE_IGNORED, *UNREAD.get(info.get("modality"), ()))
+    old, new = stored.to_dict(), now.to_dict()
+    return next((f"{k}: {old.get(k)!r} then, {new.get(k)!r} now" for k in new if k not in skip and old.get(k) != new.get(k)),
+                "")
+
+
+def reused_rows(folder: Path, label: str, names: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``folder``'s rows of fpt variant ``label`` (its runs and their seed ensemble) for ``names``, relabelled
+    ``REUSED``, and of the classic models fitted beside them (the plain protocol's), each marked with where it came
+    from; a run whose config would change is an error, not a row."""
+    out = []
+    for r in read_rows(folder / "results.jsonl"):
+        if r.get("dataset") not in names:
+            continue
+        classic = not (is_fpt(r) or r.get("kind") == "ensemble" or r.get("method") == "note"
+                       or r.get("method", "").startswith(CONTROL_NAMES) or r.get("protocol"))
+        if classic:  # the classic models fitted beside those runs, on the split they trained on
+            out.append({**r, "reused_from": str(folder)})
+            continue
+        if r.get("method") not in (label, ensemble_name(label)):
+            continue
+        if is_fpt(r):
+            changed = unchanged(r, args)
+            if changed:
+                raise ConfigError(f"--reuse {folder}:{label}: {r['dataset']} seed {r['seed']} was trained with another "
+                                  f"config ({changed}); train it again (bench/own_data.py --label ...) instead")
+        method = REUSED if r["method"] == label else ensemble_name(REUSED)
+        out.append({**r, "method": method, "reused_from": f"{folder}:{r['method']}"})
+    return out
 
 
 def ensemble_name(label: str) -> str:
@@ -268,6 +360,18 @@ def ensemble_row(name: str, seeds: list[int], out: Path, args: argparse.Namespac
             "method": ensemble_name(args.label), "kind": "ensemble",
             "val": None if args.refit else figures.get(f"val_{metric}"), "test": figures.get(f"test_{metric}"),
             "seconds": round(sum(float(rows[s]["seconds"]) for s in seeds), 3), "runs": [str(p) for p in paths]}
+
+
+def _metric_of(summary: dict[str, Any]) -> str:
+    """The summary's figure (accuracy, or r2 for regression): the one its test_ key holds."""
+    return next(k[len("test_"):] for k in ("test_accuracy", "test_r2") if k in summary)
+
+
+def _closed_form_record(record: dict[str, Any]) -> dict[str, Any]:
+    """What a closed-form fit's row keeps of its record (fpt.closed_form): the design, the penalty, the estimate."""
+    keep = ("members", "blocks", "poolings", "standardise", "head", "alpha", "C", "cv", "cv_score", "features",
+            "fitted_examples", "fold_scores", "seconds")
+    return {k: record[k] for k in keep if k in record}
 
 
 def _protocol(entry: dict[str, Any]) -> dict[str, Any]:
@@ -323,6 +427,53 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_variant(name: str, path: Path, seeds: list[int], out: Path, args: argparse.Namespace) -> None:
+    """Every seed of fpt variant ``args.label`` on ``name`` not yet in ``OUT/results.jsonl`` (with the baselines
+    its runs fit, once each), then its seed ensemble."""
+    results = out / "results.jsonl"
+    written = read_rows(results)
+    done = {(r["dataset"], r["seed"]) for r in written if r.get("method") == args.label and is_fpt(r)}
+    present = {(r["dataset"], r["method"], r["seed"]) for r in written if r.get("method") != "note"}
+    noted = {(r["dataset"], r.get("note")) for r in written if r.get("method") == "note"}
+    controls = {baseline_name(c, args, p) for c in CONTROL_NAMES for p in (None, "refit")}
+    for seed in seeds:
+        if (name, seed) in done:
+            continue
+        ours, *rows = run_one(name, path, seed, out, args)
+        if seed != seeds[0]:  # the classic models do not depend on fpt's seed: one row each, from the first
+            rows = [r for r in rows if r["method"] in controls]
+        # Another variant's run already wrote these baselines (the same split, the same models): once is enough
+        rows = [r for r in rows if ((name, r["method"], seed) not in present if r["method"] != "note"
+                                    else (name, r["note"]) not in noted)]
+        with results.open("a") as f:
+            for row in [*rows, ours]:  # fpt's row last: present only once the others are written
+                f.write(json.dumps(row) + "\n")
+        present |= {(name, r["method"], seed) for r in rows if r["method"] != "note"}
+        noted |= {(name, r["note"]) for r in rows if r["method"] == "note"}
+        print(json.dumps({k: ours[k] for k in ("dataset", "method", "seed", "metric", "val", "test", "seconds")}),
+              flush=True)
+    if len(seeds) > 1 and not args.no_ensemble and (name, ensemble_name(args.label), seeds[0]) not in present:
+        row = ensemble_row(name, seeds, out, args)
+        with results.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps({k: row[k] for k in ("dataset", "method", "members", "val", "test", "seconds")}), flush=True)
+
+
+def ablations(texts: list[str], args: argparse.Namespace) -> list[argparse.Namespace]:
+    """``--ablation 'NAME: KEY=VALUE ...'`` as variants of the main one: its options with these on top, labelled
+    'LABEL NAME', one run per seed with no baselines, controls or ensemble (the main variant's rows have them)."""
+    out = []
+    for text in texts:
+        name, sep, pairs = text.partition(":")
+        if not sep or not name.strip() or not pairs.split():
+            raise ConfigError(f"--ablation {text!r}: give 'NAME: KEY=VALUE ...', e.g. 'E=1: cf_members=1'")
+        options = {**args.options, **fpt_options(pairs.split(), where=f"--ablation {text!r}")}
+        out.append(argparse.Namespace(**{**vars(args), "label": f"{args.label} {name.strip()}", "options": options,
+                                         "controls": False, "baselines": "none", "no_ensemble": True,
+                                         "candidates": [], "ablations": []}))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="folder for results.jsonl, results.md, runs/ and data/")
@@ -349,6 +500,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-ensemble", action="store_true",
                    help="skip the seed-ensemble row (default: with 2 or more seeds, a row 'LABEL ensemble' scores the "
                         "seeds' runs together, their predicted probabilities averaged: fpt.ensemble)")
+    p.add_argument("--reuse", action="append", default=[], metavar="DIR:LABEL",
+                   help="copy fpt variant LABEL's rows (its runs, its seed ensemble, relabelled 'fpt gradient') and the "
+                        "baselines beside them from a committed benchmark DIR/results.jsonl instead of training again; "
+                        "each run's config.yaml must be the config this script would train now (repeatable)")
+    p.add_argument("--ablation", action="append", default=[], metavar="'NAME: KEY=VALUE ...'",
+                   help="one more fpt variant, 'LABEL NAME', with these RunConfig fields on top of --fpt-option's: one "
+                        "run per seed and dataset, no baselines (repeatable), e.g. --ablation 'E=1: cf_members=1'")
     p.add_argument("--label", default=None, help="the method name of the fpt rows (default fpt, with --refit "
                                                  "'fpt (refit)'), e.g. 'fpt flatten': several fpt variants are "
                                                  "columns of one table")
@@ -362,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.label != FPT and args.label in CONTROL_NAMES:
             raise ConfigError(f"--label {args.label!r} is a control's name; choose another, e.g. 'fpt flatten'")
         args.candidates = candidates(args.choose, args.folds)
+        args.ablations = ablations(args.ablation, args)
         if args.candidates and args.label == FPT:
             raise ConfigError("--choose makes another fpt variant: name its rows with --label, e.g. --label "
                               "'fpt choose init'")
@@ -378,35 +537,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     seeds = [int(s) for s in args.seeds.split(",")]
     results = out / "results.jsonl"
+    try:
+        copied = [row for spec in args.reuse for row in reused_rows(*reuse_spec(spec), chosen, args)]
+    except ConfigError as exc:
+        print(f"own_data.py: {exc}", file=sys.stderr)
+        return 2
     written = read_rows(results)
-    done = {(r["dataset"], r["seed"]) for r in written if r.get("method") == args.label and is_fpt(r)}
-    present = {(r["dataset"], r["method"], r["seed"]) for r in written if r.get("method") != "note"}
-    noted = {(r["dataset"], r.get("note")) for r in written if r.get("method") == "note"}
-    controls = {baseline_name(c, args) for c in CONTROL_NAMES}
-    for name in chosen:
-        path = sklearn_csv(name, out / "data") if name in SKLEARN_SETS else known[name]
-        for seed in seeds:
-            if (name, seed) in done:
-                continue
-            ours, *rows = run_one(name, path, seed, out, args)
-            if seed != seeds[0]:  # the classic models do not depend on fpt's seed: one row each, from the first
-                rows = [r for r in rows if r["method"] in controls]
-            # Another variant's run already wrote these baselines (the same split, the same models): once is enough
-            rows = [r for r in rows if ((name, r["method"], seed) not in present if r["method"] != "note"
-                                        else (name, r["note"]) not in noted)]
-            with results.open("a") as f:
-                for row in [*rows, ours]:  # fpt's row last: present only once the others are written
-                    f.write(json.dumps(row) + "\n")
-            present |= {(name, r["method"], seed) for r in rows if r["method"] != "note"}
-            noted |= {(name, r["note"]) for r in rows if r["method"] == "note"}
-            print(json.dumps({k: ours[k] for k in ("dataset", "method", "seed", "metric", "val", "test", "seconds")}),
-                  flush=True)
-        if len(seeds) > 1 and not args.no_ensemble and (name, ensemble_name(args.label), seeds[0]) not in present:
-            row = ensemble_row(name, seeds, out, args)
-            with results.open("a") as f:
+    kept = {(r["dataset"], r["method"], r["seed"]) for r in written}
+    with results.open("a") as f:  # rows of a committed benchmark, once
+        for row in copied:
+            if (row["dataset"], row["method"], row["seed"]) not in kept:
                 f.write(json.dumps(row) + "\n")
-            present.add((name, row["method"], seeds[0]))
-            print(json.dumps({k: row[k] for k in ("dataset", "method", "members", "val", "test", "seconds")}), flush=True)
+    for variant in [args, *args.ablations]:
+        for name in chosen:
+            path = sklearn_csv(name, out / "data") if name in SKLEARN_SETS else known[name]
+            run_variant(name, path, seeds, out, variant)
+    text = table(read_rows(results))
     text = table(read_rows(results))
     (out / "results.md").write_text(f"# FPT beside what you would otherwise run\n\n`python bench/own_data.py "
                                     f"{' '.join(sys.argv[1:] if argv is None else argv)}`\n\n{text}")

@@ -147,3 +147,45 @@ def test_choose_is_refused_before_any_training_when_it_cannot_work(tmp_path, cap
     assert bench.main(["--out", str(tmp_path / "b"), "--datasets", "iris", *extra]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "b" / "results.jsonl").exists()
+
+
+def test_closed_form_beside_reused_gradient_rows_with_an_ablation(tmp_path, tiny_bert_dir):
+    """One command: the closed-form fit (its baselines refitted on train + validation, as it learns from both), an
+    ablation row, and the trained rows of an earlier benchmark copied rather than trained again."""
+    earlier = tmp_path / "earlier"
+    common = ["--datasets", "iris", "--seeds", "0", "--body", tiny_bert_dir, "--device", "cpu", "--steps", "2",
+              "--eval-every", "1"]
+    assert bench.main(["--out", str(earlier), *common]) == 0
+    out = tmp_path / "cf"
+    argv = ["--out", str(out), *common, "--label", "fpt closed-form", "--fpt-option", "fit=closed-form",
+            "--reuse", f"{earlier}:fpt", "--ablation", "E=1: cf_members=1"]
+    assert bench.main(argv) == 0
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    by = {r["method"]: r for r in rows}
+    ours, one = by["fpt closed-form"], by["fpt closed-form E=1"]
+    assert ours["closed_form"]["members"] == 3 and one["closed_form"]["members"] == 1
+    assert one["options"] == {"fit": "closed-form", "cf_members": 1}
+    assert ours["n_train"] == 120 and ours["steps"] == 0  # train + validation, no gradient step
+    assert by["logistic regression (refit)"]["protocol"] == "refit"
+    assert by["fpt gradient"]["reused_from"] == f"{earlier}:fpt" and by["fpt gradient"]["run"].startswith(str(earlier))
+    assert by["logistic regression"]["reused_from"] == str(earlier)  # the plain protocol's, beside the trained run
+    header = (out / "results.md").read_text().splitlines()[4]
+    assert header.startswith("| dataset | metric | fpt gradient | fpt closed-form | fpt closed-form E=1 | ")
+    assert bench.main(argv) == 0  # resumed: nothing is copied or run again
+    assert len((out / "results.jsonl").read_text().splitlines()) == len(rows)
+
+
+def test_a_trained_run_is_reused_only_if_its_config_is_the_one_trained_now(tmp_path, tiny_bert_dir, capsys):
+    earlier = tmp_path / "earlier"
+    assert bench.main(["--out", str(earlier), "--datasets", "iris", "--seeds", "0", "--body", tiny_bert_dir,
+                       "--device", "cpu", "--steps", "2", "--eval-every", "1"]) == 0
+    run = next(r for r in bench.read_rows(earlier / "results.jsonl") if r["method"] == "fpt")["run"]
+    config = Path(run) / "config.yaml"
+    config.write_text(config.read_text().replace("lr: null", "lr: 0.5"))
+    argv = ["--out", str(tmp_path / "b"), "--datasets", "iris", "--seeds", "0", "--body", tiny_bert_dir, "--device",
+            "cpu", "--steps", "2", "--eval-every", "1", "--reuse", f"{earlier}:fpt", "--label", "x", "--fpt-option",
+            "fit=closed-form"]
+    assert bench.main(argv) == 2
+    assert "iris seed 0 was trained with another config (lr: 0.5 then, None now)" in capsys.readouterr().err
+    assert bench.main([*argv[:-6], "--reuse", "nowhere"]) == 2
+    assert "DIR:LABEL" in capsys.readouterr().err

@@ -1,0 +1,339 @@
+"""Which closed-form recipe (issue 40, item 1): each design choice cross-validated on the TRAIN files only.
+
+    python bench/closed_form_study.py --out docs/results/own-data/closed-form/study        # every set, 3 repeats
+    python bench/closed_form_study.py --out /tmp/s --datasets GunPoint,wine --repeats 1   # a subset
+
+``fit=closed-form`` reads the frozen body as a feature map (fpt.feature_map: E members, each a seeded input layer in
+front of the frozen body, its hidden states pooled per block, the tokens themselves beside them) and fits a linear
+head in closed form (fpt.closed_form: standardised, ridge with the penalty chosen by leave-one-out, or logistic).
+This script decides the defaults of its design (fpt.feature_map.ClosedForm). It never reads a test split: a UCR/UEA
+set is its TRAIN file (the archive's TEST file is not loaded), a scikit-learn table the examples that
+bench/own_data.py's runs do not test on (the same seeded hold-out, split_seed 0, then dropped).
+
+Every choice is one axis changed from the base recipe (``BASE``), the rest kept; each is scored by the library's
+own k-fold cross-validation of the head (fpt.closed_form.fold_scores: stratified folds of the training examples,
+the standardisation and the head fitted on k-1 of them; accuracy, diabetes R²), repeated with ``--repeats`` seeds
+(repeat r: the members' input layers of run seed 1000 r, the folds shuffled with r; every choice of a repeat sees
+the same folds). The tokeniser is fitted on all the training examples once.
+
+The features are the library's: each member's are read once per (set, tokenisation, body, weights, member seed) by
+fpt.closed_form.read_features with every block pooled every way, kept under ``--cache`` (default
+/tmp/fpt-cf-study), and a recipe takes its columns (the feature map's order: block by block, pooling by pooling,
+the tokens last), so a choice never runs the body again. tests/bench/test_closed_form_study.py checks that these
+columns are what ``fit=closed-form`` reads.
+
+Writes ``OUT/study.jsonl`` (one line per set, choice and repeat: the fold scores), ``OUT/study.csv`` (per set and
+choice, the mean over repeats and its spread) and ``OUT/table.md`` (per choice the CV figure per set, its means
+over the series sets and the tables, and its mean rank within its axis, the base recipe ranked in every axis).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SERIES = ("ItalyPowerDemand", "GunPoint", "ArrowHead", "BasicMotions", "PickupGestureWiimoteZ", "JapaneseVowels",
+          "ACSF1", "OSULeaf")  # cheapest first
+TABLES = ("iris", "wine", "breast-cancer", "diabetes")
+POOLINGS = ("mean", "max", "ppv", "flatten", "input")  # input: the tokens as the input layer reads them, (T * d)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One closed-form recipe: the design fields of fpt.feature_map.ClosedForm the study varies, and the data's."""
+
+    members: int = 3  # cf_members: E input layers, each its own seed, features side by side
+    blocks: str = "all"  # cf_blocks: all | last | indices joined by ','
+    poolings: str = "mean,max"  # cf_poolings: mean, max, last, flatten joined by ','
+    standardise: bool = True  # cf_standardise
+    head: str = "ridge"  # cf_head: ridge (penalty by leave-one-out) | logistic (C by k-fold)
+    inputs: bool = True  # cf_inputs: the tokens themselves beside the body's features
+    alphas: str = "1e-3:1e6"  # ClosedForm.alphas, the ridge penalties tried: powers of ten from LO to HI
+    series_norm: str = "global"  # the tokeniser's (fpt's fast preset): global | series
+    init: str = "pretrained"  # the body's weights: pretrained | random (a control)
+    body: str = ""  # "" the study's --body; no-lm: the control without a language model (one random block)
+
+    def design(self) -> Any:
+        """fpt.feature_map.ClosedForm of this recipe (the library's own defaults for what it does not vary)."""
+        from fpt.feature_map import DEFAULTS
+
+        lo, hi = (round(np.log10(float(v))) for v in self.alphas.split(":"))
+        return replace(DEFAULTS, members=self.members, blocks=self.blocks, poolings=self.poolings,
+                       standardise=self.standardise, head=self.head, inputs=self.inputs,
+                       alphas=tuple(10.0 ** k for k in range(lo, hi + 1)))
+
+
+BASE = Recipe()
+# The study's choices: (axis, name, recipe), one axis changed from the base recipe (the library's defaults when the
+# study was designed: issue 40's prototype, with the tokens beside the features). Axis "controls" is measured, not
+# chosen from: the same fit on a frozen random body and without a language model.
+CHOICES: list[tuple[str, str, Recipe]] = [
+    ("base", "base (all blocks, mean+max, E=3, inputs, standardised, ridge)", BASE),
+    ("blocks", "last block", replace(BASE, blocks="last")),
+    ("blocks", "last 3 blocks", replace(BASE, blocks="-3,-2,-1")),
+    ("blocks", "first 3 blocks", replace(BASE, blocks="0,1,2")),
+    ("blocks", "first block", replace(BASE, blocks="0")),
+    ("poolings", "mean", replace(BASE, poolings="mean")),
+    ("poolings", "max", replace(BASE, poolings="max")),
+    ("poolings", "mean+max+last", replace(BASE, poolings="mean,max,last")),
+    ("poolings", "flatten of the last block", replace(BASE, poolings="flatten", blocks="last")),
+    ("poolings", "flatten of block 3", replace(BASE, poolings="flatten", blocks="2")),
+    ("poolings", "mean+max+flatten of the last block", replace(BASE, poolings="mean,max,flatten", blocks="last")),
+    ("inputs", "no tokens beside the features", replace(BASE, inputs=False)),
+    ("members", "E=1", replace(BASE, members=1)),
+    ("members", "E=5", replace(BASE, members=5)),
+    ("members", "E=8", replace(BASE, members=8)),
+    ("standardise", "not standardised", replace(BASE, standardise=False)),
+    ("head", "ridge, alphas 1e-1..1e5", replace(BASE, alphas="1e-1:1e5")),
+    ("head", "ridge, alphas 1e-3..1e9", replace(BASE, alphas="1e-3:1e9")),
+    ("series_norm", "series norm: each series", replace(BASE, series_norm="series")),
+    ("controls", "random body", replace(BASE, init="random")),
+    ("controls", "no language model", replace(BASE, body="no-lm")),
+    ("head", "logistic (C by 5-fold)", replace(BASE, head="logistic")),  # last: its k-fold search is the slowest
+]
+CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
+
+
+def run_seed(repeat: int) -> int:
+    """The run seed of repeat ``repeat``: its members are seeds run_seed + e (fpt.feature_map), apart from other
+    repeats' for up to 1000 members."""
+    return 1000 * repeat
+
+
+# --- the data: the training examples only -------------------------------------------------------------------
+
+
+def dataset_path(name: str, data_dir: Path) -> Path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from own_data import SKLEARN_SETS, aeon_sets, sklearn_csv
+
+    if name in SKLEARN_SETS:
+        return sklearn_csv(name, data_dir)
+    known = aeon_sets()
+    if name not in known:
+        raise SystemExit(f"closed_form_study.py: unknown dataset {name!r}")
+    return known[name]
+
+
+def training_task(path: Path, series_norm: str, body: str = "minilm") -> Any:
+    """fpt's task of the training examples alone (TaskData whose train split is every training example): the
+    archive's TRAIN file, or a table's examples that are not in its seeded test split."""
+    from fpt.config import DATA_FIELDS, RunConfig, from_dict
+    from fpt.data import load
+    from fpt.data.base import RawData, finish_splits, infer_objective
+    from fpt.tasks.user_data import DataOptions, task_from_raw
+
+    config = from_dict(RunConfig, {"data": str(path), "series_norm": series_norm, "body": body},
+                       where="closed_form_study")
+    options = DataOptions(**{f: getattr(config, f) for f in DATA_FIELDS})
+    raw = load(str(path))
+    train = raw.splits["train"]
+    objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
+    if "test" not in raw.splits:  # a table: the seeded test hold-out bench/own_data.py's runs test on, dropped
+        held = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
+                             stratify=objective == "classification")
+        parts = [held.splits["train"], held.splits["val"]]
+        x = {k: np.concatenate([p.x[k] for p in parts]) for k in parts[0].x}
+        train = type(train)(x, np.concatenate([p.y for p in parts]), train.where)
+    # fpt's task wants a validation split besides the training one: two training examples stand in (never read)
+    stand_in = train.take(np.arange(2))
+    only = RawData(raw.modality, {"train": train, "val": stand_in}, raw.targets, raw.source, raw.split_from,
+                   raw.notes)
+    return config, task_from_raw(only, options, 0, objective, why)
+
+
+# --- one member's features, cached, through fpt's feature map -------------------------------------------------
+
+
+def member_features(name: str, path: Path, recipe: Recipe, seed: int, cache: Path,
+                    body: str = "minilm") -> dict[str, np.ndarray]:
+    """One member's features (N, F) of every training example, read by the library's feature map
+    (fpt.feature_map.FeatureMap, fpt.closed_form.read_features) with input layer seed ``seed``: every block, pooled
+    every way (``CACHED_POOLINGS``), the tokens after them; and the targets (N, m). Computed once per (set,
+    tokenisation, body, weights, seed) and kept under ``cache`` as float16."""
+    body = recipe.body or body
+    key = f"{name}-{Path(body).name}-{recipe.series_norm}-{recipe.init}-{seed}"
+    file = cache / f"{key}.npz"
+    if file.is_file():
+        with np.load(file) as z:
+            return dict(z)
+    from fpt.closed_form import read_features
+    from fpt.pipeline import assemble
+
+    config, data = training_task(path, recipe.series_norm, body)
+    config = replace(config, fit="closed-form", seed=seed, init=recipe.init, device="cpu", precision="fp32",
+                     cf_members=1, cf_blocks="all", cf_poolings=CACHED_POOLINGS, cf_inputs=True)
+    exp = assemble(config, data)
+    batch = data.train.data
+    result = {"x": read_features(exp, batch).astype(np.float16), "y": batch.y.reshape(len(batch.y), -1).numpy(),
+              "shape": np.array([exp.model.layers, data.spec.seq_len, exp.model.body.width,
+                                 exp.model.input_features, data.spec.num_classes])}
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(".tmp.npz")
+    np.savez(tmp, **result)
+    tmp.replace(file)
+    return result
+
+
+def columns(design: Any, shape: np.ndarray) -> np.ndarray:
+    """The columns of a cached member (every block, ``CACHED_POOLINGS``, then the tokens) that ``design``'s one
+    member gives, in the feature map's order: block by block, pooling by pooling (fpt.feature_map.FeatureMap)."""
+    from fpt.feature_map import block_indices, pooling_names
+
+    layers, T, D = (int(v) for v in shape[:3])
+    width = {"mean": D, "max": D, "last": D, "flatten": T * D}
+    cached = pooling_names(CACHED_POOLINGS)
+    offset = {p: sum(width[q] for q in cached[:i]) for i, p in enumerate(cached)}
+    per_block = sum(width.values())
+    out = [np.arange(b * per_block + offset[p], b * per_block + offset[p] + width[p])
+           for b in block_indices(design.blocks, layers) for p in pooling_names(design.poolings)]
+    return np.concatenate(out)
+
+
+def features(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path,
+             body: str = "minilm") -> tuple[np.ndarray, np.ndarray, int]:
+    """The recipe's features of every training example (N, F), as fit=closed-form with seed ``run_seed(repeat)``
+    reads them (members side by side, then the tokens once), their targets (N, m) and the number of classes."""
+    design = recipe.design()
+    parts = []
+    for e in range(design.members):
+        got = member_features(name, path, recipe, run_seed(repeat) + e, cache, body)
+        shape = got["shape"]
+        parts.append(got["x"][:, columns(design, shape)])
+    if design.inputs:
+        parts.append(got["x"][:, got["x"].shape[1] - int(shape[3]):])
+    return np.concatenate(parts, 1).astype(np.float32), got["y"], int(shape[4])
+
+
+# --- the summary ------------------------------------------------------------------------------------------------
+
+
+def summarise(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """Per (set, choice) the mean CV figure over repeats; per choice the means over the series sets and the tables
+    and the mean rank within its axis (the base recipe counted in every axis); the markdown."""
+    per: dict[tuple[str, str], list[float]] = {}
+    axis_of: dict[str, str] = {}
+    for r in rows:
+        per.setdefault((r["dataset"], r["choice"]), []).append(r["cv"])
+        axis_of[r["choice"]] = r["axis"]
+    table = [{"dataset": d, "choice": c, "axis": axis_of[c], "cv": statistics.mean(v), "repeats": len(v),
+              "spread": statistics.stdev(v) if len(v) > 1 else 0.0} for (d, c), v in per.items()]
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    choices = list(dict.fromkeys(r["choice"] for r in rows))
+    cv = {(r["dataset"], r["choice"]): r["cv"] for r in table}
+    base = next(c for c in choices if axis_of[c] == "base")
+    ranks: dict[str, float] = {}
+    for axis in dict.fromkeys(axis_of[c] for c in choices if axis_of[c] != "base"):
+        group = [base, *(c for c in choices if axis_of[c] == axis)]
+        sets = [d for d in names if all((d, c) in cv for c in group)]
+        for c in group:
+            rank = []
+            for d in sets:
+                values = sorted((cv[(d, g)] for g in group), reverse=True)
+                rank.append(statistics.mean(i + 1 for i, v in enumerate(values) if v == cv[(d, c)]))
+            if c != base and rank:
+                ranks[c] = statistics.mean(rank)
+            elif rank:
+                ranks.setdefault(f"{base} [{axis}]", statistics.mean(rank))
+    series = [d for d in names if d in SERIES]
+    tables = [d for d in names if d in TABLES]
+
+    def mean_over(sets: list[str], c: str) -> str:
+        got = [cv[(d, c)] for d in sets if (d, c) in cv]
+        return f"{statistics.mean(got):.3f}" if got and len(got) == len(sets) else "–"
+
+    lines = ["| axis | choice | " + " | ".join(names) + " | series mean | tables mean | rank in axis |",
+             "|---|---|" + "---|" * (len(names) + 3)]
+    for c in choices:
+        rank = ranks.get(c)
+        if c == base:
+            rank_text = ", ".join(f"{k.split('[')[-1][:-1]} {v:.2f}" for k, v in ranks.items() if k.startswith(base))
+        else:
+            rank_text = "–" if rank is None else f"{rank:.2f}"
+        lines.append(f"| {axis_of[c]} | {c} | " + " | ".join(f"{cv[(d, c)]:.3f}" if (d, c) in cv else "–" for d in names)
+                     + f" | {mean_over(series, c)} | {mean_over(tables, c)} | {rank_text} |")
+    return table, "\n".join(lines) + "\n"
+
+
+# --- the command ------------------------------------------------------------------------------------------------
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut by a kill: that cell runs again
+    return rows
+
+
+def recipe_id(recipe: Recipe) -> str:
+    return hashlib.sha1(json.dumps(asdict(recipe), sort_keys=True).encode()).hexdigest()[:10]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, type=Path, help="folder for study.jsonl, study.csv and README.md")
+    p.add_argument("--datasets", default=",".join((*SERIES, *TABLES)), help="comma-separated names")
+    p.add_argument("--choices", default="all", help="comma-separated axes to run (default all): "
+                                                    + ", ".join(dict.fromkeys(a for a, _, _ in CHOICES)))
+    p.add_argument("--repeats", type=int, default=3, help="repeats (member seeds and fold shuffles), default 3")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (fewer for rare classes), default 5")
+    p.add_argument("--body", default="minilm", help="the frozen body (default minilm, fpt's)")
+    p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"), help="where body states are kept")
+    args = p.parse_args(argv)
+    from fpt.closed_form import fold_scores
+
+    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
+    axes = None if args.choices == "all" else {"base", *args.choices.split(",")}
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = args.out / "study.jsonl"
+    done = {(r["dataset"], r["recipe"], r["repeat"]) for r in read_rows(results)}
+    for name in names:
+        path = dataset_path(name, args.cache / "data")
+        for axis, choice, recipe in CHOICES:
+            if axes is not None and axis not in axes:
+                continue
+            for repeat in range(args.repeats):
+                rid = recipe_id(recipe)
+                if (name, rid, repeat) in done:
+                    continue
+                started = time.perf_counter()
+                x, y, classes = features(name, path, recipe, repeat, args.cache / name, args.body)
+                classify = y.dtype.kind != "f"
+                design = replace(recipe.design(), folds=args.folds)
+                scores = fold_scores(x, y, classify, classes, design, repeat)  # the library's head, fold by fold
+                folds = len(scores)
+                row = {"dataset": name, "axis": axis, "choice": choice, "recipe": rid, "settings": asdict(recipe),
+                       "repeat": repeat, "folds": folds, "n_train": len(y), "n_features": int(x.shape[1]),
+                       "metric": "r2" if y.dtype.kind == "f" else "accuracy", "fold_scores": scores,
+                       "cv": statistics.mean(scores), "seconds": round(time.perf_counter() - started, 2)}
+                with results.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+                print(json.dumps({k: row[k] for k in ("dataset", "choice", "repeat", "cv", "seconds")}), flush=True)
+    rows = read_rows(results)
+    table, text = summarise(rows)
+    with (args.out / "study.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    (args.out / "table.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""bench/closed_form_study.py: the training examples only, poolings over real positions, ranks, and a tiny run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from bench_scripts import load
+
+study = load("closed_form_study")
+
+
+def test_a_table_is_its_examples_that_are_not_test_and_a_ucr_set_its_train_file(tmp_path):
+    path = study.dataset_path("iris", tmp_path)
+    _, data = study.training_task(path, "global")
+    assert len(data.train) == 150 - 30  # the seeded test fifth held out, as bench/own_data.py's runs hold it out
+    pytest.importorskip("aeon")
+    _, data = study.training_task(study.dataset_path("ItalyPowerDemand", tmp_path), "global")
+    assert len(data.train) == 67  # the archive's TRAIN file, every series of it; TEST is never read
+
+
+@pytest.mark.parametrize("recipe", [study.Recipe(members=2, blocks="last", poolings="max,mean"),
+                                    study.Recipe(members=1, blocks="0", poolings="flatten,last", inputs=False)])
+def test_a_recipe_reads_what_the_library_feature_map_gives(tmp_path, tiny_bert_dir, recipe):
+    """Slices of the cached members are fit=closed-form's own features: no second feature map in bench/."""
+    from dataclasses import replace
+
+    from fpt.closed_form import read_features
+    from fpt.pipeline import assemble
+
+    path = study.dataset_path("iris", tmp_path)
+    x, y, classes = study.features("iris", path, recipe, 1, tmp_path / "cache", tiny_bert_dir)
+    config, data = study.training_task(path, "global", tiny_bert_dir)
+    config = replace(config, fit="closed-form", seed=study.run_seed(1), device="cpu", precision="fp32",
+                     cf_members=recipe.members, cf_blocks=recipe.blocks, cf_poolings=recipe.poolings,
+                     cf_inputs=recipe.inputs)
+    exp = assemble(config, data)
+    expected = read_features(exp, data.train.data)
+    assert x.shape == expected.shape == (120, exp.model.num_features)
+    np.testing.assert_allclose(x, expected, rtol=2e-3, atol=2e-3)  # the cache keeps float16
+    assert classes == 3 and y.shape == (120, 1)
+
+
+def test_ranks_within_an_axis_count_the_base_recipe_and_share_ties():
+    rows = [{"dataset": d, "axis": a, "choice": c, "cv": v}
+            for d, a, c, v in [("GunPoint", "base", "base", 0.8), ("GunPoint", "pool", "max", 0.9),
+                               ("GunPoint", "members", "E=1", 0.8), ("ArrowHead", "base", "base", 0.7),
+                               ("ArrowHead", "pool", "max", 0.6), ("ArrowHead", "members", "E=1", 0.5)]]
+    table, text = study.summarise(rows)
+    assert {(r["dataset"], r["choice"]): r["cv"] for r in table}[("GunPoint", "max")] == 0.9
+    lines = {line.split(" | ")[1]: line for line in text.splitlines()[2:]}
+    assert lines["max"].endswith("| 0.750 | – | 1.50 |")  # ranks 1 and 2
+    assert lines["E=1"].endswith("| 0.650 | – | 1.75 |")  # a tie (1.5) then 2
+    assert "pool 1.50, members 1.25" in lines["base"]
+
+
+def test_a_tiny_study_writes_its_files_and_resumes(tmp_path, tiny_bert_dir, monkeypatch):
+    monkeypatch.setattr(study, "CHOICES", [study.CHOICES[0], ("members", "E=1", study.Recipe(members=1)),
+                                           ("poolings", "flatten", study.Recipe(poolings="flatten", blocks="last"))])
+    out = tmp_path / "s"
+    argv = ["--out", str(out), "--datasets", "iris,diabetes", "--repeats", "2", "--folds", "3",
+            "--body", tiny_bert_dir, "--cache", str(tmp_path / "cache")]
+    assert study.main(argv) == 0
+    rows = [json.loads(line) for line in (out / "study.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 * 3 * 2
+    iris = next(r for r in rows if r["dataset"] == "iris" and r["choice"] == "E=1")
+    assert iris["metric"] == "accuracy" and iris["folds"] == 3 and iris["n_train"] == 120
+    assert iris["cv"] == pytest.approx(np.mean(iris["fold_scores"])) and 0 <= iris["cv"] <= 1
+    base = next(r for r in rows if r["dataset"] == "iris" and r["axis"] == "base" and r["repeat"] == 0)
+    tokens = 4 * 2  # iris: 4 feature tokens of 2 values, once after the members' features
+    assert base["n_features"] - tokens == 3 * (iris["n_features"] - tokens)  # E=3 members side by side
+    assert next(r for r in rows if r["dataset"] == "diabetes")["metric"] == "r2"
+    assert len(list((tmp_path / "cache" / "iris").glob("*.npz"))) == 3 * 2  # one per member seed, shared by choices
+    flat = next(r for r in rows if r["dataset"] == "iris" and r["choice"] == "flatten")
+    assert flat["n_features"] == 3 * 4 * 32 + 4 * 2  # E=3 x 4 tokens x width 32, then the 4 tokens of 2 values
+    assert (out / "study.csv").read_text().startswith("dataset,choice,axis,cv,repeats,spread")
+    assert "| members | E=1 |" in (out / "table.md").read_text()
+    assert study.main(argv) == 0  # resumed: nothing runs again
+    assert len((out / "study.jsonl").read_text().splitlines()) == len(rows)
