@@ -1,3 +1,5 @@
+import pytest
+
 from fpt.convergence import steps_to_converge
 
 
@@ -57,3 +59,17 @@ def test_provenance_commit_and_dirty():
     assert run_commit({}) == (None, None)
     env = environment()
     assert "commit" in env and "dirty" in env
+
+
+def test_binomial_margin_is_wilsons_upper_bound_not_walds():
+    """The Wald margin z * sqrt(p (1 - p) / n) is 0 at p = 0 and too narrow on small sets; Wilson's score bound is
+    z^2 / (n + z^2) at p = 0; both here computed by hand from Wilson's formula."""
+    import math
+
+    from fpt.convergence import Z_ONE_SIDED_95, binomial_margin
+
+    z = Z_ONE_SIDED_95
+    assert binomial_margin(0.0, 20) == pytest.approx(z * z / (20 + z * z), rel=1e-3)  # Wald: 0
+    centre, half = (0.5 + z * z / 20) / (1 + z * z / 10), z / (1 + z * z / 10) * math.sqrt(0.25 / 10 + z * z / 400)
+    assert binomial_margin(0.5, 10) == pytest.approx(centre + half - 0.5, rel=1e-3)
+    assert binomial_margin(1.0, 20) == 0.0 and binomial_margin(0.3, None) == 0.0

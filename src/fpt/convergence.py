@@ -64,10 +64,20 @@ def converged(history: Sequence[dict[str, Any]], key: str, stopped: str | None =
 
 
 def binomial_margin(p: float, n: int | None, z: float = Z_ONE_SIDED_95) -> float:
-    """z standard errors of an accuracy p measured on n examples (0 when n is unknown)."""
+    """How far above an accuracy ``p`` measured on ``n`` examples its one-sided upper confidence bound lies (z = 1.645:
+    95%), by Wilson's score interval (scipy.stats.binomtest(...).proportion_ci(method="wilson")); 0 when n is unknown.
+
+    Wilson, not the Wald margin z * sqrt(p (1 - p) / n): Wald's collapses to 0 at p = 0 and p = 1 and is too narrow
+    on small sets, so a run that always answers the majority class of a 20-example set would count as above it."""
     if not n or n <= 0:
         return 0.0
-    return z * math.sqrt(max(p * (1.0 - p), 0.0) / n)
+    from scipy.stats import binomtest, norm
+
+    n = int(n)
+    k = min(max(round(p * n), 0), n)  # p is an observed proportion of n examples
+    confidence = 2.0 * float(norm.cdf(z)) - 1.0  # two-sided level whose upper bound is one-sided at z
+    high = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson").high
+    return max(float(high) - p, 0.0)
 
 
 def eval_sizes(summary: dict[str, Any], task_options: dict[str, Any] | None = None) -> dict[str, int]:
