@@ -232,3 +232,29 @@ def test_the_fast_preset_breaks_ties_on_loss_and_the_paper_preset_keeps_the_firs
     assert paper.config.tie_break == "first"
     with pytest.raises(ConfigError, match="tie_break"):
         fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", device="cpu", tie_break="last")
+
+
+def test_the_training_split_is_evaluated_at_the_selected_step_without_dropout(tiny_gpt2_dir, tmp_path):
+    """Table 7's train figure: the training examples evaluated like the held-out sets (eval mode, the selected
+    parameters), up to TRAIN_EVALUATION_EXAMPLES of them; not the last window's minibatch accuracy."""
+    import numpy as np
+    import pandas as pd
+
+    from fpt import train
+
+    x = np.random.default_rng(0).normal(size=(90, 2))
+    frame = pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "label": (x[:, 0] > 0).astype(int)})
+    exp = fpt.build(data=frame, body=tiny_gpt2_dir, init="random", device="cpu", steps=30, eval_every=10,
+                    batch_size=8, lr=0.01, dropout=0.5, stop_at_target=False, baselines="none")
+    summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
+    n = len(exp.data.train)
+    assert summary["train_eval_examples"] == n
+    batch = exp.data.train.evaluation_sample(train.TRAIN_EVALUATION_EXAMPLES)
+    exp.model.train()  # left in training mode: evaluate must switch dropout off itself
+    assert summary["train_eval_accuracy"] == pytest.approx(train.evaluate(exp, batch)["accuracy"])
+    exp.model.train()
+    assert summary["train_eval_accuracy"] == pytest.approx(train.evaluate(exp, batch)["accuracy"])  # no dropout
+    # a fixed seeded subset of a larger split, the same draw every time
+    first = exp.data.train.evaluation_sample(20)
+    assert len(first) == 20 and torch.equal(first.x, exp.data.train.evaluation_sample(20).x)
+    assert fpt.fit(_exp(tiny_gpt2_dir), progress=False).get("train_eval_accuracy") is None  # a generated stream

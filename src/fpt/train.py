@@ -407,6 +407,8 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     state["wall_seconds"] = time.perf_counter() - started
     summary = _summary(exp, state, history, final, stop_reason)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
+    if final["selected"] is not None:  # the model is at the selected step: the training split evaluated there
+        summary.update(_train_evaluation(exp))
     # Collapse, chance and the test figure against the majority class (fpt.convergence.health): derived from the
     # curve and the figures above, recorded so that readers need not recompute them.
     summary["health"] = health(summary, history, {name: int(b.y.shape[0]) for name, b in exp.data.eval_sets.items()})
@@ -465,6 +467,21 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
         rundir.write_text(run.out / SUMMARY, summary_json(summary))
     track.finish(summary)
     return summary
+
+
+TRAIN_EVALUATION_EXAMPLES = 2000  # at most this many training examples (a fixed seeded draw) are evaluated
+
+
+def _train_evaluation(exp: Experiment) -> dict[str, Any]:
+    """The training split (up to TRAIN_EVALUATION_EXAMPLES of it) evaluated like the held-out sets, dropout off
+    and no augmentation: train_eval_<metric> and train_eval_examples ({} for a generated stream). Not the
+    summary's train_<metric>, the last window's minibatch figure with dropout on (Table 7 reads this one)."""
+    sample = getattr(exp.data.train, "evaluation_sample", None)
+    if sample is None:
+        return {}
+    batch = sample(TRAIN_EVALUATION_EXAMPLES)
+    name = exp.data.objective.metric
+    return {f"train_eval_{name}": evaluate(exp, batch).get(name), "train_eval_examples": len(batch)}
 
 
 def _finite(value: Any) -> Any:

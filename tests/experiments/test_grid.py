@@ -58,7 +58,7 @@ def test_table_specific_cells():
     t6 = expand("table6", "paper")
     assert {c.metric for c in t6.cells} == {"steps_to_converge"}
     t7 = {(c.row, c.key): c for c in expand("table7", "paper").cells}
-    assert t7[("fpt_gpt2_12_layers", "train")].metric == "train_accuracy"
+    assert t7[("fpt_gpt2_12_layers", "train")].metric == "train_eval_accuracy"
 
 
 def test_runner_is_resumable_and_reports_paper_vs_ours(tiny_gpt2_dir, tmp_path):

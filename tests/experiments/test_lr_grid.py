@@ -50,3 +50,25 @@ def test_results_csv_records_the_grid(tmp_path):
     assert row["lr_grid"] == "0.0001;0.0003;0.001;0.003" and row["lr_chosen"] == "0.0003"
     assert row["lr_val"].startswith("0.0001:50.00;0.0003:60.00;0.001:–")
     json.dumps(row, default=str)
+
+
+def test_the_seed_that_chose_the_lr_is_not_reported(tmp_path):
+    """--tuned-lr --seeds 0,1,2,3: seed 0's validation figure chose the lr; the cell reports seeds 1-3 (n = 3),
+    its provenance still counts seed 0's run (the choice came from it)."""
+    from fpt.presentation.tables import aggregate
+
+    table = tuned_table(expand("table14", "quick"))
+    cell = table.cells[0]
+    choice = {"grid": list(cell.lr_grid), "val": {lr: 50.0 for lr in cell.lr_grid}, "chosen": 3e-4, "seed": 0}
+
+    def summary(test, dirty):
+        return {"test_accuracy": test, "val_accuracy": 0.5, "test_set": "test", "val_set": "val",
+                "environment": {"commit": "abc1234", "dirty": dirty}}
+
+    runs = [{"cell": cell, "seed": s, "summary": summary(t, s == 0), "status": "done", "note": "", "run_dir": None,
+             "lr": 3e-4, "lr_search": choice} for s, t in ((0, 0.99), (1, 0.90), (2, 0.92), (3, 0.94))]
+    row = aggregate(table, cell, runs, tmp_path)
+    assert row["seeds"] == "1;2;3" and row["n"] == 3 and row["ours"] == 92.0 and row["lr_seed"] == 0
+    assert row["dirty"] == "1 of 4"  # the chooser's run is part of what the cell rests on
+    only = aggregate(table, cell, runs[:1], tmp_path)
+    assert only["status"] == "not run" and only["n"] == 0 and "give --seeds 0,1,2,3" in only["note"]

@@ -107,7 +107,7 @@ EXPECTED = {
         "fpt_gpt2_12_layers": r("gpt2", "pretrained", PAPER),
         "vanilla_transformer_3_layers": QUOTED,
         "linformer_3_layers": QUOTED,
-    }, {("fpt_gpt2_12_layers", "train"): {"metric": "train_accuracy"}}),
+    }, {("fpt_gpt2_12_layers", "train"): {"metric": "train_eval_accuracy"}}),
     "table8": ({"fpt": "cifar10", "random": "cifar10"}, {
         "base": r("gpt2", "pretrained", PAPER, quick=SKIP),
         "medium": r("gpt2-medium", "pretrained", PAPER, quick=SKIP),

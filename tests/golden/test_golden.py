@@ -34,7 +34,8 @@ def _diff(a, b, path="") -> list[str]:
 
 def _derived(runs) -> list[str]:
     """Pop summary.json's ``health`` (step 12: flags derived from the curve and the figures, absent from the
-    committed golden runs) and ``precision`` (step 14) from every replayed run, checking each is what it must be."""
+    committed golden runs), ``precision`` (step 14) and the training split's evaluation (step 17) from every
+    replayed run, checking each is what it must be."""
     from fpt.convergence import health
 
     out = []
@@ -48,6 +49,12 @@ def _derived(runs) -> list[str]:
         # step 14: the precision ``auto`` resolved to; the golden runs are preset paper on a CPU, so fp32
         if run["summary"].pop("precision", None) != "fp32":
             out.append(f"{name}: summary.precision missing or not fp32")
+        # step 17: the training split evaluated at the selected step (finite training sets only)
+        metric = next((k for k in run["summary"] if k.startswith("train_eval_") and k != "train_eval_examples"), None)
+        if metric is not None:
+            value, count = run["summary"].pop(metric), run["summary"].pop("train_eval_examples", None)
+            if value is None or not isinstance(count, int) or not 0 < count <= 2000:
+                out.append(f"{name}: summary.{metric} or train_eval_examples not an evaluation of the training split")
     return out
 
 

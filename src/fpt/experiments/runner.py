@@ -24,7 +24,10 @@ from fpt.experiments.grid import Cell, Table
 from fpt.experiments.planned import Planned, pretrain_config
 from fpt.rundir import read_summary
 
-ACCURACIES = ("test_accuracy", "val_accuracy", "train_accuracy", "test_accuracy_last", "val_accuracy_last")
+# train_eval_accuracy: the training split evaluated at the selected step (fpt.train); train_accuracy: the last
+# window's minibatch figure, dropout on
+ACCURACIES = ("test_accuracy", "val_accuracy", "train_accuracy", "train_eval_accuracy", "test_accuracy_last",
+              "val_accuracy_last")
 METRIC_SCALE = dict.fromkeys(ACCURACIES, 100.0)  # summary fractions -> percent, as the paper prints them
 KEY_LENGTH = 12
 
@@ -162,7 +165,9 @@ def _lr_search(table: Table, store: Store, seeds: list[int], only: str | None, e
                 jobs.append(Trial(planned, f"{table.name} {cell.row}/{cell.column} seed {seeds[0]} lr {lr:g} (lr grid)"))
     if jobs:
         (executor or InProcessExecutor("fpt reproduce")).run(jobs, progress)
-    return {id(cell): choose_lr(cell, {lr: read_summary(plans[(id(cell), lr)].run_dir) for lr in cell.lr_grid})
+    # "seed": the chooser, which the report leaves out of the cell's reported seeds (its validation figure chose)
+    return {id(cell): {**choose_lr(cell, {lr: read_summary(plans[(id(cell), lr)].run_dir) for lr in cell.lr_grid}),
+                       "seed": seeds[0]}
             for cell in table.cells if cell.lr_grid and cell.config is not None}
 
 

@@ -28,8 +28,8 @@ CSV_FIELDS = ["table", "scale", "row", "column", "paper_column", "metric", "spli
               "seeds", "values", "difference", "compared", "status", "chance", "majority", "majority_margin",
               "above_majority", "collapsed", "at_chance", "flags", "test_accuracy",
               "val_accuracy", "test_accuracy_last", "selected_step", "steps_to_converge", "converge_bound", "task",
-              "task_options", "body", "init", "freeze", "layers", "lr", "lr_grid", "lr_val", "lr_chosen", "max_steps",
-              "steps", "stopped", "wall_seconds", "epoch_seconds", "feature_cache_seconds", "commits", "dirty",
+              "task_options", "body", "init", "freeze", "layers", "lr", "lr_grid", "lr_val", "lr_chosen", "lr_seed",
+              "max_steps", "steps", "stopped", "wall_seconds", "epoch_seconds", "feature_cache_seconds", "commits", "dirty",
               "run_dir", "note"]
 NOT_COMPARED = "†"
 BELOW_MAJORITY = "not above majority"
@@ -47,7 +47,8 @@ def measured(summary: dict[str, Any], metric: str, comparable: bool) -> tuple[fl
         if comparable and split and split != summary.get("test_set") and ours is not None:
             return 100.0 * float(ours), split
         return metric_value(summary, metric), summary.get("test_set") or "test"
-    split = {"val_accuracy": summary.get("val_set") or "val", "train_accuracy": "train"}.get(metric, "")
+    split = {"val_accuracy": summary.get("val_set") or "val", "train_accuracy": "train",
+             "train_eval_accuracy": "train"}.get(metric, "")
     return metric_value(summary, metric), split
 
 
@@ -86,6 +87,14 @@ def aggregate(table: Table, cell: Cell, runs: list[dict[str, Any]], out: Path) -
         row["lr_grid"] = ";".join(f"{lr:g}" for lr in search["grid"])
         row["lr_val"] = ";".join(f"{lr:g}:{'–' if v is None else f'{v:.2f}'}" for lr, v in search["val"].items())
         row["lr_chosen"] = "" if search["chosen"] is None else f"{search['chosen']:g}"
+    every = [r for r in runs if r["summary"]]  # provenance: the chooser's run too
+    if search and search.get("seed") is not None:  # the seed that chose the lr is not a reported seed
+        row["lr_seed"] = search["seed"]
+        runs = [r for r in runs if r.get("seed") != search["seed"]]
+        if not runs:
+            return {**row, "status": "not run", "n": 0, "seeds": "",
+                    "note": f"only seed {search['seed']} was given, and it chose the lr: give --seeds "
+                            f"{search['seed']},1,2,3 to report three other seeds"}
     done = [r for r in runs if r["summary"]]
     summaries = [r["summary"] for r in done]
     values, splits = zip(*(measured(s, cell.metric, comparable) for s in summaries), strict=True) if done else ((), ())
@@ -110,8 +119,9 @@ def aggregate(table: Table, cell: Cell, runs: list[dict[str, Any]], out: Path) -
     seeds_done = [str(r.get("seed", cfg.seed)) for r in done]
     flagged = {name: [seed for seed, h in zip(seeds_done, healths, strict=True) if h.get(key)]
                for name, key in ((COLLAPSED, "collapsed"), (AT_CHANCE, "at_chance"))}
-    commits = sorted({c for c in (run_commit(s)[0] for s in summaries) if c})
-    dirty = sum(bool(run_commit(s)[1]) for s in summaries)
+    provenance = [r["summary"] for r in every]
+    commits = sorted({c for c in (run_commit(s)[0] for s in provenance) if c})
+    dirty = sum(bool(run_commit(s)[1]) for s in provenance)
     row.update({
         "split": split, "ours": _round(ours), "n": len(numbers),
         "ours_std": _round(statistics.stdev(numbers)) if len(numbers) > 1 else None,
@@ -122,9 +132,9 @@ def aggregate(table: Table, cell: Cell, runs: list[dict[str, Any]], out: Path) -
         "flags": " | ".join(dict.fromkeys(f"seed {seed}: {why}" for seed, h in zip(seeds_done, healths, strict=True)
                                           for why in h.get("reasons", []) if not why.startswith("not above"))),
         "converge_bound": bound,
-        "commits": ";".join(commits) + (";unrecorded" if len(commits) < len(summaries) and
-                                        any(run_commit(s)[0] is None for s in summaries) else ""),
-        "dirty": f"{dirty} of {len(summaries)}" if summaries else "",
+        "commits": ";".join(commits) + (";unrecorded" if len(commits) < len(provenance) and
+                                        any(run_commit(s)[0] is None for s in provenance) else ""),
+        "dirty": f"{dirty} of {len(provenance)}" if provenance else "",
         "difference": _round(ours - cell.paper) if ours is not None and cell.paper is not None and comparable else None,
         "status": "done" if len(done) == len(runs) else ("partial" if done else runs[0]["status"]),
         "run_dir": ";".join(_rel(r["run_dir"], out) for r in runs if r.get("run_dir") is not None),
@@ -302,7 +312,8 @@ def cell_text(r: Mapping[str, Any], bold: bool = True) -> str:
         if str(r.get(flag) or "").startswith("yes"):
             text += f" ⚠ {name} ({str(r[flag])[len('yes: '):]})"
     if r.get("lr_chosen"):
-        text += f" [lr {r['lr_chosen']} of {r.get('lr_grid')}]"
+        text += f" [lr {r['lr_chosen']} of {r.get('lr_grid')}" + (
+            f", chosen by seed {r['lr_seed']}: not reported]" if r.get("lr_seed") not in (None, "") else "]")
     return text
 
 

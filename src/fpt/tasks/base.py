@@ -7,7 +7,7 @@ exactly the batches an uninterrupted run would have seen.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -114,6 +114,22 @@ class TensorSource:
             batches = [chunk[i:i + size] for i in range(0, len(chunk), size)]
             parts += [batches[i] for i in rng.permutation(len(batches))]  # no short-to-long curriculum
         return np.concatenate(parts)
+
+    def evaluation_sample(self, limit: int) -> Batch:
+        """Up to ``limit`` training examples (all of a smaller set; else a fixed draw from the source's seed), as
+        the model reads them without augmentation: the training split evaluated (fpt.train, Table 7's train)."""
+        n = len(self.data)
+        if n <= limit:
+            idx = torch.arange(n)
+        else:
+            idx = torch.randperm(n, generator=torch.Generator().manual_seed(self.seed))[:limit].sort().values
+        x = self.data.x[idx]
+        if self.transform is not None:
+            transform = self.transform
+            if is_dataclass(transform) and getattr(transform, "augment", False):
+                transform = replace(transform, augment=False)  # as the held-out sets are tokenised
+            x = transform(x, torch.Generator().manual_seed(self.seed))
+        return Batch(x, self.data.y[idx], None if self.data.lengths is None else self.data.lengths[idx])
 
     def batch(self, index: int, size: int) -> Batch:
         n = len(self.data)
