@@ -11,17 +11,22 @@ HELP = "check the paper's qualitative claims against fpt reproduce all results; 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", required=True, help="an fpt reproduce all output (RESULTS/tableN/results.csv)")
     p.add_argument("--out", default=None, help="where to write (default: RESULTS/claims.md)")
+    p.add_argument("--commit", default=None,
+                   help="the commit the verdicts' runs must come from (default: RESULTS/COMMIT when there is one; "
+                        "without either, a verdict's cells must all share one commit)")
+    p.add_argument("--force", action="store_true", help="replace an --out file that fpt claims did not write")
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.presentation.claims import evaluate, write_claims
+    from fpt.errors import ConfigError
+    from fpt.presentation.claims import evaluate
+    from fpt.presentation.claims_md import write_claims
 
     root = Path(args.results)
     if not root.is_dir():
-        raise FileNotFoundError(f"{root} is not a directory: give an fpt reproduce all output")
-    path = write_claims(root, Path(args.out) if args.out else None)
-    for item in evaluate(root):
-        print(f"{item['verdict']:<14} tuned lr: {item['tuned_verdict']:<14} {item['claim'].text}"
-              + ("" if item["clean"] else f" [provenance: {item['provenance']}]"))
+        raise ConfigError(f"--results {root} is not a directory: give an fpt reproduce all output")
+    path = write_claims(root, Path(args.out) if args.out else None, commit=args.commit, force=args.force)
+    for item in evaluate(root, args.commit):
+        print(f"{item['verdict']:<14} tuned lr: {item['tuned_verdict']:<14} {item['claim'].text}")
     print(f"claims: {path}")
     return 0

@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     if every:
         if not tuned:  # the index lists the paper's tables; TABLE-tuned folders sit beside them
             _write_index(root, args.scale, summary, seeds)
-        from fpt.presentation.claims import write_claims
+        from fpt.presentation.claims_md import write_claims
 
         path = write_claims(root)
         print(f"index: {root / 'README.md'}; claims: {path}")

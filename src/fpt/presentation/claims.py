@@ -1,54 +1,65 @@
 """The paper's qualitative claims, checked against reproduced tables: claims.md, verdicts computed.
 
-Each claim is a set of checks; a check is a relation between rows of one table (``a > b``,
-increasing, ...) tested column by column. A column counts only where the paper's own figures
-show the relation. There, ours hold / do not hold / are inconclusive by the declared rule
-(RULE, printed at the head of claims.md): every cell read needs at least MIN_SEEDS seeds, none
-collapsed or at chance, its test figure above the majority class by the binomial margin, and a
-step count that is not a cap-bound lower bound; two cells are compared with Welch's t-test
-(alpha ALPHA) on their seeds' mean, std and n.
+Each claim is a set of checks; a check is a relation between rows of one table (``a > b``, increasing, ...) tested
+column by column. A column counts only where the paper's own figures show the relation. The rules
+(fpt.presentation.claims_md.RULE, printed at the head of claims.md; one function each: fpt.presentation.verdict_stats
+for the statistics, fpt.presentation.verdict_provenance for which runs may be read):
 
-Every check is judged twice where the runs exist: under the paper's fixed lr (``tableN/``) and
-under lr tuned per cell on validation (``tableN-tuned/``, ``fpt reproduce --tuned-lr``). The
-runs a verdict reads are checked for provenance: one commit, a clean tree.
+- evidence: a cell needs n >= MIN_SEEDS reported seeds, none collapsed or at chance, its test figure above the
+  majority class by the binomial margin (Wilson), and a step count that is not a cap-bound lower bound;
+- two cells: Welch's t-test (t distribution at Welch's degrees of freedom, never a normal quantile); "close": the
+  two one-sided tests at Welch's df;
+- several columns: one p-value per column, Holm's step-down correction over the columns where the paper shows the
+  relation; the verdict names the columns that carry it. Several checks of one claim: every check must hold;
+- tuned lr: the seed that chose the lr on its validation figure is not one of the reported seeds;
+- provenance: a verdict reads only cells from the declared commit with a clean tree (or reproduced there), else it
+  is "inconclusive (provenance)" and names the cells.
+
+Every check is judged twice where the runs exist: under the paper's fixed lr (``tableN/``) and under lr tuned per
+cell on validation (``tableN-tuned/``, ``fpt reproduce --tuned-lr``).
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fpt.presentation.results_csv import read_results
+from fpt.presentation.verdict_provenance import Gate, declared_commit, read_reproduced
+from fpt.presentation.verdict_stats import (
+    ALPHA,
+    HOLDS_DIRECTION,
+    Stat,
+    column_p,
+    holm,
+    t_quantile,
+    welch_p,
+    welch_se_df,
+)
+
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+PROVENANCE = "inconclusive (provenance)"
 NOT_RUN = "not run"
 COMPUTED = ("parameters", "ratio", "epoch_speedup")  # results.csv rows that are not runs
-ALPHA = 0.05
 MIN_SEEDS = 3
-EQUIVALENCE_Z = 1.645  # "close": |difference| + 1.645 standard errors within the tolerance
 TUNED = "-tuned"
-RULE = (f"**Rule.** A cell is evidence only with n >= {MIN_SEEDS} seeds, no seed collapsed (last validation "
-        "losses at the uniform-output level ln C) or at chance (selected validation accuracy within the one-sided "
-        "95% binomial margin of the majority class), its test figure at the selected step above the majority class "
-        "by that margin for the test set's size, and (steps to converge) a step count that neither hit the step cap "
-        "(a lower bound) nor shows no learning; any other cell makes its column inconclusive. Two cells are compared "
-        f"with Welch's t-test (unequal variances) on their seeds' mean, std and n at alpha {ALPHA}: a > b holds "
-        "when the difference is significant and positive, does not hold when significant and negative, and is "
-        "inconclusive otherwise. 'Close' (within a tolerance) holds when |difference| + 1.645 standard errors is "
-        "within the tolerance. Columns disagreeing make a check inconclusive.")
-
-
+# Relations judged column by column without a test between cells (a count of seeds, a computed figure, a bound on
+# one cell): they hold only in every column read.
+EVERY_COLUMN = ("unstable", "within", "solved")
+TRAIN_EVALUATION = "train_eval_accuracy"  # Table 7's train figure: the training set evaluated (fpt.train)
 @dataclass(frozen=True)
 class Check:
     table: str
     rows: tuple[str, ...]
-    relation: str  # decreasing | increasing | less | at_least | max | recovers | close | unstable | within
+    relation: str  # decreasing | increasing | less | at_least | max | recovers | close | unstable | within | solved
     tolerance: float = 0.0  # at_least: a >= b - tolerance; close: |a - b| <= tolerance (points)
     columns: tuple[str, ...] = ()  # paper column keys; () = all
     transpose: bool = False  # the relation is between columns (given in ``rows``) within each row
-    bounds: tuple[float, float] = (0.0, 0.0)  # within: a computed figure in [low, high]
+    bounds: tuple[float, float] = (0.0, 0.0)  # within: a computed figure in [low, high]; solved: [threshold, 100]
     metric: str = ""  # the results.csv metric the check reads (default: the cells', derived rows excluded)
+    row_metrics: tuple[str, ...] = ()  # the metric each of ``rows`` must carry (else the column is not evidence)
 
     def describe(self) -> str:
         r, rel = self.rows, self.relation
@@ -66,6 +77,8 @@ class Check:
             text = f"{r[0]} fails to train (collapses, diverges or stays at chance)"
         elif rel == "within":
             text = f"{r[0]} in [{self.bounds[0]:g}, {self.bounds[1]:g}]"
+        elif rel == "solved":
+            text = f"{r[0]} solves it (mean >= {self.bounds[0]:g} by a one-sided t bound)"
         else:
             text = (" > " if rel == "decreasing" else " < ").join(r)
         return f"{text} ({self.table}{', between columns' if self.transpose else ''})"
@@ -77,6 +90,9 @@ class Claim:
     checks: tuple[Check, ...]
     note: str = ""
 
+
+BIT_XOR_LENGTH = "bit_xor_length"  # bench/tables/bit_xor_length.yaml's results folder
+SOLVED = 99.0  # per-bit accuracy (%) that counts as solving Bit XOR (the paper's FPT: 100)
 
 CLAIMS = (
     Claim("A language-pretrained frozen body beats a random one, which beats a frozen random LSTM (Tables 2, 3)",
@@ -107,14 +123,18 @@ CLAIMS = (
            Check("table5", ("lstm_12_layer_residual_positional", "lstm_12_layer_residual", "lstm_12_layer"),
                  "decreasing"))),
     Claim("FPT underfits: its train accuracy is close to its test accuracy (Table 7)",
-          (Check("table7", ("train", "test"), "close", tolerance=2.0, transpose=True, columns=("train", "test")),),
-          note="read for FPT's row only (the other rows are the paper's quoted baselines)"),
+          (Check("table7", ("train", "test"), "close", tolerance=2.0, transpose=True, columns=("train", "test"),
+                 row_metrics=(TRAIN_EVALUATION, "test_accuracy")),),
+          note="read for FPT's row only (the other rows are the paper's quoted baselines); the train figure is an "
+               "evaluation of the training set at the selected step (runs written before it have none)"),
     Claim("Training more of the body helps (feed-forward layers) or diverges (attention) (Tables 13, 14)",
           (Check("table14", ("fpt", "plus_all_feedforward", "plus_all_feedforward_and_last_attention"), "increasing"),
            Check("table13", ("fpt", "plus_feedforward"), "less"))),
-    Claim("Training the attention layers diverges (Table 13)", (Check("table13", ("plus_attention",), "unstable"),),
-          note="the paper reports divergence in its text: its figures are not checked for it. A seed counts as "
-               "failing when it collapsed, diverged or selected a validation accuracy at chance"),
+    Claim("Training the attention layers diverges (Table 13)",
+          (Check("table13", ("plus_attention",), "unstable", columns=("mnist", "cifar10")),),
+          note="the paper reports divergence in its text, on MNIST and CIFAR-10 only: those columns (their quick "
+               "stand-ins) are read, its figures are not checked for it. A seed counts as failing when it "
+               "collapsed, diverged or selected a validation accuracy at chance"),
     Claim("Other language-pretrained bodies do about as well as GPT-2 (Table 17)",
           (Check("table17", ("bert", "gpt2"), "at_least", tolerance=2.0),),
           note="at the quick scale only MiniLM (BERT family) runs: GPT-2, T5 and Longformer need the hub"),
@@ -122,8 +142,11 @@ CLAIMS = (
           (Check("table1", ("fpt", "full_transformer"), "at_least", tolerance=2.0),)),
     Claim("FPT converges in fewer steps than the same frozen architecture with random weights (Table 6)",
           (Check("table6", ("fpt", "random"), "less"),)),
-    Claim("Bit XOR stays solvable as the strings grow longer (the paper's length scaling)", (),
-          note="no table of fpt runs Bit XOR at several lengths: not run"),
+    Claim("Bit XOR stays solvable as the strings grow longer (the paper's length scaling)",
+          (Check(BIT_XOR_LENGTH, ("fpt",), "solved", bounds=(SOLVED, 100.0)),),
+          note=f"the table file bench/tables/{BIT_XOR_LENGTH}.yaml (fpt reproduce bench/tables/{BIT_XOR_LENGTH}.yaml "
+               f"--scale quick --seeds 0,1,2), results in {BIT_XOR_LENGTH}/: FPT at each string length; solved: per-bit "
+               f"test accuracy >= {SOLVED:g} by a one-sided 95% t bound"),
 )
 
 # The critics' controls (step 12, Tables 1, 13, 14): FPT against the whole model fine-tuned and against no language
@@ -141,11 +164,8 @@ def _float(value: Any) -> float | None:
 
 
 def read_table(root: Path, table: str) -> list[dict[str, str]]:
-    path = Path(root) / table / "results.csv"
-    if not path.is_file():
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    """ROOT/TABLE/results.csv's rows, each field a verdict reads checked (fpt.presentation.results_csv)."""
+    return read_results(Path(root) / table / "results.csv")
 
 
 def relation_holds(relation: str, values: list[float], margin: float, tolerance: float = 0.0) -> bool | None:
@@ -174,25 +194,7 @@ def relation_holds(relation: str, values: list[float], margin: float, tolerance:
     return None if None in outcomes else True
 
 
-# --- the seed rule: Welch's t-test on (mean, std, n) -------------------------------------------------
-
-@dataclass(frozen=True)
-class Stat:
-    mean: float
-    std: float
-    n: int
-
-
-def welch_p(a: Stat, b: Stat) -> float:
-    """Two-sided p-value of Welch's t-test (scipy.stats.ttest_ind_from_stats, equal_var=False); both stds 0:
-    0 when the means differ, 1 when equal."""
-    if a.std == 0 and b.std == 0:
-        return 1.0 if a.mean == b.mean else 0.0
-    from scipy.stats import ttest_ind_from_stats
-
-    p = ttest_ind_from_stats(a.mean, a.std, a.n, b.mean, b.std, b.n, equal_var=False).pvalue
-    return 1.0 if p is None or math.isnan(p) else float(p)
-
+# --- the seed rule on one column (no correction): Welch / TOST ------------------------------------------
 
 def greater(a: Stat, b: Stat, offset: float = 0.0) -> bool | None:
     """a + offset > b by Welch's test at ALPHA: True; significantly below: False; else None."""
@@ -203,41 +205,59 @@ def greater(a: Stat, b: Stat, offset: float = 0.0) -> bool | None:
 
 
 def relation_test(relation: str, stats: list[Stat], tolerance: float = 0.0) -> bool | None:
-    """A relation between cells by the seed rule (Welch): True / False / None (inconclusive)."""
-    if relation == "recovers":
-        s, pre, rnd = stats
-        mid = Stat((pre.mean + rnd.mean) / 2, math.hypot(pre.std, rnd.std) / 2, min(pre.n, rnd.n))
-        return greater(s, mid)
-    if relation == "at_least":
-        return greater(stats[0], stats[1], tolerance)
-    if relation == "close":
-        a, b = stats
-        se = math.sqrt(a.std ** 2 / a.n + b.std ** 2 / b.n)
-        diff = abs(a.mean - b.mean)
-        if diff + EQUIVALENCE_Z * se <= tolerance:
-            return True
-        return False if diff - EQUIVALENCE_Z * se > tolerance else None
-    pairs = {"decreasing": list(zip(stats, stats[1:], strict=False)),
-             "increasing": [(b, a) for a, b in zip(stats, stats[1:], strict=False)],
-             "less": [(stats[1], stats[0])],
-             "max": [(stats[0], v) for v in stats[1:]]}[relation]
-    outcomes = [greater(a, b) for a, b in pairs]
-    if False in outcomes:
-        return False
-    return None if None in outcomes else True
+    """A relation between the cells of ONE column by the seed rule: True / False / None (inconclusive)."""
+    direction, p = column_p(relation, stats, tolerance)
+    if p >= ALPHA:
+        return None
+    return direction == HOLDS_DIRECTION
+
+
+def solved_p(stat: Stat, threshold: float) -> tuple[str, float]:
+    """(direction, p) of one cell's mean at or above ``threshold``: one-sided one-sample t-tests (df n - 1)."""
+    from scipy.stats import t
+
+    if stat.std == 0 or stat.n < 2:
+        return (HOLDS_DIRECTION, 0.0) if stat.mean >= threshold else ("fails", 0.0 if stat.n >= 2 else 1.0)
+    z = (stat.mean - threshold) / (stat.std / math.sqrt(stat.n))
+    above, below = float(t.sf(z, stat.n - 1)), float(t.cdf(z, stat.n - 1))  # H1: mean > threshold / < threshold
+    return (HOLDS_DIRECTION, above) if above <= below else ("fails", below)
 
 
 # --- a cell's evidence: results.csv's columns, else its runs (results written before step 12) ----------
 
+def _chooser(r: dict[str, str]) -> str | None:
+    """The seed that chose a tuned cell's lr (results.csv's lr_seed; rows written before it: the first seed)."""
+    if not r.get("lr_chosen"):
+        return None
+    return r.get("lr_seed") or (r.get("seeds") or "").split(";")[0] or None
+
+
+def _without_chooser(ev: dict[str, Any], r: dict[str, str]) -> None:
+    """A tuned row written before the chooser was left out (its seeds list it, first): its figure without it."""
+    import statistics
+
+    chooser, seeds = _chooser(r), [s for s in (r.get("seeds") or "").split(";") if s]
+    if chooser is None or chooser not in seeds or r.get("status") not in ("done", "partial"):
+        return
+    # the chooser's run is the grid's (it must have finished for an lr to be chosen): always the first figure
+    values = [float(v) for v in (r.get("values") or "").split(";")[1:] if v != ""]
+    ev["chooser"] = chooser
+    ev["n"] = len(values)
+    ev["stat"] = Stat(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0,
+                      len(values)) if values else None
+    for key in ("collapsed", "at_chance"):
+        ev[key] = [s for s in ev[key] if s != chooser]
+
+
 def cell_evidence(r: dict[str, str], table_dir: Path | None = None) -> dict[str, Any]:
-    """{stat, n, collapsed, at_chance, diverged, above, bound, commits, dirty, runs} of one results.csv row.
+    """{stat, n, collapsed, at_chance, diverged, above, bound, commits, dirty, runs, chooser} of one results.csv row.
 
     Rows written before step 12 lack the flag columns: they are computed from the runs the row names
-    (run_dir, relative to the table's folder) when they are there.
+    (run_dir, relative to the table's folder) when they are there. A tuned row's lr-choosing seed is left out.
     """
     ev: dict[str, Any] = {"collapsed": [], "at_chance": [], "diverged": [], "above": r.get("above_majority") or None,
                           "bound": r.get("converge_bound") or "", "commits": set(), "dirty": 0, "runs": 0,
-                          "unrecorded": 0}
+                          "unrecorded": 0, "chooser": None}
     mean, std, n = _float(r.get("ours")), _float(r.get("ours_std")), int(_float(r.get("n")) or 0)
     if "collapsed" in r and r.get("collapsed") not in (None, ""):  # written by step 12's tables
         for key in ("collapsed", "at_chance"):
@@ -255,9 +275,8 @@ def cell_evidence(r: dict[str, str], table_dir: Path | None = None) -> dict[str,
             mean, std, n = ev["stat"].mean, ev["stat"].std, ev["stat"].n
     ev["stat"] = None if mean is None or n == 0 else Stat(mean, std or 0.0, max(n, 1))
     ev["n"] = n
+    _without_chooser(ev, r)
     return ev
-
-
 def _from_runs(ev: dict[str, Any], r: dict[str, str], table_dir: Path) -> None:
     import statistics
 
@@ -322,70 +341,141 @@ def _not_evidence(check: Check, cells: dict[str, dict[str, str]], evidence: dict
         elif ev["bound"].startswith(">="):
             reasons.append(f"{row}: steps hit the cap (a lower bound)")
         elif ev["n"] < MIN_SEEDS:
-            reasons.append(f"{row}: n={ev['n']} < {MIN_SEEDS} seeds")
+            chooser = f" (seed {ev['chooser']} chose the lr: not reported)" if ev.get("chooser") else ""
+            reasons.append(f"{row}: n={ev['n']} < {MIN_SEEDS} seeds{chooser}")
     return "; ".join(reasons)
 
 
-def check_column(check: Check, cells: dict[str, dict[str, str]], table_dir: Path | None = None,
-                 ) -> tuple[str, str, list, list]:
-    """(outcome, reason, paper figures, ours) for one column of a check."""
+def check_column(check: Check, cells: dict[str, dict[str, str]], table_dir: Path | None = None) -> dict[str, Any]:
+    """One column of a check: {outcome, reason, paper, ours, spread, direction, p, evidence}.
+
+    ``p`` (with ``direction``) is the column's test, before the correction over columns (``evaluate_check``); None
+    when the column is decided without one (skipped, not evidence, or a check judged on every column)."""
     paper = [_float(cells.get(r, {}).get("paper")) for r in check.rows]
     ours = [_float(cells.get(r, {}).get("ours")) for r in check.rows]
+    spread = [(_float(cells.get(r, {}).get("ours_std")), int(_float(cells.get(r, {}).get("n")) or 0))
+              for r in check.rows]
+    out = {"outcome": INCONCLUSIVE, "reason": "", "paper": paper, "ours": ours, "spread": spread, "direction": None,
+           "p": None, "evidence": {}}
+
+    def done(outcome: str, reason: str = "") -> dict[str, Any]:
+        return {**out, "outcome": outcome, "reason": reason}
+
     if check.relation == "within":
         value = ours[0]
         if value is None:
-            return INCONCLUSIVE, f"{check.rows[0]} not computed", paper, ours
-        return (HOLDS if check.bounds[0] <= value <= check.bounds[1] else FAILS), "", paper, ours
-    if check.relation != "unstable":
+            return done(INCONCLUSIVE, f"{check.rows[0]} not computed")
+        return done(HOLDS if check.bounds[0] <= value <= check.bounds[1] else FAILS)
+    if check.relation not in ("unstable", "solved"):
         if None in paper:
-            return "skip", "the paper has no figure", paper, ours
+            return done("skip", "the paper has no figure")
         if relation_holds(check.relation, paper, 0.0, check.tolerance) is not True:
-            return "skip", "the paper's own figures do not show it", paper, ours
+            return done("skip", "the paper's own figures do not show it")
     skipped = [r for r in check.rows if cells.get(r, {}).get("status") in ("skipped", "quoted")]
     if skipped:
-        return "skip", f"not run at this scale: {', '.join(skipped)}", paper, ours
+        return done("skip", f"not run at this scale: {', '.join(skipped)}")
     if any(r not in cells for r in check.rows):
         missing = [r for r in check.rows if r not in cells]
-        return INCONCLUSIVE, f"cells missing: {', '.join(missing)}", paper, ours
+        return done(INCONCLUSIVE, f"cells missing: {', '.join(missing)}")
     # A cell with no finished run of its own is no evidence, even where a run it would share (a tuned cell's
     # grid run at the paper's lr) exists on disk.
     not_run = [r for r in check.rows if cells[r].get("status") not in ("done", "partial")]
     if not_run:
-        return "skip", f"not run: {', '.join(not_run)}", paper, ours
+        return done("skip", f"not run: {', '.join(not_run)}")
     evidence = {r: cell_evidence(cells[r], table_dir) for r in check.rows}
+    out["evidence"] = evidence
+    stats = [evidence[r]["stat"] for r in check.rows]
+    out["ours"] = [None if s is None else round(s.mean, 2) for s in stats]
+    out["spread"] = [(None if s is None else round(s.std, 2), evidence[r]["n"]) for s, r in zip(stats, check.rows,
+                                                                                             strict=True)]
     if check.relation == "unstable":
         ev = evidence[check.rows[0]]
         # A seed that learnt nothing fails as surely as one that diverged: a constant answer at the label prior
         # has a loss below ln C (so it is not "collapsed"), but its selected accuracy sits at the majority's.
         unstable = set(ev["collapsed"]) | set(ev["diverged"]) | set(ev["at_chance"])
         if ev["n"] < MIN_SEEDS:
-            return INCONCLUSIVE, f"n={ev['n']} < {MIN_SEEDS} seeds", paper, ours
+            chooser = f" (seed {ev['chooser']} chose the lr: not reported)" if ev.get("chooser") else ""
+            return done(INCONCLUSIVE, f"n={ev['n']} < {MIN_SEEDS} seeds{chooser}")
         if len(unstable) >= ev["n"]:
-            return HOLDS, f"every seed collapsed, diverged or at chance ({';'.join(sorted(unstable))})", paper, ours
+            return done(HOLDS, f"every seed collapsed, diverged or at chance ({';'.join(sorted(unstable))})")
         if not unstable:
-            return FAILS, "every seed learnt (none collapsed, diverged or at chance)", paper, ours
-        return INCONCLUSIVE, f"{len(unstable)} of {ev['n']} seeds collapsed, diverged or at chance", paper, ours
+            return done(FAILS, "every seed learnt (none collapsed, diverged or at chance)")
+        return done(INCONCLUSIVE, f"{len(unstable)} of {ev['n']} seeds collapsed, diverged or at chance")
+    wrong = [f"{r}: {cells[r].get('metric')}, not {m}" for r, m in zip(check.rows, check.row_metrics, strict=False)
+             if cells[r].get("metric") != m]
+    if wrong:
+        return done(INCONCLUSIVE, "; ".join(wrong) + (" (the last window's minibatch accuracy, dropout on: not an "
+                                                      "evaluation of the training set)"
+                                                      if any(TRAIN_EVALUATION in w for w in wrong) else ""))
     why = _not_evidence(check, cells, evidence)
     if why:
-        return INCONCLUSIVE, why, paper, ours
-    result = relation_test(check.relation, [evidence[r]["stat"] for r in check.rows], check.tolerance)
-    if result is None:
-        return INCONCLUSIVE, f"Welch's t-test not significant at {ALPHA}", paper, ours
-    return (HOLDS, "", paper, ours) if result else (FAILS, "", paper, ours)
+        return done(INCONCLUSIVE, why)
+    if check.relation == "solved":
+        direction, p = solved_p(stats[0], check.bounds[0])
+    else:
+        direction, p = column_p(check.relation, stats, check.tolerance)
+    if check.relation == "close":
+        se, df = welch_se_df(stats[0], stats[1])
+        out["reason"] = (f"|difference| {abs(stats[0].mean - stats[1].mean):.2f} + t(0.95, df {df:.2f}) "
+                         f"{t_quantile(df):.2f} x se {se:.3f} = {abs(stats[0].mean - stats[1].mean) + t_quantile(df) * se:.2f}"
+                         f" vs tolerance {check.tolerance:g}")
+    return {**out, "direction": direction, "p": p}
 
 
-def combine(outcomes: list[tuple[str, str]]) -> tuple[str, str]:
-    """One verdict from (outcome, where) pairs."""
-    holds = [w for o, w in outcomes if o == HOLDS]
-    fails = [w for o, w in outcomes if o == FAILS]
-    unsure = [w for o, w in outcomes if o == INCONCLUSIVE]
+def _decide(check: Check, columns: list[dict[str, Any]], table: str) -> tuple[str, str]:
+    """The check's verdict from its columns (rule 3), each column's outcome set in place."""
+    family = [c for c in columns if c["outcome"] != "skip"]
+    if check.relation in EVERY_COLUMN or check.relation == "solved":
+        for c in family:
+            if c["p"] is not None:
+                c["outcome"] = (HOLDS if c["direction"] == HOLDS_DIRECTION else FAILS) if c["p"] < ALPHA else INCONCLUSIVE
+                c["reason"] = f"one-sided t p = {c['p']:.3g}"
+        if not family:
+            return INCONCLUSIVE, "no column where the paper shows it"
+        names = [f"{table}/{c['column']}" for c in family]
+        if all(c["outcome"] == HOLDS for c in family):
+            return HOLDS, f"in every column read: {', '.join(names)}"
+        failing = [f"{table}/{c['column']}" for c in family if c["outcome"] == FAILS]
+        if failing:
+            return FAILS, f"in {', '.join(failing)}"
+        unsure = [f"{table}/{c['column']}" + (f" [{c['reason']}]" if c["reason"] else "") for c in family
+                  if c["outcome"] != HOLDS]
+        return INCONCLUSIVE, f"must hold in every column; inconclusive in {', '.join(unsure)}"
+    pvalues = {c["column"]: (c["p"] if c["p"] is not None else 1.0) for c in family}
+    significant = holm(pvalues)
+    for c in family:
+        if c["p"] is None:
+            continue
+        test = "TOST" if check.relation == "close" else "Welch"
+        detail = f"{test} p = {c['p']:.3g}" + (f"; {c['reason']}" if c["reason"] else "")
+        if c["column"] in significant:
+            c["outcome"] = HOLDS if c["direction"] == HOLDS_DIRECTION else FAILS
+            c["reason"] = f"{detail} < Holm's {significant[c['column']]:.3g}"
+        else:
+            c["outcome"] = INCONCLUSIVE
+            c["reason"] = f"{detail}: not significant after Holm over {len(family)} column(s)"
+    holds = [f"{table}/{c['column']}" for c in family if c["outcome"] == HOLDS]
+    fails = [f"{table}/{c['column']}" for c in family if c["outcome"] == FAILS]
+    unsure = [f"{table}/{c['column']}" + (f" [{c['reason']}]" if c["reason"] else "") for c in family
+              if c["outcome"] == INCONCLUSIVE]
+    family_text = f"Holm over {len(family)} column(s) at {ALPHA}"
+    rest = f"; inconclusive in {', '.join(unsure)}" if unsure else ""
     if holds and fails:
-        return INCONCLUSIVE, f"holds in {', '.join(holds)}; not in {', '.join(fails)}"
+        return INCONCLUSIVE, f"holds in {', '.join(holds)}; not in {', '.join(fails)} ({family_text})"
     if holds:
-        return HOLDS, f"in {', '.join(holds)}" + (f" (inconclusive in {', '.join(unsure)})" if unsure else "")
+        return HOLDS, f"carried by {', '.join(holds)} ({family_text}){rest}"
     if fails:
-        return FAILS, f"in {', '.join(fails)}" + (f" (inconclusive in {', '.join(unsure)})" if unsure else "")
-    return INCONCLUSIVE, "no column could be decided" + (f": {', '.join(unsure)}" if unsure else "")
+        return FAILS, f"carried by {', '.join(fails)} ({family_text}){rest}"
+    if not family:
+        return INCONCLUSIVE, "no column where the paper shows it"
+    return INCONCLUSIVE, f"no column significant ({family_text}): {', '.join(unsure)}"
+
+
+def column_verdict(check: Check, cells: dict[str, dict[str, str]], table_dir: Path | None = None) -> tuple[str, str]:
+    """(outcome, reason) of one column judged alone: its own test, a family of one (no correction)."""
+    column = {**check_column(check, cells, table_dir), "column": "_"}
+    _decide(check, [column], check.table)
+    return column["outcome"], column["reason"]
 
 
 def _by_column(check: Check, rows: list[dict[str, str]]) -> dict[str, dict[str, dict[str, str]]]:
@@ -403,174 +493,115 @@ def _by_column(check: Check, rows: list[dict[str, str]]) -> dict[str, dict[str, 
             by.setdefault(r["row"], {})[key] = r
         else:
             by.setdefault(r["column"], {})[r["row"]] = r
-    if check.table == "table7":  # FPT's row only: the others are quoted baselines
+    if check.table.removesuffix(TUNED) == "table7":  # FPT's row only: the others are quoted baselines
         by = {k: v for k, v in by.items() if k.startswith("fpt")}
     return by
 
 
-def evaluate_check(root: Path, check: Check, table: str) -> dict[str, Any]:
+def _read_cells(check: Check, table: str, rows: list[dict[str, str]], column: str, cells: dict[str, dict[str, str]],
+                table_dir: Path) -> list[tuple[tuple[str, str, str], dict[str, Any], str]]:
+    """The cells of a column a verdict reads, for the provenance gate: its check's rows; a computed figure (Table
+    10's speed-up) is read from the runs of every row of its column."""
+    if check.relation == "within":
+        picked = [r for r in rows if r["column"] == column and r.get("metric") not in COMPUTED]
+    else:
+        picked = [cells[r] for r in check.rows if r in cells]
+    return [((table, r["row"], r["column"]), cell_evidence(r, table_dir), r.get("values") or "") for r in picked]
+
+
+def evaluate_check(root: Path, check: Check, table: str, gate: Gate | None = None) -> dict[str, Any]:
+    """One check on TABLE (a fixed-lr table or its -tuned twin): its columns, verdict and the cells it read."""
+    gate = gate or Gate()
     rows = read_table(root, table)
-    columns, provenance = [], {"commits": set(), "dirty": 0, "runs": 0, "unrecorded": 0}
+    table_dir = Path(root) / table
+    columns, read = [], []
     for column, cells in _by_column(check, rows).items():
-        outcome, reason, paper, ours = check_column(check, cells, Path(root) / table)
-        spread = [(_float(cells.get(r, {}).get("ours_std")), int(_float(cells.get(r, {}).get("n")) or 0))
-                  for r in check.rows]
-        if outcome != "skip":
-            for r in check.rows:
-                if r in cells and check.relation != "within":
-                    ev = cell_evidence(cells[r], Path(root) / table)
-                    provenance["commits"] |= ev["commits"]
-                    provenance["dirty"] += ev["dirty"]
-                    provenance["runs"] += ev["runs"]
-                    provenance["unrecorded"] += ev["unrecorded"]
-        columns.append({"column": column, "outcome": outcome, "reason": reason, "paper": paper, "ours": ours,
-                        "spread": spread})
-    decided = [(c["outcome"], f"{table}/{c['column']}" + (f" [{c['reason']}]" if c["reason"] else ""))
-               for c in columns if c["outcome"] != "skip"]
+        c = check_column(check, cells, table_dir)
+        columns.append({**c, "column": column})
+        if c["outcome"] != "skip":
+            read += _read_cells(check, table, rows, column, cells, table_dir)
     if not rows:
         verdict, why = (NOT_RUN if table.endswith(TUNED) else INCONCLUSIVE), f"{table}: no results"
-    elif decided:
-        verdict, why = combine(decided)
     else:
-        verdict, why = INCONCLUSIVE, "no column where the paper shows it"
-    return {"check": check, "table": table, "columns": columns, "verdict": verdict, "why": why,
-            "provenance": provenance}
+        verdict, why = _decide(check, columns, table)
+    problems = gate.problems(read)
+    if problems and verdict != NOT_RUN:
+        verdict, why = PROVENANCE, f"was {verdict}; cells not from {_gate_name(gate)}: {'; '.join(problems)}"
+    return {"check": check, "table": table, "columns": columns, "verdict": verdict, "why": why, "read": read,
+            "provenance": problems}
 
 
-def provenance_line(prov: dict[str, Any]) -> tuple[str, bool]:
-    """(text, clean): whether the runs read come from one commit and a clean tree."""
-    commits = sorted(prov["commits"])
-    if not prov["runs"] and not commits:
-        return "no runs read", True
-    problems = []
-    if len(commits) > 1:
-        problems.append(f"mixes {len(commits)} commits ({', '.join(commits)})")
-    if prov["dirty"]:
-        problems.append(f"{prov['dirty']} of {prov['runs']} runs from a tree with uncommitted changes")
-    if prov["unrecorded"]:
-        problems.append(f"{prov['unrecorded']} runs without a recorded commit")
-    if problems:
-        return "; ".join(problems), False
-    return f"one commit ({commits[0] if commits else '?'}), clean tree", True
+def _gate_name(gate: Gate) -> str:
+    return f"commit {gate.commit[:7]} with a clean tree" if gate.commit else "one commit with a clean tree"
 
 
-def evaluate(root: Path) -> list[dict[str, Any]]:
+def combine_checks(outcomes: list[tuple[str, str]]) -> tuple[str, str]:
+    """A claim's verdict from its checks' (verdict, table): every check must hold (rule 3)."""
+    provenance = [w for o, w in outcomes if o == PROVENANCE]
+    fails = [w for o, w in outcomes if o == FAILS]
+    holds = [w for o, w in outcomes if o == HOLDS]
+    unsure = [w for o, w in outcomes if o == INCONCLUSIVE]
+    if provenance:
+        return PROVENANCE, f"cells that fail the provenance gate in {', '.join(provenance)}"
+    if fails:
+        return FAILS, f"in {', '.join(fails)}" + (f" (holds in {', '.join(holds)})" if holds else "")
+    if holds and not unsure:
+        return HOLDS, f"in {', '.join(holds)}"
+    if holds:
+        return INCONCLUSIVE, f"holds in {', '.join(holds)}; inconclusive in {', '.join(unsure)} (every check must hold)"
+    return INCONCLUSIVE, f"inconclusive in {', '.join(unsure)}" if unsure else "no check"
+
+
+def _label(result: dict[str, Any]) -> str:
+    """A check's name in its claim's verdict; with the cells that failed the gate when that decided it."""
+    if result["verdict"] == PROVENANCE:
+        return f"{result['table']} ({'; '.join(result['provenance'])})"
+    return result["table"]
+
+
+def make_gate(root: Path, commit: str | None = None) -> Gate:
+    return Gate(declared_commit(root, commit), read_reproduced(root))
+
+
+def evaluate(root: Path, commit: str | None = None) -> list[dict[str, Any]]:
     """Every claim with its checks' per-column figures and the verdicts, at fixed lr and (where run) tuned lr."""
+    gate = make_gate(root, commit)
     out = []
     for claim in CLAIMS:
-        checks, overall, tuned_overall = [], [], []
-        prov: dict[str, Any] = {"commits": set(), "dirty": 0, "runs": 0, "unrecorded": 0}
+        checks, overall, tuned_overall, read, tuned_read = [], [], [], [], []
         for check in claim.checks:
-            fixed = evaluate_check(root, check, check.table)
-            tuned = evaluate_check(root, check, check.table + TUNED)
+            fixed = evaluate_check(root, check, check.table, gate)
+            tuned = evaluate_check(root, check, check.table + TUNED, gate)
             fixed["tuned"] = tuned
             checks.append(fixed)
-            overall.append((fixed["verdict"], check.table))
+            overall.append((fixed["verdict"], _label(fixed)))
+            read += fixed["read"]
             if tuned["verdict"] != NOT_RUN:
-                tuned_overall.append((tuned["verdict"], check.table + TUNED))
-            for p in (fixed["provenance"], tuned["provenance"]):
-                prov["commits"] |= p["commits"]
-                for k in ("dirty", "runs", "unrecorded"):
-                    prov[k] += p[k]
-        if claim.checks:
-            verdict, why = combine(overall)
-        else:
-            verdict, why = INCONCLUSIVE, claim.note or "no check"
-        tuned_verdict, tuned_why = combine(tuned_overall) if tuned_overall else (NOT_RUN, "no tuned-lr results")
-        text, clean = provenance_line(prov)
+                tuned_overall.append((tuned["verdict"], _label(tuned)))
+                tuned_read += tuned["read"]
+        verdict, why = combine_checks(overall) if claim.checks else (INCONCLUSIVE, claim.note or "no check")
+        tuned_verdict, tuned_why = (combine_checks(tuned_overall) if tuned_overall
+                                    else (NOT_RUN, "no tuned-lr results"))
+        # across checks too: without a declared commit, one commit for all the cells of the claim's verdict
+        for cells, which in ((read, "fixed"), (tuned_read, "tuned")):
+            problems = gate.problems(cells)
+            current = verdict if which == "fixed" else tuned_verdict
+            if problems and current not in (PROVENANCE, NOT_RUN):
+                text = f"was {current}; cells not from {_gate_name(gate)}: {'; '.join(problems)}"
+                verdict, why = (PROVENANCE, text) if which == "fixed" else (verdict, why)
+                tuned_verdict, tuned_why = (PROVENANCE, text) if which == "tuned" else (tuned_verdict, tuned_why)
+        provenance = gate.problems(read + tuned_read)
         out.append({"claim": claim, "checks": checks, "verdict": verdict, "why": why, "tuned_verdict": tuned_verdict,
-                    "tuned_why": tuned_why, "provenance": text, "clean": clean})
+                    "tuned_why": tuned_why, "provenance": _provenance_line(read + tuned_read, provenance),
+                    "clean": not provenance})
     return out
 
 
-def controls(root: Path) -> list[str]:
-    """Per table and column: FPT against each control row, at fixed lr and tuned lr (Welch, as the verdicts)."""
-    lines = []
-    for table, control in CONTROLS:
-        for suffix, label in (("", "fixed lr"), (TUNED, "tuned lr")):
-            rows = read_table(root, table + suffix)
-            by: dict[str, dict[str, dict[str, str]]] = {}
-            for r in rows:
-                if r.get("metric") not in COMPUTED:
-                    by.setdefault(r["column"], {})[r["row"]] = r
-            for column, cells in by.items():
-                if "fpt" not in cells or control not in cells or cells[control].get("status") in ("skipped", "quoted"):
-                    continue
-                check = Check(table + suffix, ("fpt", control), "decreasing")
-                evidence = {r: cell_evidence(cells[r], Path(root) / (table + suffix)) for r in check.rows}
-                why = _not_evidence(check, cells, evidence)
-                # as in check_column: a cell with no finished run of its own (a tuned cell whose grid run at the
-                # paper's lr exists on disk) is not run, whatever runs it names
-                not_run = [r for r in check.rows if cells[r].get("status") not in ("done", "partial")]
-                if not_run:
-                    text = f"{', '.join(not_run)} not run"
-                elif evidence[control]["stat"] is None and not evidence[control]["bound"]:
-                    text = f"{control} not run"
-                elif why:
-                    text = f"inconclusive ({why})"
-                else:
-                    result = greater(evidence["fpt"]["stat"], evidence[control]["stat"])
-                    text = ("the language model helps: FPT above the control" if result else
-                            "the control does better than FPT" if result is False else
-                            "the control does as well (no significant difference)")
-                figure = {r: _fmt([_float(cells[r].get("ours"))], [(_float(cells[r].get("ours_std")),
-                                                                    int(_float(cells[r].get("n")) or 0))])
-                          for r in check.rows}
-                lines.append(f"- {table}{suffix} / {column} ({label}): FPT {figure['fpt']} vs {control} "
-                             f"{figure[control]}: {text}")
-    return lines
-
-
-def _fmt(values: list, spread: list | None = None) -> str:
-    """Figures joined by ' / '; with ``spread`` [(std, n)], a figure over several seeds gets '± std (n=N)'."""
-    spread = spread or [(None, 0)] * len(values)
-    return " / ".join("–" if v is None else f"{v:g}" + (f" ± {std:g} (n={n})" if n > 1 and std is not None else
-                                                        f" (n={n})" if n == 1 else "")
-                      for v, (std, n) in zip(values, spread, strict=True))
-
-
-def write_claims(root: Path, path: Path | None = None) -> Path:
-    """Write claims.md (default ROOT/claims.md) from ROOT/tableN/results.csv (and ROOT/tableN-tuned/)."""
-    root = Path(root)
-    path = Path(path) if path else root / "claims.md"
-    scales = {r.get("scale") for t in {c.table for cl in CLAIMS for c in cl.checks} for r in read_table(root, t)}
-    items = evaluate(root)
-    mixed = sum(not item["clean"] for item in items)
-    lines = ["# The paper's claims against our results", "",
-             f"Computed by `fpt claims --results {root}` from the tables' results.csv (scale: "
-             f"{', '.join(sorted(s for s in scales if s)) or 'no results'}). A column counts only where the paper's own "
-             "figures show the relation. Each verdict is given under the paper's fixed learning rate (tableN/) and "
-             "under a learning rate chosen per cell on seed 0's validation figure from the table's lr_grid "
-             "(tableN-tuned/, `fpt reproduce --tuned-lr`; 'not run' where those runs do not exist). At the quick "
-             "scale the columns are stand-in tasks: the verdicts are about the qualitative pattern only.", "",
-             RULE, "",
-             f"**Provenance.** {mixed} of {len(items)} verdicts read runs that mix commits, come from a tree with "
-             "uncommitted changes, or lack a recorded commit (each verdict's line says which).", ""]
-    for item in items:
-        claim = item["claim"]
-        lines += [f"## {claim.text}", "",
-                  f"**Verdict (paper's fixed lr): {item['verdict']}** ({item['why']}).", "",
-                  f"**Verdict (lr tuned per cell): {item['tuned_verdict']}** ({item['tuned_why']}).", "",
-                  f"Provenance: {item['provenance']}.", ""]
-        if claim.note:
-            lines += [f"Note: {claim.note}.", ""]
-        for check in item["checks"]:
-            tuned = check["tuned"]
-            lines += [f"- {check['check'].describe()}: {check['verdict']} ({check['why']}); tuned lr: "
-                      f"{tuned['verdict']}" + (f" ({tuned['why']})" if tuned["verdict"] != NOT_RUN else "")]
-            rows = "/".join(check["check"].rows)
-            for variant in (check, tuned):
-                for c in variant["columns"]:
-                    reason = f" ({c['reason']})" if c["reason"] else ""
-                    lines.append(f"  - {variant['table']}/{c['column']}: paper {rows} = {_fmt(c['paper'])}; ours = "
-                                 f"{_fmt(c['ours'], c.get('spread'))}: {c['outcome']}{reason}")
-        lines.append("")
-    lines += ["## The critics' controls: where the language model helps", "",
-              "FPT against the whole pretrained model fine-tuned (Rothermel et al. 2021) and against no language "
-              "model: the same input layer and head around one trained transformer block (Tan et al. 2024). Same "
-              "rule as the verdicts.", ""]
-    lines += controls(root) or ["- not run: no control rows in the results yet"]
-    lines.append("")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
-    return path
+def _provenance_line(read: list[tuple[tuple[str, str, str], dict[str, Any], str]], problems: list[str]) -> str:
+    runs = sum(ev["runs"] for _, ev, _ in read)
+    commits = sorted({c for _, ev, _ in read for c in ev["commits"]})
+    dirty = sum(ev["dirty"] for _, ev, _ in read)
+    unrecorded = sum(ev["unrecorded"] for _, ev, _ in read)
+    text = (f"{runs} runs read from {len(commits)} commit(s) ({', '.join(commits) or 'none'}); {dirty} from a tree "
+            f"with uncommitted changes; {unrecorded} cell(s) with runs without a recorded commit")
+    return text + (f"; {len(problems)} cell(s) fail the gate" if problems else "; every cell passes the gate")
