@@ -182,6 +182,10 @@ def test_table7_reads_the_training_set_evaluation_not_the_minibatch_accuracy(tmp
     result = evaluate_check(root, check, "table7")
     assert result["verdict"] == INCONCLUSIVE
     assert "train: train_accuracy, not train_eval_accuracy (the last window's minibatch accuracy" in result["why"]
+    # runs from before the evaluation (the rerun lane's pinned commit): the train column has no figure
+    _write(root, "table7", [{**row("table7", "fpt_gpt2_12_layers", "train", 38.5, None, metric=TRAIN_EVALUATION),
+                             "status": "done", "n": 0}, minibatch[1]])
+    assert "train: no train_eval_accuracy (runs written before" in evaluate_check(root, check, "table7")["why"]
     evaluated = [row("table7", "fpt_gpt2_12_layers", "train", 38.5, 95.3, std=0.1, metric=TRAIN_EVALUATION),
                  minibatch[1]]
     _write(root, "table7", evaluated)

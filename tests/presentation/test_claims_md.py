@@ -85,3 +85,10 @@ def test_the_committed_claims_are_what_fpt_claims_writes(store, monkeypatch):
     assert (REPO / "docs" / "results" / store / "claims.md").read_text() == text
     if store == "quick":
         assert (REPO / "docs" / "results" / "claims.md").read_text() == text
+
+
+def test_reproduce_all_refuses_a_foreign_claims_md_before_any_run(tmp_path, capsys):
+    (tmp_path / "claims.md").write_text("my own notes\n")
+    assert main(["reproduce", "all", "--scale", "quick", "--out", str(tmp_path), "--dry-run"]) == 2
+    assert "was not written by fpt claims" in capsys.readouterr().err
+    assert (tmp_path / "claims.md").read_text() == "my own notes\n" and not (tmp_path / "runs").exists()

@@ -180,6 +180,10 @@ def run(args: argparse.Namespace) -> int:
                              else f"results/{default_out_name(args.table)}-{args.scale}{suffix}"))
     store = Store(Path(args.store) if args.store else root / "runs")
     outs = {t.name: (root / t.name if every else root) for t in tables}
+    if every:  # all ends by writing claims.md: refused (a symlink, a file fpt did not write) before any run
+        from fpt.presentation.claims_md import check_out
+
+        check_out(root / "claims.md")
     if args.dry_run:
         cache: dict = {}
         errors = sum(dry_run(t, store, seeds, outs[t.name], args.only, cache, tuned) for t in tables)

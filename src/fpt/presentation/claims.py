@@ -30,6 +30,7 @@ from fpt.presentation.results_csv import read_results
 from fpt.presentation.verdict_provenance import Gate, declared_commit, read_reproduced
 from fpt.presentation.verdict_stats import (
     ALPHA,
+    FAILS_DIRECTION,
     HOLDS_DIRECTION,
     Stat,
     column_p,
@@ -217,10 +218,10 @@ def solved_p(stat: Stat, threshold: float) -> tuple[str, float]:
     from scipy.stats import t
 
     if stat.std == 0 or stat.n < 2:
-        return (HOLDS_DIRECTION, 0.0) if stat.mean >= threshold else ("fails", 0.0 if stat.n >= 2 else 1.0)
+        return (HOLDS_DIRECTION, 0.0) if stat.mean >= threshold else (FAILS_DIRECTION, 0.0 if stat.n >= 2 else 1.0)
     z = (stat.mean - threshold) / (stat.std / math.sqrt(stat.n))
     above, below = float(t.sf(z, stat.n - 1)), float(t.cdf(z, stat.n - 1))  # H1: mean > threshold / < threshold
-    return (HOLDS_DIRECTION, above) if above <= below else ("fails", below)
+    return (HOLDS_DIRECTION, above) if above <= below else (FAILS_DIRECTION, below)
 
 
 # --- a cell's evidence: results.csv's columns, else its runs (results written before step 12) ----------
@@ -331,7 +332,10 @@ def _not_evidence(check: Check, cells: dict[str, dict[str, str]], evidence: dict
     reasons = []
     for row in check.rows:
         ev = evidence[row]
-        if ev["stat"] is None:
+        if ev["stat"] is None and cells[row].get("metric") == TRAIN_EVALUATION:
+            reasons.append(f"{row}: no {TRAIN_EVALUATION} (runs written before the training split was evaluated "
+                           "at the selected step have none: rerun them)")
+        elif ev["stat"] is None:
             reasons.append(f"{row}: {'no learning' if ev['bound'] == 'no learning' else 'missing'}")
         elif ev["collapsed"] or ev["at_chance"]:
             what = "collapsed" if ev["collapsed"] else "at chance"
@@ -425,7 +429,7 @@ def check_column(check: Check, cells: dict[str, dict[str, str]], table_dir: Path
 def _decide(check: Check, columns: list[dict[str, Any]], table: str) -> tuple[str, str]:
     """The check's verdict from its columns (rule 3), each column's outcome set in place."""
     family = [c for c in columns if c["outcome"] != "skip"]
-    if check.relation in EVERY_COLUMN or check.relation == "solved":
+    if check.relation in EVERY_COLUMN:
         for c in family:
             if c["p"] is not None:
                 c["outcome"] = (HOLDS if c["direction"] == HOLDS_DIRECTION else FAILS) if c["p"] < ALPHA else INCONCLUSIVE
