@@ -38,7 +38,7 @@ except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn
                       "pip install -U 'scikit-learn>=1.6'") from exc
 
 from fpt.config import DATA_FIELDS, RunConfig, from_dict
-from fpt.data.arrays import from_arrays, inputs
+from fpt.data.arrays import from_arrays, inputs, series_list
 from fpt.data.base import finish_splits
 from fpt.data.tokenisers import plain_value
 from fpt.ensemble import member_seeds
@@ -60,6 +60,18 @@ _NOT_OPTIONS = {"task", "task_options", "data_dir", "download", *DATA_FIELDS, *_
 
 def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _has_text_columns(X: Any) -> bool:
+    """Whether ``X`` is a DataFrame with a column that is not numbers (text, category, ...): then X stays an
+    object array and each such column is categorical, as ``fpt train --data table.csv`` reads it."""
+    dtypes = getattr(X, "dtypes", None)
+    return hasattr(X, "columns") and dtypes is not None and any(getattr(d, "kind", "O") not in "iufb" for d in dtypes)
+
+
+def _dtype(X: Any, categorical: bool = False) -> Any:
+    """validate_data's dtype: float64, or None (keep the DataFrame's values) for text or category columns."""
+    return None if categorical or _has_text_columns(X) else np.float64
 
 
 class _FPTEstimator(BaseEstimator):
@@ -135,6 +147,25 @@ class _FPTEstimator(BaseEstimator):
         except ConfigError as exc:
             raise ConfigError(str(exc).replace("config field", "parameter")) from None
 
+    def _validate_fit(self, X: Any, y: Any, y_numeric: bool = False) -> tuple[Any, np.ndarray]:
+        """(X, y) checked by scikit-learn's validate_data; series of different lengths (a list, or an object array
+        of (L,) or (C, L) arrays: fpt.data.arrays.series_list) stay a list, y checked alone, n_features_in_ the
+        channels (as for a 3-D X)."""
+        series = series_list(X)
+        if series is None:
+            return validate_data(self, X, y, dtype=_dtype(X), ensure_all_finite="allow-nan", y_numeric=y_numeric,
+                                 allow_nd=True)
+        from sklearn.utils import check_array, check_consistent_length
+
+        y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
+        if y.ndim != 1:
+            raise ValueError(f"{type(self).__name__}.fit: y has shape {y.shape}; give one target per series")
+        check_consistent_length(series, y)
+        self.n_features_in_ = int(series[0].shape[0])
+        if hasattr(self, "feature_names_in_"):  # from an earlier fit on a DataFrame
+            del self.feature_names_in_
+        return series, y
+
     def _check_samples(self, n: int) -> None:
         if n < MIN_SAMPLES:
             raise DataError(f"{type(self).__name__}.fit got {n} sample{'' if n == 1 else 's'}; it needs at least "
@@ -143,9 +174,10 @@ class _FPTEstimator(BaseEstimator):
     def _fit_arrays(self, X: np.ndarray, y: np.ndarray) -> None:
         """Build the ``data`` task of (X, y) with a seeded validation hold-out, train it with ``fpt.fit``."""
         name = type(self).__name__
-        if X.ndim not in (2, 3):
+        if not isinstance(X, list) and X.ndim not in (2, 3):
             raise DataError(f"{name}.fit: X has shape {X.shape}; give (n, features) rows or (n, channels, length) series")
-        modality = "timeseries" if X.ndim == 3 else self.modality  # aeon's 3-D arrays
+        # aeon's 3-D arrays and lists of series of different lengths are series
+        modality = "timeseries" if isinstance(X, list) or X.ndim == 3 else self.modality
         config = self._config(modality)
         classify = self._objective == "classification"
         try:
@@ -178,10 +210,25 @@ class _FPTEstimator(BaseEstimator):
     def _outputs(self, X: Any) -> torch.Tensor:
         """The model's outputs for raw X on the CPU: logits (N, C) for classification, (N, 1) standardised values."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan", allow_nd=True)
         prep, exp = self.preprocessing_, self.experiment_
+        categorical = prep.modality == "tabular" and any(f["kind"] == "categorical" for f in prep.tokeniser.features)
+        series = series_list(X) if prep.modality == "timeseries" else None
+        if series is None:
+            X = validate_data(self, X, reset=False, dtype=_dtype(X, categorical), ensure_all_finite="allow-nan",
+                              allow_nd=True)
         where = f"{type(self).__name__}.predict"
-        tokens, lengths = prep.tokeniser(inputs(X, prep.modality, "auto", 32, where, where))
+        if prep.modality == "timeseries":  # the input contract fit recorded: channels, and the training lengths
+            from fpt.data.inputs import Schema, check_series
+
+            x = check_series(X if series is None else series, Schema(prep, exp.data.info), where)
+        elif categorical:  # checked against the training columns; a category fit never saw takes the shared slot
+            from fpt.data.inputs import Schema, check_arrays
+
+            schema = Schema(prep, {}, exp.config.max_categories)
+            x = check_arrays(X, schema, where, allow_unseen=True)
+        else:
+            x = inputs(X, prep.modality, "auto", 32, where, where)
+        tokens, lengths = prep.tokeniser(x)
         members = getattr(self, "members_", [exp])  # an estimator pickled before ensembles had no members_
         outs = [batched_outputs(m, tokens, lengths) for m in members]  # each (N, k * m, C)
         out = outs[0] if len(outs) == 1 else combine(outs, exp.data.objective)
@@ -210,7 +257,7 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     _objective = "classification"
 
     def fit(self, X: Any, y: Any) -> FPTClassifier:
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan", allow_nd=True)
+        X, y = self._validate_fit(X, y)
         self._check_samples(len(X))
         check_classification_targets(y)
         classes, codes = np.unique(y, return_inverse=True)
@@ -244,7 +291,7 @@ class FPTRegressor(RegressorMixin, _FPTEstimator):
     _objective = "regression"
 
     def fit(self, X: Any, y: Any) -> FPTRegressor:
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan", y_numeric=True, allow_nd=True)
+        X, y = self._validate_fit(X, y, y_numeric=True)
         self._check_samples(len(X))
         self._fit_arrays(X, y.astype(np.float64))
         return self

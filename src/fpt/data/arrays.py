@@ -115,7 +115,8 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
     if "X" not in arrays or "y" not in arrays:
         raise DataError(f"{name}: arrays {sorted(arrays)}; an .npz needs X (inputs) and y (targets), optionally "
                         "X_val/y_val and X_test/y_test")
-    kind = _modality(arrays["X"]) if modality == "auto" else modality
+    kind = ("timeseries" if isinstance(arrays["X"], list) else _modality(arrays["X"])) if modality == "auto" \
+        else modality
     channels = image_channels
     if kind == "image" and channels == "auto":
         X = arrays["X"]
@@ -132,9 +133,11 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
             raise DataError(f"{where}: {len(X)} inputs but {len(y)} targets; they must match one to one")
         if len(X) == 0:
             raise DataError(f"{where}: no examples")
-        if X.dtype.kind not in "iubf":
+        if isinstance(X, list):  # series of different lengths (series_list): checked here, read as they are
+            _check_series_list(X, kind, where, xk)
+        elif X.dtype.kind not in "iubf" and not (kind == "tabular" and X.dtype.kind == "O"):
             raise DataError(f"{where}: {xk} has dtype {X.dtype}; inputs must be numbers")
-        if X.dtype.kind == "f" and not np.isfinite(X).all():
+        if not isinstance(X, list) and X.dtype.kind == "f" and not np.isfinite(X).all():
             inf, nan = np.isinf(X), np.isnan(X)
             if inf.any() or (nan.any() and kind == "image"):
                 bad = inf if inf.any() else nan
@@ -143,7 +146,7 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                                 f"({int(bad.sum())} values in all); "
                                 + ("images cannot have missing pixels: fill them" if not inf.any() else
                                    "replace them with finite numbers, or NaN where a value is missing"))
-        if X.shape[1:] != arrays["X"].shape[1:] and kind != "timeseries":
+        if not isinstance(X, list) and X.shape[1:] != arrays["X"].shape[1:] and kind != "timeseries":
             raise DataError(f"{where}: {xk} has shape {X.shape[1:]} per example but X has {arrays['X'].shape[1:]}")
         y = y.reshape(len(y), -1) if y.ndim > 1 else y[:, None]
         for j in range(y.shape[1]):
@@ -158,8 +161,70 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
     targets = [f"y{j}" for j in range(splits["train"].y.shape[1])] if splits["train"].y.shape[1] > 1 else ["y"]
     how = "the data's own arrays (" + ", ".join(SPLIT_KEYS[s][0] for s in splits) + ")" if len(splits) > 1 else \
         SEEDED
-    return RawData(kind, splits, targets, source, how,
-                   {"X_shape": list(arrays["X"].shape), **({"image_channels": channels} if kind == "image" else {})})
+    notes: dict[str, Any] = {"X_shape": list(np.shape(arrays["X"])) if not isinstance(arrays["X"], list) else
+                             [len(arrays["X"]), "series of different lengths"]}
+    if kind == "image":
+        notes["image_channels"] = channels
+    if kind == "timeseries":  # the input contract a trained model checks new series against (fpt.data.inputs)
+        series = splits["train"].x
+        lengths = [s.shape[1] for s in series]
+        notes |= {"channels": int(series[0].shape[0]), "train_lengths": f"{min(lengths)}..{max(lengths)}"}
+        for split in splits.values():
+            other = next((i for i, s in enumerate(split.x) if s.shape[0] != notes["channels"]), None)
+            if other is not None:
+                raise DataError(f"{split.where}: series {other} has {split.x[other].shape[0]} channel(s), but the "
+                                f"training series have {notes['channels']}; give every series the same channels")
+    return RawData(kind, splits, targets, source, how, notes)
+
+
+def series_list(X: Any) -> list[np.ndarray] | None:
+    """Series of different lengths, given as a list (or tuple) of (L,) or (C, L) arrays or as an object array of
+    them: each as a (C, L) float32 array (as the .ts/.tsv readers give them). None when ``X`` is not one: a
+    regular array, or a list of equal-length rows (np.asarray reads those, as before)."""
+    if isinstance(X, np.ndarray) and X.dtype != object:
+        return None
+    if not isinstance(X, (list, tuple, np.ndarray)) or not len(X) or hasattr(X, "columns"):
+        return None
+    try:
+        items = [np.asarray(s) for s in X]
+    except (ValueError, TypeError):
+        return None
+    if not all(s.ndim in (1, 2) and s.dtype.kind in "iubf" for s in items):
+        return None
+    if len({s.shape for s in items}) == 1 and not isinstance(X, np.ndarray):
+        return None
+    return [(s[None, :] if s.ndim == 1 else s).astype(np.float32) for s in items]
+
+
+def _check_series_list(X: list[np.ndarray], kind: str, where: str, xk: str) -> None:
+    if kind != "timeseries":
+        raise DataError(f"{where}: {xk} is a list of series of different lengths, which only modality timeseries "
+                        f"reads, not {kind}; give one array of equal rows, or modality timeseries")
+    for i, s in enumerate(X):
+        if not s.shape[1]:
+            raise DataError(f"{where}: series {i} of {xk} has no values")
+        if np.isinf(s).any():
+            raise DataError(f"{where}: series {i} of {xk} is infinite at {int(np.flatnonzero(np.isinf(s).any(0))[0])}; "
+                            "replace it with a finite number, or NaN where a value is missing")
+
+
+def column(values: np.ndarray, where: str) -> np.ndarray:
+    """One table column as the tabular tokeniser reads it: numbers as float64 (missing: NaN); a column of an object
+    array (a DataFrame with text or category columns) whose present values are all numbers likewise, else text
+    (a categorical column: each value as ``str``, missing as None)."""
+    import numbers
+
+    if values.dtype.kind in "iubf":
+        return values.astype(np.float64)
+    missing = is_missing(values)
+    present = values[~missing]
+    if all(isinstance(v, numbers.Number) for v in present):
+        out = np.full(len(values), np.nan)
+        out[~missing] = present.astype(np.float64)
+        if not np.isfinite(out[~missing]).all():
+            raise DataError(f"{where}: an infinite value; replace it with a finite number, or NaN where it is missing")
+        return out
+    return np.array([None if m else str(v) for v, m in zip(values, missing, strict=True)], dtype=object)
 
 
 def inputs(X: np.ndarray, kind: str, channels: str, image_size: int, where: str, name: str) -> Any:
@@ -167,10 +232,12 @@ def inputs(X: np.ndarray, kind: str, channels: str, image_size: int, where: str,
     if kind == "tabular":
         if X.ndim != 2:
             raise DataError(f"{where}: --modality tabular needs X of shape (n, features), not {X.shape}")
-        return {f"x{j}": X[:, j].astype(np.float64) for j in range(X.shape[1])}
+        return {f"x{j}": column(X[:, j], f"{where}, column {j}") for j in range(X.shape[1])}
     if kind == "image":
         return _as_images(X, channels, image_size, where)
     if kind == "timeseries":
+        if isinstance(X, list):
+            return X
         if X.ndim == 2:
             X = X[:, None, :]
         if X.ndim != 3:
@@ -179,4 +246,4 @@ def inputs(X: np.ndarray, kind: str, channels: str, image_size: int, where: str,
     raise DataError(f"{name}: an .npz holds numbers: tabular, image or timeseries, not {kind}")
 
 
-__all__ = ["check_names", "from_arrays", "inputs", "load_npz", "read_npz"]
+__all__ = ["check_names", "column", "from_arrays", "inputs", "load_npz", "read_npz", "series_list"]

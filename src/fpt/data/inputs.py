@@ -72,6 +72,10 @@ class Schema:
 
     @property
     def features(self) -> list[str]:
+        """The feature columns; a table from arrays (an .npz, the scikit-learn estimators) names them x0, x1, ...
+        in its tokeniser only."""
+        if not self.prep.features and self.modality == "tabular":
+            return [f["name"] for f in self.prep.tokeniser.features]
         return list(self.prep.features)
 
     @property
@@ -349,6 +353,9 @@ def check_series(X: Any, schema: Schema, where: str) -> list[np.ndarray]:
         s = s[None, :] if s.ndim == 1 else s
         if s.ndim != 2:
             raise SchemaError(f"{where}: series {i + 1} has shape {s.shape}; give (channels, length)")
+        if np.isinf(s).any():
+            raise SchemaError(f"{where}: series {i + 1} holds an infinite value; replace it with a finite number, or "
+                              "NaN where a value is missing")
         if s.shape[0] != tok.channels:
             raise SchemaError(f"{where}: series {i + 1} has {s.shape[0]} channel(s), but the model was trained on "
                               f"{tok.channels}; give series of {tok.channels} channel(s) in the training order")

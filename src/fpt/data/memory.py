@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.arrays import from_arrays
+from fpt.data.arrays import from_arrays, series_list
 from fpt.data.base import SEEDED, RawData
 from fpt.data.tables import columns_to_raw
 from fpt.errors import ConfigError
@@ -27,6 +27,12 @@ def describe(data: Any) -> str:
     return f"in-memory {type(data).__name__}" + (f" {tuple(shape)}" if shape is not None else "")
 
 
+def _inputs(X: Any) -> Any:
+    """An input array; series of different lengths (a list, or an object array) stay a list of (C, L) arrays."""
+    series = series_list(X)
+    return series if series is not None else np.asarray(X)
+
+
 def from_memory(data: Any, target: str | None, modality: str, image_channels: str, image_size: int) -> RawData:
     """``RawData`` (one training split: validation and test are held out as for a file) of in-memory data."""
     if hasattr(data, "to_pandas") and hasattr(data, "column_names"):  # a datasets.Dataset, without importing datasets
@@ -35,9 +41,9 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         columns = {str(c): data[c].to_numpy() for c in data.columns}
         return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED)
     if isinstance(data, tuple) and len(data) == 2:
-        arrays = {"X": np.asarray(data[0]), "y": np.asarray(data[1])}
+        arrays = {"X": _inputs(data[0]), "y": np.asarray(data[1])}
     elif isinstance(data, Mapping):
-        arrays = {str(k): np.asarray(v) for k, v in data.items()}
+        arrays = {str(k): _inputs(v) if str(k).startswith("X") else np.asarray(v) for k, v in data.items()}
     else:
         raise ConfigError(f"data={type(data).__name__}: give a path, a pandas DataFrame, a datasets.Dataset, a tuple "
                           "(X, y) of arrays or a dict of arrays named as in an .npz (X, y, X_val, ...)")
