@@ -90,12 +90,13 @@ def test_export_directory_follows_hugging_face_conventions(tabular):
 
     root = tabular["root"]
     out = root / "export"
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "config.json", "model.safetensors"]
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "body", "config.json", "model.safetensors"]
     doc = json.loads((out / "config.json").read_text())
     exp = tabular["exp"]
-    assert doc["model_type"] == "fpt" and doc["run_config"] == exp.config.to_dict()
-    assert doc["body"]["id"] == str(root / "body") and doc["body"]["fingerprint"] == exp.body_fingerprint
-    assert doc["body"]["hf_configs"][str(root / "body")]["model_type"] == "bert"
+    # local paths by their names alone (tests/test_export_portable.py): the body directory as ./NAME, the data's name
+    assert doc["model_type"] == "fpt" and doc["run_config"] == {**exp.config.to_dict(), "body": "./body", "data": "data"}
+    assert doc["body"]["id"] == "./body" and doc["body"]["fingerprint"] == exp.body_fingerprint
+    assert doc["body"]["hf_configs"]["./body"]["model_type"] == "bert"
     assert doc["input"]["spec"]["seq_len"] == 3 and doc["input"]["schema"]["features"][2]["categories"] == ["p", "q"]
     assert doc["preprocessing"] == json.loads((root / "run" / "data.json").read_text())
     assert doc["outputs"] == {"names": ["label"], "classes": [["high", "low"]]}

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
 FORMAT = "fpt-export-1"
 CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE = "config.json", "model.safetensors", "README.md", "model.onnx"
-EXPORT_FILES = {CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE, ONNX_FILE + ".data"}  # all that fpt export writes in DIR
+BODY_DIR = "body"  # the frozen body in its Hugging Face layout: transformers.AutoModel.from_pretrained(DIR / "body")
+EXPORT_FILES = {CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE, ONNX_FILE + ".data", BODY_DIR}  # all that fpt export writes
 ONNX_SINGLE_FILE_BYTES = 1_500_000_000  # larger models keep their ONNX weights in model.onnx.data (protobuf's 2 GB)
 ONNX_TOLERANCE = 1e-3  # max |logit difference| between ONNX Runtime and PyTorch accepted at export
 # Summary keys copied into config.json and the model card (besides each objective's val_/test_ metrics).
@@ -77,7 +78,7 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
     """Write the export of ``run`` (``which`` checkpoint: best/ by default) to ``out``; returns ``out``."""
     from safetensors.torch import save_file
 
-    from fpt.bodies.hub import recorded_configs
+    from fpt.bodies.hub import recorded_configs, recorded_models
 
     out = Path(out)
     if out.resolve() == run.path.resolve() or run.path.resolve() in out.resolve().parents:
@@ -98,7 +99,8 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
     clear_export_debris(out)
     if onnx:
         _onnx_modules()  # fail before the (slow) model build when the exporter is not installed
-    with recorded_configs() as hf_configs:  # the body's Hugging Face configs, to rebuild it offline later
+    # the body's Hugging Face configs, to rebuild it offline later, and its model, saved as body/
+    with recorded_configs() as hf_configs, recorded_models() as hf_models:
         pred = run.load(which, device="cpu")
     config = run.config()
     summary = run.summary() or {}
@@ -113,6 +115,8 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
                                                        "body_fingerprint": pred.body_fingerprint})
         _default_mode(tmp / WEIGHTS)
         doc = _config_doc(run, pred, config, summary, hf_configs, state, _sha256(tmp / WEIGHTS))
+        doc["body"]["hf_layout"] = write_hf_body(pred, hf_models, tmp / BODY_DIR)
+        doc = portable(doc, local_paths(run, config, hf_configs))
         if onnx:
             doc["onnx"] = write_onnx(pred, tmp / ONNX_FILE)
         (tmp / CONFIG_FILE).write_text(json.dumps(doc, indent=1, default=str) + "\n")
@@ -188,6 +192,75 @@ def _config_doc(run: Run, pred: Predictor, config: Any, summary: dict[str, Any],
                     "parameters": totals.total, "trained_parameters": totals.trainable,
                     "trained": sorted(trained)},
     }
+
+
+# ---------------------------------------------------------------------------------------------- portable
+
+
+def local_paths(run: Run, config: Any, hf_configs: dict[str, Any]) -> dict[str, str]:
+    """This machine's paths an export would otherwise record (the run, the training data, a local body directory,
+    the body's source, e.g. a package's folder in the venv) -> what config.json says instead: the name alone, and
+    for a body directory ``./NAME`` (never a registered body's name, so loading cannot mistake it for one)."""
+    found: dict[str, str] = {}
+
+    def add(text: Any, name: str | None = None) -> None:
+        if not isinstance(text, str) or not text or "\n" in text:
+            return
+        path = Path(text).expanduser()
+        if not (path.is_absolute() or path.exists()):
+            return  # a registered body name, a hub id, in-memory data
+        for form in {text, str(path), str(path.resolve())}:
+            found[form] = name or path.resolve().name
+    add(str(run.path))
+    add(config.data)
+    for source in hf_configs:
+        add(source, f"./{Path(source).resolve().name}")
+    add(config.body, f"./{Path(config.body).expanduser().resolve().name}")
+    return found
+
+
+def portable(doc: Any, paths: dict[str, str]) -> Any:
+    """``doc`` with every local path in ``paths`` (in any string or key) replaced by its portable name; the
+    longest first, so a file inside a replaced folder is replaced whole."""
+    order = sorted(paths, key=len, reverse=True)
+
+    def fix(text: str) -> str:
+        if text in paths:
+            return paths[text]
+        for path in order:
+            if path in text:
+                text = text.replace(path, paths[path].removeprefix("./"))
+        return text
+
+    if isinstance(doc, dict):
+        return {fix(k) if isinstance(k, str) else k: portable(v, paths) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [portable(v, paths) for v in doc]
+    return fix(doc) if isinstance(doc, str) else doc
+
+
+def write_hf_body(pred: Predictor, hf_models: dict[str, Any], out: Path) -> dict[str, Any]:
+    """The frozen body in the Hugging Face layout it came from (``save_pretrained``), when the body is one
+    Hugging Face model whose every frozen weight fpt ran is that model's own tensor; what config.json records."""
+    model = pred.model
+    frozen = {name: p for name, p in model.body.named_parameters() if not p.requires_grad}
+    if len(hf_models) != 1:
+        return {"written": False, "why": f"the body is built from {len(hf_models)} Hugging Face models, not one"}
+    (source, hf), = hf_models.items()
+    own = {p.data_ptr() for p in hf.parameters()} | {b.data_ptr() for b in hf.buffers()}
+    if any("lora" in name for name in frozen):
+        return {"written": False, "why": "LoRA adapters are not part of the Hugging Face body"}
+    missing = [name for name, p in frozen.items() if p.data_ptr() not in own]
+    if missing:
+        return {"written": False, "why": f"fpt's frozen weights {missing[:3]} are not the Hugging Face model's own"}
+    hf.save_pretrained(str(out))
+    for file in out.iterdir():
+        _default_mode(file)
+    trained = sorted({name.split(".")[0] for name, p in model.body.named_parameters() if p.requires_grad})
+    return {"written": True, "dir": BODY_DIR, "class": type(hf).__name__, "frozen_tensors": len(frozen),
+            "note": "every frozen weight is fpt's; the trained layer norms are the run's; fpt's trained positions "
+                    "(its own copy of the first rows) and input layer and head are in model.safetensors only",
+            "trained_groups_in_fpt": trained}
 
 
 # ---------------------------------------------------------------------------------------------- ONNX
@@ -356,8 +429,8 @@ def model_card(doc: dict[str, Any], out: Path) -> str:
              f"{doc['weights']['parameters']:,} parameters trained). Exported by fpt {doc['fpt_version']} from "
              f"`{doc['source_run']}`, checkpoint `{doc['checkpoint'].get('slot')}` "
              f"(step {_fmt(doc['checkpoint'].get('step'))}).", "",
-             "## Use", "", "```bash", f"fpt predict {out} inputs.csv --out predictions.csv", "```", "",
-             "```python", "import fpt", "", f"model = fpt.load({str(out)!r})  # offline: every weight is in "
+             "## Use", "", "```bash", f"fpt predict {out.name} inputs.csv --out predictions.csv", "```", "",
+             "```python", "import fpt", "", f"model = fpt.load({out.name!r})  # offline: every weight is in "
              f"{WEIGHTS}", "model.predict(inputs)        # labels (values for regression)",
              *(["model.predict_proba(inputs)  # class probabilities"] if objective == "classification" else []),
              "```", "", "## Inputs", ""]
@@ -501,5 +574,5 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
         return rebuild(config, spec, load, objective=objective, preprocessing=prep, lengths=bool(doc["input"]["lengths"]),
                        info=dict(doc["input"].get("info") or {}), source=str(path), init="random")
 
-__all__ = ["CARD", "CONFIG_FILE", "FORMAT", "ONNX_FILE", "WEIGHTS", "check_onnx", "export_run", "is_export",
+__all__ = ["BODY_DIR", "CARD", "CONFIG_FILE", "FORMAT", "ONNX_FILE", "WEIGHTS", "check_onnx", "export_run", "is_export",
            "load_export", "model_card", "onnx_metadata", "write_onnx"]

@@ -39,6 +39,22 @@ def recorded_configs() -> Iterator[dict[str, dict[str, Any]]]:
         _RECORDING.reset(token)
 
 
+_MODELS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("fpt_hf_models", default=None)
+
+
+@contextlib.contextmanager
+def recorded_models() -> Iterator[dict[str, Any]]:
+    """Collect ``source -> the Hugging Face model`` that ``load_model`` builds in the block: a body shares its
+    blocks with it, so after the run's parameters are loaded it holds the body as fpt ran it (fpt export saves it
+    in the Hugging Face layout)."""
+    found: dict[str, Any] = {}
+    token = _MODELS.set(found)
+    try:
+        yield found
+    finally:
+        _MODELS.reset(token)
+
+
 @contextlib.contextmanager
 def replayed_configs(configs: dict[str, dict[str, Any]]) -> Iterator[None]:
     """Within the block, ``load_config(source)`` returns the recorded config of ``source`` (no files, no network)."""
@@ -135,4 +151,7 @@ def load_model(source: str, init: str, seed: int, config=None, model_class=None)
     recording = _RECORDING.get()
     if recording is not None:
         recording[source] = model.config.to_dict()
+    models = _MODELS.get()
+    if models is not None:
+        models[source] = model
     return model

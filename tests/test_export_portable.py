@@ -1,0 +1,62 @@
+"""Exports usable outside fpt (issue 38, item 5): config.json and the model card hold no local path of the machine
+that exported, and the frozen body is saved in the Hugging Face layout it came from (DIR/body), loadable with
+transformers.AutoModel, its weights fpt's."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+import fpt
+from fpt.run import Run
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_bert_dir, tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("portable")
+    body = root / "my-bert"
+    shutil.copytree(tiny_bert_dir, body)
+    rng = np.random.default_rng(0)
+    rows = ["x1,x2,kind,label"] + [f"{rng.normal() + i % 2:.3f},{rng.normal():.3f},{'pq'[i % 2]},{'ab'[i % 2]}"
+                                    for i in range(40)]
+    (root / "train.csv").write_text("\n".join(rows) + "\n")
+    exp = fpt.build(data=str(root / "train.csv"), body=str(body), steps=4, eval_every=2, batch_size=8, device="cpu")
+    fpt.fit(exp, out=root / "run", progress=False)
+    Run(root / "run").export(root / "export")
+    shutil.rmtree(body)
+    return {"root": root, "exp": exp}
+
+
+def test_no_local_path_in_the_export(exported):
+    root = exported["root"]
+    texts = {name: (root / "export" / name).read_text() for name in ("config.json", "README.md")}
+    for name, text in texts.items():
+        assert str(root) not in text and str(root.resolve()) not in text, name
+    doc = json.loads(texts["config.json"])
+    assert doc["run_config"]["body"] == doc["body"]["id"] == "./my-bert" and doc["run_config"]["data"] == "train.csv"
+    assert doc["source_run"] == "run" and "--data train.csv --body my-bert" in doc["command"]
+    moved = root / "elsewhere" / "copy"  # another place (machine): it loads from its own files alone
+    shutil.copytree(root / "export", moved)
+    assert fpt.load(moved).predict(root / "train.csv").shape == (40,)
+
+
+def test_the_body_loads_with_transformers_automodel_and_holds_fpts_weights(exported):
+    from transformers import AutoModel
+
+    root, exp = exported["root"], exported["exp"]
+    doc = json.loads((root / "export" / "config.json").read_text())
+    assert doc["body"]["hf_layout"]["written"] and doc["body"]["hf_layout"]["class"] == "BertModel"
+    hf, info = AutoModel.from_pretrained(root / "export" / "body", output_loading_info=True)
+    assert type(hf).__name__ == "BertModel" and not info["missing_keys"] and not info["unexpected_keys"]
+    body = exp.model.body
+    checked = 0
+    for name, p in body.named_parameters():
+        if name.startswith("blocks."):  # fpt's blocks are BERT's encoder layers, frozen or trained alike
+            assert torch.equal(hf.state_dict()["encoder.layer." + name.removeprefix("blocks.")], p.detach()), name
+            checked += 1
+    assert checked == len(hf.encoder.layer) * 16
+    assert torch.equal(hf.embeddings.LayerNorm.weight, body.embed_norm.weight.detach())  # the trained layer norm
