@@ -138,7 +138,16 @@ def test_regression_through_the_cli_beside_its_baselines(tmp_path, tiny_bert_dir
     models = summary["baselines_models"]
     assert models["protocol"] == "refit"  # the models learn from train + validation too, as the fit did
     assert "ridge regression" in models["models"]
-    assert "closed form: ridge" in capsys.readouterr().out
+    # controls by default for a closed-form fit: the same fit on a random body and without a language model, scored
+    # on the run's folds, and one line on whether the language model helped
+    controls = models["controls"]
+    assert set(controls) == {"random body", "no language model"}
+    assert all(len(c["fold_scores"]) == len(summary["closed_form"]["fold_scores"]) for c in controls.values())
+    verdict = models["language_model"]
+    assert set(verdict["controls"]) == set(controls) and 0 <= verdict["controls"]["random body"]["p"] <= 1
+    printed = capsys.readouterr().out
+    assert "closed form: ridge" in printed and verdict["line"] in printed
+    assert (tmp_path / "run" / "controls" / "random-body" / "summary.json").is_file()
 
 
 def test_a_fold_run_fits_train_and_scores_its_fold(tmp_path, tiny_bert_dir):
@@ -154,3 +163,19 @@ def test_fit_refuses_auto(tmp_path, tiny_bert_dir):
     exp = fpt.build(data=str(_csv(tmp_path / "c.csv")), body=tiny_bert_dir, init="random", fit="auto", device="cpu")
     with pytest.raises(ConfigError, match="choose_fit"):
         fpt.fit(exp, progress=False)
+
+
+def test_the_language_model_line_reads_paired_fold_scores():
+    from fpt.baselines import language_model_verdict
+
+    ours = {"closed_form": {"fold_scores": [0.90, 0.92, 0.88, 0.91, 0.93]}}
+    low = {"fold_scores": [0.70, 0.71, 0.69, 0.72, 0.70]}
+    same = {"fold_scores": [0.91, 0.90, 0.89, 0.92, 0.92]}
+    helped = language_model_verdict(ours, {"random body": low, "no language model": low}, "accuracy")
+    assert helped["helped"] and helped["line"].startswith("did the language model help on this data? yes")
+    assert helped["controls"]["random body"]["p"] < 0.05 and "0.908 ± 0.017" in helped["line"]
+    unclear = language_model_verdict(ours, {"random body": low, "no language model": same}, "accuracy")
+    assert not unclear["helped"] and not unclear["hurt"] and "not shown" in unclear["line"]
+    hurt = language_model_verdict({"closed_form": low}, {"random body": ours["closed_form"]}, "accuracy")
+    assert hurt["hurt"] and "no:" in hurt["line"]
+    assert language_model_verdict({}, {"random body": low}, "accuracy") is None  # a gradient run: no fold scores

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from fpt.config import DATA_TASK, RunConfig
+from fpt.feature_map import CLOSED_FORM
 
 FPT = "fpt"
 REFIT = "refit"  # the protocol of a refit run's baselines (entries' and the result's "protocol")
@@ -58,10 +59,13 @@ MIN_ROCKET_LENGTH = 9  # MiniRocket's kernels are 9 points long: shorter series 
 
 
 def level(config: RunConfig) -> str:
-    """none, fast or all: what ``config.baselines`` asks for (``auto``: fast for --data runs, none for paper tasks)."""
+    """none, fast or all: what ``config.baselines`` asks for (``auto``: all for closed-form --data runs, fast for
+    gradient ones, none for paper tasks)."""
     if config.task != DATA_TASK or config.train_on_val:  # a refit's second run: its split has no validation left
         return "none"
-    return "fast" if config.baselines == "auto" else config.baselines
+    if config.baselines == "auto":  # the controls of a closed-form fit cost two more feature reads, not trainings
+        return "all" if config.fit == CLOSED_FORM else "fast"
+    return config.baselines
 
 
 # ---------------------------------------------------------------------------------------------- features
@@ -222,11 +226,13 @@ def fit_models(data: Any, seed: int = 0, refit: bool = False) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- controls
 
 
-def run_controls(config: RunConfig, out: Path | None, progress: bool = False, refit: bool = False) -> dict[str, Any]:
+def run_controls(config: RunConfig, out: Path | None, progress: bool = False, refit: bool = False,
+                 data: Any = None) -> dict[str, Any]:
     """The two controls of ``--baselines all``, each a full fpt run of ``config`` with one change.
     ``refit``: each is a refit run (fpt.refit.fit; ``config`` is then the selection run's), its validation
-    figure the selection run's."""
-    from fpt.pipeline import build
+    figure the selection run's. ``data``: the run's task data, shared (tokenised once) instead of built again.
+    A closed-form control records its fold scores, on the run's folds (fpt.closed_form.fold_scores)."""
+    from fpt.pipeline import assemble, build
     from fpt.train import fit
 
     results = {}
@@ -240,7 +246,9 @@ def run_controls(config: RunConfig, out: Path | None, progress: bool = False, re
             # both runs' training, as fpt's own row counts it; the same after a resume found them finished
             seconds = (summary.get("wall_seconds") or 0) + (summary["refit"].get("selection_wall_seconds") or 0)
         else:
-            summary = fit(build(cfg), out=where, progress=progress)
+            exp = assemble(cfg, data) if data is not None else build(cfg)
+            # a finished closed-form control is complete: read again, not refused, when the run is resumed
+            summary = fit(exp, out=where, progress=progress, resume=cfg.fit == CLOSED_FORM and where is not None)
             selected = summary.get("selected_step")
             seconds = time.perf_counter() - started
         metric = "accuracy" if "test_accuracy" in summary else "r2"
@@ -248,6 +256,8 @@ def run_controls(config: RunConfig, out: Path | None, progress: bool = False, re
         results[name] = {"val": val, "test": test, "change": change, "selected_step": selected,
                          "seconds": round(seconds, 3),
                          **({"protocol": REFIT, "refit_steps": summary.get("steps")} if refit else {}),
+                         **({"fold_scores": summary["closed_form"]["fold_scores"],
+                             "closed_form": _closed_form_words(summary["closed_form"])} if "closed_form" in summary else {}),
                          **({"run": str(where)} if where is not None else {})}
     return results
 
@@ -304,7 +314,44 @@ def compare(summary: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     if refitted:
         line += f"; each chosen on validation, then {REFIT_WORDS}"
     out["line"] = line
+    verdict = language_model_verdict(summary, result.get("controls") or {}, metric)
+    if verdict is not None:
+        out["language_model"] = verdict
     return out
+
+
+SIGNIFICANCE = 0.05  # the paired t-test's level for "helped" / "hurt" in the language-model line
+
+
+def language_model_verdict(summary: dict[str, Any], controls: dict[str, Any], metric: str) -> dict[str, Any] | None:
+    """Whether the language model helped on this data: the run's fold scores against each control's on the same
+    folds (closed-form fits: fpt.closed_form.fold_scores over the examples fitted), mean ± std and a paired t-test
+    per control, and one plain ``line``. None without fold scores on both sides (gradient runs, no controls)."""
+    from scipy import stats
+
+    ours = (summary.get("closed_form") or {}).get("fold_scores") or []
+    rows, words = {}, []
+    for name, entry in controls.items():
+        theirs = entry.get("fold_scores") or []
+        if len(ours) < 2 or len(theirs) != len(ours):
+            continue
+        diff = np.asarray(ours) - np.asarray(theirs)
+        p = 1.0 if not diff.any() else float(stats.ttest_rel(ours, theirs).pvalue)
+        p = 1.0 if not np.isfinite(p) else p  # equal differences on every fold: no spread to test
+        rows[name] = {"mean": float(np.mean(theirs)), "std": float(np.std(theirs)), "p": round(p, 4),
+                      "difference": float(diff.mean())}
+        words.append(f"{name} {np.mean(theirs):.3f} ± {np.std(theirs):.3f} (p = {p:.3f})")
+    if not rows:
+        return None
+    better = all(r["difference"] > 0 and r["p"] < SIGNIFICANCE for r in rows.values())
+    worse = any(r["difference"] < 0 and r["p"] < SIGNIFICANCE for r in rows.values())
+    answer = ("yes: above every control" if better else
+              "no: a control is significantly better" if worse else "not shown: no significant difference from every control")
+    label = "R²" if metric == "r2" else metric
+    line = (f"did the language model help on this data? {answer} (fold {label} over {len(ours)} folds, paired "
+            f"t-test: with it {np.mean(ours):.3f} ± {np.std(ours):.3f}; {'; '.join(words)})")
+    return {"helped": better, "hurt": worse, "folds": len(ours), "mean": float(np.mean(ours)),
+            "std": float(np.std(ours)), "controls": rows, "line": line}
 
 
 def _fmt(value: float | None) -> str:
@@ -323,7 +370,7 @@ def beside_run(exp: Any, summary: dict[str, Any], out: str | Path | None = None,
     # learns from the same examples before test (the refit protocol).
     result = fit_models(exp.data, exp.config.seed, refit="closed_form" in summary)
     if chosen == "all":
-        result["controls"] = run_controls(exp.config, None if out is None else Path(out), progress)
+        result["controls"] = run_controls(exp.config, None if out is None else Path(out), progress, data=exp.data)
     return _with_comparison(summary, result, out)
 
 
@@ -403,7 +450,7 @@ def table_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
                                           *refit_words(e)]) or "-"})
     for name, e in (result.get("controls") or {}).items():
         rows.append({"name": name, "kind": "control", **{k: e.get(k) for k in ("val", "test", "seconds")},
-                     "chosen": ", ".join([f"step {e.get('selected_step')}", *refit_words(e)])})
+                     "chosen": e.get("closed_form") or ", ".join([f"step {e.get('selected_step')}", *refit_words(e)])})
     return rows
 
 

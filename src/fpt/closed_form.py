@@ -22,9 +22,11 @@ is what the line on whether the language model helped compares (fpt.baselines).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -56,6 +58,22 @@ def read_features(exp: Experiment, batch: Batch, transform: Any = None) -> np.nd
                           call=lambda x, lengths: model.features(x, lengths)[:, 0],
                           transform=None if transform is None else (lambda xb: transform(xb, None)))
     return out.numpy()
+
+
+# Features already read, per model: (batch, features) pairs. A choice between fits (fpt.select.choose_fit) solves
+# a closed-form candidate, and the run that follows fits the same experiment again: its features are not read twice.
+_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def cached_features(exp: Experiment, batch: Batch, transform: Any = None) -> np.ndarray:
+    """``read_features``, once per (model, batch) for as long as the model lives."""
+    seen = _READ.setdefault(exp.model, [])
+    for known, feats in seen:
+        if known is batch:
+            return feats
+    feats = read_features(exp, batch, transform)
+    seen.append((batch, feats))
+    return feats
 
 
 def _targets(y: torch.Tensor) -> np.ndarray:
@@ -170,7 +188,7 @@ def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, desi
     return scores
 
 
-def solve(exp: Experiment) -> dict[str, Any]:
+def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None = None) -> dict[str, Any]:
     """Fit ``exp``'s head in closed form (the model is left holding it) and score every held-out set.
 
     Returns {"eval": {SET_METRIC: value, ...} as fpt.train.evaluate gives them (the validation figure: the
@@ -184,11 +202,12 @@ def solve(exp: Experiment) -> dict[str, Any]:
     classify = data.objective.name == "classification"
     classes = data.spec.num_classes
     train = data.train.data
-    feats = {"train": read_features(exp, train, data.train.transform)}
+    feats = {"train": cached_features(exp, train, data.train.transform)}
     for name, batch in data.eval_sets.items():
-        feats[name] = feats["train"] if batch is train else read_features(exp, batch)
+        feats[name] = feats["train"] if batch is train else cached_features(exp, batch)
     features_seconds = time.perf_counter() - started
-    with_val = exp.config.folds is None and not exp.config.train_on_val  # a fold run keeps its fold held out
+    # a fold run keeps its fold held out; so does a comparison by validation (``hold_out_val``)
+    with_val = exp.config.folds is None and not exp.config.train_on_val if hold_out_val is None else not hold_out_val
     x = np.concatenate([feats["train"], feats[data.val]]) if with_val else feats["train"]
     y = np.concatenate([_targets(train.y), _targets(data.eval_sets[data.val].y)]) if with_val else _targets(train.y)
     started_head = time.perf_counter()
@@ -198,6 +217,8 @@ def solve(exp: Experiment) -> dict[str, Any]:
         model.head.bias.copy_(torch.from_numpy(b).float())
     head_seconds = time.perf_counter() - started_head
     started_folds = time.perf_counter()
+    if folds is not None:
+        design = dataclasses.replace(design, folds=folds)
     folds = fold_scores(x, y, classify, classes, design, exp.config.split_seed)
     folds_seconds = time.perf_counter() - started_folds
     out: dict[str, Any] = {}
@@ -207,11 +228,13 @@ def solve(exp: Experiment) -> dict[str, Any]:
             metrics = {exp.data.objective.metric: info["cv_score"], "loss": None}
         out.update({f"{name}_{k}": v for k, v in metrics.items()})
     fitted = _metrics(exp, x, torch.from_numpy(y))
+    examples_read = sum(len(b) for b in {id(b): b for b in [train, *data.eval_sets.values()]}.values())
     record = {**info, "members": design.members, "blocks": list(model.blocks), "poolings": list(model.poolings),
               "standardise": design.standardise, "features": int(model.num_features), "fitted_examples": len(y),
               "fitted_sets": ["train", data.val] if with_val else ["train"],
               "val_figure": info["cv"] if with_val else data.val,
               "fold_scores": folds, "fold_metric": data.objective.metric,
+              "examples_read": examples_read,
               "seconds": {"features": round(features_seconds, 3), "head": round(head_seconds, 3),
                           "folds": round(folds_seconds, 3)}}
     return {"eval": out, "train": fitted, "closed_form": record}
@@ -227,4 +250,4 @@ def _metrics(exp: Experiment, x: np.ndarray, y: torch.Tensor) -> dict[str, float
     return {**objective.summarise(objective.tally(logits, y)), "loss": loss if math.isfinite(loss) else None}
 
 
-__all__ = ["LOO", "fit_head", "fold_scores", "folds_of", "read_features", "solve"]
+__all__ = ["LOO", "cached_features", "fit_head", "fold_scores", "folds_of", "read_features", "solve"]

@@ -142,8 +142,10 @@ class RunConfig:
                      "read once as a feature map, pooled per block, and a linear head fitted in closed form with its "
                      "penalty chosen by cross-validation over every training example; fpt.closed_form) | auto (--data: "
                      "the two compared by k-fold cross-validation on the training examples, or by validation on large "
-                     "data, and the better one trained; fpt.select.choose_fit). Default: gradient; fpt train --data: "
-                     "auto", "gradient")
+                     "data, and the better one trained; fpt.select.choose_fit). Default: gradient; fpt train --data "
+                     "(preset fast): auto, unless the command line sets a field only gradient training reads (--steps, "
+                     "--lr, --eval-every, --patience, --batch-size, --freeze, --readout, ...) or --refit, --choose",
+                     "gradient")
     cf_members: int | None = _help("fit=closed-form: seeded input layers (members) whose features are concatenated, "
                                    "as ROCKET's kernels (default: fpt.feature_map.ClosedForm)", None)
     cf_blocks: str | None = _help("fit=closed-form: the blocks whose hidden states are pooled: all | last | indices "

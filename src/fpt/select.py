@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ import numpy as np
 
 from fpt.config import RunConfig, from_dict, merge, show
 from fpt.errors import ConfigError
+from fpt.feature_map import CLOSED_FORM
 from fpt.pipeline import build
 from fpt.tasks.base import TaskData
 from fpt.train import fit
@@ -187,10 +189,143 @@ def _fold(config: RunConfig, scale: tuple[str, ...]) -> tuple[str, float | None,
     return metric, figures[f"{val}_{metric}"], figures[f"{val}_loss"], steps
 
 
+@dataclass(frozen=True)
+class AutoChoice:
+    """What ``fit=auto`` compares, and how (cf-study sets these from its cross-validation on TRAIN splits)."""
+
+    candidates: tuple[dict[str, Any], ...] = ({"fit": CLOSED_FORM}, {"fit": "gradient"})  # first wins a tie
+    cv_max: int = 2000  # examples that are not test up to which the candidates are compared by k-fold; beyond, by val
+    # Gradient training is compared only when its fold runs are estimated (from the closed-form fit's measured
+    # forward time) to take at most this many seconds; otherwise the record says it was not, and why.
+    gradient_budget_s: float = 300.0
+
+
+AUTO = AutoChoice()
+
+
+@dataclass
+class FitChoice:
+    """``choose_fit``'s result: the figures (``selection``, as --choose records them), the winner's config, how it
+    was compared (k-fold or validation), notes (what was not compared, and why), and the closed-form winner's
+    experiment, already fitted on the plain split's features (fitting it again reads no feature twice)."""
+
+    selection: Selection
+    config: RunConfig
+    protocol: str
+    notes: list[str]
+    experiment: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.selection.to_json(), "choose": [describe(c) for c in self.selection.candidates],
+                "auto": True, "protocol": self.protocol, "notes": self.notes}
+
+
+def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[str], None] | None = None,
+               scale_budget: tuple[str, ...] = (), choice: AutoChoice = AUTO) -> FitChoice:
+    """``fit=auto``: the closed-form fit against gradient training (``choice.candidates``), by k-fold
+    cross-validation on the examples that are not test when they are at most ``choice.cv_max``, else by the
+    validation split; the better mean wins (ties: the first candidate). Never reads the test split.
+
+    A closed-form candidate is solved once on the plain split (fpt.closed_form.solve): its figures are its head's
+    ``folds``-fold scores over the same examples (k-fold), or its validation score with validation held out. A
+    gradient candidate trains once per fold (``cross_validate``), or once on the plain split; it is left out when
+    its training is estimated to exceed ``choice.gradient_budget_s`` (a note says so)."""
+    from fpt.closed_form import solve
+    from fpt.pipeline import data_budget
+
+    _check(config)
+    base = dataclasses.replace(config, fit="gradient")
+    configs = [candidate_config(base, c, f"fit=auto candidate {describe(c)}") for c in choice.candidates]
+    compared, scores, steps, notes, solved_exp = [], [], [], [], None
+    k, pool, protocol, metric, forward = 0, 0, "", "", None
+    order = sorted(range(len(configs)), key=lambda i: configs[i].fit != CLOSED_FORM)  # closed form first: it times
+    results: dict[int, tuple[list, list]] = {}
+    for i in order:
+        cfg = configs[i]
+        if cfg.fit == CLOSED_FORM:
+            exp = build(cfg)
+            pool = len(exp.data.train) + len(exp.data.eval_sets[exp.data.val])
+            protocol = "k-fold" if pool <= choice.cv_max else "validation"
+            k = k or (fold_count(config, folds or DEFAULT_FOLDS) if protocol == "k-fold" else 1)
+            started = time.perf_counter()
+            solved = solve(exp, hold_out_val=True, folds=k if protocol == "k-fold" else None)
+            record = solved["closed_form"]
+            metric = exp.data.objective.metric
+            # seconds per example and member through the body: what a gradient step's forward costs too
+            forward = record["seconds"]["features"] / max(1, record["examples_read"] * record["members"])
+            figures = record["fold_scores"] if protocol == "k-fold" else [solved["eval"][f"{exp.data.val}_{metric}"]]
+            results[i] = (figures, [0] * len(figures))
+            if progress is not None:
+                progress(f"fit=auto: {describe(choice.candidates[i])}: val {metric} {_shown(figures)} "
+                         f"({protocol}, {time.perf_counter() - started:.1f} s)")
+            if solved_exp is None:
+                solved_exp = (i, exp)
+            continue
+        if not protocol:  # no closed-form candidate to measure the pool with
+            pool = _pool_size(config)
+            protocol = "k-fold" if pool <= choice.cv_max else "validation"
+            k = k or (fold_count(config, folds or DEFAULT_FOLDS) if protocol == "k-fold" else 1)
+        runs = k if protocol == "k-fold" else 1
+        if forward is not None:
+            budget = data_budget(cfg, max(1, pool * (runs - 1) // runs if runs > 1 else pool), scale_budget)
+            estimate = runs * forward * (3 * budget.steps * budget.batch_size
+                                         + budget.steps / budget.eval_every * pool / max(runs, 2))
+            if estimate > choice.gradient_budget_s:
+                notes.append(f"{describe(choice.candidates[i])} not compared: its {runs} training run(s) would take "
+                             f"about {estimate:.0f} s here (more than {choice.gradient_budget_s:.0f} s); compare it "
+                             f"with --choose 'fit=closed-form' --choose '{describe(choice.candidates[i])}', or train it "
+                             f"with --{describe(choice.candidates[i]).replace('=', ' ')}")
+                continue
+        started = time.perf_counter()
+        if protocol == "k-fold":
+            sel = cross_validate(config, [choice.candidates[i]], k, scale_budget=scale_budget)
+            figures, run_steps, metric = sel.scores[0], sel.steps[0], sel.metric
+        else:
+            exp = build(cfg, scale_budget=scale_budget)
+            exp.data = _without_test(exp.data)
+            summary = fit(exp, out=None, progress=False)
+            metric = exp.data.objective.metric
+            figures, run_steps = [summary.get(f"val_{metric}")], [summary.get("selected_step")]
+        results[i] = (figures, run_steps)
+        if progress is not None:
+            progress(f"fit=auto: {describe(choice.candidates[i])}: val {metric} {_shown(figures)} "
+                     f"({protocol}, {time.perf_counter() - started:.1f} s)")
+    for i in range(len(configs)):
+        if i in results:
+            compared.append(i)
+            scores.append(results[i][0])
+            steps.append(results[i][1])
+    means = [_mean(row) for row in scores]
+    best = rank(means, [None] * len(means))[0]
+    winner = compared[best]
+    recorded = [{k_: getattr(configs[i], k_) for k_ in choice.candidates[i]} for i in compared]
+    selection = Selection(metric, k, recorded, scores, [[None] * len(r) for r in scores], steps, best)
+    experiment = solved_exp[1] if solved_exp is not None and solved_exp[0] == winner else None
+    return FitChoice(selection, configs[winner], protocol, notes, experiment)
+
+
+def _shown(figures: Sequence[float | None]) -> str:
+    mean = _mean(figures)
+    return "-" if mean is None else f"{mean:.4f} ± {float(np.std(figures)):.4f}"
+
+
+def _pool_size(config: RunConfig) -> int:
+    """Examples that are not test (train + validation) of ``config``'s data."""
+    from fpt.data import load
+    from fpt.data.base import finish_splits, infer_objective
+
+    raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size)
+    train = raw.splits["train"]
+    classify = infer_objective(train.y, raw.targets, config.objective, train.where)[0] == "classification"
+    split = finish_splits(raw, config.val_fraction, config.test_fraction, config.split_seed, classify)
+    return len(split.splits["train"].y) + len(split.splits["val"].y)
+
+
 def describe(candidate: Mapping[str, Any]) -> str:
     """``key=value`` words, as ``--choose`` takes them."""
     return " ".join(f"{k}={v}" for k, v in candidate.items())
 
 
-__all__ = ["DEFAULT_FOLDS", "SELECTION_FILE", "Selection", "candidate_config", "cross_validate", "describe",
+__all__ = ["AUTO", "DEFAULT_FOLDS", "SELECTION_FILE", "AutoChoice", "FitChoice", "Selection", "candidate_config",
+           "choose_fit", "cross_validate", "describe",
            "fold_count", "rank"]

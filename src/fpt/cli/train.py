@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 import time
@@ -62,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
     from fpt.paths import safe_run_name
     from fpt.pipeline import BUDGET_FIELDS, build
     from fpt.refit import SELECTION
-    from fpt.run import Run
     from fpt.train import fit, resume_config
 
     scale: tuple[str, ...] = ()
@@ -75,11 +75,14 @@ def run(args: argparse.Namespace) -> int:
         config = resume_config(Path(args.resume) / SELECTION if refit else Path(args.resume), given_fields(args))
         out = Path(args.resume)
     else:
-        # --choose: --folds is the number of cross-validation folds, not the run's own (that needs --fold)
-        if args.choose:
+        # --choose and fit=auto: --folds is the number of cross-validation folds, not the run's own (that needs --fold)
+        auto = default_fit(args, {*given_fields(args), *(load_yaml(args.config) if args.config else {})}) == "auto"
+        if args.choose or auto:
             wanted_folds, args.folds = args.folds, None
         config = config_from_args(args)
         given = {*given_fields(args), *(load_yaml(args.config) if args.config else {})}
+        if auto and config.data is not None and config.preset == "fast":  # own data: the fit is chosen, not assumed
+            config = dataclasses.replace(config, fit="auto")
         scale = tuple(f for f in BUDGET_FIELDS if f not in given)  # --data: fitted to the data's size (pipeline)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         # The default name is built from user text (--init checkpoint:../..): one safe path component under runs/.
@@ -88,15 +91,21 @@ def run(args: argparse.Namespace) -> int:
     trackers: list = tracking.check(args.log)
     if args.nproc is not None and args.nproc < 1:
         raise ConfigError(f"--nproc {args.nproc}: give a number of processes >= 1")
-    chosen = None
-    if args.choose:
+    chosen, prebuilt = None, None
+    if config.fit == "auto":
+        if refit or args.choose or args.nproc and args.nproc > 1 or distributed.launched():
+            raise ConfigError("fit=auto chooses the fit by cross-validation in one process: drop --refit, --choose and "
+                              "--nproc, or give --fit gradient (or closed-form)")
+        _fresh(out)
+        chosen = _choose_fit(args, config, wanted_folds, scale)
+        config, prebuilt = chosen["config"], chosen.pop("experiment")
+        if config.ensemble > 1:
+            prebuilt = None
+        _save_choice(chosen, out)
+    elif args.choose:
         if args.resume or args.nproc and args.nproc > 1 or distributed.launched():
             raise ConfigError("--choose starts a new run in one process; drop --resume and --nproc (torchrun)")
-        if Run(out).summary() is not None:  # before the cross-validation's work, not after it
-            raise FileExistsError(f"{out} already holds a run; choose another --out")
-        if Run(out).is_run():
-            raise FileExistsError(f"{out} holds a stopped run; continue it (its choice included) with fpt train "
-                                  f"--resume {out}, or choose another --out")
+        _fresh(out)
         chosen = _choose(args, config, wanted_folds, scale)
         config, scale = chosen["config"], chosen["scale"]
         _save_choice(chosen, out)  # before the final run: a stopped one resumes with its choice on record
@@ -138,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         # An existing run directory is locked before the (slow) build, so that a second writer is refused at once;
         # in a data-parallel run, by rank 0 only (the only writer).
         with rundir.lock(out, what="fpt train") if out.is_dir() and group.is_main else contextlib.nullcontext():
-            exp = build(config, scale_budget=scale)
+            exp = prebuilt if prebuilt is not None else build(config, scale_budget=scale)
             summary = fit(exp, out=out, resume=bool(args.resume), progress=bar, trackers=trackers)
         if group.is_main and not distributed.launched():  # a data-parallel run's classic models: not yet
             from fpt.baselines import beside_run
@@ -157,22 +166,75 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+# Fields only gradient training reads: a command line that sets one asks for gradient training (fit=gradient),
+# unless it also gives --fit.
+GRADIENT_FIELDS = ("steps", "lr", "eval_every", "patience", "batch_size", "grad_accum", "clip", "eval_subset",
+                   "tie_break", "freeze", "lora_rank", "lora_alpha", "readout", "dropout", "compile")
+
+
+def default_fit(args: argparse.Namespace, given: set[str]) -> str | None:
+    """``auto`` where fpt train --data chooses the fit (fpt.select.choose_fit): --fit auto, or no --fit and nothing
+    that asks for something else: --refit (the steps of gradient training), --choose (the candidates say), a
+    fold run (--fold), --resume (the saved config says), or a field of ``GRADIENT_FIELDS``. None: the config's."""
+    if getattr(args, "fit", None) == "auto":
+        return "auto"
+    if "fit" in given or args.refit or args.choose or args.resume or args.fold is not None:
+        return None
+    return None if set(GRADIENT_FIELDS) & given else "auto"
+
+
+def _fresh(out: Path) -> None:
+    """A choice is made before its run: refuse a directory holding a run before the choice's work, not after it."""
+    from fpt.run import Run
+
+    if Run(out).summary() is not None:
+        raise FileExistsError(f"{out} already holds a run; choose another --out")
+    if Run(out).is_run():
+        raise FileExistsError(f"{out} holds a stopped run; continue it (its choice included) with fpt train "
+                              f"--resume {out}, or choose another --out")
+
+
+def _folds(config: RunConfig, wanted_folds: str | None) -> int:
+    from fpt.select import fold_count
+
+    if wanted_folds is None:
+        return fold_count(config)
+    try:
+        return int(wanted_folds)
+    except ValueError:
+        raise ConfigError(f"--folds {wanted_folds}: give a whole number of folds >= 2 (e.g. --folds 5)") from None
+
+
+def _choose_fit(args: argparse.Namespace, config: RunConfig, wanted_folds: str | None, scale: tuple[str, ...]) -> dict:
+    """fit=auto: the closed-form fit against gradient training (fpt.select.choose_fit); the winner and the record."""
+    from fpt.select import choose_fit, describe
+
+    say = None if args.quiet else print
+    auto = choose_fit(config, None if wanted_folds is None else _folds(config, wanted_folds), progress=say,
+                      scale_budget=scale)
+    selection = auto.selection
+    unit = f"over {selection.folds} folds" if auto.protocol == "k-fold" else "on the validation split"
+    for i, (candidate, mean, std) in enumerate(zip(selection.candidates, selection.means, selection.stds, strict=True)):
+        shown = "-" if mean is None else f"{mean:.4f} ± {std:.4f}"
+        print(f"fit=auto {i + 1}/{len(selection.candidates)} {describe(candidate)}: val {selection.metric} {shown} {unit}"
+              f"{'  <- chosen' if i == selection.winner else ''}")
+    for note in auto.notes:
+        print(f"fit=auto: {note}")
+    return {"config": auto.config, "scale": scale, "selection": selection, "experiment": auto.experiment,
+            "given": [describe(c) for c in selection.candidates], "record": auto.to_json(),
+            "notes": auto.notes, "protocol": auto.protocol}
+
+
 def _choose(args: argparse.Namespace, config: RunConfig, wanted_folds: str | None, scale: tuple[str, ...]) -> dict:
     """--choose: the candidates cross-validated; returns the winner's config and budget fields with the record."""
     from fpt.config import parse_overrides
-    from fpt.select import candidate_config, cross_validate, describe, fold_count
+    from fpt.select import candidate_config, cross_validate, describe
 
     if config.data is None:
         raise ConfigError(f"--choose cross-validates on your own data's training examples: give --data PATH (task "
                           f"{config.task!r} has fixed splits), or drop --choose")
     candidates = [parse_overrides(text.split()) for text in args.choose]
-    if wanted_folds is None:
-        folds = fold_count(config)
-    else:
-        try:
-            folds = int(wanted_folds)
-        except ValueError:
-            raise ConfigError(f"--folds {wanted_folds}: give a whole number of folds >= 2 (e.g. --folds 5)") from None
+    folds = _folds(config, wanted_folds)
     selection = cross_validate(config, candidates, folds, progress=None if args.quiet else print, scale_budget=scale)
     metric, best = selection.metric, selection.winner
     for i, (candidate, mean, std) in enumerate(zip(candidates, selection.means, selection.stds, strict=True)):
@@ -210,8 +272,12 @@ def _save_choice(chosen: dict, out: Path) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     with rundir.lock(out, what="fpt train --choose"):
-        rundir.write_text(out / SELECTION_FILE, summary_json({**chosen["selection"].to_json(),
-                                                               "choose": chosen["given"]}))
+        rundir.write_text(out / SELECTION_FILE, summary_json(_selection_record(chosen)))
+
+
+def _selection_record(chosen: dict) -> dict:
+    """selection.json: the candidates' fold figures, as given (fit=auto: how they were compared, and notes)."""
+    return chosen.get("record") or {**chosen["selection"].to_json(), "choose": chosen["given"]}
 
 
 def _saved_choice(out: Path) -> dict | None:
@@ -227,6 +293,9 @@ def _saved_choice(out: Path) -> dict | None:
         selection = Selection(metric, saved["folds"], saved["candidates"], saved[f"val_{metric}"], saved["val_loss"],
                               saved["selected_steps"], saved["winner"])
         given = saved["choose"]
+        if saved.get("auto"):  # fit=auto's record: kept whole
+            return {"selection": selection, "given": given, "record": saved, "notes": saved.get("notes", []),
+                    "protocol": saved.get("protocol")}
     except (OSError, ValueError, KeyError, TypeError):
         raise ConfigError(f"{path}: not a selection file written by fpt train --choose; move it out of {out} to "
                           "resume the run without it") from None
@@ -244,9 +313,10 @@ def _record_choice(chosen: dict, summary: dict, out: Path) -> dict:
     summary = {**summary, "selection": {
         "file": SELECTION_FILE, "metric": selection.metric, "folds": selection.folds, "winner": selection.winner,
         "winner_fields": selection.candidates[selection.winner], "choose": chosen["given"],
-        f"mean_val_{selection.metric}": selection.means, f"std_val_{selection.metric}": selection.stds}}
+        f"mean_val_{selection.metric}": selection.means, f"std_val_{selection.metric}": selection.stds,
+        **({"auto": True, "protocol": chosen["protocol"], "notes": chosen["notes"]} if "protocol" in chosen else {})}}
     with rundir.lock(out, what="fpt train --choose"):
-        rundir.write_text(out / SELECTION_FILE, summary_json({**selection.to_json(), "choose": chosen["given"]}))
+        rundir.write_text(out / SELECTION_FILE, summary_json(_selection_record(chosen)))
         rundir.write_text(Run(out).summary_path, summary_json(summary))
     return summary
 
@@ -274,6 +344,8 @@ def _print_summary(summary: dict, out: Path) -> None:
     print(f"run directory: {out}")
     if compared:
         print(compared["line"])
+        if compared.get("language_model"):
+            print(compared["language_model"]["line"])
 
 
 def _num(value: object, digits: int = 4) -> str:

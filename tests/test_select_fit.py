@@ -1,0 +1,75 @@
+"""fit=auto (fpt.select.choose_fit, fpt train --data's default): the closed-form fit against gradient training."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from fpt.cli import main
+from fpt.config import RunConfig
+from fpt.select import AUTO, choose_fit
+
+
+def _csv(path: Path, n: int = 40) -> Path:
+    rng = np.random.default_rng(0)
+    rows = ["x1,x2,label"] + [f"{rng.normal() + 3 * (i % 2):.3f},{rng.normal():.3f},{'ab'[i % 2]}" for i in range(n)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _config(path, body, **kw):
+    return RunConfig(data=str(path), body=body, init="random", fit="auto", steps=4, eval_every=2, batch_size=8,
+                     device="cpu", cf_members=1, **kw)
+
+
+def test_small_data_is_compared_by_k_fold_and_the_winner_recorded(tmp_path, tiny_bert_dir, capsys):
+    out = tmp_path / "run"
+    assert main(["train", "--data", str(_csv(tmp_path / "c.csv")), "--body", tiny_bert_dir, "--init", "random",
+                 "--steps", "4", "--eval-every", "2", "--cf-members", "1", "--folds", "3", "--device", "cpu",
+                 "--fit", "auto", "--out", str(out), "--quiet"]) == 0
+    record = json.loads((out / "selection.json").read_text())
+    assert record["auto"] and record["protocol"] == "k-fold" and record["folds"] == 3
+    assert record["candidates"] == [{"fit": "closed-form"}, {"fit": "gradient"}]
+    assert all(len(row) == 3 for row in record["val_accuracy"])  # every candidate's figure on each fold
+    summary = json.loads((out / "summary.json").read_text())
+    winner = record["candidates"][record["winner"]]["fit"]
+    assert summary["selection"]["auto"] and summary["selection"]["winner_fields"] == {"fit": winner}
+    config = (out / "config.yaml").read_text()
+    assert f"fit: {winner}" in config
+    printed = capsys.readouterr().out
+    assert "fit=auto 1/2 fit=closed-form" in printed and "<- chosen" in printed
+
+
+def test_large_data_is_compared_on_validation(tmp_path, tiny_bert_dir):
+    choice = choose_fit(_config(_csv(tmp_path / "c.csv"), tiny_bert_dir), choice=replace(AUTO, cv_max=10))
+    assert choice.protocol == "validation" and choice.selection.folds == 1
+    assert [len(row) for row in choice.selection.scores] == [1, 1]
+    assert choice.config.fit in ("closed-form", "gradient")
+
+
+def test_gradient_beyond_the_budget_is_not_compared_and_says_so(tmp_path, tiny_bert_dir):
+    choice = choose_fit(_config(_csv(tmp_path / "c.csv"), tiny_bert_dir), 3,
+                        choice=replace(AUTO, gradient_budget_s=0.0))
+    assert choice.selection.candidates == [{"fit": "closed-form"}] and choice.config.fit == "closed-form"
+    assert "not compared" in choice.notes[0] and "--fit gradient" in choice.notes[0]
+    assert choice.experiment is not None  # the closed-form winner, its features already read
+
+
+def test_own_data_defaults_to_auto_unless_gradient_training_is_configured():
+    from fpt.cli import parser
+    from fpt.cli._args import given_fields
+    from fpt.cli.train import default_fit
+
+    top = parser()
+
+    def fit_of(*argv):
+        args = top.parse_args(["train", "--data", "x.csv", *argv])
+        return default_fit(args, set(given_fields(args)))
+
+    assert fit_of() == "auto" and fit_of("--cf-members", "5") == "auto"
+    assert fit_of("--fit", "auto", "--steps", "9") == "auto"
+    assert fit_of("--steps", "300") is None and fit_of("--lr", "1e-4") is None and fit_of("--refit") is None
+    assert fit_of("--fit", "closed-form") is None and fit_of("--choose", "readout=last") is None
