@@ -90,7 +90,7 @@ def test_export_directory_follows_hugging_face_conventions(tabular):
 
     root = tabular["root"]
     out = root / "export"
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "body", "config.json", "model.safetensors"]
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "body", "config.json", "fpt_model.safetensors"]
     doc = json.loads((out / "config.json").read_text())
     exp = tabular["exp"]
     # local paths by their names alone (tests/test_export_portable.py): the body directory as ./NAME, the data's name
@@ -103,7 +103,7 @@ def test_export_directory_follows_hugging_face_conventions(tabular):
     summary = json.loads((root / "run" / "summary.json").read_text())
     assert doc["metrics"]["test_accuracy"] == summary["test_accuracy"]
     assert doc["checkpoint"]["slot"] == "best" and doc["checkpoint"]["step"] == summary["selected_step"]
-    with safe_open(out / "model.safetensors", "pt") as f:
+    with safe_open(out / "fpt_model.safetensors", "pt") as f:
         names = set(f.keys())
     state = exp.model.state_dict()
     assert names == set(state)  # every tensor: the frozen body's as well as the trained ones
@@ -119,10 +119,10 @@ def test_a_damaged_or_occupied_export_is_refused(tabular, tmp_path, capsys):
     root = tabular["root"]
     copy = tmp_path / "copy"
     shutil.copytree(root / "export", copy)
-    data = bytearray((copy / "model.safetensors").read_bytes())
+    data = bytearray((copy / "fpt_model.safetensors").read_bytes())
     data[-1] ^= 0xFF
-    (copy / "model.safetensors").write_bytes(bytes(data))
-    with pytest.raises(CheckpointError, match=r"model\.safetensors does not match its sha256"):
+    (copy / "fpt_model.safetensors").write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=r"fpt_model\.safetensors does not match its sha256"):
         fpt.load(copy)
     assert main(["export", str(root / "run"), str(root / "export")]) == 2
     assert "an export; give --force to replace it" in capsys.readouterr().err

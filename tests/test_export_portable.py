@@ -60,3 +60,17 @@ def test_the_body_loads_with_transformers_automodel_and_holds_fpts_weights(expor
             checked += 1
     assert checked == len(hf.encoder.layer) * 16
     assert torch.equal(hf.embeddings.LayerNorm.weight, body.embed_norm.weight.detach())  # the trained layer norm
+
+
+def test_transformers_given_the_export_itself_fails_loudly_and_old_exports_still_load(exported, tmp_path):
+    from transformers import AutoModel, BertModel
+
+    root = exported["root"]
+    with pytest.raises(OSError, match="model.safetensors"):
+        BertModel.from_pretrained(root / "export")  # was a random BertModel, every weight MISSING, no error
+    with pytest.raises(ValueError):
+        AutoModel.from_pretrained(root / "export")  # model_type fpt
+    old = tmp_path / "old"  # an export written before: its weights in model.safetensors
+    shutil.copytree(root / "export", old)
+    (old / "fpt_model.safetensors").rename(old / "model.safetensors")
+    assert (fpt.load(old).predict(root / "train.csv") == fpt.load(root / "export").predict(root / "train.csv")).all()

@@ -135,7 +135,7 @@ def test_export_clears_debris_of_killed_exports_and_writes_shared_weights(run, t
     assert left == [f".export.tmp-{os.getppid()}", f".other.tmp-{dead.pid}"]  # a live writer's, another name's
     umask = os.umask(0)
     os.umask(umask)
-    assert (tmp_path / "export" / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "export" / "fpt_model.safetensors").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_an_export_without_its_sha256_is_refused(run, tmp_path):

@@ -5,9 +5,10 @@
                             saved preprocessing (tokeniser, class map, target scaler), the outputs, the
                             checkpoint used, the run's metrics, the command that trained it, the weights'
                             sha256
-    DIR/model.safetensors   every tensor of the model: the trained ones and the frozen body's, so that
-                            loading needs no hub, cache or body directory
+    DIR/fpt_model.safetensors  every tensor of the model: the trained ones and the frozen body's, so that
+                            loading needs no hub, cache or body directory (model.safetensors before)
     DIR/README.md           the model card: what it is, its input schema and outputs, metrics, command
+    DIR/body/               the body in the Hugging Face layout it came from (AutoModel.from_pretrained)
     DIR/model.onnx          with --onnx: the same forward pass for ONNX runtimes (checked with
                             onnxruntime when installed)
 
@@ -42,9 +43,14 @@ if TYPE_CHECKING:
     from fpt.run import Run
 
 FORMAT = "fpt-export-1"
-CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE = "config.json", "model.safetensors", "README.md", "model.onnx"
+# Not model.safetensors: a transformers class given DIR (BertModel.from_pretrained(DIR)) would load that file's
+# fpt-named tensors as nothing and build a random model without an error; without it, it fails loudly (no weights
+# file). DIR/body holds the body under transformers' own names.
+CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE = "config.json", "fpt_model.safetensors", "README.md", "model.onnx"
+LEGACY_WEIGHTS = "model.safetensors"  # the weights file of exports written before (still read)
 BODY_DIR = "body"  # the frozen body in its Hugging Face layout: transformers.AutoModel.from_pretrained(DIR / "body")
-EXPORT_FILES = {CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE, ONNX_FILE + ".data", BODY_DIR}  # all that fpt export writes
+# all that fpt export writes in DIR
+EXPORT_FILES = {CONFIG_FILE, WEIGHTS, LEGACY_WEIGHTS, CARD, ONNX_FILE, ONNX_FILE + ".data", BODY_DIR}
 ONNX_SINGLE_FILE_BYTES = 1_500_000_000  # larger models keep their ONNX weights in model.onnx.data (protobuf's 2 GB)
 ONNX_TOLERANCE = 1e-3  # max |logit difference| between ONNX Runtime and PyTorch accepted at export
 # Summary keys copied into config.json and the model card (besides each objective's val_/test_ metrics).
@@ -55,12 +61,18 @@ SUMMARY_KEYS = ("val_set", "test_set", "selected_step", "steps", "steps_to_targe
 def is_export(path: str | Path) -> bool:
     """Whether ``path`` is a directory written by ``fpt export`` (a plain save_pretrained() folder is not)."""
     file = Path(path) / CONFIG_FILE
-    if not file.is_file() or not (Path(path) / WEIGHTS).is_file():
+    if not file.is_file() or not weights_file(Path(path)).is_file():
         return False
     try:
         return json.loads(file.read_text()).get("fpt_format") == FORMAT
     except (OSError, ValueError, AttributeError, UnicodeDecodeError):
         return False
+
+
+def weights_file(path: Path) -> Path:
+    """An export's weights: fpt_model.safetensors, or model.safetensors in an export written before."""
+    return path / WEIGHTS if (path / WEIGHTS).is_file() or not (path / LEGACY_WEIGHTS).is_file() else \
+        path / LEGACY_WEIGHTS
 
 
 def _sha256(path: Path) -> str:
@@ -540,7 +552,7 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CheckpointError(f"{file}: not a readable fpt export config ({type(exc).__name__}: {exc}); export the "
                               "run again with fpt export") from None
-    weights = path / WEIGHTS
+    weights = weights_file(path)
     expected = (doc.get("weights") or {}).get("sha256") if isinstance(doc.get("weights"), dict) else None
     if not isinstance(expected, str) or not expected:  # without it nothing checks the weights: never skip silently
         raise CheckpointError(f"{file}: no weights.sha256 to check {WEIGHTS} against; export the run again with "
@@ -574,5 +586,6 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
         return rebuild(config, spec, load, objective=objective, preprocessing=prep, lengths=bool(doc["input"]["lengths"]),
                        info=dict(doc["input"].get("info") or {}), source=str(path), init="random")
 
-__all__ = ["BODY_DIR", "CARD", "CONFIG_FILE", "FORMAT", "ONNX_FILE", "WEIGHTS", "check_onnx", "export_run", "is_export",
-           "load_export", "model_card", "onnx_metadata", "write_onnx"]
+__all__ = ["BODY_DIR", "CARD", "CONFIG_FILE", "FORMAT", "LEGACY_WEIGHTS", "ONNX_FILE", "WEIGHTS", "check_onnx",
+           "export_run", "is_export", "load_export", "local_paths", "model_card", "onnx_metadata", "portable",
+           "weights_file", "write_hf_body", "write_onnx"]

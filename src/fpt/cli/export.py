@@ -1,4 +1,4 @@
-"""fpt export: a run's trained model as a self-contained directory (config.json, model.safetensors, README.md)."""
+"""fpt export: a run's trained model as a self-contained directory (config.json, fpt_model.safetensors, README.md, body/)."""
 
 from __future__ import annotations
 
