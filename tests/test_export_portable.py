@@ -26,7 +26,7 @@ def exported(tiny_bert_dir, tmp_path_factory) -> dict:
     (root / "train.csv").write_text("\n".join(rows) + "\n")
     exp = fpt.build(data=str(root / "train.csv"), body=str(body), steps=4, eval_every=2, batch_size=8, device="cpu")
     fpt.fit(exp, out=root / "run", progress=False)
-    Run(root / "run").export(root / "export")
+    Run(root / "run").export(root / "export", onnx=True)
     shutil.rmtree(body)
     return {"root": root, "exp": exp}
 
@@ -74,3 +74,35 @@ def test_transformers_given_the_export_itself_fails_loudly_and_old_exports_still
     shutil.copytree(root / "export", old)
     (old / "fpt_model.safetensors").rename(old / "model.safetensors")
     assert (fpt.load(old).predict(root / "train.csv") == fpt.load(root / "export").predict(root / "train.csv")).all()
+
+
+@pytest.mark.parametrize("kind", ["tabular", "series", "series-norm"])
+def test_onnx_graph_on_raw_features_matches_fpt_predict(kind, tiny_bert_dir, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxscript")
+    rng = np.random.default_rng(0)
+    y = np.arange(40) % 2
+    if kind == "tabular":
+        X = rng.normal(size=(40, 3)) + y[:, None]
+        X[3, 1] = np.nan
+        options = {}
+    else:
+        X = (rng.normal(size=(40, 2, 21)) + y[:, None, None]).astype(np.float32)
+        X[5, 0, 4] = np.nan
+        options = {"series_patch": 4, "series_stride": 3, **({"series_norm": "series"} if kind == "series-norm" else {})}
+    exp = fpt.build(data=(X, y), body=tiny_bert_dir, steps=4, eval_every=2, batch_size=8, device="cpu", **options)
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
+    doc = json.loads((tmp_path / "export" / "config.json").read_text())
+    assert doc["onnx"]["raw"]["written"] and doc["onnx"]["raw"]["max_abs_diff"] <= 1e-5
+    session = ort.InferenceSession(str(tmp_path / "export" / "model_raw.onnx"), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"features": X.astype(np.float32)})[0]  # raw features: no fpt tokeniser involved
+    want = fpt.load(tmp_path / "export").logits(X)  # what fpt predict computes from the same raw inputs
+    assert got.shape == want.shape and np.abs(got - want).max() <= 1e-5
+
+
+def test_no_raw_graph_where_the_tokeniser_is_not_arithmetic(exported):
+    out = exported["root"] / "export"  # a text column: its categories are string lookups
+    doc = json.loads((out / "config.json").read_text())
+    assert not doc["onnx"]["raw"]["written"] and "text columns (kind)" in doc["onnx"]["raw"]["why"]
+    assert not (out / "model_raw.onnx").exists() and (out / "model.onnx").exists()

@@ -48,9 +48,11 @@ FORMAT = "fpt-export-1"
 # file). DIR/body holds the body under transformers' own names.
 CONFIG_FILE, WEIGHTS, CARD, ONNX_FILE = "config.json", "fpt_model.safetensors", "README.md", "model.onnx"
 LEGACY_WEIGHTS = "model.safetensors"  # the weights file of exports written before (still read)
+ONNX_RAW_FILE = "model_raw.onnx"  # --onnx, where the tokeniser is fixed arithmetic: raw features in (fpt.onnx_raw)
 BODY_DIR = "body"  # the frozen body in its Hugging Face layout: transformers.AutoModel.from_pretrained(DIR / "body")
 # all that fpt export writes in DIR
-EXPORT_FILES = {CONFIG_FILE, WEIGHTS, LEGACY_WEIGHTS, CARD, ONNX_FILE, ONNX_FILE + ".data", BODY_DIR}
+EXPORT_FILES = {CONFIG_FILE, WEIGHTS, LEGACY_WEIGHTS, CARD, ONNX_FILE, ONNX_FILE + ".data", ONNX_RAW_FILE,
+                ONNX_RAW_FILE + ".data", BODY_DIR}
 ONNX_SINGLE_FILE_BYTES = 1_500_000_000  # larger models keep their ONNX weights in model.onnx.data (protobuf's 2 GB)
 ONNX_TOLERANCE = 1e-3  # max |logit difference| between ONNX Runtime and PyTorch accepted at export
 # Summary keys copied into config.json and the model card (besides each objective's val_/test_ metrics).
@@ -131,6 +133,7 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
         doc = portable(doc, local_paths(run, config, hf_configs))
         if onnx:
             doc["onnx"] = write_onnx(pred, tmp / ONNX_FILE)
+            doc["onnx"]["raw"] = write_raw_onnx(pred, tmp / ONNX_RAW_FILE)
         (tmp / CONFIG_FILE).write_text(json.dumps(doc, indent=1, default=str) + "\n")
         (tmp / CARD).write_text(model_card(doc, out))
         _replace(tmp, out)
@@ -305,13 +308,9 @@ def onnx_example(pred: Predictor, n: int = 2, seed: int = 0) -> tuple[torch.Tens
     return x, lengths
 
 
-def write_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
-    """Export the model's forward pass (batch size free) and check it; returns what config.json records."""
-    _onnx_modules()
-    # On the CPU, without moving the predictor's own model off its device.
-    model = (pred.model if pred.device.type == "cpu" else copy.deepcopy(pred.model).cpu()).eval()
-    example = onnx_example(pred)
-    names = ["x", "lengths"][: len(example)]
+def _export_graph(model: torch.nn.Module, example: tuple[torch.Tensor, ...], path: Path, names: list[str],
+                  outputs: list[str]) -> bool:
+    """torch.onnx.export (dynamo) with the batch size free; whether the weights went to a side file."""
     batch = torch.export.Dim("batch", min=1)
     dynamic = tuple({0: batch} for _ in example)
     # One file unless protobuf's 2 GB limit forces the weights into a side file (model.onnx.data).
@@ -325,7 +324,7 @@ def write_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
             warnings.simplefilter("ignore")
             for log in loggers:
                 log.setLevel(logging.ERROR)
-            torch.onnx.export(model, example, str(path), input_names=names, output_names=["logits"],
+            torch.onnx.export(model, example, str(path), input_names=names, output_names=outputs,
                               dynamic_shapes=dynamic, dynamo=True, external_data=external)
     except Exception as exc:  # the exporter raises many types; name the cause on one line
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -334,6 +333,56 @@ def write_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
     finally:
         for log, level in zip(loggers, levels, strict=True):
             log.setLevel(level)
+    return external
+
+
+def write_raw_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
+    """``model_raw.onnx``: the graph from raw features (the tokeniser's arithmetic inside, fpt.onnx_raw) to the
+    logits, where the tokeniser is fixed arithmetic; checked against fpt's own tokeniser and model with
+    onnxruntime. Returns what config.json records (``written`` False and why, otherwise)."""
+    import numpy as np
+
+    from fpt.onnx_raw import RawModel, raw_tokeniser
+
+    if pred.preprocessing is None:
+        return {"written": False, "why": "a paper task's inputs are its tokens (model.onnx)"}
+    tokens, shape, takes = raw_tokeniser(pred.preprocessing, pred.info)
+    if tokens is None:
+        return {"written": False, "why": takes}
+    model = (pred.model if pred.device.type == "cpu" else copy.deepcopy(pred.model).cpu()).eval()
+    wrapped = RawModel(tokens, model, pred.lengths).eval()
+    gen = torch.Generator().manual_seed(0)
+    raw = torch.randn(3, *shape, generator=gen)
+    raw[0].view(-1)[1] = float("nan")  # a missing value
+    _export_graph(wrapped, (raw,), path, ["features"], ["logits"])
+    record: dict[str, Any] = {"file": path.name, "inputs": ["features"], "takes": takes, "outputs": ["logits"]}
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return {**record, "written": True, "checked_with": "not run (onnxruntime not installed)"}
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"features": raw.numpy()})[0]
+    x = raw.numpy()  # fpt's own path: the saved tokeniser on the same raw inputs, then the model
+    if pred.preprocessing.modality == "tabular":
+        inputs = {f["name"]: x[:, j].astype(np.float64) for j, f in enumerate(pred.preprocessing.tokeniser.features)}
+    else:
+        inputs = list(x)
+    want = pred.forward(*pred.preprocessing.tokeniser(inputs)).numpy()
+    diff = float(np.abs(got - want).max())
+    if not diff <= ONNX_TOLERANCE:
+        raise CheckpointError(f"{path}: ONNX Runtime's logits from raw features differ from fpt's by {diff:.3g}; "
+                              "export without --onnx")
+    return {**record, "written": True, "checked_with": f"onnxruntime {ort.__version__}", "max_abs_diff": diff}
+
+
+def write_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
+    """Export the model's forward pass (batch size free) and check it; returns what config.json records."""
+    _onnx_modules()
+    # On the CPU, without moving the predictor's own model off its device.
+    model = (pred.model if pred.device.type == "cpu" else copy.deepcopy(pred.model).cpu()).eval()
+    example = onnx_example(pred)
+    names = ["x", "lengths"][: len(example)]
+    external = _export_graph(model, example, path, names, ["logits"])
     metadata = onnx_metadata(pred)
     _set_onnx_metadata(path, metadata)
     record: dict[str, Any] = {"file": path.name, "inputs": names, "outputs": ["logits"], "metadata": sorted(metadata),
@@ -586,6 +635,6 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
         return rebuild(config, spec, load, objective=objective, preprocessing=prep, lengths=bool(doc["input"]["lengths"]),
                        info=dict(doc["input"].get("info") or {}), source=str(path), init="random")
 
-__all__ = ["BODY_DIR", "CARD", "CONFIG_FILE", "FORMAT", "LEGACY_WEIGHTS", "ONNX_FILE", "WEIGHTS", "check_onnx",
+__all__ = ["BODY_DIR", "CARD", "CONFIG_FILE", "FORMAT", "LEGACY_WEIGHTS", "ONNX_FILE", "ONNX_RAW_FILE", "WEIGHTS", "check_onnx",
            "export_run", "is_export", "load_export", "local_paths", "model_card", "onnx_metadata", "portable",
-           "weights_file", "write_hf_body", "write_onnx"]
+           "weights_file", "write_hf_body", "write_onnx", "write_raw_onnx"]

@@ -19,7 +19,7 @@ STACK: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tasks", ("fpt.tasks",)),
     ("training", ("fpt.pipeline", "fpt.checkpoint", "fpt.convergence", "fpt.data_stats", "fpt.cache",
                   "fpt.distributed", "fpt.tracking", "fpt.inference", "fpt.closed_form", "fpt.train")),
-    ("run", ("fpt.predictor", "fpt.export", "fpt.run", "fpt.refit", "fpt.sklearn", "fpt.baselines",
+    ("run", ("fpt.predictor", "fpt.export", "fpt.onnx_raw", "fpt.run", "fpt.refit", "fpt.sklearn", "fpt.baselines",
              "fpt.select", "fpt.ensemble")),
     ("analysis", ("fpt.analysis",)),
     ("experiments", ("fpt.experiments",)),

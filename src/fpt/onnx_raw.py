@@ -1,0 +1,104 @@
+"""The saved tokeniser's fixed arithmetic as a torch module, so that ``fpt export --onnx`` can also write a graph
+that takes raw features (``model_raw.onnx``), not tokens.
+
+Only the tokenisers whose work is arithmetic on fixed shapes fit in a graph:
+
+- tabular with numeric columns only: raw (batch, F) float32 in the training column order, NaN where missing ->
+  one token per column ``[standardised value, missing indicator]`` (text columns would need string lookups);
+- time series whose training series all had one length L: raw (batch, C, L) float32 (NaN where missing) ->
+  the normalisation (per series and channel, the training statistics, or none) and the windows.
+
+Images (resizing, decoding), sequences (a vocabulary of strings) and series of varied lengths stay with the
+tokens graph (``model.onnx``) and fpt's tokeniser. ``raw_tokeniser`` says why when it cannot build one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+Tensor = torch.Tensor
+
+
+class TabularRaw(nn.Module):
+    """(B, F) numbers, NaN where missing -> tokens (B, F, 2): [(x - mean) / std or 0, missing]."""
+
+    def __init__(self, tok: Any) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.tensor([f["mean"] for f in tok.features], dtype=torch.float32))
+        self.register_buffer("std", torch.tensor([f["std"] for f in tok.features], dtype=torch.float32))
+
+    def forward(self, x: Tensor) -> Tensor:
+        missing = torch.isnan(x)  # (B, F)
+        value = torch.where(missing, torch.zeros_like(x), (x - self.mean) / self.std)
+        return torch.stack([value, missing.float()], dim=-1)  # (B, F, 2)
+
+
+class SeriesRaw(nn.Module):
+    """(B, C, L) series of the one training length, NaN where missing -> tokens (B, T, C * patch)."""
+
+    def __init__(self, tok: Any, length: int) -> None:
+        super().__init__()
+        self.patch, self.stride, self.norm, self.length = tok.patch, tok.stride, tok.norm, length
+        self.count = min(tok.max_tokens, 1 + max(0, -(-(length - tok.patch) // tok.stride)))
+        self.need = max((self.count - 1) * tok.stride + tok.patch, length)
+        self.register_buffer("mean", torch.tensor(tok.mean, dtype=torch.float32)[:, None])  # (C, 1)
+        self.register_buffer("std", torch.tensor(tok.std, dtype=torch.float32)[:, None])
+
+    def forward(self, x: Tensor) -> Tensor:
+        missing = torch.isnan(x)  # (B, C, L)
+        if self.norm == "series":  # nanmean / nanstd (population) per series and channel, as numpy's
+            present = (~missing).float()
+            n = present.sum(-1, keepdim=True).clamp(min=1)
+            filled = torch.where(missing, torch.zeros_like(x), x)
+            mean = filled.sum(-1, keepdim=True) / n
+            var = (torch.where(missing, torch.zeros_like(x), x - mean) ** 2).sum(-1, keepdim=True) / n
+            std = var.sqrt()
+            x = (x - mean) / torch.where(std > 0, std, torch.ones_like(std))
+        elif self.norm == "global":
+            x = (x - self.mean) / self.std
+        x = torch.where(torch.isnan(x), torch.zeros_like(x), x)  # missing points are the mean
+        x = nn.functional.pad(x, (0, self.need - self.length))  # (B, C, need)
+        windows = x.unfold(2, self.patch, self.stride)[:, :, : self.count]  # (B, C, T, patch)
+        return windows.permute(0, 2, 1, 3).reshape(x.shape[0], self.count, -1)  # (B, T, C * patch)
+
+
+class RawModel(nn.Module):
+    """Raw features -> the tokeniser's arithmetic -> the model's logits (B, outputs, classes)."""
+
+    def __init__(self, tokens: nn.Module, model: nn.Module, lengths: bool) -> None:
+        super().__init__()
+        self.tokens, self.model, self.lengths = tokens, model, lengths
+
+    def forward(self, x: Tensor) -> Tensor:
+        t = self.tokens(x)
+        if not self.lengths:
+            return self.model(t)
+        lengths = torch.full((t.shape[0],), t.shape[1], dtype=torch.int64, device=t.device)
+        return self.model(t, lengths)
+
+
+def raw_tokeniser(prep: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[int, ...], str]:
+    """(the module, the raw input's shape after the batch, what it takes) or (None, (), why not)."""
+    tok = prep.tokeniser
+    if prep.modality == "tabular":
+        text = [f["name"] for f in tok.features if f["kind"] != "numeric"]
+        if text:
+            return None, (), f"text columns ({', '.join(text[:3])}) need fpt's category lookup"
+        names = ", ".join(f["name"] for f in tok.features)
+        return TabularRaw(tok), (len(tok.features),), f"(batch, {len(tok.features)}) float32 columns {names}; NaN " \
+                                                       "where missing"
+    if prep.modality == "timeseries":
+        lengths = str(info.get("train_lengths") or "")
+        lo, _, hi = lengths.partition("..")
+        if not lo.isdigit() or lo != hi:
+            return None, (), f"training series of varied lengths ({lengths or 'unknown'}) give a varied token count"
+        length = int(lo)
+        return SeriesRaw(tok, length), (tok.channels, length), \
+            f"(batch, {tok.channels}, {length}) float32 series; NaN where missing"
+    return None, (), f"a {prep.modality} tokeniser is not fixed arithmetic (decoding, strings)"
+
+
+__all__ = ["RawModel", "SeriesRaw", "TabularRaw", "raw_tokeniser"]
