@@ -50,6 +50,7 @@ def test_the_body_loads_with_transformers_automodel_and_holds_fpts_weights(expor
     root, exp = exported["root"], exported["exp"]
     doc = json.loads((root / "export" / "config.json").read_text())
     assert doc["body"]["hf_layout"]["written"] and doc["body"]["hf_layout"]["class"] == "BertModel"
+    assert 'AutoModel.from_pretrained("export/body")' in (root / "export" / "README.md").read_text()
     hf, info = AutoModel.from_pretrained(root / "export" / "body", output_loading_info=True)
     assert type(hf).__name__ == "BertModel" and not info["missing_keys"] and not info["unexpected_keys"]
     body = exp.model.body
@@ -95,6 +96,7 @@ def test_onnx_graph_on_raw_features_matches_fpt_predict(kind, tiny_bert_dir, tmp
     Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
     doc = json.loads((tmp_path / "export" / "config.json").read_text())
     assert doc["onnx"]["raw"]["written"] and doc["onnx"]["raw"]["max_abs_diff"] <= 1e-5
+    assert "`model_raw.onnx`: raw features in" in (tmp_path / "export" / "README.md").read_text()
     session = ort.InferenceSession(str(tmp_path / "export" / "model_raw.onnx"), providers=["CPUExecutionProvider"])
     got = session.run(None, {"features": X.astype(np.float32)})[0]  # raw features: no fpt tokeniser involved
     want = fpt.load(tmp_path / "export").logits(X)  # what fpt predict computes from the same raw inputs

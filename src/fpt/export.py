@@ -531,10 +531,17 @@ def model_card(doc: dict[str, Any], out: Path) -> str:
               f"- `{CONFIG_FILE}`: configuration, body, input spec and schema, preprocessing (tokeniser, class map, "
               "target scaler), metrics",
               f"- `{WEIGHTS}`: every tensor of the model, the frozen body's included (sha256 in `{CONFIG_FILE}`)"]
+    hf = doc["body"].get("hf_layout") or {}
+    if hf.get("written"):
+        lines.append(f"- `{BODY_DIR}/`: the body in the Hugging Face layout it came from "
+                     f"(`transformers.AutoModel.from_pretrained(\"{out.name}/{BODY_DIR}\")`: a {hf['class']})")
     if "onnx" in doc:
         o = doc["onnx"]
         lines.append(f"- `{ONNX_FILE}`: inputs {', '.join(o['inputs'])} (shapes {o['shapes']['x']}), output logits "
                      f"{o['shapes']['logits']}; checked with {o['checked_with']}")
+        raw = o.get("raw") or {}
+        if raw.get("written"):
+            lines.append(f"- `{ONNX_RAW_FILE}`: raw features in (`features`: {raw['takes']}), logits out")
     return "\n".join(lines) + "\n"
 
 

@@ -94,3 +94,13 @@ def test_text_labels_need_no_note(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ObjectiveInferred)
         assert data(tmp_path / "t.csv").info["objective"] == "classification"
+
+
+def test_one_example_per_class_is_not_taken_for_an_identifier(tmp_path):
+    """UCR's Fungi: 18 classes, one training series each. The file says they are class labels, so the identifier
+    guard does not fire; what stops it is that no class can spare a validation example, said as such."""
+    from fpt.errors import DataError
+
+    path = write_ucr_tsv(tmp_path / "Fungi", "Fungi", 18, per_class=1)
+    with pytest.raises(DataError, match="too few examples to hold any out for a val split"):
+        data(path, series_patch=4)

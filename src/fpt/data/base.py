@@ -200,7 +200,7 @@ def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None
         raise DataError(f"{splits['val'].where}: the data has its own validation split, so folds (cross-validation "
                         "folds of the training examples) cannot replace it; drop --folds/--fold or the file's "
                         "validation split")
-    if stratify:
+    if stratify and raw.declared is None:  # a file that says its targets are class labels is not a quantity
         check_class_counts(train.y, raw.targets, train.where)
     # Fractions of the training examples as read: all examples when the data has no splits of its own; with its
     # own test split (UCR's small TRAIN and large TEST files) a share of TRAIN, not of TRAIN + TEST.
