@@ -44,7 +44,7 @@ The closed-form fit (issue 40) is a variant like any other, ``--fpt-option fit=c
 keeps the fit's record (members, blocks, poolings, penalty, its cross-validation estimate, fold scores). With
 ``--controls`` its controls are the same fit on the frozen random body and without the language model.
 ``--ablation 'NAME: KEY=VALUE ...'`` (repeatable) adds a variant ``LABEL NAME`` with those fields on top of the
-main one's (one run per seed and dataset, no baselines): one design choice changed per row.
+main one's (one run per dataset, at the first seed; no baselines): one design choice changed per row.
 ``--reuse DIR:LABEL`` (repeatable) copies variant LABEL's rows of a committed benchmark (``DIR/results.jsonl``:
 its runs, relabelled ``fpt gradient``, its seed ensemble, and the classic models beside them) instead of training
 them again; each run's stored config.yaml, read by today's code, must be the config this script would train now
@@ -461,7 +461,8 @@ def run_variant(name: str, path: Path, seeds: list[int], out: Path, args: argpar
 
 def ablations(texts: list[str], args: argparse.Namespace) -> list[argparse.Namespace]:
     """``--ablation 'NAME: KEY=VALUE ...'`` as variants of the main one: its options with these on top, labelled
-    'LABEL NAME', one run per seed with no baselines, controls or ensemble (the main variant's rows have them)."""
+    'LABEL NAME', run at the first seed only with no baselines, controls or ensemble (the main variant's rows have
+    them)."""
     out = []
     for text in texts:
         name, sep, pairs = text.partition(":")
@@ -472,6 +473,38 @@ def ablations(texts: list[str], args: argparse.Namespace) -> list[argparse.Names
                                          "controls": False, "baselines": "none", "no_ensemble": True,
                                          "candidates": [], "ablations": []}))
     return out
+
+
+def controls_table(rows: list[dict[str, Any]]) -> str:
+    """Per dataset and fpt variant with controls: the variant against each control over seeds (mean ± std, Welch's
+    t-test, scipy.stats.ttest_ind), '' when no variant has controls. Whether the language model helped, with the
+    spread, not one number."""
+    from scipy.stats import ttest_ind
+
+    latest = {(r["dataset"], r["method"], r["seed"]): r for r in rows if r.get("test") is not None}
+    per: dict[tuple[str, str], list[float]] = {}
+    for (name, method, _), r in latest.items():
+        per.setdefault((name, method), []).append(float(r["test"]))
+    lines = []
+    for (name, method), values in per.items():
+        if not any(is_fpt(r) for (d, m, _), r in latest.items() if d == name and m == method):
+            continue
+        for control in CONTROL_NAMES:
+            other = per.get((name, f"{control} ({method})")) or (per.get((name, control)) if method == FPT else None)
+            if not other:
+                continue
+            a, b = statistics.mean(values), statistics.mean(other)
+            if len(values) > 1 and len(other) > 1 and (statistics.pstdev(values) or statistics.pstdev(other)):
+                p = float(ttest_ind(values, other, equal_var=False).pvalue)
+                verdict = f"{'higher' if a > b else 'lower' if a < b else 'equal'}, p = {p:.2f}"
+            else:
+                verdict = "higher" if a > b else "lower" if a < b else "equal"
+                verdict += " (one seed)" if min(len(values), len(other)) == 1 else " (no spread)"
+            lines.append(f"| {name} | {method} | {_mean_std(values)} | {control} | {_mean_std(other)} | {verdict} |")
+    if not lines:
+        return ""
+    return ("| dataset | variant | its figure | control | control's figure | language model (Welch's t-test) |\n"
+            "|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -503,10 +536,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reuse", action="append", default=[], metavar="DIR:LABEL",
                    help="copy fpt variant LABEL's rows (its runs, its seed ensemble, relabelled 'fpt gradient') and the "
                         "baselines beside them from a committed benchmark DIR/results.jsonl instead of training again; "
-                        "each run's config.yaml must be the config this script would train now (repeatable)")
+                        "each run's config.yaml must be the config this script would train now (repeatable: a dataset "
+                        "is copied from the first DIR that has its rows)")
     p.add_argument("--ablation", action="append", default=[], metavar="'NAME: KEY=VALUE ...'",
                    help="one more fpt variant, 'LABEL NAME', with these RunConfig fields on top of --fpt-option's: one "
-                        "run per seed and dataset, no baselines (repeatable), e.g. --ablation 'E=1: cf_members=1'")
+                        "run per dataset at the first seed, no baselines (repeatable), e.g. --ablation 'E=1: cf_members=1'")
     p.add_argument("--label", default=None, help="the method name of the fpt rows (default fpt, with --refit "
                                                  "'fpt (refit)'), e.g. 'fpt flatten': several fpt variants are "
                                                  "columns of one table")
@@ -538,7 +572,10 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     results = out / "results.jsonl"
     try:
-        copied = [row for spec in args.reuse for row in reused_rows(*reuse_spec(spec), chosen, args)]
+        copied: list[dict[str, Any]] = []
+        for spec in args.reuse:  # a dataset comes from the first source that has its trained rows
+            covered = {r["dataset"] for r in copied if is_fpt(r)}
+            copied += reused_rows(*reuse_spec(spec), [n for n in chosen if n not in covered], args)
     except ConfigError as exc:
         print(f"own_data.py: {exc}", file=sys.stderr)
         return 2
@@ -551,9 +588,13 @@ def main(argv: list[str] | None = None) -> int:
     for variant in [args, *args.ablations]:
         for name in chosen:
             path = sklearn_csv(name, out / "data") if name in SKLEARN_SETS else known[name]
-            run_variant(name, path, seeds, out, variant)
+            # an ablation changes one choice: one seed each, the first, is what the compute allows
+            run_variant(name, path, seeds if variant is args else seeds[:1], out, variant)
     text = table(read_rows(results))
     text = table(read_rows(results))
+    against = controls_table(read_rows(results))
+    if against:
+        text += f"\nAgainst the controls, over seeds:\n\n{against}"
     (out / "results.md").write_text(f"# FPT beside what you would otherwise run\n\n`python bench/own_data.py "
                                     f"{' '.join(sys.argv[1:] if argv is None else argv)}`\n\n{text}")
     print(text)

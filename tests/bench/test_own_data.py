@@ -189,3 +189,17 @@ def test_a_trained_run_is_reused_only_if_its_config_is_the_one_trained_now(tmp_p
     assert "iris seed 0 was trained with another config (lr: 0.5 then, None now)" in capsys.readouterr().err
     assert bench.main([*argv[:-6], "--reuse", "nowhere"]) == 2
     assert "DIR:LABEL" in capsys.readouterr().err
+
+
+def test_the_controls_table_tests_each_variant_against_its_controls_over_seeds():
+    from scipy.stats import ttest_ind
+
+    rows = [{"dataset": "A", "seed": s, "metric": "accuracy", "method": m, "test": t, **k}
+            for s, m, t, k in [(0, "fpt cf", 0.9, {"kind": "fpt"}), (1, "fpt cf", 0.8, {"kind": "fpt"}),
+                               (0, "random body (fpt cf)", 0.5, {}), (1, "random body (fpt cf)", 0.6, {}),
+                               (0, "no language model (fpt cf)", 0.95, {}), (0, "1-NN Euclidean", 0.7, {})]]
+    lines = bench.controls_table(rows).splitlines()
+    p = ttest_ind([0.9, 0.8], [0.5, 0.6], equal_var=False).pvalue
+    assert lines[2] == f"| A | fpt cf | 0.850 ± 0.071 | random body | 0.550 ± 0.071 | higher, p = {p:.2f} |"
+    assert lines[3] == "| A | fpt cf | 0.850 ± 0.071 | no language model | 0.950 | lower (one seed) |"
+    assert len(lines) == 4 and bench.controls_table(rows[-1:]) == ""
