@@ -316,7 +316,8 @@ def _pool_size(config: RunConfig) -> int:
 
     raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size)
     train = raw.splits["train"]
-    classify = infer_objective(train.y, raw.targets, config.objective, train.where)[0] == "classification"
+    classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)[0] == \
+        "classification"
     split = finish_splits(raw, config.val_fraction, config.test_fraction, config.split_seed, classify)
     return len(split.splits["train"].y) + len(split.splits["val"].y)
 

@@ -132,8 +132,8 @@ def inferred_note(objective: str, why: str, where: str) -> str:
 def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: str,
                     declared: tuple[str, str] | None = None) -> tuple[str, str]:
     """(objective, why) from the training targets (n, m); every target column must agree. ``declared``: what the
-    data's format says (``RawData.declared``), used when the user gave none; else the values decide, and an
-    ``ObjectiveInferred`` warning says so."""
+    data's format says (``RawData.declared``), used when the user gave none; else the values decide
+    (``from_numbers``: the task then says so in an ``ObjectiveInferred`` warning)."""
     kinds = []
     for j, name in enumerate(targets):
         col = _numbers(y[:, j])
@@ -156,12 +156,14 @@ def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: st
     if len({k for k, _ in kinds}) > 1:
         raise DataError(f"{where}: the targets mix classification and regression ({'; '.join(w for _, w in kinds)}); "
                         "give one kind of target, or --objective classification|regression for all")
-    objective, why = kinds[0][0], "; ".join(w for _, w in kinds)
-    if any(_numbers(y[:, j]).dtype.kind in "iuf" for j in range(len(targets))):  # numbers could be either kind
-        import warnings
+    return kinds[0][0], "; ".join(w for _, w in kinds)
 
-        warnings.warn(inferred_note(objective, why, where), ObjectiveInferred, stacklevel=2)
-    return objective, why
+
+def from_numbers(y: np.ndarray, requested: str, declared: tuple[str, str] | None) -> bool:
+    """Whether ``infer_objective`` decided from numeric values (which could be either kind): then the task says so
+    (``ObjectiveInferred``), once the data is known to train."""
+    return requested == "auto" and declared is None and any(_numbers(y[:, j]).dtype.kind in "iuf"
+                                                            for j in range(y.shape[1]))
 
 
 def check_class_counts(y: np.ndarray, targets: list[str], where: str) -> None:
@@ -264,7 +266,7 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
 
 
 __all__ = ["MODALITIES", "ObjectiveInferred", "RawData", "Split", "choose_targets", "finish_splits", "fold_indices",
-           "infer_objective", "is_missing"]
+           "from_numbers", "infer_objective", "is_missing"]
 
 
 def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -187,13 +187,18 @@ class UserData:
 def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     """The task of ``RawData`` as read (from files, or in memory: fpt.build(data=DataFrame)): the objective
     decided, the missing validation/test splits held out, then ``task_from_raw``."""
-    from fpt.data.base import finish_splits, infer_objective
+    import warnings
+
+    from fpt.data.base import ObjectiveInferred, finish_splits, from_numbers, infer_objective, inferred_note
 
     train = raw.splits["train"]
     objective, why = infer_objective(train.y, raw.targets, options.objective, train.where, raw.declared)
-    raw = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
-                        stratify=objective == "classification", folds=options.folds, fold=options.fold)
-    return task_from_raw(raw, options, seed, objective, why)
+    split = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
+                          stratify=objective == "classification", folds=options.folds, fold=options.fold)
+    task = task_from_raw(split, options, seed, objective, why)
+    if from_numbers(train.y, options.objective, raw.declared):  # said once the data trains (an error says enough)
+        warnings.warn(inferred_note(objective, why, train.where), ObjectiveInferred, stacklevel=2)
+    return task
 
 
 def join(a: Batch, b: Batch) -> Batch:
