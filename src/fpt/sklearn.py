@@ -159,7 +159,7 @@ class _FPTEstimator(BaseEstimator):
 
         y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
         if y.ndim != 1:
-            raise ValueError(f"{type(self).__name__}.fit: y has shape {y.shape}; give one target per series")
+            raise DataError(f"{type(self).__name__}.fit: y has shape {y.shape}; give one target per series")
         check_consistent_length(series, y)
         self.n_features_in_ = int(series[0].shape[0])
         if hasattr(self, "feature_names_in_"):  # from an earlier fit on a DataFrame
