@@ -26,6 +26,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from fpt.errors import FptError
+
 VARYING = ("seed", "precision", "device", "compile")  # what the two sides may differ in, besides the code
 SPREAD = 2.0  # "within the seeds' spread": |difference| <= SPREAD x the larger std
 
@@ -48,18 +50,17 @@ def cell_key(config: dict[str, Any]) -> str:
 
 def read_store(root: Path) -> dict[str, list[dict[str, Any]]]:
     """cell key -> the finished runs under ``root`` (any folder holding config.yaml and summary.json)."""
-    import yaml
-
     from fpt.convergence import run_health
+    from fpt.rundir import read_config, read_summary
 
     cells: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for summary_path in sorted(root.glob("**/summary.json")):
         run = summary_path.parent
         if not (run / "config.yaml").is_file():
             continue
-        config = yaml.safe_load((run / "config.yaml").read_text())
-        summary = json.loads(summary_path.read_text())
-        if summary.get("test_accuracy") is None:
+        config = read_config(run)  # fpt's strict readers: a tampered file is one line naming it
+        summary = read_summary(run)
+        if not summary or summary.get("test_accuracy") is None:
             continue
         flags = run_health(run, summary)
         cells[cell_key(config)].append({"run": str(run), "seed": config.get("seed"), "config": config,
@@ -145,7 +146,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--a", nargs=2, required=True, metavar=("NAME", "STORE"), help="the reference side")
     p.add_argument("--b", nargs=2, required=True, metavar=("NAME", "STORE"), help="the side compared with it")
     p.add_argument("--out", required=True, type=Path, help="markdown file to write (and OUT.jsonl beside it)")
+    p.add_argument("--force", action="store_true", help="replace --out (and OUT.jsonl) if they exist and are not "
+                                                        "this script's (never a run's own files)")
     args = p.parse_args(argv)
+    try:
+        return _main(args)
+    except FptError as exc:
+        print(f"side_by_side.py: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(args: argparse.Namespace) -> int:
+    from fpt.outputs import check_file, starts_with, write_text
+
+    ours = starts_with(b"cell by cell", 400)
+    for path in (args.out, args.out.with_suffix(".jsonl")):  # before reading the stores
+        check_file(path, force=args.force, fpt_wrote=lambda p: ours(args.out))
     (name_a, store_a), (name_b, store_b) = args.a, args.b
     for store in (store_a, store_b):
         if not Path(store).is_dir():
@@ -161,11 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     text = table(rows, name_a, name_b)
     command = " ".join(["python bench/side_by_side.py", "--a", repr(name_a), store_a, "--b", repr(name_b), store_b,
                         "--out", str(args.out)])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(f"# {name_a} against {name_b}, cell by cell\n\n`{command}`\n\n{text}\n")
-    with args.out.with_suffix(".jsonl").open("w") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
+    write_text(args.out.with_suffix(".jsonl"), "".join(json.dumps(r) + "\n" for r in rows), force=True)
+    write_text(args.out, f"# {name_a} against {name_b}, cell by cell\n\n`{command}`\n\n{text}\n", force=True)
     print(text)
     return 0
 

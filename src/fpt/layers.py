@@ -13,7 +13,7 @@ from __future__ import annotations
 STACK: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("fpt.errors", "fpt.layers", "fpt.version")),
     ("base", ("fpt.config", "fpt.registry", "fpt.paths", "fpt.provenance", "fpt.objectives", "fpt.transforms",
-              "fpt.rundir", "fpt.hub")),
+              "fpt.rundir", "fpt.outputs", "fpt.stored", "fpt.connect", "fpt.hub")),
     ("data", ("fpt.data",)),
     ("model", ("fpt.bodies", "fpt.model", "fpt.freeze", "fpt.feature_map")),
     ("tasks", ("fpt.tasks",)),

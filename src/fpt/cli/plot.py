@@ -13,6 +13,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dirs", nargs="+", help="run directories written by fpt train (or folders holding them)")
     p.add_argument("--out", default=None, help="PNG file (default: RUN_DIR/curves.png for one run, else curves.png)")
     p.add_argument("--title", default="", help="figure title")
+    p.add_argument("--force", action="store_true", help="replace --out if it exists and fpt did not write it")
     p.add_argument("--tensorboard", nargs="?", const="", default=None, metavar="LOGDIR",
                    help="also write TensorBoard event files: to LOGDIR/<run name>, or RUN_DIR/tensorboard if no "
                         "LOGDIR is given (needs: pip install tensorboard)")
@@ -29,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
             raise FileNotFoundError(f"{given} holds no run directory (config.yaml with metrics.jsonl)")
         runs += found
     out = Path(args.out) if args.out else (runs[0] / "curves.png" if len(runs) == 1 else Path("curves.png"))
+    from fpt.outputs import check_file, starts_with
+    from fpt.presentation.curves import SOFTWARE
+
+    check_file(out, force=args.force, fpt_wrote=starts_with(SOFTWARE.encode()))
     plotted = plot_curves(runs, out, args.title)
     print(f"curves of {len(plotted)} run(s): {out}")
     if args.tensorboard is not None:

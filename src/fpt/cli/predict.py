@@ -31,21 +31,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def check_out(out: str | Path, model: str | Path, inputs: str | Path, force: bool) -> None:
-    """Refuse an --out that would destroy something: the inputs, a file of the run/export, or (without --force)
-    any existing file."""
-    from fpt.errors import ConfigError
+    """Refuse an --out that would destroy something: the inputs, a file of the run/export, a link out of its
+    folder, or (without --force) any existing file (fpt.outputs)."""
+    from fpt.outputs import check_file
 
-    target = Path(out).resolve()
-    if target == Path(inputs).resolve():
-        raise ConfigError(f"--out {out} is the input file itself; choose another --out")
-    home = Path(model).resolve()
-    if target == home or home in target.parents:
-        raise ConfigError(f"--out {out} lies inside {model}, whose files fpt predict never replaces (even with "
-                          "--force); choose an --out outside it")
-    if target.is_dir():
-        raise ConfigError(f"--out {out} is a directory; give a file name such as {Path(out) / 'predictions.csv'}")
-    if target.exists() and not force:
-        raise ConfigError(f"--out {out} exists; give --force to replace it, or choose another --out")
+    check_file(out, force=force, never=(inputs, model))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,13 +15,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "to RUN_DIR/attention); existing: only saved ones; never: no attention section")
     p.add_argument("--attention-examples", type=int, default=16, help="examples per computed attention map")
     p.add_argument("--device", default="cpu", help="device for computing attention maps (default: cpu)")
+    p.add_argument("--force", action="store_true",
+                   help="replace a report.html in DIR that fpt did not write (never a run's own files)")
 
 
 def run(args: argparse.Namespace) -> int:
     from fpt.presentation.html import Options, write
 
     options = Options(attention=args.attention, attention_examples=args.attention_examples, device=args.device)
-    html_path, md_path = write(Path(args.dir), options)
+    html_path, md_path = write(Path(args.dir), options, force=args.force)
     for note in options.notes:
         print(f"note: {note}")
     print(f"report: {html_path} (self-contained) and {md_path}")

@@ -191,6 +191,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"{errors} config error(s): these cells would fail when run")
             return 1
         return 0
+    from fpt.outputs import check_results, starts_with
+
+    # before any run: README.md and each table's results.csv/report.md/report.html only where fpt wrote them
+    check_results(root, ("README.md",) if every else (), starts_with(b"# Reproduced tables"))
+    for out in outs.values():
+        check_results(out, ("results.csv", "report.md", "report.html"),
+                      lambda folder: not (folder / "results.csv").exists()
+                      or starts_with(b"table,scale,", 20)(folder / "results.csv"))
     executor = _executor(args, root, tables)
     summary = []
     for table in tables:

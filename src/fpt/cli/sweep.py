@@ -74,6 +74,13 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"{flag} {value}: give an integer >= 1")
     if args.dry_run:
         return dry_run(spec, planned, out, store)
+    from fpt.outputs import check_results, starts_with
+
+    # before any trial: the files of a sweep folder fpt wrote (results.json says so), never a user's of the same names
+    check_results(out, ("results.csv", "results.json", "report.md", "report.html"),
+                  lambda folder: not (folder / "results.json").exists()
+                  and not (folder / "results.csv").exists() or starts_with(sweep.SWEEP_KIND.encode(), 200)(
+                      folder / "results.json"))
     extra = [] if args.executor == "local" else ["--executor", "ray"]
     if args.executor == "ray":
         from fpt.experiments.ray_executor import RayExecutor, require_ray

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fpt.errors import ConfigError
+from fpt.errors import CheckpointError, ConfigError
 
 if TYPE_CHECKING:
     from fpt.config import RunConfig
@@ -88,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         # The default name is built from user text (--init checkpoint:../..): one safe path component under runs/.
         name = config.task if config.data is None else f"{config.task}-{Path(config.data).stem}"
         out = Path(args.out or Path("runs") / safe_run_name(name, Path(config.body).name, config.init, stamp))
+    if not args.resume:
+        _check_out(out)  # before any work: the cross-validation, the build, a tracker's connection
     trackers: list = tracking.check(args.log)
     if args.nproc is not None and args.nproc < 1:
         raise ConfigError(f"--nproc {args.nproc}: give a number of processes >= 1")
@@ -225,6 +227,29 @@ def _choose_fit(args: argparse.Namespace, config: RunConfig, wanted_folds: str |
             "notes": auto.notes, "protocol": auto.protocol}
 
 
+def _check_out(out: Path) -> None:
+    """Refuse an --out that holds a run's file names (selection.json included) that fpt did not write, or that is a
+    file or a link out of its folder, before any work (fpt.outputs): the same rule as fit's, said before the
+    cross-validation, the build or a tracker's connection, not after them."""
+    from fpt.outputs import RUN_ENTRIES, check_dir
+    from fpt.refit import SELECTION
+    from fpt.run import ENSEMBLE
+    from fpt.train import _Run
+
+    check_dir(out)
+    if not out.is_dir():
+        return
+    names = sorted({p.name for p in out.iterdir()} & (RUN_ENTRIES - {"run.lock"}))
+    if not names or (out / ENSEMBLE).is_file() or _Run(out).written_by_fpt() or _Run(out / SELECTION).written_by_fpt():
+        return
+    if names == ["selection.json"]:  # a --choose run stopped after choosing: its own record
+        with contextlib.suppress(ConfigError):
+            if _saved_choice(out) is not None:
+                return
+    raise CheckpointError(f"{out} holds {', '.join(names)} but no config.yaml written by fpt train, so it is not an fpt "
+                          "run and fpt will not replace those files: choose another --out (a new or empty folder)")
+
+
 def _choose(args: argparse.Namespace, config: RunConfig, wanted_folds: str | None, scale: tuple[str, ...]) -> dict:
     """--choose: the candidates cross-validated; returns the winner's config and budget fields with the record."""
     from fpt.config import parse_overrides
@@ -282,23 +307,25 @@ def _selection_record(chosen: dict) -> dict:
 
 def _saved_choice(out: Path) -> dict | None:
     """The choice a --choose run saved before its final run (None for a run without one), for --resume."""
+    from fpt import stored
     from fpt.select import SELECTION_FILE, Selection
 
     path = out / SELECTION_FILE
     if not path.is_file():
         return None
     try:
-        saved = json.loads(path.read_text())
-        metric = saved["metric"]
-        selection = Selection(metric, saved["folds"], saved["candidates"], saved[f"val_{metric}"], saved["val_loss"],
-                              saved["selected_steps"], saved["winner"])
-        given = saved["choose"]
-        if saved.get("auto"):  # fit=auto's record: kept whole
-            return {"selection": selection, "given": given, "record": saved, "notes": saved.get("notes", []),
-                    "protocol": saved.get("protocol")}
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ConfigError(f"{path}: not a selection file written by fpt train --choose; move it out of {out} to "
-                          "resume the run without it") from None
+        saved = json.loads(stored.read_bytes(path))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a selection file written by fpt train --choose ({type(exc).__name__}); move "
+                          f"it out of {out} to resume the run without it") from None
+    saved = stored.selection(saved, path)  # a winner out of range or a string, rows of the wrong length
+    metric = saved["metric"]
+    selection = Selection(metric, saved["folds"], saved["candidates"], saved[f"val_{metric}"], saved["val_loss"],
+                          saved["selected_steps"], saved["winner"])
+    given = saved["choose"]
+    if saved.get("auto"):  # fit=auto's record: kept whole
+        return {"selection": selection, "given": given, "record": saved, "notes": saved.get("notes", []),
+                "protocol": saved.get("protocol")}
     return {"selection": selection, "given": given}
 
 

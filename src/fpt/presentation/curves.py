@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from fpt import rundir
 from fpt.errors import RunError
 from fpt.rundir import CONFIG, METRICS, read_config, read_metrics
 
@@ -46,6 +47,9 @@ def labels(run_dirs: list[Path]) -> list[str]:
     base = [run_label(read_config(d)) for d in run_dirs]
     repeated = Counter(base)
     return [f"{b} ({Path(d).name})" if repeated[b] > 1 else b for b, d in zip(base, run_dirs, strict=True)]
+
+
+SOFTWARE = "fpt plot"  # a PNG's Software text: how fpt plot knows a curves.png as its own
 
 
 def plot_curves(run_dirs: list[Path], path: Path, title: str = "") -> list[Path]:
@@ -83,7 +87,13 @@ def plot_curves(run_dirs: list[Path], path: Path, title: str = "") -> list[Path]
     handles, texts = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, texts, loc="outside lower center", ncol=2 if len(texts) > 4 else 1, fontsize=7)
     fig.suptitle(title or "solid: training (mean since last evaluation); dashed: held-out", fontsize=10)
-    fig.savefig(path)
+    if not isinstance(path, (str, Path)):  # a file object (the report's inline figures)
+        fig.savefig(path, metadata={"Software": SOFTWARE})
+        return [d for d, _ in runs]
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    # atomic (a link at path is replaced, not written through); a PNG says it is fpt's (fpt plot replaces its own)
+    rundir.write_with(path, lambda tmp: fig.savefig(tmp, format=fmt,
+                                                    metadata={"Software": SOFTWARE} if fmt == "png" else None))
     return [d for d, _ in runs]
 
 

@@ -79,8 +79,13 @@ def data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
+GENERATOR = '<meta name="generator" content="fpt report">'  # how fpt knows a report.html as its own
+# report.html of fpt before the generator tag began so
+OLD_HTML_START = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n<meta name="viewport"'
+
+
 def to_html(title: str, blocks: list[Block]) -> str:
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+    parts = ["<!DOCTYPE html>", f'<html lang="en"><head><meta charset="utf-8">{GENERATOR}',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
              f"<h1>{html.escape(title)}</h1>"]
@@ -106,8 +111,11 @@ def to_html(title: str, blocks: list[Block]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def md_cell(text: object) -> str:
+    """One markdown table cell: a '|' escaped, line breaks made spaces (a row or column name holding them would
+    otherwise break the table)."""
+    return str(text).replace("|", "\\|").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+
 
 
 def to_markdown(title: str, blocks: list[Block], root: Path, files_dir: Path) -> str:
@@ -119,9 +127,9 @@ def to_markdown(title: str, blocks: list[Block], root: Path, files_dir: Path) ->
         elif isinstance(block, Para):
             lines += [block.text, ""]
         elif isinstance(block, Table):
-            lines.append("| " + " | ".join(map(_md_cell, block.header)) + " |")
+            lines.append("| " + " | ".join(map(md_cell, block.header)) + " |")
             lines.append("|" + "---|" * len(block.header))
-            lines += ["| " + " | ".join(map(_md_cell, row)) + " |" for row in block.rows]
+            lines += ["| " + " | ".join(map(md_cell, row)) + " |" for row in block.rows]
             lines.append("")
         elif isinstance(block, Image):
             path = block.path

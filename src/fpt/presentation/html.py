@@ -376,17 +376,40 @@ def merge_markdown(existing: str | None, ours: str) -> str:
     return existing.rstrip("\n") + "\n\n" + section
 
 
-def write(root: Path, options: Options | None = None) -> tuple[Path, Path]:
-    """DIR/report.html (self-contained) and DIR/report.md (fpt reproduce's text kept)."""
+def check_outputs(root: Path, force: bool = False) -> tuple[Path, Path]:
+    """DIR/report.html and DIR/report.md, refused before any work where fpt would replace a file it did not write
+    (report.md keeps a user's text: only a link out of DIR or a run's file is refused there)."""
+    from fpt.outputs import check_file
+
     root = Path(root)
-    title, blocks = build(root, options)
     html_path, md_path = root / "report.html", root / "report.md"
-    html_path.write_text(doc.to_html(title, blocks))
+    check_file(html_path, force=force, flag="report", fpt_wrote=_our_html)
+    check_file(md_path, force=True, flag="report")
+    return html_path, md_path
+
+
+def _our_html(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(600)
+    except OSError:
+        return False
+    return doc.GENERATOR in head or head.startswith(doc.OLD_HTML_START)
+
+
+def write(root: Path, options: Options | None = None, force: bool = False) -> tuple[Path, Path]:
+    """DIR/report.html (self-contained) and DIR/report.md (fpt reproduce's text kept)."""
+    from fpt import rundir
+
+    root = Path(root)
+    html_path, md_path = check_outputs(root, force)
+    title, blocks = build(root, options)
+    rundir.write_text(html_path, doc.to_html(title, blocks))
     ours = doc.to_markdown(title, blocks, root, root / FILES_DIR)
     existing = md_path.read_text() if md_path.is_file() else None
     if existing and merge_markdown(existing, "").replace(f"{BEGIN}\n\n{END}", "").strip():
         ours = ours.split("\n", 1)[1]  # the text we keep (fpt reproduce's) already has a title
-    md_path.write_text(merge_markdown(existing, ours))
+    rundir.write_text(md_path, merge_markdown(existing, ours))
     return html_path, md_path
 
 

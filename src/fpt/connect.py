@@ -1,0 +1,65 @@
+"""Remote services asked once, with a timeout, before any work or lock: a service that does not answer is one
+line in seconds naming the setting and the fix, not minutes of a client's retries.
+
+``check_reachable(url_or_host_port, setting, fix)`` opens (and closes) one TCP connection with ``TIMEOUT``
+seconds to give; ``fpt.tracking`` asks it for an MLflow server (``http(s)://``), ``fpt.experiments.ray_executor``
+for a Ray cluster (``host:port``, ``ray://host:port``, ``auto``). It says nothing about what answers: the
+service's own client still reports a wrong service; this only turns silence and refusals into a message.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from urllib.parse import urlsplit
+
+from fpt.errors import ConfigError
+
+TIMEOUT = float(os.environ.get("FPT_CONNECT_TIMEOUT", "5"))  # seconds
+# What is sent once connected, so that "answers" means the service said something back (a port that accepts and
+# stays silent, a black-holing middlebox, is no service): gRPC's HTTP/2 preface with an empty SETTINGS frame (Ray's
+# GCS and its ray:// client server reply with their SETTINGS), and an HTTP/1.0 HEAD (an MLflow server replies).
+GRPC_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+HTTP_HELLO = b"HEAD / HTTP/1.0\r\nHost: fpt\r\n\r\n"
+
+
+def host_port(address: str, default_port: int | None = None) -> tuple[str, int]:
+    """(host, port) of ``http://host:port/...``, ``ray://host:port`` or ``host:port``; ValueError when there is none."""
+    text = address.strip()
+    parts = urlsplit(text if "://" in text else f"tcp://{text}")
+    host, port = parts.hostname, parts.port  # .port raises ValueError for a port that is not a number
+    if port is None:
+        port = default_port if default_port is not None else {"http": 80, "https": 443}.get(parts.scheme)
+    if not host or port is None:
+        raise ValueError(f"no host:port in {address!r}")
+    return host, port
+
+
+def check_reachable(address: str, setting: str, fix: str, default_port: int | None = None,
+                    timeout: float | None = None, hello: bytes | None = None) -> None:
+    """A ConfigError unless a TCP connection to ``address`` opens within ``timeout`` seconds (default ``TIMEOUT``)
+    and, given ``hello`` (sent once connected), the service answers it with at least one byte in that time.
+
+    ``setting`` names where the address came from (``--address 127.0.0.1:1``, ``MLFLOW_TRACKING_URI=...``) and
+    ``fix`` says what to do instead; both go into the one-line message."""
+    timeout = TIMEOUT if timeout is None else timeout
+    try:
+        host, port = host_port(address, default_port)
+    except ValueError:
+        raise ConfigError(f"{setting}: not an address of the form host:port; {fix}") from None
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            if hello is None:
+                return
+            sock.sendall(hello)
+            if sock.recv(1):
+                return
+            why = "it closed the connection without answering"
+    except TimeoutError:
+        why = f"no answer within {timeout:g} s"
+    except OSError as exc:  # refused, unreachable, unknown host, reset
+        why = exc.strerror or type(exc).__name__
+    raise ConfigError(f"{setting}: nothing answers at {host}:{port} ({why}); {fix}")
+
+
+__all__ = ["GRPC_HELLO", "HTTP_HELLO", "TIMEOUT", "check_reachable", "host_port"]

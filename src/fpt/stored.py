@@ -1,0 +1,181 @@
+"""The files fpt reads back, checked as fpt wrote them: one schema check per kind of stored file.
+
+A run directory, an export or a results folder may have been edited, truncated or replaced by hand. Every
+reader of a stored file goes through ``read_bytes`` (a size limit: a file far larger than fpt ever writes is
+refused before it is read) and the file kind's check below (types, finiteness, sizes), so a tampered file
+is a one-line ``CheckpointError`` naming the file, the field and the fix, never a traceback deep in a report
+or a silent wrong figure.
+
+- ``metrics_row``: one metrics.jsonl row (a mapping; ``step`` a whole number >= 0; ``wall_seconds`` a finite
+  number >= 0; every metric a number or null).
+- ``summary``: summary.json (a mapping; its metrics numbers or null; its counts whole numbers; ``task_info``,
+  ``eval`` and ``eval_last`` mappings).
+- ``task_info``: the facts about the training data (a mapping; ``split_sizes`` of whole numbers).
+- ``selection``: selection.json of ``fpt train --choose`` (``winner`` an index into ``candidates``, one score
+  row per candidate of ``folds`` entries).
+- ``expanded``: a YAML document's size once its aliases are expanded (an alias bomb is refused at once).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from fpt.errors import CheckpointError
+
+# Larger than fpt writes by orders of magnitude (a data.json with a 100,000-word vocabulary is a few MB).
+LIMITS = {"config.yaml": 4 << 20, "summary.json": 64 << 20, "metrics.jsonl": 512 << 20, "selection.json": 16 << 20,
+          "data.json": 256 << 20, "config.json": 64 << 20, "results.csv": 256 << 20, "ensemble.json": 16 << 20}
+DEFAULT_LIMIT = 64 << 20
+MAX_NODES = 1_000_000  # a YAML or JSON document's values once aliases are expanded
+
+_METRIC = re.compile(r"(^|_)(accuracy|loss|r2|mae|rmse|mse)(_last)?$")
+_SECONDS = re.compile(r"(^|_)seconds$|_per_second$")
+_COUNTS = ("step", "steps", "selected_step", "steps_to_target", "steps_to_converge", "diverged_at", "world_size",
+           "global_batch_size", "train_examples")
+
+
+def read_bytes(path: str | Path, limit: int | None = None, error: type[Exception] = CheckpointError) -> bytes:
+    """``path``'s bytes, unless it is larger than ``limit`` (default: the file kind's in ``LIMITS``)."""
+    path = Path(path)
+    limit = limit if limit is not None else LIMITS.get(path.name, DEFAULT_LIMIT)
+    size = path.stat().st_size
+    if size > limit:
+        raise error(f"{path} holds {size:,} bytes, more than fpt writes in such a file ({limit:,}): not "
+                              "fpt's file, or corrupt; restore it or move it away")
+    return path.read_bytes()
+
+
+def _bad(path: Any, field: str, value: Any, expected: str, fix: str) -> CheckpointError:
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    return CheckpointError(f"{path}: field {field!r} is {shown}, expected {expected}; {fix}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _numbers(doc: Mapping[str, Any], path: Any, fix: str, prefix: str = "") -> None:
+    """Every metric, duration and count of ``doc`` of its type (null allowed: a run that evaluated nothing)."""
+    for key, value in doc.items():
+        if value is None or not isinstance(key, str):
+            continue
+        if (_METRIC.search(key) or _SECONDS.search(key)) and not _is_number(value):
+            raise _bad(path, prefix + key, value, "a number", fix)
+        if key in _COUNTS and not _is_count(value):
+            raise _bad(path, prefix + key, value, "a whole number >= 0", fix)
+
+
+def metrics_row(row: Any, path: Any, line: int) -> dict[str, Any]:
+    """One metrics.jsonl row as fpt train writes it (``line``: its line number, for the message)."""
+    where = f"{path}, line {line}"
+    fix = "repair or delete that line (fpt train writes one mapping per evaluation)"
+    if not isinstance(row, dict):
+        raise CheckpointError(f"{where}: a JSON {type(row).__name__}, not a metrics row (a mapping); {fix}")
+    if not _is_count(row.get("step")):
+        raise _bad(where, "step", row.get("step"), "a whole number >= 0", fix)
+    wall = row.get("wall_seconds")
+    if not _is_number(wall) or not math.isfinite(wall) or wall < 0:
+        raise _bad(where, "wall_seconds", wall, "a finite number of seconds >= 0", fix)
+    _numbers(row, where, fix)
+    return row
+
+
+def task_info(info: Any, path: Any, field: str = "task_info") -> dict[str, Any]:
+    """The facts about the training data (``{}`` when absent)."""
+    fix = "restore the file, or train the run again"
+    if info is None:
+        return {}
+    if not isinstance(info, dict):
+        raise _bad(path, field, info, "a mapping of facts about the training data", fix)
+    sizes = info.get("split_sizes")
+    if sizes is not None and (not isinstance(sizes, dict) or not all(_is_count(v) for v in sizes.values())):
+        raise _bad(path, f"{field}.split_sizes", sizes, "a mapping of split names to example counts", fix)
+    for key in ("X_shape",):
+        value = info.get(key)
+        if value is not None and (not isinstance(value, list) or not all(_is_count(v) for v in value)):
+            raise _bad(path, f"{field}.{key}", value, "a list of whole numbers", fix)
+    for key in ("train_lengths",):
+        value = info.get(key)
+        if value is not None and not isinstance(value, (str, int)):
+            raise _bad(path, f"{field}.{key}", value, "text such as '24..24'", fix)
+    return info
+
+
+def summary(doc: Any, path: Any) -> dict[str, Any]:
+    """summary.json as fpt writes it (an ensemble's and a refit's included)."""
+    fix = "restore it, or delete it and re-evaluate with fpt eval"
+    if not isinstance(doc, dict):
+        raise CheckpointError(f"{path} holds a JSON {type(doc).__name__}, not fpt's summary (a mapping of scores); {fix}")
+    _numbers(doc, path, fix)
+    for key in ("eval", "eval_last"):
+        value = doc.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise _bad(path, key, value, "a mapping of held-out figures", fix)
+        _numbers(value, path, fix, prefix=f"{key}.")
+    task_info(doc.get("task_info"), path)
+    for key in ("task", "body", "init", "freeze", "val_set", "test_set", "stopped"):
+        value = doc.get(key)
+        if value is not None and not isinstance(value, str):
+            raise _bad(path, key, value, "text", fix)
+    return doc
+
+
+def selection(doc: Any, path: Any) -> dict[str, Any]:
+    """selection.json of ``fpt train --choose``: the candidates, their fold figures and the winner's index."""
+    fix = "move it out of the run directory to resume without it (or train with --choose again into a new --out)"
+    if not isinstance(doc, dict):
+        raise CheckpointError(f"{path}: a JSON {type(doc).__name__}, not a selection (a mapping); {fix}")
+    metric = doc.get("metric")
+    if metric not in ("accuracy", "r2"):
+        raise _bad(path, "metric", metric, "'accuracy' or 'r2'", fix)
+    folds, candidates, winner = doc.get("folds"), doc.get("candidates"), doc.get("winner")
+    if not _is_count(folds) or folds < 1:  # 1: fit=auto compared on the validation split
+        raise _bad(path, "folds", folds, "a whole number >= 1", fix)
+    if not isinstance(candidates, list) or not candidates or not all(isinstance(c, dict) for c in candidates):
+        raise _bad(path, "candidates", candidates, "a list of mappings of config fields", fix)
+    if not _is_count(winner) or winner >= len(candidates):
+        raise _bad(path, "winner", winner, f"an index into the {len(candidates)} candidates (0..{len(candidates) - 1})",
+                   fix)
+    for key in (f"val_{metric}", "val_loss", "selected_steps"):
+        rows = doc.get(key)
+        if not isinstance(rows, list) or len(rows) != len(candidates) or \
+                not all(isinstance(r, list) and len(r) == folds for r in rows):
+            raise _bad(path, key, rows, f"one list of {folds} fold figures per candidate", fix)
+        if key != "selected_steps" and not all(v is None or _is_number(v) for r in rows for v in r):
+            raise _bad(path, key, rows, "numbers (or null for a fold that evaluated nothing)", fix)
+    given = doc.get("choose")
+    if not isinstance(given, list) or len(given) != len(candidates) or not all(isinstance(g, str) for g in given):
+        raise _bad(path, "choose", given, "the --choose texts, one per candidate", fix)
+    return doc
+
+
+def expanded(data: Any, path: Any, limit: int = MAX_NODES, error: type[Exception] = CheckpointError) -> Any:
+    """``data`` unless it holds more than ``limit`` values once shared ones (YAML aliases) count each time they
+    appear: a 'billion laughs' file is a few hundred bytes that every reader would expand without end."""
+    stack, seen = [data], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > limit:
+            raise error(f"{path}: holds more than {limit:,} values once its aliases (&name/*name) are "
+                                  "expanded: not a file fpt wrote; write the values out, or restore the file")
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return data
+
+
+__all__ = ["LIMITS", "MAX_NODES", "expanded", "metrics_row", "read_bytes", "selection", "summary", "task_info"]
