@@ -540,9 +540,11 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
+    from fpt import stored
+
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = stored.read_bytes(path, stored.LIMITS["config.yaml"], ConfigError).decode("utf-8")
         data = yaml.safe_load(text)
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
@@ -563,6 +565,7 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path}: nested too deeply to read") from None
     if data is None:
         return {}
+    stored.expanded(data, f"config file {path}", error=ConfigError)  # an alias bomb, before anyone walks it
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: expected a mapping of fields at the top level (key: value lines), "
                           f"got a {type(data).__name__}")

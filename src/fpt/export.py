@@ -26,6 +26,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 import os
 import re
 import shutil
@@ -581,6 +582,60 @@ def _schema_lines(doc: dict[str, Any]) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- loading
 
+_LAYER_FIELDS = ("num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers", "n_layers")
+
+
+def _check_doc(doc: Any, file: Path) -> None:
+    """config.json's parts that loading reads, of the types ``fpt export`` writes (a ValueError names the field)."""
+    from transformers import CONFIG_MAPPING
+
+    from fpt import stored
+
+    body, given = doc.get("body"), doc.get("input")
+    if not isinstance(body, dict) or not isinstance(body.get("fingerprint"), str):
+        raise ValueError("field 'body.fingerprint' is missing or not text (the frozen body's check)")
+    configs = body.get("hf_configs") or {}
+    if not isinstance(configs, dict) or not all(isinstance(c, dict) for c in configs.values()):
+        raise ValueError("field 'body.hf_configs' is not a mapping of Hugging Face configs")
+    for source, hf in configs.items():
+        kind = hf.get("model_type")
+        if kind is not None and kind not in CONFIG_MAPPING:
+            raise ValueError(f"field 'body.hf_configs[{source!r}].model_type' is {str(kind)[:40]!r}, which this "
+                             "transformers does not know")
+    if not isinstance(given, dict) or not isinstance(given.get("spec"), dict):
+        raise ValueError("field 'input.spec' is missing or not a mapping")
+    stored.task_info(given.get("info"), file, "input.info")
+    if not isinstance(given.get("lengths", False), bool):
+        raise ValueError("field 'input.lengths' is not true/false")
+
+
+def _check_sizes(doc: dict[str, Any], file: Path, weights: Path) -> None:
+    """The recorded sizes (input.spec, the body's layer counts and widths) against the weights file's own shapes, read
+    from its header: a token_dim of 10^9 or 10^6 layers would otherwise be allocated before any check could fail."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(weights), "pt") as f:
+            shapes = {k: f.get_slice(k).get_shape() for k in f.keys()}
+    except (SafetensorError, OSError) as exc:
+        raise CheckpointError(f"{weights} is not a readable safetensors file ({exc}); export the run again") from None
+    total = sum(math.prod(s) for s in shapes.values())
+    blocks = {int(m.group(1)) for k in shapes if (m := re.match(r"body\.blocks\.(\d+)\.", k))}
+    sizes = [(f"input.spec.{k}", v) for k, v in doc["input"]["spec"].items()]
+    for source, hf in (doc["body"].get("hf_configs") or {}).items():
+        sizes += [(f"body.hf_configs[{source!r}].{k}", v) for k, v in hf.items() if isinstance(v, int)]
+        for k in _LAYER_FIELDS:
+            v = hf.get(k)
+            if isinstance(v, int) and not isinstance(v, bool) and blocks and v > len(blocks):
+                raise CheckpointError(f"{file}: field 'body.hf_configs[{source!r}].{k}' is {v}, but {WEIGHTS} holds "
+                                      f"{len(blocks)} block(s); restore the file or export the run again")
+    for name, v in sizes:
+        if v is None or isinstance(v, bool):
+            continue
+        if not isinstance(v, int) or v < 0 or v > max(total, 1):
+            raise CheckpointError(f"{file}: field {name!r} is {str(v)[:40]}, which {WEIGHTS} ({total:,} values) cannot "
+                                  "hold; restore the file or export the run again")
+
 
 def load_export(path: str | Path, device: str | None = None) -> Predictor:
     """The model of an export directory, rebuilt offline and checked (weights' sha256, body fingerprint)."""
@@ -601,6 +656,7 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
         doc = json.loads(file.read_text())
         if doc.get("fpt_format") != FORMAT:
             raise ValueError(f"fpt_format {doc.get('fpt_format')!r}, expected {FORMAT!r}")
+        _check_doc(doc, file)
         config = from_saved(doc["run_config"], where=str(file))
         spec = InputSpec(**doc["input"]["spec"])
         prep = Preprocessing.from_json(doc["preprocessing"]) if doc.get("preprocessing") else None
@@ -616,6 +672,7 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
     if _sha256(weights) != expected:
         raise CheckpointError(f"{weights} does not match its sha256 in {CONFIG_FILE}: truncated or corrupt; export "
                               "the run again")
+    _check_sizes(doc, file, weights)  # before anything is allocated from the recorded sizes
     config = replace(config, device=device or "auto")
 
     def load(model: torch.nn.Module) -> tuple[str, dict[str, Any]]:

@@ -326,31 +326,33 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
 
 def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
     """metrics.jsonl's rows ([] before the first evaluation)."""
+    from fpt import stored
+
     path = Path(run_dir) / METRICS
     if not path.is_file():
         return []
     rows = []
-    for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+    for number, line in enumerate(stored.read_bytes(path).decode("utf-8", errors="replace").splitlines(), start=1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except ValueError as exc:
                 raise CheckpointError(f"{path}, line {number}: not a JSON row ({exc}): truncated or corrupt; delete that "
                                       "line (or the run) and resume or train again") from None
+            rows.append(stored.metrics_row(row, path, number))
     return rows
 
 
 def read_summary(run_dir: str | Path) -> dict[str, Any] | None:
     """summary.json (None while the run has not finished)."""
+    from fpt import stored
+
     path = Path(run_dir) / SUMMARY
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(stored.read_bytes(path))
     except (ValueError, UnicodeDecodeError) as exc:
         raise CheckpointError(f"{path} is not valid JSON ({exc}): truncated or corrupt; "
                               "re-evaluate with fpt eval or train again") from None
-    if not isinstance(data, dict):  # every reader takes it for fpt's mapping of scores
-        raise CheckpointError(f"{path} holds a JSON {type(data).__name__}, not fpt's summary (a mapping of scores); "
-                              "restore it, or delete it and re-evaluate with fpt eval")
-    return data
+    return stored.summary(data, path)  # every reader takes it for fpt's mapping of scores, of its types
