@@ -105,6 +105,7 @@ def mlflow_store_uri(tracking_uri: str | None = None) -> str:
         raise ConfigError(f"{where}: MLflow's database stores need sqlalchemy and alembic: pip install 'fpt[mlflow]'")
     if scheme in ("", "file"):
         os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 refuses a file store without it
+    _check_store(uri, scheme, where, given is not None)
     try:
         from mlflow.tracking._tracking_service.utils import _tracking_store_registry
     except ImportError:  # a different MLflow layout: MLflow's own error comes when the run starts
@@ -115,6 +116,29 @@ def mlflow_store_uri(tracking_uri: str | None = None) -> str:
         raise ConfigError(f"{where}: this MLflow cannot open that store ({type(exc).__name__}); give a file:, "
                           "sqlite: or http(s): tracking URI") from None
     return uri
+
+
+def _check_store(uri: str, scheme: str, where: str, given: bool) -> None:
+    """A server that does not answer, or a sqlite store that is another kind of file: one line now (the caller holds
+    no lock yet), not MLflow's retries for minutes or its traceback from deep in SQLAlchemy."""
+    from fpt.connect import HTTP_HELLO, check_reachable
+
+    fix = ("start the server, or unset MLFLOW_TRACKING_URI to log to ./mlflow.db" if given else
+           "start the server, or give another tracking URI")
+    if scheme in ("http", "https"):
+        check_reachable(uri, where, fix, hello=HTTP_HELLO if scheme == "http" else None)
+    elif scheme == "sqlite" and uri.startswith("sqlite:///"):
+        file = Path(uri[len("sqlite:///"):])
+        try:
+            with open(file, "rb") as f:
+                head = f.read(16)
+        except FileNotFoundError:
+            return  # MLflow creates it
+        except OSError as exc:
+            raise ConfigError(f"{where}: cannot read {file} ({exc.strerror}); give another sqlite:/// file") from None
+        if head and head != b"SQLite format 3\x00":
+            raise ConfigError(f"{where}: {file} is not an SQLite database (it holds other data); give a new file name "
+                              "(MLflow creates it) or an existing MLflow database")
 
 
 def make(trackers: Sequence[str | Tracker]) -> list[Tracker]:
@@ -279,10 +303,8 @@ class MLflow(Tracker):
             experiment_id = found.experiment_id
         where = str(self.out.resolve()) if self.out is not None else None
         previous = None
-        if step > 0 and where is not None and "'" not in where:
-            runs = client.search_runs([experiment_id], filter_string=f"tags.`fpt.run_dir` = '{where}'",
-                                      order_by=["attributes.start_time DESC"], max_results=1)
-            previous = runs[0] if runs else None
+        if step > 0 and where is not None:
+            previous = _previous_run(client, experiment_id, where)
         if previous is not None:
             self.run_id = previous.info.run_id
             client.update_run(self.run_id, status="RUNNING")
@@ -291,6 +313,7 @@ class MLflow(Tracker):
             tags = {"fpt.task": exp.config.task, "fpt.body": exp.config.body}
             if where is not None:
                 tags["fpt.run_dir"] = where
+                tags[_RUN_DIR_ID] = _run_dir_id(where)
             run = client.create_run(experiment_id, run_name=self.out.name if self.out else None, tags=tags)
             self.run_id, logged = run.info.run_id, {}
         from mlflow.entities import Param
@@ -323,6 +346,30 @@ class MLflow(Tracker):
         status = "FINISHED" if error is None else "KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED"
         self.client.set_terminated(self.run_id, status=status)
         self.client = None
+
+
+_RUN_DIR_ID = "fpt.run_dir_id"  # the run directory's hash: a filter matches it whatever quotes the path holds
+
+
+def _run_dir_id(where: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(where.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _previous_run(client: Any, experiment_id: str, where: str) -> Any:
+    """The newest MLflow run of the run directory ``where`` (a resumed run continues it), or None. Searched by the
+    directory's hash, then by its path as runs of older fpt versions were tagged, quoted with the quote it lacks."""
+    filters = [f"tags.`{_RUN_DIR_ID}` = '{_run_dir_id(where)}'"]
+    quote = "'" if "'" not in where else '"' if '"' not in where else None
+    if quote is not None and "\\" not in where:
+        filters.append(f"tags.`fpt.run_dir` = {quote}{where}{quote}")
+    for text in filters:
+        runs = client.search_runs([experiment_id], filter_string=text, order_by=["attributes.start_time DESC"],
+                                  max_results=1)
+        if runs:
+            return runs[0]
+    return None
 
 
 def _flat_params(config: Any, lr: float | None = None) -> dict[str, str]:

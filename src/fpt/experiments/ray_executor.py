@@ -242,6 +242,31 @@ def _final(summary: dict[str, Any], metric: str) -> dict[str, Any]:
 
 # --- the driver ----------------------------------------------------------------------------------
 
+def check_address(address: str | None) -> None:
+    """The Ray cluster ``address`` (else RAY_ADDRESS) answers within a few seconds, or a one-line ConfigError naming
+    the setting; ``auto`` needs a cluster started on this machine (``ray start --head``). None/``local``: fpt starts
+    its own Ray, nothing to ask."""
+    from fpt.connect import GRPC_HELLO, check_reachable
+
+    setting = f"--address {address}" if address else f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS')}"
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    fix = "start the cluster (ray start --head), give the address of one that runs, or drop --address (and unset " \
+          "RAY_ADDRESS) to run on a Ray instance fpt starts here"
+    if address is None or address == "local":
+        return
+    if address == "auto":
+        try:
+            from ray._private.utils import read_ray_address
+
+            found = read_ray_address(None)
+        except Exception:  # noqa: BLE001 - a private helper of Ray's: without it, Ray's own error comes later
+            return
+        if not found:
+            raise ConfigError(f"{setting}: no Ray cluster was started on this machine; {fix}")
+        setting, address = f"{setting} (the cluster this machine last started, {found})", found
+    check_reachable(address, setting, fix, default_port=10001 if address.startswith("ray://") else 6379, hello=GRPC_HELLO)
+
+
 @dataclass
 class RayExecutor:
     """Runs trials as Ray Tune trials on a local Ray instance it starts, or on a cluster (``address``)."""
@@ -266,6 +291,9 @@ class RayExecutor:
     early_stopped: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False  # the last run() ended with trials Tune had not finished (Ctrl-C)
     prefix: str = "fpt sweep"  # the command, for messages
+
+    def __post_init__(self) -> None:
+        check_address(self.address)  # a cluster that does not answer: one line now, before any run is locked
 
     def run(self, trials: list[Trial], progress: bool = True) -> list[Outcome]:
         os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
