@@ -56,6 +56,14 @@ ALPHA_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)  # ridge
 HGB_GRID = ({"learning_rate": 0.1, "max_leaf_nodes": 31}, {"learning_rate": 0.05, "max_leaf_nodes": 7},
             {"learning_rate": 0.2, "max_leaf_nodes": 15})
 MIN_ROCKET_LENGTH = 9  # MiniRocket's kernels are 9 points long: shorter series are zero-padded
+# The budget of the classic models, so that they never cost more than the run they sit beside (10,000 classes hung
+# the default baselines for minutes): a model whose size rule says it would take too long is skipped before it
+# starts, and a grid stops at the first point past BUDGET_SECONDS (the best so far is kept); notes say which.
+BUDGET_SECONDS = 120.0  # per model, over its grid
+MAX_WORK = {  # per model: a product of sizes its fit grows with (one fit of the grid), and what it is
+    "logistic regression": (2e7, "examples x classes"), "gradient boosting": (5e6, "examples x classes"),
+    "ridge regression": (5e9, "examples x features"), "1-NN Euclidean": (5e9, "examples x examples x values"),
+    "MiniRocket": (5e7, "examples x points x channels")}
 
 
 def level(config: RunConfig) -> str:
@@ -110,13 +118,41 @@ def _score(classify: bool, model: Any, x: np.ndarray, y: np.ndarray) -> float:
     return float(accuracy_score(y, pred) if classify else r2_score(y, pred))
 
 
+def _work(name: str, sets: dict, classify: bool) -> float:
+    """The size that ``name``'s fit grows with on ``sets`` (``MAX_WORK`` says which product)."""
+    x, y = sets["train"]
+    n = len(x)
+    classes = len(np.unique(y)) if classify else 1
+    if name in ("logistic regression", "gradient boosting"):
+        return float(n) * classes
+    if name == "1-NN Euclidean":
+        return float(n) * (len(sets["val"][0]) + len(sets["test"][0])) * int(np.prod(x.shape[1:]))
+    return float(n) * int(np.prod(x.shape[1:]))
+
+
+def over_budget(name: str, sets: dict, classify: bool) -> str | None:
+    """A note when ``name`` would exceed its size rule on ``sets`` (it is then not fitted), else None."""
+    limit, what = MAX_WORK.get(name, (float("inf"), ""))
+    work = _work(name, sets, classify)
+    if work <= limit:
+        return None
+    return (f"{name} skipped: {what} is {work:,.0f}, over the baselines' budget of {limit:,.0f} (it would take longer "
+            "than the run); --baselines none drops the classic models")
+
+
 def _choose(make: Callable[[dict], Any], grid: list[dict], sets: dict, classify: bool,
-            refit: bool = False) -> dict[str, Any]:
+            refit: bool = False, name: str = "", notes: list[str] | None = None) -> dict[str, Any]:
     """Fit one model per grid point on train, keep the best on validation, score it on test; seconds for all.
-    ``refit``: the chosen model is fitted again on train + validation before it is scored on test."""
+    ``refit``: the chosen model is fitted again on train + validation before it is scored on test. The grid stops
+    at the first point past ``BUDGET_SECONDS`` (said in ``notes``)."""
     started = time.perf_counter()
     best = None
-    for params in grid:
+    for i, params in enumerate(grid):
+        if best is not None and time.perf_counter() - started > BUDGET_SECONDS:
+            if notes is not None:
+                notes.append(f"{name}: {len(grid) - i} of {len(grid)} grid points skipped (over the baselines' budget "
+                             f"of {BUDGET_SECONDS:g} s); the best of the first {i} is reported")
+            break
         model = make(params).fit(*sets["train"])
         val = _score(classify, model, *sets["val"])
         if best is None or val > best[0]:
@@ -210,8 +246,12 @@ def fit_models(data: Any, seed: int = 0, refit: bool = False) -> dict[str, Any]:
     threads = torch.get_num_threads()
     try:
         for (name, make, grid), model_sets in plans:
+            skipped = over_budget(name, model_sets, classify)
+            if skipped:
+                notes.append(skipped)
+                continue
             try:
-                models[name] = _choose(make, grid, model_sets, classify, refit)
+                models[name] = _choose(make, grid, model_sets, classify, refit, name, notes)
             except (ValueError, MemoryError) as exc:  # e.g. a class too rare for the model: the run goes on
                 notes.append(f"{name} failed: {str(exc).splitlines()[0][:160]}")
     finally:
