@@ -18,6 +18,7 @@ import numpy as np
 from fpt.data.base import SEEDED, RawData, Split, is_missing
 from fpt.errors import DataError
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
 
 
@@ -112,6 +113,7 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                 source: str) -> RawData:
     """``RawData`` from in-memory arrays named as in an .npz (``X``, ``y``, optionally ``X_val``, ...);
     ``name`` starts every error message, ``source`` says what was read. fpt.sklearn passes its fit() arrays."""
+    check_names(arrays, [k for pair in SPLIT_KEYS.values() for k in pair], name)  # X_tset in a dict, as in an .npz
     if "X" not in arrays or "y" not in arrays:
         raise DataError(f"{name}: arrays {sorted(arrays)}; an .npz needs X (inputs) and y (targets), optionally "
                         "X_val/y_val and X_test/y_test")
@@ -146,6 +148,14 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                                 f"({int(bad.sum())} values in all); "
                                 + ("images cannot have missing pixels: fill them" if not inf.any() else
                                    "replace them with finite numbers, or NaN where a value is missing"))
+        if not isinstance(X, list) and X.dtype.kind == "f" and X.size \
+                and float(np.nanmax(np.abs(np.where(np.isfinite(X), X, 0)))) > _FLOAT32_MAX:
+            first = int(np.flatnonzero((np.abs(np.nan_to_num(X, nan=0.0)) > _FLOAT32_MAX).reshape(len(X), -1)
+                                       .any(axis=1))[0])
+            raise DataError(f"{where}: {xk} in example {first} holds a value beyond float32's range (±3.4e38), which "
+                            "the model computes in; rescale the inputs (e.g. divide by a power of ten)")
+        if kind == "timeseries" and not isinstance(X, list) and X.ndim >= 2 and X.shape[-1] == 0:
+            raise DataError(f"{where}: {xk} has series of 0 points (shape {X.shape}); give at least one point per series")
         if not isinstance(X, list) and X.shape[1:] != arrays["X"].shape[1:] and kind != "timeseries":
             raise DataError(f"{where}: {xk} has shape {X.shape[1:]} per example but X has {arrays['X'].shape[1:]}")
         y = y.reshape(len(y), -1) if y.ndim > 1 else y[:, None]

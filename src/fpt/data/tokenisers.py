@@ -92,7 +92,8 @@ class TabularTokens:
             if f["kind"] == "numeric":
                 vals = np.zeros(n)
                 vals[~missing] = np.asarray(col[~missing], dtype=np.float64)
-                out[:, j, 0] = np.where(missing, 0.0, (vals - f["mean"]) / f["std"])
+                with np.errstate(over="ignore"):  # beyond float32 becomes inf, which check_finite names
+                    out[:, j, 0] = np.where(missing, 0.0, (vals - f["mean"]) / f["std"])
             else:
                 out[:, j, 2 + f["offset"]: 3 + f["offset"] + len(f["categories"])] = _one_hot(col, missing,
                                                                                                f["categories"])
@@ -220,6 +221,10 @@ class SeriesTokens:
 
     @classmethod
     def fit(cls, series: list[np.ndarray], patch: int | None, stride: int | None, norm: str) -> SeriesTokens:
+        empty = [i for i, s in enumerate(series) if s.shape[-1] == 0]
+        if empty or not series:
+            raise DataError(f"training series {empty[0] + 1 if empty else ''} has 0 points; every series needs at "
+                            "least one point (drop the empty ones)" if empty else "no training series")
         longest = max(s.shape[1] for s in series)
         patch = patch or max(1, math.ceil(longest / MAX_SERIES_TOKENS))
         stride = stride or patch
@@ -243,7 +248,8 @@ class SeriesTokens:
             s = (s - np.nan_to_num(mean)) / np.where(np.nan_to_num(std) > 0, std, 1.0)
         elif self.norm == "global":
             s = (s - np.array(self.mean)[:, None]) / np.array(self.std)[:, None]
-        return np.nan_to_num(s)  # missing points ('?') become the mean
+        # missing points ('?') become the mean; an infinity stays one, for check_finite to name
+        return np.nan_to_num(s, nan=0.0, posinf=np.inf, neginf=-np.inf)
 
     def __call__(self, series: list[np.ndarray]) -> tuple[Tensor, Tensor | None]:
         n, T, d = len(series), self.max_tokens, self.patch * self.channels
@@ -335,6 +341,21 @@ Tokeniser = TabularTokens | ImageTokens | SeriesTokens | SequenceTokens
 KINDS = {"tabular": TabularTokens, "image": ImageTokens, "timeseries": SeriesTokens, "sequence": SequenceTokens}
 
 
+def check_finite(x: Tensor, where: str) -> Tensor:
+    """Tokens ``x`` (n, T, d) unless an example's tokens are not finite: an infinite input, or a value that left
+    float32's range once standardised (1e40, or a tiny training std), which the model would turn into NaN."""
+    if x.is_floating_point() and x.numel() and not bool(torch.isfinite(x).all()):
+        bad = ~torch.isfinite(x.reshape(len(x), -1)).all(dim=1)
+        first = int(torch.nonzero(bad)[0, 0])
+        raise DataError(f"{where}: example {first + 1} ({int(bad.sum())} in all) gives values beyond float32's range "
+                        "(±3.4e38) once standardised with the training mean and std: an infinite input, or one far "
+                        "outside the training data's scale; fix or drop those examples")
+    return x
+
+
+_SMALLEST_STD = 1e-30  # smaller: a difference of 1e9 from the mean leaves float32's range
+
+
 def _bad(field: str, value: Any, expected: str) -> DataError:
     return DataError(f"tokeniser field {field!r} is {str(value)[:40]!r}, expected {expected}")
 
@@ -349,6 +370,8 @@ def _scale(value: Any, field: str) -> float:
     """A standard deviation read back: 0 (or less) would divide every input by 0 (NaN predictions); 1 is what
     fitting writes for a constant column."""
     value = _number(value, field)
+    if 0 < value < _SMALLEST_STD:  # 1e-300: every standardised input would leave float32's range (NaN rows)
+        raise _bad(field, value, f"a standard deviation >= {_SMALLEST_STD:g} (fitting writes 1 for a constant column)")
     return value if value > 0 else 1.0
 
 

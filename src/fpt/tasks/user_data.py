@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig
-from fpt.data.tokenisers import plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
+from fpt.data.tokenisers import check_finite, plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
 from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective, Regression
@@ -215,6 +215,7 @@ def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -
     batches, cut = {}, {}
     for name, split in raw.splits.items():
         x, lengths = prep.tokeniser(split.x)
+        check_finite(x, split.where)  # 1e40 in a series would train as "diverged at step 1"
         cut[name] = getattr(prep.tokeniser, "cut", 0)
         batches[name] = Batch(x, prep.encode_targets(split.y, split.where), lengths)
     shape = prep.tokeniser.spec()
