@@ -28,6 +28,7 @@ import torch
 
 from fpt.config import RunConfig
 from fpt.data.inputs import Inputs, Schema, as_inputs, load_npz
+from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, SchemaError
 from fpt.model import FPT, InputSpec
 from fpt.objectives import Objective
@@ -64,9 +65,23 @@ class Prediction:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(list(self.columns))
-        writer.writerows(zip(*self.columns.values(), strict=True))
+        writer.writerows([_cell(v) for v in row] for row in zip(*self.columns.values(), strict=True))
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         rundir.write_text(Path(path), buf.getvalue())  # atomic: a kill never leaves half a table
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet cannot run: text starting like a formula (=, +, -, @, tab, CR) gets a leading quote,
+    as OWASP advises against CSV injection (a label such as ``=cmd|...``); numbers are kept as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        try:
+            float(value)
+        except ValueError:
+            return "'" + value
+    return value
 
 
 @dataclass
@@ -126,6 +141,7 @@ class Predictor:
         read = as_inputs(inputs, self.schema, allow_unseen)
         tokeniser = self.preprocessing.tokeniser
         x, lens = tokeniser(read.x)
+        check_finite(x, read.where)  # inf or 1e40 would be NaN probabilities
         cut = getattr(tokeniser, "cut", 0)  # examples longer than the model reads, cut as training cut its own
         if cut:
             from fpt.data.inputs import CutInputWarning, max_points

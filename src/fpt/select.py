@@ -33,8 +33,11 @@ from fpt.train import fit
 SELECTION_FILE = "selection.json"  # in the final run's directory: what was compared and what won
 DEFAULT_FOLDS = 5
 MIN_PER_CLASS = 2  # fewer default folds where a fold's validation part would hold fewer of the rarest class
-# Fields a candidate may not set: the folds are the procedure's, and the data is what is cross-validated.
-NOT_CANDIDATE_FIELDS = ("data", "folds", "fold", "train_on_val")
+# Fields a candidate may not set: the folds are the procedure's, and the data is what is cross-validated; a
+# candidate that changed the objective, the target or the held-out test examples would be scored on another
+# question (accuracy against R², or of another column), so its fold scores could not be ranked against the others'.
+NOT_CANDIDATE_FIELDS = ("data", "folds", "fold", "train_on_val", "objective", "target_column", "task", "modality",
+                        "test_fraction", "split_seed")
 
 
 @dataclass
@@ -105,21 +108,37 @@ def _without_test(data: TaskData) -> TaskData:
 def fold_count(config: RunConfig, wanted: int = DEFAULT_FOLDS) -> int:
     """``wanted`` folds, fewer where each fold's validation part would hold fewer than ``MIN_PER_CLASS`` examples of
     the rarest class of the non-test training examples (regression: examples), never fewer than 2."""
+    _check(config)
+    smallest = _smallest_class(config)[0]
+    return max(2, min(wanted, smallest // MIN_PER_CLASS))
+
+
+def _smallest_class(config: RunConfig) -> tuple[int, bool]:
+    """The example count of the rarest class among the non-test training examples (regression: all of them), and
+    whether the data is a classification."""
     from fpt.data import load
     from fpt.data.base import finish_splits, infer_objective
 
-    _check(config)
     raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size)
     train = raw.splits["train"]
     classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)[0] == "classification"
     # any fold gives the pool (train + val); it also refuses data with its own validation split, early
     pool = finish_splits(raw, config.val_fraction, config.test_fraction, config.split_seed, classify, folds=2, fold=0)
     labels = np.concatenate([pool.splits["train"].y[:, 0], pool.splits["val"].y[:, 0]]).astype(str)
-    smallest = int(np.unique(labels, return_counts=True)[1].min()) if classify else len(labels)
-    return max(2, min(wanted, smallest // MIN_PER_CLASS))
+    return (int(np.unique(labels, return_counts=True)[1].min()) if classify else len(labels)), classify
+
+
+def check_folds(folds: object, where: str = "folds") -> int:
+    """``folds`` as a whole number >= 2, or a one-line error (2.5, '3', None, True are refused, not coerced)."""
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise ConfigError(f"{where}={folds!r}: cross-validation needs a whole number of folds >= 2 (e.g. 5)")
+    return int(folds)
 
 
 def _check(config: RunConfig) -> None:
+    if not isinstance(config, RunConfig):
+        raise ConfigError(f"cross_validate takes a RunConfig, not a {type(config).__name__}: build one with "
+                          "fpt.config.from_dict(RunConfig, fields) (or fpt.config.load)")
     if config.data is None:
         raise ConfigError(f"cross-validation folds the training examples of your own data: give --data PATH (task "
                           f"{config.task!r} has fixed splits)")
@@ -140,9 +159,16 @@ def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], f
     _check(config)
     if not candidates:
         raise ConfigError("cross-validation needs at least one candidate (a mapping of config fields)")
-    if folds < 2:
-        raise ConfigError(f"folds={folds}: cross-validation needs at least 2 folds")
+    folds = check_folds(folds)
     configs = [candidate_config(config, c, f"candidate {i + 1}") for i, c in enumerate(candidates)]
+    smallest, classify = _smallest_class(config)  # before any fold is trained
+    if folds > smallest:
+        raise ConfigError(f"folds={folds}: the {'rarest class' if classify else 'data'} has only {smallest} training "
+                          f"example(s) outside test, so some fold would validate on none of it; give at most "
+                          f"{smallest} folds (--folds {max(2, smallest)})" if smallest >= 2 else
+                          f"folds={folds}: the {'rarest class' if classify else 'data'} has only {smallest} "
+                          "training example outside test: cross-validation cannot fold it; add examples or drop "
+                          "--choose")
     scores: list[list[float | None]] = []
     losses: list[list[float | None]] = []
     steps: list[list[int | None]] = []
@@ -328,5 +354,4 @@ def describe(candidate: Mapping[str, Any]) -> str:
 
 
 __all__ = ["AUTO", "DEFAULT_FOLDS", "SELECTION_FILE", "AutoChoice", "FitChoice", "Selection", "candidate_config",
-           "choose_fit", "cross_validate", "describe",
-           "fold_count", "rank"]
+           "check_folds", "choose_fit", "cross_validate", "describe", "fold_count", "rank"]

@@ -25,6 +25,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--json", action="store_true", help="write a JSON list to stdout")
 
 
+def _finite(value: object) -> object:
+    import math
+
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
 def _cell(value: object) -> str:
     if value is None:
         return "-"
@@ -45,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         columns = [c for c in COLUMNS if c in ("run", "state") or any(r.get(c) is not None for r in rows)]
     if args.json:
-        json.dump([{c: r.get(c) for c in columns} for r in rows], sys.stdout, indent=1)
+        # strict JSON: a NaN or infinite figure (a diverged run) is null, as summary.json writes it
+        json.dump([{c: _finite(r.get(c)) for c in columns} for r in rows], sys.stdout, indent=1, allow_nan=False)
         print()
         return 0
     if args.csv:

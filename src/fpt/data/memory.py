@@ -11,7 +11,7 @@ import numpy as np
 from fpt.data.arrays import from_arrays, series_list
 from fpt.data.base import SEEDED, RawData
 from fpt.data.tables import columns_to_raw
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, DataError
 
 
 def is_in_memory(data: Any) -> bool:
@@ -38,6 +38,11 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     if hasattr(data, "to_pandas") and hasattr(data, "column_names"):  # a datasets.Dataset, without importing datasets
         data = data.to_pandas()
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
+        names = [str(c) for c in data.columns]
+        clash = sorted({n for n in names if names.count(n) > 1})
+        if clash:  # two columns of one name (or 1 and "1") would silently become one
+            raise DataError(f"the DataFrame has {names.count(clash[0])} columns named {clash[0]!r} (as text): give "
+                            "every column its own name (df.columns = [...])")
         columns = {str(c): data[c].to_numpy() for c in data.columns}
         return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED)
     if isinstance(data, tuple) and len(data) == 2:

@@ -130,6 +130,10 @@ def split_files(directory: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for p in sorted(directory.iterdir()):
         split = SPLIT_FILE_STEMS.get(p.stem.lower())
+        if split and p.suffix.lower() in BUILDERS and p.is_symlink() and not p.exists():
+            # a dangling link or a loop would be skipped, and part of train become the test split in its place
+            raise DataError(f"{p}: a symbolic link that leads to no file (dangling, or a loop); fix the link or remove "
+                            f"it (without {p.name}, fpt holds out its own {split} split)")
         if split and p.is_file() and p.suffix.lower() in BUILDERS:
             if split in found:
                 raise DataError(f"{directory}: two files for the {split} split ({found[split].name}, {p.name}); keep one")

@@ -278,6 +278,14 @@ def expand(name: str, scale: str) -> Table:
             if str(fields.get("init", "")).startswith(PRETRAIN_PREFIX):
                 pretrain = fields["init"][len(PRETRAIN_PREFIX):]
                 fields["init"] = "random"  # replaced by checkpoint:PATH once the pretraining run exists
+            if col_spec["column"] not in standard and "task" not in fields:
+                from fpt.config import near
+
+                # without a task column's defaults or a task of its own, the cell would silently run RunConfig's
+                # default task (bit-xor) under another name
+                raise ConfigError(f"table {name} ({scale}) column {str(col_spec['column'])[:60]!r}: not a task column"
+                                  f"{near(str(col_spec['column']), list(standard))} (task columns: "
+                                  f"{', '.join(sorted(standard))}); name one, or give the column a task: field")
             config = from_dict(RunConfig, fields, where=f"table {name} ({scale}) cell {row}/{column}")
             cells.append(Cell(row, names[column], config, metric, paper, pretrain_task=pretrain, **common))
     derived = [Derived(d_name, d.get("kind", "ratio"), d.get("numerator", ""), d.get("denominator", ""),

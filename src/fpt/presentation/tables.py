@@ -19,9 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fpt import rundir
 from fpt.convergence import binomial_margin, converged, eval_sizes, health, read_history, run_health
 from fpt.experiments.grid import Cell, Table
 from fpt.experiments.runner import ACCURACIES, metric_value
+from fpt.presentation.document import md_cell
 from fpt.provenance import run_commit
 
 CSV_FIELDS = ["table", "scale", "row", "column", "paper_column", "metric", "split", "paper", "ours", "ours_std", "n",
@@ -387,9 +389,9 @@ def write_report(table: Table, results: list[dict[str, Any]], out: Path, command
              "majority class: no verdict reads such a cell. Steps to converge: the first evaluation from which the "
              f"curve stays at its plateau; {LOWER_BOUND} N where that was only at the step cap; {NO_LEARNING} where "
              "the plateau is not above the first evaluation.", ""]
-    lines.append("| " + " | ".join(header) + " |")
+    lines.append("| " + " | ".join(map(md_cell, header)) + " |")
     lines.append("|---" * len(header) + "|")
-    lines += ["| " + " | ".join(line) + " |" for line in body]
+    lines += ["| " + " | ".join(map(md_cell, line)) + " |" for line in body]
     notes = comparison_notes(rows)
     if notes:
         lines += ["", "Not compared with the paper:", "", *(f"- {n}" for n in notes)]
@@ -424,7 +426,7 @@ def write_report(table: Table, results: list[dict[str, Any]], out: Path, command
         lines += ["", f"Notes: {table.notes}"]
     lines += ["", f"Python {sys.version.split()[0]}, {platform.platform()}, torch {_version('torch')}, "
               f"transformers {_version('transformers')}."]
-    (out / "report.md").write_text("\n".join(lines) + "\n")
+    rundir.write_text(out / "report.md", "\n".join(lines) + "\n")
     return rows
 
 
