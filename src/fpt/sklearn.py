@@ -40,7 +40,7 @@ except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn
 from fpt.config import DATA_FIELDS, RunConfig, from_dict
 from fpt.data.arrays import from_arrays, inputs, series_list
 from fpt.data.base import finish_splits
-from fpt.data.tokenisers import plain_value
+from fpt.data.tokenisers import check_finite, plain_value
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
 from fpt.inference import batched_outputs
@@ -229,6 +229,7 @@ class _FPTEstimator(BaseEstimator):
         else:
             x = inputs(X, prep.modality, "auto", 32, where, where)
         tokens, lengths = prep.tokeniser(x)
+        check_finite(tokens, where)  # a value beyond float32 once standardised would be NaN probabilities
         members = getattr(self, "members_", [exp])  # an estimator pickled before ensembles had no members_
         outs = [batched_outputs(m, tokens, lengths) for m in members]  # each (N, k * m, C)
         out = outs[0] if len(outs) == 1 else combine(outs, exp.data.objective)

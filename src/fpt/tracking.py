@@ -133,6 +133,9 @@ def _check_store(uri: str, scheme: str, where: str, given: bool) -> None:
             with open(file, "rb") as f:
                 head = f.read(16)
         except FileNotFoundError:
+            if not file.parent.is_dir():
+                raise ConfigError(f"{where}: the folder {file.parent} does not exist; create it, or give a sqlite:/// "
+                                  "file in an existing folder") from None
             return  # MLflow creates it
         except OSError as exc:
             raise ConfigError(f"{where}: cannot read {file} ({exc.strerror}); give another sqlite:/// file") from None
