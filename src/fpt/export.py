@@ -583,6 +583,9 @@ def _schema_lines(doc: dict[str, Any]) -> list[str]:
 # ---------------------------------------------------------------------------------------------- loading
 
 _LAYER_FIELDS = ("num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers", "n_layers")
+# Hugging Face config fields that size what is allocated (widths, heads, positions): none can exceed the weights' count
+_SIZE_FIELDS = (*_LAYER_FIELDS, "hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "d_ff", "d_kv",
+                "num_attention_heads", "n_head", "num_heads", "max_position_embeddings", "n_positions")
 
 
 def _check_doc(doc: Any, file: Path) -> None:
@@ -623,7 +626,7 @@ def _check_sizes(doc: dict[str, Any], file: Path, weights: Path) -> None:
     blocks = {int(m.group(1)) for k in shapes if (m := re.match(r"body\.blocks\.(\d+)\.", k))}
     sizes = [(f"input.spec.{k}", v) for k, v in doc["input"]["spec"].items()]
     for source, hf in (doc["body"].get("hf_configs") or {}).items():
-        sizes += [(f"body.hf_configs[{source!r}].{k}", v) for k, v in hf.items() if isinstance(v, int)]
+        sizes += [(f"body.hf_configs[{source!r}].{k}", v) for k, v in hf.items() if k in _SIZE_FIELDS]
         for k in _LAYER_FIELDS:
             v = hf.get(k)
             if isinstance(v, int) and not isinstance(v, bool) and blocks and v > len(blocks):
