@@ -94,8 +94,9 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
     from safetensors.torch import save_file
 
     from fpt.bodies.hub import recorded_configs, recorded_models
+    from fpt.outputs import check_dir
 
-    out = Path(out)
+    out = check_dir(out, flag="DIR")  # a link out of its folder, a file, part of a run: refused before any work
     if out.resolve() == run.path.resolve() or run.path.resolve() in out.resolve().parents:
         raise ConfigError(f"{out}: an export cannot be written inside its run directory {run.path}; choose another DIR")
     if out.resolve() in run.path.resolve().parents:  # replacing DIR would delete the run inside it

@@ -29,11 +29,17 @@ from fpt.errors import ConfigError
 RUN_ENTRIES = frozenset({rundir.CONFIG, rundir.METRICS, rundir.SUMMARY, rundir.DATA, rundir.LOCK_FILE,
                          "selection.json", "checkpoint", "best", "selection", "members", "checkpoint.tmp",
                          "best.tmp", "checkpoint.old", "best.old"})
-EXPORT_ENTRIES = frozenset({"config.json", "model.safetensors", "model.onnx", "model.onnx.data", "README.md"})
+EXPORT_ENTRIES = frozenset({"config.json", "fpt_model.safetensors", "model.safetensors", "model.onnx", "model.onnx.data",
+                            "model_raw.onnx", "model_raw.onnx.data", "README.md", "body"})
 
 
 def _is_export(path: Path) -> bool:
-    return (path / "config.json").is_file() and (path / "model.safetensors").is_file()
+    """An fpt export (fpt.export.FORMAT in its config.json's first bytes; read here without the run layer)."""
+    try:
+        with open(path / "config.json", "rb") as f:
+            return b'"fpt-export-' in f.read(200)
+    except OSError:
+        return False
 
 
 def _link_target(path: Path, flag: str) -> Path | None:

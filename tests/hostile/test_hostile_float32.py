@@ -59,7 +59,7 @@ def test_predict_on_series_beyond_float32_is_an_error_not_nan(value, series_run)
     X, _ = series(n=4, seed=5)
     X = X.astype(np.float64)
     X[1, 0, 2] = value
-    with pytest.raises(FptError, match="example 2|float32"):
+    with pytest.raises(FptError, match="series 2|example 2|float32"):
         model.predict_proba(X)
 
 

@@ -71,7 +71,7 @@ def test_a_runs_own_files_are_never_an_output(name, run_copy):
         outputs.check_file(path, force=True)
 
 
-@pytest.mark.parametrize("name", ["config.json", "model.safetensors", "README.md"])
+@pytest.mark.parametrize("name", ["config.json", "fpt_model.safetensors", "README.md", "body/config.json"])
 def test_an_exports_own_files_are_never_an_output(name, export_copy):
     with pytest.raises(ConfigError, match="export"):
         outputs.check_file(export_copy / name, force=True)

@@ -168,8 +168,8 @@ EXPORTS = {
     "config.json a list": lambda e: _edit_config(e, lambda t: "[1, 2]"),
     "another fpt_format": lambda e: _edit_config(e, lambda t: t.replace('"fpt-export-1"', '"fpt-export-9"')),
     "no sha256": lambda e: _edit_config(e, lambda t: json.dumps({**json.loads(t), "weights": {}})),
-    "weights truncated": lambda e: (e / "model.safetensors").write_bytes((e / "model.safetensors").read_bytes()[:100]),
-    "weights missing": lambda e: (e / "model.safetensors").unlink(),
+    "weights truncated": lambda e: (e / "fpt_model.safetensors").write_bytes((e / "fpt_model.safetensors").read_bytes()[:100]),
+    "weights missing": lambda e: (e / "fpt_model.safetensors").unlink(),
 }
 
 

@@ -243,7 +243,7 @@ def _check_out(out: Path) -> None:
     if not names or (out / ENSEMBLE).is_file() or _Run(out).written_by_fpt() or _Run(out / SELECTION).written_by_fpt():
         return
     if names == ["selection.json"]:  # a --choose run stopped after choosing: its own record
-        with contextlib.suppress(ConfigError):
+        with contextlib.suppress(ConfigError, CheckpointError):
             if _saved_choice(out) is not None:
                 return
     raise CheckpointError(f"{out} holds {', '.join(names)} but no config.yaml written by fpt train, so it is not an fpt "
