@@ -179,3 +179,22 @@ def test_the_language_model_line_reads_paired_fold_scores():
     hurt = language_model_verdict({"closed_form": low}, {"random body": ours["closed_form"]}, "accuracy")
     assert hurt["hurt"] and "no:" in hurt["line"]
     assert language_model_verdict({}, {"random body": low}, "accuracy") is None  # a gradient run: no fold scores
+
+
+def test_the_sklearn_estimators_fit_in_closed_form(tiny_bert_dir):
+    from sklearn.base import clone
+
+    from fpt.sklearn import FPTClassifier, FPTRegressor
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 0] > 0, "up", "down")
+    clf = FPTClassifier(body=tiny_bert_dir, init="random", device="cpu", fitting="closed-form",
+                        options={"cf_members": 1}).fit(X, y)
+    assert clf.summary_["closed_form"]["fitted_examples"] == 40  # every example given: no validation carve-out
+    assert clf.score(X, y) > 0.9 and clf.predict_proba(X).shape == (40, 2)
+    assert clone(clf).get_params()["fitting"] == "closed-form"
+    reg = FPTRegressor(body=tiny_bert_dir, init="random", device="cpu", fitting="closed-form").fit(X, 3 * X[:, 1])
+    assert reg.score(X, 3 * X[:, 1]) > 0.95
+    with pytest.raises(Exception, match="fitting"):
+        FPTClassifier(fitting="auto").fit(X, y)

@@ -240,10 +240,11 @@ class FitChoice:
     protocol: str
     notes: list[str]
     experiment: Any = None
+    seconds: dict[str, float] = dataclasses.field(default_factory=dict)  # per candidate compared (describe()d)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.selection.to_json(), "choose": [describe(c) for c in self.selection.candidates],
-                "auto": True, "protocol": self.protocol, "notes": self.notes}
+                "auto": True, "protocol": self.protocol, "notes": self.notes, "seconds": self.seconds}
 
 
 def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[str], None] | None = None,
@@ -266,6 +267,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     k, pool, protocol, metric, forward = 0, 0, "", "", None
     order = sorted(range(len(configs)), key=lambda i: configs[i].fit != CLOSED_FORM)  # closed form first: it times
     results: dict[int, tuple[list, list]] = {}
+    seconds: dict[str, float] = {}
     for i in order:
         cfg = configs[i]
         if cfg.fit == CLOSED_FORM:
@@ -281,6 +283,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
             forward = record["seconds"]["features"] / max(1, record["examples_read"] * record["members"])
             figures = record["fold_scores"] if protocol == "k-fold" else [solved["eval"][f"{exp.data.val}_{metric}"]]
             results[i] = (figures, [0] * len(figures))
+            seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
             if progress is not None:
                 progress(f"fit=auto: {describe(choice.candidates[i])}: val {metric} {_shown(figures)} "
                          f"({protocol}, {time.perf_counter() - started:.1f} s)")
@@ -313,6 +316,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
             metric = exp.data.objective.metric
             figures, run_steps = [summary.get(f"val_{metric}")], [summary.get("selected_step")]
         results[i] = (figures, run_steps)
+        seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
         if progress is not None:
             progress(f"fit=auto: {describe(choice.candidates[i])}: val {metric} {_shown(figures)} "
                      f"({protocol}, {time.perf_counter() - started:.1f} s)")
@@ -327,7 +331,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     recorded = [{k_: getattr(configs[i], k_) for k_ in choice.candidates[i]} for i in compared]
     selection = Selection(metric, k, recorded, scores, [[None] * len(r) for r in scores], steps, best)
     experiment = solved_exp[1] if solved_exp is not None and solved_exp[0] == winner else None
-    return FitChoice(selection, configs[winner], protocol, notes, experiment)
+    return FitChoice(selection, configs[winner], protocol, notes, experiment, seconds)
 
 
 def _shown(figures: Sequence[float | None]) -> str:

@@ -55,7 +55,8 @@ MIN_SAMPLES = 3  # two to train on and one held out for validation
 _CONFIG_ARGS = ("body", "init", "freeze", "layers", "steps", "lr", "batch_size", "eval_every", "patience", "seed",
                 "device", "series_patch", "series_stride", "series_norm", "ensemble")
 # RunConfig fields ``options`` may not set: the estimator decides them (the task, its data and its split).
-_NOT_OPTIONS = {"task", "task_options", "data_dir", "download", *DATA_FIELDS, *_CONFIG_ARGS}
+_NOT_OPTIONS = {"task", "task_options", "data_dir", "download", "fit", *DATA_FIELDS, *_CONFIG_ARGS}
+FITTINGS = ("gradient", "closed-form")  # the ``fitting`` argument: RunConfig.fit (fit=auto needs fpt train --data)
 
 
 def _plain(value: Any) -> Any:
@@ -84,7 +85,7 @@ class _FPTEstimator(BaseEstimator):
                  patience: int | None = None, val_fraction: float = 0.2, modality: str = "tabular",
                  series_patch: int | None = None, series_stride: int | None = None, series_norm: str | None = None,
                  seed: int = 0, device: str = "auto", progress: bool = False, options: dict | None = None,
-                 ensemble: int = 1) -> None:
+                 ensemble: int = 1, fitting: str = "gradient") -> None:
         # scikit-learn's contract: store every argument unchanged, validate in fit (clone and set_params rely on it).
         self.body = body
         self.init = init
@@ -105,6 +106,7 @@ class _FPTEstimator(BaseEstimator):
         self.progress = progress
         self.options = options
         self.ensemble = ensemble
+        self.fitting = fitting
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -124,6 +126,9 @@ class _FPTEstimator(BaseEstimator):
         if isinstance(self.val_fraction, bool) or not isinstance(self.val_fraction, numbers.Real) \
                 or not 0 < self.val_fraction < 1:
             raise ConfigError(f"{name}: val_fraction={self.val_fraction!r} must be in (0, 1), e.g. 0.2")
+        if self.fitting not in FITTINGS:
+            raise ConfigError(f"{name}: fitting={self.fitting!r} is not one of {', '.join(FITTINGS)} (closed-form: the "
+                              "frozen body as a feature map and a head fitted in closed form, fpt.closed_form)")
         options = {} if self.options is None else self.options
         if not isinstance(options, dict):
             raise ConfigError(f"{name}: options={options!r} must be a dict of fpt config fields, e.g. {{'dropout': 0}}")
@@ -136,6 +141,7 @@ class _FPTEstimator(BaseEstimator):
         fields = {
             **{arg: _plain(getattr(self, arg)) for arg in _CONFIG_ARGS if getattr(self, arg) is not None},
             **{key: _plain(value) for key, value in options.items()},
+            "fit": self.fitting,
             "data": f"arrays passed to {name}.fit", "objective": self._objective, "modality": modality or self.modality,
             "val_fraction": float(self.val_fraction), "split_seed": _plain(self.seed),
             # No test split is held out (the caller keeps its own test data); this only keeps
