@@ -73,3 +73,12 @@ def test_own_data_defaults_to_auto_unless_gradient_training_is_configured():
     assert fit_of("--fit", "auto", "--steps", "9") == "auto"
     assert fit_of("--steps", "300") is None and fit_of("--lr", "1e-4") is None and fit_of("--refit") is None
     assert fit_of("--fit", "closed-form") is None and fit_of("--choose", "readout=last") is None
+
+
+def test_data_with_its_own_validation_split_is_compared_on_it(tmp_path, tiny_bert_dir):
+    root = tmp_path / "d"
+    root.mkdir()
+    for name, n in (("train", 30), ("val", 10), ("test", 10)):
+        _csv(root / f"{name}.csv", n)
+    choice = choose_fit(_config(root, tiny_bert_dir), choice=replace(AUTO, gradient_budget_s=0.0))
+    assert choice.protocol == "validation" and "its own validation split" in choice.notes[0]

@@ -264,7 +264,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     base = dataclasses.replace(config, fit="gradient")
     configs = [candidate_config(base, c, f"fit=auto candidate {describe(c)}") for c in choice.candidates]
     compared, scores, steps, notes, solved_exp = [], [], [], [], None
-    k, pool, protocol, metric, forward = 0, 0, "", "", None
+    k, pool, protocol, metric, forward = 1, 0, "", "", None
     order = sorted(range(len(configs)), key=lambda i: configs[i].fit != CLOSED_FORM)  # closed form first: it times
     results: dict[int, tuple[list, list]] = {}
     seconds: dict[str, float] = {}
@@ -273,8 +273,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
         if cfg.fit == CLOSED_FORM:
             exp = build(cfg)
             pool = len(exp.data.train) + len(exp.data.eval_sets[exp.data.val])
-            protocol = "k-fold" if pool <= choice.cv_max else "validation"
-            k = k or (fold_count(config, folds or DEFAULT_FOLDS) if protocol == "k-fold" else 1)
+            protocol, k = _protocol(config, pool, folds, choice, notes)
             started = time.perf_counter()
             solved = solve(exp, hold_out_val=True, folds=k if protocol == "k-fold" else None)
             record = solved["closed_form"]
@@ -292,8 +291,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
             continue
         if not protocol:  # no closed-form candidate to measure the pool with
             pool = _pool_size(config)
-            protocol = "k-fold" if pool <= choice.cv_max else "validation"
-            k = k or (fold_count(config, folds or DEFAULT_FOLDS) if protocol == "k-fold" else 1)
+            protocol, k = _protocol(config, pool, folds, choice, notes)
         runs = k if protocol == "k-fold" else 1
         if forward is not None:
             budget = data_budget(cfg, max(1, pool * (runs - 1) // runs if runs > 1 else pool), scale_budget)
@@ -332,6 +330,21 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     selection = Selection(metric, k, recorded, scores, [[None] * len(r) for r in scores], steps, best)
     experiment = solved_exp[1] if solved_exp is not None and solved_exp[0] == winner else None
     return FitChoice(selection, configs[winner], protocol, notes, experiment, seconds)
+
+
+def _protocol(config: RunConfig, pool: int, folds: int | None, choice: AutoChoice,
+              notes: list[str]) -> tuple[str, int]:
+    """("k-fold", k) for at most ``choice.cv_max`` examples that are not test, else ("validation", 1); data with its own
+    validation split cannot be folded, so it is compared on that split (a note says so)."""
+    from fpt.errors import DataError
+
+    if pool > choice.cv_max:
+        return "validation", 1
+    try:
+        return "k-fold", fold_count(config, folds or DEFAULT_FOLDS)
+    except DataError:  # the data's own validation split (the one reason a pool that built cannot be folded)
+        notes.append("the data has its own validation split: the candidates are compared on it, not by k-fold")
+        return "validation", 1
 
 
 def _shown(figures: Sequence[float | None]) -> str:
