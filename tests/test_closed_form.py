@@ -198,3 +198,17 @@ def test_the_sklearn_estimators_fit_in_closed_form(tiny_bert_dir):
     assert reg.score(X, 3 * X[:, 1]) > 0.95
     with pytest.raises(Exception, match="fitting"):
         FPTClassifier(fitting="auto").fit(X, y)
+
+
+def test_a_few_input_columns_beside_many_body_features_are_not_shrunk_with_them():
+    rng = np.random.default_rng(5)
+    body, tokens = rng.normal(size=(60, 400)), rng.normal(size=(60, 3))
+    y = (tokens @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=60))[:, None]
+    x = np.concatenate([body, tokens], axis=1)
+    w, b, info = fit_head(x, y, False, 1, DEFAULTS, seed=0, inputs=3)
+    assert info["input_scale"] > 1 and info["cv_score"] > 0.9
+    plain = fit_head(x, y, False, 1, DEFAULTS, seed=0)[2]  # every column weighted alike
+    assert info["cv_score"] > plain["cv_score"]
+    test_tokens = rng.normal(size=(20, 3))
+    pred = np.concatenate([rng.normal(size=(20, 400)), test_tokens], axis=1) @ w.T + b
+    assert np.corrcoef(pred[:, 0], test_tokens @ np.array([1.0, -2.0, 0.5]))[0, 1] > 0.9

@@ -99,9 +99,10 @@ def _score(classify: bool, logits: np.ndarray, y: np.ndarray, classes: int) -> f
 
 
 def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
-             seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+             seed: int, inputs: int = 0) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The head (W (m * C, F), b (m * C)) over raw features ``x`` (N, F), standardisation folded in, and what chose
-    it: the penalty, the cross-validation and its estimate (``cv_score``)."""
+    it: the penalty, the cross-validation and its estimate (``cv_score``). ``inputs``: the last columns are the
+    tokens themselves (ridge: scaled by each of ``design.input_scales``, chosen with the penalty by leave-one-out)."""
     from sklearn.linear_model import RidgeCV
 
     x = x.astype(np.float64)
@@ -115,14 +116,25 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
         w, b, info = _logistic(z, y, classes, design, seed)
     else:
         targets = _onehot(y, classes) if classify else y.astype(np.float64)
-        # scoring given: cv_results_ holds each example's leave-one-out output at every penalty (scoring None keeps
-        # only squared errors); the squared error still chooses the penalty, as RidgeClassifierCV's default does.
-        ridge = RidgeCV(alphas=design.alphas, scoring="neg_mean_squared_error", store_cv_results=True).fit(z, targets)
+        best = None
+        for scale in design.input_scales if 0 < inputs < z.shape[1] else (1.0,):
+            zs = z.copy()
+            if scale != 1.0:
+                zs[:, -inputs:] *= scale
+            # scoring given: cv_results_ holds each example's leave-one-out output at every penalty (scoring None
+            # keeps only squared errors); the squared error still chooses, as RidgeClassifierCV's default does.
+            ridge = RidgeCV(alphas=design.alphas, scoring="neg_mean_squared_error", store_cv_results=True).fit(zs, targets)
+            if best is None or ridge.best_score_ > best[1].best_score_:
+                best = (scale, ridge)
+        scale, ridge = best
         index = list(design.alphas).index(ridge.alpha_)
         loo = ridge.cv_results_[..., index].reshape(len(z), -1)  # (N, m * C)
-        w, b = np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)
+        w, b = np.atleast_2d(ridge.coef_).copy(), np.atleast_1d(ridge.intercept_)
+        if scale != 1.0:  # folded: the scaled columns' weights act on the standardised columns
+            w[:, -inputs:] *= scale
         info = {"head": "ridge", "alpha": float(ridge.alpha_), "cv": LOO,
-                "cv_score": _score(classify, loo, y, classes), "alphas": list(design.alphas)}
+                "cv_score": _score(classify, loo, y, classes), "alphas": list(design.alphas),
+                **({"input_scale": scale} if inputs else {})}
     w = w / std[None, :]
     return w, b - w @ mean, info
 
@@ -175,7 +187,7 @@ def folds_of(y: np.ndarray, classify: bool, k: int, seed: int) -> list[tuple[np.
 
 
 def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
-                seed: int) -> list[float]:
+                seed: int, inputs: int = 0) -> list[float]:
     """The head fitted on k-1 folds and scored on the k-th, for each of k folds (k: ``design.folds``, fewer where
     the rarest class is rarer): the figures two feature maps are compared on, fold by fold."""
     k = _fold_count(y[:, 0] if classify else None, classify, design.folds)
@@ -183,7 +195,7 @@ def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, desi
         return []
     scores = []
     for train, val in folds_of(y, classify, k, seed):
-        w, b, _ = fit_head(x[train], y[train], classify, classes, design, seed)
+        w, b, _ = fit_head(x[train], y[train], classify, classes, design, seed, inputs)
         scores.append(_score(classify, x[val].astype(np.float64) @ w.T + b, y[val], classes))
     return scores
 
@@ -211,7 +223,7 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
     x = np.concatenate([feats["train"], feats[data.val]]) if with_val else feats["train"]
     y = np.concatenate([_targets(train.y), _targets(data.eval_sets[data.val].y)]) if with_val else _targets(train.y)
     started_head = time.perf_counter()
-    w, b, info = fit_head(x, y, classify, classes, design, exp.config.split_seed)
+    w, b, info = fit_head(x, y, classify, classes, design, exp.config.split_seed, model.input_features)
     with torch.no_grad():
         model.head.weight.copy_(torch.from_numpy(w).float())
         model.head.bias.copy_(torch.from_numpy(b).float())
@@ -219,7 +231,7 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
     started_folds = time.perf_counter()
     if folds is not None:
         design = dataclasses.replace(design, folds=folds)
-    folds = fold_scores(x, y, classify, classes, design, exp.config.split_seed)
+    folds = fold_scores(x, y, classify, classes, design, exp.config.split_seed, model.input_features)
     folds_seconds = time.perf_counter() - started_folds
     out: dict[str, Any] = {}
     for name, batch in data.eval_sets.items():
