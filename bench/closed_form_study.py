@@ -100,6 +100,10 @@ CHOICES: list[tuple[str, str, Recipe]] = [
     ("controls", "random body", replace(BASE, init="random")),
     ("controls", "no language model", replace(BASE, body="no-lm")),
     ("head", "logistic (C by 5-fold)", replace(BASE, head="logistic")),  # last: its k-fold search is the slowest
+    # the per-axis winners of the first seven sets together (decide()), checked against the base recipe before
+    # any default changes: one-axis choices can interact
+    ("combined", "first block, max, E=5, not standardised", replace(BASE, blocks="0", poolings="max", members=5,
+                                                                    standardise=False)),
 ]
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,7 @@ def test_ridge_head_with_standardisation_folded_is_sklearns(classes):
     rng = np.random.default_rng(1)
     x = rng.normal(size=(40, 12)) * rng.uniform(0.1, 10, size=12) + 5
     y = rng.integers(0, classes, size=40)
-    w, b, info = fit_head(x, y[:, None], True, classes, DEFAULTS, seed=0)
+    w, b, info = fit_head(x, y[:, None], True, classes, replace(DEFAULTS, standardise=True), seed=0)
     scaler = StandardScaler().fit(x)
     reference = RidgeClassifierCV(alphas=DEFAULTS.alphas).fit(scaler.transform(x), y)
     assert info["alpha"] == reference.alpha_ and info["cv"] == "leave-one-out"
@@ -59,8 +60,6 @@ def test_ridge_head_with_standardisation_folded_is_sklearns(classes):
 
 
 def test_logistic_head_gives_sklearns_probabilities():
-    from dataclasses import replace
-
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.model_selection import StratifiedKFold
     from sklearn.preprocessing import StandardScaler
@@ -68,7 +67,7 @@ def test_logistic_head_gives_sklearns_probabilities():
     rng = np.random.default_rng(2)
     x = rng.normal(size=(45, 6))
     y = (x[:, 0] + 0.5 * rng.normal(size=45) > 0).astype(int) + (x[:, 1] > 1)
-    design = replace(DEFAULTS, head="logistic")
+    design = replace(DEFAULTS, head="logistic", standardise=True)
     w, b, info = fit_head(x, y[:, None], True, 3, design, seed=0)
     scaler = StandardScaler().fit(x)
     k = min(design.folds, int(np.bincount(y).min()))
@@ -92,7 +91,7 @@ def test_regression_head_recovers_a_linear_target():
 
 
 def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir):
-    exp = _build(_csv(tmp_path / "c.csv"), tiny_bert_dir, cf_members=2)
+    exp = _build(_csv(tmp_path / "c.csv"), tiny_bert_dir, cf_members=2, cf_blocks="all", cf_poolings="mean,max")
     summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
     assert summary["steps"] == 0 and summary["stopped"] == "closed-form"
     record = summary["closed_form"]
@@ -103,7 +102,8 @@ def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir):
     rows = (tmp_path / "run" / METRICS).read_text().splitlines()
     assert len(rows) == 1 and json.loads(rows[0])["step"] == 0
     saved = fpt.Run(tmp_path / "run").config()
-    assert (saved.fit, saved.cf_members, saved.cf_poolings) == ("closed-form", 2, DEFAULTS.poolings)
+    assert (saved.fit, saved.cf_members, saved.cf_poolings) == ("closed-form", 2, "mean,max")
+    assert (saved.cf_blocks, saved.cf_standardise) == ("all", DEFAULTS.standardise)
 
     # predict: the saved model's probabilities are the fitted head's over the features
     model = fpt.load(tmp_path / "run")

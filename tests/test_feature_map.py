@@ -25,7 +25,7 @@ def test_the_defaults_fill_unset_fields_and_are_recorded(tiny_bert_dir):
 
 
 def test_features_are_members_by_blocks_by_poolings(tiny_bert_dir):
-    model = _model(tiny_bert_dir, cf_members=2, cf_poolings="mean,max,last")
+    model = _model(tiny_bert_dir, cf_members=2, cf_blocks="all", cf_poolings="mean,max,last")
     assert model.blocks == (0, 1) and model.num_features == 2 * 2 * 3 * 32 + 6 * 4  # + the tokens
     x = torch.randn(5, 6, 4)
     assert model.features(x).shape == (5, 1, model.num_features)
