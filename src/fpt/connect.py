@@ -23,15 +23,18 @@ GRPC_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x0
 HTTP_HELLO = b"HEAD / HTTP/1.0\r\nHost: fpt\r\n\r\n"
 
 
-def host_port(address: str, default_port: int | None = None) -> tuple[str, int]:
-    """(host, port) of ``http://host:port/...``, ``ray://host:port`` or ``host:port``; ValueError when there is none."""
+def host_port(address: str, default_port: int | None = None) -> tuple[str, int] | None:
+    """(host, port) of ``http://host:port/...``, ``ray://host:port`` or ``host:port``; None when there is none."""
     text = address.strip()
-    parts = urlsplit(text if "://" in text else f"tcp://{text}")
-    host, port = parts.hostname, parts.port  # .port raises ValueError for a port that is not a number
+    try:
+        parts = urlsplit(text if "://" in text else f"tcp://{text}")
+        host, port = parts.hostname, parts.port  # .port raises ValueError for a port that is not a number
+    except ValueError:
+        return None
     if port is None:
         port = default_port if default_port is not None else {"http": 80, "https": 443}.get(parts.scheme)
     if not host or port is None:
-        raise ValueError(f"no host:port in {address!r}")
+        return None
     return host, port
 
 
@@ -43,10 +46,10 @@ def check_reachable(address: str, setting: str, fix: str, default_port: int | No
     ``setting`` names where the address came from (``--address 127.0.0.1:1``, ``MLFLOW_TRACKING_URI=...``) and
     ``fix`` says what to do instead; both go into the one-line message."""
     timeout = TIMEOUT if timeout is None else timeout
-    try:
-        host, port = host_port(address, default_port)
-    except ValueError:
-        raise ConfigError(f"{setting}: not an address of the form host:port; {fix}") from None
+    found = host_port(address, default_port)
+    if found is None:
+        raise ConfigError(f"{setting}: not an address of the form host:port; {fix}")
+    host, port = found
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             if hello is None:

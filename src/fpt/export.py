@@ -583,6 +583,7 @@ def _schema_lines(doc: dict[str, Any]) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- loading
 
+FIX_EXPORT = "; export the run again with fpt export"
 _LAYER_FIELDS = ("num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers", "n_layers")
 # Hugging Face config fields that size what is allocated (widths, heads, positions): none can exceed the weights' count
 _SIZE_FIELDS = (*_LAYER_FIELDS, "hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "d_ff", "d_kv",
@@ -590,27 +591,28 @@ _SIZE_FIELDS = (*_LAYER_FIELDS, "hidden_size", "n_embd", "d_model", "intermediat
 
 
 def _check_doc(doc: Any, file: Path) -> None:
-    """config.json's parts that loading reads, of the types ``fpt export`` writes (a ValueError names the field)."""
+    """config.json's parts that loading reads, of the types ``fpt export`` writes (one line naming the field)."""
     from transformers import CONFIG_MAPPING
 
     from fpt import stored
 
     body, given = doc.get("body"), doc.get("input")
     if not isinstance(body, dict) or not isinstance(body.get("fingerprint"), str):
-        raise ValueError("field 'body.fingerprint' is missing or not text (the frozen body's check)")
+        raise CheckpointError(f"{file}: field 'body.fingerprint' is missing or not text (the frozen body's check); "
+                              "export the run again with fpt export")
     configs = body.get("hf_configs") or {}
     if not isinstance(configs, dict) or not all(isinstance(c, dict) for c in configs.values()):
-        raise ValueError("field 'body.hf_configs' is not a mapping of Hugging Face configs")
+        raise CheckpointError(f"{file}: field 'body.hf_configs' is not a mapping of Hugging Face configs{FIX_EXPORT}")
     for source, hf in configs.items():
         kind = hf.get("model_type")
         if kind is not None and kind not in CONFIG_MAPPING:
-            raise ValueError(f"field 'body.hf_configs[{source!r}].model_type' is {str(kind)[:40]!r}, which this "
-                             "transformers does not know")
+            raise CheckpointError(f"{file}: field 'body.hf_configs[{source!r}].model_type' is {str(kind)[:40]!r}, which "
+                                  f"this transformers does not know{FIX_EXPORT}")
     if not isinstance(given, dict) or not isinstance(given.get("spec"), dict):
-        raise ValueError("field 'input.spec' is missing or not a mapping")
+        raise CheckpointError(f"{file}: field 'input.spec' is missing or not a mapping{FIX_EXPORT}")
     stored.task_info(given.get("info"), file, "input.info")
     if not isinstance(given.get("lengths", False), bool):
-        raise ValueError("field 'input.lengths' is not true/false")
+        raise CheckpointError(f"{file}: field 'input.lengths' is not true/false{FIX_EXPORT}")
 
 
 def _check_sizes(doc: dict[str, Any], file: Path, weights: Path) -> None:
