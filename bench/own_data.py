@@ -541,6 +541,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ablation", action="append", default=[], metavar="'NAME: KEY=VALUE ...'",
                    help="one more fpt variant, 'LABEL NAME', with these RunConfig fields on top of --fpt-option's: one "
                         "run per dataset at the first seed, no baselines (repeatable), e.g. --ablation 'E=1: cf_members=1'")
+    p.add_argument("--table-only", action="store_true",
+                   help="run nothing: rewrite OUT/results.md from OUT/results.jsonl (e.g. rows of several commands)")
     p.add_argument("--label", default=None, help="the method name of the fpt rows (default fpt, with --refit "
                                                  "'fpt (refit)'), e.g. 'fpt flatten': several fpt variants are "
                                                  "columns of one table")
@@ -562,6 +564,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"own_data.py: {exc}", file=sys.stderr)
         return 2
     out: Path = args.out
+    if args.table_only:
+        write_table(out, argv)
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     known = datasets(out)
     chosen = list(known) if args.datasets == "all" else [n.strip() for n in args.datasets.split(",") if n.strip()]
@@ -590,15 +595,22 @@ def main(argv: list[str] | None = None) -> int:
             path = sklearn_csv(name, out / "data") if name in SKLEARN_SETS else known[name]
             # an ablation changes one choice: one seed each, the first, is what the compute allows
             run_variant(name, path, seeds if variant is args else seeds[:1], out, variant)
-    text = table(read_rows(results))
-    text = table(read_rows(results))
-    against = controls_table(read_rows(results))
+    write_table(out, argv)
+    return 0
+
+
+def write_table(out: Path, argv: list[str] | None) -> None:
+    """``OUT/results.md`` from ``OUT/results.jsonl``: the table, and the variants against their controls."""
+    rows = read_rows(out / "results.jsonl")
+    if not rows:
+        raise SystemExit(f"own_data.py: no rows in {out / 'results.jsonl'}")
+    text = table(rows)
+    against = controls_table(rows)
     if against:
         text += f"\nAgainst the controls, over seeds:\n\n{against}"
     (out / "results.md").write_text(f"# FPT beside what you would otherwise run\n\n`python bench/own_data.py "
                                     f"{' '.join(sys.argv[1:] if argv is None else argv)}`\n\n{text}")
     print(text)
-    return 0
 
 
 if __name__ == "__main__":

@@ -203,3 +203,14 @@ def test_the_controls_table_tests_each_variant_against_its_controls_over_seeds()
     assert lines[2] == f"| A | fpt cf | 0.850 ± 0.071 | random body | 0.550 ± 0.071 | higher, p = {p:.2f} |"
     assert lines[3] == "| A | fpt cf | 0.850 ± 0.071 | no language model | 0.950 | lower (one seed) |"
     assert len(lines) == 4 and bench.controls_table(rows[-1:]) == ""
+
+
+def test_table_only_rewrites_the_table_from_the_rows_and_runs_nothing(tmp_path):
+    out = tmp_path / "b"
+    out.mkdir()
+    rows = [{"dataset": "A", "seed": 0, "metric": "accuracy", "method": m, "test": t, "seconds": 1}
+            for m, t in [("fpt", 0.9), ("1-NN Euclidean", 0.8)]]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert bench.main(["--out", str(out), "--table-only"]) == 0
+    text = (out / "results.md").read_text()
+    assert "| A | accuracy | 0.900 | 0.800 |" in text and not (out / "runs").exists()
