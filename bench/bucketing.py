@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
         row = {"task": args.task, "task_options": options, "bucket_batches": bucket, "train_examples": len(train),
                "tokens_per_epoch": computed, "padding_share": round(1 - real / computed, 4)}
         if args.steps:
-            optimizer = torch.optim.Adam([q for q in exp.model.parameters() if q.requires_grad], lr=exp.lr)
+            optimizer = torch.optim.Adam([q for q in exp.model.parameters() if q.requires_grad], lr=exp.config.lr)
             train_step(exp, optimizer, train.batch(0, args.batch_size))  # warm-up
             start = time.perf_counter()
             for i in range(1, args.steps + 1):

@@ -28,7 +28,7 @@ from fpt.train import train_step
 
 def seconds_per_step(exp: fpt.Experiment, steps: int, warmup: int = 2) -> float:
     trainable = [p for p in exp.model.parameters() if p.requires_grad]
-    optimizer = torch.optim.Adam(trainable, lr=exp.lr)
+    optimizer = torch.optim.Adam(trainable, lr=exp.config.lr)
     for i in range(warmup):
         train_step(exp, optimizer, exp.data.train.batch(i, exp.config.batch_size))
     start = time.perf_counter()

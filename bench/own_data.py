@@ -182,16 +182,13 @@ def run_dir(out: Path, name: str, seed: int, label: str) -> Path:
     return out.joinpath("runs", *variant, name, f"seed{seed}")
 
 
-def run_fields(args: argparse.Namespace, options: dict[str, Any], data: str, seed: int) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The RunConfig fields of one fpt run, and the budget fields still to be fitted to its data: those neither
-    --steps nor an option gave (fpt train's rule)."""
-    from fpt.pipeline import BUDGET_FIELDS
-
+def run_fields(args: argparse.Namespace, options: dict[str, Any], data: str, seed: int) -> dict[str, Any]:
+    """The RunConfig fields of one fpt run (what they leave unset is resolved for its data, as fpt train's)."""
     fields = {**options, "data": data, "body": args.body, "seed": seed, "device": args.device,
               "baselines": getattr(args, "baselines", None) or ("all" if args.controls else "fast")}
     if args.steps:
         fields.update(steps=args.steps, eval_every=args.eval_every or max(1, args.steps // 5))
-    return fields, tuple(f for f in BUDGET_FIELDS if f not in options and not (args.steps and f in fields))
+    return fields
 
 
 def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -202,7 +199,7 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
     from fpt.pipeline import build
     from fpt.train import fit
 
-    fields, scale = run_fields(args, args.options, str(data), seed)
+    fields = run_fields(args, args.options, str(data), seed)
     where = run_dir(out, name, seed, args.label)
     if where.exists():
         shutil.rmtree(where)  # stopped before its rows were written: train it again
@@ -211,13 +208,13 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
     choice: dict[str, Any] = {}
     selection = None
     if args.candidates:
-        config, scale, choice, selection = choose(config, scale, args)
+        config, choice, selection = choose(config, args)
     if args.refit:
-        summary = refit.fit(config, where, progress=False, scale_budget=scale)
+        summary = refit.fit(config, where, progress=False)
         seconds = time.perf_counter() - started  # both runs; the baselines have their own rows
         summary = beside_refit(summary, where)
     else:
-        exp = build(config, scale_budget=scale)
+        exp = build(config)
         summary = fit(exp, out=where, progress=False)
         seconds = time.perf_counter() - started
         summary = beside_run(exp, summary, where)
@@ -254,20 +251,19 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
     return rows
 
 
-def choose(config: Any, scale: tuple[str, ...], args: argparse.Namespace) -> tuple[Any, tuple[str, ...], dict, Any]:
+def choose(config: Any, args: argparse.Namespace) -> tuple[Any, dict, Any]:
     """``--choose``: the candidates cross-validated on the training examples that are not test (fpt.select, as
-    ``fpt train --choose``); the winner's config, the budget fields still fitted to the data, the row's record
+    ``fpt train --choose``); the winner's config (what neither it nor the config sets fitted to the data), the row's record
     of the choice (the winner and each candidate's mean fold validation figure) and the whole
     ``fpt.select.Selection``. The test split is never read."""
     from fpt.select import candidate_config, cross_validate, describe, fold_count
 
     folds = args.folds or fold_count(config)
-    selection = cross_validate(config, args.candidates, folds, scale_budget=scale)
+    selection = cross_validate(config, args.candidates, folds)
     winner = args.candidates[selection.winner]
     record = {"chose": describe(winner), "folds": folds,
               "fold_means": {describe(c): m for c, m in zip(args.candidates, selection.means, strict=True)}}
-    return (candidate_config(config, winner, f"--choose {describe(winner)!r}"),
-            tuple(f for f in scale if f not in winner), record, selection)
+    return candidate_config(config, winner, f"--choose {describe(winner)!r}"), record, selection
 
 
 REUSED = "fpt gradient"  # the label of trained-FPT rows copied from a committed benchmark (--reuse)
@@ -293,16 +289,19 @@ def unchanged(row: dict[str, Any], args: argparse.Namespace) -> str:
     """'' when the stored run of ``row``, its config.yaml read by today's code, is the config this script would
     train now (gradient training, the row's options, its data's budget); else the first field that differs."""
     from fpt.config import RunConfig, from_dict, from_saved, load_yaml
-    from fpt.pipeline import data_budget
+    from fpt.settings import DataFacts, resolve, unresolved
+    from fpt.tasks import task_defaults
 
     run = Path(row["run"])
     stored = from_saved(load_yaml(run / "config.yaml"), where=str(run / "config.yaml"))
     info = json.loads((run / "summary.json").read_text())["task_info"]
     options = row.get("options") or {}
-    fields, scale = run_fields(args, options, stored.data, row["seed"])
+    fields = run_fields(args, options, stored.data, row["seed"])
     fields["fit"] = "gradient"  # gradient training, whatever --data's default fit now is
-    now = data_budget(from_dict(RunConfig, fields, where="own_data.py"), info["split_sizes"]["train"], scale,
-                      info.get("modality"))
+    facts, declared = DataFacts(info["split_sizes"]["train"], info.get("modality")), task_defaults(stored.task)
+    # both resolved alike: a config.yaml written before the lr used was recorded holds None there
+    stored = resolve(unresolved(stored), declared, facts)
+    now = resolve(unresolved(from_dict(RunConfig, fields, where="own_data.py")), declared, facts)
     skip = (*REUSE_IGNORED, *UNREAD.get(info.get("modality"), ()))
     old, new = stored.to_dict(), now.to_dict()
     return next((f"{k}: {old.get(k)!r} then, {new.get(k)!r} now" for k in new if k not in skip and old.get(k) != new.get(k)),

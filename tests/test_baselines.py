@@ -13,7 +13,7 @@ from fpt import baselines
 from fpt.cli import main
 from fpt.config import RunConfig
 from fpt.data.tokenisers import SeriesTokens
-from fpt.pipeline import data_budget
+from fpt.settings import DataFacts, data_budget
 
 
 def _csv(path, n=60):
@@ -108,10 +108,11 @@ def test_all_adds_the_two_controls(tmp_path, tiny_bert_dir):
 
 
 def test_budget_follows_the_training_examples(tmp_path, tiny_bert_dir):
-    base = RunConfig(data="x.csv")
-    assert (data_budget(base, 106).steps, data_budget(base, 106).eval_every) == (200, 10)
-    assert (data_budget(base, 1000).steps, data_budget(base, 1000).eval_every) == (1875, 93)
-    assert (data_budget(base, 10**6).steps, data_budget(base, 10**6).eval_every) == (2000, 100)
+    for n, steps, eval_every in ((106, 200, 10), (1000, 1875, 93), (10**6, 2000, 100)):
+        fitted = data_budget({"batch_size": 16}, DataFacts(n))
+        assert (fitted["steps"], fitted["eval_every"], fitted["readout"]) == (steps, eval_every, "last")
+    assert data_budget({"preset": "fast", "steps": 7}, DataFacts(10, "timeseries")) == {"readout": "flatten",
+                                                                                        "eval_every": 7}
     path = _csv(tmp_path / "c.csv")
     exp = fpt.build(data=str(path), body=tiny_bert_dir, init="random", device="cpu")  # neither set: both fitted
     assert (exp.config.steps, exp.config.eval_every) == (200, 10)

@@ -158,7 +158,7 @@ def test_members_must_be_seeds_of_one_configuration_on_one_split(tmp_path, tiny_
     a = fpt.build(**fields)
     b = fpt.build(**{**fields, "seed": 1})
     ensemble.check_members([a, b])  # seeds differ: fine
-    with pytest.raises(ConfigError, match=r"b: lr=0\.5, but a has None; an ensemble's members differ only in their seed"):
+    with pytest.raises(ConfigError, match=r"b: lr=0\.5, but a has 0\.001; an ensemble's members differ only in their seed"):
         ensemble.check_members([a, fpt.build(**{**fields, "lr": 0.5})], ["a", "b"])
     other = fpt.build(**{**fields, "split_seed": 5})
     with pytest.raises(ConfigError, match="split_seed=5"):

@@ -7,10 +7,11 @@ import pytest
 import yaml
 
 from fpt.cli import main
-from fpt.config import FAST, FAST_TASKS, RunConfig, from_dict, train_command
+from fpt.config import RunConfig, from_dict, train_command
 from fpt.errors import ConfigError
 from fpt.experiments.grid import expand
 from fpt.experiments.runner import KEY_BASELINE, config_key
+from fpt.settings import FAST, FAST_TASKS
 
 PAPER = RunConfig()
 

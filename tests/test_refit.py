@@ -74,8 +74,9 @@ def test_refit_run_trains_the_selected_epochs_on_train_and_val(tmp_path, tiny_gp
     assert printed["test_accuracy"] == summary["test_accuracy"]
     # the second run is an ordinary run of the refit config: the same model as training that config directly
     config = fpt.Run(out).config()
-    # series_norm from the fast preset (config.FAST_TASKS), which fpt train records for any data
-    assert config == refit_config(from_dict(RunConfig, _fields(path, tiny_gpt2_dir, series_norm="global")), selection)
+    # every field resolved as a plain run of the same fields resolves it (fpt.settings.resolve), then refitted
+    assert config == refit_config(fpt.build(from_dict(RunConfig, _fields(path, tiny_gpt2_dir))).config, selection)
+    assert (config.lr, config.patience, config.series_norm) == (1e-3, 10, "global")  # task's, data task's, preset's
     direct = fpt.fit(fpt.build(config), out=tmp_path / "direct", progress=False)
     assert direct["test_accuracy"] == pytest.approx(summary["test_accuracy"], abs=1e-6)
     assert direct["eval"]["test_loss"] == pytest.approx(summary["eval"]["test_loss"], abs=1e-5)
@@ -134,8 +135,9 @@ def test_refit_run_is_compared_with_refit_baselines(tmp_path, tiny_gpt2_dir, cap
 def test_refit_fits_the_budget_it_is_asked_to(tmp_path, tiny_gpt2_dir):
     from fpt import refit
 
-    config = from_dict(RunConfig, _fields(_csv(tmp_path / "d.csv"), tiny_gpt2_dir, steps=4, eval_every=1))
-    summary = refit.fit(config, tmp_path / "run", progress=False, scale_budget=("eval_every",))
+    config = from_dict(RunConfig, {**_fields(_csv(tmp_path / "d.csv"), tiny_gpt2_dir, steps=4), "eval_every": None})
+    assert config.eval_every is None  # left unset: resolved for the data when the selection run is built
+    summary = refit.fit(config, tmp_path / "run", progress=False)
     # eval_every fitted to the data as a plain --data run's (at least 10 steps, at most steps), steps kept
     selection = fpt.Run(tmp_path / "run" / SELECTION).config()
     assert (selection.steps, selection.eval_every) == (4, 4)

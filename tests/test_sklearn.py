@@ -43,6 +43,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from fpt.config import RunConfig
 from fpt.sklearn import FPTClassifier, FPTRegressor
 
 # parametrize_with_checks needs the estimators when tests are collected, before any fixture runs, so the
@@ -149,8 +150,12 @@ def test_params_are_stored_unchanged_and_clone_round_trips():
     est = FPTClassifier(body="gpt2", steps=7, lr=0.5, seed=3, val_fraction=0.3, options=options)
     params = est.get_params()
     assert params["body"] == "gpt2" and params["steps"] == 7 and params["options"] is options
-    assert params["init"] == "pretrained" and params["freeze"] == "paper" and params["modality"] == "tabular"
-    assert FPTClassifier().get_params()["body"] == "minilm" and FPTClassifier().get_params()["progress"] is False
+    assert params["init"] is None and params["freeze"] is None and params["modality"] == "tabular"
+    assert FPTClassifier().get_params()["body"] is None and FPTClassifier().get_params()["progress"] is False
+    # an argument left None is fpt's resolved default, never one the estimator restates
+    fields = FPTClassifier()._config()
+    assert (fields.body, fields.init, fields.freeze, fields.batch_size) == (RunConfig.body, RunConfig.init,
+                                                                          RunConfig.freeze, RunConfig.batch_size)
     twin = clone(est)
     assert twin.get_params()["options"] == options and twin.get_params()["steps"] == 7
     assert est.set_params(steps=9) is est and est.steps == 9
@@ -195,8 +200,8 @@ def test_timeseries_modality_tokenises_each_row_as_a_series():
 
 def test_budget_and_series_readout_default_to_what_fpt_train_data_uses():
     """Left unset, steps and eval_every are fitted to the training split's size and a series is read
-    out flattened (fpt.pipeline.data_budget, the fast preset); given ones are kept."""
-    from fpt.pipeline import EVALUATIONS, MIN_STEPS
+    out flattened (fpt.settings.data_budget, the fast preset); given ones are kept."""
+    from fpt.settings import EVALUATIONS, MIN_STEPS
 
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 60)

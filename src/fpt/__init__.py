@@ -5,6 +5,7 @@
     summary = fpt.fit(exp, out="runs/xor")
     print(fpt.evaluate(exp), fpt.predict(exp, exp.data.eval_sets["test"].x[:4]))
 
+    fpt.train_run(fpt.RunConfig(task="bit-xor"), "runs/xor2")  # as fpt train: --resume, --choose, --refit, ...
     model = fpt.load("runs/xor")                    # a run or export directory, no dataset needed
     model.predict(x)                                # (fpt export runs/xor DIR: self-contained, offline)
 
@@ -30,10 +31,12 @@ _EXPORTS = {
     "evaluate": "fpt.train",
     "fit": "fpt.train",
     "predict": "fpt.train",
+    "train_run": "fpt.modes",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load on first use
     from fpt.config import RunConfig
+    from fpt.modes import train_run
     from fpt.pipeline import Experiment, build
     from fpt.predictor import Predictor
     from fpt.run import Run, load
@@ -53,4 +56,5 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
 
 
-__all__ = ["Experiment", "Predictor", "Run", "RunConfig", "build", "evaluate", "fit", "load", "predict", "__version__"]
+__all__ = ["Experiment", "Predictor", "Run", "RunConfig", "build", "evaluate", "fit", "load", "predict", "train_run",
+           "__version__"]

@@ -104,14 +104,14 @@ def evaluate_runs(paths: Sequence[str | Path], sets: Sequence[str] | None = None
     return evaluate(exps, sets, [str(p) for p in paths])
 
 
-def fit(config: RunConfig, out: str | Path, *, scale_budget: tuple[str, ...] = (), progress: bool = False,
+def fit(config: RunConfig, out: str | Path, *, progress: bool = False,
         say: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Train ``config.ensemble`` members (seeds ``config.seed`` on) in ``OUT/members/seedS`` and score them together;
     writes ``OUT/ensemble.json`` and ``OUT/summary.json`` (the ensemble's figures, each member's) and returns the
     summary. A member already finished in OUT is read, not trained again; one stopped early is resumed.
 
-    ``scale_budget``: as ``fpt.build``'s (the budget fields fitted to the training examples; the members share
-    their split, so their budgets are equal). ``say``: called with a line per finished member."""
+    What ``config`` leaves unset is resolved for each member's data (the members share their split, so their
+    budgets are equal). ``say``: called with a line per finished member."""
     from fpt import rundir
     from fpt.pipeline import build
     from fpt.train import fit as fit_one
@@ -127,7 +127,7 @@ def fit(config: RunConfig, out: str | Path, *, scale_budget: tuple[str, ...] = (
         path = member_dir(out, seed)
         member = Run(path)
         if member.summary() is None:
-            exp = build(dataclasses.replace(config, seed=seed, ensemble=1), scale_budget=scale_budget)
+            exp = build(dataclasses.replace(config, seed=seed, ensemble=1))
             fit_one(exp, out=path, resume=member.is_run(), progress=progress)
         summary = member.summary() or {}
         first = first or summary

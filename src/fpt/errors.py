@@ -21,6 +21,9 @@ ValueError`` around a config or data call still works.
 
 from __future__ import annotations
 
+import reprlib
+from typing import Any
+
 
 class FptError(Exception):
     """An error raised on purpose: its message names the file or field and the fix."""
@@ -77,3 +80,21 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 
 __all__ = ["USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError", "DependencyError",
            "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError"]
+
+
+_SHOW = reprlib.Repr()
+_SHOW.maxstring = _SHOW.maxother = 80
+
+
+def show(value: Any) -> str:
+    """``repr(value)`` cut short, so an error message stays one readable line whatever the input
+    (a YAML alias bomb, a 10 MB string)."""
+    return _SHOW.repr(value)
+
+
+def near(name: Any, known: list[str]) -> str:
+    """' (did you mean 'x'?)' for the closest known name, or '' when none is close: an error's hint."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -31,7 +31,7 @@ import os
 import re
 import shutil
 import warnings
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -650,7 +650,7 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
 
     from fpt.bodies.hub import replayed_configs
     from fpt.checkpoint import fingerprint
-    from fpt.config import from_saved
+    from fpt.config import loaded
     from fpt.model import InputSpec
     from fpt.objectives import from_json as objective_from_json
     from fpt.predictor import rebuild
@@ -663,7 +663,8 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
         if doc.get("fpt_format") != FORMAT:
             raise ValueError(f"fpt_format {doc.get('fpt_format')!r}, expected {FORMAT!r}")
         _check_doc(doc, file)
-        config = from_saved(doc["run_config"], where=str(file))
+        # an export moves between machines: it loads where it is (auto) unless told, not where it trained
+        config = loaded(doc["run_config"], str(file), device or "auto")
         spec = InputSpec(**doc["input"]["spec"])
         prep = Preprocessing.from_json(doc["preprocessing"]) if doc.get("preprocessing") else None
         objective = objective_from_json(doc["objective"])
@@ -679,7 +680,6 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
         raise CheckpointError(f"{weights} does not match its sha256 in {CONFIG_FILE}: truncated or corrupt; export "
                               "the run again")
     _check_sizes(doc, file, weights)  # before anything is allocated from the recorded sizes
-    config = replace(config, device=device or "auto")
 
     def load(model: torch.nn.Module) -> tuple[str, dict[str, Any]]:
         try:

@@ -12,15 +12,15 @@ from __future__ import annotations
 # (layer, the modules in it: a name covers its submodules)
 STACK: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("fpt.errors", "fpt.layers", "fpt.version")),
-    ("base", ("fpt.config", "fpt.registry", "fpt.paths", "fpt.provenance", "fpt.objectives", "fpt.transforms",
-              "fpt.rundir", "fpt.outputs", "fpt.stored", "fpt.connect", "fpt.hub")),
+    ("base", ("fpt.settings", "fpt.config", "fpt.registry", "fpt.paths", "fpt.provenance", "fpt.objectives",
+              "fpt.transforms", "fpt.rundir", "fpt.outputs", "fpt.stored", "fpt.connect", "fpt.hub")),
     ("data", ("fpt.data",)),
     ("model", ("fpt.bodies", "fpt.model", "fpt.freeze", "fpt.feature_map")),
     ("tasks", ("fpt.tasks",)),
     ("training", ("fpt.pipeline", "fpt.checkpoint", "fpt.convergence", "fpt.data_stats", "fpt.cache",
                   "fpt.distributed", "fpt.tracking", "fpt.inference", "fpt.closed_form", "fpt.train")),
     ("run", ("fpt.predictor", "fpt.export", "fpt.onnx_raw", "fpt.run", "fpt.refit", "fpt.sklearn", "fpt.baselines",
-             "fpt.select", "fpt.ensemble")),
+             "fpt.select", "fpt.ensemble", "fpt.modes")),
     ("analysis", ("fpt.analysis",)),
     ("experiments", ("fpt.experiments",)),
     ("presentation", ("fpt.presentation",)),

@@ -19,10 +19,12 @@ from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, target_alias
 from fpt.errors import ConfigError
-from fpt.feature_map import CLOSED_FORM, FeatureMap, options, resolve, trainable
+from fpt.feature_map import CLOSED_FORM, FeatureMap, options, trainable
+from fpt.feature_map import resolve as closed_form_design
 from fpt.freeze import GroupCount, apply_policy, count_parameters, policy_groups
 from fpt.model import FPT, InputSpec
-from fpt.tasks import TaskData, build_task
+from fpt.settings import UNSET, DataFacts, resolve, unresolved
+from fpt.tasks import TaskData, build_task, task_defaults
 from fpt.tasks.base import DataSource, TensorSource
 
 
@@ -37,10 +39,6 @@ class Experiment:
     # (fpt.cache) feeds hidden states entering a later block, or the head's features.
     input_start: int = 0
     _compiled: torch.nn.Module | None = field(default=None, repr=False)
-
-    @property
-    def lr(self) -> float:
-        return self.config.lr if self.config.lr is not None else self.data.lr
 
     @property
     def precision(self) -> str:
@@ -61,10 +59,6 @@ class Experiment:
             self._compiled = torch.compile(self.model)
         with self.autocast:
             return (self._compiled or self.model)(x, lengths, self.input_start)
-
-    @property
-    def target(self) -> float | None:
-        return self.config.target if self.config.target is not None else self.data.target
 
 
 def resolve_precision(precision: str, device: torch.device, preset: str = "paper") -> str:
@@ -220,39 +214,11 @@ def architecture_counts(config: RunConfig, spec: InputSpec | None = None) -> dic
         return count_parameters(build_model(replace(config, init="random"), spec))
 
 
-# --data runs: the default budget in epochs of the training split, within these bounds (steps), and the
-# number of evaluations it is cut into (eval_every = steps / EVALUATIONS, at least MIN_EVAL_EVERY steps).
-BUDGET_EPOCHS, MIN_STEPS, MAX_STEPS, EVALUATIONS, MIN_EVAL_EVERY = 30, 200, 2000, 20, 10
-BUDGET_FIELDS = ("steps", "eval_every", "readout")
-# The fast preset reads a --data time series with GPT4TS's flatten head: chosen on validation, where it beat
-# the last token on 5 of the 8 UCR/UEA sets aeon bundles, tied on 2 and lost on 1 (mean validation accuracy
-# 0.774 against 0.707, seed 0; docs/results/own-data/screen/).
-SERIES_READOUT = "flatten"
-
-
-def data_budget(config: RunConfig, n_train: int, scale: tuple[str, ...] = BUDGET_FIELDS,
-                modality: str | None = None) -> RunConfig:
-    """``config`` with the fields of ``scale`` (those the user did not set) fitted to the data: to a training
-    split of ``n_train`` examples steps = 30 epochs within [200, 2000], eval_every = steps / 20 (at least 10),
-    and (preset fast) to a ``modality`` of timeseries the readout ``SERIES_READOUT``. Patience (--data: 10
-    evaluations) then stops a run that has stopped improving."""
-    changes: dict[str, Any] = {}
-    if "readout" in scale and modality == "timeseries" and config.preset == "fast":
-        changes["readout"] = SERIES_READOUT
-    steps = config.steps
-    if "steps" in scale:
-        steps = changes["steps"] = min(MAX_STEPS, max(MIN_STEPS, math.ceil(BUDGET_EPOCHS * n_train / config.batch_size)))
-    if "eval_every" in scale:
-        changes["eval_every"] = min(steps, max(MIN_EVAL_EVERY, steps // EVALUATIONS))
-    return replace(config, **changes) if changes else config
-
-
-def build(config: RunConfig | None = None, *, scale_budget: tuple[str, ...] | None = None, **fields: Any) -> Experiment:
+def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
     """An experiment from a config, or from config fields: ``build(task="bit-xor", body="minilm")``.
 
-    Your own data (``data=...``): the step budget and evaluation interval the fields do not set are fitted to
-    the number of training examples (``data_budget``); with a ``config``, ``scale_budget`` names the fields to
-    fit (``fpt train`` passes those its command line left unset; default: none, the config is used as is)."""
+    The config is resolved once its data is built (``assemble``): what it leaves unset (None) takes the task's
+    and, for your own data (``data=...``), the data's defaults (``fpt.settings.resolve``)."""
     from fpt.data.memory import describe, is_in_memory
 
     memory = fields.get("data")
@@ -262,8 +228,6 @@ def build(config: RunConfig | None = None, *, scale_budget: tuple[str, ...] | No
         memory = None
     if config is None:
         config = from_dict(RunConfig, target_alias(fields), where="build()")
-        if scale_budget is None:
-            scale_budget = tuple(f for f in BUDGET_FIELDS if f not in fields)
     elif fields:
         config = replace(config, **fields)
     if memory is not None:
@@ -271,8 +235,6 @@ def build(config: RunConfig | None = None, *, scale_budget: tuple[str, ...] | No
     else:
         data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir),
                                                                                       config.download))
-    if config.task == DATA_TASK and scale_budget and not config.train_on_val and hasattr(data.train, "__len__"):
-        config = data_budget(config, len(data.train), scale_budget, data.info.get("modality"))
     return assemble(config, data)
 
 
@@ -286,10 +248,34 @@ def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:
     return task_from_loaded(raw, options, config.seed)
 
 
+def resolved(config: RunConfig, data: TaskData) -> RunConfig:
+    """``config`` with what it leaves unset taken from its task's declaration and its data (``fpt.settings.resolve``):
+    every value the run uses, as config.yaml records it."""
+    facts = None
+    if config.task == DATA_TASK and hasattr(data.train, "__len__"):
+        facts = DataFacts(len(data.train), data.info.get("modality"))
+    config = resolve(unresolved(config), task_defaults(config.task), facts)
+    # the closed-form design's defaults written into the config (config.yaml records them)
+    return closed_form_design(config) if config.fit == CLOSED_FORM else config
+
+
+def with_task(config: RunConfig) -> RunConfig:
+    """``config`` with what it leaves to its task resolved (lr, patience, target: the task's declaration), without
+    building the task; a --data run's budget still waits for its data."""
+    return resolve(unresolved(config), task_defaults(config.task))
+
+
+def agrees(saved: RunConfig, wanted: RunConfig) -> bool:
+    """Whether a run saved with ``saved`` is a run of ``wanted``: equal in every field ``wanted`` sets, once both
+    take their task's declaration (a config.yaml written before it recorded the lr it used has None there)."""
+    have, want = (with_task(c).to_dict() for c in (saved, wanted))
+    return all(have[k] == v for k, v in want.items() if not (v is None and k in UNSET))
+
+
 def assemble(config: RunConfig, data: TaskData) -> Experiment:
-    """An experiment of already built task data (``build`` builds it from the config; fpt.sklearn from arrays)."""
-    if config.fit == CLOSED_FORM:
-        config = resolve(config)  # the design's defaults written into the config (config.yaml records them)
+    """An experiment of already built task data (``build`` builds it from the config; fpt.sklearn from arrays),
+    its config resolved (``resolved``)."""
+    config = resolved(config, data)
     if isinstance(data.train, TensorSource) and data.train.data.lengths is not None:
         data = replace(data, train=replace(data.train, bucket=config.bucket_batches))
     model = build_model(config, data.spec)

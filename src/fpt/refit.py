@@ -58,8 +58,8 @@ def refit_config(config: RunConfig, selection: dict[str, Any]) -> RunConfig:
                        "nothing to refit — see its metrics.jsonl")
     sizes = selection["task_info"]["split_sizes"]
     steps = refit_steps(int(step), int(sizes["train"]), int(sizes["val"]))
-    return dataclasses.replace(config, train_on_val=True, steps=steps, eval_every=steps, eval_subset=None,
-                               patience=None)
+    # one evaluation, at the end: patience (the selection run's, recorded as it is) cannot stop it
+    return dataclasses.replace(config, train_on_val=True, steps=steps, eval_every=steps, eval_subset=None)
 
 
 def _block(selection: dict[str, Any], steps: int) -> dict[str, Any]:
@@ -74,12 +74,11 @@ def _block(selection: dict[str, Any], steps: int) -> dict[str, Any]:
 
 
 def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool = True,
-        trackers: Sequence[Any] = (), scale_budget: tuple[str, ...] = ()) -> dict[str, Any]:
+        trackers: Sequence[Any] = ()) -> dict[str, Any]:
     """Both runs (see the module's text); returns the refit run's summary, with its ``refit`` block.
 
-    ``scale_budget``: the budget fields fitted to the training examples when the selection run is built
-    (``fpt.pipeline.build``; ``fpt train`` passes those its command line left unset), so that a refit run
-    gets the budget a plain ``--data`` run would."""
+    The selection run resolves what ``config`` leaves unset as a plain ``--data`` run would (its budget fitted to
+    the training examples); the refit run keeps the selection run's every other field."""
     from fpt import rundir
     from fpt.checkpoint import has_checkpoint
     from fpt.pipeline import build
@@ -97,11 +96,11 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
         if selection is None:
             if progress:
                 print(f"fpt train --refit: 1/2, choosing the number of steps on validation -> {chosen}")
-            exp = build(config, scale_budget=scale_budget)
-            base = exp.config  # with the fitted budget: the refit keeps the selection run's every other field
+            exp = build(config)
+            base = exp.config  # resolved: the refit keeps the selection run's every other field
             selection = fit(exp, out=chosen, resume=resume and has_checkpoint(chosen), progress=progress,
                             trackers=trackers)
-        elif scale_budget:  # ``config`` has not been fitted to the data; the finished selection run's has
+        else:  # ``config`` may leave fields unset; the finished selection run resolved them
             base = Run(chosen).config()
         second = refit_config(base, selection)
         summary = Run(out).summary()

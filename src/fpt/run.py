@@ -82,12 +82,14 @@ class Run:
 
     # ------------------------------------------------------------------------------------------ reading
 
-    def config(self, overrides: dict[str, Any] | None = None) -> RunConfig:
-        """The saved RunConfig, with the changes resuming allows (see ``fpt.train.resume_config``)."""
-        from fpt.train import resume_config
+    def config(self, device: str | None = None) -> RunConfig:
+        """The saved RunConfig, read to load the run's model (``fpt.config.loaded``; ``device``: where, instead of
+        the saved one). Resuming reads it through ``fpt.train.resume_config`` instead."""
+        from fpt.config import loaded
+        from fpt.rundir import read_config
 
         self._not_ensemble()
-        return resume_config(self.path, overrides)
+        return loaded(read_config(self.path), str(self.config_path), device)
 
     def _not_ensemble(self) -> None:
         if not self.is_run() and (self.path / ENSEMBLE).is_file():
@@ -119,11 +121,12 @@ class Run:
         the resume check every executor makes. A checkpoint of another config is a RunError (``what``
         names what gave ``config``, e.g. a run-store key): rerunning it would mix two experiments."""
         from fpt.checkpoint import has_checkpoint
+        from fpt.pipeline import agrees
         from fpt.train import resume_config
 
         if not has_checkpoint(self.path):
             return False
-        if resume_config(self.path) != config:
+        if not agrees(resume_config(self.path), config):
             raise RunError(f"{self.path} was started with a different config than {what} gives; delete that "
                            "directory to rerun it")
         return True
@@ -149,7 +152,7 @@ class Run:
         from fpt.checkpoint import load_trainable
         from fpt.pipeline import build
 
-        exp = build(self.config({"device": device} if device else None))
+        exp = build(self.config(device))
         load_trainable(self.checkpoint(which), exp.model, exp.body_fingerprint)
         return exp
 
@@ -179,7 +182,7 @@ def from_run(run: Run, which: str | None = None, device: str | None = None) -> P
     from fpt.tasks import build_task
     from fpt.tasks.base import DataSource
 
-    config = run.config({"device": device} if device else None)
+    config = run.config(device)
     version = run.checkpoint(which)
     prep = run.preprocessing()
     summary = run.summary() or {}

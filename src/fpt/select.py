@@ -148,14 +148,11 @@ def _check(config: RunConfig) -> None:
 
 
 def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], folds: int = DEFAULT_FOLDS,
-                   progress: Callable[[str], None] | None = None,
-                   scale_budget: tuple[str, ...] = ()) -> Selection:
+                   progress: Callable[[str], None] | None = None) -> Selection:
     """Train every candidate (``config`` with its fields) on each of ``folds`` folds; the ranked result.
 
-    ``scale_budget``: the budget fields fitted to each fold's training examples (``fpt.pipeline.data_budget``,
-    e.g. ``fpt.pipeline.BUDGET_FIELDS``), as ``fpt.build(data=...)`` fits the fields it is not given; default none:
-    ``config`` is used as is, as ``fpt.build(config)`` uses it. A field a candidate sets is never fitted. ``fpt
-    train`` passes those its command line left unset. ``progress``: called with one line per fold run."""
+    What ``config`` and a candidate leave unset (None) is resolved for each fold's training examples, as for any
+    run (``fpt.settings.resolve``). ``progress``: called with one line per fold run."""
     _check(config)
     if not candidates:
         raise ConfigError("cross-validation needs at least one candidate (a mapping of config fields)")
@@ -174,10 +171,9 @@ def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], f
     steps: list[list[int | None]] = []
     metric = ""
     for i, (candidate, base) in enumerate(zip(candidates, configs, strict=True)):
-        scale = tuple(f for f in scale_budget if f not in candidate)
         rows: tuple[list, list, list] = ([], [], [])
         for f in range(folds):
-            metric, score, loss, step = _fold(dataclasses.replace(base, folds=folds, fold=f), scale)
+            metric, score, loss, step = _fold(dataclasses.replace(base, folds=folds, fold=f))
             for row, value in zip(rows, (score, loss, step), strict=True):
                 row.append(value)
             if progress is not None:
@@ -194,14 +190,14 @@ def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], f
     return Selection(metric, folds, recorded, scores, losses, steps, winner)
 
 
-def _fold(config: RunConfig, scale: tuple[str, ...]) -> tuple[str, float | None, float | None, int | list | None]:
+def _fold(config: RunConfig) -> tuple[str, float | None, float | None, int | list | None]:
     """One fold run of ``config`` (an ensemble: one per member seed, their predictions averaged): the metric's name,
     the fold validation score and loss at the selected step(s), and the step (a list of the members' steps)."""
     from fpt.ensemble import evaluate, member_seeds
 
     exps, steps = [], []
     for seed in member_seeds(config.seed, config.ensemble):
-        exp = build(dataclasses.replace(config, seed=seed, ensemble=1), scale_budget=scale)
+        exp = build(dataclasses.replace(config, seed=seed, ensemble=1))
         exp.data = _without_test(exp.data)
         summary = fit(exp, out=None, progress=False)  # leaves the model at the selected step's parameters
         exps.append(exp)
@@ -248,7 +244,7 @@ class FitChoice:
 
 
 def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[str], None] | None = None,
-               scale_budget: tuple[str, ...] = (), choice: AutoChoice = AUTO) -> FitChoice:
+               choice: AutoChoice = AUTO) -> FitChoice:
     """``fit=auto``: the closed-form fit against gradient training (``choice.candidates``), by k-fold
     cross-validation on the examples that are not test when they are at most ``choice.cv_max``, else by the
     validation split; the better mean wins (ties: the first candidate). Never reads the test split.
@@ -258,7 +254,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     gradient candidate trains once per fold (``cross_validate``), or once on the plain split; it is left out when
     its training is estimated to exceed ``choice.gradient_budget_s`` (a note says so)."""
     from fpt.closed_form import solve
-    from fpt.pipeline import data_budget
+    from fpt.settings import DataFacts, data_budget
 
     _check(config)
     base = dataclasses.replace(config, fit="gradient")
@@ -294,9 +290,10 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
             protocol, k = _protocol(config, pool, folds, choice, notes)
         runs = k if protocol == "k-fold" else 1
         if forward is not None:
-            budget = data_budget(cfg, max(1, pool * (runs - 1) // runs if runs > 1 else pool), scale_budget)
-            estimate = runs * forward * (3 * budget.steps * budget.batch_size
-                                         + budget.steps / budget.eval_every * pool / max(runs, 2))
+            values = cfg.to_dict()  # what it leaves unset, fitted to a fold's training examples as its runs will be
+            budget = {**values, **data_budget(values, DataFacts(max(1, pool * (runs - 1) // runs if runs > 1 else pool)))}
+            estimate = runs * forward * (3 * budget["steps"] * budget["batch_size"]
+                                         + budget["steps"] / budget["eval_every"] * pool / max(runs, 2))
             if estimate > choice.gradient_budget_s:
                 notes.append(f"{describe(choice.candidates[i])} not compared: its {runs} training run(s) would take "
                              f"about {estimate:.0f} s here (more than {choice.gradient_budget_s:.0f} s); compare it "
@@ -305,10 +302,10 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
                 continue
         started = time.perf_counter()
         if protocol == "k-fold":
-            sel = cross_validate(config, [choice.candidates[i]], k, scale_budget=scale_budget)
+            sel = cross_validate(config, [choice.candidates[i]], k)
             figures, run_steps, metric = sel.scores[0], sel.steps[0], sel.metric
         else:
-            exp = build(cfg, scale_budget=scale_budget)
+            exp = build(cfg)
             exp.data = _without_test(exp.data)
             summary = fit(exp, out=None, progress=False)
             metric = exp.data.objective.metric

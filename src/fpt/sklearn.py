@@ -44,7 +44,7 @@ from fpt.data.tokenisers import check_finite, plain_value
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
 from fpt.inference import batched_outputs
-from fpt.pipeline import BUDGET_FIELDS, Experiment, assemble, data_budget
+from fpt.pipeline import Experiment, assemble
 from fpt.predictor import combine
 from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
 from fpt.train import fit as fpt_fit
@@ -80,13 +80,15 @@ class _FPTEstimator(BaseEstimator):
 
     _objective = ""  # classification | regression, set by the subclasses
 
-    def __init__(self, body: str = "minilm", init: str = "pretrained", freeze: str = "paper", layers: int | None = None,
-                 steps: int | None = None, lr: float | None = None, batch_size: int = 16, eval_every: int | None = None,
-                 patience: int | None = None, val_fraction: float = 0.2, modality: str = "tabular",
-                 series_patch: int | None = None, series_stride: int | None = None, series_norm: str | None = None,
-                 seed: int = 0, device: str = "auto", progress: bool = False, options: dict | None = None,
-                 ensemble: int = 1, fitting: str = "gradient") -> None:
+    def __init__(self, body: str | None = None, init: str | None = None, freeze: str | None = None,
+                 layers: int | None = None, steps: int | None = None, lr: float | None = None,
+                 batch_size: int | None = None, eval_every: int | None = None, patience: int | None = None,
+                 val_fraction: float | None = None, modality: str = "tabular", series_patch: int | None = None,
+                 series_stride: int | None = None, series_norm: str | None = None, seed: int | None = None,
+                 device: str | None = None, progress: bool = False, options: dict | None = None,
+                 ensemble: int | None = None, fitting: str | None = None) -> None:
         # scikit-learn's contract: store every argument unchanged, validate in fit (clone and set_params rely on it).
+        # An fpt field left None takes fpt's default (fpt.settings.resolve), never one restated here.
         self.body = body
         self.init = init
         self.freeze = freeze
@@ -123,10 +125,10 @@ class _FPTEstimator(BaseEstimator):
         if self.modality not in MODALITIES:
             raise ConfigError(f"{name}: modality={self.modality!r} is not one of {', '.join(MODALITIES)} (a 2-D X is "
                               "a table, one token per feature, or rows of univariate series)")
-        if isinstance(self.val_fraction, bool) or not isinstance(self.val_fraction, numbers.Real) \
-                or not 0 < self.val_fraction < 1:
+        if self.val_fraction is not None and (isinstance(self.val_fraction, bool) or not isinstance(
+                self.val_fraction, numbers.Real) or not 0 < self.val_fraction < 1):
             raise ConfigError(f"{name}: val_fraction={self.val_fraction!r} must be in (0, 1), e.g. 0.2")
-        if self.fitting not in FITTINGS:
+        if self.fitting is not None and self.fitting not in FITTINGS:
             raise ConfigError(f"{name}: fitting={self.fitting!r} is not one of {', '.join(FITTINGS)} (closed-form: the "
                               "frozen body as a feature map and a head fitted in closed form, fpt.closed_form)")
         options = {} if self.options is None else self.options
@@ -137,17 +139,21 @@ class _FPTEstimator(BaseEstimator):
             raise ConfigError(f"{name}: options {taken} are set by the estimator; give the constructor argument of the "
                               "same name where there is one (steps=..., seed=...), or drop them")
         # NumPy scalars (np.int64 from a parameter grid) as plain Python values, which RunConfig's types expect. An
-        # argument left None is fpt's default: the preset's (series_norm) or fitted to the data (steps, eval_every).
+        # argument left None is fpt's default: the preset's (series_norm), the task's (lr, patience) or fitted to the
+        # data (steps, eval_every, readout).
         fields = {
             **{arg: _plain(getattr(self, arg)) for arg in _CONFIG_ARGS if getattr(self, arg) is not None},
             **{key: _plain(value) for key, value in options.items()},
-            "fit": self.fitting,
             "data": f"arrays passed to {name}.fit", "objective": self._objective, "modality": modality or self.modality,
-            "val_fraction": float(self.val_fraction), "split_seed": _plain(self.seed),
+        }
+        if self.fitting is not None:
+            fields["fit"] = self.fitting
+        if self.seed is not None:
+            fields["split_seed"] = _plain(self.seed)
+        if self.val_fraction is not None:
             # No test split is held out (the caller keeps its own test data); this only keeps
             # RunConfig's val_fraction + test_fraction < 1 check satisfied.
-            "test_fraction": min(0.2, (1 - float(self.val_fraction)) / 2),
-        }
+            fields.update(val_fraction=float(self.val_fraction), test_fraction=min(0.2, (1 - self.val_fraction) / 2))
         try:
             return from_dict(RunConfig, fields, where=f"{name} parameters")
         except ConfigError as exc:
@@ -196,11 +202,9 @@ class _FPTEstimator(BaseEstimator):
             datas = [task_from_raw(raw, options, m.seed, self._objective, f"set by {name}") for m in members]
         except DataError as exc:
             raise DataError(str(exc).replace("--val-fraction", "val_fraction")) from None
-        # What fpt train --data fits to the data's size (and, for series, the readout) unless given here.
-        scale = tuple(f for f in BUDGET_FIELDS if getattr(self, f, None) is None and f not in (self.options or {}))
         exps, summaries = [], []
         for member, data in zip(members, datas, strict=True):
-            exp = assemble(data_budget(member, len(data.train), scale, modality), data)
+            exp = assemble(member, data)  # what the arguments leave None resolved for this data, as fpt train --data
             # fpt.fit seeds torch's global generator (dropout); fork it so fitting leaves the caller's RNG as it was.
             devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
             with torch.random.fork_rng(devices=devices):
@@ -248,17 +252,15 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     Labels may be any hashable values (strings, ints, bools); ``classes_`` holds them sorted.
     Arguments are fpt's config fields (``fpt train --help``): ``body`` (a registered name, a
     hub id or a local model directory), ``init``, ``freeze``, ``layers``, ``steps`` (the most
-    optimizer steps; default: fitted to the data's size as ``fpt train --data`` fits it, 30 epochs
-    within [200, 2000]), ``lr`` (default 1e-3), ``batch_size``, ``eval_every`` (steps between
-    validation evaluations; default: a 20th of the steps), ``patience`` (evaluations without a validation gain before
-    stopping; default 10), ``val_fraction`` (share of the training data held out, stratified,
-    for selection), ``modality`` (tabular: one token per feature; timeseries: each row a
-    series, cut into ``series_patch`` windows; ``series_norm``: default ``global`` under the fast preset, as
-    ``fpt train --data`` has it), ``seed`` (initialisation, batches and the
+    optimizer steps), ``lr``, ``batch_size``, ``eval_every`` (steps between validation evaluations),
+    ``patience`` (evaluations without a validation gain before stopping), ``val_fraction`` (share of the
+    training data held out, stratified, for selection), ``modality`` (tabular: one token per feature; timeseries: each row a
+    series, cut into ``series_patch`` windows; ``series_norm``), ``seed`` (initialisation, batches and the
     validation split), ``device``, ``progress`` (a progress bar), ``ensemble`` (N models of seeds
     seed, seed+1, ... on the one split, their probabilities averaged: ``fpt.ensemble``), and ``options``: any other
-    fpt config field as a dict (``{"dropout": 0, "eval_batch_size": 512}``; ``readout``, unless
-    given there, is ``flatten`` for series under the fast preset, as ``fpt train --data`` has it).
+    fpt config field as a dict (``{"dropout": 0, "eval_batch_size": 512}``). An argument left None takes
+    the default ``fpt train --data`` resolves for the same data (``fpt.settings.resolve``: the fast preset's, the
+    data task's, or fitted to the data's size).
     """
 
     _objective = "classification"

@@ -321,7 +321,7 @@ class MLflow(Tracker):
             self.run_id, logged = run.info.run_id, {}
         from mlflow.entities import Param
 
-        params = [Param(k, v) for k, v in _flat_params(exp.config, lr=exp.lr).items() if k not in logged]
+        params = [Param(k, v) for k, v in _flat_params(exp.config).items() if k not in logged]
         for first in range(0, len(params), 100):  # MLflow takes at most 100 params per call
             client.log_batch(self.run_id, params=params[first:first + 100])
 
@@ -375,15 +375,12 @@ def _previous_run(client: Any, experiment_id: str, where: str) -> Any:
     return None
 
 
-def _flat_params(config: Any, lr: float | None = None) -> dict[str, str]:
-    """The config's fields as MLflow params (task options as ``task.NAME``); ``lr``: the learning rate the run
-    uses (the config's None means the task's default, which is what a comparison of runs needs to see)."""
+def _flat_params(config: Any) -> dict[str, str]:
+    """The (resolved) config's fields as MLflow params (task options as ``task.NAME``)."""
     out = {}
     for key, value in config.to_dict().items():
         if key == "task_options":
             out.update({f"task.{k}": json.dumps(v) if not isinstance(v, str) else v for k, v in value.items()})
-        elif key == "lr" and value is None and lr is not None:
-            out[key] = repr(float(lr))
         else:
             out[key] = str(value)
     return {k: v[:6000] for k, v in out.items()}  # MLflow's limit on a param value

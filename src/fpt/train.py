@@ -306,7 +306,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     cfg, model = exp.config, exp.model
     run = _Run(out)
     trainable = _trainable(model)
-    optimizer = make_optimizer(trainable, exp.lr)
+    optimizer = make_optimizer(trainable, cfg.lr)
     objective = exp.data.objective
     val_key = f"{exp.data.val}_{objective.metric}"  # what selects: accuracy, or R² for regression
 
@@ -389,7 +389,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
                                     exp.body_fingerprint, step=state["step"])
             else:
                 state["evals_since_best"] += 1
-            target = exp.target
+            target = cfg.target
             if target is not None and acc >= target and state["steps_to_target"] is None:
                 state["steps_to_target"] = state["step"]
             if run.out:
@@ -398,8 +398,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
             if target is not None and acc >= target and cfg.stop_at_target:
                 stop_reason = "target"
                 break
-            patience = cfg.patience if cfg.patience is not None else exp.data.patience
-            if patience is not None and state["evals_since_best"] >= patience:
+            if cfg.patience is not None and state["evals_since_best"] >= cfg.patience:
                 stop_reason = "patience"
                 break
     bar.close()
@@ -538,7 +537,7 @@ def _validate(exp: Experiment, subset: tuple[Batch, Batch] | None, val_key: str)
     part, rest = subset
     part_tally = tallies(exp, part)
     metrics = {f"{exp.data.val}_{k}": v for k, v in summarise(exp, part_tally).items()}
-    if exp.target is None or metrics[val_key] < exp.target:
+    if exp.config.target is None or metrics[val_key] < exp.config.target:
         return {**metrics, "val_examples": len(part)}
     whole = summarise(exp, add_tallies(part_tally, tallies(exp, rest)))
     return {**{f"{exp.data.val}_{k}": v for k, v in whole.items()}, "val_examples": len(part) + len(rest)}
@@ -593,7 +592,7 @@ def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any
         "selected_step": state["best_step"] if history else None,
         f"train_{objective.metric}": last_row.get(f"train_{objective.metric}"),
         "steps": state["step"],
-        "target": exp.target,
+        "target": exp.config.target,
         "steps_to_target": None if trained_on_val else state["steps_to_target"],
         "steps_to_converge": None if trained_on_val else steps_to_converge(history, f"{data.val}_{objective.metric}"),
         "stopped": reason,

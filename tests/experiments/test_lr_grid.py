@@ -6,7 +6,8 @@ import json
 
 from fpt.cli import main
 from fpt.experiments import expand
-from fpt.experiments.runner import Store, choose_lr, effective_lr, tuned_table
+from fpt.experiments.runner import Store, choose_lr, tuned_table
+from fpt.pipeline import with_task
 
 
 def test_tables_declare_a_grid_and_keep_their_fixed_lr():
@@ -22,7 +23,7 @@ def test_grid_runs_are_store_runs_and_the_choice_reads_validation_only(tmp_path)
     cell = next(c for c in table.cells if c.row == "fpt" and c.column == "bit-xor")
     store = Store(tmp_path)
     plans = {lr: store.plan(table, cell, 0, lr) for lr in cell.lr_grid}
-    assert plans[effective_lr(cell.config)].key == store.plan(table, cell, 0).key  # 1e-3: the fixed-lr run, shared
+    assert plans[with_task(cell.config).lr].key == store.plan(table, cell, 0).key  # 1e-3: the fixed-lr run, shared
     assert len({p.key for p in plans.values()}) == 4
     summaries = {lr: {"val_accuracy": v, "test_accuracy": t} for lr, v, t in
                  [(1e-4, 0.6, 0.99), (3e-4, 0.8, 0.5), (1e-3, 0.7, 0.7), (3e-3, 0.5, 0.5)]}

@@ -8,8 +8,6 @@ import typing
 from typing import Any
 
 from fpt.config import (
-    DEFAULT_PRESET,
-    PRESET_FIELDS,
     RunConfig,
     field_help,
     from_dict,
@@ -18,6 +16,7 @@ from fpt.config import (
     parse_overrides,
     target_alias,
 )
+from fpt.settings import default_text
 
 # fpt train --help shows RunConfig's flat fields in these groups; a field not named here lands in "other fields",
 # so a new field is never left out of the CLI.
@@ -81,11 +80,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ..
     for f in dataclasses.fields(RunConfig):
         if f.name in exclude or f.name == "task_options":
             continue
-        default = f.default if f.default is not dataclasses.MISSING else None
-        if f.name == "preset":
-            default = DEFAULT_PRESET
-        elif f.name in PRESET_FIELDS:
-            default = f"the preset's; paper: {default}"
+        default = default_text(f.name)
         flag = f"--{f.name.replace('_', '-')}"
         group = groups[group_of.get(f.name, "other fields")]
         if hints[f.name] is bool:
@@ -132,3 +127,14 @@ def add_ray_arguments(parser: argparse.ArgumentParser, unit: str) -> argparse._A
     ray.add_argument("--max-failures", type=int, default=2,
                      help=f"restarts of a failed or preempted {unit}, each from its last checkpoint (default 2)")
     return ray
+
+
+def add_which_argument(parser: argparse.ArgumentParser, default: str | None = None, where: str = "") -> None:
+    """``--which``: the checkpoint slot a command reads a run's model from (``fpt.run.WHICH``), declared once.
+    ``default`` None: best when the run has it, else the latest (``fpt.run.Run.checkpoint``)."""
+    from fpt.checkpoint import BEST, LATEST
+
+    shown = "best when the run has them, else checkpoint" if default is None else default
+    parser.add_argument("--which", choices=[BEST, LATEST], default=default,
+                        help=f"{where}{BEST} (the validation-selected parameters) or {LATEST} (the latest); "
+                             f"default: {shown}")

@@ -9,21 +9,17 @@ HELP = "re-evaluate a run directory's checkpoint on its held-out sets"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from fpt.cli._args import add_which_argument
+
     p.add_argument("run_dir", help="a directory written by fpt train")
-    p.add_argument("--which", choices=["best", "checkpoint"], default="best",
-                   help="best: the validation-selected parameters (what summary.json reports); checkpoint: the latest")
+    add_which_argument(p)
     p.add_argument("--device", default=None, help="override the device (auto, cpu, cuda)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.checkpoint import load_trainable
-    from fpt.pipeline import build
     from fpt.run import Run
     from fpt.train import evaluate
 
-    run = Run(args.run_dir)
-    config = run.config({"device": args.device} if args.device else None)
-    exp = build(config)
-    load_trainable(run.checkpoint(args.which), exp.model, exp.body_fingerprint)
+    exp = Run(args.run_dir).experiment(args.which, args.device)
     print(json.dumps(evaluate(exp), indent=1))
     return 0

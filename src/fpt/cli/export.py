@@ -9,11 +9,11 @@ HELP = "export a run's trained model as a self-contained directory that fpt.load
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from fpt.cli._args import add_which_argument
+
     p.add_argument("run_dir", metavar="RUN", help="a directory written by fpt train")
     p.add_argument("out", metavar="DIR", help="the export directory to write (new or empty)")
-    p.add_argument("--which", choices=["best", "checkpoint"], default=None,
-                   help="best (the validation-selected parameters; the default when the run has them) or checkpoint "
-                        "(the latest)")
+    add_which_argument(p)
     p.add_argument("--onnx", action="store_true",
                    help="also write model.onnx (needs pip install 'fpt[export]'; checked with onnxruntime)")
     p.add_argument("--force", action="store_true", help="replace an existing export in DIR")

@@ -12,6 +12,8 @@ HELP = "predict with a trained run or export on new inputs (the training formats
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from fpt.cli._args import add_which_argument
+
     p.add_argument("model", metavar="RUN_OR_EXPORT", help="a run directory (fpt train) or an export (fpt export)")
     p.add_argument("inputs", metavar="INPUT",
                    help="examples in a format --data reads: a CSV/TSV/JSON lines/Parquet table, a folder of images "
@@ -21,9 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="CSV to write: prediction (and proba_<class>) per example (default: predictions.csv)")
     p.add_argument("--force", action="store_true",
                    help="replace --out if it exists (never the input file or a file inside the run or export)")
-    p.add_argument("--which", choices=["best", "checkpoint"], default=None,
-                   help="run directories: best (the validation-selected parameters; the default when the run has "
-                        "them) or checkpoint (the latest)")
+    add_which_argument(p, where="run directories: ")
     p.add_argument("--device", default=None, help="override the device (auto, cpu, cuda)")
     p.add_argument("--allow-unseen", action="store_true",
                    help="tables: map categories never seen in training to the shared unknown slot instead of "

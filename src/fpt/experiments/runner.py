@@ -91,8 +91,10 @@ class Store:
 
     def plan(self, table: Table, cell: Cell, seed: int | None = None, lr: float | None = None) -> Planned:
         """``lr``: the cell's config at that learning rate (an lr grid's run: an ordinary run of the store)."""
+        from fpt.pipeline import with_task
+
         config = cell.config if seed is None else dataclasses.replace(cell.config, seed=seed)
-        if lr is not None and lr != effective_lr(config):  # the cell's own lr: its fixed-lr run, shared
+        if lr is not None and lr != with_task(config).lr:  # the cell's own lr: its fixed-lr run, shared
             config = dataclasses.replace(config, lr=lr)
         if cell.pretrain_task is None:
             return self.plan_config(config)
@@ -101,19 +103,6 @@ class Store:
         key = config_key(config, init=f"pretrain:{pre_dir.name}")  # where the body lies on disk is not part of it
         return Planned(dataclasses.replace(config, init=f"checkpoint:{pre_dir / 'body'}"), self.root / key, key,
                        (pre, pre_dir))
-
-
-def effective_lr(config: RunConfig) -> float:
-    """The lr a run trains at: its own, else its task's (fpt.tasks.base.TaskData.lr; remote homology's 1e-4)."""
-    if config.lr is not None:
-        return config.lr
-    if config.task == "remote-homology":
-        from fpt.tasks.remote_homology import LR
-
-        return LR
-    from fpt.tasks.base import TaskData
-
-    return TaskData.__dataclass_fields__["lr"].default
 
 
 def metric_value(summary: dict[str, Any], metric: str) -> float | None:

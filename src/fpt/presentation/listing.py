@@ -29,6 +29,18 @@ def _has_checkpoint(run_dir: Path) -> bool:
     return has_checkpoint(run_dir)
 
 
+def _task_lr(data: Any, task: Any) -> float | None:
+    """The lr task ``task`` declares (``fpt.tasks.task_defaults``); None for a task this fpt does not know."""
+    from fpt.errors import RegistryError
+    from fpt.settings import DATA_TASK
+    from fpt.tasks import task_defaults
+
+    try:
+        return task_defaults(DATA_TASK if data is not None else str(task)).lr
+    except RegistryError:
+        return None
+
+
 def run_row(run_dir: Path, root: Path) -> dict[str, Any]:
     """The listing row of one run directory."""
     config = read_config(run_dir)
@@ -48,6 +60,8 @@ def run_row(run_dir: Path, root: Path) -> dict[str, Any]:
     for field in CONFIG_FIELDS:
         value = config.get(field)
         row[field] = None if value is None else value
+    if row["lr"] is None:  # a config.yaml written before the lr used was recorded: its task's, as it trained at
+        row["lr"] = _task_lr(config.get("data"), config.get("task"))
     row["step"] = (summary or {}).get("steps", last.get("step"))
     row["steps"] = config.get("steps")
     source = summary if summary is not None else {k: last.get(k) for k in ("val_accuracy", "val_r2")}

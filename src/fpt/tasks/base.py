@@ -19,6 +19,7 @@ from fpt.errors import DataError  # noqa: F401  (re-exported: raised here)
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective
 from fpt.registry import Registry
+from fpt.settings import TaskDefaults
 
 Tensor = torch.Tensor
 
@@ -159,13 +160,10 @@ class TaskData:
     spec: InputSpec
     train: TrainSource
     eval_sets: dict[str, Batch]
-    target: float | None = None  # validation accuracy that counts as solved, for steps_to_target
-    lr: float = 1e-3
     info: dict[str, Any] = field(default_factory=dict)  # what a result depends on (tokenisation, ...)
     val: str = "val"
     test: str = "test"
     objective: Objective = CLASSIFICATION  # loss, metrics and selection (fpt.objectives); y is float for regression
-    patience: int | None = None  # the task's default for config.patience (evaluations without improvement)
     fitted: dict[str, Any] | None = None  # JSON of preprocessing fitted on train (tokeniser, classes, target scaler): data.json
 
     def __post_init__(self) -> None:
@@ -189,6 +187,8 @@ class DataSource:
 
 
 class Task(Protocol):
+    """A registered task class; it may also declare ``defaults = TaskDefaults(...)`` (lr, patience, target)."""
+
     Options: type
 
     def build(self, options: Any, seed: int, source: DataSource) -> TaskData: ...
@@ -211,6 +211,12 @@ def _not_a_task(obj: Any) -> str | None:
 
 TASK_PLUGINS = "fpt.tasks"  # entry point group of tasks from other distributions (read when a name is listed or missing)
 TASKS: Registry = Registry("task", plugins=TASK_PLUGINS, check=_not_a_task)
+
+
+def task_defaults(name: str) -> TaskDefaults:
+    """What task ``name`` declares about its runs (its class's ``defaults``; the paper's lr and nothing else
+    when it declares none)."""
+    return getattr(TASKS.get(name), "defaults", TaskDefaults())
 
 
 def build_task(name: str, options: dict[str, Any], seed: int, source: DataSource | None = None) -> TaskData:

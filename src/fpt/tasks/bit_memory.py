@@ -22,6 +22,7 @@ import torch
 
 from fpt.errors import ConfigError
 from fpt.model import InputSpec
+from fpt.settings import TaskDefaults
 from fpt.tasks.base import EVAL_STREAM, TASKS, VAL_STREAM, Batch, DataSource, GeneratedSource, TaskData
 from fpt.transforms import chunk_tokens
 
@@ -74,6 +75,7 @@ def per_token_ceiling(o: BitMemoryOptions) -> float:
 @TASKS.register("bit-memory")
 class BitMemory:
     Options = BitMemoryOptions
+    defaults = TaskDefaults(target=0.99)
 
     def build(self, o: BitMemoryOptions, seed: int, source: DataSource) -> TaskData:
         def sample(rng: np.random.Generator, size: int) -> Batch:
@@ -86,6 +88,6 @@ class BitMemory:
         # Validation and test are independent draws, each of eval_size examples, never seen in training.
         val = sample(np.random.default_rng([seed, VAL_STREAM]), o.eval_size)
         test = sample(np.random.default_rng([seed, EVAL_STREAM]), o.eval_size)
-        return TaskData(spec, GeneratedSource(sample, seed), {"val": val, "test": test}, target=0.99,
+        return TaskData(spec, GeneratedSource(sample, seed), {"val": val, "test": test},
                         info={"metric": "per-bit accuracy", "copy_visible_baseline": 1 - o.mask_prob / 2,
                               "per_token_ceiling": round(per_token_ceiling(o), 6)})

@@ -13,6 +13,7 @@ import torch
 
 from fpt.errors import ConfigError
 from fpt.model import InputSpec
+from fpt.settings import TaskDefaults
 from fpt.tasks.base import EVAL_STREAM, TASKS, VAL_STREAM, Batch, DataSource, GeneratedSource, TaskData
 
 
@@ -36,6 +37,7 @@ def sample_bit_xor(rng: np.random.Generator, size: int, n_bits: int) -> Batch:
 @TASKS.register("bit-xor")
 class BitXor:
     Options = BitXorOptions
+    defaults = TaskDefaults(target=1.0)  # every bit right
 
     def build(self, o: BitXorOptions, seed: int, source: DataSource) -> TaskData:
         def sample(rng: np.random.Generator, size: int) -> Batch:
@@ -45,5 +47,5 @@ class BitXor:
         # Validation and test are independent draws, each of eval_size examples, never seen in training.
         val = sample(np.random.default_rng([seed, VAL_STREAM]), o.eval_size)
         test = sample(np.random.default_rng([seed, EVAL_STREAM]), o.eval_size)
-        return TaskData(spec, GeneratedSource(sample, seed), {"val": val, "test": test}, target=1.0,
+        return TaskData(spec, GeneratedSource(sample, seed), {"val": val, "test": test},
                         info={"metric": "per-bit accuracy", "chance": 0.5})

@@ -101,4 +101,4 @@ def image_task_data(
     eval_sets = {name: Batch(tokenize_all(tokens, torch.from_numpy(np.ascontiguousarray(ex))), labels_tensor(ey))
                  for name, (ex, ey) in evals.items()}
     sizes = {"train": len(y), **{name: len(ey) for name, (_, ey) in evals.items()}}
-    return TaskData(spec, source, eval_sets, target=None, info={**info, "split_sizes": sizes})
+    return TaskData(spec, source, eval_sets, info={**info, "split_sizes": sizes})

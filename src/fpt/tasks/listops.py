@@ -147,4 +147,4 @@ class ListOps:
         info["paper_split"] = PAPER_SPLIT[o.tokenisation]
         spec = InputSpec(seq_len=o.seq_len, num_classes=10, vocab_size=len(vocab))
         evals = {"val": sets["val"], "test": sets["test"]}
-        return TaskData(spec, TensorSource(sets["train"], seed), evals, target=None, info=info)
+        return TaskData(spec, TensorSource(sets["train"], seed), evals, info=info)

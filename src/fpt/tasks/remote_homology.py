@@ -27,6 +27,7 @@ import torch
 from fpt.data import tape as td
 from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
+from fpt.settings import TaskDefaults
 from fpt.tasks.base import TASKS, Batch, DataSource, TaskData, TensorSource
 
 POLICIES = ("drop", "truncate")
@@ -34,7 +35,6 @@ EVAL_SPLITS = ("valid", "test_fold_holdout", "test_superfamily_holdout", "test_f
 # Ours, then the official FPT code's layout (data/tape/remote_homology).
 SUBDIRS = ("remote_homology", "tape/remote_homology")
 SUBSAMPLE_SEED = 0  # n_train's subset is the same for every run seed, so seeds are comparable
-LR = 1e-4  # SPEC section 1: remote homology trains at 1e-4
 
 
 def _help(text: str, default: Any) -> Any:
@@ -90,6 +90,7 @@ def find_dir(root: Path) -> Path:
 @TASKS.register("remote-homology")
 class RemoteHomology:
     Options = RemoteHomologyOptions
+    defaults = TaskDefaults(lr=1e-4)  # SPEC section 1: remote homology trains at 1e-4
 
     def build(self, o: RemoteHomologyOptions, seed: int, source: DataSource) -> TaskData:
         folder = find_dir(source.root)
@@ -137,4 +138,4 @@ class RemoteHomology:
         # figure is `valid` (its code watched that set), so reports show both.
         info["paper_split"] = "valid"
         return TaskData(spec, TensorSource(sets["train"], seed), {k: sets[k] for k in EVAL_SPLITS},
-                        target=None, lr=LR, info=info, val="valid", test="test_fold_holdout")
+                        info=info, val="valid", test="test_fold_holdout")

@@ -118,4 +118,4 @@ class Digits:
             return Batch(x[idx], labels_tensor(labels[rows]))
 
         data = TensorSource(part(train), seed)
-        return TaskData(spec, data, {"val": part(val), "test": part(test)}, target=None, info=info)
+        return TaskData(spec, data, {"val": part(val), "test": part(test)}, info=info)

@@ -27,10 +27,10 @@ from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective, Regression
 from fpt.objectives import from_json as objective_from_json
+from fpt.settings import TaskDefaults
 from fpt.tasks.base import TASKS, Batch, DataSource, TaskData, TensorSource
 
 FITTED_FORMAT = 1
-PATIENCE = 10  # default early stopping: evaluations without a validation gain (--patience overrides)
 
 
 def _validate(self: Any) -> None:
@@ -174,6 +174,9 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
 @TASKS.register(DATA_TASK)
 class UserData:
     Options = DataOptions
+    # early stopping after 10 evaluations without a validation gain: a run's budget is fitted to its data
+    # (fpt.settings.data_budget), and a small set stops improving long before it is spent
+    defaults = TaskDefaults(patience=10)
 
     def build(self, options: Any, seed: int, source: DataSource) -> TaskData:
         from fpt.data import load
@@ -241,8 +244,8 @@ def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -
     test = "test"
     if test not in batches:
         batches["train"], test = train_batch, "train"
-    return TaskData(spec, TensorSource(train_batch, seed), batches, target=None, info=info, test=test,
-                    objective=prep.objective, patience=PATIENCE, fitted=prep.to_json())
+    return TaskData(spec, TensorSource(train_batch, seed), batches, info=info, test=test, objective=prep.objective,
+                    fitted=prep.to_json())
 
 
 __all__ = ["DataOptions", "Preprocessing", "UserData", "fit_preprocessing", "task_from_loaded", "task_from_raw"]

@@ -1,0 +1,306 @@
+"""One training run in any of its modes, for the command line and Python alike: ``train_run``.
+
+    import fpt
+    config = fpt.RunConfig ... or fpt.config.from_dict(fpt.RunConfig, {"data": "table.csv"})
+    summary = fpt.train_run(config, "runs/table", choose=["readout=last", "readout=flatten"])
+    summary = fpt.train_run(None, "runs/table", resume=True)        # continue a stopped run, its mode included
+
+The modes, as ``fpt train`` has them: a plain run; ``resume`` (continue the run in ``out`` from its last
+checkpoint, with the changes resuming allows); ``choose`` (candidates cross-validated on the training examples,
+the winner trained: ``fpt.select``); ``ensemble`` > 1 in the config (members of consecutive seeds:
+``fpt.ensemble``); ``refit`` (the number of steps chosen on validation, then a model trained on train +
+validation: ``fpt.refit``); data-parallel (a process started by torchrun joins its group: ``fpt.distributed``;
+``fpt train --nproc N`` starts them). A --data run's baselines are fitted beside it (``fpt.baselines``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fpt.config import RunConfig, parse_overrides
+from fpt.errors import ConfigError
+
+Say = Callable[[str], None] | None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A --choose (or fit=auto) run's comparison: the candidates as given (``key=value`` words) and their result;
+    fit=auto's whole record (protocol, notes) in ``record``."""
+
+    given: list[str]
+    selection: Any  # fpt.select.Selection
+    record: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """selection.json: the candidates' fold figures, as given (fit=auto: how they were compared, and notes)."""
+        return self.record or {**self.selection.to_json(), "choose": self.given}
+
+
+def default_out(config: RunConfig) -> Path:
+    """runs/TASK-BODY-INIT-TIME (--data: TASK-STEM-...), one safe path component however odd the names."""
+    from fpt.paths import safe_run_name
+
+    name = config.task if config.data is None else f"{config.task}-{Path(config.data).stem}"
+    return Path("runs") / safe_run_name(name, Path(config.body).name, config.init, time.strftime("%Y%m%d-%H%M%S"))
+
+
+def train_run(config: RunConfig | None, out: str | Path | None = None, *, resume: bool = False,
+              overrides: Mapping[str, Any] | None = None, choose: Sequence[str] = (), folds: int | None = None,
+              refit: bool = False, progress: bool = False, trackers: Sequence[Any] = (),
+              progress_lines: float = 0.0, say: Say = print, verbose: bool = True) -> dict[str, Any] | None:
+    """Train ``config`` into ``out`` (default ``default_out``) in the mode asked for; returns the summary (None in
+    a data-parallel rank other than the first, which writes nothing).
+
+    ``resume``: continue the run in ``out`` (``config`` None: its own, with ``overrides``; a refit or --choose run
+    continues as one). ``choose``: candidates as ``key=value`` words, cross-validated on ``folds`` folds (default
+    ``fpt.select.fold_count``). ``refit``: see ``fpt.refit``. ``progress``: a progress bar; ``trackers``: live
+    tracking (``fpt.tracking``); ``progress_lines``: a plain progress line every so many seconds (a single run;
+    0: none); ``say``: where one-line reports go (a --choose run's result; None: nowhere); ``verbose``: progress
+    reports too (each cross-validation fold, ensemble member and refit stage)."""
+    from fpt import distributed
+    from fpt.refit import SELECTION
+
+    if resume:
+        if out is None or config is not None:
+            raise ConfigError("resume continues the run in out with its own config: give out, not a config "
+                              "(changes go in overrides)")
+        out = Path(out)
+        refit = refit or (out / SELECTION).is_dir()
+        config = resumed_config(out, overrides)
+    elif config is None:
+        raise ConfigError("train_run needs a config (or resume=True to continue the run in out)")
+    out = Path(out) if out is not None else default_out(config)
+    if not resume:
+        check_out(out)  # before any work: the cross-validation, the build, a tracker's connection
+    check_modes(config, resume=resume, choose=bool(choose), refit=refit, parallel=distributed.launched())
+    choice, prebuilt = None, None
+    if config.fit == "auto":
+        config, choice, prebuilt = _choose_fit(config, folds, out, say, verbose)
+    elif choose:
+        config, choice = _choose(config, choose, folds, out, say, verbose)
+    elif resume:
+        choice = _saved_choice(out)
+    if config.ensemble > 1:
+        summary = _ensemble(config, out, trackers, say if verbose else None)
+    elif refit:
+        summary = _refit(config, out, resume, verbose and say is not None, trackers)
+    else:
+        if progress_lines > 0:
+            from fpt.tracking import ProgressLine
+
+            trackers = [*trackers, ProgressLine(progress_lines)]
+        summary = _single(config, out, resume, progress, trackers, prebuilt)
+        if summary is None:
+            return None
+    return summary if choice is None else _record_choice(choice, summary, out)
+
+
+def check_out(out: Path) -> None:
+    """Refuse an out that holds a run's file names (selection.json included) that fpt did not write, or that is a
+    file or a link out of its folder, before any work (fpt.outputs): the same rule as fit's, said before the
+    cross-validation, the build or a tracker's connection, not after them."""
+    from fpt.errors import CheckpointError
+    from fpt.outputs import RUN_ENTRIES, check_dir
+    from fpt.refit import SELECTION
+    from fpt.run import ENSEMBLE
+    from fpt.train import _Run
+
+    check_dir(out)
+    if not out.is_dir():
+        return
+    names = sorted({p.name for p in out.iterdir()} & (RUN_ENTRIES - {"run.lock"}))
+    if not names or (out / ENSEMBLE).is_file() or _Run(out).written_by_fpt() or _Run(out / SELECTION).written_by_fpt():
+        return
+    if names == ["selection.json"]:  # a --choose run stopped after choosing: its own record
+        with contextlib.suppress(ConfigError, CheckpointError):
+            if _saved_choice(out) is not None:
+                return
+    raise CheckpointError(f"{out} holds {', '.join(names)} but no config.yaml written by fpt train, so it is not an fpt "
+                          "run and fpt will not replace those files: choose another --out (a new or empty folder)")
+
+
+def check_modes(config: RunConfig, *, resume: bool, choose: bool, refit: bool, parallel: bool) -> None:
+    """The modes that cannot go together, refused before any work (``parallel``: data-parallel processes)."""
+    if config.fit == "auto" and (refit or choose or parallel):
+        raise ConfigError("fit=auto chooses the fit by cross-validation in one process: drop --refit, --choose and "
+                          "--nproc, or give --fit gradient (or closed-form)")
+    if choose and (resume or parallel):
+        raise ConfigError("--choose starts a new run in one process; drop --resume and --nproc (torchrun)")
+    if config.ensemble > 1 and (refit or resume or parallel):
+        raise ConfigError(f"ensemble={config.ensemble} trains its members one after another in one process: drop "
+                          "--refit, --resume and --nproc (an ensemble stopped part way continues when the same "
+                          "command is run again with the same --out)")
+    if refit and parallel:
+        raise ConfigError("--refit runs in one process; drop --nproc (or torchrun)")
+
+
+def resumed_config(out: str | Path, overrides: Mapping[str, Any] | None = None) -> RunConfig:
+    """The config ``train_run(resume=True)`` continues the run in ``out`` with (a refit run: its selection run's)."""
+    from fpt.refit import SELECTION
+    from fpt.train import resume_config
+
+    out = Path(out)
+    return resume_config(out / SELECTION if (out / SELECTION).is_dir() else out, dict(overrides or {}))
+
+
+def _single(config: RunConfig, out: Path, resume: bool, progress: bool, trackers: Sequence[Any],
+            prebuilt: Any = None) -> dict | None:
+    """A plain run (of ``prebuilt``, the experiment a choice already built, when given), data-parallel under
+    torchrun; its baselines beside it (not yet for a data-parallel run)."""
+    from fpt import distributed, rundir
+    from fpt.baselines import beside_run
+    from fpt.pipeline import build
+    from fpt.train import fit
+
+    group = distributed.init_from_env(config.device)  # under torchrun: joins the process group
+    try:
+        # An existing run directory is locked before the (slow) build, so that a second writer is refused at once;
+        # in a data-parallel run, by rank 0 only (the only writer).
+        with rundir.lock(out, what="fpt train") if out.is_dir() and group.is_main else contextlib.nullcontext():
+            exp = prebuilt if prebuilt is not None else build(config)
+            summary = fit(exp, out=out, resume=resume, progress=progress, trackers=list(trackers))
+        if group.is_main and not distributed.launched():
+            summary = beside_run(exp, summary, out, progress=progress)
+    finally:
+        distributed.shutdown()
+    return summary if group.is_main else None
+
+
+def _refit(config: RunConfig, out: Path, resume: bool, progress: bool, trackers: Sequence[Any]) -> dict:
+    from fpt import refit as refitting
+    from fpt.baselines import beside_refit
+
+    summary = refitting.fit(config, out, resume=resume, progress=progress, trackers=trackers)
+    return beside_refit(summary, out, progress=progress, baselines=config.baselines)
+
+
+def _ensemble(config: RunConfig, out: Path, trackers: Sequence[Any], say: Say) -> dict:
+    """ensemble=N: the members in OUT/members/seedS, scored together (fpt.ensemble), with the baselines beside."""
+    from fpt import ensemble
+    from fpt.baselines import beside_run
+    from fpt.run import Run
+
+    if trackers:
+        raise ConfigError("--log tracks one run; an ensemble trains several: drop --log (each member's metrics.jsonl "
+                          "is in OUT/members/seedS)")
+    summary = ensemble.fit(config, out, progress=False, say=say)
+    first = Run(ensemble.member_dir(out, config.seed)).experiment()
+    return beside_run(first, summary, out, progress=False)  # the controls: single runs of the first member's config
+
+
+def _choose(config: RunConfig, given: Sequence[str], folds: int | None, out: Path, say: Say,
+            verbose: bool) -> tuple[RunConfig, Choice]:
+    """--choose: the candidates cross-validated and the choice saved in ``out`` before the final run (a stopped one
+    resumes with it on record); returns the winner's config and the choice."""
+    from fpt.select import candidate_config, cross_validate, describe, fold_count
+
+    if config.data is None:
+        raise ConfigError(f"--choose cross-validates on your own data's training examples: give --data PATH (task "
+                          f"{config.task!r} has fixed splits), or drop --choose")
+    _fresh(out)
+    candidates = [parse_overrides(text.split()) for text in given]
+    folds = fold_count(config) if folds is None else folds
+    selection = cross_validate(config, candidates, folds, progress=say if verbose else None)
+    metric, best = selection.metric, selection.winner
+    for i, (candidate, mean, std) in enumerate(zip(candidates, selection.means, selection.stds, strict=True)):
+        shown = "-" if mean is None else f"{mean:.4f} ± {std:.4f}"
+        if say is not None:
+            say(f"choose {i + 1}/{len(candidates)} {describe(candidate)}: val {metric} {shown} over {folds} folds"
+                f"{'  <- chosen' if i == best else ''}")
+    choice = Choice(list(given), selection)
+    _save_choice(choice, out)
+    return candidate_config(config, candidates[best], f"--choose {given[best]!r}"), choice
+
+
+def _choose_fit(config: RunConfig, folds: int | None, out: Path, say: Say,
+                verbose: bool) -> tuple[RunConfig, Choice, Any]:
+    """fit=auto: the closed-form fit against gradient training (fpt.select.choose_fit), saved before the final run;
+    the winner's config, the choice and the winner's experiment when the comparison built it (else None)."""
+    from fpt.select import choose_fit, describe
+
+    _fresh(out)
+    auto = choose_fit(config, folds, progress=say if verbose else None)
+    selection = auto.selection
+    unit = f"over {selection.folds} folds" if auto.protocol == "k-fold" else "on the validation split"
+    for i, (candidate, mean, std) in enumerate(zip(selection.candidates, selection.means, selection.stds, strict=True)):
+        shown = "-" if mean is None else f"{mean:.4f} ± {std:.4f}"
+        if say is not None:
+            say(f"fit=auto {i + 1}/{len(selection.candidates)} {describe(candidate)}: val {selection.metric} {shown} "
+                f"{unit}{'  <- chosen' if i == selection.winner else ''}")
+    for note in auto.notes:
+        if say is not None:
+            say(f"fit=auto: {note}")
+    choice = Choice([describe(c) for c in selection.candidates], selection, auto.to_json())
+    _save_choice(choice, out)
+    return auto.config, choice, auto.experiment if auto.config.ensemble == 1 else None
+
+
+def _fresh(out: Path) -> None:
+    """A choice is made before its run: refuse a directory holding a run before the choice's work, not after it."""
+    from fpt.run import Run
+
+    if Run(out).summary() is not None:
+        raise FileExistsError(f"{out} already holds a run; choose another --out")
+    if Run(out).is_run():
+        raise FileExistsError(f"{out} holds a stopped run; continue it (its choice included) with fpt train "
+                              f"--resume {out}, or choose another --out")
+
+
+def _save_choice(choice: Choice, out: Path) -> None:
+    from fpt import rundir
+    from fpt.select import SELECTION_FILE
+    from fpt.train import summary_json
+
+    out.mkdir(parents=True, exist_ok=True)
+    with rundir.lock(out, what="fpt train --choose"):
+        rundir.write_text(out / SELECTION_FILE, summary_json(choice.to_json()))
+
+
+def _saved_choice(out: Path) -> Choice | None:
+    """The choice a --choose run saved before its final run (None for a run without one), for resume."""
+    from fpt import stored
+    from fpt.select import SELECTION_FILE, Selection
+
+    path = out / SELECTION_FILE
+    if not path.is_file():
+        return None
+    try:
+        saved = json.loads(stored.read_bytes(path))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a selection file written by fpt train --choose ({type(exc).__name__}); move "
+                          f"it out of {out} to resume the run without it") from None
+    saved = stored.selection(saved, path)  # a winner out of range or a string, rows of the wrong length
+    metric = saved["metric"]
+    selection = Selection(metric, saved["folds"], saved["candidates"], saved[f"val_{metric}"], saved["val_loss"],
+                          saved["selected_steps"], saved["winner"])
+    return Choice(saved["choose"], selection, saved if saved.get("auto") else None)  # fit=auto's record: kept whole
+
+
+def _record_choice(choice: Choice, summary: dict, out: Path) -> dict:
+    """selection.json beside the final run, and a ``selection`` block in its summary.json."""
+    from fpt import rundir
+    from fpt.run import Run
+    from fpt.select import SELECTION_FILE
+    from fpt.train import summary_json
+
+    selection = choice.selection
+    summary = {**summary, "selection": {
+        "file": SELECTION_FILE, "metric": selection.metric, "folds": selection.folds, "winner": selection.winner,
+        "winner_fields": selection.candidates[selection.winner], "choose": choice.given,
+        f"mean_val_{selection.metric}": selection.means, f"std_val_{selection.metric}": selection.stds,
+        **({"auto": True, "protocol": choice.record.get("protocol"), "notes": choice.record.get("notes", [])}
+           if choice.record else {})}}
+    with rundir.lock(out, what="fpt train --choose"):
+        rundir.write_text(out / SELECTION_FILE, summary_json(choice.to_json()))
+        rundir.write_text(Run(out).summary_path, summary_json(summary))
+    return summary
+
+
+__all__ = ["Choice", "check_modes", "check_out", "default_out", "resumed_config", "train_run"]

@@ -1,0 +1,152 @@
+"""fpt.settings: one resolution step decides every default, and what it decides is what a run uses and records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import fpt
+import fpt.train
+from fpt.config import RunConfig, from_dict, loaded
+from fpt.pipeline import with_task
+from fpt.settings import (
+    DATA_BUDGET_FIELDS,
+    DATA_TASK,
+    PRESETS,
+    TASK_FIELDS,
+    DataFacts,
+    TaskDefaults,
+    preset_values,
+    resolve,
+    unresolved,
+)
+from fpt.tasks import TASKS, task_defaults
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER_TASKS = [name for name in TASKS.names() if name != DATA_TASK]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("task", PAPER_TASKS)
+def test_every_preset_and_task_resolves_from_its_declarations(preset, task):
+    config = with_task(from_dict(RunConfig, {"task": task, "preset": preset}))
+    declared, given_by_preset = task_defaults(task), preset_values(preset, task)
+    for name in TASK_FIELDS:  # the preset's value where it has one, else the task's declaration
+        assert getattr(config, name) == given_by_preset.get(name, getattr(declared, name)), name
+    for name, value in given_by_preset.items():
+        assert getattr(config, name) == (value if name != "task_options" else {**value}), name
+    assert None not in (config.lr, config.steps, config.eval_every, config.readout)
+    assert with_task(config) == config  # resolving a resolved config changes nothing
+
+
+def test_tasks_declare_what_differs_from_the_paper():
+    assert task_defaults("remote-homology").lr == 1e-4  # SPEC section 1
+    assert (task_defaults("bit-xor").target, task_defaults("bit-memory").target) == (1.0, 0.99)
+    assert task_defaults(DATA_TASK).patience == 10
+    assert task_defaults("digits") == TaskDefaults()
+
+
+def test_given_fields_win_and_a_data_run_leaves_its_budget_to_the_data():
+    config = from_dict(RunConfig, {"data": "x.csv", "steps": 9})
+    assert (config.steps, config.eval_every, config.readout, config.lr) == (9, None, None, None)
+    full = resolve(unresolved(config), task_defaults(DATA_TASK), DataFacts(1000, "timeseries"))
+    assert (full.steps, full.eval_every, full.readout, full.lr, full.patience) == (9, 9, "flatten", 1e-3, 10)
+    assert set(DATA_BUDGET_FIELDS) == {"steps", "eval_every", "readout"}
+
+
+def _series(path: Path, n: int = 40) -> Path:
+    rng = np.random.default_rng(0)
+    y = np.arange(n) % 2
+    X = np.sin(np.linspace(0, 6, 24))[None, None, :] * (1 + y[:, None, None]) + 0.1 * rng.normal(size=(n, 1, 24))
+    np.savez(path, X=X.astype(np.float32), y=y)
+    return path
+
+
+def _table(path: Path, n: int = 40) -> Path:
+    rng = np.random.default_rng(0)
+    rows = ["x1,x2,label"] + [f"{rng.normal() + 2 * (i % 2):.3f},{rng.normal():.3f},{'ab'[i % 2]}" for i in range(n)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+KINDS = {"bit-xor": None, "bit-memory": None, "digits": None, "tabular": _table, "timeseries": _series}
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_the_resolved_config_is_what_runs_and_what_config_yaml_records(kind, preset, tmp_path, tiny_gpt2_dir,
+                                                                      monkeypatch):
+    fields = {"preset": preset, "body": tiny_gpt2_dir, "init": "random", "device": "cpu", "baselines": "none"}
+    if KINDS[kind] is None:
+        fields.update(task=kind, steps=2, eval_every=2, eval_subset=None)
+        if kind == "bit-memory":
+            fields["task_options"] = {"n_bits": 10, "token_dim": 5, "eval_size": 20}
+    else:
+        fields["data"] = str(KINDS[kind](tmp_path / ("d.npz" if kind == "timeseries" else "d.csv")))
+    given = from_dict(RunConfig, fields)
+    exp = fpt.build(given)
+    facts = DataFacts(len(exp.data.train), exp.data.info.get("modality")) if given.data else None
+    assert exp.config == resolve(unresolved(given), task_defaults(given.task), facts)
+    assert None not in (exp.config.lr, exp.config.steps, exp.config.eval_every, exp.config.readout)
+    used = []
+    make = fpt.train.make_optimizer
+    monkeypatch.setattr(fpt.train, "make_optimizer", lambda params, lr: used.append(lr) or make(params, lr))
+    if given.data:  # a --data budget is hundreds of steps: the resolved config, cut to two, is what trains
+        exp = fpt.build(from_dict(RunConfig, {**exp.config.to_dict(), "steps": 2, "eval_every": 2}))
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    assert used == [exp.config.lr]
+    recorded = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    assert recorded == exp.config.to_dict() and recorded["lr"] is not None
+    assert fpt.Run(tmp_path / "run").config() == exp.config  # read back through the same resolution
+
+
+def test_a_config_yaml_written_before_lr_was_recorded_still_loads_and_resolves():
+    old = sorted(REPO.glob("docs/results/quick/runs/*/config.yaml"))
+    saved = next(yaml.safe_load(p.read_text()) for p in old if "lr: null" in p.read_text())
+    config = loaded(saved, "old config.yaml")
+    assert config.lr is None and with_task(config).lr == task_defaults(config.task).lr
+    assert config.preset == saved.get("preset", "paper")
+
+
+def test_loading_a_model_never_runs_the_resume_check(tmp_path, tiny_gpt2_dir, monkeypatch):
+    exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", steps=2, eval_every=2, device="cpu")
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("loading read the config through the resume check")
+
+    monkeypatch.setattr(fpt.train, "resume_config", refuse)
+    model = fpt.load(tmp_path / "run", device="cpu")
+    assert model.config == exp.config and str(model.device) == "cpu"
+    exported = fpt.Run(tmp_path / "run").export(tmp_path / "export")
+    assert fpt.load(exported, device="cpu").config == model.config  # a run and its export load alike
+
+
+# Run ids of the paper's tables (fpt reproduce TABLE --scale quick --seeds 0,1,2 --dry-run [--tuned-lr]): three
+# committed run stores (docs/results/quick, quick-gpu, lane) find their runs by them.
+PINNED = {
+    ("table1", "fpt", "bit-memory-100", 0, None): "121218a3bdc7",
+    ("table1", "fpt", "bit-memory-100", 1, None): "376f43bee6c9",
+    ("table1", "fpt", "bit-memory-100", 0, 0.0001): "c31306f68ca0",
+    ("table1", "fpt", "bit-memory-100", 0, 0.001): "121218a3bdc7",  # the fixed-lr run, shared
+    ("table3", "transformer", "bit-xor", 0, None): "55d50c860039",
+    ("table3", "lstm_3_layer", "bit-memory-100", 0, None): "158d0abd1af9",
+    ("table5", "lstm_12_layer", "mnist-5k", 0, None): "6db5c36c649e",
+    ("table9", "statistics_only", "bit-memory-100", 0, None): "d2f0f2b17e77",
+    ("table13", "plus_feedforward", "bit-memory-100", 0, None): "5ba2a0d7b94b",
+    ("table17", "bert", "digits-patch", 0, None): "9516446048ab",
+}
+
+
+@pytest.mark.parametrize("key", list(PINNED))
+def test_run_ids_of_the_paper_tables_never_change(key, tmp_path):
+    from fpt.experiments.grid import expand
+    from fpt.experiments.runner import Store
+
+    name, row, column, seed, lr = key
+    table = expand(name, "quick")
+    cell = next(c for c in table.cells if c.row == row and c.column == column)
+    assert Store(tmp_path).plan(table, cell, seed, lr).key == PINNED[key]
