@@ -33,7 +33,7 @@ import shutil
 import warnings
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
@@ -41,7 +41,19 @@ from fpt.errors import CheckpointError, ConfigError, DependencyError
 
 if TYPE_CHECKING:
     from fpt.predictor import Predictor
-    from fpt.run import Run
+
+
+class Run(Protocol):
+    """What an export reads of a run directory (``fpt.run.Run`` is one; fpt.run calls this module, never the
+    other way round)."""
+
+    path: Path
+
+    def load(self, which: str | None = None, device: str | None = None) -> Predictor: ...
+
+    def config(self) -> Any: ...
+
+    def summary(self) -> dict[str, Any] | None: ...
 
 FORMAT = "fpt-export-1"
 # Not model.safetensors: a transformers class given DIR (BertModel.from_pretrained(DIR)) would load that file's
