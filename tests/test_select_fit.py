@@ -61,13 +61,13 @@ def test_gradient_beyond_the_budget_is_not_compared_and_says_so(tmp_path, tiny_b
 def test_own_data_defaults_to_auto_unless_gradient_training_is_configured():
     from fpt.cli import parser
     from fpt.cli._args import given_fields
-    from fpt.cli.train import default_fit
+    from fpt.settings import train_fit
 
     top = parser()
 
     def fit_of(*argv):
         args = top.parse_args(["train", "--data", "x.csv", *argv])
-        return default_fit(args, set(given_fields(args)))
+        return train_fit(given_fields(args), bool(args.refit or args.choose or args.resume or args.fold is not None))
 
     assert fit_of() == "auto" and fit_of("--cf-members", "5") == "auto"
     assert fit_of("--fit", "auto", "--steps", "9") == "auto"

@@ -99,8 +99,8 @@ def test_fpt_train_log_mlflow_works_with_no_variable_and_with_a_sqlite_uri(store
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # where mlflow.search_runs looks
     (run,) = mlflow.search_runs(experiment_names=["fpt"], output_format="list")
     assert run.info.status == "FINISHED"
-    resolved = fpt.build(fpt.train.resume_config(tmp_path / "run", {})).lr  # the task's (or preset's) default
-    assert float(run.data.params["lr"]) == pytest.approx(resolved)  # the value used, not the config's "None"
+    recorded = fpt.Run(tmp_path / "run").config().lr  # config.yaml records the lr used (the preset's or task's)
+    assert recorded is not None and float(run.data.params["lr"]) == pytest.approx(recorded)
     assert run.data.params["steps"] == "2" and "val_accuracy" in run.data.metrics
     assert "summary.test_accuracy" in run.data.metrics
 
