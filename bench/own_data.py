@@ -219,9 +219,9 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
         seconds = time.perf_counter() - started
         summary = beside_run(exp, summary, where)
     if selection is not None:  # the whole record, as fpt train --choose keeps it in the run's directory
-        from fpt.select import SELECTION_FILE
+        from fpt.rundir import write_selection
 
-        (where / SELECTION_FILE).write_text(json.dumps(selection.to_json(), indent=1) + "\n")
+        write_selection(where, selection.to_json())
     # --baselines none (an ablation's run): only the metric, which the objective names
     compared = summary.get("baselines_models") or {"metric": _metric_of(summary)}
     metric = compared["metric"]

@@ -176,7 +176,7 @@ def test_compare_reads_a_refit_run_through_its_selection_run():
 
 
 def test_refit_controls_are_refit_runs(tmp_path, tiny_bert_dir):
-    from fpt.refit import SELECTION
+    from fpt.rundir import SELECTION_RUN as SELECTION
 
     config = RunConfig(data=str(_csv(tmp_path / "c.csv")), body=tiny_bert_dir, init="random", steps=2, eval_every=1,
                        batch_size=8, device="cpu")

@@ -81,5 +81,7 @@ def test_a_training_state_of_the_old_name_is_still_read():
     """state.json written before best_accuracy was renamed best_score (it holds R² for regression)."""
     old = {"step": 6, "best_accuracy": 0.5, "best_step": 3, "steps_to_target": None, "wall_seconds": 1.0,
            "train_seconds": 1.0, "train_examples": 48, "evals_since_best": 1, "diverged_at": None}
-    state = checkpoint._check_state(old, "state.json")
-    assert state["best_score"] == 0.5 and "best_accuracy" not in state
+    from fpt.rundir import TrainState
+
+    state = TrainState.from_json(old, "state.json")
+    assert state.best_score == 0.5 and state.step == 6 and "best_accuracy" not in state.to_json()

@@ -29,6 +29,7 @@ import fpt
 from fpt import checkpoint, rundir
 from fpt.cli import main
 from fpt.errors import CheckpointError
+from fpt.rundir import TrainState
 from fpt.train import resume_config
 
 STEPS, EVERY = 10, 5
@@ -174,10 +175,9 @@ class _Tiny(nn.Module):
         self.norm = nn.LayerNorm(64)
 
 
-def _train_state(step: int) -> dict:
-    return {"step": step, "best_score": 0.5, "best_step": step - step % 3, "steps_to_target": None,
-            "wall_seconds": float(step), "train_seconds": float(step), "train_examples": 8 * step,
-            "evals_since_best": step % 3, "diverged_at": None}
+def _train_state(step: int) -> TrainState:
+    return TrainState(step=step, best_score=0.5, best_step=step - step % 3, wall_seconds=float(step),
+                      train_seconds=float(step), train_examples=8 * step, evals_since_best=step % 3)
 
 
 def _stamp(model: nn.Module, step: int) -> None:
@@ -196,7 +196,7 @@ def _saver(run: Path, ready: int) -> None:
     with rundir.lock(run, what="kill-loop saver"):
         if checkpoint.has_checkpoint(run):
             version = checkpoint.load_trainable(checkpoint.slot(run, "checkpoint"), model, fp)
-            step = checkpoint.load_resume_state(version, model, optimizer)["step"]
+            step = checkpoint.load_resume_state(version, model, optimizer).step
             checkpoint.commit(version)  # as fit does
             checkpoint.rewind(run, "best", step)
         else:
@@ -264,9 +264,9 @@ def kill_loop(run: Path, kills: int, seed: int = 0, max_delay: float = 0.08) -> 
             optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad])
             version = checkpoint.load_trainable(slot, model, checkpoint.fingerprint(model))
             state = checkpoint.load_resume_state(version, model, optimizer)
-            assert state["step"] >= last, "a committed checkpoint was lost"
-            assert all(torch.all(p == state["step"]) for p in model.parameters() if p.requires_grad)
-            last = state["step"]
+            assert state.step >= last, "a committed checkpoint was lost"
+            assert all(torch.all(p == state.step) for p in model.parameters() if p.requires_grad)
+            last = state.step
             tally["resume_ok"] += 1
             if checkpoint.has_checkpoint(run, "best"):
                 best = checkpoint.find(run, "best")

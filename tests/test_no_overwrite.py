@@ -195,7 +195,7 @@ def test_a_tampered_data_json_is_one_line(edit, run, tmp_path, capsys):
 
 
 def test_huge_regression_targets_are_refused_and_summaries_are_strict_json(tiny_bert_dir, tmp_path, capsys):
-    from fpt.train import summary_json
+    from fpt.rundir import summary_json
 
     rows = ["x,price"] + [f"{i},{(i + 1) * 1e298:g}" for i in range(40)]
     (tmp_path / "big.csv").write_text("\n".join(rows) + "\n")

@@ -13,7 +13,8 @@ import fpt
 from fpt.cli import main
 from fpt.config import RunConfig, from_dict
 from fpt.errors import ConfigError
-from fpt.refit import SELECTION, refit_config, refit_steps
+from fpt.refit import refit_config, refit_steps
+from fpt.rundir import SELECTION_RUN as SELECTION
 
 
 def _csv(path: Path, n: int = 60) -> Path:

@@ -10,6 +10,7 @@ import pytest
 
 import fpt
 import fpt.select as select
+from fpt import rundir
 from fpt.cli import main
 from fpt.config import RunConfig, from_dict
 from fpt.data.base import RawData, Split, finish_splits
@@ -152,7 +153,7 @@ def test_choose_cross_validates_then_trains_the_winner_on_the_plain_split(tmp_pa
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("choose 1/2 lr=1e-9: val accuracy ") and printed[0].endswith("over 2 folds")
     assert printed[1].endswith("<- chosen") and "lr=0.02 readout=mean" in printed[1]
-    chosen = json.loads((out / select.SELECTION_FILE).read_text())
+    chosen = json.loads((out / rundir.SELECTION_FILE).read_text())
     assert chosen["winner"] == 1 and chosen["folds"] == 2 and chosen["choose"] == ["lr=1e-9", "lr=0.02 readout=mean"]
     assert not [k for k in _keys(chosen) if k.startswith("test")]
     summary = json.loads((out / "summary.json").read_text())
@@ -179,7 +180,7 @@ def test_a_stopped_choose_run_resumes_with_its_choice_on_record(tmp_path, tiny_g
     choose = ["--choose", "lr=1e-9", "--choose", "lr=0.02", "--folds", "2"]
     assert main([*common, "--out", str(out), *choose]) == 0
     finished = json.loads((out / "summary.json").read_text())
-    saved = (out / select.SELECTION_FILE).read_text()
+    saved = (out / rundir.SELECTION_FILE).read_text()
     (out / "summary.json").unlink()  # as if stopped after its last checkpoint, before the summary
     capsys.readouterr()
     assert main([*common, "--out", str(out), *choose]) == 2  # the choice is not made again over a stopped run
@@ -187,8 +188,8 @@ def test_a_stopped_choose_run_resumes_with_its_choice_on_record(tmp_path, tiny_g
     assert main(["train", "--resume", str(out), "--quiet"]) == 0
     resumed = json.loads((out / "summary.json").read_text())
     assert resumed["selection"] == finished["selection"] and resumed["selection"]["winner_fields"] == {"lr": 0.02}
-    assert (out / select.SELECTION_FILE).read_text() == saved
-    (out / select.SELECTION_FILE).write_text("{not json")
+    assert (out / rundir.SELECTION_FILE).read_text() == saved
+    (out / rundir.SELECTION_FILE).write_text("{not json")
     (out / "summary.json").unlink()
     capsys.readouterr()
     assert main(["train", "--resume", str(out), "--quiet"]) == 2

@@ -197,15 +197,18 @@ def test_gradient_clipping_bounds_the_step_of_the_optimizer_parameters(tiny_gpt2
 
 
 def test_improves_breaks_ties_on_validation_loss_only_when_asked():
+    from dataclasses import replace
+
+    from fpt.rundir import TrainState
     from fpt.train import improves
 
-    state = {"best_score": 0.9, "best_loss": 0.4, "best_step": 20}
+    state = TrainState(step=20, best_score=0.9, best_loss=0.4, best_step=20)
     assert improves(state, 0.95, 9.0, "first") and improves(state, 0.95, 9.0, "loss")  # a higher score always wins
     assert not improves(state, 0.9, 0.1, "first")  # the paper's: the earlier step stays
     assert improves(state, 0.9, 0.1, "loss") and not improves(state, 0.9, 0.5, "loss")
     assert not improves(state, 0.85, 0.01, "loss")  # a lower score never wins, whatever its loss
-    assert improves({"best_score": -1.0, "best_loss": None, "best_step": 0}, -5.0, None, "loss")  # the first one
-    assert improves({**state, "best_loss": None}, 0.9, 0.3, "loss")  # resumed from a state without best_loss
+    assert improves(TrainState(), -5.0, None, "loss")  # the first one
+    assert improves(replace(state, best_loss=None), 0.9, 0.3, "loss")  # resumed from a state without best_loss
 
 
 def test_the_selected_step_follows_the_tie_break(tiny_gpt2_dir, tmp_path):

@@ -420,12 +420,12 @@ def beside_refit(summary: dict[str, Any], out: str | Path, progress: bool = Fals
     asks for (or ``baselines``, as a resumed run may change it), fitted on the selection run's split (the refit
     run's own has no validation left to choose on), each model refitted on train + validation before test, each
     control a refit run in ``OUT/controls/``."""
-    from fpt.refit import SELECTION
     from fpt.run import Run
+    from fpt.rundir import SELECTION_RUN
 
     # The selection run's saved config, not the caller's: it has the budget fitted to the data, which the
     # controls must train with, and the split the models must be fitted on.
-    config = Run(Path(out) / SELECTION).config()
+    config = Run(Path(out) / SELECTION_RUN).config()
     if baselines is not None:
         config = dataclasses.replace(config, baselines=baselines)
     chosen = level(config)
@@ -450,11 +450,9 @@ def _with_comparison(summary: dict[str, Any], result: dict[str, Any], out: str |
     summary = {**summary, "baselines_models": compare(summary, result)}
     if out is not None:
         from fpt import rundir
-        from fpt.rundir import SUMMARY
-        from fpt.train import summary_json
 
         with rundir.lock(out, what="fpt train (baselines)"):
-            rundir.write_text(Path(out) / SUMMARY, summary_json(summary))
+            rundir.write_summary(out, summary)
     return summary
 
 

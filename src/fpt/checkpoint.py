@@ -19,7 +19,7 @@ leaves at least one complete version. Loading verifies the checksums (and the st
 file's own digest) before anything is used; a version that fails falls back to the
 previous one with a warning, and when none is left the error names the file and the
 remedy. Every user finds checkpoints through ``find`` / ``has_checkpoint`` /
-``checkpoint_paths`` rather than hard-coding paths.
+``rundir.checkpoint_paths`` rather than hard-coding paths; the names are ``fpt.rundir``'s.
 
 Run directories written before versioning (``checkpoint/`` holding the files directly, and
 ``checkpoint.tmp`` / ``checkpoint.old`` left by a killed save) are still read, and are
@@ -45,27 +45,31 @@ from safetensors.torch import save as save_bytes
 from torch import nn
 
 from fpt.errors import CheckpointError, ConfigError
-from fpt.rundir import clear_debris, fsync_dir, tmp_name, write_error, write_text
+from fpt.rundir import (
+    BEST,
+    LATEST,
+    OPTIMIZER,
+    POINTER,
+    RNG,
+    SLOTS,
+    STATE,
+    TRAINABLE,
+    TrainState,
+    clear_debris,
+    fsync_dir,
+    tmp_name,
+    write_error,
+    write_text,
+)
 
-LATEST, BEST = "checkpoint", "best"
-SLOTS = (LATEST, BEST)
-POINTER = "current"
-STATE = "state.json"
-TRAINABLE, OPTIMIZER, RNG = "trainable.safetensors", "optimizer.safetensors", "rng.safetensors"
 FORMAT = "fpt-2"
 KEEP = 2  # the current version and the previous one
 _VERSION = re.compile(r"^step-(\d{8,})(?:\.(\d+))?$")
 _LEGACY_FILES = (TRAINABLE, OPTIMIZER, RNG, STATE)
 
-# What state.json must hold for --resume: key -> allowed types (float fields accept ints).
-RESUME_STATE: dict[str, tuple[type, ...]] = {
-    "step": (int,), "best_score": (float, int), "best_step": (int,), "steps_to_target": (int, type(None)),
-    "wall_seconds": (float, int), "train_seconds": (float, int), "train_examples": (int,),
-    "evals_since_best": (int,), "diverged_at": (int, type(None)),
-}
-
-__all__ = ["BEST", "LATEST", "CheckpointError", "checkpoint_paths", "find", "fingerprint", "has_checkpoint",
-           "load_resume_state", "load_trainable", "read_metadata", "rewind", "save", "slot", "trainable_state"]
+__all__ = ["BEST", "LATEST", "CheckpointError", "committed_step", "find", "fingerprint", "has_checkpoint",
+           "load_resume_state", "load_trainable", "read_metadata", "rewind", "save", "slot", "trainable_state",
+           "version_step"]
 
 
 def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
@@ -153,11 +157,21 @@ def has_checkpoint(run_dir: str | Path, which: str = LATEST) -> bool:
     return bool(_candidates(slot(run_dir, which)))
 
 
-def checkpoint_paths(run_dir: str | Path) -> list[Path]:
-    """Every checkpoint directory of a run that exists (what pruning a finished run deletes)."""
-    run_dir = Path(run_dir)
-    names = [n + suffix for n in SLOTS for suffix in ("", ".tmp", ".old")]
-    return [run_dir / n for n in names if (run_dir / n).is_dir()]
+def committed_step(run_dir: str | Path, which: str = LATEST) -> int | None:
+    """The step of slot ``which``'s committed version (None when nothing is committed yet)."""
+    try:
+        m = _VERSION.match((slot(run_dir, which) / POINTER).read_text().strip())
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(m.group(1)) if m else None
+
+
+def version_step(version: Path) -> int | None:
+    """The step a checkpoint version's state.json records (None for an old layout without one)."""
+    try:
+        return int(json.loads((Path(version) / STATE).read_text())["step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 # ---------------------------------------------------------------------------------------------- saving
@@ -179,14 +193,14 @@ def _write_synced(path: Path, data: bytes) -> None:
 
 
 def save(slot_dir: str | Path, model: nn.Module, config: dict[str, Any], body_fingerprint: str,
-         optimizer: torch.optim.Optimizer | None = None, state: dict[str, Any] | None = None,
+         optimizer: torch.optim.Optimizer | None = None, state: TrainState | None = None,
          step: int | None = None) -> Path:
     """Write a new version into ``slot_dir`` and commit it; returns the version directory.
 
     ``state`` (the training state, for resume) gives the step; otherwise ``step`` does.
     """
     slot_dir = Path(slot_dir)
-    step = int(state["step"]) if state is not None and "step" in state else int(step or 0)
+    step = state.step if state is not None else int(step or 0)
     meta = {"fingerprint": body_fingerprint, "config": json.dumps(config), "format": "fpt-1"}
     files = {TRAINABLE: save_bytes(trainable_state(model), metadata=meta)}
     if optimizer is not None:
@@ -198,7 +212,7 @@ def save(slot_dir: str | Path, model: nn.Module, config: dict[str, Any], body_fi
     doc: dict[str, Any] = {"format": FORMAT, "step": step,
                            "checksums": {n: hashlib.sha256(b).hexdigest() for n, b in files.items()}}
     if state is not None:
-        doc["state"] = state
+        doc["state"] = state.to_json()
     doc["digest"] = _digest(doc)
     files[STATE] = json.dumps(doc, indent=1).encode()
 
@@ -284,7 +298,7 @@ def commit(version: Path) -> None:
 class _Verified:
     """A checkpoint version whose files were read and checked."""
 
-    def __init__(self, path: Path, step: int | None, files: dict[str, bytes], state: dict[str, Any] | None) -> None:
+    def __init__(self, path: Path, step: int | None, files: dict[str, bytes], state: TrainState | None) -> None:
         self.path, self.step, self.files, self.state = path, step, files, state
 
 
@@ -304,23 +318,6 @@ def _read(file: Path) -> bytes:
         raise CheckpointError(f"{file} is missing: the checkpoint is incomplete") from None
     except OSError as exc:
         raise CheckpointError(f"{file} cannot be read ({exc.strerror or exc})") from None
-
-
-def _check_state(state: Any, where: str) -> dict[str, Any]:
-    if not isinstance(state, dict):
-        raise CheckpointError(f"{where}: the training state is not a JSON object")
-    if "best_score" not in state and "best_accuracy" in state:  # written before it was named for R² too
-        state = {("best_score" if k == "best_accuracy" else k): v for k, v in state.items()}
-    missing = sorted(set(RESUME_STATE) - set(state))
-    if missing:
-        raise CheckpointError(f"{where}: the training state lacks {missing}: not a resumable checkpoint")
-    for key, types in RESUME_STATE.items():
-        value = state[key]
-        if isinstance(value, bool) or not isinstance(value, types):
-            raise CheckpointError(f"{where}: {key} is {value!r}, expected {' or '.join(t.__name__ for t in types)}")
-    if state["step"] < 0 or not 0 <= state["best_step"] <= state["step"]:
-        raise CheckpointError(f"{where}: step {state['step']} / best_step {state['best_step']} are inconsistent")
-    return state
 
 
 def _verify(path: Path) -> _Verified:
@@ -351,9 +348,9 @@ def _verify(path: Path) -> _Verified:
         files[name] = data
     state = doc.get("state")
     if state is not None:
-        state = _check_state(state, str(state_file))
-        if state["step"] != step:
-            raise CheckpointError(f"{state_file}: training state step {state['step']} is not the version's {step}")
+        state = TrainState.from_json(state, str(state_file))
+        if state.step != step:
+            raise CheckpointError(f"{state_file}: training state step {state.step} is not the version's {step}")
     _finite(path / TRAINABLE, _parse(path / TRAINABLE, files[TRAINABLE]))
     return _Verified(path, step, files, state)
 
@@ -372,8 +369,8 @@ def _verify_legacy(path: Path) -> _Verified:
             state = json.loads(_read(path / STATE))
         except (ValueError, UnicodeDecodeError) as exc:
             raise CheckpointError(f"{path / STATE} is not valid JSON ({exc}): truncated or corrupt") from None
-        state = _check_state(state, str(path / STATE))
-    return _Verified(path, state["step"] if state else None, files, state)
+        state = TrainState.from_json(state, str(path / STATE))
+    return _Verified(path, state.step if state else None, files, state)
 
 
 def _finite(file: Path, tensors: dict[str, torch.Tensor]) -> None:
@@ -465,7 +462,7 @@ def load_trainable(path: Path, model: nn.Module, expected_fingerprint: str) -> P
     return found.path
 
 
-def load_resume_state(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+def load_resume_state(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> TrainState:
     """Restore optimizer moments and RNG; returns the training state (validated)."""
     found = _open(path)
     if found.state is None or OPTIMIZER not in found.files or RNG not in found.files:
@@ -490,4 +487,4 @@ def load_resume_state(path: Path, model: nn.Module, optimizer: torch.optim.Optim
     cuda = [rng[k] for k in sorted(rng) if k.startswith("torch_cuda")]
     if cuda and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
         torch.cuda.set_rng_state_all(cuda)
-    return dict(found.state)
+    return found.state

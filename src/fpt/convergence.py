@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+from fpt.rundir import CONFIG, read_config
+from fpt.rundir import read_metrics as read_history  # claims.py reads it by this name
 
 DEFAULT_TOLERANCE = 0.01
 
@@ -23,7 +27,7 @@ def steps_to_converge(history: Sequence[dict[str, Any]], key: str, tolerance: fl
     return next(step for step, v in values if v >= best - tolerance)
 
 
-# --- step 12: converged and stayed, collapse, chance (computed from a run's curve and summary) -----
+# --- converged and stayed, collapse, chance (computed from a run's curve and summary) -------------
 
 Z_ONE_SIDED_95 = 1.645  # one-sided 95%: a figure counts as above the majority class beyond this many std errors
 COLLAPSE_LOSS_TOLERANCE = 0.02  # nats below ln(C) still counted as the uniform-output level
@@ -160,30 +164,14 @@ def health(summary: dict[str, Any], history: Sequence[dict[str, Any]], sizes: di
     return out
 
 
-def read_history(run_dir: Any) -> list[dict[str, Any]]:
-    """metrics.jsonl of a run directory (missing: [])."""
-    import json
-    from pathlib import Path
-
-    path = Path(run_dir) / "metrics.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def run_health(run_dir: Any, summary: dict[str, Any], split: str | None = None) -> dict[str, Any]:
     """health() of a finished run directory: the summary's own record when it has one (and ``split`` is its
     test set), else computed from metrics.jsonl, config.yaml's task options and the summary (runs written
     before these flags existed)."""
-    from pathlib import Path
-
     recorded = summary.get("health")
     if recorded and (split is None or split == summary.get("test_set")):
         return recorded
     options: dict[str, Any] = {}
-    config = Path(run_dir) / "config.yaml"
-    if config.is_file():
-        import yaml
-
-        options = (yaml.safe_load(config.read_text()) or {}).get("task_options") or {}
+    if (Path(run_dir) / CONFIG).is_file():
+        options = read_config(run_dir).get("task_options") or {}
     return health(summary, read_history(run_dir), eval_sizes(summary, options), split)

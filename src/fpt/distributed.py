@@ -34,6 +34,7 @@ With one process (no process group, or a world of 1) nothing here changes what t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ from torch import nn
 
 from fpt.errors import ConfigError, RunError
 from fpt.pipeline import Experiment, resolve_device
+from fpt.rundir import TrainState
 from fpt.tasks.base import Batch
 
 
@@ -265,8 +267,8 @@ def accumulating(exp: Experiment, last: bool) -> contextlib.AbstractContextManag
     return contextlib.nullcontext()
 
 
-def share_start(group: Group, optimizer: torch.optim.Optimizer, resume: bool, state: dict[str, Any],
-                history: list[dict[str, Any]]) -> tuple[bool, dict[str, Any], list[dict[str, Any]]]:
+def share_start(group: Group, optimizer: torch.optim.Optimizer, resume: bool, state: TrainState,
+                history: list[dict[str, Any]]) -> tuple[bool, TrainState, list[dict[str, Any]]]:
     """Rank 0's starting point on every rank: whether it resumes, the training state, the evaluations
     so far and (resumed) Adam's moments. The trained parameters follow in ``data_parallel``."""
     if group.size == 1:
@@ -284,7 +286,7 @@ def share_start(group: Group, optimizer: torch.optim.Optimizer, resume: bool, st
         raise MainFailed(f"rank 0 stopped before training began ({type(exc).__name__}); its error says why") from None
     if moments is not None and not group.is_main:
         optimizer.load_state_dict(moments)
-    return resume, dict(state), list(history)
+    return resume, dataclasses.replace(state), list(history)
 
 
 def broadcast_parameters(group: Group, params: list[torch.Tensor]) -> None:

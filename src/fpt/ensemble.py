@@ -27,8 +27,8 @@ from fpt.errors import ConfigError
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment
 from fpt.predictor import combine
-from fpt.run import ENSEMBLE, MEMBERS, Run
-from fpt.rundir import SUMMARY
+from fpt.run import Run
+from fpt.rundir import MEMBERS, is_ensemble
 
 Tensor = torch.Tensor
 # RunConfig fields that may differ between members: the seed, and what changes where or how fast a run ran,
@@ -115,12 +115,11 @@ def fit(config: RunConfig, out: str | Path, *, progress: bool = False,
     from fpt import rundir
     from fpt.pipeline import build
     from fpt.train import fit as fit_one
-    from fpt.train import summary_json
 
     out = Path(out)
     seeds = member_seeds(config.seed, config.ensemble)
-    if (out / ENSEMBLE).is_file() or Run(out).is_run():
-        raise FileExistsError(f"{out} already holds {'an ensemble' if (out / ENSEMBLE).is_file() else 'a run'}; "
+    if is_ensemble(out) or Run(out).is_run():
+        raise FileExistsError(f"{out} already holds {'an ensemble' if is_ensemble(out) else 'a run'}; "
                               "choose another --out")
     rows, paths, first = [], [], {}
     for seed in seeds:
@@ -150,9 +149,9 @@ def fit(config: RunConfig, out: str | Path, *, progress: bool = False,
                **{k: first[k] for k in ("task", "body", "init", "freeze", "val_set", "test_set", "baselines", "task_info",
                                   "device", "precision", "environment") if k in first}}
     with rundir.lock(out, what="fpt train (ensemble)"):
-        rundir.write_text(out / ENSEMBLE, summary_json({"seeds": seeds, "members": [r["run"] for r in rows],
-                                                        "written": time.strftime("%Y-%m-%dT%H:%M:%S")}))
-        rundir.write_text(out / SUMMARY, summary_json(summary))
+        rundir.write_ensemble(out, {"seeds": seeds, "members": [r["run"] for r in rows],
+                                    "written": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        rundir.write_summary(out, summary)
     return summary
 
 

@@ -16,7 +16,6 @@ validation: ``fpt.refit``); data-parallel (a process started by torchrun joins i
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,7 +64,7 @@ def train_run(config: RunConfig | None, out: str | Path | None = None, *, resume
     0: none); ``say``: where one-line reports go (a --choose run's result; None: nowhere); ``verbose``: progress
     reports too (each cross-validation fold, ensemble member and refit stage)."""
     from fpt import distributed
-    from fpt.refit import SELECTION
+    from fpt.rundir import SELECTION_RUN as SELECTION
 
     if resume:
         if out is None or config is not None:
@@ -106,19 +105,17 @@ def check_out(out: Path) -> None:
     """Refuse an out that holds a run's file names (selection.json included) that fpt did not write, or that is a
     file or a link out of its folder, before any work (fpt.outputs): the same rule as fit's, said before the
     cross-validation, the build or a tracker's connection, not after them."""
+    from fpt import rundir
     from fpt.errors import CheckpointError
     from fpt.outputs import RUN_ENTRIES, check_dir
-    from fpt.refit import SELECTION
-    from fpt.run import ENSEMBLE
-    from fpt.train import _Run
 
     check_dir(out)
     if not out.is_dir():
         return
-    names = sorted({p.name for p in out.iterdir()} & (RUN_ENTRIES - {"run.lock"}))
-    if not names or (out / ENSEMBLE).is_file() or _Run(out).written_by_fpt() or _Run(out / SELECTION).written_by_fpt():
+    names = sorted({p.name for p in out.iterdir()} & (RUN_ENTRIES - {rundir.LOCK_FILE}))
+    if not names or rundir.is_ensemble(out) or rundir.written_by_fpt(out) or rundir.written_by_fpt(out / rundir.SELECTION_RUN):
         return
-    if names == ["selection.json"]:  # a --choose run stopped after choosing: its own record
+    if names == [rundir.SELECTION_FILE]:  # a --choose run stopped after choosing: its own record
         with contextlib.suppress(ConfigError, CheckpointError):
             if _saved_choice(out) is not None:
                 return
@@ -143,7 +140,7 @@ def check_modes(config: RunConfig, *, resume: bool, choose: bool, refit: bool, p
 
 def resumed_config(out: str | Path, overrides: Mapping[str, Any] | None = None) -> RunConfig:
     """The config ``train_run(resume=True)`` continues the run in ``out`` with (a refit run: its selection run's)."""
-    from fpt.refit import SELECTION
+    from fpt.rundir import SELECTION_RUN as SELECTION
     from fpt.train import resume_config
 
     out = Path(out)
@@ -255,27 +252,26 @@ def _fresh(out: Path) -> None:
 
 def _save_choice(choice: Choice, out: Path) -> None:
     from fpt import rundir
-    from fpt.select import SELECTION_FILE
-    from fpt.train import summary_json
 
     out.mkdir(parents=True, exist_ok=True)
     with rundir.lock(out, what="fpt train --choose"):
-        rundir.write_text(out / SELECTION_FILE, summary_json(choice.to_json()))
+        rundir.write_selection(out, choice.to_json())
 
 
 def _saved_choice(out: Path) -> Choice | None:
     """The choice a --choose run saved before its final run (None for a run without one), for resume."""
     from fpt import stored
-    from fpt.select import SELECTION_FILE, Selection
+    from fpt.rundir import SELECTION_FILE, read_selection
+    from fpt.select import Selection
 
     path = out / SELECTION_FILE
-    if not path.is_file():
-        return None
     try:
-        saved = json.loads(stored.read_bytes(path))
+        saved = read_selection(out)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: not a selection file written by fpt train --choose ({type(exc).__name__}); move "
                           f"it out of {out} to resume the run without it") from None
+    if saved is None:
+        return None
     saved = stored.selection(saved, path)  # a winner out of range or a string, rows of the wrong length
     metric = saved["metric"]
     selection = Selection(metric, saved["folds"], saved["candidates"], saved[f"val_{metric}"], saved["val_loss"],
@@ -286,9 +282,7 @@ def _saved_choice(out: Path) -> Choice | None:
 def _record_choice(choice: Choice, summary: dict, out: Path) -> dict:
     """selection.json beside the final run, and a ``selection`` block in its summary.json."""
     from fpt import rundir
-    from fpt.run import Run
-    from fpt.select import SELECTION_FILE
-    from fpt.train import summary_json
+    from fpt.rundir import SELECTION_FILE
 
     selection = choice.selection
     summary = {**summary, "selection": {
@@ -298,8 +292,8 @@ def _record_choice(choice: Choice, summary: dict, out: Path) -> dict:
         **({"auto": True, "protocol": choice.record.get("protocol"), "notes": choice.record.get("notes", [])}
            if choice.record else {})}}
     with rundir.lock(out, what="fpt train --choose"):
-        rundir.write_text(out / SELECTION_FILE, summary_json(choice.to_json()))
-        rundir.write_text(Run(out).summary_path, summary_json(summary))
+        rundir.write_selection(out, choice.to_json())
+        rundir.write_summary(out, summary)
     return summary
 
 

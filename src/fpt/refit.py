@@ -31,8 +31,7 @@ from typing import Any
 
 from fpt.config import DATA_TASK, RunConfig
 from fpt.errors import ConfigError, RunError
-
-SELECTION = "selection"  # the first run's directory inside the refit run's
+from fpt.rundir import SELECTION_RUN
 
 
 def check(config: RunConfig) -> None:
@@ -67,7 +66,7 @@ def _block(selection: dict[str, Any], steps: int) -> dict[str, Any]:
               if (k.startswith("val_") or k.startswith("test_")) and k != "val_set" and k != "test_set"
               and not k.endswith("_last")}
     sizes = selection["task_info"]["split_sizes"]
-    return {"selection_run": SELECTION, "selected_step": selection["selected_step"], "steps": steps,
+    return {"selection_run": SELECTION_RUN, "selected_step": selection["selected_step"], "steps": steps,
             "train_examples": int(sizes["train"]) + int(sizes["val"]),
             "selection_wall_seconds": selection.get("wall_seconds"),  # the refit's cost is both runs' time
             **{f"selection_{k}": v for k, v in scores.items()}}
@@ -87,7 +86,7 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
 
     check(config)
     out = Path(out)
-    chosen = out / SELECTION
+    chosen = out / SELECTION_RUN
     if not resume and Run(out).summary() is not None:
         raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
     with rundir.lock(out, what="fpt train --refit"):
@@ -112,10 +111,8 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
                               progress=progress, trackers=trackers)
         if "refit" not in summary:
             summary["refit"] = _block(selection, second.steps)
-            from fpt.train import summary_json
-
-            rundir.write_text(Run(out).summary_path, summary_json(summary))
+            rundir.write_summary(out, summary)
     return summary
 
 
-__all__ = ["SELECTION", "check", "fit", "refit_config", "refit_steps"]
+__all__ = ["check", "fit", "refit_config", "refit_steps"]

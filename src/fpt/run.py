@@ -1,40 +1,42 @@
 """A run directory as an object: where its files are, what they say, and the trained model.
 
-``fpt train --out DIR`` writes (``fpt.train``; every write atomic, see ``fpt.rundir``):
-
-    DIR/config.yaml      the resolved RunConfig
-    DIR/metrics.jsonl    one row per evaluation
-    DIR/summary.json     the final scores (written when training ends)
-    DIR/data.json        --data runs: the fitted tokeniser, class map and target scaler
-    DIR/checkpoint/      the latest trained parameters (for --resume)
-    DIR/best/            the validation-selected trained parameters
-    DIR/run.lock         the writer lock while a process writes the run
-
-``Run(DIR)`` names those paths once (other modules use these constants rather than spelling
-the names), reads the config and summary, rebuilds the trained model ready to predict
+``fpt train --out DIR`` writes the files ``fpt.rundir`` lays out (and reads and writes). ``Run(DIR)``
+gives their paths, reads the config and summary, rebuilds the trained model ready to predict
 (``Run.load``: best/ if present, else the latest checkpoint) and exports it (``Run.export``).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fpt.checkpoint import BEST, LATEST, find, has_checkpoint
+from fpt.checkpoint import find, fingerprint, has_checkpoint, load_trainable, version_step
 from fpt.errors import CheckpointError, ConfigError, RunError
-from fpt.rundir import CONFIG, DATA, LOCK_FILE, METRICS, SUMMARY, read_metrics, read_summary
+from fpt.rundir import (
+    BEST,
+    CONFIG,
+    DATA,
+    ENSEMBLE,
+    LATEST,
+    LOCK_FILE,
+    MEMBERS,
+    METRICS,
+    SUMMARY,
+    is_ensemble,
+    read_data,
+    read_ensemble,
+    read_metrics,
+    read_summary,
+)
 
-if TYPE_CHECKING:  # only for annotations: importing them here would make ``fpt.train -> fpt.run`` circular
+if TYPE_CHECKING:  # annotations only: the functions below import what they call when they run
     from fpt.config import RunConfig
     from fpt.pipeline import Experiment
     from fpt.predictor import Predictor
     from fpt.tasks.user_data import Preprocessing
 
 WHICH = (BEST, LATEST)  # the checkpoint slots a model can be loaded from
-ENSEMBLE = "ensemble.json"  # a seed ensemble's directory (fpt.ensemble): its members' runs, in MEMBERS/seedS
-MEMBERS = "members"
 
 
 @dataclass(frozen=True, init=False)
@@ -92,7 +94,7 @@ class Run:
         return loaded(read_config(self.path), str(self.config_path), device)
 
     def _not_ensemble(self) -> None:
-        if not self.is_run() and (self.path / ENSEMBLE).is_file():
+        if not self.is_run() and is_ensemble(self.path):
             raise RunError(f"{self.path} is a seed ensemble (ensemble.json): fpt.load / fpt predict read it whole; to "
                            f"export or evaluate one model, give a member ({self.path / MEMBERS}/seedS)")
 
@@ -105,14 +107,14 @@ class Run:
 
     def preprocessing(self) -> Preprocessing | None:
         """What turns raw inputs into tokens and outputs into labels (``--data`` runs), from data.json."""
-        if not self.data_path.is_file():
+        doc = read_data(self.path)
+        if doc is None:
             return None
-        from fpt.errors import CheckpointError
         from fpt.tasks.user_data import Preprocessing
 
         try:
-            return Preprocessing.from_json(json.loads(self.data_path.read_text()))
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            return Preprocessing.from_json(doc)
+        except (ValueError, KeyError, TypeError) as exc:
             raise CheckpointError(f"{self.data_path} cannot be read ({type(exc).__name__}: {exc}): truncated or "
                                   "corrupt; train the run again (it holds the fitted tokeniser)") from None
 
@@ -120,7 +122,6 @@ class Run:
         """Whether a stopped run of ``config`` is here to continue (a checkpoint of the same config):
         the resume check every executor makes. A checkpoint of another config is a RunError (``what``
         names what gave ``config``, e.g. a run-store key): rerunning it would mix two experiments."""
-        from fpt.checkpoint import has_checkpoint
         from fpt.pipeline import agrees
         from fpt.train import resume_config
 
@@ -149,7 +150,6 @@ class Run:
     def experiment(self, which: str | None = None, device: str | None = None) -> Experiment:
         """The run's experiment (task data, model, body) rebuilt with ``which`` checkpoint's trained
         parameters loaded: what ``fpt eval`` and ``fpt attention`` read."""
-        from fpt.checkpoint import load_trainable
         from fpt.pipeline import build
 
         exp = build(self.config(device))
@@ -176,7 +176,6 @@ class Run:
 
 def from_run(run: Run, which: str | None = None, device: str | None = None) -> Predictor:
     """A run directory's trained model (``Run.load``): its body rebuilt as training built it."""
-    from fpt.checkpoint import fingerprint, load_trainable
     from fpt.pipeline import task_options
     from fpt.predictor import LENGTH_MODALITIES, input_spec, rebuild
     from fpt.tasks import build_task
@@ -200,20 +199,10 @@ def from_run(run: Run, which: str | None = None, device: str | None = None) -> P
         body_fp = fingerprint(model)
         used = load_trainable(version, model, body_fp)  # checks the rebuilt body's fingerprint against the checkpoint's
         slot = used.name if used.parent == run.path else used.parent.name  # best/step-N (or an old layout's best/)
-        return body_fp, {"slot": slot, "step": _step(used), "version": used.name}
+        return body_fp, {"slot": slot, "step": version_step(used), "version": used.name}
 
     return rebuild(config, spec, load, objective=objective, preprocessing=prep, lengths=lengths, info=info,
                    source=str(run.path))
-
-
-def _step(version: Path) -> int | None:
-    """The step of a checkpoint version (None for an old layout without state.json)."""
-    import json
-
-    try:
-        return int(json.loads((version / "state.json").read_text())["step"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def load(path: str | Path, which: str | None = None, device: str | None = None) -> Predictor:
@@ -232,7 +221,7 @@ def load(path: str | Path, which: str | None = None, device: str | None = None) 
     run = Run(path)
     if run.is_run():
         return run.load(which, device)
-    if (path / ENSEMBLE).is_file():
+    if is_ensemble(path):
         return load_ensemble(path, which, device)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such run or export directory")
@@ -246,14 +235,8 @@ def load_ensemble(path: Path, which: str | None = None, device: str | None = Non
 
     from fpt.predictor import EnsemblePredictor, Predictor
 
-    try:
-        members = json.loads((path / ENSEMBLE).read_text())["members"]
-        assert isinstance(members, list) and members and all(isinstance(m, str) for m in members)
-    except (OSError, ValueError, KeyError, TypeError, AssertionError):
-        raise CheckpointError(f"{path / ENSEMBLE}: not an ensemble file written by fpt train (a 'members' list of "
-                              "run directories); train the ensemble again into a new --out") from None
     predictors = []
-    for member in members:
+    for member in read_ensemble(path):
         where = path / member
         if Path(member).is_absolute() or ".." in Path(member).parts or not Run(where).is_run():
             raise CheckpointError(f"{path / ENSEMBLE}: member {member!r} is not a run directory inside {path}; "
@@ -264,5 +247,4 @@ def load_ensemble(path: Path, which: str | None = None, device: str | None = Non
     return EnsemblePredictor(**{**fields, "source": str(path)}, members=predictors)
 
 
-__all__ = ["CONFIG", "DATA", "ENSEMBLE", "MEMBERS", "METRICS", "SUMMARY", "WHICH", "Run", "from_run", "load",
-           "load_ensemble"]
+__all__ = ["WHICH", "Run", "from_run", "load", "load_ensemble"]

@@ -30,7 +30,6 @@ from fpt.pipeline import build
 from fpt.tasks.base import TaskData
 from fpt.train import fit
 
-SELECTION_FILE = "selection.json"  # in the final run's directory: what was compared and what won
 DEFAULT_FOLDS = 5
 MIN_PER_CLASS = 2  # fewer default folds where a fold's validation part would hold fewer of the rarest class
 # Fields a candidate may not set: the folds are the procedure's, and the data is what is cross-validated; a
@@ -367,5 +366,5 @@ def describe(candidate: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in candidate.items())
 
 
-__all__ = ["AUTO", "DEFAULT_FOLDS", "SELECTION_FILE", "AutoChoice", "FitChoice", "Selection", "candidate_config",
+__all__ = ["AUTO", "DEFAULT_FOLDS", "AutoChoice", "FitChoice", "Selection", "candidate_config",
            "check_folds", "choose_fit", "cross_validate", "describe", "fold_count", "rank"]

@@ -3,7 +3,7 @@
 ``fit(exp, out, trackers=[...])`` calls each tracker as the run goes (rank 0 only):
 
     start(exp, out, step)   once, after a resumed run's state is restored (``step``: where it continues)
-    step(state, loss)       after every optimizer step (``state``: step, train_examples, train_seconds, ...)
+    step(state, loss)       after every optimizer step (``state``: fpt.rundir.TrainState)
     evaluated(row)          after every evaluation, with the row written to metrics.jsonl
     finish(summary)         once, with summary.json's content
     close(error)            always, last (``error``: what stopped the run, or None)
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fpt.errors import ConfigError
-from fpt.rundir import CONFIG, DATA, METRICS, SUMMARY
+from fpt.rundir import CONFIG, DATA, METRICS, SUMMARY, TrainState
 
 NAMES = ("tensorboard", "mlflow")
 _EXTRA_MODULE = {"tensorboard": "tensorboard", "mlflow": "mlflow"}
@@ -42,7 +42,7 @@ class Tracker:
 
     def start(self, exp: Any, out: Path | None, step: int) -> None: ...
 
-    def step(self, state: dict[str, Any], loss: float) -> None: ...
+    def step(self, state: TrainState, loss: float) -> None: ...
 
     def evaluated(self, row: dict[str, Any]) -> None: ...
 
@@ -415,10 +415,10 @@ class ProgressLine(Tracker):
         if now - self.last < self.every:
             return
         self.last = now
-        step = state["step"]
+        step = state.step
         done = max(step - self.first_step, 1)
         left = (now - self.started) / done * max(self.total - step, 0)
-        rate = state["train_examples"] / max(state["train_seconds"], 1e-9)
+        rate = state.train_examples / max(state.train_seconds, 1e-9)
         val = "-" if self.val is None else f"{self.val:.4f}"
         loss_text = f"{sum(self.losses) / len(self.losses):.4f}"
         self.losses = []

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import math
-import shutil
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,14 +13,14 @@ import torch
 from tqdm.auto import tqdm
 
 from fpt import checkpoint, distributed, rundir, tracking
-from fpt.config import RunConfig, save_yaml
+from fpt.config import RunConfig
 from fpt.convergence import health, steps_to_converge
-from fpt.errors import CheckpointError, ConfigError
+from fpt.errors import ConfigError
 from fpt.feature_map import CLOSED_FORM
 from fpt.inference import iter_outputs, length_order
 from fpt.pipeline import Experiment
 from fpt.provenance import environment
-from fpt.rundir import CONFIG, DATA, METRICS, SUMMARY
+from fpt.rundir import CONFIG, SUMMARY, TrainState
 from fpt.tasks import Batch
 
 # Fields that may change when a stopped run is resumed; anything else would make the
@@ -160,93 +157,6 @@ def _check_resume(saved: RunConfig, wanted: RunConfig | None) -> RunConfig:
     return wanted
 
 
-class _Run:
-    """Files of a run directory (every write atomic or fsynced: see fpt.rundir)."""
-
-    def __init__(self, out: Path | None) -> None:
-        self.out = out
-
-    @property
-    def metrics(self) -> Path:
-        return self.out / METRICS
-
-    def write_metrics(self, row: dict[str, Any]) -> None:
-        if self.out:
-            rundir.append_line(self.metrics, json.dumps(row))
-
-    def truncate_metrics(self, step: int) -> list[dict[str, Any]]:
-        """The evaluations up to the checkpoint we resume from; later ones are dropped from the file.
-
-        A corrupt last line (a kill while it was written) is dropped when the checkpoint's own
-        row comes before it; anywhere else it is an error naming the line. Rows of an earlier
-        attempt that a restart appended to (steps going back) are superseded by the later ones.
-        """
-        path = self.metrics
-        if not path.exists():
-            return []
-        lines = path.read_bytes().decode("utf-8", errors="replace").split("\n")
-        numbered = [(i, line) for i, line in enumerate(lines, 1) if line.strip()]
-        rows: list[dict[str, Any]] = []
-        for pos, (i, line) in enumerate(numbered):
-            try:
-                row = json.loads(line)
-                if not isinstance(row, dict) or isinstance(row.get("step"), bool) or not isinstance(row.get("step"), int):
-                    raise ValueError("no integer step")
-            except ValueError as exc:
-                last = pos == len(numbered) - 1
-                if last and rows and rows[-1]["step"] >= step:
-                    break  # written after the checkpoint was: replayed on resume
-                where = "the last line, but the checkpoint's evaluation is not before it" if last else "not the last line"
-                raise CheckpointError(
-                    f"{path}, line {i}: not a metrics row ({exc}); it is {where}, so resuming from step {step} cannot "
-                    "drop it safely: repair or delete that line, then resume again") from None
-            while rows and rows[-1]["step"] >= row["step"]:
-                rows.pop()  # a restarted attempt's rows replace the earlier attempt's
-            rows.append(row)
-        kept = [r for r in rows if r["step"] <= step]
-        text = "".join(json.dumps(r) + "\n" for r in kept)
-        if text != path.read_text(errors="replace"):
-            rundir.write_text(path, text)
-        return kept
-
-    def written_by_fpt(self) -> bool:
-        """Whether the run files in ``out`` are fpt's: fpt train writes config.yaml (every RunConfig field) before
-        any other file, so metrics.jsonl, best/ or checkpoint/ without such a config.yaml are someone else's."""
-        from fpt.config import from_dict, load_yaml
-
-        path = self.out / CONFIG
-        if not path.is_file():
-            return False
-        try:
-            fields = load_yaml(path)
-            from_dict(RunConfig, fields, where=str(path))
-        except ConfigError:
-            return False
-        return {"task", "body", "init", "freeze", "seed", "steps"} <= set(fields)
-
-    def start_clean(self) -> None:
-        """Remove what a run stopped before its first checkpoint left (evaluations, best/).
-
-        Only from a directory fpt wrote (``written_by_fpt``): files of the same names in an ordinary folder are
-        refused, never deleted or overwritten."""
-        ours = [n for n in (CONFIG, METRICS, SUMMARY, DATA) if (self.out / n).exists()]
-        ours += [p.name + "/" for p in checkpoint.checkpoint_paths(self.out)]
-        if ours and not self.written_by_fpt():
-            raise CheckpointError(
-                f"{self.out} holds {', '.join(ours)} but no config.yaml written by fpt train, so it is not an fpt run "
-                "and fpt will not replace those files: choose another --out (a new or empty folder)")
-        removed = []
-        if self.metrics.exists():
-            self.metrics.unlink()
-            removed.append(self.metrics.name)
-        for path in checkpoint.checkpoint_paths(self.out):
-            shutil.rmtree(path)
-            removed.append(path.name + "/")
-        if removed:
-            print(f"fpt: {self.out} held {', '.join(removed)} of a run stopped before its first checkpoint; "
-                  "starting it afresh", file=sys.stderr)
-
-
 def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
@@ -304,39 +214,34 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
         if eligible:
             exp, cache_seconds = cached_view(exp)
     cfg, model = exp.config, exp.model
-    run = _Run(out)
     trainable = _trainable(model)
     optimizer = make_optimizer(trainable, cfg.lr)
     objective = exp.data.objective
     val_key = f"{exp.data.val}_{objective.metric}"  # what selects: accuracy, or R² for regression
 
-    # best_score: the selection metric's best (validation accuracy, or R² for regression); best_loss: the
-    # validation loss there (tie_break=loss)
-    state: dict[str, Any] = {"step": 0, "best_score": -1.0, "best_loss": None, "best_step": 0, "steps_to_target": None,
-                             "wall_seconds": 0.0, "train_seconds": 0.0, "train_examples": 0,
-                             "evals_since_best": 0, "diverged_at": None}
+    state = TrainState()
     history: list[dict[str, Any]] = []
     best_params: list[torch.Tensor] | None = None  # the selected parameters, kept in memory (only the trained ones)
-    if run.out:
-        rundir.clear_debris(run.out)  # temporary files of a killed run
-        started_before = checkpoint.has_checkpoint(run.out)
-        finished = (run.out / SUMMARY).exists()
+    if out:
+        rundir.clear_debris(out)  # temporary files of a killed run
+        started_before = checkpoint.has_checkpoint(out)
+        finished = (out / SUMMARY).exists()
         if resume and not started_before and not finished:
             resume = False  # stopped before its first checkpoint: nothing to continue, start it again
-            run.start_clean()
+            rundir.start_clean(out)
         elif resume:
-            version = checkpoint.load_trainable(checkpoint.slot(run.out, checkpoint.LATEST), model, exp.body_fingerprint)
-            state.update(checkpoint.load_resume_state(version, model, optimizer))
-            history = run.truncate_metrics(state["step"])
+            version = checkpoint.load_trainable(checkpoint.slot(out, checkpoint.LATEST), model, exp.body_fingerprint)
+            state = checkpoint.load_resume_state(version, model, optimizer)
+            history = rundir.truncate_metrics(out, state.step)
             checkpoint.commit(version)  # after a fallback, the pointer names the version we continue from
-            checkpoint.rewind(run.out, checkpoint.BEST, state["step"])  # a best/ saved after it is replayed
+            checkpoint.rewind(out, checkpoint.BEST, state.step)  # a best/ saved after it is replayed
         elif started_before or finished:
-            raise FileExistsError(f"{run.out} already holds a run; continue it with --resume {run.out} or choose another --out")
+            raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
         else:
-            run.start_clean()
-        rundir.write_with(run.out / CONFIG, lambda tmp: save_yaml(cfg, tmp))
+            rundir.start_clean(out)
+        rundir.write_config(out, cfg)
         if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
-            rundir.write_text(run.out / DATA, json.dumps(exp.data.fitted, indent=1))
+            rundir.write_data(out, exp.data.fitted)
 
     val_subset = _val_subset(exp)
     resume, state, history = distributed.share_start(group, optimizer, resume, state, history)  # rank 0's
@@ -345,65 +250,66 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
         torch.manual_seed(cfg.seed)  # dropout; a resumed run restores the saved RNG state instead
     window = {"loss": 0.0, "sums": 0, "steps": 0}
     stop_reason = "steps"
-    started = time.perf_counter() - state["wall_seconds"]
-    bar = tqdm(total=cfg.steps, initial=state["step"], desc=f"{cfg.task}/{cfg.body}",
+    started = time.perf_counter() - state.wall_seconds
+    bar = tqdm(total=cfg.steps, initial=state.step, desc=f"{cfg.task}/{cfg.body}",
                disable=not (progress and group.is_main) or None, dynamic_ncols=True)
-    track.start(exp, run.out, state["step"])
+    track.start(exp, out, state.step)
 
-    while state["step"] < cfg.steps:
+    while state.step < cfg.steps:
         t0 = time.perf_counter()
-        group.seed_step(cfg.seed, state["step"])  # several ranks: dropout seeded by (seed, rank, step)
-        batch = group.shard(exp.data.train.batch(state["step"], cfg.batch_size))  # this rank's part
+        group.seed_step(cfg.seed, state.step)  # several ranks: dropout seeded by (seed, rank, step)
+        batch = group.shard(exp.data.train.batch(state.step, cfg.batch_size))  # this rank's part
         loss, sums = group.step_mean(*train_step(exp, optimizer, batch))  # the whole batch's, on every rank
-        state["train_seconds"] += time.perf_counter() - t0
-        state["train_examples"] += len(batch) * group.size
-        state["step"] += 1
+        state.train_seconds += time.perf_counter() - t0
+        state.train_examples += len(batch) * group.size
+        state.step += 1
         bar.update(1)
         track.step(state, loss)
         if not math.isfinite(loss) or loss > cfg.diverge_loss:
-            state["diverged_at"] = state["step"]
+            state.diverged_at = state.step
             stop_reason = "diverged"
             break
         window["loss"] += loss
         window["sums"] = window["sums"] + sums
         window["steps"] += 1
 
-        if state["step"] % cfg.eval_every == 0 or state["step"] == cfg.steps:
+        if state.step % cfg.eval_every == 0 or state.step == cfg.steps:
             metrics = _validate(exp, val_subset, val_key)
-            state["wall_seconds"] = time.perf_counter() - started
-            row = {"step": state["step"], "wall_seconds": round(state["wall_seconds"], 3),
+            state.wall_seconds = time.perf_counter() - started
+            row = {"step": state.step, "wall_seconds": round(state.wall_seconds, 3),
                    "train_loss": window["loss"] / window["steps"],
                    **{f"train_{k}": v for k, v in objective.summarise(window["sums"]).items()}, **metrics}
             window = {"loss": 0.0, "sums": 0, "steps": 0}
             history.append(row)
-            run.write_metrics(row)
+            if out:
+                rundir.append_metrics(out, row)
             track.evaluated(row)
             acc = metrics[val_key]
             bar.set_postfix(loss=f"{row['train_loss']:.3f}", val=f"{acc:.4f}")
             val_loss = metrics.get(f"{exp.data.val}_loss")
             if improves(state, acc, val_loss, cfg.tie_break):
-                state.update(best_score=acc, best_loss=val_loss, best_step=state["step"], evals_since_best=0)
+                state.best_score, state.best_loss, state.best_step, state.evals_since_best = acc, val_loss, state.step, 0
                 best_params = [p.detach().clone() for p in trainable]
-                if run.out:
-                    checkpoint.save(checkpoint.slot(run.out, checkpoint.BEST), model, cfg.to_dict(),
-                                    exp.body_fingerprint, step=state["step"])
+                if out:
+                    checkpoint.save(checkpoint.slot(out, checkpoint.BEST), model, cfg.to_dict(),
+                                    exp.body_fingerprint, step=state.step)
             else:
-                state["evals_since_best"] += 1
+                state.evals_since_best += 1
             target = cfg.target
-            if target is not None and acc >= target and state["steps_to_target"] is None:
-                state["steps_to_target"] = state["step"]
-            if run.out:
-                checkpoint.save(checkpoint.slot(run.out, checkpoint.LATEST), model, cfg.to_dict(), exp.body_fingerprint,
+            if target is not None and acc >= target and state.steps_to_target is None:
+                state.steps_to_target = state.step
+            if out:
+                checkpoint.save(checkpoint.slot(out, checkpoint.LATEST), model, cfg.to_dict(), exp.body_fingerprint,
                                 optimizer, state)
             if target is not None and acc >= target and cfg.stop_at_target:
                 stop_reason = "target"
                 break
-            if cfg.patience is not None and state["evals_since_best"] >= cfg.patience:
+            if cfg.patience is not None and state.evals_since_best >= cfg.patience:
                 stop_reason = "patience"
                 break
     bar.close()
-    final = _final_evaluation(exp, run, state, history, best_params, stop_reason)
-    state["wall_seconds"] = time.perf_counter() - started
+    final = _final_evaluation(exp, out, state, history, best_params, stop_reason)
+    state.wall_seconds = time.perf_counter() - started
     summary = _summary(exp, state, history, final, stop_reason)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
     if final["selected"] is not None:  # the model is at the selected step: the training split evaluated there
@@ -411,8 +317,8 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     # Collapse, chance and the test figure against the majority class (fpt.convergence.health): derived from the
     # curve and the figures above, recorded so that readers need not recompute them.
     summary["health"] = health(summary, history, {name: int(b.y.shape[0]) for name, b in exp.data.eval_sets.items()})
-    if run.out:
-        rundir.write_text(run.out / SUMMARY, summary_json(summary))
+    if out:
+        rundir.write_summary(out, summary)
     track.finish(summary)
     return summary
 
@@ -425,22 +331,21 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
 
     if distributed.current().size > 1:
         raise ConfigError("fit=closed-form fits in one process: drop --nproc (torchrun)")
-    run = _Run(out)
     cfg = exp.config
-    if run.out:
-        rundir.clear_debris(run.out)
-        finished = (run.out / SUMMARY).exists()
+    if out:
+        rundir.clear_debris(out)
+        finished = (out / SUMMARY).exists()
         if resume and finished:
-            summary = json.loads((run.out / SUMMARY).read_text())
+            summary = rundir.read_summary(out)
             track.finish(summary)
             return summary
-        if not resume and (finished or checkpoint.has_checkpoint(run.out)):
-            raise FileExistsError(f"{run.out} already holds a run; continue it with --resume {run.out} or choose another --out")
-        run.start_clean()
-        rundir.write_with(run.out / CONFIG, lambda tmp: save_yaml(cfg, tmp))
+        if not resume and (finished or checkpoint.has_checkpoint(out)):
+            raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
+        rundir.start_clean(out)
+        rundir.write_config(out, cfg)
         if exp.data.fitted is not None:
-            rundir.write_text(run.out / DATA, json.dumps(exp.data.fitted, indent=1))
-    track.start(exp, run.out, 0)
+            rundir.write_data(out, exp.data.fitted)
+    track.start(exp, out, 0)
     started = time.perf_counter()
     solved = solve(exp)
     wall = time.perf_counter() - started
@@ -449,21 +354,20 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
     row = {"step": 0, "wall_seconds": round(wall, 3), "train_loss": solved["train"]["loss"],
            **{f"train_{k}": v for k, v in solved["train"].items() if k != "loss"}, **val}
     history = [row]
-    run.write_metrics(row)
+    if out:
+        rundir.append_metrics(out, row)
     track.evaluated(row)
-    state = {"step": 0, "best_score": val.get(f"{exp.data.val}_{objective.metric}"), "best_loss": None,
-             "best_step": 0, "steps_to_target": None, "wall_seconds": wall, "train_seconds": wall,
-             "train_examples": 0, "evals_since_best": 0, "diverged_at": None}
-    if run.out:
+    state = TrainState(best_score=val.get(f"{exp.data.val}_{objective.metric}"), wall_seconds=wall, train_seconds=wall)
+    if out:
         for which in (checkpoint.BEST, checkpoint.LATEST):
-            checkpoint.save(checkpoint.slot(run.out, which), exp.model, cfg.to_dict(), exp.body_fingerprint,
+            checkpoint.save(checkpoint.slot(out, which), exp.model, cfg.to_dict(), exp.body_fingerprint,
                             state=state if which == checkpoint.LATEST else None, step=0)
     summary = _summary(exp, state, history, {"selected": solved["eval"], "last": solved["eval"]}, CLOSED_FORM)
     summary["closed_form"] = solved["closed_form"]
     summary["feature_cache_seconds"] = solved["closed_form"]["seconds"]["features"]
     summary["health"] = health(summary, history, {name: int(b.y.shape[0]) for name, b in exp.data.eval_sets.items()})
-    if run.out:
-        rundir.write_text(run.out / SUMMARY, summary_json(summary))
+    if out:
+        rundir.write_summary(out, summary)
     track.finish(summary)
     return summary
 
@@ -483,22 +387,6 @@ def _train_evaluation(exp: Experiment) -> dict[str, Any]:
     return {f"train_eval_{name}": evaluate(exp, batch).get(name), "train_eval_examples": len(batch)}
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def summary_json(summary: dict[str, Any]) -> str:
-    """summary.json's text: strict JSON, a non-finite metric (a diverged or overflowing run) written as null;
-    json.dumps would write Infinity/NaN, which other JSON readers refuse."""
-    return json.dumps(_finite(summary), indent=1, allow_nan=False)
-
-
 def _val_subset(exp: Experiment) -> tuple[Batch, Batch] | None:
     """(subset, the rest) of validation when ``eval_subset`` asks to evaluate fewer than all during training.
 
@@ -514,15 +402,14 @@ def _val_subset(exp: Experiment) -> tuple[Batch, Batch] | None:
     return parts[0], parts[1]
 
 
-def improves(state: dict[str, Any], score: float, loss: float | None, tie_break: str) -> bool:
+def improves(state: TrainState, score: float, loss: float | None, tie_break: str) -> bool:
     """Whether an evaluation becomes the selected one: a higher validation score, or (``tie_break="loss"``) the
     same score at a lower validation loss. The first evaluation always does (R² can start below any bound)."""
-    if score > state["best_score"] or not state["best_step"]:
+    if score > state.best_score or not state.best_step:
         return True
-    if score < state["best_score"] or tie_break != "loss" or loss is None:
+    if score < state.best_score or tie_break != "loss" or loss is None:
         return False
-    best_loss = state.get("best_loss")  # None: unknown (a state saved before tie_break existed)
-    return best_loss is None or loss < best_loss
+    return state.best_loss is None or loss < state.best_loss  # None: unknown (a state saved before tie_break)
 
 
 def _validate(exp: Experiment, subset: tuple[Batch, Batch] | None, val_key: str) -> dict[str, Any]:
@@ -543,7 +430,7 @@ def _validate(exp: Experiment, subset: tuple[Batch, Batch] | None, val_key: str)
     return {**{f"{exp.data.val}_{k}": v for k, v in whole.items()}, "val_examples": len(part) + len(rest)}
 
 
-def _final_evaluation(exp: Experiment, run: _Run, state: dict[str, Any], history: list[dict[str, Any]],
+def _final_evaluation(exp: Experiment, out: Path | None, state: TrainState, history: list[dict[str, Any]],
                       best_params: list[torch.Tensor] | None, reason: str) -> dict[str, dict[str, float] | None]:
     """Every held-out set at the last step and at the validation-selected step (model left at the latter)."""
     last = None
@@ -551,15 +438,15 @@ def _final_evaluation(exp: Experiment, run: _Run, state: dict[str, Any], history
         last = evaluate(exp)  # a diverged model's last parameters are not finite: nothing to report there
     if not history:
         return {"selected": None, "last": last}
-    if history[-1]["step"] == state["best_step"] and reason != "diverged":
+    if history[-1]["step"] == state.best_step and reason != "diverged":
         return {"selected": last, "last": last}
     trainable = _trainable(exp.model)
     with torch.no_grad():
         if best_params is not None:
             for p, saved in zip(trainable, best_params, strict=True):
                 p.copy_(saved)
-        elif run.out and checkpoint.has_checkpoint(run.out, checkpoint.BEST):  # resumed: the selected ones are on disk
-            best = checkpoint.find(run.out, checkpoint.BEST, step=state["best_step"])
+        elif out and checkpoint.has_checkpoint(out, checkpoint.BEST):  # resumed: the selected ones are on disk
+            best = checkpoint.find(out, checkpoint.BEST, step=state.best_step)
             checkpoint.load_trainable(best, exp.model, exp.body_fingerprint)
         elif distributed.group_of(exp).is_main:
             raise RuntimeError("the validation-selected parameters are neither in memory nor in best/")
@@ -568,7 +455,7 @@ def _final_evaluation(exp: Experiment, run: _Run, state: dict[str, Any], history
     return {"selected": evaluate(exp), "last": last}
 
 
-def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any]],
+def _summary(exp: Experiment, state: TrainState, history: list[dict[str, Any]],
              final: dict[str, dict[str, float] | None], reason: str) -> dict[str, Any]:
     data = exp.data
     objective = data.objective
@@ -589,16 +476,16 @@ def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any
         "task": exp.config.task, "body": exp.config.body, "init": exp.config.init, "freeze": exp.config.freeze,
         "val_set": data.val, "test_set": data.test,
         **scores,
-        "selected_step": state["best_step"] if history else None,
+        "selected_step": state.best_step if history else None,
         f"train_{objective.metric}": last_row.get(f"train_{objective.metric}"),
-        "steps": state["step"],
+        "steps": state.step,
         "target": exp.config.target,
-        "steps_to_target": None if trained_on_val else state["steps_to_target"],
+        "steps_to_target": None if trained_on_val else state.steps_to_target,
         "steps_to_converge": None if trained_on_val else steps_to_converge(history, f"{data.val}_{objective.metric}"),
         "stopped": reason,
-        "diverged_at": state["diverged_at"],
-        "wall_seconds": round(state["wall_seconds"], 3),
-        "train_samples_per_second": round(state["train_examples"] / max(state["train_seconds"], 1e-9), 3),
+        "diverged_at": state.diverged_at,
+        "wall_seconds": round(state.wall_seconds, 3),
+        "train_samples_per_second": round(state.train_examples / max(state.train_seconds, 1e-9), 3),
         "epoch_seconds": _epoch_seconds(exp, state),
         "eval": selected,
         "eval_last": last,
@@ -613,11 +500,11 @@ def _summary(exp: Experiment, state: dict[str, Any], history: list[dict[str, Any
     }
 
 
-def _epoch_seconds(exp: Experiment, state: dict[str, Any]) -> float | None:
+def _epoch_seconds(exp: Experiment, state: TrainState) -> float | None:
     """Training seconds per pass over a finite training set (None for generated streams)."""
-    if not hasattr(exp.data.train, "__len__") or not state["train_examples"]:
+    if not hasattr(exp.data.train, "__len__") or not state.train_examples:
         return None
-    seconds = len(exp.data.train) * state["train_seconds"] / state["train_examples"]
+    seconds = len(exp.data.train) * state.train_seconds / state.train_examples
     return float(f"{seconds:.4g}")  # cached epochs take milliseconds: keep significant digits, not decimals
 
 
@@ -634,4 +521,4 @@ def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConf
     return _check_resume(saved, from_dict(RunConfig, merge(saved.to_dict(), overrides), where="resume overrides"))
 
 
-__all__ = ["baselines", "evaluate", "fit", "majority_accuracy", "predict", "resume_config", "summary_json", "train_step"]
+__all__ = ["baselines", "evaluate", "fit", "majority_accuracy", "predict", "resume_config", "train_step"]

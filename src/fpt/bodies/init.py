@@ -18,9 +18,9 @@ from torch import nn
 
 from fpt.bodies.base import BodySpec
 from fpt.errors import BodyUnavailableError
+from fpt.rundir import BODY_FILE, BODY_META
 
 CHECKPOINT_PREFIX = "checkpoint:"
-BODY_FILE = "body.safetensors"
 
 
 def base_init(init: str) -> str:
@@ -49,7 +49,7 @@ def save_body(body: nn.Module, spec: BodySpec, path: Path) -> None:
     meta = {"body": spec.name, "seq_len": str(spec.seq_len), "format": "fpt-body-1"}
     # body.json first, the tensors last: readers take BODY_FILE's presence to mean the body is complete,
     # and each file is written to a temporary name, fsynced and renamed, so a kill never leaves half of one.
-    rundir.write_text(path / "body.json", json.dumps({"body": spec.name, "seq_len": spec.seq_len}, indent=1))
+    rundir.write_text(path / BODY_META, json.dumps({"body": spec.name, "seq_len": spec.seq_len}, indent=1))
     rundir.write_with(path / BODY_FILE, lambda tmp: save_file(tensors, tmp, metadata=meta))
 
 
@@ -64,9 +64,9 @@ def load_saved_body(body: nn.Module, spec: BodySpec, path: Path) -> None:
     if not file.is_file():
         raise BodyUnavailableError(f"--init checkpoint:{path}: {file} does not exist; write one with fpt pretrain")
     try:
-        saved_name = json.loads((path / "body.json").read_text())["body"] if (path / "body.json").is_file() else None
+        saved_name = json.loads((path / BODY_META).read_text())["body"] if (path / BODY_META).is_file() else None
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise BodyUnavailableError(f"--init checkpoint:{path}: {path / 'body.json'} is not fpt pretrain's body.json "
+        raise BodyUnavailableError(f"--init checkpoint:{path}: {path / BODY_META} is not fpt pretrain's {BODY_META} "
                                    f"({type(exc).__name__}); write the checkpoint again with fpt pretrain") from None
     if saved_name is not None and saved_name != spec.name:
         raise BodyUnavailableError(

@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
         exp = build(config)
         summary = fit(exp, out=out, resume=args.resume, progress=not args.quiet)
         spec = BodySpec(config.body, config.init, exp.data.spec.seq_len, config.dropout, config.seed)
-        save_body(exp.model.body, spec, out / "body")
+        save_body(exp.model.body, spec, out / rundir.BODY_DIR)
     print(json.dumps({k: summary[k] for k in ("test_accuracy", "steps", "wall_seconds")}))
-    print(f"body written to {out / 'body'}; use it with --body {config.body} --init checkpoint:{out / 'body'}")
+    body = out / rundir.BODY_DIR
+    print(f"body written to {body}; use it with --body {config.body} --init checkpoint:{body}")
     return 0

@@ -219,7 +219,7 @@ class LocalExecutor:
     def _waits(trial: Trial, running: list[_Running]) -> bool:
         """A trial whose body another running trial is still pretraining waits for it."""
         pre = trial.planned.pretrain
-        if pre is None or (Path(pre[1]) / "body" / "body.safetensors").is_file():
+        if pre is None or rundir.has_body(pre[1]):
             return False
         return any(r.trial.planned.pretrain is not None and Path(r.trial.planned.pretrain[1]) == Path(pre[1])
                    for r in running)

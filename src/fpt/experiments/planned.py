@@ -43,11 +43,11 @@ def ensure_pretrained_body(pre: RunConfig, run_dir: Path, progress: bool) -> Pat
     from fpt.pipeline import build
     from fpt.train import fit
 
-    body_dir = run_dir / "body"
-    if (body_dir / "body.safetensors").is_file():
+    body_dir = run_dir / rundir.BODY_DIR
+    if rundir.has_body(run_dir):
         return body_dir
     with rundir.lock(run_dir, what="fpt reproduce pretrain"):  # held from training to the saved body
-        if (body_dir / "body.safetensors").is_file():  # another worker saved it while this one waited to look
+        if rundir.has_body(run_dir):  # another worker saved it while this one waited to look
             return body_dir
         exp = build(pre)
         fit(exp, out=run_dir, resume=has_checkpoint(run_dir), progress=progress)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fpt.checkpoint import committed_step
 from fpt.errors import ConfigError
 from fpt.experiments.executors import (
     DONE,
@@ -44,7 +45,7 @@ from fpt.experiments.executors import (
     planned_from_dict,
     planned_to_dict,
 )
-from fpt.rundir import CONFIG, METRICS, SUMMARY, read_summary
+from fpt.rundir import METRICS, POINTER, SLOTS, SUMMARY, read_metrics_so_far, read_summary
 
 SNAPSHOT = "fpt_checkpoint.json"  # in a Ray checkpoint: {key, step}
 DONE_FLAG = "fpt_done"  # in a trial's last Tune result: the run finished (not stopped early)
@@ -63,52 +64,22 @@ def require_ray() -> Any:
 
 # --- inside a trial ------------------------------------------------------------------------------
 
-def _pointer_step(run_dir: Path, slot: str = "checkpoint") -> int | None:
-    """The step of the committed version of a slot (checkpoint/current names step-NNNNNNNN)."""
-    try:
-        name = (Path(run_dir) / slot / "current").read_text().strip()
-    except OSError:
-        return None
-    try:
-        return int(name.split("-", 1)[1].split(".", 1)[0])
-    except (IndexError, ValueError):
-        return None
-
-
-def _metric_rows(run_dir: Path) -> list[dict[str, Any]]:
-    """metrics.jsonl rows (a half-written last line ignored: fit is writing it)."""
-    path = Path(run_dir) / METRICS
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return []
-    rows = []
-    for line in text.splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict) and isinstance(row.get("step"), int):
-            rows.append(row)
-    return rows
-
-
 def snapshot(run_dir: Path, step: int, key: str) -> Path | None:
     """A temporary directory holding the run's committed checkpoint/ and best/ versions and its metrics
     up to ``step``; None when the checkpoint moved on while it was copied (the next row gets one)."""
     tmp = Path(tempfile.mkdtemp(prefix=f"fpt-ray-{key}-"))
     try:
-        for slot in ("checkpoint", "best"):
+        for slot in SLOTS:
             src = Path(run_dir) / slot
-            name = (src / "current").read_text().strip() if (src / "current").is_file() else None
+            name = (src / POINTER).read_text().strip() if (src / POINTER).is_file() else None
             if name is None:
                 continue
             (tmp / slot).mkdir()
             shutil.copytree(src / name, tmp / slot / name)
-            (tmp / slot / "current").write_text(name + "\n")
-        rows = [r for r in _metric_rows(run_dir) if r["step"] <= step]
+            (tmp / slot / POINTER).write_text(name + "\n")
+        rows = [r for r in read_metrics_so_far(run_dir) if r["step"] <= step]
         (tmp / METRICS).write_text("".join(json.dumps(r) + "\n" for r in rows))
-        (tmp / SNAPSHOT).write_text(json.dumps({"key": key, "step": _pointer_step(tmp) or step}))
+        (tmp / SNAPSHOT).write_text(json.dumps({"key": key, "step": committed_step(tmp) or step}))
         return tmp
     except (OSError, shutil.Error):
         shutil.rmtree(tmp, ignore_errors=True)
@@ -119,21 +90,20 @@ def restore(snapshot_dir: Path, run_dir: Path, config: Any) -> tuple[int, bool]:
     """Copy a Ray checkpoint back into the run directory when the run directory's own checkpoint is
     missing or older (call with the run directory's lock held). Returns (the snapshot's step, copied)."""
     from fpt import rundir
-    from fpt.config import save_yaml
 
     snapshot_dir, run_dir = Path(snapshot_dir), Path(run_dir)
     saved = json.loads((snapshot_dir / SNAPSHOT).read_text())
     step = int(saved["step"])
-    local = _pointer_step(run_dir)
+    local = committed_step(run_dir)
     if local is not None and local >= step:
         return step, False
     run_dir.mkdir(parents=True, exist_ok=True)
-    for slot in ("checkpoint", "best"):
+    for slot in SLOTS:
         shutil.rmtree(run_dir / slot, ignore_errors=True)
         if (snapshot_dir / slot).is_dir():
             shutil.copytree(snapshot_dir / slot, run_dir / slot)
     rundir.write_text(run_dir / METRICS, (snapshot_dir / METRICS).read_text())
-    rundir.write_with(run_dir / CONFIG, lambda tmp: save_yaml(config, tmp))
+    rundir.write_config(run_dir, config)
     with contextlib.suppress(FileNotFoundError):
         (run_dir / SUMMARY).unlink()
     return step, True
@@ -185,7 +155,7 @@ def trainable(config: dict[str, Any]) -> None:
         if checkpoint is not None:
             with checkpoint.as_directory() as d:
                 step, copied = restore(Path(d), run_dir, planned.config)
-            _event(events, event="restore", step=step, copied=copied, local_step=_pointer_step(run_dir))
+            _event(events, event="restore", step=step, copied=copied, local_step=committed_step(run_dir))
         done = read_summary(run_dir)
         if done is not None:
             tune.report({**_final(done, metric), DONE_FLAG: True})
@@ -201,17 +171,17 @@ def trainable(config: dict[str, Any]) -> None:
                 box["error"] = exc
 
         thread = threading.Thread(target=work, name=f"fpt-fit-{planned.key}", daemon=True)
-        seen = _pointer_step(run_dir) if resume else 0
+        seen = committed_step(run_dir) if resume else 0
         seen = seen or 0
         thread.start()
         last: dict[str, Any] = {}
         while True:
             alive = thread.is_alive()
-            for row in [r for r in _metric_rows(run_dir) if r["step"] > seen]:
+            for row in [r for r in read_metrics_so_far(run_dir) if r["step"] > seen]:
                 # fit writes the row, then best/, then checkpoint/: wait for the checkpoint of this step
-                while thread.is_alive() and (_pointer_step(run_dir) or -1) < row["step"]:
+                while thread.is_alive() and (committed_step(run_dir) or -1) < row["step"]:
                     time.sleep(0.05)
-                snap = snapshot(run_dir, row["step"], planned.key) if (_pointer_step(run_dir) or -1) >= row["step"] \
+                snap = snapshot(run_dir, row["step"], planned.key) if (committed_step(run_dir) or -1) >= row["step"] \
                     else None
                 last = _tune_metrics(row, metric)
                 try:

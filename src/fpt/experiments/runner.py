@@ -58,7 +58,7 @@ KEY_BASELINE: dict[str, Any] = {
     "fit": "gradient",  # gradient steps, as every run before the closed-form fit existed
     "cf_members": None, "cf_blocks": None, "cf_poolings": None, "cf_standardise": None, "cf_head": None,
     "cf_inputs": None,
-    "preset": "paper",  # the defaults of fields not given; presets began with fast (step 14), the field defaults are paper
+    "preset": "paper",  # the defaults of fields not given: runs keyed before presets existed ran the field defaults, paper
 }
 
 
@@ -101,7 +101,7 @@ class Store:
         pre = pretrain_config(table.scale, cell.pretrain_task, config)
         pre_dir = self.root / f"pretrain-{config_key(pre, purpose='pretrained body')}"
         key = config_key(config, init=f"pretrain:{pre_dir.name}")  # where the body lies on disk is not part of it
-        return Planned(dataclasses.replace(config, init=f"checkpoint:{pre_dir / 'body'}"), self.root / key, key,
+        return Planned(dataclasses.replace(config, init=f"checkpoint:{pre_dir / rundir.BODY_DIR}"), self.root / key, key,
                        (pre, pre_dir))
 
 
@@ -211,13 +211,11 @@ def prune_checkpoints(root: Path) -> list[Path]:
 
     A run directory another process is writing (its lock held) is left alone.
     """
-    from fpt.checkpoint import checkpoint_paths
-
     removed = []
-    for summary in sorted(Path(root).glob("*/summary.json")):
+    for summary in sorted(Path(root).glob(f"*/{rundir.SUMMARY}")):
         try:
             with rundir.lock(summary.parent, what="fpt reproduce --prune-checkpoints"):
-                for path in checkpoint_paths(summary.parent):
+                for path in rundir.checkpoint_paths(summary.parent):
                     shutil.rmtree(path)
                     removed.append(path)
         except rundir.RunDirBusyError as exc:
