@@ -1,5 +1,5 @@
 """The house rule: src/fpt is a stack of layers, each importing only from itself and below, with no
-circle anywhere (README, "Layout"). Read from the source with ast, so a lazy import inside a
+circle anywhere (docs/layout.md, "Layers"). Read from the source with ast, so a lazy import inside a
 function counts as much as one at the top; imports under ``if TYPE_CHECKING:`` are for annotations
 only and do not count."""
 
