@@ -69,6 +69,8 @@ def test_train_help_groups_the_flags_with_meaningful_metavars(capsys):
     assert "other fields:" not in out, "a RunConfig field without a help group: add it to fpt.cli._args.GROUPS"
     assert "--steps N" in out and "--body NAME|DIR" in out and "--stop-at-target [true|false]" in out
     assert "fpt list shows them" in out and "fpt tasks" not in out
+    named = [name for names in GROUPS.values() for name in names]
+    assert sorted({n for n in named if named.count(n) > 1}) == []  # a field is shown in one group only
 
 
 def test_live_terminal():

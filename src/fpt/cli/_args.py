@@ -22,7 +22,7 @@ from fpt.settings import default_text
 # so a new field is never left out of the CLI.
 GROUPS: dict[str, tuple[str, ...]] = {
     "task and data": ("preset", "task", "data_dir", "download", "data", "target_column", "objective", "modality",
-                      "val_fraction", "test_fraction", "folds", "fold", "split_seed", "train_on_val", "baselines"),
+                      "val_fraction", "test_fraction", "folds", "fold", "split_seed", "train_on_val"),
     "your own data (--data): encoding": ("max_categories", "image_size", "patch_size", "image_channels",
                                          "series_patch", "series_stride", "series_norm", "sequence_tokens",
                                          "sequence_max_len"),

@@ -8,8 +8,9 @@ import json
 import sys
 
 from fpt.errors import ConfigError
+from fpt.presentation.listing import STATES
 
-HELP = "list the runs under a directory: state (running/finished/diverged/stopped/failed/interrupted), config, metrics"
+HELP = f"list the runs under a directory: state ({'/'.join(STATES)}), config, metrics"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -113,11 +113,10 @@ def _collect(path: Path, records: list[tuple[str, np.ndarray, int]]) -> Split:
 
 
 # LMDB's file format (lmdb.h / mdb.c, 64-bit builds): pages 0 and 1 are meta pages; each holds,
-# after a 16-byte page header, the magic number, the format version, ..., the page size (the
-# free-list database's md_pad) at byte 40, the last page in use at byte 136 and the id of the
+# after a 16-byte page header, the magic number (byte 16), the format version (byte 20), ..., the page
+# size (the free-list database's md_pad) at byte 40, the last page in use at byte 136 and the id of the
 # transaction that wrote it at byte 144. LMDB uses the meta page with the larger id.
 _MDB_MAGIC, _MDB_VERSION = 0xBEEFC0DE, 1
-_META_AT = {"magic": 16, "version": 20, "psize": 40, "last_pg": 136, "txnid": 144}
 
 
 def check_lmdb_file(path: Path) -> None:

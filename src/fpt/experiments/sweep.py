@@ -157,7 +157,29 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
     name = data.get("name") or Path(where).stem
     if not isinstance(name, str) or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
         raise _fail(where, f"name {show(name)}: use letters, digits, '-', '_' or '.' (it names the output folder)")
-    base = data.get("base") or {}
+    base = _base_fields(data.get("base") or {}, where)
+    grid, rand = data.get("grid"), data.get("random")
+    if grid is not None and rand is not None:
+        raise _fail(where, "give either grid: (every combination) or random: (sampled trials), not both")
+    if grid is not None:
+        _check_grid(grid, where)
+    if rand is not None:
+        rand = _random_search(rand, where)
+    seeds = _seeds(data.get("seeds"), base, where)
+    base = {k: v for k, v in base.items() if k != "seed"}
+    _check_size(grid, rand, seeds, where)
+    metric = data.get("metric", "val_accuracy")
+    if not isinstance(metric, str) or not metric.startswith("val_") or len(metric) <= len("val_"):
+        raise _fail(where, f"metric {show(metric)} is not a validation metric: the ranking reads validation only "
+                           "(the test figure is reported beside it); use val_accuracy, or val_r2 for regression")
+    mode = data.get("mode") or ("min" if metric.endswith(LOWER_IS_BETTER) else "max")
+    if mode not in ("max", "min"):
+        raise _fail(where, f"mode {show(mode)}: use max (higher is better) or min (lower is better)")
+    return SweepSpec(name, base, grid, rand, list(seeds), metric, mode, where, data)
+
+
+def _base_fields(base: Any, where: str) -> dict[str, Any]:
+    """The spec's ``base:`` as config fields (``seed`` kept aside for ``_seeds``)."""
     if not isinstance(base, dict):
         raise _fail(where, f"base: expected a mapping of config fields, e.g. base: {{task: bit-xor, steps: 300}}, "
                            f"got {show(base)}")
@@ -173,41 +195,46 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
         else:
             check_key(key, where, "base")
             fields = apply(fields, {key: value})
-    base = fields
-    grid, rand = data.get("grid"), data.get("random")
-    if grid is not None and rand is not None:
-        raise _fail(where, "give either grid: (every combination) or random: (sampled trials), not both")
-    if grid is not None:
-        if not isinstance(grid, dict) or not grid:
-            raise _fail(where, "grid is empty; give fields and their values, e.g. grid: {lr: [1.0e-3, 1.0e-4]}")
-        for key, values in grid.items():
-            check_key(key, where, "grid")
-            if not isinstance(values, list):
-                raise _fail(where, f"grid.{key}: give a list of values, e.g. {key}: [{show(values)}]")
-            if not values:
-                raise _fail(where, f"grid.{key} is empty; give at least one value")
-    if rand is not None:
-        if not isinstance(rand, dict):
-            raise _fail(where, "random: expected {trials: N, seed: S, space: {FIELD: distribution}}")
-        bad = [k for k in rand if k not in RANDOM_KEYS]
-        if bad:
-            raise _fail(where, f"random.{bad[0]} is not a random-search key{near(bad[0], list(RANDOM_KEYS))}; "
-                               f"known: {', '.join(RANDOM_KEYS)}")
-        trials = rand.get("trials")
-        if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-            raise _fail(where, f"random.trials: give how many configs to draw (an integer >= 1), got {show(trials)}")
-        seed = rand.get("seed", 0)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise _fail(where, f"random.seed: give an integer (the draws' seed), got {show(seed)}")
-        space = rand.get("space")
-        if not isinstance(space, dict) or not space:
-            raise _fail(where, "random.space is empty; give fields and distributions, e.g. space: "
-                               "{lr: {loguniform: [1.0e-5, 1.0e-2]}, batch_size: [8, 16]}")
-        for key, dist in space.items():
-            check_key(key, where, "random.space")
-            check_distribution(key, dist, where)
-        rand = {"trials": trials, "seed": seed, "space": space}
-    seeds = data.get("seeds")
+    return fields
+
+
+def _check_grid(grid: Any, where: str) -> None:
+    if not isinstance(grid, dict) or not grid:
+        raise _fail(where, "grid is empty; give fields and their values, e.g. grid: {lr: [1.0e-3, 1.0e-4]}")
+    for key, values in grid.items():
+        check_key(key, where, "grid")
+        if not isinstance(values, list):
+            raise _fail(where, f"grid.{key}: give a list of values, e.g. {key}: [{show(values)}]")
+        if not values:
+            raise _fail(where, f"grid.{key} is empty; give at least one value")
+
+
+def _random_search(rand: Any, where: str) -> dict[str, Any]:
+    """The spec's ``random:``, checked: {trials, seed, space}."""
+    if not isinstance(rand, dict):
+        raise _fail(where, "random: expected {trials: N, seed: S, space: {FIELD: distribution}}")
+    bad = [k for k in rand if k not in RANDOM_KEYS]
+    if bad:
+        raise _fail(where, f"random.{bad[0]} is not a random-search key{near(bad[0], list(RANDOM_KEYS))}; "
+                           f"known: {', '.join(RANDOM_KEYS)}")
+    trials = rand.get("trials")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise _fail(where, f"random.trials: give how many configs to draw (an integer >= 1), got {show(trials)}")
+    seed = rand.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise _fail(where, f"random.seed: give an integer (the draws' seed), got {show(seed)}")
+    space = rand.get("space")
+    if not isinstance(space, dict) or not space:
+        raise _fail(where, "random.space is empty; give fields and distributions, e.g. space: "
+                           "{lr: {loguniform: [1.0e-5, 1.0e-2]}, batch_size: [8, 16]}")
+    for key, dist in space.items():
+        check_key(key, where, "random.space")
+        check_distribution(key, dist, where)
+    return {"trials": trials, "seed": seed, "space": space}
+
+
+def _seeds(seeds: Any, base: dict[str, Any], where: str) -> list[int]:
+    """The spec's ``seeds:`` (default: base.seed, else 0) as a list of distinct integers."""
     if seeds is None:
         seeds = [base.get("seed", 0)]
     elif "seed" in base:
@@ -217,9 +244,12 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
     if (not isinstance(seeds, list) or not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds)
             or len(set(seeds)) != len(seeds)):
         raise _fail(where, f"seeds: give a list of distinct integers, e.g. seeds: [0, 1, 2], got {show(seeds)}")
-    base = {k: v for k, v in base.items() if k != "seed"}
-    # Counted before anything is expanded: a 10^7-point grid or a billion random trials would otherwise be
-    # built (and listed by --dry-run) one config at a time, for minutes, before any answer.
+    return seeds
+
+
+def _check_size(grid: dict[str, Any] | None, rand: dict[str, Any] | None, seeds: list[int], where: str) -> None:
+    """Counted before anything is expanded: a 10^7-point grid or a billion random trials would otherwise be
+    built (and listed by --dry-run) one config at a time, for minutes, before any answer."""
     if grid is not None:
         configs, field = math.prod(len(values) for values in grid.values()), "grid"
     elif rand is not None:
@@ -229,14 +259,6 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
     if configs * len(seeds) > MAX_TRIALS:
         raise _fail(where, f"{field}: {configs:,} configs x {len(seeds)} seed(s) = {configs * len(seeds):,} trials, "
                            f"more than fpt sweep runs ({MAX_TRIALS:,}); narrow it or split it into several specs")
-    metric = data.get("metric", "val_accuracy")
-    if not isinstance(metric, str) or not metric.startswith("val_") or len(metric) <= len("val_"):
-        raise _fail(where, f"metric {show(metric)} is not a validation metric: the ranking reads validation only "
-                           "(the test figure is reported beside it); use val_accuracy, or val_r2 for regression")
-    mode = data.get("mode") or ("min" if metric.endswith(LOWER_IS_BETTER) else "max")
-    if mode not in ("max", "min"):
-        raise _fail(where, f"mode {show(mode)}: use max (higher is better) or min (lower is better)")
-    return SweepSpec(name, base, grid, rand, list(seeds), metric, mode, where, data)
 
 
 def load(path: str | Path) -> SweepSpec:

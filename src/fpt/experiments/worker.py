@@ -76,7 +76,7 @@ def _run(request: dict, result: Path) -> int:
 
     torch.set_num_threads(int(request.get("threads") or 1))
     from fpt import rundir
-    from fpt.experiments.executors import one_line, planned_from_dict
+    from fpt.experiments.executors import BUSY_EXIT, one_line, planned_from_dict
     from fpt.experiments.planned import run_planned
 
     print(f"fpt worker pid {os.getpid()}: {request.get('label', '')}", flush=True)
@@ -85,7 +85,7 @@ def _run(request: dict, result: Path) -> int:
         run_planned(planned, progress=False)
         out, code = {"status": "done"}, 0
     except rundir.RunDirBusyError as exc:
-        out, code = {"status": "busy", "note": str(exc)}, 75
+        out, code = {"status": "busy", "note": str(exc)}, BUSY_EXIT
     except Exception as exc:  # noqa: BLE001 - reported to the executor as this trial's failure
         traceback.print_exc()
         out, code = {"status": "failed", "note": one_line(exc)}, 1

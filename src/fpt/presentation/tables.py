@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from fpt import rundir
-from fpt.convergence import binomial_margin, converged, eval_sizes, health, read_history, run_health
+from fpt.convergence import binomial_margin, converged, eval_sizes, health, run_health
 from fpt.experiments.grid import Cell, Table
 from fpt.experiments.runner import ACCURACIES, metric_value
 from fpt.presentation.document import md_cell
 from fpt.provenance import run_commit
+from fpt.rundir import read_metrics
 
 CSV_FIELDS = ["table", "scale", "row", "column", "paper_column", "metric", "split", "paper", "ours", "ours_std", "n",
               "seeds", "values", "difference", "compared", "status", "chance", "majority", "majority_margin",
@@ -73,22 +74,11 @@ def aggregate(table: Table, cell: Cell, runs: list[dict[str, Any]], out: Path) -
     """One results.csv row for a cell from its runs (one per seed)."""
     cfg = cell.config
     comparable = not cell.compare
-    row: dict[str, Any] = {
-        "table": table.name, "scale": table.scale, "row": cell.row, "column": cell.column,
-        "paper_column": cell.key, "metric": cell.metric, "paper": cell.paper,
-        "compared": "yes" if comparable else f"no: {cell.compare}",
-        "task": cfg.task if cfg else "", "task_options": json.dumps(cfg.task_options) if cfg else "",
-        "body": cfg.body if cfg else "", "init": cfg.init if cfg else "", "freeze": cfg.freeze if cfg else "",
-        "layers": cfg.layers if cfg else "", "max_steps": cfg.steps if cfg else "",
-    }
+    row = _cell_fields(table, cell)
     if cell.quoted or cell.skip:
         return {**row, "status": runs[0]["status"], "note": runs[0]["note"], "n": 0, "seeds": ""}
-    row["lr"] = runs[0].get("lr", cfg.lr) if cfg else ""
+    row.update(_lr_fields(runs, cfg))
     search = runs[0].get("lr_search")
-    if search:  # the lr chosen per cell on seed 0's validation figure (fpt reproduce --tuned-lr)
-        row["lr_grid"] = ";".join(f"{lr:g}" for lr in search["grid"])
-        row["lr_val"] = ";".join(f"{lr:g}:{'–' if v is None else f'{v:.2f}'}" for lr, v in search["val"].items())
-        row["lr_chosen"] = "" if search["chosen"] is None else f"{search['chosen']:g}"
     every = [r for r in runs if r["summary"]]  # provenance: the chooser's run too
     if search and search.get("seed") is not None:  # the seed that chose the lr is not a reported seed
         row["lr_seed"] = search["seed"]
@@ -103,19 +93,10 @@ def aggregate(table: Table, cell: Cell, runs: list[dict[str, Any]], out: Path) -
     split = splits[0] if splits else ""
     healths = [run_health(r["run_dir"], r["summary"], split or None) if r.get("run_dir") is not None
                else health(r["summary"], [], eval_sizes(r["summary"]), split or None) for r in done]
-    curves = [converged(read_history(r["run_dir"]) if r.get("run_dir") is not None else [],
-                        f"{r['summary'].get('val_set') or 'val'}_accuracy", r["summary"].get("stopped"),
-                        cfg.steps if cfg else None) for r in done]
-    for c, r in zip(curves, done, strict=True):  # no metrics.jsonl to read: the summary's own figure
-        if c["reason"] == "no evaluations" and r["summary"].get("steps_to_converge") is not None:
-            c.update(step=r["summary"]["steps_to_converge"], bound="=", reason="summary.json's steps_to_converge")
+    curves = _curves(done, cfg.steps if cfg else None)
     bound = ""
     if cell.metric == "steps_to_converge":  # reach-and-stay (fpt.convergence.converged), a cap-bound step as >= N
-        values = tuple(c["step"] for c in curves)
-        bounds = [c["bound"] for c in curves]
-        bound = LOWER_BOUND if LOWER_BOUND in bounds else (NO_LEARNING if bounds and not any(bounds) else "")
-        if "" in bounds and any(bounds):
-            bound = f"{bound or '='}; {NO_LEARNING} in {bounds.count('')} of {len(bounds)} seeds"
+        values, bound = tuple(c["step"] for c in curves), _converge_bound([c["bound"] for c in curves])
     numbers = [v for v in values if v is not None]
     ours = _mean(numbers)
     seeds_done = [str(r.get("seed", cfg.seed)) for r in done]
@@ -143,23 +124,74 @@ def aggregate(table: Table, cell: Cell, runs: list[dict[str, Any]], out: Path) -
         "note": "; ".join(dict.fromkeys(r["note"] for r in runs if r["note"])),
     })
     if summaries:
-        chance, major = majority(summaries[0], split)
-        row["chance"], row["majority"] = _round(chance), _round(major)
-        if cell.metric in ACCURACIES and ours is not None and major is not None:
-            # The figure on the split it is measured on (test, at the selected step), beyond the one-sided 95%
-            # binomial margin for that split's size (fpt.convergence.binomial_margin): not a validation spike.
-            size = (healths[0].get("eval_examples") or {}).get(split) if healths else None
-            margin = 100.0 * binomial_margin(major / 100.0, size)
-            row["majority_margin"] = _round(margin) if size else None
-            row["above_majority"] = "yes" if ours > major + margin + 1e-9 else "no"
-        for key in ("test_accuracy", "val_accuracy", "test_accuracy_last"):
-            row[key] = _round(_mean([v for s in summaries if (v := metric_value(s, key)) is not None]))
-        for key in ("selected_step", "steps", "wall_seconds", "epoch_seconds", "feature_cache_seconds"):
-            found = [float(s[key]) for s in summaries if s.get(key) is not None]
-            row[key] = None if not found else s_value(round(statistics.fmean(found), 4))
-        found = [c["step"] for c in curves if c["step"] is not None]
-        row["steps_to_converge"] = None if not found else s_value(round(statistics.fmean(found), 4))
-        row["stopped"] = ";".join(dict.fromkeys(str(s.get("stopped")) for s in summaries))
+        row.update(_summary_fields(cell, summaries, split, ours, healths, curves))
+    return row
+
+
+def _cell_fields(table: Table, cell: Cell) -> dict[str, Any]:
+    """What a row says about its cell, run or not: where it sits, what it runs, what the paper reports."""
+    cfg = cell.config
+    return {
+        "table": table.name, "scale": table.scale, "row": cell.row, "column": cell.column,
+        "paper_column": cell.key, "metric": cell.metric, "paper": cell.paper,
+        "compared": "yes" if not cell.compare else f"no: {cell.compare}",
+        "task": cfg.task if cfg else "", "task_options": json.dumps(cfg.task_options) if cfg else "",
+        "body": cfg.body if cfg else "", "init": cfg.init if cfg else "", "freeze": cfg.freeze if cfg else "",
+        "layers": cfg.layers if cfg else "", "max_steps": cfg.steps if cfg else "",
+    }
+
+
+def _lr_fields(runs: list[dict[str, Any]], cfg: Any) -> dict[str, Any]:
+    """The learning rate, and (fpt reproduce --tuned-lr) the grid, each lr's seed-0 validation figure and the chosen one."""
+    out: dict[str, Any] = {"lr": runs[0].get("lr", cfg.lr) if cfg else ""}
+    search = runs[0].get("lr_search")
+    if search:
+        out["lr_grid"] = ";".join(f"{lr:g}" for lr in search["grid"])
+        out["lr_val"] = ";".join(f"{lr:g}:{'–' if v is None else f'{v:.2f}'}" for lr, v in search["val"].items())
+        out["lr_chosen"] = "" if search["chosen"] is None else f"{search['chosen']:g}"
+    return out
+
+
+def _curves(done: list[dict[str, Any]], cap: int | None) -> list[dict[str, Any]]:
+    """Each finished run's reach-and-stay convergence (fpt.convergence.converged)."""
+    curves = [converged(read_metrics(r["run_dir"]) if r.get("run_dir") is not None else [],
+                        f"{r['summary'].get('val_set') or 'val'}_accuracy", r["summary"].get("stopped"), cap)
+              for r in done]
+    for c, r in zip(curves, done, strict=True):  # no metrics.jsonl to read: the summary's own figure
+        if c["reason"] == "no evaluations" and r["summary"].get("steps_to_converge") is not None:
+            c.update(step=r["summary"]["steps_to_converge"], bound="=", reason="summary.json's steps_to_converge")
+    return curves
+
+
+def _converge_bound(bounds: list[str]) -> str:
+    """How the seeds' steps to converge bound the figure: a cap-bound step as >= N, no learning named."""
+    bound = LOWER_BOUND if LOWER_BOUND in bounds else (NO_LEARNING if bounds and not any(bounds) else "")
+    if "" in bounds and any(bounds):
+        bound = f"{bound or '='}; {NO_LEARNING} in {bounds.count('')} of {len(bounds)} seeds"
+    return bound
+
+
+def _summary_fields(cell: Cell, summaries: list[dict[str, Any]], split: str, ours: float | None,
+                    healths: list[dict[str, Any]], curves: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures read from the finished runs' summaries: chance and majority, the means beside the cell's metric."""
+    row: dict[str, Any] = {}
+    chance, major = majority(summaries[0], split)
+    row["chance"], row["majority"] = _round(chance), _round(major)
+    if cell.metric in ACCURACIES and ours is not None and major is not None:
+        # The figure on the split it is measured on (test, at the selected step), beyond the one-sided 95%
+        # binomial margin for that split's size (fpt.convergence.binomial_margin): not a validation spike.
+        size = (healths[0].get("eval_examples") or {}).get(split) if healths else None
+        margin = 100.0 * binomial_margin(major / 100.0, size)
+        row["majority_margin"] = _round(margin) if size else None
+        row["above_majority"] = "yes" if ours > major + margin + 1e-9 else "no"
+    for key in ("test_accuracy", "val_accuracy", "test_accuracy_last"):
+        row[key] = _round(_mean([v for s in summaries if (v := metric_value(s, key)) is not None]))
+    for key in ("selected_step", "steps", "wall_seconds", "epoch_seconds", "feature_cache_seconds"):
+        found = [float(s[key]) for s in summaries if s.get(key) is not None]
+        row[key] = None if not found else s_value(round(statistics.fmean(found), 4))
+    found = [c["step"] for c in curves if c["step"] is not None]
+    row["steps_to_converge"] = None if not found else s_value(round(statistics.fmean(found), 4))
+    row["stopped"] = ";".join(dict.fromkeys(str(s.get("stopped")) for s in summaries))
     return row
 
 
