@@ -12,6 +12,7 @@ import fpt
 from fpt import baselines
 from fpt.cli import main
 from fpt.config import RunConfig
+from fpt.data.modalities import series_features
 from fpt.data.tokenisers import SeriesTokens
 from fpt.settings import DataFacts, data_budget
 
@@ -91,7 +92,7 @@ def test_series_rebuilt_from_overlapping_windows(patch, stride):
     series = [rng.normal(size=(2, 17)) for _ in range(3)]
     tok = SeriesTokens.fit(series, patch, stride, "global")
     x, _ = tok(series)
-    rebuilt = baselines._series(x.numpy(), tok.to_json())
+    rebuilt = series_features(x.numpy(), tok.to_json(), 0)
     for i, s in enumerate(series):
         np.testing.assert_allclose(rebuilt[i, :, :17], tok._normalise(s), atol=1e-5)
 

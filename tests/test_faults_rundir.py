@@ -29,7 +29,7 @@ import fpt
 from fpt import checkpoint, rundir
 from fpt.cli import main
 from fpt.errors import CheckpointError
-from fpt.rundir import TrainState
+from fpt.rundir import TrainState, atomic
 from fpt.train import resume_config
 
 STEPS, EVERY = 10, 5
@@ -497,14 +497,14 @@ def test_a_full_disk_is_a_clear_error_and_keeps_the_newest_checkpoint(run, where
                             lambda path, data: _enospc() if latest in path.parents else real_write(path, data))
     elif where == "pointer":  # committing it
         real_replace = os.replace
-        monkeypatch.setattr(rundir.os, "replace", lambda src, dst: _enospc() if Path(dst) == latest / "current"
+        monkeypatch.setattr(atomic.os, "replace", lambda src, dst: _enospc() if Path(dst) == latest / "current"
                             else real_replace(src, dst))
     elif where == "metrics":  # appending a row
-        monkeypatch.setattr(rundir, "open", lambda path, mode="r", *a: _enospc() if mode == "a" else open(path, mode, *a),
+        monkeypatch.setattr(atomic, "open", lambda path, mode="r", *a: _enospc() if mode == "a" else open(path, mode, *a),
                             raising=False)
     else:  # writing summary.json
-        real_write_with = rundir.write_with
-        monkeypatch.setattr(rundir, "write_with", lambda path, writer, kept="": real_write_with(
+        real_write_with = atomic.write_with
+        monkeypatch.setattr(atomic, "write_with", lambda path, writer, kept="": real_write_with(
             path, _enospc if Path(path).name == "summary.json" else writer, kept))
     assert _cli_resume(run) == 2
     line = _one_line_error(capsys, "disk is full")

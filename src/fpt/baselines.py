@@ -79,32 +79,20 @@ def level(config: RunConfig) -> str:
 # ---------------------------------------------------------------------------------------------- features
 
 
-def _series(x: np.ndarray, tok: dict[str, Any]) -> np.ndarray:
-    """(N, C, L) normalised series rebuilt from their (N, T, patch * C) windows (zeros past each one's end)."""
-    n, t, _ = x.shape
-    c, patch, stride = tok["channels"], tok["patch"], tok["stride"]
-    windows = x.reshape(n, t, c, patch)  # each token: channel-major (C, patch), as fpt.data.tokenisers cut them
-    if stride >= patch:  # no overlap: the windows in order (points between windows are not in any token)
-        return windows.transpose(0, 2, 1, 3).reshape(n, c, t * patch)
-    head = windows[:, :-1, :, :stride].transpose(0, 2, 1, 3).reshape(n, c, (t - 1) * stride)
-    return np.concatenate([head, windows[:, -1]], axis=2)
-
-
 def features(data: Any) -> tuple[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
-    """(modality, {split: (X, y)}) of a --data task's train, val and test splits."""
+    """(modality, {split: (X, y)}) of a --data task's train, val and test splits: each modality's features
+    (``fpt.data.modalities``), computed from the tokens."""
+    from fpt.data.modalities import modality as declared
+
     tok = (data.fitted or {}).get("tokeniser", {})
     modality = tok.get("kind", data.info.get("modality"))
+    features_of = declared(modality).features
+    vocab = int(getattr(data.spec, "vocab_size", None) or 0)
     sets = {"train": data.train.data, "val": data.eval_sets[data.val], "test": data.eval_sets[data.test]}
     out = {}
     for name, batch in sets.items():
-        x = batch.x.numpy()
-        if modality == "timeseries":
-            x = _series(x, tok)
-        elif modality == "sequence":
-            vocab = int(data.spec.vocab_size)
-            x = np.stack([np.bincount(row[row > 0], minlength=vocab) for row in x]).astype(np.float32)
         y = batch.y.numpy()
-        out[name] = (x, y[:, 0] if y.ndim == 2 else y)
+        out[name] = (features_of(batch.x.numpy(), tok, vocab), y[:, 0] if y.ndim == 2 else y)
     return modality, out
 
 
@@ -216,6 +204,16 @@ def _padded(sets: dict) -> dict:
     return out
 
 
+# The classic models a modality may name (fpt.data.modalities): name -> (plan of (classify, seed), the view of
+# the features it reads). A plan is (name, make, grid), or a line saying why the model is not there.
+MODELS: dict[str, tuple[Callable[[bool, int], Any], Callable[[dict], dict]]] = {
+    "linear": (lambda classify, seed: _linear(classify), _flat),
+    "boosting": (_boosting, _flat),
+    "nearest": (lambda classify, seed: _nearest(classify), _flat),
+    "minirocket": (_minirocket, _padded),
+}
+
+
 def fit_models(data: Any, seed: int = 0, refit: bool = False) -> dict[str, Any]:
     """The classic models of a --data task on its own split: {"metric", "models": {name: {...}}, "notes"}.
     ``refit``: each chosen model is fitted again on train + validation before test (and the result, like each
@@ -227,19 +225,17 @@ def fit_models(data: Any, seed: int = 0, refit: bool = False) -> dict[str, Any]:
     if data.train.data.y.reshape(len(data.train.data.y), -1).shape[1] != 1:
         return {"metric": metric, "models": {}, **protocol,
                 "notes": ["classic models skipped: they predict one target per example"]}
+    from fpt.data.modalities import modality as declared
+
     modality, sets = features(data)
     plans: list[tuple[tuple, dict]] = []
-    if modality == "timeseries":
-        plans.append((_nearest(classify), _flat(sets)))
-        rocket = _minirocket(classify, seed)
-        if isinstance(rocket, str):
-            notes.append(rocket)
+    for name in declared(modality).baselines:  # each modality names its classic models
+        make, view = MODELS[name]
+        plan = make(classify, seed)
+        if isinstance(plan, str):  # not installed: said beside the others
+            notes.append(plan)
         else:
-            plans.append((rocket, _padded(sets)))
-    elif modality in ("tabular", "sequence"):
-        plans += [(_linear(classify), _flat(sets)), (_boosting(classify, seed), _flat(sets))]
-    elif modality == "image":
-        plans.append((_linear(classify), _flat(sets)))
+            plans.append((plan, view(sets)))
     models: dict[str, Any] = {}
     import torch
 

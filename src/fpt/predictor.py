@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from fpt.tasks.user_data import Preprocessing
 
 Tensor = torch.Tensor
-LENGTH_MODALITIES = ("timeseries", "sequence")  # --data tokenisers that pad and return lengths
 
 
 def input_spec(prep: Preprocessing) -> InputSpec:
@@ -415,4 +414,4 @@ def _plain(v: Any) -> Any:
     return float(f"{v:.7g}") if isinstance(v, float) else v
 
 
-__all__ = ["LENGTH_MODALITIES", "Prediction", "Predictor", "input_spec", "rebuild"]
+__all__ = ["Prediction", "Predictor", "input_spec", "rebuild"]

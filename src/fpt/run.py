@@ -11,24 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fpt import rundir
 from fpt.checkpoint import find, fingerprint, has_checkpoint, load_trainable, version_step
 from fpt.errors import CheckpointError, ConfigError, RunError
-from fpt.rundir import (
-    BEST,
-    CONFIG,
-    DATA,
-    ENSEMBLE,
-    LATEST,
-    LOCK_FILE,
-    MEMBERS,
-    METRICS,
-    SUMMARY,
-    is_ensemble,
-    read_data,
-    read_ensemble,
-    read_metrics,
-    read_summary,
-)
 
 if TYPE_CHECKING:  # annotations only: the functions below import what they call when they run
     from fpt.config import RunConfig
@@ -36,7 +21,7 @@ if TYPE_CHECKING:  # annotations only: the functions below import what they call
     from fpt.predictor import Predictor
     from fpt.tasks.user_data import Preprocessing
 
-WHICH = (BEST, LATEST)  # the checkpoint slots a model can be loaded from
+WHICH = (rundir.BEST, rundir.LATEST)  # the checkpoint slots a model can be loaded from
 
 
 @dataclass(frozen=True, init=False)
@@ -52,31 +37,31 @@ class Run:
 
     @property
     def config_path(self) -> Path:
-        return self.path / CONFIG
+        return self.path / rundir.CONFIG
 
     @property
     def metrics_path(self) -> Path:
-        return self.path / METRICS
+        return self.path / rundir.METRICS
 
     @property
     def summary_path(self) -> Path:
-        return self.path / SUMMARY
+        return self.path / rundir.SUMMARY
 
     @property
     def data_path(self) -> Path:
-        return self.path / DATA
+        return self.path / rundir.DATA
 
     @property
     def checkpoint_dir(self) -> Path:
-        return self.path / LATEST
+        return self.path / rundir.LATEST
 
     @property
     def best_dir(self) -> Path:
-        return self.path / BEST
+        return self.path / rundir.BEST
 
     @property
     def lock_path(self) -> Path:
-        return self.path / LOCK_FILE
+        return self.path / rundir.LOCK_FILE
 
     def is_run(self) -> bool:
         """Whether ``path`` holds a run's config (the one file every run directory has)."""
@@ -94,20 +79,20 @@ class Run:
         return loaded(read_config(self.path), str(self.config_path), device)
 
     def _not_ensemble(self) -> None:
-        if not self.is_run() and is_ensemble(self.path):
+        if not self.is_run() and rundir.is_ensemble(self.path):
             raise RunError(f"{self.path} is a seed ensemble (ensemble.json): fpt.load / fpt predict read it whole; to "
-                           f"export or evaluate one model, give a member ({self.path / MEMBERS}/seedS)")
+                           f"export or evaluate one model, give a member ({self.path / rundir.MEMBERS}/seedS)")
 
     def summary(self) -> dict[str, Any] | None:
         """summary.json (None while the run has not finished)."""
-        return read_summary(self.path)
+        return rundir.read_summary(self.path)
 
     def metrics(self) -> list[dict[str, Any]]:
-        return read_metrics(self.path)
+        return rundir.read_metrics(self.path)
 
     def preprocessing(self) -> Preprocessing | None:
         """What turns raw inputs into tokens and outputs into labels (``--data`` runs), from data.json."""
-        doc = read_data(self.path)
+        doc = rundir.read_data(self.path)
         if doc is None:
             return None
         from fpt.tasks.user_data import Preprocessing
@@ -136,7 +121,7 @@ class Run:
         """The newest complete, verified checkpoint version: ``which`` best or checkpoint; None: best/ if
         the run has one, else the latest."""
         if which is None:
-            which = BEST if has_checkpoint(self.path, BEST) else LATEST
+            which = rundir.BEST if has_checkpoint(self.path, rundir.BEST) else rundir.LATEST
         if which not in WHICH:
             raise ConfigError(f"which={which!r}: expected 'best' or 'checkpoint'")
         if not self.is_run():
@@ -176,8 +161,9 @@ class Run:
 
 def from_run(run: Run, which: str | None = None, device: str | None = None) -> Predictor:
     """A run directory's trained model (``Run.load``): its body rebuilt as training built it."""
+    from fpt.data.modalities import PADDED
     from fpt.pipeline import task_options
-    from fpt.predictor import LENGTH_MODALITIES, input_spec, rebuild
+    from fpt.predictor import input_spec, rebuild
     from fpt.tasks import build_task
     from fpt.tasks.base import DataSource
 
@@ -187,7 +173,7 @@ def from_run(run: Run, which: str | None = None, device: str | None = None) -> P
     summary = run.summary() or {}
     if prep is not None:
         spec, objective = input_spec(prep), prep.objective
-        lengths = prep.tokeniser.kind in LENGTH_MODALITIES
+        lengths = prep.tokeniser.kind in PADDED
         info = dict(summary.get("task_info") or {})
     else:  # a paper task: its shape (and whether examples are padded) come from the task itself
         data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir),
@@ -221,7 +207,7 @@ def load(path: str | Path, which: str | None = None, device: str | None = None) 
     run = Run(path)
     if run.is_run():
         return run.load(which, device)
-    if is_ensemble(path):
+    if rundir.is_ensemble(path):
         return load_ensemble(path, which, device)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such run or export directory")
@@ -236,10 +222,10 @@ def load_ensemble(path: Path, which: str | None = None, device: str | None = Non
     from fpt.predictor import EnsemblePredictor, Predictor
 
     predictors = []
-    for member in read_ensemble(path):
+    for member in rundir.read_ensemble(path):
         where = path / member
         if Path(member).is_absolute() or ".." in Path(member).parts or not Run(where).is_run():
-            raise CheckpointError(f"{path / ENSEMBLE}: member {member!r} is not a run directory inside {path}; "
+            raise CheckpointError(f"{path / rundir.ENSEMBLE}: member {member!r} is not a run directory inside {path}; "
                                   "train the ensemble again into a new --out")
         predictors.append(Run(where).load(which, device))
     first = predictors[0]

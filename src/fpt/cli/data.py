@@ -93,22 +93,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-# The options that shape each modality's tokens (printed with their resolved values by fpt data --data).
-MODALITY_OPTIONS = {
-    "tabular": ("max_categories",),
-    "image": ("image_size", "patch_size", "image_channels"),
-    "timeseries": ("series_patch", "series_stride", "series_norm"),
-    "sequence": ("sequence_tokens", "sequence_max_len"),
-}
-
-
-def _resolved(name: str, info: dict, fitted: dict) -> object:
-    tok = fitted["tokeniser"]
-    return {"image_channels": tok.get("channels"), "series_patch": tok.get("patch"), "series_stride": tok.get("stride"),
-            "series_norm": tok.get("norm"), "sequence_tokens": tok.get("mode"), "sequence_max_len": tok.get("max_len"),
-            "image_size": tok.get("image_size"), "patch_size": tok.get("patch_size")}.get(name)
-
-
 def describe_user_data(stats: dict, config: object) -> list[str]:
     """What fpt data --data prints: every choice made about the data, with the flag that changes it."""
     info, fitted = stats["info"], stats["fitted"]
@@ -143,8 +127,11 @@ def describe_user_data(stats: dict, config: object) -> list[str]:
                  + f", {spec.get('per_token', 1)} output(s) of {spec.get('num_classes')}")
     for key, value in info["tokenisation"].items():
         lines.append(f"  {key}: {value}")
-    options = [f"{flag(n)} {_resolved(n, info, fitted) if _resolved(n, info, fitted) is not None else getattr(config, n)}"
-               for n in MODALITY_OPTIONS[info["modality"]]]
+    from fpt.data.modalities import modality
+
+    fitted_values = {name: fitted["tokeniser"].get(key) if key else None
+                     for name, key in modality(info["modality"]).options.items()}
+    options = [f"{flag(n)} {value if value is not None else getattr(config, n)}" for n, value in fitted_values.items()]
     lines.append(f"  tokeniser options: {'  '.join(options)}")
     for key in ("features", "class_folders", "channels", "train_lengths", "problem", "cut_to_max_tokens", "X_shape"):
         if key in info:

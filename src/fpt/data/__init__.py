@@ -6,7 +6,8 @@ CIFAR-10's pickled batches), ``listops`` (Long Range Arena's generator and TSV f
 
 Your own data (``--data``):
 
-``load(path, ...)`` recognises what ``--data`` names and calls its reader:
+``load(path, ...)`` recognises what ``--data`` names and calls its reader (the entries of
+``fpt.data.formats``; the modalities they hold: ``fpt.data.modalities``):
 
 ==========================================  =================  ==========================
 ``--data``                                   module             read with
@@ -31,43 +32,22 @@ from pathlib import Path
 from fpt.data.base import RawData
 from fpt.errors import DataError
 
-# Formats whose target is fixed by the layout, so --target has nothing to name.
-BUILT_IN_TARGETS = {"images": "each image's class folder", "timeseries": "the label after each series' last ':' (or "
-                    "first field of a .tsv line)", "npz": "the array y"}
-BUILT_IN_NAMES = {"images": "class", "timeseries": "target", "npz": "y"}  # what --target may say there (the default)
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 def detect(path: str) -> str:
-    """Which reader handles ``path``: tables | images | timeseries | npz | hub."""
-    from fpt.data.hub import is_saved_dataset
-    from fpt.data.images import has_images
-    from fpt.data.tables import BUILDERS, split_files
-    from fpt.data.timeseries import is_ucr
+    """Which format (``fpt.data.formats.FORMATS``) reads ``path``: the first entry that claims it."""
+    from fpt.data.formats import SUFFIXES, claiming, file_kinds, folder_kinds
 
     p = Path(path)
-    if p.is_file():
-        if is_ucr(p):
-            return "timeseries"
-        if p.suffix.lower() == ".npz":
-            return "npz"
-        if p.suffix.lower() in BUILDERS:
-            return "tables"
-        raise DataError(f"{p}: unknown format {p.suffix or '(no suffix)'!r}; give a .csv, .tsv, .jsonl, .parquet, .npz, "
-                        "*_TRAIN.ts or *_TRAIN.tsv file, or a folder")
-    if p.is_dir():
-        if is_saved_dataset(p):
-            return "hub"
-        if is_ucr(p):
-            return "timeseries"
-        if split_files(p):
-            return "tables"
-        if has_images(p, 2) or has_images(p, 3) or any(d.is_dir() for d in p.iterdir()):
-            return "images"
-        raise DataError(f"{p}: an empty folder or one fpt cannot read; give train.csv (+ test.csv), class folders "
-                        "of images (DIR/<class>/*.png), *_TRAIN.ts, or a dataset saved with save_to_disk()")
-    if path.startswith((".", "/", "~")) or p.suffix.lower() in {".csv", ".tsv", ".jsonl", ".parquet", ".npz", ".ts"} \
-            or not HUB_ID.match(path):
+    if p.exists():
+        found = claiming(p)
+        if found is not None:
+            return found.name
+        if p.is_file():
+            raise DataError(f"{p}: unknown format {p.suffix or '(no suffix)'!r}; give a {file_kinds()} file, or a folder")
+        raise DataError(f"{p}: an empty folder or one fpt cannot read; give {folder_kinds()}")
+    if path.startswith((".", "/", "~")) or p.suffix.lower() in SUFFIXES or not HUB_ID.match(path):
         where = "" if Path(path).expanduser().is_absolute() else f" (relative to the current directory {Path.cwd()})"
         raise DataError(f"--data {path}: no such file or folder{where}; run from the directory it is relative to, or "
                         "give its absolute path")
@@ -77,36 +57,15 @@ def detect(path: str) -> str:
 def load(path: str, target: str | None = None, modality: str = "auto", image_channels: str = "auto",
          image_size: int = 32) -> RawData:
     """Read ``path`` into ``RawData`` (splits as the data defines them; none carved out yet)."""
-    kind = detect(str(path))
-    if target is not None and kind in BUILT_IN_TARGETS and str(target) != BUILT_IN_NAMES[kind]:
-        raise DataError(f"{path}: --target names a table column, but here the target is {BUILT_IN_TARGETS[kind]}; "
-                        "drop --target")
-    if kind == "tables":
-        from fpt.data.tables import read_tables
+    from fpt.data.formats import FORMATS, Request
 
-        return read_tables(Path(path), target, modality)
-    if kind == "images":
-        from fpt.data.images import read_image_folder
-
-        _only(modality, "image", path)
-        return read_image_folder(Path(path), image_channels, image_size)
-    if kind == "timeseries":
-        from fpt.data.timeseries import read_timeseries
-
-        _only(modality, "timeseries", path)
-        return read_timeseries(Path(path))
-    if kind == "npz":
-        from fpt.data.arrays import read_npz
-
-        return read_npz(Path(path), modality, image_channels, image_size)
-    from fpt.data.hub import load_hub
-
-    return load_hub(str(path), target, modality, image_channels, image_size)
-
-
-def _only(modality: str, expected: str, path: str) -> None:
-    if modality not in {"auto", expected}:
-        raise DataError(f"{path}: holds {expected} data; --modality {modality} cannot apply (drop it or use {expected})")
+    fmt = FORMATS[detect(str(path))]
+    if target is not None and fmt.target is not None and str(target) != fmt.target_name:
+        raise DataError(f"{path}: --target names a table column, but here the target is {fmt.target}; drop --target")
+    if fmt.modality is not None and modality not in {"auto", fmt.modality}:
+        raise DataError(f"{path}: holds {fmt.modality} data; --modality {modality} cannot apply (drop it or use "
+                        f"{fmt.modality})")
+    return fmt.read(path, Request(target, modality, image_channels, image_size))
 
 
 __all__ = ["RawData", "detect", "load"]

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import SPLIT_COLUMN, check_target_values, is_missing
+from fpt.data.modalities import modality
 from fpt.data.tokenisers import plain_value
 from fpt.errors import DataError, SchemaError
 
@@ -128,8 +129,7 @@ def read_inputs(path: str | Path, schema: Schema, allow_unseen: bool = False) ->
             return _image_folder(p, schema)
         from fpt.data.tables import split_files
 
-        hint = {"timeseries": "its *_TEST.ts or .tsv file", "tabular": "one table file (e.g. DIR/test.csv)",
-                "sequence": "one table file (e.g. DIR/test.csv)"}[schema.modality]
+        hint = modality(schema.modality).predict_input
         found = " (it holds split files " + ", ".join(f.name for f in split_files(p).values()) + ")" \
             if schema.modality != "timeseries" and split_files(p) else ""
         raise DataError(f"{p}: a folder{found}; the model takes {schema.modality} data: give {hint}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -57,6 +58,36 @@ class TabularTokens:
     features: list[dict[str, Any]]
     slots: int  # one-hot category slots in every token
     kind: str = "tabular"
+
+    @staticmethod
+    def check_json(data: dict[str, Any]) -> dict[str, Any]:
+        slots = _count_field(data.get("slots"), "slots", 0)
+        features = data.get("features")
+        if not isinstance(features, list) or not features:
+            raise _bad("features", features, "a list of feature entries")
+        out = []
+        for i, f in enumerate(features):
+            if not isinstance(f, dict) or not isinstance(f.get("name"), str):
+                raise _bad(f"features[{i}]", f, "a mapping with a name")
+            where = f"features[{i}] ({f['name']})"
+            if f.get("kind") == "numeric":
+                out.append({**f, "mean": _number(f.get("mean"), f"{where}.mean"), "std": _scale(f.get("std"), f"{where}.std")})
+            elif f.get("kind") == "categorical":
+                cats = f.get("categories")
+                if not isinstance(cats, list) or not all(isinstance(c, str) for c in cats):
+                    raise _bad(f"{where}.categories", cats, "a list of category names")
+                offset = _count_field(f.get("offset"), f"{where}.offset", 0)
+                if offset + len(cats) >= slots:
+                    raise _bad(f"{where}.offset", offset, f"room for {len(cats) + 1} slots within slots={slots}")
+                out.append(f)
+            else:
+                raise _bad(f"{where}.kind", f.get("kind"), "numeric or categorical")
+        return {**data, "features": out}
+
+    @classmethod
+    def fit_from(cls, x: dict[str, np.ndarray], options: Any, notes: Mapping[str, Any]) -> TabularTokens:
+        """Fitted to the training inputs with the run's data options (``fpt.tasks.user_data.DataOptions``)."""
+        return cls.fit(x, options.max_categories)
 
     @classmethod
     def fit(cls, x: dict[str, np.ndarray], max_categories: int) -> TabularTokens:
@@ -155,6 +186,20 @@ class ImageTokens:
     kind: str = "image"
     augment: bool = False  # the paper tasks' random training augmentation (never saved: --data does not augment)
 
+    @staticmethod
+    def check_json(data: dict[str, Any]) -> dict[str, Any]:
+        for name in ("image_size", "patch_size"):
+            _count_field(data.get(name), name)
+        if data.get("channels") not in ("rgb", "gray"):
+            raise _bad("channels", data.get("channels"), "rgb or gray")
+        c = 3 if data["channels"] == "rgb" else 1
+        data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
+        return data
+
+    @classmethod
+    def fit_from(cls, images: list[np.ndarray], options: Any, notes: Mapping[str, Any]) -> ImageTokens:
+        return cls.fit(images, options.image_size, options.patch_size, notes.get("image_channels", "rgb"))
+
     @classmethod
     def fit(cls, images: list[np.ndarray], image_size: int, patch_size: int, channels: str) -> ImageTokens:
         total = np.zeros(images[0].shape[-1])
@@ -218,6 +263,20 @@ class SeriesTokens:
     std: list[float]
     max_tokens: int  # the longest training series' token count: the task's sequence length
     kind: str = "timeseries"
+
+    @staticmethod
+    def check_json(data: dict[str, Any]) -> dict[str, Any]:
+        c = _count_field(data.get("channels"), "channels")
+        for name in ("patch", "stride", "max_tokens"):
+            _count_field(data.get(name), name)
+        if data.get("norm") not in ("series", "global", "none"):
+            raise _bad("norm", data.get("norm"), "series, global or none")
+        data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
+        return data
+
+    @classmethod
+    def fit_from(cls, series: list[np.ndarray], options: Any, notes: Mapping[str, Any]) -> SeriesTokens:
+        return cls.fit(series, options.series_patch, options.series_stride, options.series_norm)
 
     @classmethod
     def fit(cls, series: list[np.ndarray], patch: int | None, stride: int | None, norm: str) -> SeriesTokens:
@@ -290,6 +349,20 @@ class SequenceTokens:
     max_len: int
     kind: str = "sequence"
 
+    @staticmethod
+    def check_json(data: dict[str, Any]) -> dict[str, Any]:
+        if data.get("mode") not in ("chars", "words"):
+            raise _bad("mode", data.get("mode"), "chars or words")
+        if not isinstance(data.get("vocab"), list) or not all(isinstance(v, str) for v in data["vocab"]):
+            raise _bad("vocab", data.get("vocab"), "a list of symbols")
+        _count_field(data.get("max_len"), "max_len")
+        return data
+
+    @classmethod
+    def fit_from(cls, x: dict[str, np.ndarray], options: Any, notes: Mapping[str, Any]) -> SequenceTokens:
+        """The one text column's symbols."""
+        return cls.fit(next(iter(x.values())), options.sequence_tokens, options.sequence_max_len)
+
     @classmethod
     def fit(cls, texts: np.ndarray, mode: str, max_len: int | None) -> SequenceTokens:
         if mode == "auto":
@@ -338,7 +411,8 @@ class SequenceTokens:
 
 
 Tokeniser = TabularTokens | ImageTokens | SeriesTokens | SequenceTokens
-KINDS = {"tabular": TabularTokens, "image": ImageTokens, "timeseries": SeriesTokens, "sequence": SequenceTokens}
+# kind -> class: how data.json names a fitted tokeniser (fpt.data.modalities declares what else each modality has)
+KINDS: dict[str, type] = {cls.kind: cls for cls in (TabularTokens, ImageTokens, SeriesTokens, SequenceTokens)}
 
 
 def check_finite(x: Tensor, where: str) -> Tensor:
@@ -389,55 +463,11 @@ def _numbers(values: Any, field: str, n: int, scale: bool = False) -> list[float
 
 def _checked(data: dict[str, Any]) -> dict[str, Any]:
     """A tokeniser's JSON with every field of the type fitting writes (a tampered data.json fails here,
-    on one line, not as a numpy error while predicting)."""
-    data = dict(data)
+    on one line, not as a numpy error while predicting): its kind's ``check_json``."""
     kind = data.get("kind")
-    if kind == "tabular":
-        slots = _count_field(data.get("slots"), "slots", 0)
-        features = data.get("features")
-        if not isinstance(features, list) or not features:
-            raise _bad("features", features, "a list of feature entries")
-        out = []
-        for i, f in enumerate(features):
-            if not isinstance(f, dict) or not isinstance(f.get("name"), str):
-                raise _bad(f"features[{i}]", f, "a mapping with a name")
-            where = f"features[{i}] ({f['name']})"
-            if f.get("kind") == "numeric":
-                out.append({**f, "mean": _number(f.get("mean"), f"{where}.mean"), "std": _scale(f.get("std"), f"{where}.std")})
-            elif f.get("kind") == "categorical":
-                cats = f.get("categories")
-                if not isinstance(cats, list) or not all(isinstance(c, str) for c in cats):
-                    raise _bad(f"{where}.categories", cats, "a list of category names")
-                offset = _count_field(f.get("offset"), f"{where}.offset", 0)
-                if offset + len(cats) >= slots:
-                    raise _bad(f"{where}.offset", offset, f"room for {len(cats) + 1} slots within slots={slots}")
-                out.append(f)
-            else:
-                raise _bad(f"{where}.kind", f.get("kind"), "numeric or categorical")
-        data["features"] = out
-    elif kind == "image":
-        for name in ("image_size", "patch_size"):
-            _count_field(data.get(name), name)
-        if data.get("channels") not in ("rgb", "gray"):
-            raise _bad("channels", data.get("channels"), "rgb or gray")
-        c = 3 if data["channels"] == "rgb" else 1
-        data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
-    elif kind == "timeseries":
-        c = _count_field(data.get("channels"), "channels")
-        for name in ("patch", "stride", "max_tokens"):
-            _count_field(data.get(name), name)
-        if data.get("norm") not in ("series", "global", "none"):
-            raise _bad("norm", data.get("norm"), "series, global or none")
-        data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
-    elif kind == "sequence":
-        if data.get("mode") not in ("chars", "words"):
-            raise _bad("mode", data.get("mode"), "chars or words")
-        if not isinstance(data.get("vocab"), list) or not all(isinstance(v, str) for v in data["vocab"]):
-            raise _bad("vocab", data.get("vocab"), "a list of symbols")
-        _count_field(data.get("max_len"), "max_len")
-    else:
+    if kind not in KINDS:
         raise _bad("kind", kind, " or ".join(KINDS))
-    return data
+    return KINDS[kind].check_json(dict(data))
 
 
 def from_json(data: dict[str, Any]) -> Tokeniser:

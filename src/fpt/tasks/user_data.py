@@ -126,7 +126,7 @@ def _check_target_range(raw: Any) -> None:
 
 def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
     """Class maps / target scaler and the tokeniser, from the training split only (class maps: all labels)."""
-    from fpt.data import tokenisers as tk
+    from fpt.data.modalities import modality
 
     train = raw.splits["train"]
     if objective == "classification":
@@ -159,15 +159,7 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
                             f"in all {len(y)} training examples, so there is nothing to learn; choose another --target")
         obj = Regression(tuple(float(m) for m in y.mean(axis=0)), tuple(float(s) if s > 0 else 1.0 for s in std))
         classes = None
-    if raw.modality == "tabular":
-        tok = tk.TabularTokens.fit(train.x, options.max_categories)
-    elif raw.modality == "image":
-        tok = tk.ImageTokens.fit(train.x, options.image_size, options.patch_size,
-                                 raw.notes.get("image_channels", "rgb"))
-    elif raw.modality == "timeseries":
-        tok = tk.SeriesTokens.fit(train.x, options.series_patch, options.series_stride, options.series_norm)
-    else:
-        tok = tk.SequenceTokens.fit(next(iter(train.x.values())), options.sequence_tokens, options.sequence_max_len)
+    tok = modality(raw.modality).tokeniser.fit_from(train.x, options, raw.notes)
     return Preprocessing(raw.modality, tok, obj, list(raw.targets), classes, list(raw.notes.get("features", [])))
 
 

@@ -1,0 +1,130 @@
+"""The formats ``--data`` reads, as declared entries (the modalities they hold: ``fpt.data.modalities``).
+
+Each entry names the file suffixes it reads, how it recognises a path (a file or a folder), its reader
+(``RawData``: the splits as the data defines them), the modality it fixes (or None: decided from the
+contents), where its layout fixes the target, and what ``fpt predict`` reads of it. ``fpt.data.detect``
+asks the entries in order; the first that claims a path reads it. A new format is its reader module plus
+one entry here (the error and help texts list the suffixes from the entries); tests/data/test_kinds.py
+checks every entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fpt.data.base import RawData
+
+
+@dataclass(frozen=True)
+class Request:
+    """What ``--data`` asks of a reader beyond the path."""
+
+    target: str | None = None
+    modality: str = "auto"
+    image_channels: str = "auto"
+    image_size: int = 32
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    suffixes: tuple[str, ...]  # the file suffixes it reads (none: folders only)
+    files: str | None  # how the texts name its files (None: it reads folders only)
+    folder: str | None  # how the texts name a folder of it (None: it reads files only)
+    claims: Callable[[Path], bool]  # whether an existing file or folder is this format's
+    read: Callable[[Any, Request], RawData]
+    modality: str | None = None  # the one modality it holds (--modality may only name it), or None
+    target: str | None = None  # where the layout fixes the target (then --target may only name ``target_name``)
+    target_name: str | None = None
+
+
+def _tables_claim(p: Path) -> bool:
+    from fpt.data.tables import BUILDERS, split_files
+
+    return p.suffix.lower() in BUILDERS if p.is_file() else bool(split_files(p))
+
+
+def _read_tables(path: Any, r: Request) -> RawData:
+    from fpt.data.tables import read_tables
+
+    return read_tables(Path(path), r.target, r.modality)
+
+
+def _images_claim(p: Path) -> bool:
+    from fpt.data.images import has_images
+
+    return p.is_dir() and (has_images(p, 2) or has_images(p, 3) or any(d.is_dir() for d in p.iterdir()))
+
+
+def _read_images(path: Any, r: Request) -> RawData:
+    from fpt.data.images import read_image_folder
+
+    return read_image_folder(Path(path), r.image_channels, r.image_size)
+
+
+def _series_claim(p: Path) -> bool:
+    from fpt.data.timeseries import is_ucr
+
+    return is_ucr(p)
+
+
+def _read_series(path: Any, r: Request) -> RawData:
+    from fpt.data.timeseries import read_timeseries
+
+    return read_timeseries(Path(path))
+
+
+def _read_npz(path: Any, r: Request) -> RawData:
+    from fpt.data.arrays import read_npz
+
+    return read_npz(Path(path), r.modality, r.image_channels, r.image_size)
+
+
+def _hub_claim(p: Path) -> bool:
+    from fpt.data.hub import is_saved_dataset
+
+    return p.is_dir() and is_saved_dataset(p)
+
+
+def _read_hub(path: Any, r: Request) -> RawData:
+    from fpt.data.hub import load_hub
+
+    return load_hub(str(path), r.target, r.modality, r.image_channels, r.image_size)
+
+
+# In the order detect asks them: a saved dataset folder before anything else, a UCR file before a table of the
+# same suffix (.tsv), a table folder of split files before a folder of class folders.
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    Format("hub", (), None, "a dataset saved with save_to_disk()", _hub_claim, _read_hub),
+    Format("timeseries", (".ts", ".tsv"), "*_TRAIN.ts or *_TRAIN.tsv", "*_TRAIN.ts", _series_claim, _read_series,
+           "timeseries", "the label after each series' last ':' (or first field of a .tsv line)", "target"),
+    Format("npz", (".npz",), ".npz", None, lambda p: p.is_file() and p.suffix.lower() == ".npz", _read_npz,
+           target="the array y", target_name="y"),
+    Format("tables", (".csv", ".tsv", ".jsonl", ".parquet"), ".csv, .tsv, .jsonl, .parquet", "train.csv (+ test.csv)",
+           _tables_claim, _read_tables),
+    Format("images", (), None, "class folders of images (DIR/<class>/*.png)", _images_claim, _read_images, "image",
+           "each image's class folder", "class"),
+)}
+SUFFIXES = tuple(dict.fromkeys(s for f in FORMATS.values() for s in f.suffixes))  # every suffix --data may name
+
+
+def file_kinds() -> str:
+    """The files --data reads, as the texts list them."""
+    return ", ".join(f.files for f in reversed(FORMATS.values()) if f.files)
+
+
+def folder_kinds() -> str:
+    """The folders --data reads, as the texts list them."""
+    folders = [f.folder for f in reversed(FORMATS.values()) if f.folder]
+    return ", ".join(folders[:-1]) + ", or " + folders[-1]
+
+
+def claiming(p: Path) -> Format | None:
+    """The first format that claims the existing file or folder ``p``."""
+    return next((f for f in FORMATS.values() if f.claims(p)), None)
+
+
+__all__ = ["FORMATS", "SUFFIXES", "Format", "Request", "claiming", "file_kinds", "folder_kinds"]
