@@ -72,7 +72,7 @@ def test_the_writers_and_readers_meet(tmp_path):
     assert rundir.read_selection(tmp_path) == {"winner": 1, "means": [None, 0.5]}
     assert rundir.read_selection(tmp_path / "none") is None
     for step in (10, 20, 30):
-        rundir.append_metrics(tmp_path, {"step": step, "val_accuracy": step / 100})
+        rundir.append_metrics(tmp_path, {"step": step, "wall_seconds": step / 10, "val_accuracy": step / 100})
     with open(tmp_path / rundir.METRICS, "a") as f:
         f.write('{"step": 4')  # a half-written line: a reader while training skips it
     assert [r["step"] for r in rundir.read_metrics_so_far(tmp_path)] == [10, 20, 30]

@@ -27,8 +27,8 @@ from fpt.errors import ConfigError
 
 # A run directory's own entries (fpt.train, fpt.select, fpt.refit, fpt.ensemble write them) and an export's.
 RUN_ENTRIES = frozenset({rundir.CONFIG, rundir.METRICS, rundir.SUMMARY, rundir.DATA, rundir.LOCK_FILE,
-                         "selection.json", "checkpoint", "best", "selection", "members", "checkpoint.tmp",
-                         "best.tmp", "checkpoint.old", "best.old"})
+                         rundir.SELECTION_FILE, rundir.SELECTION_RUN, rundir.MEMBERS,
+                         *(slot + suffix for slot in rundir.SLOTS for suffix in ("", ".tmp", ".old"))})
 EXPORT_ENTRIES = frozenset({"config.json", "fpt_model.safetensors", "model.safetensors", "model.onnx", "model.onnx.data",
                             "model_raw.onnx", "model_raw.onnx.data", "README.md", "body"})
 

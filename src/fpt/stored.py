@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from fpt.errors import CheckpointError
+from fpt.rundir.names import CONFIG, DATA, ENSEMBLE, METRICS, SELECTION_FILE, SUMMARY
 
 # Larger than fpt writes by orders of magnitude (a data.json with a 100,000-word vocabulary is a few MB).
-LIMITS = {"config.yaml": 4 << 20, "summary.json": 64 << 20, "metrics.jsonl": 512 << 20, "selection.json": 16 << 20,
-          "data.json": 256 << 20, "config.json": 64 << 20, "results.csv": 256 << 20, "ensemble.json": 16 << 20}
+LIMITS = {CONFIG: 4 << 20, SUMMARY: 64 << 20, METRICS: 512 << 20, SELECTION_FILE: 16 << 20, DATA: 256 << 20,
+          "config.json": 64 << 20, "results.csv": 256 << 20, ENSEMBLE: 16 << 20}
 DEFAULT_LIMIT = 64 << 20
 MAX_NODES = 1_000_000  # a YAML or JSON document's values once aliases are expanded
 
