@@ -404,9 +404,13 @@ def beside_run(exp: Any, summary: dict[str, Any], out: str | Path | None = None,
         return summary
     # A closed-form fit learns from train + validation (fpt.closed_form): each model, chosen on validation, then
     # learns from the same examples before test (the refit protocol).
+    # The controls first: after aeon's MiniRocket (numba's threads) the body's attention ran ~20x slower in this
+    # process (GunPoint's closed-form controls: 1-3 s before it, 22 s after).
+    controls = (run_controls(exp.config, None if out is None else Path(out), progress, data=exp.data)
+                if chosen == "all" else None)
     result = fit_models(exp.data, exp.config.seed, refit="closed_form" in summary)
-    if chosen == "all":
-        result["controls"] = run_controls(exp.config, None if out is None else Path(out), progress, data=exp.data)
+    if controls is not None:
+        result["controls"] = controls
     return _with_comparison(summary, result, out)
 
 

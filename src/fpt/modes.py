@@ -115,6 +115,10 @@ def check_out(out: Path) -> None:
     names = sorted({p.name for p in out.iterdir()} & (RUN_ENTRIES - {rundir.LOCK_FILE}))
     if not names or rundir.is_ensemble(out) or rundir.written_by_fpt(out) or rundir.written_by_fpt(out / rundir.SELECTION_RUN):
         return
+    members = out / rundir.MEMBERS
+    if names == [rundir.MEMBERS] and members.is_dir() and not members.is_symlink() and all(
+            rundir.written_by_fpt(m) for m in members.iterdir()):  # an ensemble stopped before ensemble.json: its members
+        return
     if names == [rundir.SELECTION_FILE]:  # a --choose run stopped after choosing: its own record
         with contextlib.suppress(ConfigError, CheckpointError):
             if _saved_choice(out) is not None:

@@ -194,7 +194,9 @@ def run(args: argparse.Namespace) -> int:
     from fpt.outputs import check_results, starts_with
 
     # before any run: README.md and each table's results.csv/report.md/report.html only where fpt wrote them
-    check_results(root, ("README.md",) if every else (), starts_with(b"# Reproduced tables"))
+    check_results(root, ("README.md",) if every else (),
+                  lambda folder: not (folder / "README.md").exists()
+                  or starts_with(b"# Reproduced tables")(folder / "README.md"))
     for out in outs.values():
         check_results(out, ("results.csv", "report.md", "report.html"),
                       lambda folder: not (folder / "results.csv").exists()
