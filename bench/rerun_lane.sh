@@ -9,10 +9,12 @@
 #   bash bench/rerun_lane.sh run       # start or continue (nice 19, one thread, one run at a time; resumable)
 #   bash bench/rerun_lane.sh collect   # copy the finished runs (config, metrics, summary) into docs/results/lane/runs
 #   bash bench/rerun_lane.sh status    # finished runs, and the runs the plan has in all
+#   bash bench/rerun_lane.sh suspend   # SIGSTOP the lane and its runs (a timing sitting); `resume` continues them
 #
 # On a fresh machine `run` re-creates the worktree of the same commit and seeds its store with the committed runs,
-# so nothing finished is trained again. Suspend it for a timing sitting: kill -STOP / -CONT the lane's process group
-# (its pid is in $LANE/lane.pid). With a GPU, run the same plan there in one go (bench/reproduce_lanes.sh).
+# so nothing finished is trained again. Suspend it for a timing sitting (`suspend`, then `resume`): its runs are
+# worker processes in sessions of their own, so the signal walks the lane's process tree. With a GPU, run the same
+# plan there in one go (bench/reproduce_lanes.sh).
 #
 # Environment: LANE (working folder, default /tmp/fpt-lane), THREADS (torch threads per run, default 1).
 set -u
@@ -27,7 +29,8 @@ THREADS=${THREADS:-1}
 
 # The plan, deciding tables first: Tables 2 and 3 (language > random > LSTM), 13 and 14 (training more), 1, 9, 10,
 # 11, then the rest of the verdict tables; the lr-grid tables again with --tuned-lr, whose lr is chosen on seed 0's
-# validation figure and reported on seeds 1-3 (the chooser is kept out of the reported seeds).
+# validation figure and reported on seeds 1-3 (the chooser is kept out of the reported seeds); the Bit XOR
+# length-scaling table (bench/tables/bit_xor_length.yaml) after the fixed tables.
 FIXED="table2 table3 table13 table14 table1 table9 table10 table11 table4 table5 table6 table16 table18 table20 table7 table17"
 TUNED="table2 table3 table13 table14 table1"
 FIXED_SEEDS=0,1,2
@@ -53,7 +56,7 @@ seed_store() {  # committed finished runs come back into the store, so they are 
 
 reproduce() {  # reproduce TABLE SEEDS [--tuned-lr]
   local t=$1 seeds=$2; shift 2
-  local name=$t; [ $# -gt 0 ] && name=$t-tuned
+  local name; name=$(basename "$t" .yaml); [ $# -gt 0 ] && name=$name-tuned
   echo "$(date -u +%FT%TZ) start $name seeds $seeds" >> "$LANE/lane.log"
   (cd "$WT" && PYTHONPATH="$WT/src" HF_HUB_OFFLINE=1 nice -n 19 python -m fpt reproduce "$t" --scale quick \
      --seeds "$seeds" "$@" --store "$STORE" --out "$LANE/$name" --parallel 1 --threads-per-trial "$THREADS" --quiet \
@@ -68,6 +71,7 @@ case "${1:-}" in
     worktree; seed_store
     echo $$ > "$LANE/lane.pid"
     for t in $FIXED; do reproduce "$t" "$FIXED_SEEDS"; done
+    reproduce "$WT/bench/tables/bit_xor_length.yaml" "$FIXED_SEEDS"
     for t in $TUNED; do reproduce "$t" "$TUNED_SEEDS" --tuned-lr; done
     echo "$(date -u +%FT%TZ) plan done: $(finished) finished runs" >> "$LANE/lane.log" ;;
   collect)
@@ -82,6 +86,11 @@ case "${1:-}" in
       rm -f "$out"/body/*.safetensors 2>/dev/null; n=$((n + 1))
     done
     echo "collected $n new finished runs into $RESULTS/runs ($(ls "$RESULTS"/runs | wc -l) in all)" ;;
+  suspend|resume)
+    sig=STOP; [ "$1" = resume ] && sig=CONT
+    pids=$(pstree -p "$(cat "$LANE/lane.pid")" 2>/dev/null | grep -o '([0-9]*)' | tr -d '()')
+    [ -n "$pids" ] || { echo "rerun_lane: no lane running ($LANE/lane.pid)" >&2; exit 1; }
+    kill -s "$sig" $pids && echo "$1: $(echo $pids | wc -w) processes" ;;
   status)
     echo "commit $COMMIT; finished runs in $STORE: $(finished); committed: $(ls "$RESULTS"/runs 2>/dev/null | wc -l)"
     tail -n 5 "$LANE/lane.log" 2>/dev/null ;;
