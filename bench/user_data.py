@@ -116,6 +116,9 @@ def series(raw) -> list[dict]:  # noqa: ANN001
         rows.append({"method": "1-NN Euclidean", "fit_on": fit_on,
                      **({"val_accuracy": nearest(flat, yf, X["val"], y["val"])} if fit_on == "train" else {}),
                      "test_accuracy": nearest(flat, yf, X["test"], y["test"])})
+        from fpt.baselines import quiet_numba_threads
+
+        quiet_numba_threads()  # before aeon: numba's OpenMP pool beside torch's slows torch ~100x
         try:
             from aeon.classification.convolution_based import MiniRocketClassifier, RocketClassifier
         except ImportError:

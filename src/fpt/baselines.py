@@ -183,7 +183,22 @@ def _nearest(classify: bool) -> tuple[str, Callable[[dict], Any], list[dict]]:
     return "1-NN Euclidean", lambda p: cls(n_neighbors=1), [{}]
 
 
+def quiet_numba_threads() -> None:
+    """numba's OpenMP thread pool (aeon's MiniRocket) and torch's, in one process, make every torch operation after a
+    ``torch.set_num_threads`` ~100x slower (attention and matmuls: 0.1 s -> 10 s, measured on an AMD EPYC): numba's
+    ``workqueue`` layer has no OpenMP runtime to collide with. A layer the user chose is left as it is."""
+    import os
+    import sys
+
+    if "NUMBA_THREADING_LAYER" in os.environ:
+        return
+    os.environ["NUMBA_THREADING_LAYER"] = "workqueue"
+    if "numba" in sys.modules:  # imported already: its config was read, but no pool starts before the first launch
+        sys.modules["numba"].config.THREADING_LAYER = "workqueue"
+
+
 def _minirocket(classify: bool, seed: int) -> tuple[str, Callable[[dict], Any], list[dict]] | str:
+    quiet_numba_threads()
     try:
         if classify:
             from aeon.classification.convolution_based import MiniRocketClassifier as cls
