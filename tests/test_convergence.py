@@ -36,7 +36,8 @@ def test_collapse_at_chance_and_above_majority_with_a_binomial_margin(tmp_path):
 
     from fpt.convergence import eval_sizes, health, run_health
 
-    uniform = [{"step": s, "val_loss": math.log(10) + 0.01, "val_accuracy": 0.1} for s in (50, 100, 150)]
+    uniform = [{"step": s, "wall_seconds": s / 10, "val_loss": math.log(10) + 0.01, "val_accuracy": 0.1}
+               for s in (50, 100, 150)]  # as fpt train writes them (the strict reader asks for wall_seconds)
     spike = _summary(0.171, 0.11)  # a validation spike early on, then the uniform output
     h = health(spike, uniform, eval_sizes(spike))
     assert h["collapsed"] and not h["at_chance"]  # 17.1 is beyond the margin on 500 examples, the curve is not

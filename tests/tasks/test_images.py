@@ -17,7 +17,7 @@ from fpt.data.image_files import read_cifar_batch, read_mnist
 from fpt.data.safe_pickle import RestrictedUnpickler
 from fpt.errors import ConfigError, DataError
 from fpt.tasks import build_task
-from fpt.tasks.base import DataSource
+from fpt.tasks.base import DataSource, task_defaults
 from fpt.tasks.cifar10 import CIFAR10_MEAN, CIFAR10_STD
 from fpt.tasks.images import stratified_split
 
@@ -152,7 +152,7 @@ def test_mnist_shapes_and_token_order(tmp_path, image_size, tokens):
     assert not (batch.x[:, None] == val.x[None]).flatten(2).all(-1).any()
     assert torch.equal(batch.x, build("mnist", tmp_path, image_size=image_size).train.batch(0, n).x)
     assert data.info["split_sizes"] == {"train": n, "val": VAL, "test": MNIST_TEST}
-    assert data.target is None and not data.train.transform.random
+    assert task_defaults("mnist").target is None and not data.train.transform.random
 
 
 def write_broken_mnist(root: Path, case: str) -> str:

@@ -11,7 +11,7 @@ from fpt.cli import main
 from fpt.data import listops as lo
 from fpt.errors import DataError
 from fpt.tasks import build_task
-from fpt.tasks.base import DataSource
+from fpt.tasks.base import DataSource, task_defaults
 
 SMALL = {"min_len": 20, "max_len": 120}  # a narrow window keeps generation fast
 EXAMPLE = "( ( ( ( [MIN 8 ) 2 ) ( ( ( [MIN 8 ) 6 ) ] ) ) ] )"  # SPEC 2b's sample of LRA's print format
@@ -173,7 +173,7 @@ def test_missing_files_say_how_to_get_them(tmp_path):
 
 def test_paper_tokenisation(data_dir):
     data = build_task("listops", {"max_len": 40}, 0, DataSource(data_dir))
-    assert list(data.eval_sets) == ["val", "test"] and data.target is None
+    assert list(data.eval_sets) == ["val", "test"] and task_defaults("listops").target is None
     assert data.spec.vocab_size == 15 == len(data.info["vocab"]) and data.spec.seq_len == 40
     assert data.spec.num_classes == 10 and data.info["tokenisation"] == "paper"
     assert data.info["read"] == "last real token (lengths)"

@@ -14,7 +14,7 @@ import torch
 from fpt.data import tape as td
 from fpt.errors import ConfigError, DataError
 from fpt.tasks import build_task
-from fpt.tasks.base import DataSource
+from fpt.tasks.base import DataSource, task_defaults
 
 # tape/tokenizers.py IUPAC_VOCAB, copied as data so a change to ours is caught.
 TAPE_IUPAC = {"<pad>": 0, "<mask>": 1, "<cls>": 2, "<sep>": 3, "<unk>": 4, "A": 5, "B": 6, "C": 7, "D": 8, "E": 9,
@@ -152,7 +152,7 @@ def test_task_shape_tokens_and_splits(root):
     assert list(data.eval_sets) == ["valid", "test_fold_holdout", "test_superfamily_holdout", "test_family_holdout"]
     assert (data.val, data.test, data.info["paper_split"]) == ("valid", "test_fold_holdout", "valid")
     assert data.reported == ["test_fold_holdout", "test_superfamily_holdout", "test_family_holdout"]
-    assert data.lr == 1e-4 and data.info["tokenisation"] == "tape"
+    assert task_defaults("remote-homology").lr == 1e-4 and data.info["tokenisation"] == "tape"
     for name, batch in {"train": data.train.data, **data.eval_sets}.items():
         records = make_records(name)
         assert len(batch) == len(records) and batch.x.dtype == torch.int32 and batch.y.shape == (len(records), 1)
