@@ -90,6 +90,34 @@ def test_regression_head_recovers_a_linear_target():
     assert len(scores) == DEFAULTS.folds and min(scores) > 0.99
 
 
+def test_many_examples_score_their_folds_at_the_full_fits_penalty(monkeypatch):
+    from sklearn.linear_model import Ridge
+
+    import fpt.closed_form
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(60, 8))
+    y = (x[:, :1] + 0.3 * rng.normal(size=(60, 1)) > 0).astype(np.int64)
+    design = replace(DEFAULTS, alphas=(0.01, 10.0, 1e4))
+    _, _, info = fit_head(x, y, True, 2, design, seed=0)
+    searched = fold_scores(x, y, True, 2, design, seed=0, chosen=info)  # 60 examples: each fold searches
+    monkeypatch.setattr(fpt.closed_form, "SEARCH_PER_FOLD_UP_TO", 50)
+    fixed = fold_scores(x, y, True, 2, design, seed=0, chosen=info)
+    want = []
+    for train, val in fpt.closed_form.folds_of(y, True, design.folds, 0):
+        ridge = Ridge(alpha=info["alpha"]).fit(x[train], np.where(y[train] == [[0, 1]], 1.0, -1.0))
+        want.append(float((ridge.predict(x[val]).argmax(1) == y[val, 0]).mean()))
+    assert fixed == want and len(fixed) == design.folds
+    alphas = []
+    real = fpt.closed_form.fit_head
+    monkeypatch.setattr(fpt.closed_form, "fit_head", lambda *a, **k: alphas.append(k.get("fixed")) or real(*a, **k))
+    fold_scores(x, y, True, 2, design, seed=0, chosen=info)
+    assert alphas == [info] * design.folds  # no fold searched
+    monkeypatch.setattr(fpt.closed_form, "SEARCH_PER_FOLD_UP_TO", 2000)
+    alphas.clear()
+    assert fold_scores(x, y, True, 2, design, seed=0, chosen=info) == searched and alphas == [None] * design.folds
+
+
 def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir):
     exp = _build(_csv(tmp_path / "c.csv"), tiny_bert_dir, cf_members=2, cf_blocks="all", cf_poolings="mean,max")
     summary = fpt.fit(exp, out=tmp_path / "run", progress=False)

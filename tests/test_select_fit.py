@@ -82,3 +82,36 @@ def test_data_with_its_own_validation_split_is_compared_on_it(tmp_path, tiny_ber
         _csv(root / f"{name}.csv", n)
     choice = choose_fit(_config(root, tiny_bert_dir), choice=replace(AUTO, gradient_budget_s=0.0))
     assert choice.protocol == "validation" and "its own validation split" in choice.notes[0]
+
+
+def test_a_k_fold_comparison_stops_after_a_first_fold_that_runs_past_the_budget(tmp_path, tiny_bert_dir, monkeypatch):
+    import fpt.select
+
+    monkeypatch.setattr(fpt.select, "_fold", _counted(fpt.select._fold))
+    # the estimate lets it in (a budget of 1,000 s); the first fold's own time does not (past 1e-6 x the budget)
+    choice = choose_fit(_config(_csv(tmp_path / "c.csv"), tiny_bert_dir), 3,
+                        choice=replace(AUTO, gradient_budget_s=1000.0, overrun=1e-6))
+    assert choice.selection.candidates == [{"fit": "closed-form"}] and choice.config.fit == "closed-form"
+    assert "the first fold took" in choice.notes[0] and "all folds would take about" in choice.notes[0]
+    assert fpt.select._fold.calls == 1  # stopped after the first fold, not after all three
+    assert choice.seconds["fit=gradient"] > 0
+
+
+def _counted(real):
+    def fold(config):
+        fold.calls += 1
+        return real(config)
+
+    fold.calls = 0
+    return fold
+
+
+def test_a_comparison_by_validation_reads_no_fold_figures(tmp_path, tiny_bert_dir, monkeypatch):
+    import fpt.closed_form
+
+    seen = []
+    real = fpt.closed_form.fold_scores
+    monkeypatch.setattr(fpt.closed_form, "fold_scores", lambda *a, **k: seen.append(1) or real(*a, **k))
+    choice = choose_fit(_config(_csv(tmp_path / "c.csv"), tiny_bert_dir), choice=replace(AUTO, cv_max=10,
+                                                                                         gradient_budget_s=0.0))
+    assert choice.protocol == "validation" and not seen  # the figure is validation's: no folds solved beside it

@@ -146,12 +146,21 @@ def _check(config: RunConfig) -> None:
                           "train_on_val")
 
 
+class OverBudget(Exception):
+    """``cross_validate`` stopped: its first fold run(s) projected the candidate's folds past ``budget_s``."""
+
+    def __init__(self, seconds: float, projected: float) -> None:
+        super().__init__(f"the first fold took {seconds:.0f} s; all folds would take about {projected:.0f} s")
+        self.seconds, self.projected = seconds, projected
+
+
 def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], folds: int = DEFAULT_FOLDS,
-                   progress: Callable[[str], None] | None = None) -> Selection:
+                   progress: Callable[[str], None] | None = None, budget_s: float | None = None) -> Selection:
     """Train every candidate (``config`` with its fields) on each of ``folds`` folds; the ranked result.
 
     What ``config`` and a candidate leave unset (None) is resolved for each fold's training examples, as for any
-    run (``fpt.settings.resolve``). ``progress``: called with one line per fold run."""
+    run (``fpt.settings.resolve``). ``progress``: called with one line per fold run. ``budget_s``: after a
+    candidate's first fold, raise ``OverBudget`` when its folds would take longer than this."""
     _check(config)
     if not candidates:
         raise ConfigError("cross-validation needs at least one candidate (a mapping of config fields)")
@@ -171,8 +180,11 @@ def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], f
     metric = ""
     for i, (candidate, base) in enumerate(zip(candidates, configs, strict=True)):
         rows: tuple[list, list, list] = ([], [], [])
+        started = time.perf_counter()
         for f in range(folds):
             metric, score, loss, step = _fold(dataclasses.replace(base, folds=folds, fold=f))
+            if f == 0 and budget_s is not None and (time.perf_counter() - started) * folds > budget_s:
+                raise OverBudget(time.perf_counter() - started, (time.perf_counter() - started) * folds)
             for row, value in zip(rows, (score, loss, step), strict=True):
                 row.append(value)
             if progress is not None:
@@ -210,6 +222,12 @@ def _fold(config: RunConfig) -> tuple[str, float | None, float | None, int | lis
     return metric, figures[f"{val}_{metric}"], figures[f"{val}_loss"], steps
 
 
+# A training step's cost per example, in batched inference forwards of the closed-form fit (forward, backward,
+# the optimiser, batches of 32 instead of the inference batch): measured on GunPoint's 5 gradient folds, 82 s
+# against 38 s estimated with 3 (AMD EPYC, 2 cores, idle, 2026-11-26: docs/results/own-data/closed-form/speed/).
+TRAIN_STEP_COST = 7
+
+
 @dataclass(frozen=True)
 class AutoChoice:
     """What ``fit=auto`` compares, and how (cf-study sets these from its cross-validation on TRAIN splits)."""
@@ -219,8 +237,11 @@ class AutoChoice:
     # Gradient training is compared only when its fold runs are estimated (from the closed-form fit's measured
     # forward time) to take at most this many seconds; otherwise the record says it was not, why, and the command
     # that compares it. 45 s keeps a plain `fpt train --data` with its baselines and controls under a minute on a
-    # 2-core CPU (issue 40's target); GunPoint's 5 gradient folds took 89 s there.
+    # 2-core CPU (issue 40's target); GunPoint's 5 gradient folds took 82-89 s there. The estimate can be wrong
+    # (another machine, another precision): a k-fold comparison also stops after its first fold when that fold
+    # projects the folds past ``overrun`` times the budget, and says so.
     gradient_budget_s: float = 45.0
+    overrun: float = 1.5
 
 
 AUTO = AutoChoice()
@@ -272,7 +293,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
             pool = len(exp.data.train) + len(exp.data.eval_sets[exp.data.val])
             protocol, k = _protocol(config, pool, folds, choice, notes)
             started = time.perf_counter()
-            solved = solve(exp, hold_out_val=True, folds=k if protocol == "k-fold" else None)
+            solved = solve(exp, hold_out_val=True, folds=k if protocol == "k-fold" else 0)  # 0: no fold figures
             record = solved["closed_form"]
             metric = exp.data.objective.metric
             # seconds per example and member through the body: what a gradient step's forward costs too
@@ -293,7 +314,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
         if forward is not None:
             values = cfg.to_dict()  # what it leaves unset, fitted to a fold's training examples as its runs will be
             budget = {**values, **data_budget(values, DataFacts(max(1, pool * (runs - 1) // runs if runs > 1 else pool)))}
-            estimate = runs * forward * (3 * budget["steps"] * budget["batch_size"]
+            estimate = runs * forward * (TRAIN_STEP_COST * budget["steps"] * budget["batch_size"]
                                          + budget["steps"] / budget["eval_every"] * pool / max(runs, 2))
             if estimate > choice.gradient_budget_s:
                 notes.append(f"{describe(choice.candidates[i])} not compared: its {runs} training run(s) would take "
@@ -303,7 +324,16 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
                 continue
         started = time.perf_counter()
         if protocol == "k-fold":
-            sel = cross_validate(config, [choice.candidates[i]], k)
+            try:
+                sel = cross_validate(config, [choice.candidates[i]], k,
+                                     budget_s=choice.overrun * choice.gradient_budget_s)
+            except OverBudget as over:
+                notes.append(f"{describe(choice.candidates[i])} not compared: {over} here (more than "
+                             f"{choice.gradient_budget_s:.0f} s); compare it with --choose 'fit=closed-form' --choose "
+                             f"'{describe(choice.candidates[i])}', or train it with "
+                             f"--{describe(choice.candidates[i]).replace('=', ' ')}")
+                seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
+                continue
             figures, run_steps, metric = sel.scores[0], sel.steps[0], sel.metric
         else:
             exp = build(cfg)
@@ -368,5 +398,5 @@ def describe(candidate: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in candidate.items())
 
 
-__all__ = ["AUTO", "DEFAULT_FOLDS", "AutoChoice", "FitChoice", "Selection", "candidate_config",
+__all__ = ["AUTO", "DEFAULT_FOLDS", "AutoChoice", "FitChoice", "OverBudget", "Selection", "candidate_config",
            "check_folds", "choose_fit", "cross_validate", "describe", "fold_count", "rank"]
