@@ -8,10 +8,11 @@
    held-out split, so none need be carved out), or train alone in a fold run of a cross-validation
    (``folds``/``fold``, fpt.select), whose validation fold is then scored as usual.
 3. Standardised with the fitted examples' mean and std (``cf_standardise``), then the head: ``ridge`` (one-vs-rest
-   +-1 targets for classes, the standardised targets for regression; scikit-learn's RidgeCV with its penalty chosen
-   by efficient leave-one-out over the fitted examples) or ``logistic`` (LogisticRegressionCV, C by stratified k-fold;
-   calibrated probabilities). The validation figure of a run fitted on train + validation is that cross-validation
-   estimate (leave-one-out accuracy or R² at the chosen penalty), recorded as such; the test split is scored once.
+   +-1 targets for classes, the standardised targets for regression; its penalty chosen by exact leave-one-out over
+   the fitted examples: fpt.ridge, scikit-learn's RidgeCV computed over one eigendecomposition) or ``logistic``
+   (LogisticRegressionCV, C by stratified k-fold; calibrated probabilities). The validation figure of a run fitted
+   on train + validation is that cross-validation estimate (leave-one-out accuracy or R² at the chosen penalty),
+   recorded as such; the test split is scored once.
 4. The standardisation is folded into the head (W / std, b - W mean / std), so the saved model is one linear layer
    over the features: predict, export and ONNX need nothing else.
 
@@ -37,6 +38,7 @@ from fpt.feature_map import ClosedForm, FeatureMap, options
 from fpt.inference import batched_outputs
 from fpt.model import FEATURES
 from fpt.pipeline import Experiment
+from fpt.ridge import ridge_loo
 from fpt.tasks.base import Batch, TensorSource
 
 LOO = "leave-one-out"
@@ -106,7 +108,7 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
     tokens themselves (ridge: scaled by each of ``design.input_scales``, chosen with the penalty by leave-one-out).
     ``fixed``: a ridge head's ``alpha`` and ``input_scale`` already chosen (``fit_head``'s info): fitted at them,
     with no search (``cv``: "fixed")."""
-    from sklearn.linear_model import Ridge, RidgeCV
+    from sklearn.linear_model import Ridge
 
     x = x.astype(np.float64)
     mean = x.mean(0) if design.standardise else np.zeros(x.shape[1])
@@ -134,18 +136,16 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
             zs = z.copy()
             if scale != 1.0:
                 zs[:, -inputs:] *= scale
-            # scoring given: cv_results_ holds each example's leave-one-out output at every penalty (scoring None
-            # keeps only squared errors); the squared error still chooses, as RidgeClassifierCV's default does.
-            ridge = RidgeCV(alphas=design.alphas, scoring="neg_mean_squared_error", store_cv_results=True).fit(zs, targets)
-            if best is None or ridge.best_score_ > best[1].best_score_:
+            # the squared leave-one-out error chooses, as RidgeClassifierCV's default does
+            ridge = ridge_loo(zs, targets, design.alphas)
+            if best is None or ridge.score > best[1].score:
                 best = (scale, ridge)
         scale, ridge = best
-        index = list(design.alphas).index(ridge.alpha_)
-        loo = ridge.cv_results_[..., index].reshape(len(z), -1)  # (N, m * C)
-        w, b = np.atleast_2d(ridge.coef_).copy(), np.atleast_1d(ridge.intercept_)
+        loo = ridge.loo  # (N, m * C)
+        w, b = ridge.coef.copy(), ridge.intercept
         if scale != 1.0:  # folded: the scaled columns' weights act on the standardised columns
             w[:, -inputs:] *= scale
-        info = {"head": "ridge", "alpha": float(ridge.alpha_), "cv": LOO,
+        info = {"head": "ridge", "alpha": ridge.alpha, "cv": LOO,
                 "cv_score": _score(classify, loo, y, classes), "alphas": list(design.alphas),
                 **({"input_scale": scale} if inputs else {})}
     w = w / std[None, :]

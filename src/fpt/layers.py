@@ -18,7 +18,7 @@ STACK: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("fpt.bodies", "fpt.model", "fpt.freeze", "fpt.feature_map")),
     ("tasks", ("fpt.tasks",)),
     ("training", ("fpt.pipeline", "fpt.checkpoint", "fpt.convergence", "fpt.data_stats", "fpt.cache",
-                  "fpt.distributed", "fpt.tracking", "fpt.inference", "fpt.closed_form", "fpt.train")),
+                  "fpt.distributed", "fpt.tracking", "fpt.inference", "fpt.ridge", "fpt.closed_form", "fpt.train")),
     ("run", ("fpt.predictor", "fpt.export", "fpt.onnx_raw", "fpt.run", "fpt.refit", "fpt.sklearn", "fpt.baselines",
              "fpt.select", "fpt.ensemble", "fpt.modes")),
     ("analysis", ("fpt.analysis",)),

@@ -1,0 +1,40 @@
+"""fpt.ridge: scikit-learn's RidgeCV (generalised cross-validation, unpenalised intercept), over one eigensystem."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import RidgeCV
+
+from fpt.ridge import ridge_loo
+
+ALPHAS = tuple(10.0 ** k for k in range(-3, 7))
+
+
+@pytest.mark.parametrize("shape", [(30, 200), (200, 30), (50, 50)])  # Gram path, covariance path, the boundary
+@pytest.mark.parametrize("targets", [1, 3])
+def test_the_same_penalty_weights_and_leave_one_out_outputs_as_scikit_learn(shape, targets):
+    rng = np.random.default_rng(sum(shape) + targets)
+    n, f = shape
+    z = rng.normal(size=(n, f)) * rng.uniform(0.1, 10, size=f) + 3  # uneven scales, off-centre
+    y = z[:, :targets] @ rng.normal(size=(targets, targets)) + rng.normal(size=(n, targets)) * 5
+    ours = ridge_loo(z, y, ALPHAS)
+    theirs = RidgeCV(alphas=ALPHAS, scoring="neg_mean_squared_error", store_cv_results=True).fit(z, y)
+    at = ALPHAS.index(theirs.alpha_)
+    assert ours.alpha == theirs.alpha_ and ours.score == pytest.approx(theirs.best_score_, rel=1e-9)
+    np.testing.assert_allclose(ours.coef, np.atleast_2d(theirs.coef_), rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(ours.intercept, np.atleast_1d(theirs.intercept_), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(ours.loo, theirs.cv_results_[..., at].reshape(n, -1), rtol=1e-7, atol=1e-9)
+
+
+def test_a_leave_one_out_output_is_the_fit_without_that_example():
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(7)
+    z = rng.normal(size=(25, 6))
+    y = z @ rng.normal(size=(6, 1)) + rng.normal(size=(25, 1))
+    ours = ridge_loo(z, y, (0.5,))
+    for i in (0, 11, 24):
+        keep = np.arange(25) != i
+        alone = Ridge(alpha=0.5).fit(z[keep], y[keep])
+        assert ours.loo[i, 0] == pytest.approx(float(np.ravel(alone.predict(z[i:i + 1]))[0]), rel=1e-9)
