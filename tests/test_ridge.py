@@ -38,3 +38,25 @@ def test_a_leave_one_out_output_is_the_fit_without_that_example():
         keep = np.arange(25) != i
         alone = Ridge(alpha=0.5).fit(z[keep], y[keep])
         assert ours.loo[i, 0] == pytest.approx(float(np.ravel(alone.predict(z[i:i + 1]))[0]), rel=1e-9)
+
+
+@pytest.mark.parametrize("shape", [(300, 40), (30, 60)])  # the Schur path (examples outnumber features), the Gram
+def test_scaled_columns_are_the_scaled_matrix_fitted(shape):
+    from fpt.ridge import ridge_loo_scaled
+
+    rng = np.random.default_rng(11)
+    n, f = shape
+    z = rng.normal(size=(n, f)) * rng.uniform(0.1, 5, size=f) + 1
+    y = np.where(rng.integers(0, 3, n)[:, None] == [[0, 1, 2]], 1.0, -1.0) + 0.2 * z[:, -2:-1]
+    scales = (1.0, 10.0, 100.0)
+    scale, fit = ridge_loo_scaled(z, y, ALPHAS, scales, last=4)
+    fits = []
+    for s in scales:
+        zs = z.copy()
+        zs[:, -4:] *= s
+        fits.append((s, ridge_loo(zs, y, ALPHAS)))
+    want_scale, want = max(fits, key=lambda sf: sf[1].score)  # max keeps the first of equals, as ours does
+    assert scale == want_scale and fit.alpha == want.alpha and fit.score == pytest.approx(want.score, rel=1e-9)
+    np.testing.assert_allclose(fit.coef, want.coef, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(fit.intercept, want.intercept, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(fit.loo, want.loo, rtol=1e-6, atol=1e-9)

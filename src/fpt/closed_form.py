@@ -38,7 +38,7 @@ from fpt.feature_map import ClosedForm, FeatureMap, options
 from fpt.inference import batched_outputs
 from fpt.model import FEATURES
 from fpt.pipeline import Experiment
-from fpt.ridge import ridge_loo
+from fpt.ridge import ridge_loo_scaled
 from fpt.tasks.base import Batch, TensorSource
 
 LOO = "leave-one-out"
@@ -131,16 +131,8 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
         info = {"head": "ridge", "alpha": float(fixed["alpha"]), "cv": "fixed"}
     else:
         targets = _onehot(y, classes) if classify else y.astype(np.float64)
-        best = None
-        for scale in design.input_scales if 0 < inputs < z.shape[1] else (1.0,):
-            zs = z.copy()
-            if scale != 1.0:
-                zs[:, -inputs:] *= scale
-            # the squared leave-one-out error chooses, as RidgeClassifierCV's default does
-            ridge = ridge_loo(zs, targets, design.alphas)
-            if best is None or ridge.score > best[1].score:
-                best = (scale, ridge)
-        scale, ridge = best
+        # the squared leave-one-out error chooses, as RidgeClassifierCV's default does
+        scale, ridge = ridge_loo_scaled(z, targets, design.alphas, design.input_scales, inputs)
         loo = ridge.loo  # (N, m * C)
         w, b = ridge.coef.copy(), ridge.intercept
         if scale != 1.0:  # folded: the scaled columns' weights act on the standardised columns
