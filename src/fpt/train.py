@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -199,117 +200,26 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
 
 
 def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track: tracking.Tracker) -> dict[str, Any]:
-    """``fit``, with the run directory (if any) locked by the caller."""
+    """``fit``, with the run directory (if any) locked by the caller: cache features, open the run directory, share
+    the start over the ranks, train, evaluate the selected and last steps, write the summary."""
     if exp.config.fit == CLOSED_FORM:
         return _fit_closed_form(exp, out, resume, track)
     group = distributed.current()
     group.per_rank(exp.config.batch_size, exp.config.grad_accum)  # the global batch must divide over the ranks
-    cache_seconds = None
-    if exp.config.cache_features != "off":
-        from fpt.cache import cache_eligible, cached_view
-
-        eligible, why = cache_eligible(exp)
-        if exp.config.cache_features == "on" and not eligible:
-            raise ConfigError(f"cache_features=on, but features cannot be cached: {why}")
-        if eligible:
-            exp, cache_seconds = cached_view(exp)
-    cfg, model = exp.config, exp.model
-    trainable = _trainable(model)
-    optimizer = make_optimizer(trainable, cfg.lr)
-    objective = exp.data.objective
-    val_key = f"{exp.data.val}_{objective.metric}"  # what selects: accuracy, or R² for regression
-
-    state = TrainState()
-    history: list[dict[str, Any]] = []
-    best_params: list[torch.Tensor] | None = None  # the selected parameters, kept in memory (only the trained ones)
-    if out:
-        rundir.clear_debris(out)  # temporary files of a killed run
-        started_before = checkpoint.has_checkpoint(out)
-        finished = (out / SUMMARY).exists()
-        if resume and not started_before and not finished:
-            resume = False  # stopped before its first checkpoint: nothing to continue, start it again
-            rundir.start_clean(out)
-        elif resume:
-            version = checkpoint.load_trainable(checkpoint.slot(out, checkpoint.LATEST), model, exp.body_fingerprint)
-            state = checkpoint.load_resume_state(version, model, optimizer)
-            history = rundir.truncate_metrics(out, state.step)
-            checkpoint.commit(version)  # after a fallback, the pointer names the version we continue from
-            checkpoint.rewind(out, checkpoint.BEST, state.step)  # a best/ saved after it is replayed
-        elif started_before or finished:
-            raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
-        else:
-            rundir.start_clean(out)
-        rundir.write_config(out, cfg)
-        if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
-            rundir.write_data(out, exp.data.fitted)
-
+    exp, cache_seconds = _feature_cache(exp)
+    optimizer = make_optimizer(_trainable(exp.model), exp.config.lr)
+    resume, state, history = _open_run_dir(exp, out, resume, optimizer)
     val_subset = _val_subset(exp)
     resume, state, history = distributed.share_start(group, optimizer, resume, state, history)  # rank 0's
+    model = exp.model
     exp = distributed.data_parallel(exp, group)  # DDP over the trained parameters (several ranks only)
     if not resume:
-        torch.manual_seed(cfg.seed)  # dropout; a resumed run restores the saved RNG state instead
-    window = {"loss": 0.0, "sums": 0, "steps": 0}
-    stop_reason = "steps"
-    started = time.perf_counter() - state.wall_seconds
-    bar = tqdm(total=cfg.steps, initial=state.step, desc=f"{cfg.task}/{cfg.body}",
-               disable=not (progress and group.is_main) or None, dynamic_ncols=True)
-    track.start(exp, out, state.step)
-
-    while state.step < cfg.steps:
-        t0 = time.perf_counter()
-        group.seed_step(cfg.seed, state.step)  # several ranks: dropout seeded by (seed, rank, step)
-        batch = group.shard(exp.data.train.batch(state.step, cfg.batch_size))  # this rank's part
-        loss, sums = group.step_mean(*train_step(exp, optimizer, batch))  # the whole batch's, on every rank
-        state.train_seconds += time.perf_counter() - t0
-        state.train_examples += len(batch) * group.size
-        state.step += 1
-        bar.update(1)
-        track.step(state, loss)
-        if not math.isfinite(loss) or loss > cfg.diverge_loss:
-            state.diverged_at = state.step
-            stop_reason = "diverged"
-            break
-        window["loss"] += loss
-        window["sums"] = window["sums"] + sums
-        window["steps"] += 1
-
-        if state.step % cfg.eval_every == 0 or state.step == cfg.steps:
-            metrics = _validate(exp, val_subset, val_key)
-            state.wall_seconds = time.perf_counter() - started
-            row = {"step": state.step, "wall_seconds": round(state.wall_seconds, 3),
-                   "train_loss": window["loss"] / window["steps"],
-                   **{f"train_{k}": v for k, v in objective.summarise(window["sums"]).items()}, **metrics}
-            window = {"loss": 0.0, "sums": 0, "steps": 0}
-            history.append(row)
-            if out:
-                rundir.append_metrics(out, row)
-            track.evaluated(row)
-            acc = metrics[val_key]
-            bar.set_postfix(loss=f"{row['train_loss']:.3f}", val=f"{acc:.4f}")
-            val_loss = metrics.get(f"{exp.data.val}_loss")
-            if improves(state, acc, val_loss, cfg.tie_break):
-                state.best_score, state.best_loss, state.best_step, state.evals_since_best = acc, val_loss, state.step, 0
-                best_params = [p.detach().clone() for p in trainable]
-                if out:
-                    checkpoint.save(checkpoint.slot(out, checkpoint.BEST), model, cfg.to_dict(),
-                                    exp.body_fingerprint, step=state.step)
-            else:
-                state.evals_since_best += 1
-            target = cfg.target
-            if target is not None and acc >= target and state.steps_to_target is None:
-                state.steps_to_target = state.step
-            if out:
-                checkpoint.save(checkpoint.slot(out, checkpoint.LATEST), model, cfg.to_dict(), exp.body_fingerprint,
-                                optimizer, state)
-            if target is not None and acc >= target and cfg.stop_at_target:
-                stop_reason = "target"
-                break
-            if cfg.patience is not None and state.evals_since_best >= cfg.patience:
-                stop_reason = "patience"
-                break
-    bar.close()
-    final = _final_evaluation(exp, out, state, history, best_params, stop_reason)
-    state.wall_seconds = time.perf_counter() - started
+        torch.manual_seed(exp.config.seed)  # dropout; a resumed run restores the saved RNG state instead
+    loop = _Loop(exp, model, out, optimizer, state, history, val_subset, track,
+                 started=time.perf_counter() - state.wall_seconds)
+    stop_reason = loop.run(progress)
+    final = _final_evaluation(exp, out, state, history, loop.best_params, stop_reason)
+    state.wall_seconds = time.perf_counter() - loop.started
     summary = _summary(exp, state, history, final, stop_reason)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
     if final["selected"] is not None:  # the model is at the selected step: the training split evaluated there
@@ -321,6 +231,163 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
         rundir.write_summary(out, summary)
     track.finish(summary)
     return summary
+
+
+def _feature_cache(exp: Experiment) -> tuple[Experiment, float | None]:
+    """``exp`` reading cached body features where ``cache_features`` allows it, and the seconds caching took."""
+    if exp.config.cache_features == "off":
+        return exp, None
+    from fpt.cache import cache_eligible, cached_view
+
+    eligible, why = cache_eligible(exp)
+    if exp.config.cache_features == "on" and not eligible:
+        raise ConfigError(f"cache_features=on, but features cannot be cached: {why}")
+    if not eligible:
+        return exp, None
+    return cached_view(exp)
+
+
+def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
+                  optimizer: torch.optim.Optimizer) -> tuple[bool, TrainState, list[dict[str, Any]]]:
+    """Start ``out`` afresh or continue it: (whether it resumes, the training state, the evaluations so far).
+
+    Resuming loads the newest complete checkpoint into the model and ``optimizer``; a run directory stopped before its
+    first checkpoint starts again from step 0; a fresh start refuses a directory that already holds a run."""
+    if not out:
+        return resume, TrainState(), []
+    state, history = TrainState(), []
+    rundir.clear_debris(out)  # temporary files of a killed run
+    started_before = checkpoint.has_checkpoint(out)
+    finished = (out / SUMMARY).exists()
+    if resume and not started_before and not finished:
+        resume = False  # stopped before its first checkpoint: nothing to continue, start it again
+        rundir.start_clean(out)
+    elif resume:
+        version = checkpoint.load_trainable(checkpoint.slot(out, checkpoint.LATEST), exp.model, exp.body_fingerprint)
+        state = checkpoint.load_resume_state(version, exp.model, optimizer)
+        history = rundir.truncate_metrics(out, state.step)
+        checkpoint.commit(version)  # after a fallback, the pointer names the version we continue from
+        checkpoint.rewind(out, checkpoint.BEST, state.step)  # a best/ saved after it is replayed
+    elif started_before or finished:
+        raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
+    else:
+        rundir.start_clean(out)
+    rundir.write_config(out, exp.config)
+    if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
+        rundir.write_data(out, exp.data.fitted)
+    return resume, state, history
+
+
+@dataclass
+class _Window:
+    """The training steps since the last evaluation: summed loss, the objective's tallies, their count."""
+
+    loss: float = 0.0
+    sums: Any = 0
+    steps: int = 0
+
+    def add(self, loss: float, sums: Any) -> None:
+        self.loss += loss
+        self.sums = self.sums + sums
+        self.steps += 1
+
+
+@dataclass
+class _Loop:
+    """The gradient steps of one ``fit``: step, evaluate validation every ``eval_every`` steps, keep the selected
+    parameters, checkpoint, and stop at ``steps``, the target, patience or divergence. ``model`` is the
+    experiment's own (not DDP's wrapper): what checkpoints save."""
+
+    exp: Experiment
+    model: torch.nn.Module
+    out: Path | None
+    optimizer: torch.optim.Optimizer
+    state: TrainState
+    history: list[dict[str, Any]]
+    val_subset: tuple[Batch, Batch] | None
+    track: tracking.Tracker
+    started: float  # perf_counter at step 0 (a resumed run's earlier seconds included)
+    best_params: list[torch.Tensor] | None = None  # the selected parameters, kept in memory (only the trained ones)
+    window: _Window = field(default_factory=_Window)  # the steps since the last evaluation
+
+    def run(self, progress: bool) -> str:
+        """Train to the end; returns why it stopped: "steps", "target", "patience" or "diverged"."""
+        cfg, state, group = self.exp.config, self.state, distributed.current()
+        bar = tqdm(total=cfg.steps, initial=state.step, desc=f"{cfg.task}/{cfg.body}",
+                   disable=not (progress and group.is_main) or None, dynamic_ncols=True)
+        self.track.start(self.exp, self.out, state.step)
+        stop_reason = "steps"
+        while state.step < cfg.steps:
+            loss, sums = self._step(group)
+            bar.update(1)
+            self.track.step(state, loss)
+            if not math.isfinite(loss) or loss > cfg.diverge_loss:
+                state.diverged_at = state.step
+                stop_reason = "diverged"
+                break
+            self.window.add(loss, sums)
+            if state.step % cfg.eval_every == 0 or state.step == cfg.steps:
+                row, score = self._evaluate()
+                bar.set_postfix(loss=f"{row['train_loss']:.3f}", val=f"{score:.4f}")
+                reason = self._select(score, row.get(f"{self.exp.data.val}_loss"))
+                if reason is not None:
+                    stop_reason = reason
+                    break
+        bar.close()
+        return stop_reason
+
+    def _step(self, group: distributed.Group) -> tuple[float, Any]:
+        """One optimizer step on this rank's share of the step's batch: the whole batch's mean loss and tallies."""
+        cfg, state, t0 = self.exp.config, self.state, time.perf_counter()
+        group.seed_step(cfg.seed, state.step)  # several ranks: dropout seeded by (seed, rank, step)
+        batch = group.shard(self.exp.data.train.batch(state.step, cfg.batch_size))  # this rank's part
+        loss, sums = group.step_mean(*train_step(self.exp, self.optimizer, batch))  # the whole batch's, on every rank
+        state.train_seconds += time.perf_counter() - t0
+        state.train_examples += len(batch) * group.size
+        state.step += 1
+        return loss, sums
+
+    def _evaluate(self) -> tuple[dict[str, Any], float]:
+        """Validation now: the metrics row (the training window's figures beside it), recorded in metrics.jsonl and
+        the trackers, and its selection score."""
+        exp, state, window = self.exp, self.state, self.window
+        objective = exp.data.objective
+        val_key = f"{exp.data.val}_{objective.metric}"  # what selects: accuracy, or R² for regression
+        metrics = _validate(exp, self.val_subset, val_key)
+        state.wall_seconds = time.perf_counter() - self.started
+        row = {"step": state.step, "wall_seconds": round(state.wall_seconds, 3),
+               "train_loss": window.loss / window.steps,
+               **{f"train_{k}": v for k, v in objective.summarise(window.sums).items()}, **metrics}
+        self.window = _Window()
+        self.history.append(row)
+        if self.out:
+            rundir.append_metrics(self.out, row)
+        self.track.evaluated(row)
+        return row, metrics[val_key]
+
+    def _select(self, score: float, val_loss: float | None) -> str | None:
+        """Keep an evaluation that ``improves`` on the selected one (in memory and best/), checkpoint latest/, and
+        say whether training stops here ("target", "patience") or goes on (None)."""
+        cfg, state, out = self.exp.config, self.state, self.out
+        if improves(state, score, val_loss, cfg.tie_break):
+            state.best_score, state.best_loss, state.best_step, state.evals_since_best = score, val_loss, state.step, 0
+            self.best_params = [p.detach().clone() for p in _trainable(self.model)]
+            if out:
+                checkpoint.save(checkpoint.slot(out, checkpoint.BEST), self.model, cfg.to_dict(),
+                                self.exp.body_fingerprint, step=state.step)
+        else:
+            state.evals_since_best += 1
+        reached = cfg.target is not None and score >= cfg.target
+        if reached and state.steps_to_target is None:
+            state.steps_to_target = state.step
+        if out:
+            checkpoint.save(checkpoint.slot(out, checkpoint.LATEST), self.model, cfg.to_dict(),
+                            self.exp.body_fingerprint, self.optimizer, state)
+        if reached and cfg.stop_at_target:
+            return "target"
+        if cfg.patience is not None and state.evals_since_best >= cfg.patience:
+            return "patience"
+        return None
 
 
 def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tracking.Tracker) -> dict[str, Any]:

@@ -153,10 +153,9 @@ def _command(name: str, scale: str, out: Path, store: Path, seeds: list[int] | N
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.experiments import expand, table_names
+    from fpt.experiments import table_names
     from fpt.experiments.grid import default_out_name
-    from fpt.experiments.runner import TUNED_SUFFIX, Store, prune_checkpoints, run_table, tuned_table
-    from fpt.presentation.tables import write_report
+    from fpt.experiments.runner import TUNED_SUFFIX, Store, prune_checkpoints
 
     if args.table == "list":
         for name in table_names():
@@ -164,17 +163,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     seeds = parse_seeds(args.seeds)
     every = args.table == "all"
-    names = table_names() if every else [args.table]
-    tables = [expand(name, args.scale) for name in names]  # every name and YAML checked before anything runs
-    tuned = bool(getattr(args, "tuned_lr", False))
-    if tuned:  # the tables' lr-grid cells as TABLE-tuned; the paper's fixed-lr tables are left as they are
-        without = [t.name for t in tables if not any(c.lr_grid for c in t.cells)]
-        if without and not every:
-            from fpt.errors import ConfigError
-
-            raise ConfigError(f"--tuned-lr: {', '.join(without)} declares no lr_grid (tables with one: "
-                              f"{', '.join(n for n in table_names() if any(c.lr_grid for c in expand(n, args.scale).cells))})")
-        tables = [tuned_table(t) for t in tables if t.name not in without]
+    tables, tuned = _tables(args, every)
     suffix = TUNED_SUFFIX if tuned and not every else ""
     root = Path(args.out or (f"results/{args.scale}" if every
                              else f"results/{default_out_name(args.table)}-{args.scale}{suffix}"))
@@ -191,37 +180,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{errors} config error(s): these cells would fail when run")
             return 1
         return 0
-    from fpt.outputs import check_results, starts_with
-
-    # before any run: README.md and each table's results.csv/report.md/report.html only where fpt wrote them
-    check_results(root, ("README.md",) if every else (),
-                  lambda folder: not (folder / "README.md").exists()
-                  or starts_with(b"# Reproduced tables")(folder / "README.md"))
-    for out in outs.values():
-        check_results(out, ("results.csv", "report.md", "report.html"),
-                      lambda folder: not (folder / "results.csv").exists()
-                      or starts_with(b"table,scale,", 20)(folder / "results.csv"))
+    _check_outputs(root, outs, every)
     executor = _executor(args, root, tables)
-    summary = []
-    for table in tables:
-        out = outs[table.name]
-        results = run_table(table, store, seeds, progress=not args.quiet, only=args.only, executor=executor,
-                            report_only=args.report_only, tuned_lr=tuned)
-        rows = write_report(table, results, out, _command(table.name, args.scale, out, store.root, seeds, tuned))
-        if names[0] not in table_names():  # your own table file: the HTML page too, as fpt sweep writes one
-            from fpt.presentation.html import Options
-            from fpt.presentation.html import write as write_html
-
-            write_html(out, Options(attention="existing"))
-        cells = [r for r in rows if r["status"] not in ("derived", "not derived", "counted", "not counted")]
-        done = sum(r["status"] == "done" for r in cells)
-        partial = sum(r["status"] == "partial" for r in cells)
-        failed = sum(r["status"] == "failed" for r in cells)
-        summary.append((table, out, done, partial, failed, len(cells)))
-        print(f"{table.name}: {done} of {len(cells)} cells done"
-              f"{f', {partial} with only some seeds' if partial else ''}{f', {failed} failed' if failed else ''}; "
-              f"report: {out / 'report.md'}, {out / 'results.csv'}"
-              + (f", {out / 'report.html'}" if (out / "report.html").is_file() else ""))
+    own_file = args.table not in table_names() and not every
+    summary = [_run_table(args, table, outs[table.name], store, seeds, executor, tuned, own_file) for table in tables]
     if getattr(executor, "interrupted", False):
         print("fpt reproduce: interrupted; rerun the same command to resume (finished runs are kept)")
         return 130
@@ -236,6 +198,62 @@ def run(args: argparse.Namespace) -> int:
         path = write_claims(root)
         print(f"index: {root / 'README.md'}; claims: {path}")
     return 0
+
+
+def _tables(args: argparse.Namespace, every: bool) -> tuple[list, bool]:
+    """The tables to run (every name and YAML checked before anything runs) and whether they are --tuned-lr's."""
+    from fpt.experiments import expand, table_names
+    from fpt.experiments.runner import tuned_table
+
+    tables = [expand(name, args.scale) for name in (table_names() if every else [args.table])]
+    tuned = bool(getattr(args, "tuned_lr", False))
+    if tuned:  # the tables' lr-grid cells as TABLE-tuned; the paper's fixed-lr tables are left as they are
+        without = [t.name for t in tables if not any(c.lr_grid for c in t.cells)]
+        if without and not every:
+            from fpt.errors import ConfigError
+
+            raise ConfigError(f"--tuned-lr: {', '.join(without)} declares no lr_grid (tables with one: "
+                              f"{', '.join(n for n in table_names() if any(c.lr_grid for c in expand(n, args.scale).cells))})")
+        tables = [tuned_table(t) for t in tables if t.name not in without]
+    return tables, tuned
+
+
+def _check_outputs(root: Path, outs: dict[str, Path], every: bool) -> None:
+    """Before any run: README.md and each table's results.csv/report.md/report.html only where fpt wrote them."""
+    from fpt.outputs import check_results, starts_with
+
+    check_results(root, ("README.md",) if every else (),
+                  lambda folder: not (folder / "README.md").exists()
+                  or starts_with(b"# Reproduced tables")(folder / "README.md"))
+    for out in outs.values():
+        check_results(out, ("results.csv", "report.md", "report.html"),
+                      lambda folder: not (folder / "results.csv").exists()
+                      or starts_with(b"table,scale,", 20)(folder / "results.csv"))
+
+
+def _run_table(args: argparse.Namespace, table, out: Path, store, seeds: list[int] | None, executor: object | None,
+               tuned: bool, own_file: bool) -> tuple:
+    """Run one table's cells, write its report and print its line: (table, out, done, partial, failed, cells)."""
+    from fpt.experiments.runner import run_table
+    from fpt.presentation.tables import write_report
+
+    results = run_table(table, store, seeds, progress=not args.quiet, only=args.only, executor=executor,
+                        report_only=args.report_only, tuned_lr=tuned)
+    rows = write_report(table, results, out, _command(table.name, args.scale, out, store.root, seeds, tuned))
+    if own_file:  # your own table file: the HTML page too, as fpt sweep writes one
+        from fpt.presentation.html import Options
+        from fpt.presentation.html import write as write_html
+
+        write_html(out, Options(attention="existing"))
+    cells = [r for r in rows if r["status"] not in ("derived", "not derived", "counted", "not counted")]
+    done = sum(r["status"] == "done" for r in cells)
+    partial = sum(r["status"] == "partial" for r in cells)
+    failed = sum(r["status"] == "failed" for r in cells)
+    print(f"{table.name}: {done} of {len(cells)} cells done"
+          f"{f', {partial} with only some seeds' if partial else ''}{f', {failed} failed' if failed else ''}; "
+          f"report: {out / 'report.md'}, {out / 'results.csv'}"
+          + (f", {out / 'report.html'}" if (out / "report.html").is_file() else ""))
+    return table, out, done, partial, failed, len(cells)
 
 
 def _executor(args: argparse.Namespace, root: Path, tables: list) -> object | None:
