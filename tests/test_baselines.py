@@ -115,7 +115,8 @@ def test_budget_follows_the_training_examples(tmp_path, tiny_bert_dir):
     assert data_budget({"preset": "fast", "steps": 7}, DataFacts(10, "timeseries")) == {"readout": "flatten",
                                                                                         "eval_every": 7}
     path = _csv(tmp_path / "c.csv")
-    exp = fpt.build(data=str(path), body=tiny_bert_dir, init="random", device="cpu")  # neither set: both fitted
+    # gradient training's budget (fit given, so fpt.build makes no choice of fit)
+    exp = fpt.build(data=str(path), body=tiny_bert_dir, init="random", device="cpu", fit="gradient")  # both fitted
     assert (exp.config.steps, exp.config.eval_every) == (200, 10)
     exp = fpt.build(data=str(path), body=tiny_bert_dir, init="random", device="cpu", steps=7)  # steps kept
     assert (exp.config.steps, exp.config.eval_every) == (7, 7)

@@ -54,6 +54,9 @@ TINY_BODY = Path(tempfile.gettempdir()) / f"fpt-test-sklearn-tiny-gpt2-{__import
 TINY = dict(body=str(TINY_BODY), freeze="none", layers=1, batch_size=32, device="cpu", options={"dropout": 0.0})
 TINY_CLASSIFIER = dict(TINY, steps=40, lr=3e-2, eval_every=20)
 TINY_REGRESSOR = dict(TINY, steps=100, lr=1e-2, eval_every=25)  # regression needs more steps for R² > 0.5
+# The closed-form fit (no gradient step) on the same body: the checks hold for it too; its ridge head offers no
+# predict_proba, so the checks that need one are skipped by scikit-learn (hasattr is False).
+TINY_CLOSED_FORM = dict(TINY, fitting="closed-form")
 
 SUBSET_REASON = ("float32 CPU kernels block a batch of 1 differently from a batch of 20, so outputs differ by "
                  "~1e-7-1e-6, above the check's atol=1e-7 (labels agree)")
@@ -97,6 +100,13 @@ def one_thread() -> None:
 @parametrize_with_checks([FPTClassifier(**TINY_CLASSIFIER), FPTRegressor(**TINY_REGRESSOR)],
                          expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS[type(est).__name__])
 def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow  # ~100 more fits (each head's penalty search and fold scores); the same API as the checks above
+@parametrize_with_checks([FPTClassifier(**TINY_CLOSED_FORM), FPTRegressor(**TINY_CLOSED_FORM)],
+                         expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS[type(est).__name__])
+def test_scikit_learn_estimator_checks_closed_form(estimator, check):
     check(estimator)
 
 

@@ -51,9 +51,15 @@ def test_every_constructor_argument_is_in_the_table_with_its_default():
 
 @pytest.mark.parametrize("shape", [(30, 4), (30, 2, 12)])  # a table, and aeon's (n, channels, length) series
 def test_what_a_fit_uses_is_what_the_fitted_config_records(monkeypatch, tiny_bert_dir, shape):
+    from dataclasses import replace
+
+    import fpt.select
     import fpt.sklearn
 
     monkeypatch.setattr(fpt.sklearn, "fpt_fit", lambda exp, progress=False: {})  # the resolved config, not training
+    choose_fit = fpt.select.choose_fit  # fitting left None chooses: the closed-form fit alone, so the choice is quick
+    monkeypatch.setattr(fpt.select, "choose_fit", lambda config, folds=None, progress=None: choose_fit(
+        config, folds, progress, choice=replace(fpt.select.AUTO, gradient_budget_s=0.0)))
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=shape).astype(np.float32), np.arange(shape[0]) % 2
     clf = FPTClassifier(body=tiny_bert_dir, init="random").fit(X, y)
@@ -65,5 +71,6 @@ def test_what_a_fit_uses_is_what_the_fitted_config_records(monkeypatch, tiny_ber
         assert getattr(config, name) == literal(uses), name
         checked += 1
     assert checked >= 8
+    assert clf.fit_choice_["auto"] and config.fit == clf.fit_choice_["winner_fields"]["fit"]  # fitting: chosen
     assert config.series_norm == "global" and clf.preprocessing_.tokeniser.kind == ("timeseries" if len(shape) == 3
                                                                                     else "tabular")

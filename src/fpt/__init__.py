@@ -24,7 +24,7 @@ from fpt.version import __version__
 _EXPORTS = {
     "RunConfig": "fpt.config",
     "Experiment": "fpt.pipeline",
-    "build": "fpt.pipeline",
+    "build": "fpt.modes",  # fpt.pipeline.build, with own data's fit chosen as fpt train --data chooses it
     "Predictor": "fpt.predictor",
     "load": "fpt.run",
     "Run": "fpt.run",
@@ -36,8 +36,8 @@ _EXPORTS = {
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load on first use
     from fpt.config import RunConfig
-    from fpt.modes import train_run
-    from fpt.pipeline import Experiment, build
+    from fpt.modes import build, train_run
+    from fpt.pipeline import Experiment
     from fpt.predictor import Predictor
     from fpt.run import Run, load
     from fpt.train import evaluate, fit, predict

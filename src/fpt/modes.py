@@ -20,10 +20,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fpt.config import RunConfig, parse_overrides
 from fpt.errors import ConfigError
+
+if TYPE_CHECKING:
+    from fpt.pipeline import Experiment
 
 Say = Callable[[str], None] | None
 
@@ -50,13 +53,52 @@ def default_out(config: RunConfig) -> Path:
     return Path("runs") / safe_run_name(name, Path(config.body).name, config.init, time.strftime("%Y%m%d-%H%M%S"))
 
 
-def train_run(config: RunConfig | None, out: str | Path | None = None, *, resume: bool = False,
+def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
+    """``fpt.build``: an experiment from a config or from config fields (``fpt.pipeline.build``), its fit chosen as
+    ``fpt train --data`` chooses it.
+
+    Own data given as fields (``data=`` a path, a DataFrame, ``(X, y)``, a ``datasets.Dataset``) under preset fast,
+    with no ``fit`` and no field that only gradient training reads, takes fit=auto (``fpt.settings.train_config``,
+    the command line's rule); so does any config with fit=auto. The fits are then compared on the training examples
+    (``choose``) and the winner's experiment is returned, its ``fit_choice`` holding the record, which
+    ``fpt.fit(exp, out=...)`` writes as the run's selection.json. Anything else builds as ``fpt.pipeline.build``
+    does (a ``RunConfig`` keeps its own fit)."""
+    from fpt import pipeline
+    from fpt.settings import train_config
+
+    resolved, memory = pipeline.configured(config, fields)
+    if config is None:
+        resolved = train_config(resolved, fields)
+    if resolved.fit != "auto":
+        return pipeline.assemble(resolved, pipeline.task_data(resolved, memory))
+    return choose(resolved, memory)
+
+
+def choose(config: RunConfig, memory: Any = None, folds: int | None = None, say: Say = None) -> Experiment:
+    """fit=auto for ``config`` (``fpt.select.choose_fit``; ``memory``: the in-memory data ``config.data`` names):
+    the winner's experiment (the closed-form one the comparison fitted, else built anew), with the choice's record
+    in its ``fit_choice``. ``say``: a line per candidate compared."""
+    from fpt import pipeline
+    from fpt.data.memory import held
+    from fpt.select import choose_fit
+
+    data = held(config.data, pipeline.in_memory_raw(memory, config)) if memory is not None else contextlib.nullcontext()
+    with data:  # the candidates and folds read in-memory data by the name the config records
+        auto = choose_fit(config, folds, progress=say)
+        exp = auto.experiment if auto.experiment is not None else pipeline.build(auto.config)
+    exp.fit_choice = auto.to_json()
+    return exp
+
+
+def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | None = None, *, resume: bool = False,
               overrides: Mapping[str, Any] | None = None, choose: Sequence[str] = (), folds: int | None = None,
               refit: bool = False, progress: bool = False, trackers: Sequence[Any] = (),
               progress_lines: float = 0.0, say: Say = print, verbose: bool = True) -> dict[str, Any] | None:
     """Train ``config`` into ``out`` (default ``default_out``) in the mode asked for; returns the summary (None in
     a data-parallel rank other than the first, which writes nothing).
 
+    ``config``: a ``RunConfig`` (run as it is), or config fields as a mapping, resolved as the command line's are:
+    own data then chooses its fit (fit=auto) unless the fields ask for gradient training (``fpt.settings.train_fit``).
     ``resume``: continue the run in ``out`` (``config`` None: its own, with ``overrides``; a refit or --choose run
     continues as one). ``choose``: candidates as ``key=value`` words, cross-validated on ``folds`` folds (default
     ``fpt.select.fold_count``). ``refit``: see ``fpt.refit``. ``progress``: a progress bar; ``trackers``: live
@@ -75,6 +117,12 @@ def train_run(config: RunConfig | None, out: str | Path | None = None, *, resume
         config = resumed_config(out, overrides)
     elif config is None:
         raise ConfigError("train_run needs a config (or resume=True to continue the run in out)")
+    elif isinstance(config, Mapping):
+        from fpt.config import from_dict, target_alias
+        from fpt.settings import train_config
+
+        given = target_alias(dict(config))
+        config = train_config(from_dict(RunConfig, given, where="train_run()"), given, other_mode=bool(choose or refit))
     out = Path(out) if out is not None else default_out(config)
     if not resume:
         check_out(out)  # before any work: the cross-validation, the build, a tracker's connection
@@ -286,19 +334,9 @@ def _saved_choice(out: Path) -> Choice | None:
 def _record_choice(choice: Choice, summary: dict, out: Path) -> dict:
     """selection.json beside the final run, and a ``selection`` block in its summary.json."""
     from fpt import rundir
-    from fpt.rundir import SELECTION_FILE
 
-    selection = choice.selection
-    summary = {**summary, "selection": {
-        "file": SELECTION_FILE, "metric": selection.metric, "folds": selection.folds, "winner": selection.winner,
-        "winner_fields": selection.candidates[selection.winner], "choose": choice.given,
-        f"mean_val_{selection.metric}": selection.means, f"std_val_{selection.metric}": selection.stds,
-        **({"auto": True, "protocol": choice.record.get("protocol"), "notes": choice.record.get("notes", [])}
-           if choice.record else {})}}
     with rundir.lock(out, what="fpt train --choose"):
-        rundir.write_selection(out, choice.to_json())
-        rundir.write_summary(out, summary)
-    return summary
+        return rundir.record_selection(out, choice.to_json(), summary)
 
 
-__all__ = ["Choice", "check_modes", "check_out", "default_out", "resumed_config", "train_run"]
+__all__ = ["Choice", "build", "check_modes", "choose", "check_out", "default_out", "resumed_config", "train_run"]

@@ -38,6 +38,9 @@ class Experiment:
     # Where the data's inputs enter the model (FPT.forward's ``start``): 0 for tokens; a cached view
     # (fpt.cache) feeds hidden states entering a later block, or the head's features.
     input_start: int = 0
+    # own data whose fit was chosen (fit=auto: fpt.modes.build): the choice's record, which fpt.fit writes beside the
+    # run (selection.json, and a block in summary.json)
+    fit_choice: dict[str, Any] | None = None
     _compiled: torch.nn.Module | None = field(default=None, repr=False)
 
     @property
@@ -219,6 +222,13 @@ def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
 
     The config is resolved once its data is built (``assemble``): what it leaves unset (None) takes the task's
     and, for your own data (``data=...``), the data's defaults (``fpt.settings.resolve``)."""
+    config, memory = configured(config, fields)
+    return assemble(config, task_data(config, memory))
+
+
+def configured(config: RunConfig | None, fields: dict[str, Any]) -> tuple[RunConfig, Any]:
+    """``build``'s config (``config`` with ``fields``, or ``fields`` alone resolved) and the in-memory data that
+    ``fields["data"]`` holds (None for a path): the config then records what the data was (fpt.data.memory)."""
     from fpt.data.memory import describe, is_in_memory
 
     memory = fields.get("data")
@@ -230,22 +240,30 @@ def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
         config = from_dict(RunConfig, target_alias(fields), where="build()")
     elif fields:
         config = replace(config, **fields)
+    return config, memory
+
+
+def task_data(config: RunConfig, memory: Any = None) -> TaskData:
+    """The task's data for ``config``: its files (downloaded only with ``download``), or ``memory``'s."""
     if memory is not None:
-        data = _in_memory_task(memory, config)
-    else:
-        data = build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir),
-                                                                                      config.download))
-    return assemble(config, data)
+        return _in_memory_task(memory, config)
+    return build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir),
+                                                                                 config.download))
+
+
+def in_memory_raw(memory: Any, config: RunConfig) -> Any:
+    """In-memory data (fpt.data.memory) read as ``config``'s target and modality say: ``RawData``, unsplit."""
+    from fpt.data.memory import from_memory
+
+    return from_memory(memory, config.target_column, config.modality, config.image_channels, config.image_size)
 
 
 def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:
     """The ``data`` task of in-memory data (fpt.data.memory), split and tokenised as a file of it would be."""
-    from fpt.data.memory import from_memory
     from fpt.tasks.user_data import DataOptions, task_from_loaded
 
     options = DataOptions(**{name: getattr(config, name) for name in DATA_FIELDS})
-    raw = from_memory(memory, config.target_column, config.modality, config.image_channels, config.image_size)
-    return task_from_loaded(raw, options, config.seed)
+    return task_from_loaded(in_memory_raw(memory, config), options, config.seed)
 
 
 def resolved(config: RunConfig, data: TaskData) -> RunConfig:

@@ -482,19 +482,21 @@ GRADIENT_FIELDS = ("steps", "lr", "eval_every", "patience", "batch_size", "grad_
                    "tie_break", "freeze", "lora_rank", "lora_alpha", "readout", "dropout", "compile")
 
 
-def train_fit(given: Mapping[str, Any], other_mode: bool) -> str | None:
-    """``auto`` where ``fpt train`` chooses the fit (fpt.select.choose_fit) for the fields it was ``given``: fit=auto,
-    or no fit and nothing that asks for something else: ``other_mode`` (--refit, --choose, --resume, a --fold run)
-    or a field of ``GRADIENT_FIELDS``. None: the config's own (its preset's own data only: see ``train_config``)."""
+def train_fit(given: Mapping[str, Any], other_mode: bool = False) -> str | None:
+    """``auto`` where a training call chooses the fit (fpt.select.choose_fit) for the fields it was ``given``: fit=auto,
+    or no fit and nothing that asks for something else: ``other_mode`` (--refit, --choose, --resume), a ``fold`` (one
+    fold's run) or a field of ``GRADIENT_FIELDS``. None: the config's own (its preset's own data only: see
+    ``train_config``). ``fpt train``, ``fpt.build``, ``fpt.train_run`` given fields, and the scikit-learn estimators
+    all ask here."""
     if given.get("fit") == "auto":
         return "auto"
-    if "fit" in given or other_mode:
+    if "fit" in given or other_mode or given.get("fold") is not None:
         return None
     return None if set(GRADIENT_FIELDS) & set(given) else "auto"
 
 
-def train_config(config: RunConfig, given: Mapping[str, Any], other_mode: bool) -> RunConfig:
-    """``config`` as ``fpt train`` runs it: own data under preset fast chooses its fit (``train_fit``) unless told."""
+def train_config(config: RunConfig, given: Mapping[str, Any], other_mode: bool = False) -> RunConfig:
+    """``config`` as a training call runs it: own data under preset fast chooses its fit (``train_fit``) unless told."""
     if train_fit(given, other_mode) == "auto" and config.data is not None and config.preset == "fast":
         return dataclasses.replace(config, fit="auto")
     return config

@@ -16,7 +16,14 @@ score on your own held-out data (the training set is what ``summary_`` reports a
 Fitted attributes: ``classes_`` (classifier), ``n_features_in_`` (and ``feature_names_in_`` for
 DataFrames), ``experiment_`` (the trained ``fpt.Experiment``: model, config, tokenised data),
 ``preprocessing_`` (tokeniser, class map, target scaler, as a run's ``data.json``), ``summary_``
-(``fpt.fit``'s summary: ``val_accuracy`` or ``val_r2``, ``selected_step``, ``stopped``, ...).
+(``fpt.fit``'s summary: ``val_accuracy`` or ``val_r2``, ``selected_step``, ``stopped``, ...), ``fit_choice_``
+(how the fit was chosen, as a run's selection.json records it; None where ``fitting`` or a gradient-only argument
+fixed it).
+
+How the model is fitted (``fitting``) is decided as ``fpt train --data`` decides it (``fpt.settings.train_fit``):
+given, it is used; left None, the fit is chosen (fit=auto, ``fpt.select.choose_fit``: the closed-form fit against
+gradient training by k-fold cross-validation on the data given) unless an argument only gradient training reads is
+given (``steps``, ``lr``, ``batch_size``, ``freeze``, ...: ``fpt.settings.GRADIENT_FIELDS``).
 """
 
 from __future__ import annotations
@@ -37,15 +44,17 @@ except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn
     raise ImportError("fpt.sklearn needs scikit-learn >= 1.6 (validate_data, estimator tags); "
                       "pip install -U 'scikit-learn>=1.6'") from exc
 
-from fpt.config import DATA_FIELDS, RunConfig, from_dict
+from fpt.config import DATA_FIELDS, FITS, RunConfig, from_dict
 from fpt.data.arrays import from_arrays, inputs, series_list
 from fpt.data.base import finish_splits
 from fpt.data.tokenisers import check_finite, plain_value
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
+from fpt.feature_map import CLOSED_FORM
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment, assemble
 from fpt.predictor import combine
+from fpt.settings import train_config
 from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
 from fpt.train import fit as fpt_fit
 
@@ -56,7 +65,12 @@ _CONFIG_ARGS = ("body", "init", "freeze", "layers", "steps", "lr", "batch_size",
                 "device", "series_patch", "series_stride", "series_norm", "ensemble")
 # RunConfig fields ``options`` may not set: the estimator decides them (the task, its data and its split).
 _NOT_OPTIONS = {"task", "task_options", "data_dir", "download", "fit", *DATA_FIELDS, *_CONFIG_ARGS}
-FITTINGS = ("gradient", "closed-form")  # the ``fitting`` argument: RunConfig.fit (fit=auto needs fpt train --data)
+AUTO = "auto"  # fitting: the fit chosen by cross-validation (fpt.select.choose_fit)
+
+
+class NoProbabilities(ConfigError, AttributeError):
+    """``predict_proba`` of a model whose head gives class scores, not probabilities (an AttributeError too, so that
+    ``hasattr(clf, "predict_proba")`` is False, as scikit-learn's RidgeClassifier has none)."""
 
 
 def _plain(value: Any) -> Any:
@@ -128,9 +142,10 @@ class _FPTEstimator(BaseEstimator):
         if self.val_fraction is not None and (isinstance(self.val_fraction, bool) or not isinstance(
                 self.val_fraction, numbers.Real) or not 0 < self.val_fraction < 1):
             raise ConfigError(f"{name}: val_fraction={self.val_fraction!r} must be in (0, 1), e.g. 0.2")
-        if self.fitting is not None and self.fitting not in FITTINGS:
-            raise ConfigError(f"{name}: fitting={self.fitting!r} is not one of {', '.join(FITTINGS)} (closed-form: the "
-                              "frozen body as a feature map and a head fitted in closed form, fpt.closed_form)")
+        if self.fitting is not None and self.fitting not in FITS:
+            raise ConfigError(f"{name}: fitting={self.fitting!r} is not one of {', '.join(FITS)} (closed-form: the "
+                              "frozen body as a feature map and a head fitted in closed form, fpt.closed_form; auto: "
+                              "the better of the two by cross-validation, fpt.select.choose_fit)")
         options = {} if self.options is None else self.options
         if not isinstance(options, dict):
             raise ConfigError(f"{name}: options={options!r} must be a dict of fpt config fields, e.g. {{'dropout': 0}}")
@@ -155,9 +170,10 @@ class _FPTEstimator(BaseEstimator):
             # RunConfig's val_fraction + test_fraction < 1 check satisfied.
             fields.update(val_fraction=float(self.val_fraction), test_fraction=min(0.2, (1 - self.val_fraction) / 2))
         try:
-            return from_dict(RunConfig, fields, where=f"{name} parameters")
+            config = from_dict(RunConfig, fields, where=f"{name} parameters")
         except ConfigError as exc:
             raise ConfigError(str(exc).replace("config field", "parameter")) from None
+        return train_config(config, fields)  # fitting left None: chosen as fpt train --data chooses it
 
     def _validate_fit(self, X: Any, y: Any, y_numeric: bool = False) -> tuple[Any, np.ndarray]:
         """(X, y) checked by scikit-learn's validate_data; series of different lengths (a list, or an object array
@@ -194,6 +210,7 @@ class _FPTEstimator(BaseEstimator):
         classify = self._objective == "classification"
         try:
             raw = from_arrays({"X": X, "y": y}, modality, "auto", 32, f"{name}.fit", f"arrays passed to {name}.fit")
+            config = self._choose(config, raw)
             raw = finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
             options = DataOptions(**{field: getattr(config, field) for field in DATA_FIELDS})
             # ensemble=N: N members, seeds seed.., on the one split (split_seed is the estimator's seed)
@@ -214,6 +231,20 @@ class _FPTEstimator(BaseEstimator):
         self.members_: list[Experiment] = exps  # one experiment unless ensemble > 1
         self.preprocessing_ = Preprocessing.from_json(exps[0].data.fitted)
         self.summary_: dict[str, Any] = summaries[0] if len(exps) == 1 else {"members": summaries}
+
+    def _choose(self, config: RunConfig, raw: Any) -> RunConfig:
+        """fit=auto: the fits compared on ``raw`` (fpt.select.choose_fit; the record in ``fit_choice_``) and the
+        winner's config; any other fit: ``config`` as it is (``fit_choice_`` None)."""
+        self.fit_choice_: dict[str, Any] | None = None
+        if config.fit != AUTO:
+            return config
+        from fpt.data.memory import held
+        from fpt.select import choose_fit
+
+        with held(config.data, raw):  # its candidates and folds read the arrays by the name the config records
+            auto = choose_fit(config, progress=print if self.progress else None)
+        self.fit_choice_ = auto.to_json()
+        return auto.config
 
     # --- inference ----------------------------------------------------------------------
 
@@ -257,10 +288,11 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     training data held out, stratified, for selection), ``modality`` (tabular: one token per feature; timeseries: each row a
     series, cut into ``series_patch`` windows; ``series_norm``), ``seed`` (initialisation, batches and the
     validation split), ``device``, ``progress`` (a progress bar), ``ensemble`` (N models of seeds
-    seed, seed+1, ... on the one split, their probabilities averaged: ``fpt.ensemble``), and ``options``: any other
-    fpt config field as a dict (``{"dropout": 0, "eval_batch_size": 512}``). An argument left None takes
-    the default ``fpt train --data`` resolves for the same data (``fpt.settings.resolve``: the fast preset's, the
-    data task's, or fitted to the data's size).
+    seed, seed+1, ... on the one split, their probabilities averaged: ``fpt.ensemble``), ``fitting`` (the config
+    field ``fit``: auto, closed-form or gradient), and ``options``: any other fpt config field as a dict
+    (``{"dropout": 0, "eval_batch_size": 512}``). An argument left None takes the default ``fpt train --data``
+    resolves for the same data (``fpt.settings.resolve``: the fast preset's, the data task's, or fitted to the
+    data's size; ``fitting``: ``fpt.settings.train_fit``, see the module's docstring).
     """
 
     _objective = "classification"
@@ -278,15 +310,32 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
         self.classes_ = classes
         return self
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (n, len(classes_)), columns in the order of ``classes_``."""
+    @property
+    def predict_proba(self) -> Any:
+        """Class probabilities (n, len(classes_)), columns in the order of ``classes_``: the softmax of a gradient-
+        trained head's logits, or the closed-form fit's logistic head (``cf_head=logistic``). The closed-form fit's
+        ridge head gives class scores, not probabilities: there ``predict_proba`` is not offered (``hasattr`` is
+        False; using it raises ``NoProbabilities`` naming the fix)."""
+        self._check_probabilities()
+        return self._predict_proba
+
+    def _check_probabilities(self) -> None:
+        config = self.experiment_.config if hasattr(self, "experiment_") else None  # unfitted: NotFittedError on use
+        if config is not None and config.fit == CLOSED_FORM and config.cf_head != "logistic":
+            how = " (chosen by fitting=auto)" if getattr(self, "fit_choice_", None) else ""
+            raise NoProbabilities(
+                f"{type(self).__name__}.predict_proba: this model was fitted in closed form{how} with cf_head="
+                f"{config.cf_head}, whose class scores are not probabilities; for calibrated probabilities fit it "
+                "with options={'cf_head': 'logistic'} (or fitting='gradient'); predict() gives the labels as it is")
+
+    def _predict_proba(self, X: Any) -> np.ndarray:
         logits = self._outputs(X).double()  # float64, so that every row sums to 1 within 1e-15
         return torch.softmax(logits, dim=-1).numpy()
 
     def predict(self, X: Any) -> np.ndarray:
-        """The most probable label of each row (the argmax of ``predict_proba``)."""
+        """The most probable label of each row (the argmax of the head's outputs)."""
         check_is_fitted(self)  # before classes_ is read: an unfitted estimator raises NotFittedError
-        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+        return self.classes_[self._predict_proba(X).argmax(axis=1)]
 
 
 class FPTRegressor(RegressorMixin, _FPTEstimator):
@@ -311,4 +360,4 @@ class FPTRegressor(RegressorMixin, _FPTEstimator):
         return self.preprocessing_.objective.predict(out).double().numpy().ravel()
 
 
-__all__ = ["FPTClassifier", "FPTRegressor"]
+__all__ = ["FPTClassifier", "FPTRegressor", "NoProbabilities"]

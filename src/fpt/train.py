@@ -187,16 +187,19 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
         raise ConfigError(f"ensemble={exp.config.ensemble} trains {exp.config.ensemble} models: run it with fpt train "
                           "--data ... (or fpt.ensemble.fit(config, out)); fit() trains one (ensemble=1)")
     if exp.config.fit == "auto":  # the choice trains candidates on folds: a library function above this loop
-        raise ConfigError("fit=auto chooses between the closed-form fit and gradient training by cross-validation: run "
-                          "it with fpt train --data ... (or fpt.select.choose_fit(config, out)); fit() fits one "
-                          "(fit=closed-form or fit=gradient)")
+        raise ConfigError("fit=auto chooses between the closed-form fit and gradient training by cross-validation: "
+                          "build the experiment with fpt.build(...), which makes the choice (fpt.select.choose_fit), "
+                          "or run fpt train --data ...; fit() fits one (fit=closed-form or fit=gradient)")
     if not distributed.current().is_main:
         out, trackers = None, ()  # the other ranks of a data-parallel run never write the run directory
     with tracking.session(trackers) as track:
         if out is None:
             return _fit(exp, None, resume, progress, track)
         with rundir.lock(out, what="fpt train"):
-            return _fit(exp, Path(out), resume, progress, track)
+            summary = _fit(exp, Path(out), resume, progress, track)
+            if exp.fit_choice is not None:  # fpt.build chose the fit: its record beside the run, as fpt train's
+                summary = rundir.record_selection(out, exp.fit_choice, summary)
+            return summary
 
 
 def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track: tracking.Tracker) -> dict[str, Any]:

@@ -182,7 +182,7 @@ def test_missing_feature_values_train(write, tmp_path, tiny_bert_dir, capsys):
     assert summary["stopped"] != "diverged" and np.isfinite(summary["eval"]["test_loss"])
     import fpt
 
-    exp = fpt.build(data=str(path), body=tiny_bert_dir, init="random", device="cpu")
+    exp = fpt.build(data=str(path), body=tiny_bert_dir, init="random", device="cpu", fit="gradient")  # the tokens only
     x = exp.data.train.data.x
     assert bool(x.isfinite().all())
     if path.suffix == ".csv":  # missing -> value 0 and indicator 1 (the token's second entry), numeric and categorical

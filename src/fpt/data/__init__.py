@@ -56,9 +56,14 @@ def detect(path: str) -> str:
 
 def load(path: str, target: str | None = None, modality: str = "auto", image_channels: str = "auto",
          image_size: int = 32) -> RawData:
-    """Read ``path`` into ``RawData`` (splits as the data defines them; none carved out yet)."""
+    """Read ``path`` into ``RawData`` (splits as the data defines them; none carved out yet); inside a
+    ``fpt.data.memory.held`` block, the in-memory data of that name."""
     from fpt.data.formats import FORMATS, Request
+    from fpt.data.memory import held_data
 
+    held = held_data(str(path))
+    if held is not None:
+        return held
     fmt = FORMATS[detect(str(path))]
     if target is not None and fmt.target is not None and str(target) != fmt.target_name:
         raise DataError(f"{path}: --target names a table column, but here the target is {fmt.target}; drop --target")

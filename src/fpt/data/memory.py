@@ -3,7 +3,9 @@ or NumPy arrays, read as the files of the same shape are (a table; an .npz's ``X
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -55,4 +57,25 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     return from_arrays(arrays, modality, image_channels, image_size, "data arrays", "NumPy arrays passed to fpt.build")
 
 
-__all__ = ["describe", "from_memory", "is_in_memory"]
+# In-memory data readable by its recorded name (``describe``) for the duration of a ``held`` block: fpt.select's
+# choice between fits builds its candidates and folds from a config, and a config names its data by that text.
+_HELD: contextvars.ContextVar[dict[str, RawData] | None] = contextvars.ContextVar("fpt_held_data", default=None)
+
+
+@contextlib.contextmanager
+def held(name: str, raw: RawData) -> Iterator[None]:
+    """Inside the block, ``fpt.data.load(name)`` returns ``raw`` (read once, with the config's target and modality):
+    what reads a config's data by name (fpt.select.choose_fit) reads the in-memory data the config records."""
+    token = _HELD.set({**(_HELD.get() or {}), name: raw})
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
+def held_data(name: str) -> RawData | None:
+    """The data a ``held`` block names ``name``, or None outside one."""
+    return (_HELD.get() or {}).get(name)
+
+
+__all__ = ["describe", "from_memory", "held", "held_data", "is_in_memory"]

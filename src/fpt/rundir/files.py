@@ -210,6 +210,21 @@ def write_selection(run_dir: str | Path, selection: dict[str, Any]) -> None:
     write_text(Path(run_dir) / SELECTION_FILE, summary_json(selection))
 
 
+def record_selection(run_dir: str | Path, selection: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """selection.json (``selection``: a --choose or fit=auto record, as fpt.select writes it) beside a finished run,
+    and the summary with a ``selection`` block (the winner and each candidate's mean and spread) written as
+    summary.json; returns that summary. The caller holds the run directory's lock."""
+    metric = selection["metric"]
+    block = {"file": SELECTION_FILE, **{k: selection[k] for k in (
+        "metric", "folds", "winner", "winner_fields", "choose", f"mean_val_{metric}", f"std_val_{metric}")}}
+    if selection.get("auto"):  # fit=auto: how the fits were compared, and what was not compared
+        block.update(auto=True, protocol=selection.get("protocol"), notes=selection.get("notes", []))
+    summary = {**summary, "selection": block}
+    write_selection(run_dir, selection)
+    write_summary(run_dir, summary)
+    return summary
+
+
 def write_ensemble(path: str | Path, doc: dict[str, Any]) -> None:
     write_text(Path(path) / ENSEMBLE, summary_json(doc))
 
