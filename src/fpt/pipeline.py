@@ -218,7 +218,8 @@ def architecture_counts(config: RunConfig, spec: InputSpec | None = None) -> dic
 
 
 def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
-    """An experiment from a config, or from config fields: ``build(task="bit-xor", body="minilm")``.
+    """An experiment from a config, or from config fields: ``build(task="bit-xor", body="minilm")``; its fit as the
+    config says (``fpt.build``, ``fpt.modes.build``, chooses own data's fit first, as fpt train --data does).
 
     The config is resolved once its data is built (``assemble``): what it leaves unset (None) takes the task's
     and, for your own data (``data=...``), the data's defaults (``fpt.settings.resolve``)."""
