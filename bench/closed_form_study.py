@@ -62,6 +62,9 @@ class Recipe:
     series_norm: str = "global"  # the tokeniser's (fpt's fast preset): global | series
     init: str = "pretrained"  # the body's weights: pretrained | random (a control)
     body: str = ""  # "" the study's --body; no-lm: the control without a language model (one random block)
+    scales: str = "1"  # cf_scales: tokens merged per member token, cycled over the members
+    series_tokens: int = 0  # the tokeniser's series_patch = ceil(longest / series_tokens); 0: fpt's default (64)
+    ppv: str = ""  # poolings computed here from block 0's cached states (ppv: see ppv_features), before the library has them
 
     def design(self) -> Any:
         """fpt.feature_map.ClosedForm of this recipe (the library's own defaults for what it does not vary)."""
@@ -69,7 +72,7 @@ class Recipe:
 
         lo, hi = (round(np.log10(float(v))) for v in self.alphas.split(":"))
         return replace(DEFAULTS, members=self.members, blocks=self.blocks, poolings=self.poolings,
-                       standardise=self.standardise, head=self.head, inputs=self.inputs,
+                       standardise=self.standardise, head=self.head, inputs=self.inputs, scales=self.scales,
                        alphas=tuple(10.0 ** k for k in range(lo, hi + 1)))
 
 
@@ -105,6 +108,34 @@ CHOICES: list[tuple[str, str, Recipe]] = [
     ("combined", "first block, max, E=5, not standardised", replace(BASE, blocks="0", poolings="max", members=5,
                                                                     standardise=False)),
 ]
+# Round 2 (docs/results/own-data/closed-form/round2/study): changes from round 1's chosen defaults (its base: E=5, the
+# first block, max, not standardised), aimed at the long univariate sets round 1 did not reach: members at several
+# token scales (ROCKET's dilations), ROCKET's proportion of positive values with thresholds fitted on the training
+# examples, mean+max, more members with standardisation; every recipe reads block 0 only (the cache holds block 0).
+BASE2 = Recipe(members=5, blocks="0", poolings="max", standardise=False)
+ROUND2: list[tuple[str, str, Recipe]] = [
+    ("base", "base (block 0, max, E=5, inputs, not standardised, ridge)", BASE2),
+    ("scales", "scales 1,2,4,8,16", replace(BASE2, scales="1,2,4,8,16")),
+    ("scales", "scales 1,2,4,8,16, tokens of half the points", replace(BASE2, scales="1,2,4,8,16", series_tokens=128)),
+    ("scales", "scales 1,2,4", replace(BASE2, scales="1,2,4")),
+    ("poolings", "ppv", replace(BASE2, poolings="", ppv="ppv")),
+    ("poolings", "max+ppv", replace(BASE2, ppv="ppv")),
+    ("poolings", "mean+max", replace(BASE2, poolings="mean,max")),
+    ("members", "E=10, standardised", replace(BASE2, members=10, standardise=True)),
+    ("members", "E=20, standardised", replace(BASE2, members=20, standardise=True)),
+    ("members", "E=10", replace(BASE2, members=10)),
+    # added after OSULeaf's figures (scales 1..16 best there, so: longer windows still?) and measured on every set
+    ("scales", "scales 2,4,8,16,32", replace(BASE2, scales="2,4,8,16,32")),
+    # added after the four large series sets' figures (more members helped there only when standardised)
+    ("standardise", "standardised", replace(BASE2, standardise=True)),
+    ("tokens", "tokens of half the points", replace(BASE2, series_tokens=128)),
+    # the scale ladder with the other axes' candidates, checked against the base by the same CV (decide: combined)
+    ("combined", "scales 1,2,4,8,16, E=10, standardised", replace(BASE2, scales="1,2,4,8,16", members=10,
+                                                                   standardise=True)),
+    ("combined", "scales 1,2,4,8,16, E=10", replace(BASE2, scales="1,2,4,8,16", members=10)),
+    ("combined", "scales 1,2,4,8,16, mean+max", replace(BASE2, scales="1,2,4,8,16", poolings="mean,max")),
+]
+PLANS = ("round1", "round2")
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 
 
@@ -129,7 +160,7 @@ def dataset_path(name: str, data_dir: Path) -> Path:
     return known[name]
 
 
-def training_task(path: Path, series_norm: str, body: str = "minilm") -> Any:
+def training_task(path: Path, series_norm: str, body: str = "minilm", series_tokens: int = 0) -> Any:
     """fpt's task of the training examples alone (TaskData whose train split is every training example): the
     archive's TRAIN file, or a table's examples that are not in its seeded test split."""
     from fpt.config import DATA_FIELDS, RunConfig, from_dict
@@ -142,6 +173,10 @@ def training_task(path: Path, series_norm: str, body: str = "minilm") -> Any:
     options = DataOptions(**{f: getattr(config, f) for f in DATA_FIELDS})
     raw = load(str(path))
     train = raw.splits["train"]
+    if series_tokens and raw.modality == "timeseries":
+        longest = max(s.shape[-1] for s in train.x)  # a series set's inputs: a list of (C, L) arrays
+        config = replace(config, series_patch=max(1, -(-longest // series_tokens)))
+        options = DataOptions(**{f: getattr(config, f) for f in DATA_FIELDS})
     objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
     if "test" not in raw.splits:  # a table: the seeded test hold-out bench/own_data.py's runs test on, dropped
         held = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
@@ -160,13 +195,15 @@ def training_task(path: Path, series_norm: str, body: str = "minilm") -> Any:
 
 
 def member_features(name: str, path: Path, recipe: Recipe, seed: int, cache: Path,
-                    body: str = "minilm") -> dict[str, np.ndarray]:
+                    body: str = "minilm", scale: int = 1, round2: bool = False) -> dict[str, np.ndarray]:
     """One member's features (N, F) of every training example, read by the library's feature map
     (fpt.feature_map.FeatureMap, fpt.closed_form.read_features) with input layer seed ``seed``: every block, pooled
     every way (``CACHED_POOLINGS``), the tokens after them; and the targets (N, m). Computed once per (set,
     tokenisation, body, weights, seed) and kept under ``cache`` as float16."""
     body = recipe.body or body
     key = f"{name}-{Path(body).name}-{recipe.series_norm}-{recipe.init}-{seed}"
+    if round2:
+        key += f"-k{scale}-t{recipe.series_tokens}-b0"
     file = cache / f"{key}.npz"
     if file.is_file():
         with np.load(file) as z:
@@ -174,13 +211,14 @@ def member_features(name: str, path: Path, recipe: Recipe, seed: int, cache: Pat
     from fpt.closed_form import read_features
     from fpt.pipeline import assemble
 
-    config, data = training_task(path, recipe.series_norm, body)
+    config, data = training_task(path, recipe.series_norm, body, recipe.series_tokens)
     config = replace(config, fit="closed-form", seed=seed, init=recipe.init, device="cpu", precision="fp32",
-                     cf_members=1, cf_blocks="all", cf_poolings=CACHED_POOLINGS, cf_inputs=True)
+                     cf_members=1, cf_blocks="0" if round2 else "all", cf_poolings=CACHED_POOLINGS, cf_inputs=True,
+                     cf_scales=str(scale))
     exp = assemble(config, data)
     batch = data.train.data
     result = {"x": read_features(exp, batch).astype(np.float16), "y": batch.y.reshape(len(batch.y), -1).numpy(),
-              "shape": np.array([exp.model.layers, data.spec.seq_len, exp.model.body.width,
+              "shape": np.array([len(exp.model.blocks), -(-data.spec.seq_len // exp.model.scales[0]), exp.model.body.width,
                                  exp.model.input_features, data.spec.num_classes])}
     cache.mkdir(parents=True, exist_ok=True)
     tmp = file.with_suffix(".tmp.npz")
@@ -204,16 +242,35 @@ def columns(design: Any, shape: np.ndarray) -> np.ndarray:
     return np.concatenate(out)
 
 
+def ppv_features(flat: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    """ROCKET's proportion of positive values, per hidden unit of block 0: the share of an example's real positions
+    whose state exceeds the unit's threshold, the median of that unit over every real position of the training
+    examples (unlabelled, so fitted on all of them, the folds' validation examples included). ``flat``: (N, T * D)
+    block 0's flatten features, zeros past each end (a real LayerNorm'd state is never all zeros)."""
+    T, D = int(shape[1]), int(shape[2])
+    h = flat.reshape(len(flat), T, D).astype(np.float32)  # (N, T, D)
+    real = np.abs(h).sum(-1) > 0  # (N, T)
+    threshold = np.median(h[real], axis=0)  # (D,)
+    above = (h > threshold) & real[..., None]  # (N, T, D)
+    return above.sum(1) / np.maximum(real.sum(1, keepdims=True), 1)  # (N, D)
+
+
 def features(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path,
-             body: str = "minilm") -> tuple[np.ndarray, np.ndarray, int]:
+             body: str = "minilm", round2: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
     """The recipe's features of every training example (N, F), as fit=closed-form with seed ``run_seed(repeat)``
     reads them (members side by side, then the tokens once), their targets (N, m) and the number of classes."""
+    from fpt.feature_map import scale_factors
+
     design = recipe.design()
+    factors = scale_factors(recipe.scales)
     parts = []
     for e in range(design.members):
-        got = member_features(name, path, recipe, run_seed(repeat) + e, cache, body)
+        got = member_features(name, path, recipe, run_seed(repeat) + e, cache, body, factors[e % len(factors)], round2)
         shape = got["shape"]
-        parts.append(got["x"][:, columns(design, shape)])
+        if recipe.poolings:
+            parts.append(got["x"][:, columns(design, shape)])
+        if recipe.ppv:
+            parts.append(ppv_features(got["x"][:, columns(replace(design, poolings="flatten"), shape)], shape))
     if design.inputs:
         parts.append(got["x"][:, got["x"].shape[1] - int(shape[3]):])
     return np.concatenate(parts, 1).astype(np.float32), got["y"], int(shape[4])
@@ -303,6 +360,21 @@ def decide(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+MAX_MEMBERS = 10  # round 2's final step: recipes of more members are left out (feature reading and the ridge's cost)
+
+
+def decide_final(rows: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Round 2's last step, declared before its figures were read: among the base recipe, each axis' winner and the
+    "combined" recipes (at most ``MAX_MEMBERS`` members: item 5's speed), the best mean rank over every set where
+    all were measured, ties as in ``decide``."""
+    members = {r["choice"]: r["settings"]["members"] for r in rows if "settings" in r}
+    finalists = {d["chosen"] for d in decisions} | {r["choice"] for r in rows if r["axis"] == "combined"}
+    finalists = {c for c in finalists if members.get(c, 0) <= MAX_MEMBERS}
+    pool = [{**r, "axis": r["axis"] if r["axis"] == "base" else "final"} for r in rows
+            if r["axis"] == "base" or r["choice"] in finalists]
+    return [d for d in decide(pool) if d["axis"] == "final"]
+
+
 # --- the command ------------------------------------------------------------------------------------------------
 
 
@@ -322,10 +394,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, type=Path, help="folder for study.jsonl, study.csv and README.md")
     p.add_argument("--datasets", default=",".join((*SERIES, *TABLES)), help="comma-separated names")
     p.add_argument("--choices", default="all", help="comma-separated axes to run (default all): "
-                                                    + ", ".join(dict.fromkeys(a for a, _, _ in CHOICES)))
+                                                    + ", ".join(dict.fromkeys(a for a, _, _ in (*CHOICES, *ROUND2))))
     p.add_argument("--repeats", type=int, default=3, help="repeats (member seeds and fold shuffles), default 3")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (fewer for rare classes), default 5")
     p.add_argument("--body", default="minilm", help="the frozen body (default minilm, fpt's)")
+    p.add_argument("--plan", default="round1", choices=PLANS, help="round1 (the first defaults' choices) or "
+                   "round2 (changes from round 1's chosen defaults: scales, ppv, members), default round1")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"), help="where body states are kept")
     args = p.parse_args(argv)
     from fpt.closed_form import fold_scores
@@ -337,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     done = {(r["dataset"], r["recipe"], r["repeat"]) for r in read_rows(results)}
     for name in names:
         path = dataset_path(name, args.cache / "data")
-        for axis, choice, recipe in CHOICES:
+        for axis, choice, recipe in CHOICES if args.plan == "round1" else ROUND2:
             if axes is not None and axis not in axes:
                 continue
             for repeat in range(args.repeats):
@@ -345,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
                 if (name, rid, repeat) in done:
                     continue
                 started = time.perf_counter()
-                x, y, classes = features(name, path, recipe, repeat, args.cache / name, args.body)
+                x, y, classes = features(name, path, recipe, repeat, args.cache / name, args.body, args.plan == "round2")
                 classify = y.dtype.kind != "f"
                 design = replace(recipe.design(), folds=args.folds)
                 scores = fold_scores(x, y, classify, classes, design, repeat)  # the library's head, fold by fold
@@ -364,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         writer.writeheader()
         writer.writerows(table)
     decisions = decide(rows)
+    if args.plan == "round2":
+        decisions += decide_final(rows, decisions)
     text += "\nThe rule (bench/closed_form_study.py decide): per axis the best mean rank, then the higher mean CV figure, " \
             "then the base recipe.\n\n| axis | chosen | its mean rank | its mean CV | base's rank | base's mean CV | sets |\n" \
             "|---|---|---|---|---|---|---|\n" + "".join(

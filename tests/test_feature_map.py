@@ -7,7 +7,7 @@ import torch
 
 from fpt.config import RunConfig
 from fpt.errors import ConfigError
-from fpt.feature_map import DEFAULTS, FeatureMap, block_indices, options, pooling_names, resolve
+from fpt.feature_map import DEFAULTS, FeatureMap, block_indices, merge_tokens, options, pooling_names, resolve, scale_factors
 from fpt.model import InputSpec
 from fpt.pipeline import build_model
 
@@ -83,3 +83,47 @@ def test_token_ids_take_embedding_members_and_count_symbols(tiny_bert_dir):
     counts = model.features(x, torch.tensor([5, 3]))[:, 0, -9:]
     assert counts[0].tolist() == [0, 1, 1, 2, 1, 0, 0, 0, 0] and counts[1].tolist() == [0, 0, 0, 0, 0, 1, 1, 1, 0]
     assert _model(tiny_bert_dir, cf_inputs=False).input_features == 0
+
+
+def test_merge_tokens_puts_k_consecutive_tokens_side_by_side():
+    x = torch.arange(2 * 5 * 3, dtype=torch.float32).reshape(2, 5, 3)  # (B, T, d)
+    merged, lengths = merge_tokens(x, torch.tensor([5, 3]), 2)
+    assert merged.shape == (2, 3, 6)  # ceil(5 / 2) tokens of 2 * 3 values
+    assert torch.equal(merged[0, 0], torch.cat([x[0, 0], x[0, 1]]))
+    assert torch.equal(merged[1, 2], torch.cat([x[1, 4], torch.zeros(3)]))  # zeros after the last token
+    assert lengths.tolist() == [3, 2]  # the merged tokens holding a real one
+    same, same_lengths = merge_tokens(x, None, 1)
+    assert same is x and same_lengths is None
+
+
+def test_scaled_members_read_windows_of_their_own_length(tiny_bert_dir):
+    spec = InputSpec(seq_len=6, num_classes=3, token_dim=4)
+    model = _model(tiny_bert_dir, spec, cf_members=4, cf_scales="1,2,4", cf_blocks="0", cf_poolings="max,flatten",
+                   cf_inputs=False, seed=3).eval()
+    assert model.scales == (1, 2, 4, 1)  # cycled over the members
+    assert [m.in_features for m in model.input] == [4, 8, 16, 4]  # k * d values per token
+    D = 32
+    # flatten: one set of D per merged token (6, 3 and 2 tokens), max: one set per member
+    assert [model.member_width(e) for e in range(4)] == [7 * D, 4 * D, 3 * D, 7 * D]
+    x = torch.randn(2, 6, 4)
+    with torch.no_grad():
+        feats = model.features(x, torch.tensor([6, 3]))
+        assert feats.shape == (2, 1, model.num_features) and model.num_features == 21 * D
+        h = model.body.block(0, model.body.embed(model.input[1](merge_tokens(x[:1], None, 2)[0])), None)
+    start = model.member_width(0)
+    assert torch.allclose(feats[0, 0, start:start + D], h[0].amax(0), atol=1e-5)  # member 1: max over 3 tokens
+    # the member with scale 1 at seed 3 is still the input layer a gradient run starts from; the same seed and
+    # scale give the same layer whatever the other members' scales
+    plain = _model(tiny_bert_dir, spec, cf_members=1, seed=3)
+    assert torch.equal(model.input[0].weight, plain.input[0].weight)
+
+
+def test_symbol_ids_are_never_merged_and_scales_are_checked(tiny_bert_dir):
+    model = _model(tiny_bert_dir, InputSpec(seq_len=5, num_classes=2, vocab_size=9), cf_members=2, cf_scales="4")
+    assert model.scales == (1, 1)
+    long = _model(tiny_bert_dir, InputSpec(seq_len=3, num_classes=2, token_dim=2), cf_members=1, cf_scales="8")
+    assert long.scales == (3,)  # no member merges more tokens than there are
+    assert scale_factors("1, 2,4") == (1, 2, 4)
+    for bad in ("0", "x", ""):
+        with pytest.raises(ConfigError, match="cf_scales"):
+            scale_factors(bad)

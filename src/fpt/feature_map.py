@@ -53,6 +53,9 @@ class ClosedForm:
     standardise: bool = False  # cf_standardise
     head: str = "ridge"  # cf_head: ridge | logistic
     inputs: bool = True  # cf_inputs: the tokens themselves beside the body's features (a linear model's inputs)
+    # cf_scales: tokens merged per member token, cycled over the members (member e merges scales[e % len] consecutive
+    # tokens into one, so its input layer reads a window that many times longer): ROCKET's dilations carried to fpt
+    scales: str = "1"
     # Not config fields: the search the head's fit makes (cf-study may change them here).
     alphas: tuple[float, ...] = tuple(10.0 ** k for k in range(-3, 7))  # ridge penalties, chosen by leave-one-out
     # The tokens' columns (cf_inputs) multiplied by each of these after standardisation, the best (with its penalty)
@@ -67,7 +70,7 @@ class ClosedForm:
 DEFAULTS = ClosedForm()
 FIELDS = {"cf_members": "members", "cf_blocks": "blocks", "cf_poolings": "poolings", "cf_standardise": "standardise",
           "cf_head": "head",
-          "cf_inputs": "inputs"}
+          "cf_inputs": "inputs", "cf_scales": "scales"}
 
 
 def resolve(config: RunConfig) -> RunConfig:
@@ -81,6 +84,7 @@ def options(config: RunConfig) -> ClosedForm:
     config = resolve(config)
     chosen = dataclasses.replace(DEFAULTS, **{attr: getattr(config, name) for name, attr in FIELDS.items()})
     pooling_names(chosen.poolings)
+    scale_factors(chosen.scales)
     if chosen.head not in HEADS:
         raise ConfigError(f"config field 'cf_head'={chosen.head!r} must be one of {', '.join(HEADS)}")
     return chosen
@@ -93,6 +97,29 @@ def pooling_names(text: str) -> tuple[str, ...]:
         raise ConfigError(f"config field 'cf_poolings'={text!r}: give poolings from {', '.join(POOLINGS)} joined by "
                           "',' each once (e.g. mean,max)")
     return names
+
+
+def scale_factors(text: str) -> tuple[int, ...]:
+    """The token-merge factors ``cf_scales`` names (e.g. 1,2,4,8,16), each >= 1."""
+    try:
+        factors = tuple(int(p) for p in str(text).split(",") if p.strip())
+    except ValueError:
+        factors = ()
+    if not factors or min(factors) < 1:
+        raise ConfigError(f"config field 'cf_scales'={text!r}: give whole numbers >= 1 joined by ',' (tokens merged "
+                          "per member token, cycled over the members; e.g. 1,2,4,8,16)")
+    return factors
+
+
+def merge_tokens(x: Tensor, lengths: Tensor | None, k: int) -> tuple[Tensor, Tensor | None]:
+    """Every ``k`` consecutive tokens as one (B, T, d) -> (B, ceil(T / k), k * d), zeros after the last; a length
+    counts the merged tokens holding any real one."""
+    if k == 1:
+        return x, lengths
+    pad = -x.shape[1] % k
+    x = nn.functional.pad(x, (0, 0, 0, pad))  # (B, k * ceil(T / k), d)
+    x = x.reshape(x.shape[0], x.shape[1] // k, k * x.shape[2])  # (B, ceil(T / k), k * d)
+    return x, None if lengths is None else (lengths + k - 1) // k
 
 
 def block_indices(text: str, blocks: int) -> tuple[int, ...]:
@@ -130,11 +157,16 @@ class FeatureMap(nn.Module):
         self.readout = "pooled"
         self.poolings = pooling_names(design.poolings)
         self.blocks = block_indices(design.blocks, self.layers)
+        # symbol ids are not merged (an embedding reads one id); no member merges more tokens than there are
+        factors = scale_factors(design.scales) if spec.token_dim is not None else (1,)
+        self.scales = tuple(min(factors[e % len(factors)], spec.seq_len) for e in range(design.members))
         members = []
-        for e in range(design.members):
+        for e, k in enumerate(self.scales):
+            merged = spec if k == 1 else dataclasses.replace(spec, seq_len=-(-spec.seq_len // k),
+                                                             token_dim=k * spec.token_dim, num_outputs=1)
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed + e)  # member 0: the input layer build_model gives a gradient run at seed
-                members.append(input_layer(spec, body.width, input_init))
+                members.append(input_layer(merged, body.width, input_init))
         self.input = nn.ModuleList(members)  # "input.*": the input group of fpt.freeze
         self.members = design.members
         self.inputs = design.inputs
@@ -142,10 +174,9 @@ class FeatureMap(nn.Module):
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
 
-    @property
-    def per_member(self) -> int:
-        """Features one member gives."""
-        width = {"mean": 1, "max": 1, "last": 1, "flatten": self.spec.seq_len}
+    def member_width(self, e: int) -> int:
+        """Features member ``e`` gives (flatten: one set per merged token)."""
+        width = {"mean": 1, "max": 1, "last": 1, "flatten": -(-self.spec.seq_len // self.scales[e])}
         return len(self.blocks) * sum(width[p] for p in self.poolings) * self.body.width
 
     @property
@@ -158,7 +189,7 @@ class FeatureMap(nn.Module):
 
     @property
     def num_features(self) -> int:
-        return self.members * self.per_member + self.input_features
+        return sum(self.member_width(e) for e in range(self.members)) + self.input_features
 
     def token_features(self, x: Tensor, lengths: Tensor | None) -> Tensor:
         """The tokens as features (B, T * d), zeros past each length; symbol ids as counts (B, V), padding (0) not
@@ -179,7 +210,7 @@ class FeatureMap(nn.Module):
             return None
         return torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]  # (B, T)
 
-    def pool(self, h: Tensor, mask: Tensor | None, lengths: Tensor | None) -> list[Tensor]:
+    def pool(self, h: Tensor, mask: Tensor | None, lengths: Tensor | None, seq_len: int) -> list[Tensor]:
         """One block's states (B, T, D) as the poolings' features, each (B, width)."""
         out = []
         for name in self.poolings:
@@ -198,19 +229,22 @@ class FeatureMap(nn.Module):
             else:  # flatten: every position's own weights; a shorter (or trimmed) batch is zero-filled to T
                 if mask is not None:
                     h = h.masked_fill(~mask[..., None], 0.0)
-                h = nn.functional.pad(h, (0, 0, 0, self.spec.seq_len - h.shape[1]))  # (B, T, D)
+                h = nn.functional.pad(h, (0, 0, 0, seq_len - h.shape[1]))  # (B, T, D)
                 out.append(h.reshape(h.shape[0], -1))  # (B, T * D)
         return out
 
     def member_features(self, e: int, x: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Member ``e``'s pooled features (B, F / E)."""
+        k = self.scales[e]
+        if k > 1:
+            x, lengths = merge_tokens(x.float(), lengths, k)  # (B, T / k, k * d)
         mask = self.pad_mask(x, lengths)
         h = self.body.embed(self.input[e](x))  # (B, T, D)
         parts: list[Tensor] = []
         for i in range(self.blocks[-1] + 1):  # blocks past the last pooled one are never run
             h = self.body.block(i, h, mask)  # (B, T, D)
             if i in self.blocks:
-                parts += self.pool(h, mask, lengths)
+                parts += self.pool(h, mask, lengths, -(-self.spec.seq_len // k))
         return torch.cat(parts, dim=-1)
 
     def features(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
@@ -234,5 +268,5 @@ def trainable(model: nn.Module) -> None:
         p.requires_grad_(name.startswith(("input.", "head.")))
 
 
-__all__ = ["CLOSED_FORM", "DEFAULTS", "POOLINGS", "ClosedForm", "FeatureMap", "block_indices", "options",
-           "pooling_names", "resolve", "trainable"]
+__all__ = ["CLOSED_FORM", "DEFAULTS", "POOLINGS", "ClosedForm", "FeatureMap", "block_indices", "merge_tokens",
+           "options", "pooling_names", "resolve", "scale_factors", "trainable"]

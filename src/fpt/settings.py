@@ -155,6 +155,10 @@ class RunConfig:
                                    "tokens side by side, zeros past the end; symbol ids as counts), so the head can "
                                    "always do what a linear model on the inputs does (default: "
                                    "fpt.feature_map.ClosedForm)", None)
+    cf_scales: str | None = _help("fit=closed-form: tokens merged into one per member, cycled over the members, e.g. "
+                                  "1,2,4,8,16: member e reads windows scales[e % len] tokens long, so the members see "
+                                  "short and long patterns (ROCKET's dilations); symbol ids are never merged (default: "
+                                  "fpt.feature_map.ClosedForm)", None)
     cf_head: str | None = _help("fit=closed-form: ridge (penalty by efficient leave-one-out; class scores, softmax "
                                 "for probabilities) | logistic (classification, calibrated probabilities; C by k-fold) "
                                 "(default: fpt.feature_map.ClosedForm)", None)
@@ -382,7 +386,8 @@ DATA_BUDGET_FIELDS = ("steps", "eval_every", "readout")
 # The fields that wait for the task's declaration when not given.
 TASK_FIELDS = ("lr", "patience", "target")
 # The closed-form fit's design fields: None until a closed-form run resolves them (fpt.feature_map.ClosedForm).
-CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_inputs", "cf_head")
+CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_inputs", "cf_head",
+                      "cf_scales")
 # Every field that may hold None for "not given; the task's, the data's or the fit's" before resolution.
 UNSET = (*DATA_BUDGET_FIELDS, *TASK_FIELDS, *CLOSED_FORM_FIELDS)
 

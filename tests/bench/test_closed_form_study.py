@@ -79,3 +79,22 @@ def test_a_tiny_study_writes_its_files_and_resumes(tmp_path, tiny_bert_dir, monk
     assert "| members | E=1 |" in (out / "table.md").read_text()
     assert study.main(argv) == 0  # resumed: nothing runs again
     assert len((out / "study.jsonl").read_text().splitlines()) == len(rows)
+
+
+def test_ppv_is_the_share_of_real_positions_above_each_units_training_median():
+    # 2 examples, T=3 positions, D=2 units; example 1's last position is padding (all zeros)
+    h = np.array([[[1.0, -1.0], [2.0, 0.5], [3.0, 2.0]],
+                  [[4.0, 1.0], [5.0, 3.0], [0.0, 0.0]]])
+    got = study.ppv_features(h.reshape(2, -1), np.array([1, 3, 2]))
+    # unit 0's median over the 5 real positions is 3, unit 1's is 1: strictly above counts
+    assert got.tolist() == [[0.0, 1 / 3], [1.0, 0.5]]
+
+
+def test_a_round2_recipe_reads_members_at_their_scales(tmp_path, tiny_bert_dir):
+    recipe = study.Recipe(members=3, blocks="0", poolings="max", standardise=False, scales="1,2")
+    path = study.dataset_path("iris", tmp_path / "data")
+    x, y, classes = study.features("iris", path, recipe, 0, tmp_path / "cache", tiny_bert_dir, round2=True)
+    assert x.shape == (120, 3 * 32 + 4 * 2) and classes == 3
+    names = sorted(p.name for p in (tmp_path / "cache").glob("*.npz"))
+    assert names == [f"iris-{tiny_bert_dir.split('/')[-1]}-global-pretrained-{s}-k{k}-t0-b0.npz"
+                     for s, k in ((0, 1), (1, 2), (2, 1))]
