@@ -98,7 +98,7 @@ def test_many_examples_score_their_folds_at_the_full_fits_penalty(monkeypatch):
     rng = np.random.default_rng(4)
     x = rng.normal(size=(60, 8))
     y = (x[:, :1] + 0.3 * rng.normal(size=(60, 1)) > 0).astype(np.int64)
-    design = replace(DEFAULTS, alphas=(0.01, 10.0, 1e4))
+    design = replace(DEFAULTS, alphas=(0.01, 10.0, 1e4), standardise=False)  # raw features, as Ridge below reads
     _, _, info = fit_head(x, y, True, 2, design, seed=0)
     searched = fold_scores(x, y, True, 2, design, seed=0, chosen=info)  # 60 examples: each fold searches
     monkeypatch.setattr(fpt.closed_form, "SEARCH_PER_FOLD_UP_TO", 50)

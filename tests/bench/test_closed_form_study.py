@@ -21,9 +21,11 @@ def test_a_table_is_its_examples_that_are_not_test_and_a_ucr_set_its_train_file(
     assert len(data.train) == 67  # the archive's TRAIN file, every series of it; TEST is never read
 
 
-@pytest.mark.parametrize("recipe", [study.Recipe(members=2, blocks="last", poolings="max,mean"),
-                                    study.Recipe(members=1, blocks="0", poolings="flatten,last", inputs=False)])
-def test_a_recipe_reads_what_the_library_feature_map_gives(tmp_path, tiny_bert_dir, recipe):
+@pytest.mark.parametrize(("recipe", "round2"), [
+    (study.Recipe(members=2, blocks="last", poolings="max,mean"), False),
+    (study.Recipe(members=1, blocks="0", poolings="flatten,last", inputs=False), False),
+    (study.Recipe(members=3, blocks="0", poolings="max,flatten", scales="1,2", standardise=False), True)])
+def test_a_recipe_reads_what_the_library_feature_map_gives(tmp_path, tiny_bert_dir, recipe, round2):
     """Slices of the cached members are fit=closed-form's own features: no second feature map in bench/."""
     from dataclasses import replace
 
@@ -31,11 +33,11 @@ def test_a_recipe_reads_what_the_library_feature_map_gives(tmp_path, tiny_bert_d
     from fpt.pipeline import assemble
 
     path = study.dataset_path("iris", tmp_path)
-    x, y, classes = study.features("iris", path, recipe, 1, tmp_path / "cache", tiny_bert_dir)
+    x, y, classes = study.features("iris", path, recipe, 1, tmp_path / "cache", tiny_bert_dir, round2)
     config, data = study.training_task(path, "global", tiny_bert_dir)
     config = replace(config, fit="closed-form", seed=study.run_seed(1), device="cpu", precision="fp32",
                      cf_members=recipe.members, cf_blocks=recipe.blocks, cf_poolings=recipe.poolings,
-                     cf_inputs=recipe.inputs)
+                     cf_inputs=recipe.inputs, cf_scales=recipe.scales)
     exp = assemble(config, data)
     expected = read_features(exp, data.train.data)
     assert x.shape == expected.shape == (120, exp.model.num_features)
