@@ -1,5 +1,5 @@
-"""fpt sweep's limits: a spec asking for more trials than can ever run is refused at once, by name; a killed
-sweep leaves no worker training and no request folder behind."""
+"""fpt sweep's limits: a spec asking for more trials than can ever run is refused at once, by name; a killed or
+stopped sweep leaves no worker training and no request folder behind."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_a_sweep_beyond_the_trial_limit_is_refused_within_a_second(spec, field, 
         sweep.parse_spec(yaml.safe_load(path.read_text()), str(path))
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -53,7 +53,16 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_a_killed_sweep_takes_its_workers_and_request_folder_with_it(tiny_gpt2_dir, tmp_path):
+def wait_until_gone(pid: int, seconds: float) -> None:
+    """Wait (at most ``seconds``) for a process that is not this one's child to end."""
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _long_sweep(tiny_gpt2_dir: str, tmp_path: Path) -> tuple[subprocess.Popen, int, Path]:
+    """An `fpt sweep` of one trial that would train for hours, once its worker is training: (sweep, worker pid,
+    the TMPDIR its request folder is in)."""
     spec = {"base": {"task": "bit-xor", "body": tiny_gpt2_dir, "init": "random", "steps": 1_000_000, "eval_every": 1000,
                      "batch_size": 4, "device": "cpu", "task_options": {"eval_size": 8}},
             "grid": {"lr": [1.0e-3]}}
@@ -63,19 +72,31 @@ def test_a_killed_sweep_takes_its_workers_and_request_folder_with_it(tiny_gpt2_d
     temp.mkdir()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(temp)}
     sweep_proc = subprocess.Popen([sys.executable, "-m", "fpt.cli", "sweep", str(path), "--out", str(tmp_path / "out"),
-                                   "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                   "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline, worker = time.monotonic() + 120, None
     while worker is None and time.monotonic() < deadline and sweep_proc.poll() is None:
         for log in (tmp_path / "out" / "logs").glob("*.log"):
             found = re.search(r"fpt worker pid (\d+)", log.read_text())
             worker = int(found.group(1)) if found else None
-        time.sleep(0.2)
+        time.sleep(0.1)
     assert worker is not None, "the worker never started"
     assert list(temp.glob("fpt-trials-*"))
+    return sweep_proc, worker, temp
+
+
+def test_a_killed_sweep_takes_its_workers_and_request_folder_with_it(tiny_gpt2_dir, tmp_path):
+    sweep_proc, worker, temp = _long_sweep(tiny_gpt2_dir, tmp_path)
     sweep_proc.send_signal(signal.SIGKILL)  # no handler, no finally: only the worker itself can notice
-    sweep_proc.wait()
-    deadline = time.monotonic() + 30
-    while (_alive(worker) or list(temp.glob("fpt-trials-*"))) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not _alive(worker), "the worker kept training after its sweep was killed"
+    sweep_proc.communicate()
+    wait_until_gone(worker, 60)  # the worker stops its trial and removes the folder before it ends
+    assert not alive(worker), "the worker kept training after its sweep was killed"
+    assert not list(temp.glob("fpt-trials-*")), "the request folder was left behind"
+
+
+def test_a_stopped_sweep_stops_its_workers_and_removes_its_request_folder_before_it_ends(tiny_gpt2_dir, tmp_path):
+    sweep_proc, worker, temp = _long_sweep(tiny_gpt2_dir, tmp_path)
+    sweep_proc.send_signal(signal.SIGTERM)  # a batch system's stop; Ctrl-C (SIGINT) takes the same path
+    _, err = sweep_proc.communicate(timeout=60)
+    assert sweep_proc.returncode == 130 and "fpt sweep: interrupted" in err.decode()
+    assert not alive(worker), "the worker outlived its sweep"
     assert not list(temp.glob("fpt-trials-*")), "the request folder was left behind"

@@ -134,8 +134,33 @@ class _Running:
 WORK_PREFIX = "fpt-trials-"  # the temporary folder of requests and results (fpt.experiments.worker knows it)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+class _Stops:
+    """Ctrl-C (SIGINT) and SIGTERM (a batch system's stop, kill PID) while trials run: noted, not raised.
+
+    Raised where it landed, a stop could fall between the request folder's creation and the ``try`` that removes
+    it, between a worker's start and its entry in the list ``_stop`` reads, or inside the removal itself; noted,
+    it ends the loop at its next turn, the workers are stopped, the folder removed, and then it is raised as a
+    KeyboardInterrupt. Signal handlers belong to the main thread: elsewhere the previous handlers stay.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.caught: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stops:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._note)
+        return self
+
+    def _note(self, signum: int, frame: object) -> None:
+        self.caught.append(signum)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
 
 
 @dataclass
@@ -169,48 +194,44 @@ class LocalExecutor:
             else:
                 first[run_dir] = i
                 pending.append(i)
-        work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX))
-        logs = Path(self.log_dir) if self.log_dir else work
-        logs.mkdir(parents=True, exist_ok=True)
         running: list[_Running] = []
         total, finished = len(pending), 0
-        # SIGTERM (a batch system's stop, kill PID) as Ctrl-C: the workers are stopped and the folder removed below.
         # A SIGKILL skips all of this: the workers then end themselves (worker.watch_parent) and remove the folder.
-        previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() \
-            else None
-        try:
-            while pending or running:
-                while len(running) < self.parallel and pending:
-                    pick = next((i for i in pending if not self._waits(trials[i], running)), None)
-                    if pick is None:
-                        break
-                    pending.remove(pick)
-                    trial = trials[pick]
-                    done = read_summary(trial.run_dir)
-                    if done is not None:
-                        outcomes[pick] = Outcome(DONE, done)
+        with _Stops() as stops:
+            work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX))
+            try:
+                logs = Path(self.log_dir) if self.log_dir else work
+                logs.mkdir(parents=True, exist_ok=True)
+                while (pending or running) and not stops.caught:
+                    while len(running) < self.parallel and pending and not stops.caught:
+                        pick = next((i for i in pending if not self._waits(trials[i], running)), None)
+                        if pick is None:
+                            break
+                        pending.remove(pick)
+                        trial = trials[pick]
+                        done = read_summary(trial.run_dir)
+                        if done is not None:
+                            outcomes[pick] = Outcome(DONE, done)
+                            finished += 1
+                            continue
+                        running.append(self._start(pick, trial, threads, work, logs))
+                        print(f"{self.prefix}: [{finished + len(running)}/{total}] {trial.label}: started "
+                              f"({trial.run_dir}, {threads} thread{'s' if threads > 1 else ''}, "
+                              f"log {running[-1].log})", flush=True)
+                    for r in [r for r in running if r.proc.poll() is not None]:
+                        running.remove(r)
+                        outcomes[r.index] = self._finish(r)
                         finished += 1
-                        continue
-                    running.append(self._start(pick, trial, threads, work, logs))
-                    print(f"{self.prefix}: [{finished + len(running)}/{total}] {trial.label}: started "
-                          f"({trial.run_dir}, {threads} thread{'s' if threads > 1 else ''}, log {running[-1].log})",
-                          flush=True)
-                for r in [r for r in running if r.proc.poll() is not None]:
-                    running.remove(r)
-                    outcomes[r.index] = self._finish(r)
-                    finished += 1
-                    o = outcomes[r.index]
-                    print(f"{self.prefix}: {r.trial.label}: {o.status}{': ' + o.note if o.note else ''} "
-                          f"({time.monotonic() - r.started:.0f} s)", flush=True)
-                if running:
-                    time.sleep(self.poll_seconds)
-        except BaseException:
-            self._stop(running)
-            raise
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
-            shutil.rmtree(work, ignore_errors=True)
+                        o = outcomes[r.index]
+                        print(f"{self.prefix}: {r.trial.label}: {o.status}{': ' + o.note if o.note else ''} "
+                              f"({time.monotonic() - r.started:.0f} s)", flush=True)
+                    if running and not stops.caught:
+                        time.sleep(self.poll_seconds)
+            finally:
+                self._stop(running)  # none left unless stopped or failed: their runs resume from a checkpoint
+                shutil.rmtree(work, ignore_errors=True)
+        if stops.caught:
+            raise KeyboardInterrupt
         for i, j in copies.items():
             outcomes[i] = outcomes[j]
         return [o or Outcome(NOT_RUN, None, "not started") for o in outcomes]

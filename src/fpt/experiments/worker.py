@@ -2,7 +2,9 @@
 
 The request names the trial (its config and store directory), the threads it may use, the executor's
 pid (the worker ends when that process is gone, however it died, and removes the request folder) and
-where to write its result: ``{"status": "done" | "failed" | "busy", "note": ...}``. The trial itself is
+where to write its result: ``{"status": "done" | "failed" | "busy", "note": ...}``. SIGTERM (the
+executor's stop) ends the trial and leaves the folder to the executor; SIGHUP (the parent is going)
+ends it and removes the folder once the parent is gone. The trial itself is
 ``fpt.experiments.planned.run_planned``: ``fpt train --out STORE/KEY``, or ``--resume`` when the run
 directory has a checkpoint, under the run directory's lock.
 """
@@ -22,6 +24,10 @@ from pathlib import Path
 WORK_PREFIX = "fpt-trials-"  # LocalExecutor's temporary folder of requests and results
 
 
+PARENT_GONE = signal.SIGHUP  # what the kernel (and the watch thread) sends when the executor goes
+PARENT_EXIT_WAIT = 10.0  # seconds a parent-gone worker waits for the rest of a dying executor to end
+
+
 def _parent_death_signal(sig: int) -> None:
     """Linux: have the kernel send ``sig`` when the parent dies (prctl PR_SET_PDEATHSIG), even by SIGKILL."""
     if not sys.platform.startswith("linux"):
@@ -35,22 +41,49 @@ def _parent_death_signal(sig: int) -> None:
 
 
 def watch_parent(parent: int, every: float = 1.0) -> None:
-    """End this worker (SIGTERM to itself) once ``parent`` is gone: a killed ``fpt sweep`` must not leave its
+    """End this worker (PARENT_GONE to itself) once ``parent`` is gone: a killed ``fpt sweep`` must not leave its
     trials training. The kernel's parent-death signal is immediate (Linux); the thread is the portable backstop."""
-    _parent_death_signal(signal.SIGTERM)
+    _parent_death_signal(PARENT_GONE)
     if os.getppid() != parent:  # the parent died before the signal was armed
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), PARENT_GONE)
 
     def poll() -> None:
         while os.getppid() == parent:
             time.sleep(every)
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), PARENT_GONE)
 
     threading.Thread(target=poll, name="fpt-watch-parent", daemon=True).start()
 
 
+class _Ending:
+    """The ending signals this worker received, and whether it is past raising on them."""
+
+    signals: list[int] = []
+    closing = False
+
+
 def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)  # unwinds fit: its trackers close and the run directory's lock is released
+    # The first signal unwinds fit (its trackers close, the run directory's lock is released). Later ones (the
+    # kernel sends the parent-death signal once per exiting thread of the parent, the watch thread once more)
+    # must not raise inside that unwinding or inside the folder's removal below.
+    _Ending.signals.append(signum)
+    if len(_Ending.signals) == 1 and not _Ending.closing:
+        raise SystemExit(128 + signum)
+
+
+def parent_gone(parent: int, wait: float) -> bool:
+    """Whether ``parent`` has ended; once told it is going (PARENT_GONE), waits up to ``wait`` seconds for it.
+
+    The kernel's parent-death signal comes when the thread that started this worker exits: when a threaded
+    executor is killed that may be before its other threads, while getppid() still names it. Only once the last
+    of them is gone is this worker handed to another parent, and only then is the folder no one else's to remove.
+    """
+    deadline = time.monotonic() + wait
+    while os.getppid() == parent:
+        if PARENT_GONE not in _Ending.signals or time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,12 +94,15 @@ def main(argv: list[str] | None = None) -> int:
     parent = request.get("parent")
     if parent is not None:
         signal.signal(signal.SIGTERM, _terminated)
-        watch_parent(int(parent))
+        signal.signal(PARENT_GONE, _terminated)
     try:
+        if parent is not None:
+            watch_parent(int(parent))  # inside the try: a parent already gone ends this worker at once
         return _run(request, result)
     finally:
+        _Ending.closing = True  # from here a signal is only noted: nothing interrupts the removal
         work = request_path.parent
-        if parent is not None and os.getppid() != int(parent) and work.name.startswith(WORK_PREFIX):
+        if parent is not None and work.name.startswith(WORK_PREFIX) and parent_gone(int(parent), PARENT_EXIT_WAIT):
             shutil.rmtree(work, ignore_errors=True)  # the executor that would have removed it is gone
 
 
