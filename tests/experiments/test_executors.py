@@ -29,6 +29,7 @@ def _stop_me() -> None:
 def test_a_stop_at_any_moment_stops_the_workers_and_removes_the_request_folder(moment, tmp_path, monkeypatch):
     temp = tmp_path / "tmp"
     temp.mkdir()
+    sigint = signal.getsignal(signal.SIGINT)
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     started: list[subprocess.Popen] = []
     popen, mkdtemp, rmtree, stop = subprocess.Popen, tempfile.mkdtemp, shutil.rmtree, LocalExecutor._stop
@@ -60,6 +61,7 @@ def test_a_stop_at_any_moment_stops_the_workers_and_removes_the_request_folder(m
             _stop_me()
         rmtree(path, *args, **kwargs)
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a Ctrl-C, even where the shell ignores SIGINT (`&`)
     monkeypatch.setattr(subprocess, "Popen", worker)
     monkeypatch.setattr(tempfile, "mkdtemp", made)
     monkeypatch.setattr(LocalExecutor, "_stop", staticmethod(stopping))
@@ -71,11 +73,23 @@ def test_a_stop_at_any_moment_stops_the_workers_and_removes_the_request_folder(m
             LocalExecutor(parallel=2, threads=1, prefix="test").run(trials)
     finally:
         timer.cancel()
+        handler = signal.signal(signal.SIGINT, sigint)
         for proc in started:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 pytest.fail(f"a worker outlived its executor ({moment})")
     assert not list(temp.glob(f"{executors.WORK_PREFIX}*")), f"the request folder was left behind ({moment})"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert handler is signal.default_int_handler, "the executor's own handler outlived it"
     assert started or moment == "folder made"
+
+
+def test_a_signal_the_shell_ignores_stays_ignored_while_trials_run():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # `fpt sweep ... &` from a script, or under nohup
+    try:
+        with executors._Stops():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_IGN, signal.SIG_DFL)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)

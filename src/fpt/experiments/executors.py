@@ -152,7 +152,8 @@ class _Stops:
     def __enter__(self) -> _Stops:
         if threading.current_thread() is threading.main_thread():
             for sig in self.SIGNALS:
-                self._previous[sig] = signal.signal(sig, self._note)
+                if signal.getsignal(sig) is not signal.SIG_IGN:  # one ignored (nohup, a shell's `&`) stays so
+                    self._previous[sig] = signal.signal(sig, self._note)
         return self
 
     def _note(self, signum: int, frame: object) -> None:
