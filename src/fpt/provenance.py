@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 PACKAGES = ("fpt", "torch", "transformers", "safetensors", "numpy", "matplotlib")
 
 
+@functools.cache  # this process's imports do not change under it; every run's summary asks (~10 ms each time)
 def package_version(name: str) -> str:
     try:
         return version(name)
@@ -18,8 +20,12 @@ def package_version(name: str) -> str:
         return "not installed"
 
 
+@functools.cache
 def git_commit() -> str | None:
-    """The commit of the fpt source tree when it is a git checkout (editable installs), else None."""
+    """The commit of the fpt source tree when it is a git checkout (editable installs), else None.
+
+    Asked once per process (two git commands, ~30-150 ms, were run at the end of every run): the code a process
+    runs is what it imported, which a commit or an edit made while it runs does not change."""
     here = Path(__file__).resolve().parent
     try:
         done = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
