@@ -45,7 +45,7 @@ class ClosedForm:
     # study/table.md, 7 of the 12 sets). members, standardise, scales: round 2 (round2/study/table.md, all 12 sets,
     # bench/closed_form_study.py --plan round2, its rule declared before the figures: per axis the best mean rank,
     # then the winners and the combined recipes of at most 10 members against each other): E=10 at scales
-    # 1,2,4,8,16, standardised, mean rank 1.83 against round 1's defaults' 3.67 (E=5, one scale, not standardised),
+    # 1,2,4,8,16, standardised, mean rank 2.04 against round 1's defaults' 4.42 (E=5, one scale, not standardised),
     # CV mean over the 8 series sets 0.838 against 0.795 (OSULeaf 0.732 against 0.558, ACSF1 0.610 against 0.563,
     # PickupGestureWiimoteZ 0.633 against 0.567), over the tables 0.838 against 0.831; lower on ArrowHead (0.806
     # against 0.826) and diabetes (R² 0.453 against 0.462). The merged members read fewer tokens: 10 members cost
