@@ -115,3 +115,24 @@ def test_a_comparison_by_validation_reads_no_fold_figures(tmp_path, tiny_bert_di
     choice = choose_fit(_config(_csv(tmp_path / "c.csv"), tiny_bert_dir), choice=replace(AUTO, cv_max=10,
                                                                                          gradient_budget_s=0.0))
     assert choice.protocol == "validation" and not seen  # the figure is validation's: no folds solved beside it
+
+
+def test_the_gradient_estimate_is_timed_training_steps_scaled_to_the_runs(tmp_path, tiny_bert_dir, monkeypatch):
+    import time
+
+    import fpt.select
+    import fpt.train
+
+    real = fpt.train.train_step
+    calls = []
+
+    def slow(*args, **kwargs):
+        calls.append(1)
+        time.sleep(0.05)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fpt.train, "train_step", slow)
+    config = replace(_config(_csv(tmp_path / "c.csv"), tiny_bert_dir), fit="gradient")  # steps=4, eval_every=2
+    estimate = fpt.select._gradient_seconds(config, pool=40, runs=3)
+    assert len(calls) == 1 + fpt.select.PROBE_STEPS  # a warm-up, then the timed steps
+    assert estimate >= 3 * 4 * 0.05  # 3 runs of 4 steps of at least 0.05 s each

@@ -222,10 +222,36 @@ def _fold(config: RunConfig) -> tuple[str, float | None, float | None, int | lis
     return metric, figures[f"{val}_{metric}"], figures[f"{val}_loss"], steps
 
 
-# A training step's cost per example, in batched inference forwards of the closed-form fit (forward, backward,
-# the optimiser, batches of 32 instead of the inference batch): measured on GunPoint's 5 gradient folds, 82 s
-# against 38 s estimated with 3 (AMD EPYC, 2 cores, idle, 2026-11-26: docs/results/own-data/closed-form/speed/).
-TRAIN_STEP_COST = 7
+# Training steps timed (after one warm-up step) to estimate a gradient candidate's runs. The closed-form fit's
+# feature reading is no measure of them: its members read the series at other scales, in larger batches, without
+# gradients (an estimate from it let a 10,000-row table's gradient run in at under 45 s; it took 203 s).
+PROBE_STEPS = 3
+
+
+def _gradient_seconds(config: RunConfig, pool: int, runs: int) -> float:
+    """Seconds ``runs`` training runs of gradient candidate ``config`` would take here: a build and steps timed on
+    the plain split, scaled to the steps and evaluations a run over ``pool`` examples (a fold's share of them when
+    ``runs`` > 1) resolves to (fpt.settings.data_budget); an evaluated example counted as a third of a step's."""
+    import torch
+
+    from fpt.settings import DataFacts, data_budget
+    from fpt.train import train_step
+
+    started = time.perf_counter()
+    exp = build(config)
+    built = time.perf_counter() - started
+    exp.data = _without_test(exp.data)
+    size = exp.config.batch_size
+    optimizer = torch.optim.Adam([p for p in exp.model.parameters() if p.requires_grad], lr=exp.config.lr)
+    train_step(exp, optimizer, exp.data.train.batch(0, size))  # warm-up: kernels chosen, buffers allocated
+    started = time.perf_counter()
+    for s in range(1, PROBE_STEPS + 1):
+        train_step(exp, optimizer, exp.data.train.batch(s, size))
+    step = (time.perf_counter() - started) / PROBE_STEPS
+    values = config.to_dict()
+    budget = {**values, **data_budget(values, DataFacts(max(1, pool * (runs - 1) // runs if runs > 1 else pool)))}
+    evaluated = budget["steps"] / budget["eval_every"] * pool / max(runs, 2)
+    return runs * (built + budget["steps"] * step + evaluated * step / (3 * size))
 
 
 @dataclass(frozen=True)
@@ -234,9 +260,9 @@ class AutoChoice:
 
     candidates: tuple[dict[str, Any], ...] = ({"fit": CLOSED_FORM}, {"fit": "gradient"})  # first wins a tie
     cv_max: int = 2000  # examples that are not test up to which the candidates are compared by k-fold; beyond, by val
-    # Gradient training is compared only when its fold runs are estimated (from the closed-form fit's measured
-    # forward time) to take at most this many seconds; otherwise the record says it was not, why, and the command
-    # that compares it. 45 s keeps a plain `fpt train --data` with its baselines and controls under a minute on a
+    # Gradient training is compared only when its fold runs are estimated (from training steps timed on the data,
+    # ``_gradient_seconds``) to take at most this many seconds; otherwise the record says it was not, why, and the
+    # command that compares it. 45 s keeps a plain `fpt train --data` with its baselines and controls under a minute on a
     # 2-core CPU (issue 40's target); GunPoint's 5 gradient folds took 82-89 s there. The estimate can be wrong
     # (another machine, another precision): a k-fold comparison also stops after its first fold when that fold
     # projects the folds past ``overrun`` times the budget, and says so.
@@ -276,13 +302,12 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     gradient candidate trains once per fold (``cross_validate``), or once on the plain split; it is left out when
     its training is estimated to exceed ``choice.gradient_budget_s`` (a note says so)."""
     from fpt.closed_form import solve
-    from fpt.settings import DataFacts, data_budget
 
     _check(config)
     base = dataclasses.replace(config, fit="gradient")
     configs = [candidate_config(base, c, f"fit=auto candidate {describe(c)}") for c in choice.candidates]
     compared, scores, steps, notes, solved_exp = [], [], [], [], None
-    k, pool, protocol, metric, forward = 1, 0, "", "", None
+    k, pool, protocol, metric = 1, 0, "", ""
     order = sorted(range(len(configs)), key=lambda i: configs[i].fit != CLOSED_FORM)  # closed form first: it times
     results: dict[int, tuple[list, list]] = {}
     seconds: dict[str, float] = {}
@@ -296,8 +321,6 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
             solved = solve(exp, hold_out_val=True, folds=k if protocol == "k-fold" else 0)  # 0: no fold figures
             record = solved["closed_form"]
             metric = exp.data.objective.metric
-            # seconds per example and member through the body: what a gradient step's forward costs too
-            forward = record["seconds"]["features"] / max(1, record["examples_read"] * record["members"])
             figures = record["fold_scores"] if protocol == "k-fold" else [solved["eval"][f"{exp.data.val}_{metric}"]]
             results[i] = (figures, [0] * len(figures))
             seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
@@ -311,11 +334,8 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
             pool = _pool_size(config)
             protocol, k = _protocol(config, pool, folds, choice, notes)
         runs = k if protocol == "k-fold" else 1
-        if forward is not None:
-            values = cfg.to_dict()  # what it leaves unset, fitted to a fold's training examples as its runs will be
-            budget = {**values, **data_budget(values, DataFacts(max(1, pool * (runs - 1) // runs if runs > 1 else pool)))}
-            estimate = runs * forward * (TRAIN_STEP_COST * budget["steps"] * budget["batch_size"]
-                                         + budget["steps"] / budget["eval_every"] * pool / max(runs, 2))
+        if math.isfinite(choice.gradient_budget_s):
+            estimate = _gradient_seconds(cfg, pool, runs)
             if estimate > choice.gradient_budget_s:
                 notes.append(f"{describe(choice.candidates[i])} not compared: its {runs} training run(s) would take "
                              f"about {estimate:.0f} s here (more than {choice.gradient_budget_s:.0f} s); compare it "
