@@ -12,9 +12,10 @@ import yaml
 import fpt
 import fpt.train
 from fpt.config import RunConfig, from_dict, loaded
-from fpt.pipeline import with_task
+from fpt.pipeline import data_facts, with_task
 from fpt.settings import (
     DATA_BUDGET_FIELDS,
+    DATA_FITTED_FIELDS,
     DATA_TASK,
     PRESETS,
     TASK_FIELDS,
@@ -73,7 +74,16 @@ def _table(path: Path, n: int = 40) -> Path:
     return path
 
 
-KINDS = {"bit-xor": None, "bit-memory": None, "digits": None, "tabular": _table, "timeseries": _series}
+def _texts(path: Path, n: int = 40) -> Path:
+    rows = ["text,label"] + [f"{'ab ' * (1 + i % 4)}{'cd' if i % 2 else 'ef'},{i % 2}" for i in range(n)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+KINDS = {"bit-xor": None, "bit-memory": None, "digits": None, "tabular": _table, "timeseries": _series,
+         "sequence": _texts}
+# what each --data kind's tokeniser fits to its training examples when not given, as config.yaml records it
+FITTED = {"tabular": {}, "timeseries": {"series_patch": 1, "series_stride": 1}, "sequence": {"sequence_max_len": 5}}
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -89,9 +99,11 @@ def test_the_resolved_config_is_what_runs_and_what_config_yaml_records(kind, pre
         fields["data"] = str(KINDS[kind](tmp_path / ("d.npz" if kind == "timeseries" else "d.csv")))
     given = from_dict(RunConfig, fields)
     exp = fpt.build(given)
-    facts = DataFacts(len(exp.data.train), exp.data.info.get("modality")) if given.data else None
-    assert exp.config == resolve(unresolved(given), task_defaults(given.task), facts)
+    assert exp.config == resolve(unresolved(given), task_defaults(given.task), data_facts(given, exp.data))
     assert None not in (exp.config.lr, exp.config.steps, exp.config.eval_every, exp.config.readout)
+    if given.data:  # the tokens' shape its tokeniser chose is recorded; another modality's fields stay unused (None)
+        assert {k: getattr(exp.config, k) for k in DATA_FITTED_FIELDS} == \
+            {k: FITTED[kind].get(k) for k in DATA_FITTED_FIELDS}
     used = []
     make = fpt.train.make_optimizer
     monkeypatch.setattr(fpt.train, "make_optimizer", lambda params, lr: used.append(lr) or make(params, lr))
@@ -102,6 +114,26 @@ def test_the_resolved_config_is_what_runs_and_what_config_yaml_records(kind, pre
     recorded = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
     assert recorded == exp.config.to_dict() and recorded["lr"] is not None
     assert fpt.Run(tmp_path / "run").config() == exp.config  # read back through the same resolution
+
+
+def test_a_data_run_whose_config_yaml_records_null_token_fields_still_loads_predicts_and_resumes(tmp_path,
+                                                                                                tiny_gpt2_dir):
+    """config.yaml written before the tokeniser's choices were recorded: series_patch/series_stride null."""
+    data = _series(tmp_path / "d.npz")
+    exp = fpt.build(data=str(data), body=tiny_gpt2_dir, init="random", fit="gradient", steps=2, eval_every=2,
+                    device="cpu", baselines="none")
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    X = np.load(data)["X"]
+    before = fpt.load(tmp_path / "run", device="cpu").predict_proba(X)
+    path = tmp_path / "run" / "config.yaml"
+    old = {**yaml.safe_load(path.read_text()), "series_patch": None, "series_stride": None}
+    path.write_text(yaml.safe_dump(old, sort_keys=False))
+    config = fpt.Run(tmp_path / "run").config()
+    assert (config.series_patch, config.series_stride) == (None, None)
+    assert np.array_equal(fpt.load(tmp_path / "run", device="cpu").predict_proba(X), before)
+    resumed = fpt.train.resume_config(tmp_path / "run", {"steps": 4})
+    summary = fpt.fit(fpt.build(resumed), out=tmp_path / "run", resume=True, progress=False)
+    assert summary["steps"] == 4 and yaml.safe_load(path.read_text())["series_patch"] == 1
 
 
 def test_a_config_yaml_written_before_lr_was_recorded_still_loads_and_resolves():

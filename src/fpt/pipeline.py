@@ -18,6 +18,7 @@ from fpt.bodies.lora import LORA_GROUP
 from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, target_alias
+from fpt.data.modalities import MODALITIES
 from fpt.errors import ConfigError
 from fpt.feature_map import CLOSED_FORM, FeatureMap, options, trainable
 from fpt.feature_map import resolve as closed_form_design
@@ -270,12 +271,22 @@ def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:
 def resolved(config: RunConfig, data: TaskData) -> RunConfig:
     """``config`` with what it leaves unset taken from its task's declaration and its data (``fpt.settings.resolve``):
     every value the run uses, as config.yaml records it."""
-    facts = None
-    if config.task == DATA_TASK and hasattr(data.train, "__len__"):
-        facts = DataFacts(len(data.train), data.info.get("modality"))
-    config = resolve(unresolved(config), task_defaults(config.task), facts)
+    config = resolve(unresolved(config), task_defaults(config.task), data_facts(config, data))
     # the closed-form design's defaults written into the config (config.yaml records them)
     return closed_form_design(config) if config.fit == CLOSED_FORM else config
+
+
+def data_facts(config: RunConfig, data: TaskData) -> DataFacts | None:
+    """What a --data run's defaults read of its built data (None for another task, or a generated stream): training
+    examples, modality, and the token-shaping values its tokeniser fitted (the modality's ``options``: RunConfig
+    field -> the tokeniser JSON key holding it)."""
+    if config.task != DATA_TASK or not hasattr(data.train, "__len__"):
+        return None
+    name = data.info.get("modality")
+    tokeniser = (data.fitted or {}).get("tokeniser", {})
+    fitted = {} if name not in MODALITIES else \
+        {option: tokeniser[key] for option, key in MODALITIES[name].options.items() if key in tokeniser}
+    return DataFacts(len(data.train), name, fitted)
 
 
 def with_task(config: RunConfig) -> RunConfig:

@@ -8,8 +8,9 @@
    RunConfig's own field defaults;
 3. the task's facts (``TaskDefaults``: lr, patience, target), declared on the task class where it is
    registered (``defaults = TaskDefaults(...)``), as timm declares a model's default_cfg;
-4. the data's facts (``DataFacts``: training examples, modality) for a ``--data`` run: the step budget, the
-   evaluation interval and (preset fast) a time series' readout, when the user gave none.
+4. the data's facts (``DataFacts``: training examples, modality, what its tokeniser fitted) for a ``--data``
+   run: the step budget, the evaluation interval, (preset fast) a time series' readout, and the tokens' shape
+   (series_patch, series_stride, sequence_max_len), when the user gave none.
 
 Steps 3 and 4 need the task and its data, which sit above this module: a config read from a file or the
 command line is resolved through step 2, and the fields that wait for the task or the data hold None
@@ -368,10 +369,13 @@ class TaskDefaults:
 
 @dataclass(frozen=True)
 class DataFacts:
-    """What a --data run's defaults depend on, known once its data is split: training examples and modality."""
+    """What a --data run's defaults depend on, known once its data is split and its tokeniser fitted: training
+    examples, modality, and the values the tokeniser chose for the fields that shape its tokens (RunConfig field
+    -> value, e.g. series_patch: 8; the modality's entry in fpt.data.modalities maps them)."""
 
     n_train: int
     modality: str | None = None
+    fitted: Mapping[str, Any] = field(default_factory=dict)
 
 
 # --data runs: the default budget in epochs of the training split, within these bounds (steps), and the
@@ -383,13 +387,16 @@ BUDGET_EPOCHS, MIN_STEPS, MAX_STEPS, EVALUATIONS, MIN_EVAL_EVERY = 30, 200, 2000
 SERIES_READOUT = "flatten"
 # The fields a --data run fits to its data when not given (None until its data is built).
 DATA_BUDGET_FIELDS = ("steps", "eval_every", "readout")
+# The fields whose value a --data run's tokeniser chooses from the training examples when not given (None until
+# it is fitted; a field of another modality than the run's stays None: it is not used).
+DATA_FITTED_FIELDS = ("series_patch", "series_stride", "sequence_max_len")
 # The fields that wait for the task's declaration when not given.
 TASK_FIELDS = ("lr", "patience", "target")
 # The closed-form fit's design fields: None until a closed-form run resolves them (fpt.feature_map.ClosedForm).
 CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_inputs", "cf_head",
                       "cf_scales")
 # Every field that may hold None for "not given; the task's, the data's or the fit's" before resolution.
-UNSET = (*DATA_BUDGET_FIELDS, *TASK_FIELDS, *CLOSED_FORM_FIELDS)
+UNSET = (*DATA_BUDGET_FIELDS, *DATA_FITTED_FIELDS, *TASK_FIELDS, *CLOSED_FORM_FIELDS)
 
 
 def preset_values(preset: str, task: str) -> dict[str, Any]:
@@ -439,6 +446,7 @@ def resolve(given: Mapping[str, Any], task: TaskDefaults | None = None, data: Da
                 values[name] = getattr(task, name)
     if data is not None and task_name == DATA_TASK:
         values.update(data_budget(values, data))
+        values.update({k: v for k, v in data.fitted.items() if k in DATA_FITTED_FIELDS and values.get(k) is None})
     return RunConfig(**values)
 
 
