@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -65,3 +66,41 @@ def memory_run(tiny_bert_dir, tmp_path_factory) -> Path:
     """bit-memory (3 strings of 20 bits, 10-bit tokens: 8 tokens) on a bidirectional body."""
     return _fit(tmp_path_factory.mktemp("runs") / "memory", task="bit-memory", body=tiny_bert_dir,
                 task_options={"n_strings": 3, "n_bits": 20, "token_dim": 10, "eval_size": 16})
+
+
+# --- small tables for --data runs ----------------------------------------------------------------
+
+class TinyTables:
+    """Small seeded CSV tables under one folder, as fpt train --data reads them (the same bytes every time)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def classification(self, name: str, n: int = 60, labels: tuple[str, ...] = ("a", "b"), kinds: str | None = None,
+                       shift: float = 2.0) -> Path:
+        """x1,x2[,kind],label: row i of class i % len(labels), whose x1 is N(0, 1) + shift * class (and kind, a
+        text column, the class's letter of ``kinds``); x2 is noise."""
+        rng = np.random.default_rng(0)
+        rows = ["x1,x2," + ("kind," if kinds else "") + "label"]
+        for i in range(n):
+            c = i % len(labels)
+            rows.append(f"{rng.normal() + shift * c:.3f},{rng.normal():.3f}," + (f"{kinds[c]}," if kinds else "")
+                        + labels[c])
+        path = self.root / name
+        path.write_text("\n".join(rows) + "\n")
+        return path
+
+    def regression(self, name: str, n: int = 80) -> Path:
+        """a,b,c,price: price = 100 + 30 a - 10 b exactly, c is noise."""
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(n, 3))
+        y = 100 + 30 * x[:, 0] - 10 * x[:, 1]
+        path = self.root / name
+        path.write_text("a,b,c,price\n" + "".join(f"{r[0]:.4f},{r[1]:.4f},{r[2]:.4f},{v:.3f}\n"
+                                                   for r, v in zip(x, y, strict=True)))
+        return path
+
+
+@pytest.fixture
+def tiny_tables(tmp_path) -> TinyTables:
+    return TinyTables(tmp_path)

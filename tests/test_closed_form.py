@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,22 +15,8 @@ from fpt.feature_map import DEFAULTS
 from fpt.rundir import METRICS
 
 
-def _csv(path: Path, n: int = 60) -> Path:
-    rng = np.random.default_rng(0)
-    rows = ["x1,x2,kind,label"]
-    for i in range(n):
-        rows.append(f"{rng.normal() + 2 * (i % 3):.3f},{rng.normal():.3f},{'pqr'[i % 3]},{['a', 'b', 'c'][i % 3]}")
-    path.write_text("\n".join(rows) + "\n")
-    return path
-
-
-def _regression_csv(path: Path, n: int = 80) -> Path:
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(n, 3))
-    y = 100 + 30 * x[:, 0] - 10 * x[:, 1]
-    path.write_text("a,b,c,price\n" + "".join(f"{r[0]:.4f},{r[1]:.4f},{r[2]:.4f},{v:.3f}\n"
-                                               for r, v in zip(x, y, strict=True)))
-    return path
+def _three_classes(tables):
+    return tables.classification("c.csv", labels=("a", "b", "c"), kinds="pqr")
 
 
 def _build(path, body, **kw):
@@ -118,8 +103,8 @@ def test_many_examples_score_their_folds_at_the_full_fits_penalty(monkeypatch):
     assert fold_scores(x, y, True, 2, design, seed=0, chosen=info) == searched and alphas == [None] * design.folds
 
 
-def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir):
-    exp = _build(_csv(tmp_path / "c.csv"), tiny_bert_dir, cf_members=2, cf_blocks="all", cf_poolings="mean,max")
+def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir, tiny_tables):
+    exp = _build(_three_classes(tiny_tables), tiny_bert_dir, cf_members=2, cf_blocks="all", cf_poolings="mean,max")
     summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
     assert summary["steps"] == 0 and summary["stopped"] == "closed-form"
     record = summary["closed_form"]
@@ -155,10 +140,10 @@ def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir):
         fpt.fit(_build(tmp_path / "c.csv", tiny_bert_dir, cf_members=2), out=tmp_path / "run", progress=False)
 
 
-def test_regression_through_the_cli_beside_its_baselines(tmp_path, tiny_bert_dir, capsys):
+def test_regression_through_the_cli_beside_its_baselines(tmp_path, tiny_bert_dir, capsys, tiny_tables):
     from fpt.cli import main
 
-    path = _regression_csv(tmp_path / "r.csv")
+    path = tiny_tables.regression("r.csv")
     assert main(["train", "--data", str(path), "--body", tiny_bert_dir, "--init", "random", "--fit", "closed-form",
                  "--device", "cpu", "--out", str(tmp_path / "run"), "--quiet"]) == 0
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
@@ -178,18 +163,18 @@ def test_regression_through_the_cli_beside_its_baselines(tmp_path, tiny_bert_dir
     assert (tmp_path / "run" / "controls" / "random-body" / "summary.json").is_file()
 
 
-def test_a_fold_run_fits_train_and_scores_its_fold(tmp_path, tiny_bert_dir):
-    exp = _build(_csv(tmp_path / "c.csv"), tiny_bert_dir, cf_members=1, folds=3, fold=1)
+def test_a_fold_run_fits_train_and_scores_its_fold(tmp_path, tiny_bert_dir, tiny_tables):
+    exp = _build(_three_classes(tiny_tables), tiny_bert_dir, cf_members=1, folds=3, fold=1)
     summary = fpt.fit(exp, progress=False)
     assert summary["closed_form"]["fitted_sets"] == ["train"]
     assert summary["closed_form"]["val_figure"] == "val" and summary["eval"]["val_loss"] is not None
 
 
-def test_fit_refuses_auto(tmp_path, tiny_bert_dir):
+def test_fit_refuses_auto(tmp_path, tiny_bert_dir, tiny_tables):
     from fpt.errors import ConfigError
     from fpt.pipeline import build
 
-    exp = build(data=str(_csv(tmp_path / "c.csv")), body=tiny_bert_dir, init="random", fit="auto", device="cpu")
+    exp = build(data=str(_three_classes(tiny_tables)), body=tiny_bert_dir, init="random", fit="auto", device="cpu")
     with pytest.raises(ConfigError, match="choose_fit"):
         fpt.fit(exp, progress=False)
 

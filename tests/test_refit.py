@@ -17,13 +17,6 @@ from fpt.refit import refit_config, refit_steps
 from fpt.rundir import SELECTION_RUN as SELECTION
 
 
-def _csv(path: Path, n: int = 60) -> Path:
-    rng = np.random.default_rng(0)
-    rows = ["x1,x2,label"] + [f"{rng.normal() + 2 * (i % 2):.3f},{rng.normal():.3f},{'ab'[i % 2]}" for i in range(n)]
-    path.write_text("\n".join(rows) + "\n")
-    return path
-
-
 def _fields(path: Path, body: str, **kw) -> dict:
     return {"data": str(path), "body": body, "init": "random", "steps": 12, "batch_size": 8, "eval_every": 3,
             "device": "cpu", "seed": 0, **kw}
@@ -35,8 +28,8 @@ def test_refit_steps_keep_the_number_of_epochs():
     assert refit_steps(1, 100, 1) == 1
 
 
-def test_train_on_val_joins_validation_to_the_training_examples(tmp_path, tiny_gpt2_dir):
-    path = _csv(tmp_path / "d.csv")
+def test_train_on_val_joins_validation_to_the_training_examples(tmp_path, tiny_gpt2_dir, tiny_tables):
+    path = tiny_tables.classification("d.csv")
     plain = fpt.build(**_fields(path, tiny_gpt2_dir))
     joined = fpt.build(**_fields(path, tiny_gpt2_dir, train_on_val=True, eval_every=12))
     val = plain.data.eval_sets["val"]
@@ -48,13 +41,13 @@ def test_train_on_val_joins_validation_to_the_training_examples(tmp_path, tiny_g
     assert joined.data.info["train_on_val"] is True
 
 
-def test_train_on_val_refuses_selection_on_validation(tmp_path, tiny_gpt2_dir):
+def test_train_on_val_refuses_selection_on_validation(tmp_path, tiny_gpt2_dir, tiny_tables):
     with pytest.raises(ConfigError, match="train_on_val.*eval_every >= steps"):
-        RunConfig(**_fields(_csv(tmp_path / "d.csv"), tiny_gpt2_dir, train_on_val=True))
+        RunConfig(**_fields(tiny_tables.classification("d.csv"), tiny_gpt2_dir, train_on_val=True))
 
 
-def test_refit_run_trains_the_selected_epochs_on_train_and_val(tmp_path, tiny_gpt2_dir, capsys):
-    path = _csv(tmp_path / "d.csv")
+def test_refit_run_trains_the_selected_epochs_on_train_and_val(tmp_path, tiny_gpt2_dir, capsys, tiny_tables):
+    path = tiny_tables.classification("d.csv")
     out = tmp_path / "run"
     args = ["train", "--data", str(path), "--body", tiny_gpt2_dir, "--init", "random", "--steps", "12",
             "--batch-size", "8", "--eval-every", "3", "--device", "cpu", "--out", str(out), "--quiet", "--refit"]
@@ -87,8 +80,8 @@ def test_refit_run_trains_the_selected_epochs_on_train_and_val(tmp_path, tiny_gp
     assert np.allclose(served.logits(test.x, test.lengths), trained.logits(test.x, test.lengths), atol=1e-6)
 
 
-def test_refit_resumes_the_stopped_run(tmp_path, tiny_gpt2_dir, capsys):
-    path = _csv(tmp_path / "d.csv")
+def test_refit_resumes_the_stopped_run(tmp_path, tiny_gpt2_dir, capsys, tiny_tables):
+    path = tiny_tables.classification("d.csv")
     out = tmp_path / "run"
     base = ["--data", str(path), "--body", tiny_gpt2_dir, "--init", "random", "--steps", "12", "--batch-size", "8",
             "--eval-every", "3", "--device", "cpu", "--quiet"]
@@ -112,11 +105,11 @@ def test_refit_needs_your_own_data(tiny_gpt2_dir, tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
-def test_refit_run_is_compared_with_refit_baselines(tmp_path, tiny_gpt2_dir, capsys):
+def test_refit_run_is_compared_with_refit_baselines(tmp_path, tiny_gpt2_dir, capsys, tiny_tables):
     from fpt import baselines
 
     out = tmp_path / "run"
-    assert main(["train", "--data", str(_csv(tmp_path / "d.csv")), "--body", tiny_gpt2_dir, "--init", "random",
+    assert main(["train", "--data", str(tiny_tables.classification("d.csv")), "--body", tiny_gpt2_dir, "--init", "random",
                  "--steps", "4", "--batch-size", "8", "--eval-every", "2", "--device", "cpu", "--out", str(out),
                  "--quiet", "--refit"]) == 0
     printed = capsys.readouterr().out.strip().splitlines()
@@ -133,10 +126,10 @@ def test_refit_run_is_compared_with_refit_baselines(tmp_path, tiny_gpt2_dir, cap
         [e["val"] for e in compared["models"].values()] + [round(summary["refit"]["selection_val_accuracy"], 4)])
 
 
-def test_refit_fits_the_budget_it_is_asked_to(tmp_path, tiny_gpt2_dir):
+def test_refit_fits_the_budget_it_is_asked_to(tmp_path, tiny_gpt2_dir, tiny_tables):
     from fpt import refit
 
-    config = from_dict(RunConfig, {**_fields(_csv(tmp_path / "d.csv"), tiny_gpt2_dir, steps=4), "eval_every": None})
+    config = from_dict(RunConfig, {**_fields(tiny_tables.classification("d.csv"), tiny_gpt2_dir, steps=4), "eval_every": None})
     assert config.eval_every is None  # left unset: resolved for the data when the selection run is built
     summary = refit.fit(config, tmp_path / "run", progress=False)
     # eval_every fitted to the data as a plain --data run's (at least 10 steps, at most steps), steps kept

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,31 +15,13 @@ from fpt.data.tables import read_columns
 from fpt.tasks.user_data import Preprocessing
 
 
-def _classification_csv(path: Path, n: int = 60) -> Path:
-    rng = np.random.default_rng(0)
-    rows = ["x1,x2,kind,label"]
-    for i in range(n):
-        label = ["low", "high"][i % 2]
-        rows.append(f"{rng.normal() + 2 * (i % 2):.3f},{rng.normal():.3f},{'pq'[i % 2]},{label}")
-    path.write_text("\n".join(rows) + "\n")
-    return path
-
-
-def _regression_csv(path: Path, n: int = 80) -> Path:
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(n, 3))
-    y = 100 + 30 * x[:, 0] - 10 * x[:, 1]
-    path.write_text("a,b,c,price\n" + "".join(f"{r[0]:.4f},{r[1]:.4f},{r[2]:.4f},{v:.3f}\n" for r, v in zip(x, y, strict=True)))
-    return path
-
-
 def _build(path, body, **kw):
     fields = dict(data=str(path), body=body, init="random", steps=6, batch_size=8, eval_every=2, device="cpu")
     return fpt.build(**{**fields, **kw})
 
 
-def test_classification_run_keeps_the_summary_keys_and_saves_data_json(tmp_path, tiny_bert_dir):
-    exp = _build(_classification_csv(tmp_path / "c.csv"), tiny_bert_dir, target="label")
+def test_classification_run_keeps_the_summary_keys_and_saves_data_json(tmp_path, tiny_bert_dir, tiny_tables):
+    exp = _build(tiny_tables.classification("c.csv", labels=("low", "high"), kinds="pq"), tiny_bert_dir, target="label")
     assert exp.config.task == "data" and exp.config.target_column == "label" and exp.config.target is None
     summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
     for key in ("val_accuracy", "test_accuracy", "val_accuracy_last", "test_accuracy_last", "train_accuracy"):
@@ -59,8 +40,8 @@ def test_classification_run_keeps_the_summary_keys_and_saves_data_json(tmp_path,
     assert fpt.predict(exp, x[:5]).shape == (5, 1)
 
 
-def test_regression_selects_on_validation_r2_and_reports_mae(tmp_path, tiny_bert_dir):
-    exp = _build(_regression_csv(tmp_path / "r.csv"), tiny_bert_dir, steps=8)
+def test_regression_selects_on_validation_r2_and_reports_mae(tmp_path, tiny_bert_dir, tiny_tables):
+    exp = _build(tiny_tables.regression("r.csv"), tiny_bert_dir, steps=8)
     assert exp.data.objective.name == "regression" and exp.data.spec.num_classes == 1
     summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
     for key in ("val_r2", "test_r2", "test_mae", "test_mse", "val_r2_last", "test_r2_last", "train_r2"):
@@ -94,8 +75,8 @@ def test_regression_metrics_match_sklearn():
     assert m["mae"] == pytest.approx(np.mean(np.abs(y - pred).mean(0) * np.array([2.0, 0.5])), abs=1e-9)
 
 
-def test_cli_train_and_data_on_a_csv(tmp_path, tiny_bert_dir, capsys):
-    path = _classification_csv(tmp_path / "c.csv")
+def test_cli_train_and_data_on_a_csv(tmp_path, tiny_bert_dir, capsys, tiny_tables):
+    path = tiny_tables.classification("c.csv", labels=("low", "high"), kinds="pq")
     assert main(["data", "--data", str(path), "--target", "label"]) == 0
     out = capsys.readouterr().out
     for words in ("modality:   tabular", "objective:  classification", "classes:    label: 2", "splits:",
