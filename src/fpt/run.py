@@ -73,10 +73,9 @@ class Run:
         """The saved RunConfig, read to load the run's model (``fpt.config.loaded``; ``device``: where, instead of
         the saved one). Resuming reads it through ``fpt.train.resume_config`` instead."""
         from fpt.config import loaded
-        from fpt.rundir import read_config
 
         self._not_ensemble()
-        return loaded(read_config(self.path), str(self.config_path), device)
+        return loaded(rundir.read_config(self.path), str(self.config_path), device)
 
     def _not_ensemble(self) -> None:
         if not self.is_run() and rundir.is_ensemble(self.path):

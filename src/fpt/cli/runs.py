@@ -41,7 +41,7 @@ def _cell(value: object) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fpt.presentation.listing import COLUMNS, STATES, list_runs, select
+    from fpt.presentation.listing import COLUMNS, list_runs, select
 
     rows = select(list_runs(args.dir), args.filter, args.sort, args.desc)
     if args.columns:

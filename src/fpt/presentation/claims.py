@@ -35,6 +35,7 @@ from fpt.presentation.verdict_stats import (
     Stat,
     column_p,
     holm,
+    ordered_pairs,
     t_quantile,
     welch_p,
     welch_se_df,
@@ -150,7 +151,7 @@ CLAIMS = (
                f"test accuracy >= {SOLVED:g} by a one-sided 95% t bound"),
 )
 
-# The critics' controls (step 12, Tables 1, 13, 14): FPT against the whole model fine-tuned and against no language
+# The critics' controls (Tables 1, 13, 14): FPT against the whole model fine-tuned and against no language
 # model (one trained transformer block, fpt.bodies.one_layer).
 CONTROLS = (("table1", "control_no_lm"), ("table13", "control_no_lm"), ("table14", "control_no_lm"),
             ("table1", "control_full_finetune"), ("table13", "control_full_finetune"),
@@ -185,11 +186,7 @@ def relation_holds(relation: str, values: list[float], margin: float, tolerance:
         return gt(values[0] + tolerance, values[1]) if values[0] + tolerance != values[1] else True
     if relation == "close":
         return abs(values[0] - values[1]) <= tolerance + margin
-    pairs = {"decreasing": list(zip(values, values[1:], strict=False)),
-             "increasing": [(b, a) for a, b in zip(values, values[1:], strict=False)],
-             "less": [(values[1], values[0])],
-             "max": [(values[0], v) for v in values[1:]]}[relation]
-    outcomes = [gt(a, b) for a, b in pairs]
+    outcomes = [gt(a, b) for a, b in ordered_pairs(relation, values)]
     if False in outcomes:
         return False
     return None if None in outcomes else True
@@ -224,7 +221,7 @@ def solved_p(stat: Stat, threshold: float) -> tuple[str, float]:
     return (HOLDS_DIRECTION, above) if above <= below else (FAILS_DIRECTION, below)
 
 
-# --- a cell's evidence: results.csv's columns, else its runs (results written before step 12) ----------
+# --- a cell's evidence: results.csv's columns, else its runs (results.csv without the flag columns) ----
 
 def _chooser(r: dict[str, str]) -> str | None:
     """The seed that chose a tuned cell's lr (results.csv's lr_seed; rows written before it: the first seed)."""
@@ -253,14 +250,14 @@ def _without_chooser(ev: dict[str, Any], r: dict[str, str]) -> None:
 def cell_evidence(r: dict[str, str], table_dir: Path | None = None) -> dict[str, Any]:
     """{stat, n, collapsed, at_chance, diverged, above, bound, commits, dirty, runs, chooser} of one results.csv row.
 
-    Rows written before step 12 lack the flag columns: they are computed from the runs the row names
+    Rows written before results.csv had the flag columns lack them: they are computed from the runs the row names
     (run_dir, relative to the table's folder) when they are there. A tuned row's lr-choosing seed is left out.
     """
     ev: dict[str, Any] = {"collapsed": [], "at_chance": [], "diverged": [], "above": r.get("above_majority") or None,
                           "bound": r.get("converge_bound") or "", "commits": set(), "dirty": 0, "runs": 0,
                           "unrecorded": 0, "chooser": None}
     mean, std, n = _float(r.get("ours")), _float(r.get("ours_std")), int(_float(r.get("n")) or 0)
-    if "collapsed" in r and r.get("collapsed") not in (None, ""):  # written by step 12's tables
+    if "collapsed" in r and r.get("collapsed") not in (None, ""):  # results.csv with the flag columns
         for key in ("collapsed", "at_chance"):
             text = r.get(key) or ""
             ev[key] = text[len("yes: seeds "):].split(";") if text.startswith("yes") else []

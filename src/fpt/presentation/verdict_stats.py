@@ -9,7 +9,11 @@ quantile (2.92 one-sided 95% at df 2) is far above the normal one (1.645).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 ALPHA = 0.05
 HOLDS_DIRECTION, FAILS_DIRECTION = "holds", "fails"
@@ -72,6 +76,16 @@ def pair_p(a: Stat, b: Stat, offset: float = 0.0) -> tuple[str, float]:
     return (HOLDS_DIRECTION if shifted.mean > b.mean else FAILS_DIRECTION), (p if shifted.mean != b.mean else 1.0)
 
 
+def ordered_pairs(relation: str, cells: Sequence[T]) -> list[tuple[T, T]]:
+    """The (a, b) pairs an ordering relation between cells asks to be a > b: decreasing (each above the next),
+    increasing (each below the next), less (the first below the second), max (the first above each other one). The
+    paper's figures (fpt.presentation.claims.relation_holds) and the seed rule (``column_p``) read the same pairs."""
+    return {"decreasing": list(zip(cells, cells[1:], strict=False)),
+            "increasing": [(b, a) for a, b in zip(cells, cells[1:], strict=False)],
+            "less": [(cells[1], cells[0])],
+            "max": [(cells[0], v) for v in cells[1:]]}[relation]
+
+
 def column_p(relation: str, stats: list[Stat], tolerance: float = 0.0) -> tuple[str, float]:
     """One column's (direction, p) for a relation between its cells.
 
@@ -89,10 +103,7 @@ def column_p(relation: str, stats: list[Stat], tolerance: float = 0.0) -> tuple[
     elif relation == "at_least":
         pairs = [(stats[0], stats[1], tolerance)]
     else:
-        pairs = {"decreasing": [(a, b, 0.0) for a, b in zip(stats, stats[1:], strict=False)],
-                 "increasing": [(b, a, 0.0) for a, b in zip(stats, stats[1:], strict=False)],
-                 "less": [(stats[1], stats[0], 0.0)],
-                 "max": [(stats[0], v, 0.0) for v in stats[1:]]}[relation]
+        pairs = [(a, b, 0.0) for a, b in ordered_pairs(relation, stats)]
     tested = [pair_p(a, b, offset) for a, b, offset in pairs]
     against = [p for direction, p in tested if direction == FAILS_DIRECTION]
     if against:
@@ -113,4 +124,4 @@ def holm(pvalues: dict[str, float], alpha: float = ALPHA) -> dict[str, float]:
     return out
 
 
-__all__ = ["ALPHA", "Stat", "column_p", "holm", "pair_p", "t_quantile", "tost", "welch_p", "welch_se_df"]
+__all__ = ["ALPHA", "Stat", "column_p", "holm", "ordered_pairs", "pair_p", "t_quantile", "tost", "welch_p", "welch_se_df"]
