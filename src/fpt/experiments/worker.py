@@ -50,7 +50,9 @@ def watch_parent(parent: int, every: float = 1.0) -> None:
     def poll() -> None:
         while os.getppid() == parent:
             time.sleep(every)
-        os.kill(os.getpid(), PARENT_GONE)
+        while True:  # again each `every` until this worker ends: one signal was seen to go unanswered under load
+            os.kill(os.getpid(), PARENT_GONE)
+            time.sleep(every)
 
     threading.Thread(target=poll, name="fpt-watch-parent", daemon=True).start()
 
@@ -63,11 +65,11 @@ class _Ending:
 
 
 def _terminated(signum: int, frame: object) -> None:
-    # The first signal unwinds fit (its trackers close, the run directory's lock is released). Later ones (the
-    # kernel sends the parent-death signal once per exiting thread of the parent, the watch thread once more)
-    # must not raise inside that unwinding or inside the folder's removal below.
+    # Each signal until main's finally unwinds fit (its trackers close, the run directory's lock is released); a
+    # later one raising again mid-unwinding still ends there. From the finally on they are only noted: nothing may
+    # interrupt the folder's removal. (Raising on the first alone left a worker training when that one was lost.)
     _Ending.signals.append(signum)
-    if len(_Ending.signals) == 1 and not _Ending.closing:
+    if not _Ending.closing:
         raise SystemExit(128 + signum)
 
 
