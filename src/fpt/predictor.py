@@ -143,7 +143,8 @@ class Predictor:
         check_finite(x, read.where)  # inf or 1e40 would be NaN probabilities
         cut = getattr(tokeniser, "cut", 0)  # examples longer than the model reads, cut as training cut its own
         if cut:
-            from fpt.data.inputs import CutInputWarning, max_points
+            from fpt.data.inputs import CutInputWarning
+            from fpt.data.modalities import max_points
 
             what, most = ("series", f"{max_points(tokeniser)} points") if self.preprocessing.modality == "timeseries" \
                 else ("sequences", f"{tokeniser.max_len} symbols")

@@ -5,6 +5,7 @@ without an example below fails until one is written."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -126,3 +127,6 @@ def test_each_modality_tokenises_saves_and_reads_as_declared(name):
     assert features.shape[0] == len(tokens) and np.isfinite(features).all()
     assert entry.baselines and set(entry.baselines) <= set(baselines.MODELS)
     assert entry.predict_input
+    described = entry.describe(tok, ["text"] if name == "sequence" else [], {"train_lengths": "5..9"})
+    assert described and json.loads(json.dumps(described)) == described  # JSON, as the model card writes it
+    assert {"modality", "targets", "npz_X_shape"}.isdisjoint(described)  # Schema.describe's own keys

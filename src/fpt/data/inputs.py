@@ -85,28 +85,11 @@ class Schema:
 
     def describe(self) -> dict[str, Any]:
         """The input schema in words and numbers (the model card and config.json show it)."""
-        tok = self.prep.tokeniser
-        out: dict[str, Any] = {"modality": self.modality, "targets": self.targets}
-        if self.modality == "tabular":
-            out["features"] = [{"name": f["name"], "kind": f["kind"],
-                                **({"categories": f["categories"]} if f["kind"] == "categorical" else {})}
-                               for f in tok.features]
-        elif self.modality == "sequence":
-            out["features"] = self.features
-            out["sequence"] = {"mode": tok.mode, "max_len": tok.max_len, "vocabulary": len(tok.vocab)}
-        elif self.modality == "image":
-            out["image"] = {"size": tok.image_size, "channels": tok.channels, "patch_size": tok.patch_size}
-        else:
-            out["series"] = {"channels": tok.channels, "patch": tok.patch, "stride": tok.stride,
-                             "max_points": max_points(tok), "train_lengths": self.info.get("train_lengths")}
+        out: dict[str, Any] = {"modality": self.modality, "targets": self.targets,
+                               **modality(self.modality).describe(self.prep.tokeniser, self.features, self.info)}
         if "X_shape" in self.info:
             out["npz_X_shape"] = self.info["X_shape"]
         return out
-
-
-def max_points(tok: Any) -> int:
-    """The most points of a series the tokeniser keeps (its sequence length of windows)."""
-    return (tok.max_tokens - 1) * tok.stride + tok.patch
 
 
 def _shown(names: list[str], limit: int = 12) -> str:

@@ -27,6 +27,9 @@ class Modality:
     features: Callable[[np.ndarray, dict[str, Any], int], np.ndarray]  # (tokens (N, T, ...), tokeniser JSON, vocab)
     baselines: tuple[str, ...]  # the classic models fitted beside a run, in order (fpt.baselines.MODELS)
     predict_input: str  # what fpt predict reads for it, named when it is given something else
+    # the input schema in words and numbers (the model card, an export's config.json): (fitted tokeniser, feature
+    # columns, the summary's task_info) -> its keys beside "modality" and "targets"
+    describe: Callable[[Any, list[str], Mapping[str, Any]], dict[str, Any]]
 
     @property
     def tokeniser(self) -> type:
@@ -55,15 +58,40 @@ def symbol_counts(x: np.ndarray, tok: dict[str, Any], vocab: int) -> np.ndarray:
     return np.stack([np.bincount(row[row > 0], minlength=vocab) for row in x]).astype(np.float32)
 
 
+def max_points(tok: Any) -> int:
+    """The most points of a series the tokeniser keeps (its sequence length of windows)."""
+    return (tok.max_tokens - 1) * tok.stride + tok.patch
+
+
+def _table_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> dict[str, Any]:
+    return {"features": [{"name": f["name"], "kind": f["kind"],
+                          **({"categories": f["categories"]} if f["kind"] == "categorical" else {})}
+                         for f in tok.features]}
+
+
+def _image_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> dict[str, Any]:
+    return {"image": {"size": tok.image_size, "channels": tok.channels, "patch_size": tok.patch_size}}
+
+
+def _series_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> dict[str, Any]:
+    return {"series": {"channels": tok.channels, "patch": tok.patch, "stride": tok.stride,
+                       "max_points": max_points(tok), "train_lengths": info.get("train_lengths")}}
+
+
+def _sequence_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> dict[str, Any]:
+    return {"features": features, "sequence": {"mode": tok.mode, "max_len": tok.max_len, "vocabulary": len(tok.vocab)}}
+
+
 TABLE_FILE = "one table file (e.g. DIR/test.csv)"
 MODALITIES: dict[str, Modality] = {m.name: m for m in (
-    Modality("tabular", {"max_categories": None}, False, token_features, ("linear", "boosting"), TABLE_FILE),
+    Modality("tabular", {"max_categories": None}, False, token_features, ("linear", "boosting"), TABLE_FILE,
+             _table_schema),
     Modality("image", {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
-             False, token_features, ("linear",), "a folder of images"),
+             False, token_features, ("linear",), "a folder of images", _image_schema),
     Modality("timeseries", {"series_patch": "patch", "series_stride": "stride", "series_norm": "norm"},
-             True, series_features, ("nearest", "minirocket"), "its *_TEST.ts or .tsv file"),
+             True, series_features, ("nearest", "minirocket"), "its *_TEST.ts or .tsv file", _series_schema),
     Modality("sequence", {"sequence_tokens": "mode", "sequence_max_len": "max_len"},
-             True, symbol_counts, ("linear", "boosting"), TABLE_FILE),
+             True, symbol_counts, ("linear", "boosting"), TABLE_FILE, _sequence_schema),
 )}
 PADDED = tuple(name for name, m in MODALITIES.items() if m.pads)  # the tokenisers that pad and return lengths
 
@@ -74,4 +102,4 @@ def modality(name: str) -> Modality:
     return MODALITIES[name]
 
 
-__all__ = ["MODALITIES", "PADDED", "Modality", "modality", "series_features", "symbol_counts", "token_features"]
+__all__ = ["MODALITIES", "PADDED", "Modality", "max_points", "modality", "series_features", "symbol_counts", "token_features"]
