@@ -116,3 +116,12 @@ def test_progress_lines_show_on_a_terminal_0_columns_wide(tiny_gpt2_dir, tmp_pat
     text = out.decode()
     assert "fpt: step 4/4  loss " in text  # plain lines, not a bar redrawn in 0 columns
     assert "it/s" not in text
+
+
+def test_every_command_prints_its_help():
+    from fpt.cli import parser
+
+    commands = sorted(parser().subparsers_of)
+    assert "train" in commands and "data" in commands
+    for command in commands:  # a help text's own "%" broke argparse's formatting of a whole command's help
+        assert parser().subparsers_of[command].format_help().startswith("usage:"), command

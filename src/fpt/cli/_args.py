@@ -74,14 +74,15 @@ def _metavar(name: str, hint: Any) -> str:
 def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
     """One flag per RunConfig field, in GROUPS; returns the argument groups by title (callers add their own flags
     to them, e.g. "run and output", "tracking")."""
-    helps = field_help(RunConfig)
+    # argparse reads a help text as a %-format (e.g. "%(default)s"): a field's own "%" is text
+    helps = {name: text.replace("%", "%%") for name, text in field_help(RunConfig).items()}
     hints = typing.get_type_hints(RunConfig)
     group_of = {name: title for title, names in GROUPS.items() for name in names}
     groups = {title: parser.add_argument_group(title) for title in (*GROUPS, "other fields", "run and output")}
     for f in dataclasses.fields(RunConfig):
         if f.name in exclude or f.name == "task_options":
             continue
-        default = default_text(f.name)
+        default = default_text(f.name).replace("%", "%%")
         flag = f"--{f.name.replace('_', '-')}"
         group = groups[group_of.get(f.name, "other fields")]
         if hints[f.name] is bool:

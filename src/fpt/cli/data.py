@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for name in DATA_FIELDS:
         if name in RUN_ONLY:
             continue
-        p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None, metavar="X", help=helps[name])
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None, metavar="X", help=helps[name].replace("%", "%%"))
     p.add_argument("--target", dest="target", default=None, metavar="NAME", help="--data: the target column(s) "
                    "(the same as --target-column)")
     p.add_argument("options", nargs="*", metavar="task.key=value", help="task options, e.g. task.tokenisation=lra")
