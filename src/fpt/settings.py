@@ -96,7 +96,8 @@ class RunConfig:
                            "(classic models: logistic/ridge regression and gradient boosting for tables, 1-NN and "
                            "MiniRocket for time series, logistic regression on pixels) | all (fast, plus two controls "
                            "trained like the run: the same model on a frozen random body, and on no-lm, one trained "
-                           "block without a language model) | auto (fast with --data; paper tasks have none)", "auto")
+                           "block without a language model) | auto (with --data: all for a closed-form fit, whose "
+                           "controls are two feature reads, else fast; paper tasks have none)", "auto")
     body: str = _help("body: a registered name (minilm, gpt2, ...), a Hugging Face id, or a local model directory", "minilm")
     init: str = _help("body weights: pretrained | random (default init) | stats (pretrained mean/std only) | "
                       "checkpoint:PATH (a body written by fpt pretrain)", "pretrained")
