@@ -11,7 +11,7 @@ decomposed once, and every penalty reads the same eigenvectors.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,37 +40,31 @@ def ridge_loo(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]) -> Ri
     if n <= z.shape[1]:  # the Gram matrix: H - 11'/n = Q diag(s / (s + a)) Q'
         s, q = np.linalg.eigh(zc @ zc.T)
         s = np.clip(s, 0.0, None)
-        qy = q.T @ yc  # (n, t)
-        q2 = q * q
-        best = None
-        for a in alphas:
-            shrink = s / (s + a)
-            fitted = q @ (shrink[:, None] * qy)
-            diag = q2 @ shrink + 1.0 / n
-            loo = y - (yc - fitted) / (1.0 - diag)[:, None]
-            score = -float(np.mean((y - loo) ** 2))
-            if best is None or score > best[1]:
-                best = (a, score, loo)
-        a, score, loo = best
+        qy, q2 = q.T @ yc, q * q  # (n, t), (n, n)
+        a, score, loo = _choose(alphas, y, yc, lambda a: (q @ ((s / (s + a))[:, None] * qy), q2 @ (s / (s + a))))
         coef = (zc.T @ (q @ (qy / (s + a)[:, None]))).T
     else:  # the covariance: H - 11'/n = U diag(1 / (l + a)) U', U = Zc V
         lam, v = np.linalg.eigh(zc.T @ zc)
         lam = np.clip(lam, 0.0, None)
         u = zc @ v  # (n, F)
-        uy = u.T @ yc  # (F, t)
-        u2 = u * u
-        best = None
-        for a in alphas:
-            inv = 1.0 / (lam + a)
-            fitted = u @ (inv[:, None] * uy)
-            diag = u2 @ inv + 1.0 / n
-            loo = y - (yc - fitted) / (1.0 - diag)[:, None]
-            score = -float(np.mean((y - loo) ** 2))
-            if best is None or score > best[1]:
-                best = (a, score, loo)
-        a, score, loo = best
+        uy, u2 = u.T @ yc, u * u  # (F, t), (n, F)
+        a, score, loo = _choose(alphas, y, yc, lambda a: (u @ ((1.0 / (lam + a))[:, None] * uy), u2 @ (1.0 / (lam + a))))
         coef = (v @ (uy / (lam + a)[:, None])).T
     return RidgeLOO(float(a), coef, y_mean - coef @ z_mean, loo, score)
+
+
+def _choose(alphas: Sequence[float], y: np.ndarray, yc: np.ndarray,
+            fit_at: Callable[[float], tuple[np.ndarray, np.ndarray]]) -> tuple[float, float, np.ndarray]:
+    """The first penalty with the least leave-one-out squared error: (alpha, score, leave-one-out outputs).
+    ``fit_at(a)``: the centred fitted values (n, t) and the hat matrix's diagonal less the intercept's 1/n."""
+    best = None
+    for a in alphas:
+        fitted, diag = fit_at(a)
+        loo = y - (yc - fitted) / (1.0 - diag - 1.0 / len(y))[:, None]
+        score = -float(np.mean((y - loo) ** 2))
+        if best is None or score > best[1]:
+            best = (a, score, loo)
+    return best
 
 
 def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float], scales: Sequence[float],
