@@ -333,34 +333,12 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
         if not protocol:  # no closed-form candidate to measure the pool with
             pool = _pool_size(config)
             protocol, k = _protocol(config, pool, folds, choice, notes)
-        runs = k if protocol == "k-fold" else 1
-        if math.isfinite(choice.gradient_budget_s):
-            estimate = _gradient_seconds(cfg, pool, runs)
-            if estimate > choice.gradient_budget_s:
-                notes.append(f"{describe(choice.candidates[i])} not compared: its {runs} training run(s) would take "
-                             f"about {estimate:.0f} s here (more than {choice.gradient_budget_s:.0f} s); compare it "
-                             f"with --choose 'fit=closed-form' --choose '{describe(choice.candidates[i])}', or train it "
-                             f"with --{describe(choice.candidates[i]).replace('=', ' ')}")
-                continue
         started = time.perf_counter()
-        if protocol == "k-fold":
-            try:
-                sel = cross_validate(config, [choice.candidates[i]], k,
-                                     budget_s=choice.overrun * choice.gradient_budget_s)
-            except OverBudget as over:
-                notes.append(f"{describe(choice.candidates[i])} not compared: {over} here (more than "
-                             f"{choice.gradient_budget_s:.0f} s); compare it with --choose 'fit=closed-form' --choose "
-                             f"'{describe(choice.candidates[i])}', or train it with "
-                             f"--{describe(choice.candidates[i]).replace('=', ' ')}")
-                seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
-                continue
-            figures, run_steps, metric = sel.scores[0], sel.steps[0], sel.metric
-        else:
-            exp = build(cfg)
-            exp.data = _without_test(exp.data)
-            summary = fit(exp, out=None, progress=False)
-            metric = exp.data.objective.metric
-            figures, run_steps = [summary.get(f"val_{metric}")], [summary.get("selected_step")]
+        got = _gradient_figures(config, cfg, choice.candidates[i], protocol, k, pool, choice, notes)
+        if got is None:
+            seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
+            continue
+        figures, run_steps, metric = got
         results[i] = (figures, run_steps)
         seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
         if progress is not None:
@@ -378,6 +356,37 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     selection = Selection(metric, k, recorded, scores, [[None] * len(r) for r in scores], steps, best)
     experiment = solved_exp[1] if solved_exp is not None and solved_exp[0] == winner else None
     return FitChoice(selection, configs[winner], protocol, notes, experiment, seconds)
+
+
+def _gradient_figures(config: RunConfig, cfg: RunConfig, candidate: Mapping[str, Any], protocol: str, k: int,
+                      pool: int, choice: AutoChoice, notes: list[str]) -> tuple[list, list, str] | None:
+    """A gradient candidate's figures (per fold, or validation's), the steps selected and the metric; None, with a
+    note, when its runs are estimated, or its first fold measured, past ``choice.gradient_budget_s``."""
+    runs = k if protocol == "k-fold" else 1
+    if math.isfinite(choice.gradient_budget_s):
+        estimate = _gradient_seconds(cfg, pool, runs)
+        if estimate > choice.gradient_budget_s:
+            notes.append(_not_compared(candidate, f"its {runs} training run(s) would take about {estimate:.0f} s",
+                                       choice))
+            return None
+    if protocol == "k-fold":
+        try:
+            sel = cross_validate(config, [candidate], k, budget_s=choice.overrun * choice.gradient_budget_s)
+        except OverBudget as over:
+            notes.append(_not_compared(candidate, str(over), choice))
+            return None
+        return sel.scores[0], sel.steps[0], sel.metric
+    exp = build(cfg)
+    exp.data = _without_test(exp.data)
+    summary = fit(exp, out=None, progress=False)
+    metric = exp.data.objective.metric
+    return [summary.get(f"val_{metric}")], [summary.get("selected_step")], metric
+
+
+def _not_compared(candidate: Mapping[str, Any], why: str, choice: AutoChoice) -> str:
+    words = describe(candidate)
+    return (f"{words} not compared: {why} here (more than {choice.gradient_budget_s:.0f} s); compare it with "
+            f"--choose 'fit=closed-form' --choose '{words}', or train it with --{words.replace('=', ' ')}")
 
 
 def _protocol(config: RunConfig, pool: int, folds: int | None, choice: AutoChoice,
