@@ -120,17 +120,16 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
             raise ConfigError("cf_head=logistic is a classifier; a regression's head is ridge (cf_head=ridge)")
         w, b, info = _logistic(z, y, classes, design, seed)
     elif fixed is not None:
-        targets = _onehot(y, classes) if classify else y.astype(np.float64)
         scale = fixed.get("input_scale", 1.0) if 0 < inputs < z.shape[1] else 1.0
         if scale != 1.0:
             z[:, -inputs:] *= scale
-        ridge = Ridge(alpha=fixed["alpha"], solver="cholesky").fit(z, targets)
+        ridge = Ridge(alpha=fixed["alpha"], solver="cholesky").fit(z, _ridge_targets(y, classify, classes))
         w, b = np.atleast_2d(ridge.coef_).copy(), np.atleast_1d(ridge.intercept_)
         if scale != 1.0:
             w[:, -inputs:] *= scale
         info = {"head": "ridge", "alpha": float(fixed["alpha"]), "cv": "fixed"}
     else:
-        targets = _onehot(y, classes) if classify else y.astype(np.float64)
+        targets = _ridge_targets(y, classify, classes)
         # the squared leave-one-out error chooses, as RidgeClassifierCV's default does
         scale, ridge = ridge_loo_scaled(z, targets, design.alphas, design.input_scales, inputs)
         loo = ridge.loo  # (N, m * C)
@@ -142,6 +141,10 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
                 **({"input_scale": scale} if inputs else {})}
     w = w / std[None, :]
     return w, b - w @ mean, info
+
+
+def _ridge_targets(y: np.ndarray, classify: bool, classes: int) -> np.ndarray:
+    return _onehot(y, classes) if classify else y.astype(np.float64)
 
 
 def _logistic(z: np.ndarray, y: np.ndarray, classes: int, design: ClosedForm,
@@ -192,10 +195,10 @@ def folds_of(y: np.ndarray, classify: bool, k: int, seed: int) -> list[tuple[np.
 
 
 # Above this many fitted examples a ridge head's fold figures reuse the penalty (and the tokens' scale) chosen by
-# leave-one-out on all of them. The search costs an eigendecomposition of the F x F feature covariance per tokens'
-# scale, per fold: with 10,000 examples and 1,940 features that was 18 of them per fit, minutes on a 2-core CPU,
-# where a fixed penalty is one Cholesky solve per fold; and one number chosen on 2,000+ examples moves a fold's
-# score by far less than the folds' spread.
+# leave-one-out on all of them. The search costs an eigendecomposition of the F x F feature covariance per fold
+# (fpt.ridge; scikit-learn's RidgeCV took one per tokens' scale: 18 per fit of a 10,000-row table, minutes on a
+# 2-core CPU), where a fixed penalty is one Cholesky solve per fold; and one number chosen on 2,000+ examples moves
+# a fold's score by far less than the folds' spread.
 SEARCH_PER_FOLD_UP_TO = 2000
 
 
