@@ -21,25 +21,14 @@ cell on validation (``tableN-tuned/``, ``fpt reproduce --tuned-lr``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fpt.presentation.relations import RELATIONS, Relation
 from fpt.presentation.results_csv import read_results
 from fpt.presentation.verdict_provenance import Gate, declared_commit, read_reproduced
-from fpt.presentation.verdict_stats import (
-    ALPHA,
-    FAILS_DIRECTION,
-    HOLDS_DIRECTION,
-    Stat,
-    column_p,
-    holm,
-    ordered_pairs,
-    t_quantile,
-    welch_p,
-    welch_se_df,
-)
+from fpt.presentation.verdict_stats import ALPHA, HOLDS_DIRECTION, Stat, holm, welch_p
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 PROVENANCE = "inconclusive (provenance)"
@@ -47,15 +36,12 @@ NOT_RUN = "not run"
 COMPUTED = ("parameters", "ratio", "epoch_speedup")  # results.csv rows that are not runs
 MIN_SEEDS = 3
 TUNED = "-tuned"
-# Relations judged column by column without a test between cells (a count of seeds, a computed figure, a bound on
-# one cell): they hold only in every column read.
-EVERY_COLUMN = ("unstable", "within", "solved")
 TRAIN_EVALUATION = "train_eval_accuracy"  # Table 7's train figure: the training set evaluated (fpt.train)
 @dataclass(frozen=True)
 class Check:
     table: str
     rows: tuple[str, ...]
-    relation: str  # decreasing | increasing | less | at_least | max | recovers | close | unstable | within | solved
+    relation: str  # a key of fpt.presentation.relations.RELATIONS: decreasing, increasing, less, max, at_least, ...
     tolerance: float = 0.0  # at_least: a >= b - tolerance; close: |a - b| <= tolerance (points)
     columns: tuple[str, ...] = ()  # paper column keys; () = all
     transpose: bool = False  # the relation is between columns (given in ``rows``) within each row
@@ -63,26 +49,17 @@ class Check:
     metric: str = ""  # the results.csv metric the check reads (default: the cells', derived rows excluded)
     row_metrics: tuple[str, ...] = ()  # the metric each of ``rows`` must carry (else the column is not evidence)
 
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise ValueError(f"claims: check on {self.table}: relation {self.relation!r} is not one of "
+                              f"{', '.join(RELATIONS)} (fpt.presentation.relations.RELATIONS)")
+
+    @property
+    def rel(self) -> Relation:
+        return RELATIONS[self.relation]
+
     def describe(self) -> str:
-        r, rel = self.rows, self.relation
-        if rel == "recovers":
-            text = f"{r[0]} recovers at least half of the gap from {r[2]} to {r[1]}"
-        elif rel == "max":
-            text = f"{r[0]} > each of {', '.join(r[1:])}"
-        elif rel == "at_least":
-            text = f"{r[0]} >= {r[1]} - {self.tolerance:g}"
-        elif rel == "less":
-            text = f"{r[0]} < {r[1]}"
-        elif rel == "close":
-            text = f"|{r[0]} - {r[1]}| <= {self.tolerance:g}"
-        elif rel == "unstable":
-            text = f"{r[0]} fails to train (collapses, diverges or stays at chance)"
-        elif rel == "within":
-            text = f"{r[0]} in [{self.bounds[0]:g}, {self.bounds[1]:g}]"
-        elif rel == "solved":
-            text = f"{r[0]} solves it (mean >= {self.bounds[0]:g} by a one-sided t bound)"
-        else:
-            text = (" > " if rel == "decreasing" else " < ").join(r)
+        text = self.rel.text(self.rows, self.tolerance, self.bounds)
         return f"{text} ({self.table}{', between columns' if self.transpose else ''})"
 
 
@@ -172,24 +149,7 @@ def read_table(root: Path, table: str) -> list[dict[str, str]]:
 
 def relation_holds(relation: str, values: list[float], margin: float, tolerance: float = 0.0) -> bool | None:
     """On single figures (the paper's): True / False, or None when a needed difference is within ``margin``."""
-    def gt(a: float, b: float) -> bool | None:  # a > b beyond the margin
-        if a - b > margin:
-            return True
-        if b - a > margin or (margin == 0 and a == b):
-            return False
-        return None
-
-    if relation == "recovers":
-        stats, pre, rnd = values
-        return gt(stats - rnd, 0.5 * (pre - rnd))
-    if relation == "at_least":
-        return gt(values[0] + tolerance, values[1]) if values[0] + tolerance != values[1] else True
-    if relation == "close":
-        return abs(values[0] - values[1]) <= tolerance + margin
-    outcomes = [gt(a, b) for a, b in ordered_pairs(relation, values)]
-    if False in outcomes:
-        return False
-    return None if None in outcomes else True
+    return RELATIONS[relation].paper(values, margin, tolerance)
 
 
 # --- the seed rule on one column (no correction): Welch / TOST ------------------------------------------
@@ -204,21 +164,10 @@ def greater(a: Stat, b: Stat, offset: float = 0.0) -> bool | None:
 
 def relation_test(relation: str, stats: list[Stat], tolerance: float = 0.0) -> bool | None:
     """A relation between the cells of ONE column by the seed rule: True / False / None (inconclusive)."""
-    direction, p = column_p(relation, stats, tolerance)
+    direction, p = RELATIONS[relation].test(stats, tolerance, (0.0, 0.0))
     if p >= ALPHA:
         return None
     return direction == HOLDS_DIRECTION
-
-
-def solved_p(stat: Stat, threshold: float) -> tuple[str, float]:
-    """(direction, p) of one cell's mean at or above ``threshold``: one-sided one-sample t-tests (df n - 1)."""
-    from scipy.stats import t
-
-    if stat.std == 0 or stat.n < 2:
-        return (HOLDS_DIRECTION, 0.0) if stat.mean >= threshold else (FAILS_DIRECTION, 0.0 if stat.n >= 2 else 1.0)
-    z = (stat.mean - threshold) / (stat.std / math.sqrt(stat.n))
-    above, below = float(t.sf(z, stat.n - 1)), float(t.cdf(z, stat.n - 1))  # H1: mean > threshold / < threshold
-    return (HOLDS_DIRECTION, above) if above <= below else (FAILS_DIRECTION, below)
 
 
 # --- a cell's evidence: results.csv's columns, else its runs (results.csv without the flag columns) ----
@@ -362,15 +311,15 @@ def check_column(check: Check, cells: dict[str, dict[str, str]], table_dir: Path
     def done(outcome: str, reason: str = "") -> dict[str, Any]:
         return {**out, "outcome": outcome, "reason": reason}
 
-    if check.relation == "within":
-        value = ours[0]
-        if value is None:
+    rel = check.rel
+    if rel.value is not None:
+        if ours[0] is None:
             return done(INCONCLUSIVE, f"{check.rows[0]} not computed")
-        return done(HOLDS if check.bounds[0] <= value <= check.bounds[1] else FAILS)
-    if check.relation not in ("unstable", "solved"):
+        return done(HOLDS if rel.value(ours[0], check.bounds) else FAILS)
+    if rel.paper is not None:
         if None in paper:
             return done("skip", "the paper has no figure")
-        if relation_holds(check.relation, paper, 0.0, check.tolerance) is not True:
+        if rel.paper(paper, 0.0, check.tolerance) is not True:
             return done("skip", "the paper's own figures do not show it")
     skipped = [r for r in check.rows if cells.get(r, {}).get("status") in ("skipped", "quoted")]
     if skipped:
@@ -389,19 +338,13 @@ def check_column(check: Check, cells: dict[str, dict[str, str]], table_dir: Path
     out["ours"] = [None if s is None else round(s.mean, 2) for s in stats]
     out["spread"] = [(None if s is None else round(s.std, 2), evidence[r]["n"]) for s, r in zip(stats, check.rows,
                                                                                              strict=True)]
-    if check.relation == "unstable":
+    if rel.seeds is not None:
         ev = evidence[check.rows[0]]
-        # A seed that learnt nothing fails as surely as one that diverged: a constant answer at the label prior
-        # has a loss below ln C (so it is not "collapsed"), but its selected accuracy sits at the majority's.
-        unstable = set(ev["collapsed"]) | set(ev["diverged"]) | set(ev["at_chance"])
         if ev["n"] < MIN_SEEDS:
             chooser = f" (seed {ev['chooser']} chose the lr: not reported)" if ev.get("chooser") else ""
             return done(INCONCLUSIVE, f"n={ev['n']} < {MIN_SEEDS} seeds{chooser}")
-        if len(unstable) >= ev["n"]:
-            return done(HOLDS, f"every seed collapsed, diverged or at chance ({';'.join(sorted(unstable))})")
-        if not unstable:
-            return done(FAILS, "every seed learnt (none collapsed, diverged or at chance)")
-        return done(INCONCLUSIVE, f"{len(unstable)} of {ev['n']} seeds collapsed, diverged or at chance")
+        holds, reason = rel.seeds(set(ev["collapsed"]) | set(ev["diverged"]) | set(ev["at_chance"]), ev["n"])
+        return done({True: HOLDS, False: FAILS, None: INCONCLUSIVE}[holds], reason)
     wrong = [f"{r}: {cells[r].get('metric')}, not {m}" for r, m in zip(check.rows, check.row_metrics, strict=False)
              if cells[r].get("metric") != m]
     if wrong:
@@ -411,22 +354,16 @@ def check_column(check: Check, cells: dict[str, dict[str, str]], table_dir: Path
     why = _not_evidence(check, cells, evidence)
     if why:
         return done(INCONCLUSIVE, why)
-    if check.relation == "solved":
-        direction, p = solved_p(stats[0], check.bounds[0])
-    else:
-        direction, p = column_p(check.relation, stats, check.tolerance)
-    if check.relation == "close":
-        se, df = welch_se_df(stats[0], stats[1])
-        out["reason"] = (f"|difference| {abs(stats[0].mean - stats[1].mean):.2f} + t(0.95, df {df:.2f}) "
-                         f"{t_quantile(df):.2f} x se {se:.3f} = {abs(stats[0].mean - stats[1].mean) + t_quantile(df) * se:.2f}"
-                         f" vs tolerance {check.tolerance:g}")
+    direction, p = rel.test(stats, check.tolerance, check.bounds)
+    if rel.explain is not None:
+        out["reason"] = rel.explain(stats, check.tolerance)
     return {**out, "direction": direction, "p": p}
 
 
 def _decide(check: Check, columns: list[dict[str, Any]], table: str) -> tuple[str, str]:
     """The check's verdict from its columns (rule 3), each column's outcome set in place."""
     family = [c for c in columns if c["outcome"] != "skip"]
-    if check.relation in EVERY_COLUMN:
+    if check.rel.every_column:
         for c in family:
             if c["p"] is not None:
                 c["outcome"] = (HOLDS if c["direction"] == HOLDS_DIRECTION else FAILS) if c["p"] < ALPHA else INCONCLUSIVE
@@ -447,8 +384,7 @@ def _decide(check: Check, columns: list[dict[str, Any]], table: str) -> tuple[st
     for c in family:
         if c["p"] is None:
             continue
-        test = "TOST" if check.relation == "close" else "Welch"
-        detail = f"{test} p = {c['p']:.3g}" + (f"; {c['reason']}" if c["reason"] else "")
+        detail = f"{check.rel.test_name} p = {c['p']:.3g}" + (f"; {c['reason']}" if c["reason"] else "")
         if c["column"] in significant:
             c["outcome"] = HOLDS if c["direction"] == HOLDS_DIRECTION else FAILS
             c["reason"] = f"{detail} < Holm's {significant[c['column']]:.3g}"
@@ -503,7 +439,7 @@ def _read_cells(check: Check, table: str, rows: list[dict[str, str]], column: st
                 table_dir: Path) -> list[tuple[tuple[str, str, str], dict[str, Any], str]]:
     """The cells of a column a verdict reads, for the provenance gate: its check's rows; a computed figure (Table
     10's speed-up) is read from the runs of every row of its column."""
-    if check.relation == "within":
+    if check.rel.value is not None:
         picked = [r for r in rows if r["column"] == column and r.get("metric") not in COMPUTED]
     else:
         picked = [cells[r] for r in check.rows if r in cells]

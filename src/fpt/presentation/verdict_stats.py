@@ -79,31 +79,20 @@ def pair_p(a: Stat, b: Stat, offset: float = 0.0) -> tuple[str, float]:
 def ordered_pairs(relation: str, cells: Sequence[T]) -> list[tuple[T, T]]:
     """The (a, b) pairs an ordering relation between cells asks to be a > b: decreasing (each above the next),
     increasing (each below the next), less (the first below the second), max (the first above each other one). The
-    paper's figures (fpt.presentation.claims.relation_holds) and the seed rule (``column_p``) read the same pairs."""
+    paper's figures and the seed rule read the same pairs (fpt.presentation.relations)."""
     return {"decreasing": list(zip(cells, cells[1:], strict=False)),
             "increasing": [(b, a) for a, b in zip(cells, cells[1:], strict=False)],
             "less": [(cells[1], cells[0])],
             "max": [(cells[0], v) for v in cells[1:]]}[relation]
 
 
-def column_p(relation: str, stats: list[Stat], tolerance: float = 0.0) -> tuple[str, float]:
-    """One column's (direction, p) for a relation between its cells.
+def pairs_p(pairs: list[tuple[Stat, Stat, float]]) -> tuple[str, float]:
+    """One column's (direction, p) for a relation of pairs (a, b, offset), each asking a + offset > b.
 
     A relation of several pairs (a > b > c; a > each of b, c) holds only when every pair does: its p is the largest
     of the pairs' (an intersection-union test needs no correction). It fails when any pair goes the other way: the
-    smallest such p, times the number of pairs (Bonferroni within the column)."""
-    if relation == "close":
-        within, beyond = tost(stats[0], stats[1], tolerance)
-        return (HOLDS_DIRECTION, within) if within <= beyond else (FAILS_DIRECTION, beyond)
-    if relation == "recovers":
-        s, pre, rnd = stats
-        # the midpoint of pretrained and random: its standard error is half the two cells' combined one
-        mid = Stat((pre.mean + rnd.mean) / 2, math.hypot(pre.std, rnd.std) / 2, min(pre.n, rnd.n))
-        pairs = [(s, mid, 0.0)]
-    elif relation == "at_least":
-        pairs = [(stats[0], stats[1], tolerance)]
-    else:
-        pairs = [(a, b, 0.0) for a, b in ordered_pairs(relation, stats)]
+    smallest such p, times the number of pairs (Bonferroni within the column). Each relation builds its pairs
+    (fpt.presentation.relations)."""
     tested = [pair_p(a, b, offset) for a, b, offset in pairs]
     against = [p for direction, p in tested if direction == FAILS_DIRECTION]
     if against:
@@ -124,4 +113,4 @@ def holm(pvalues: dict[str, float], alpha: float = ALPHA) -> dict[str, float]:
     return out
 
 
-__all__ = ["ALPHA", "Stat", "column_p", "holm", "ordered_pairs", "pair_p", "t_quantile", "tost", "welch_p", "welch_se_df"]
+__all__ = ["ALPHA", "Stat", "holm", "ordered_pairs", "pair_p", "pairs_p", "t_quantile", "tost", "welch_p", "welch_se_df"]
