@@ -13,9 +13,11 @@
 
 Datasets: every classification set aeon ships (``aeon/datasets/data/NAME/NAME_TRAIN.ts`` whose header says
 ``@classLabel true``; the ``_eq`` equal-length copies are left out), scikit-learn's breast cancer, wine, iris
-and digits, and diabetes (regression, R²). UCR/UEA sets keep the archive's own TRAIN/TEST split, and
-validation is carved from TRAIN (fpt's ``val_fraction``); scikit-learn's sets are written to CSV and split by
-fpt (seeded, stratified). Every choice (FPT's step, each baseline's hyper-parameters) reads validation only.
+and digits, and diabetes (regression, R²), and bench/kinds_data.py's image folders and symbol sequences
+(``mnist-2500``, ``digits-8x8``, ``listops-short``, ``dna-motif``: written into ``OUT/data`` with their own
+train/test split on disk). UCR/UEA sets keep the archive's own TRAIN/TEST split, and validation is carved from
+TRAIN (fpt's ``val_fraction``), as from the written sets' ``train``; scikit-learn's sets are written to CSV and
+split by fpt (seeded, stratified). Every choice (FPT's step, each baseline's hyper-parameters) reads validation only.
 
 Each (dataset, seed) is one ``fpt train --data`` run in ``OUT/runs/LABEL/DATASET/seedS`` (``OUT/runs/DATASET/
 seedS`` for the default label) with its default budget (fitted to the training examples) and ``--baselines fast``
@@ -43,6 +45,9 @@ The closed-form fit (issue 40) is a variant like any other, ``--fpt-option fit=c
 + validation, so the baselines beside it are refitted on the same examples (rows ``NAME (refit)``), and its row
 keeps the fit's record (members, blocks, poolings, penalty, its cross-validation estimate, fold scores). With
 ``--controls`` its controls are the same fit on the frozen random body and without the language model.
+``--fpt-option fit=auto`` runs what ``fpt train --data`` runs by default: the fits compared on the examples
+that are not test (fpt.select.choose_fit), then the winner; its row keeps the choice (``fit_choice``: the fit chosen,
+each candidate's mean and spread, the protocol, and what was not compared and why).
 ``--ablation 'NAME: KEY=VALUE ...'`` (repeatable) adds a variant ``LABEL NAME`` with those fields on top of the
 main one's (one run per dataset, at the first seed; no baselines): one design choice changed per row.
 ``--reuse DIR:LABEL`` (repeatable) copies variant LABEL's rows of a committed benchmark (``DIR/results.jsonl``:
@@ -159,8 +164,30 @@ def sklearn_csv(name: str, folder: Path) -> Path:
     return path
 
 
+def kinds_data() -> Any:
+    """bench/kinds_data.py, the image folders and symbol sequences (bench/ is not a package: loaded by path)."""
+    import importlib.util
+
+    if "kinds_data" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("kinds_data", Path(__file__).with_name("kinds_data.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["kinds_data"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["kinds_data"]
+
+
 def datasets(out: Path) -> dict[str, Path]:
-    return {**aeon_sets(), **{name: out / "data" / f"{name}.csv" for name in SKLEARN_SETS}}
+    return {**aeon_sets(), **{name: out / "data" / f"{name}.csv" for name in SKLEARN_SETS},
+            **{name: out / "data" / name for name in kinds_data().KINDS}}
+
+
+def data_path(name: str, known: dict[str, Path], out: Path) -> Path:
+    """The file or folder fpt train reads for ``name``: scikit-learn's tables and bench/kinds_data.py's image folders
+    and symbol sequences are written into ``OUT/data`` on first use."""
+    if name in SKLEARN_SETS:
+        return sklearn_csv(name, out / "data")
+    kinds = kinds_data()
+    return kinds.write(name, out / "data") if name in kinds.KINDS else known[name]
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
@@ -214,7 +241,11 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
         seconds = time.perf_counter() - started  # both runs; the baselines have their own rows
         summary = beside_refit(summary, where)
     else:
-        exp = build(config)
+        from fpt.modes import choose as choose_fit
+
+        # fit=auto: the fits compared on the examples that are not test (fpt.select.choose_fit), the winner's run
+        # written with its record (selection.json), as fpt train --data does
+        exp = choose_fit(config) if config.fit == "auto" else build(config)
         summary = fit(exp, out=where, progress=False)
         seconds = time.perf_counter() - started
         summary = beside_run(exp, summary, where)
@@ -238,7 +269,9 @@ def run_one(name: str, data: Path, seed: int, out: Path, args: argparse.Namespac
              "selected_step": chose.get("selected_step", summary["selected_step"]), "run": str(where),
              **({"protocol": "refit"} if args.refit else {}),
              **({"options": args.options} if args.options else {}), **choice,
-             **({"closed_form": _closed_form_record(summary["closed_form"])} if "closed_form" in summary else {})}]
+             **({"closed_form": _closed_form_record(summary["closed_form"])} if "closed_form" in summary else {}),
+             **({"fit_choice": _fit_choice_record(summary["selection"])} if summary.get("selection", {}).get("auto")
+                else {})}]
     for method, e in compared.get("models", {}).items():
         rows.append({**base, "method": baseline_name(method, args, e.get("protocol")), "val": e["val"],
                      "test": e["test"], "seconds": e["seconds"], "chosen": e.get("chosen"), **_protocol(e)})
@@ -371,6 +404,15 @@ def _closed_form_record(record: dict[str, Any]) -> dict[str, Any]:
     keep = ("members", "blocks", "poolings", "standardise", "head", "alpha", "C", "cv", "cv_score", "features",
             "fitted_examples", "fold_scores", "seconds")
     return {k: record[k] for k in keep if k in record}
+
+
+def _fit_choice_record(block: dict[str, Any]) -> dict[str, Any]:
+    """What a fit=auto row keeps of its choice (summary.json's selection block): the fit chosen, each candidate's
+    mean (and spread) over the folds or on validation, the protocol, and what was not compared and why."""
+    metric = block["metric"]
+    return {"chose": block["choose"][block["winner"]], "protocol": block.get("protocol"), "folds": block.get("folds"),
+            "means": dict(zip(block["choose"], block[f"mean_val_{metric}"], strict=True)),
+            "stds": dict(zip(block["choose"], block[f"std_val_{metric}"], strict=True)), "notes": block.get("notes", [])}
 
 
 def _protocol(entry: dict[str, Any]) -> dict[str, Any]:
@@ -510,7 +552,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="folder for results.jsonl, results.md, runs/ and data/")
     p.add_argument("--datasets", default="all", help="comma-separated names (aeon's and breast-cancer, wine, iris, "
-                                                      "digits, diabetes), or all")
+                                                      "digits, diabetes, and kinds_data.py's mnist-2500, "
+                                                      "digits-8x8, listops-short, dna-motif), or all")
     p.add_argument("--seeds", default="0,1,2", help="FPT seeds, comma-separated (default 0,1,2)")
     p.add_argument("--controls", action="store_true", help="also the random-body and no-lm controls (two more trainings "
                                                            "per run)")
@@ -591,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
                 f.write(json.dumps(row) + "\n")
     for variant in [args, *args.ablations]:
         for name in chosen:
-            path = sklearn_csv(name, out / "data") if name in SKLEARN_SETS else known[name]
+            path = data_path(name, known, out)
             # an ablation changes one choice: one seed each, the first, is what the compute allows
             run_variant(name, path, seeds if variant is args else seeds[:1], out, variant)
     write_table(out, argv)

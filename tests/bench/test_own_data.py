@@ -219,3 +219,57 @@ def test_table_only_rewrites_the_table_from_the_rows_and_runs_nothing(tmp_path):
     assert bench.main(["--out", str(out), "--table-only"]) == 0
     text = (out / "results.md").read_text()
     assert "| A | accuracy | 0.900 | 0.800 |" in text and not (out / "runs").exists()
+
+
+def test_image_folders_and_symbol_sequences_are_written_in_the_layouts_fpt_reads(tmp_path):
+    """bench/kinds_data.py: fixed train/test splits on disk, read by fpt.data as the modality they are meant to be."""
+    from fpt.data import load
+
+    kinds = bench.kinds_data()
+    known = bench.datasets(tmp_path)
+    assert {"mnist-2500", "digits-8x8", "listops-short", "dna-motif"} <= set(known)
+    digits = bench.data_path("digits-8x8", known, tmp_path)
+    assert digits == tmp_path / "data" / "digits-8x8"
+    assert len(list((digits / "train").glob("*/*.png"))) == 1347 and len(list((digits / "test").glob("*/*.png"))) == 450
+    raw = load(str(digits))
+    assert raw.modality == "image" and set(raw.splits) == {"train", "test"}
+    assert raw.splits["train"].x[0].shape == (32, 32, 1)  # 8x8 grey files, resized as fpt resizes any image
+    motif = bench.data_path("dna-motif", known, tmp_path)
+    raw = load(str(motif))
+    assert raw.modality == "sequence" and len(raw.splits["train"].y) == 1200 and len(raw.splits["test"].y) == 450
+    text = (motif / "train.csv").read_text().splitlines()[1:]
+    for line in text:  # the rule is exact: the class's motif once, no other motif
+        sequence, label = line.split(",")
+        assert sequence.count(kinds.MOTIFS[int(label)]) == 1
+        assert sum(m in sequence for m in kinds.MOTIFS) == 1 and 40 <= len(sequence) <= 80
+    assert sorted(kinds.MOTIFS[0]) == sorted(kinds.MOTIFS[1]) == sorted(kinds.MOTIFS[2])  # counts tell nothing
+    assert kinds.motif_reference(motif) > 0.95  # learnable from these examples by a model of 5-letter substrings
+    before = (motif / "train.csv").read_text()
+    assert bench.data_path("dna-motif", known, tmp_path) == motif and (motif / "train.csv").read_text() == before
+
+
+def test_listops_sequences_hold_their_value(tmp_path):
+    from fpt.data.listops import evaluate_source
+
+    folder = bench.kinds_data().write("listops-short", tmp_path)
+    lines = (folder / "train.csv").read_text().splitlines()
+    assert lines[0] == "expression,target" and len(lines) == 2001
+    for line in lines[1:]:
+        expression, value = line.rsplit(",", 1)
+        assert evaluate_source(expression) == int(value) and len(expression.split()) < 60
+
+
+def test_an_auto_variant_records_the_fit_it_chose(tmp_path, tiny_bert_dir):
+    out = tmp_path / "bench"
+    argv = ["--out", str(out), "--datasets", "iris", "--seeds", "0", "--body", tiny_bert_dir, "--device", "cpu",
+            "--steps", "2", "--eval-every", "1", "--label", "fpt auto", "--fpt-option", "fit=auto"]
+    assert bench.main(argv) == 0
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    ours = next(r for r in rows if r["method"] == "fpt auto")
+    choice = ours["fit_choice"]
+    assert choice["protocol"] == "k-fold" and choice["chose"] in choice["means"]
+    assert choice["means"][choice["chose"]] == max(v for v in choice["means"].values() if v is not None)
+    record = json.loads((Path(ours["run"]) / "selection.json").read_text())
+    assert record["auto"] is True and record["mean_val_accuracy"] == list(choice["means"].values())
+    fit = choice["chose"].split("=")[1]
+    assert f"fit: {fit}" in (Path(ours["run"]) / "config.yaml").read_text().splitlines()
