@@ -104,6 +104,8 @@ def test_the_resolved_config_is_what_runs_and_what_config_yaml_records(kind, pre
     if given.data:  # the tokens' shape its tokeniser chose is recorded; another modality's fields stay unused (None)
         assert {k: getattr(exp.config, k) for k in DATA_FITTED_FIELDS} == \
             {k: FITTED[kind].get(k) for k in DATA_FITTED_FIELDS}
+        # the target column a table's reader chose is recorded; an array's y is fixed by the layout (not used)
+        assert exp.config.target_column == (None if kind == "timeseries" else "label")
     used = []
     make = fpt.train.make_optimizer
     monkeypatch.setattr(fpt.train, "make_optimizer", lambda params, lr: used.append(lr) or make(params, lr))
@@ -134,6 +136,37 @@ def test_a_data_run_whose_config_yaml_records_null_token_fields_still_loads_pred
     resumed = fpt.train.resume_config(tmp_path / "run", {"steps": 4})
     summary = fpt.fit(fpt.build(resumed), out=tmp_path / "run", resume=True, progress=False)
     assert summary["steps"] == 4 and yaml.safe_load(path.read_text())["series_patch"] == 1
+
+
+def test_a_data_run_recorded_without_its_target_column_still_loads_predicts_and_is_found_by_its_plan(tmp_path,
+                                                                                                 tiny_gpt2_dir):
+    """config.yaml written before the target column a table's reader chose was recorded: target_column null. A run
+    store's plan (the config as given, target not named) keeps its key and still finds the run either way."""
+    from fpt.experiments.runner import Store
+
+    data = _table(tmp_path / "d.csv")
+    given = {"data": str(data), "body": tiny_gpt2_dir, "init": "random", "fit": "gradient", "steps": 2,
+             "eval_every": 2, "device": "cpu", "baselines": "none"}
+    planned = from_dict(RunConfig, given)
+    key = Store(tmp_path / "store").plan_config(planned).key
+    run = tmp_path / "store" / key
+    exp = fpt.build(planned)
+    fpt.fit(exp, out=run, progress=False)
+    path = run / "config.yaml"
+    assert yaml.safe_load(path.read_text())["target_column"] == "label"
+    assert fpt.Run(run).resumable(planned, "the plan")
+    assert Store(tmp_path / "store").plan_config(planned).key == key
+    with pytest.raises(fpt.errors.RunError, match="different config"):
+        fpt.Run(run).resumable(from_dict(RunConfig, {**given, "target_column": "x2"}), "another target")
+    X = {"x1": np.array([0.1, 2.3]), "x2": np.array([0.5, -0.2])}
+    before = fpt.load(run, device="cpu").predict_proba(X)
+    path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), "target_column": None}, sort_keys=False))
+    assert fpt.Run(run).config().target_column is None
+    assert np.array_equal(fpt.load(run, device="cpu").predict_proba(X), before)
+    assert fpt.Run(run).resumable(planned, "the plan")
+    resumed = fpt.train.resume_config(run, {"steps": 4})
+    assert fpt.fit(fpt.build(resumed), out=run, resume=True, progress=False)["steps"] == 4
+    assert yaml.safe_load(path.read_text())["target_column"] == "label"
 
 
 def test_a_config_yaml_written_before_lr_was_recorded_still_loads_and_resolves():

@@ -278,15 +278,18 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
 
 def data_facts(config: RunConfig, data: TaskData) -> DataFacts | None:
     """What a --data run's defaults read of its built data (None for another task, or a generated stream): training
-    examples, modality, and the token-shaping values its tokeniser fitted (the modality's ``options``: RunConfig
-    field -> the tokeniser JSON key holding it)."""
+    examples, modality, the token-shaping values its tokeniser fitted (the modality's ``options``: RunConfig
+    field -> the tokeniser JSON key holding it), and the target column(s) where they were read among a table's
+    columns (its preprocessing names feature columns: data.json's ``features``)."""
     if config.task != DATA_TASK or not hasattr(data.train, "__len__"):
         return None
     name = data.info.get("modality")
-    tokeniser = (data.fitted or {}).get("tokeniser", {})
+    preprocessing = data.fitted or {}
+    tokeniser = preprocessing.get("tokeniser", {})
     fitted = {} if name not in MODALITIES else \
         {option: tokeniser[key] for option, key in MODALITIES[name].options.items() if key in tokeniser}
-    return DataFacts(len(data.train), name, fitted)
+    columns = preprocessing.get("targets") if preprocessing.get("features") else None
+    return DataFacts(len(data.train), name, fitted, ",".join(columns) if columns else None)
 
 
 def with_task(config: RunConfig) -> RunConfig:

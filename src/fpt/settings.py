@@ -8,9 +8,10 @@
    RunConfig's own field defaults;
 3. the task's facts (``TaskDefaults``: lr, patience, target), declared on the task class where it is
    registered (``defaults = TaskDefaults(...)``), as timm declares a model's default_cfg;
-4. the data's facts (``DataFacts``: training examples, modality, what its tokeniser fitted) for a ``--data``
-   run: the step budget, the evaluation interval, (preset fast) a time series' readout, and the tokens' shape
-   (series_patch, series_stride, sequence_max_len), when the user gave none.
+4. the data's facts (``DataFacts``: training examples, modality, the target column a table's reader chose, what
+   its tokeniser fitted) for a ``--data`` run: the step budget, the evaluation interval, (preset fast) a time
+   series' readout, the target column and the tokens' shape (series_patch, series_stride, sequence_max_len), when
+   the user gave none.
 
 Steps 3 and 4 need the task and its data, which sit above this module: a config read from a file or the
 command line is resolved through step 2, and the fields that wait for the task or the data hold None
@@ -55,8 +56,9 @@ class RunConfig:
                              "a saved Hugging Face dataset, or a hub dataset id. fpt data --data PATH shows every choice",
                              None)
     target_column: str | None = _help("--data: the column(s) to predict, comma-separated for several outputs (default: "
-                                      "a column named target, label, labels, class or y, else the last column); "
-                                      "--target NAME sets it when NAME is not a number", None)
+                                      "a column named target, label, labels, class or y, else the last column; "
+                                      "config.yaml records the one chosen); --target NAME sets it when NAME is not "
+                                      "a number", None)
     objective: str = _help("--data: auto | classification | regression (auto: text, bool or <= 20 distinct integer "
                            "values classify, other numbers regress)", "auto")
     modality: str = _help("--data: auto | tabular | image | timeseries | sequence (auto: from the files; a table "
@@ -371,12 +373,15 @@ class TaskDefaults:
 @dataclass(frozen=True)
 class DataFacts:
     """What a --data run's defaults depend on, known once its data is split and its tokeniser fitted: training
-    examples, modality, and the values the tokeniser chose for the fields that shape its tokens (RunConfig field
-    -> value, e.g. series_patch: 8; the modality's entry in fpt.data.modalities maps them)."""
+    examples, modality, the values the tokeniser chose for the fields that shape its tokens (RunConfig field
+    -> value, e.g. series_patch: 8; the modality's entry in fpt.data.modalities maps them), and the target
+    column(s) read, where the reader chose them among a table's columns (None where the layout fixes the target:
+    an image's class folder, a series' label, an array y)."""
 
     n_train: int
     modality: str | None = None
     fitted: Mapping[str, Any] = field(default_factory=dict)
+    target_column: str | None = None
 
 
 # --data runs: the default budget in epochs of the training split, within these bounds (steps), and the
@@ -391,13 +396,16 @@ DATA_BUDGET_FIELDS = ("steps", "eval_every", "readout")
 # The fields whose value a --data run's tokeniser chooses from the training examples when not given (None until
 # it is fitted; a field of another modality than the run's stays None: it is not used).
 DATA_FITTED_FIELDS = ("series_patch", "series_stride", "sequence_max_len")
+# The field a --data table's reader chooses when not given (fpt.data.base.choose_targets); None where the data's
+# layout fixes its target (it is not used).
+DATA_READ_FIELDS = ("target_column",)
 # The fields that wait for the task's declaration when not given.
 TASK_FIELDS = ("lr", "patience", "target")
 # The closed-form fit's design fields: None until a closed-form run resolves them (fpt.feature_map.ClosedForm).
 CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_inputs", "cf_head",
                       "cf_scales")
 # Every field that may hold None for "not given; the task's, the data's or the fit's" before resolution.
-UNSET = (*DATA_BUDGET_FIELDS, *DATA_FITTED_FIELDS, *TASK_FIELDS, *CLOSED_FORM_FIELDS)
+UNSET = (*DATA_BUDGET_FIELDS, *DATA_FITTED_FIELDS, *DATA_READ_FIELDS, *TASK_FIELDS, *CLOSED_FORM_FIELDS)
 
 
 def preset_values(preset: str, task: str) -> dict[str, Any]:
@@ -448,6 +456,8 @@ def resolve(given: Mapping[str, Any], task: TaskDefaults | None = None, data: Da
     if data is not None and task_name == DATA_TASK:
         values.update(data_budget(values, data))
         values.update({k: v for k, v in data.fitted.items() if k in DATA_FITTED_FIELDS and values.get(k) is None})
+        if values.get("target_column") is None:
+            values["target_column"] = data.target_column
     return RunConfig(**values)
 
 
