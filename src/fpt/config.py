@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from fpt import bounded
 from fpt.errors import ConfigError, near, show  # noqa: F401  (re-exported: raised and used here)
 from fpt.settings import (  # noqa: F401  (re-exported: the run's fields and their tables)
     BASELINE_LEVELS,
@@ -194,11 +195,9 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
-    from fpt import stored
-
     path = Path(path)
     try:
-        text = stored.read_bytes(path, stored.LIMITS["config.yaml"], ConfigError).decode("utf-8")
+        text = bounded.read_bytes(path, bounded.CONFIG_LIMIT, ConfigError).decode("utf-8")
         data = yaml.safe_load(text)
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
@@ -219,7 +218,7 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path}: nested too deeply to read") from None
     if data is None:
         return {}
-    stored.expanded(data, f"config file {path}", error=ConfigError)  # an alias bomb, before anyone walks it
+    bounded.expanded(data, f"config file {path}", error=ConfigError)  # an alias bomb, before anyone walks it
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: expected a mapping of fields at the top level (key: value lines), "
                           f"got a {type(data).__name__}")

@@ -606,7 +606,7 @@ def _check_doc(doc: Any, file: Path) -> None:
     """config.json's parts that loading reads, of the types ``fpt export`` writes (one line naming the field)."""
     from transformers import CONFIG_MAPPING
 
-    from fpt import stored
+    from fpt.rundir import stored
 
     body, given = doc.get("body"), doc.get("input")
     if not isinstance(body, dict) or not isinstance(body.get("fingerprint"), str):

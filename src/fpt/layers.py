@@ -12,8 +12,8 @@ from __future__ import annotations
 # (layer, the modules in it: a name covers its submodules)
 STACK: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("fpt.errors", "fpt.layers", "fpt.version")),
-    ("base", ("fpt.settings", "fpt.config", "fpt.registry", "fpt.paths", "fpt.provenance", "fpt.objectives",
-              "fpt.transforms", "fpt.rundir", "fpt.outputs", "fpt.stored", "fpt.connect", "fpt.hub")),
+    ("base", ("fpt.bounded", "fpt.settings", "fpt.config", "fpt.registry", "fpt.paths", "fpt.provenance", "fpt.objectives",
+              "fpt.transforms", "fpt.rundir", "fpt.outputs", "fpt.connect", "fpt.hub")),
     ("data", ("fpt.data",)),
     ("model", ("fpt.bodies", "fpt.model", "fpt.freeze", "fpt.feature_map")),
     ("tasks", ("fpt.tasks",)),

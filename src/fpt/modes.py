@@ -312,8 +312,7 @@ def _save_choice(choice: Choice, out: Path) -> None:
 
 def _saved_choice(out: Path) -> Choice | None:
     """The choice a --choose run saved before its final run (None for a run without one), for resume."""
-    from fpt import stored
-    from fpt.rundir import SELECTION_FILE, read_selection
+    from fpt.rundir import SELECTION_FILE, read_selection, stored
     from fpt.select import Selection
 
     path = out / SELECTION_FILE

@@ -1,5 +1,5 @@
 """Strict readers (issue 39, tracebacks; issue 38 round 2): every stored file fpt reads back is checked as fpt wrote
-it (fpt.stored: one schema check per file kind, a size limit on what is read), so a tampered file is one line naming
+it (fpt.rundir.stored: one schema check per file kind, a size limit on what is read), so a tampered file is one line naming
 the file, the field and the fix in fpt runs, report, plot, predict, export and train --resume."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 from hostile_helpers import one_line, table
 
 from bench_scripts import load as load_bench
-from fpt import stored
 from fpt.cli import main
 from fpt.config import load_yaml
 from fpt.errors import CheckpointError, ConfigError
+from fpt.rundir import stored
 
 ROWS = {
     "a list": "[1, 2]",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fpt.errors import CheckpointError
+from fpt.rundir import stored
 from fpt.rundir.atomic import append_line, write_text, write_with
 from fpt.rundir.names import (
     BODY_DIR,
@@ -76,8 +77,6 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
 
 def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
     """metrics.jsonl's rows ([] before the first evaluation)."""
-    from fpt import stored
-
     path = Path(run_dir) / METRICS
     if not path.is_file():
         return []
@@ -95,8 +94,6 @@ def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
 
 def _read_json(path: Path, fix: str) -> Any:
     """A JSON file of the run (None when it is not there); a damaged one is a CheckpointError saying ``fix``."""
-    from fpt import stored
-
     if not path.is_file():
         return None
     try:
@@ -107,8 +104,6 @@ def _read_json(path: Path, fix: str) -> Any:
 
 def read_summary(run_dir: str | Path) -> dict[str, Any] | None:
     """summary.json (None while the run has not finished)."""
-    from fpt import stored
-
     path = Path(run_dir) / SUMMARY
     data = _read_json(path, "re-evaluate with fpt eval or train again")
     return None if data is None else stored.summary(data, path)  # fpt's mapping of scores, of its types
@@ -121,8 +116,6 @@ def read_data(run_dir: str | Path) -> dict[str, Any] | None:
 
 def read_selection(run_dir: str | Path) -> dict[str, Any] | None:
     """selection.json (None when the run chose nothing)."""
-    from fpt import stored
-
     path = Path(run_dir) / SELECTION_FILE
     return json.loads(stored.read_bytes(path)) if path.is_file() else None
 

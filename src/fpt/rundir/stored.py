@@ -13,7 +13,6 @@ or a silent wrong figure.
 - ``task_info``: the facts about the training data (a mapping; ``split_sizes`` of whole numbers).
 - ``selection``: selection.json of ``fpt train --choose`` (``winner`` an index into ``candidates``, one score
   row per candidate of ``folds`` entries).
-- ``expanded``: a YAML document's size once its aliases are expanded (an alias bomb is refused at once).
 """
 
 from __future__ import annotations
@@ -24,14 +23,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fpt import bounded
+from fpt.bounded import CONFIG_LIMIT
 from fpt.errors import CheckpointError
 from fpt.rundir.names import CONFIG, DATA, ENSEMBLE, METRICS, SELECTION_FILE, SUMMARY
 
 # Larger than fpt writes by orders of magnitude (a data.json with a 100,000-word vocabulary is a few MB).
-LIMITS = {CONFIG: 4 << 20, SUMMARY: 64 << 20, METRICS: 512 << 20, SELECTION_FILE: 16 << 20, DATA: 256 << 20,
+LIMITS = {CONFIG: CONFIG_LIMIT, SUMMARY: 64 << 20, METRICS: 512 << 20, SELECTION_FILE: 16 << 20, DATA: 256 << 20,
           "config.json": 64 << 20, "results.csv": 256 << 20, ENSEMBLE: 16 << 20}
 DEFAULT_LIMIT = 64 << 20
-MAX_NODES = 1_000_000  # a YAML or JSON document's values once aliases are expanded
 
 _METRIC = re.compile(r"(^|_)(accuracy|loss|r2|mae|rmse|mse)(_last)?$")
 _SECONDS = re.compile(r"(^|_)seconds$|_per_second$")
@@ -41,13 +41,7 @@ _COUNTS = ("step", "steps", "selected_step", "steps_to_target", "steps_to_conver
 
 def read_bytes(path: str | Path, limit: int | None = None, error: type[Exception] = CheckpointError) -> bytes:
     """``path``'s bytes, unless it is larger than ``limit`` (default: the file kind's in ``LIMITS``)."""
-    path = Path(path)
-    limit = limit if limit is not None else LIMITS.get(path.name, DEFAULT_LIMIT)
-    size = path.stat().st_size
-    if size > limit:
-        raise error(f"{path} holds {size:,} bytes, more than fpt writes in such a file ({limit:,}): not "
-                              "fpt's file, or corrupt; restore it or move it away")
-    return path.read_bytes()
+    return bounded.read_bytes(path, limit if limit is not None else LIMITS.get(Path(path).name, DEFAULT_LIMIT), error)
 
 
 def _bad(path: Any, field: str, value: Any, expected: str, fix: str) -> CheckpointError:
@@ -161,22 +155,4 @@ def selection(doc: Any, path: Any) -> dict[str, Any]:
     return doc
 
 
-def expanded(data: Any, path: Any, limit: int = MAX_NODES, error: type[Exception] = CheckpointError) -> Any:
-    """``data`` unless it holds more than ``limit`` values once shared ones (YAML aliases) count each time they
-    appear: a 'billion laughs' file is a few hundred bytes that every reader would expand without end."""
-    stack, seen = [data], 0
-    while stack:
-        item = stack.pop()
-        seen += 1
-        if seen > limit:
-            raise error(f"{path}: holds more than {limit:,} values once its aliases (&name/*name) are "
-                                  "expanded: not a file fpt wrote; write the values out, or restore the file")
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return data
-
-
-__all__ = ["LIMITS", "MAX_NODES", "expanded", "metrics_row", "read_bytes", "selection", "summary", "task_info"]
+__all__ = ["LIMITS", "metrics_row", "read_bytes", "selection", "summary", "task_info"]
