@@ -97,10 +97,29 @@ def test_many_examples_score_their_folds_at_the_full_fits_penalty(monkeypatch):
     real = fpt.closed_form.fit_head
     monkeypatch.setattr(fpt.closed_form, "fit_head", lambda *a, **k: alphas.append(k.get("fixed")) or real(*a, **k))
     fold_scores(x, y, True, 2, design, seed=0, chosen=info)
-    assert alphas == [info] * design.folds  # no fold searched
+    assert alphas == []  # no fold searched, nor fitted afresh: solved from the examples' Gram matrix
     monkeypatch.setattr(fpt.closed_form, "SEARCH_PER_FOLD_UP_TO", 2000)
     alphas.clear()
     assert fold_scores(x, y, True, 2, design, seed=0, chosen=info) == searched and alphas == [None] * design.folds
+
+
+@pytest.mark.parametrize("classify", [True, False])
+def test_fold_figures_at_a_fixed_penalty_are_each_folds_own_fit(classify):
+    import fpt.closed_form
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(120, 9)) * rng.uniform(0.1, 10, size=9) + rng.normal(size=9) * 4
+    x[:, 3] = 2.5  # a constant column: left unscaled, as fit_head leaves it
+    score = x[:, 0] - x[:, -1] + 0.5 * rng.normal(size=120)
+    y = (np.digitize(score, np.quantile(score, [1 / 3, 2 / 3])) if classify else score)[:, None]
+    chosen = {"head": "ridge", "alpha": 3.0, "input_scale": 10.0}  # the last 2 columns (the tokens) scaled
+    folds = fpt.closed_form.folds_of(y, classify, 5, 0)
+    got = fpt.closed_form._fixed_fold_scores(x, y, classify, 3, DEFAULTS, 2, chosen, folds)
+    want = []
+    for train, val in folds:
+        w, b, _ = fit_head(x[train], y[train], classify, 3, DEFAULTS, 0, 2, fixed=chosen)
+        want.append(fpt.closed_form._score(classify, x[val] @ w.T + b, y[val], 3))
+    np.testing.assert_allclose(got, want, rtol=1e-9)
 
 
 def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir, tiny_tables):
