@@ -376,12 +376,9 @@ def write_raw_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
         return {**record, "written": True, "checked_with": "not run (onnxruntime not installed)"}
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     got = session.run(None, {"features": raw.numpy()})[0]
-    x = raw.numpy()  # fpt's own path: the saved tokeniser on the same raw inputs, then the model
-    if pred.preprocessing.modality == "tabular":
-        inputs = {f["name"]: x[:, j].astype(np.float64) for j, f in enumerate(pred.preprocessing.tokeniser.features)}
-    else:
-        inputs = list(x)
-    want = pred.forward(*pred.preprocessing.tokeniser(inputs)).numpy()
+    # fpt's own path: the same raw inputs through the modality's check and the saved tokeniser, then the model
+    x, lengths, _ = pred.tokens(raw.numpy())
+    want = pred.forward(x, lengths).numpy()
     diff = float(np.abs(got - want).max())
     if not diff <= ONNX_TOLERANCE:
         raise CheckpointError(f"{path}: ONNX Runtime's logits from raw features differ from fpt's by {diff:.3g}; "
@@ -566,31 +563,9 @@ def _schema_lines(doc: dict[str, Any]) -> list[str]:
             f"(n, T <= {spec['seq_len']}) token ids < {spec['vocab_size']}"
         return [f"The raw tokens of task `{doc['input']['task']}` (options {doc['input']['task_options'] or 'default'}): "
                 f"{shape}" + (", with per-example lengths" if doc["input"]["lengths"] else "") + "."]
-    m = schema["modality"]
-    if m == "tabular":
-        out = ["A table (CSV, TSV, JSON lines, Parquet, a DataFrame) with these columns; the target column(s) "
-               f"{', '.join(f'`{t}`' for t in schema['targets'])} are optional (given, the predictions are scored).", "",
-               "| column | kind | categories |", "|---|---|---|"]
-        for f in schema["features"]:
-            cats = f.get("categories")
-            shown = "" if cats is None else ", ".join(map(str, cats[:15])) + (" ..." if len(cats) > 15 else "")
-            out.append(f"| `{f['name']}` | {f['kind']} | {shown} |")
-        return out
-    if m == "sequence":
-        s = schema["sequence"]
-        return [f"A table with the text column `{schema['features'][0]}` (one {s['mode'][:-1]} per token, "
-                f"{s['vocabulary']} known symbols, cut at {s['max_len']}); optionally the target column(s) "
-                f"{', '.join(f'`{t}`' for t in schema['targets'])}."]
-    if m == "image":
-        s = schema["image"]
-        extra = f"; arrays of shape {schema['npz_X_shape'][1:]} as in training" if "npz_X_shape" in schema else ""
-        return [f"Images: a folder `DIR/*.png` or `DIR/<class>/*.png`, or arrays (n, {s['size']}, {s['size']}"
-                f"{', 3' if s['channels'] == 'rgb' else ''}){extra}; {s['channels']}, resized to {s['size']}x{s['size']}, "
-                f"{s['patch_size']}x{s['patch_size']} patches."]
-    s = schema["series"]
-    return [f"Time series: a UCR/UEA .ts/.tsv file or arrays (n, {s['channels']}, length): {s['channels']} channel(s), "
-            f"at most {s['max_points']} points (training lengths {s['train_lengths'] or 'unknown'}), windows of "
-            f"{s['patch']} points every {s['stride']}."]
+    from fpt.data.modalities import modality
+
+    return modality(schema["modality"]).card(schema)
 
 
 # ---------------------------------------------------------------------------------------------- loading

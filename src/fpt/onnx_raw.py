@@ -80,25 +80,33 @@ class RawModel(nn.Module):
         return self.model(t, lengths)
 
 
+def _tabular(tok: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[int, ...], str]:
+    text = [f["name"] for f in tok.features if f["kind"] != "numeric"]
+    if text:
+        return None, (), f"text columns ({', '.join(text[:3])}) need fpt's category lookup"
+    names = ", ".join(f["name"] for f in tok.features)
+    return TabularRaw(tok), (len(tok.features),), f"(batch, {len(tok.features)}) float32 columns {names}; NaN where missing"
+
+
+def _series(tok: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[int, ...], str]:
+    lengths = str(info.get("train_lengths") or "")
+    lo, _, hi = lengths.partition("..")
+    if not lo.isdigit() or lo != hi:
+        return None, (), f"training series of varied lengths ({lengths or 'unknown'}) give a varied token count"
+    length = int(lo)
+    return SeriesRaw(tok, length), (tok.channels, length), f"(batch, {tok.channels}, {length}) float32 series; NaN " \
+                                                           "where missing"
+
+
+# modality (fpt.data.modalities) -> its tokeniser as ONNX arithmetic; the others decode images or look up strings
+RAW: dict[str, Any] = {"tabular": _tabular, "timeseries": _series}
+
+
 def raw_tokeniser(prep: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[int, ...], str]:
     """(the module, the raw input's shape after the batch, what it takes) or (None, (), why not)."""
-    tok = prep.tokeniser
-    if prep.modality == "tabular":
-        text = [f["name"] for f in tok.features if f["kind"] != "numeric"]
-        if text:
-            return None, (), f"text columns ({', '.join(text[:3])}) need fpt's category lookup"
-        names = ", ".join(f["name"] for f in tok.features)
-        return TabularRaw(tok), (len(tok.features),), f"(batch, {len(tok.features)}) float32 columns {names}; NaN " \
-                                                       "where missing"
-    if prep.modality == "timeseries":
-        lengths = str(info.get("train_lengths") or "")
-        lo, _, hi = lengths.partition("..")
-        if not lo.isdigit() or lo != hi:
-            return None, (), f"training series of varied lengths ({lengths or 'unknown'}) give a varied token count"
-        length = int(lo)
-        return SeriesRaw(tok, length), (tok.channels, length), \
-            f"(batch, {tok.channels}, {length}) float32 series; NaN where missing"
-    return None, (), f"a {prep.modality} tokeniser is not fixed arithmetic (decoding, strings)"
+    if prep.modality not in RAW:
+        return None, (), f"a {prep.modality} tokeniser is not fixed arithmetic (decoding, strings)"
+    return RAW[prep.modality](prep.tokeniser, info)
 
 
-__all__ = ["RawModel", "SeriesRaw", "TabularRaw", "raw_tokeniser"]
+__all__ = ["RAW", "RawModel", "SeriesRaw", "TabularRaw", "raw_tokeniser"]

@@ -144,10 +144,8 @@ class Predictor:
         cut = getattr(tokeniser, "cut", 0)  # examples longer than the model reads, cut as training cut its own
         if cut:
             from fpt.data.inputs import CutInputWarning
-            from fpt.data.modalities import max_points
 
-            what, most = ("series", f"{max_points(tokeniser)} points") if self.preprocessing.modality == "timeseries" \
-                else ("sequences", f"{tokeniser.max_len} symbols")
+            what, most = tokeniser.longest()  # the padded modalities' tokenisers cut (fpt.data.tokenisers)
             note = (f"{read.where}: {cut} of {len(read)} {what} longer than the model reads ({most}, the longest "
                     f"training one) {'was' if cut == 1 else 'were'} cut to their first {most}, as training cut its "
                     "own longer ones")
@@ -303,7 +301,7 @@ class Predictor:
             raise SchemaError(f"score: y has shape {truth.shape}, but the model predicts {predicted.shape} for these inputs; "
                               "give one target per example (one column per output)")
         if self.is_classifier:
-            from fpt.data.tokenisers import plain_value
+            from fpt.data.base import plain_value
 
             truth = self._as_classes(truth.reshape(len(truth), -1))
             same = [a == plain_value(b) for a, b in zip(truth.reshape(-1), predicted.reshape(-1), strict=True)]
@@ -317,7 +315,7 @@ class Predictor:
         (``str``: 1, 1.0, np.int64(1) and '1' are the label '1'; the classes' own texts must be distinct). aeon reads
         labels as text, so a model trained on '1', '2' is scored against y.astype(int) this way; labels that match no
         class either way are a SchemaError naming both, never a silent 0.0."""
-        from fpt.data.tokenisers import plain_value
+        from fpt.data.base import plain_value
 
         out = np.empty(truth.shape, dtype=object)
         for j in range(truth.shape[1]):

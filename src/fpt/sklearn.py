@@ -45,9 +45,10 @@ except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn
                       "pip install -U 'scikit-learn>=1.6'") from exc
 
 from fpt.config import DATA_FIELDS, FITS, RunConfig, from_dict
-from fpt.data.arrays import from_arrays, inputs, series_list
-from fpt.data.base import finish_splits
-from fpt.data.tokenisers import check_finite, plain_value
+from fpt.data.arrays import from_arrays, series_list
+from fpt.data.base import finish_splits, plain_value
+from fpt.data.inputs import Schema, check_arrays
+from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
 from fpt.feature_map import CLOSED_FORM
@@ -252,23 +253,17 @@ class _FPTEstimator(BaseEstimator):
         """The model's outputs for raw X on the CPU: logits (N, C) for classification, (N, 1) standardised values."""
         check_is_fitted(self)
         prep, exp = self.preprocessing_, self.experiment_
-        categorical = prep.modality == "tabular" and any(f["kind"] == "categorical" for f in prep.tokeniser.features)
+        # text or category columns (a tabular tokeniser's features; other tokenisers have none) keep their values
+        categorical = any(f["kind"] == "categorical" for f in getattr(prep.tokeniser, "features", []))
         series = series_list(X) if prep.modality == "timeseries" else None
         if series is None:
             X = validate_data(self, X, reset=False, dtype=_dtype(X, categorical), ensure_all_finite="allow-nan",
                               allow_nd=True)
         where = f"{type(self).__name__}.predict"
-        if prep.modality == "timeseries":  # the input contract fit recorded: channels, and the training lengths
-            from fpt.data.inputs import Schema, check_series
-
-            x = check_series(X if series is None else series, Schema(prep, exp.data.info), where)
-        elif categorical:  # checked against the training columns; a category fit never saw takes the shared slot
-            from fpt.data.inputs import Schema, check_arrays
-
-            schema = Schema(prep, {}, exp.config.max_categories)
-            x = check_arrays(X, schema, where, allow_unseen=True)
-        else:
-            x = inputs(X, prep.modality, "auto", 32, where, where)
+        # the modality's own check of new inputs (fpt.data.modalities), against the input contract fit recorded
+        # (series: channels and training lengths); a category fit never saw takes the shared unknown slot
+        schema = Schema(prep, exp.data.info, exp.config.max_categories)
+        x = check_arrays(X if series is None else series, schema, where, allow_unseen=True)
         tokens, lengths = prep.tokeniser(x)
         check_finite(tokens, where)  # a value beyond float32 once standardised would be NaN probabilities
         members = getattr(self, "members_", [exp])  # an estimator pickled before ensembles had no members_

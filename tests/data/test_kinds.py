@@ -1,6 +1,7 @@
 """One contract per declared data kind: every format of fpt.data.formats and every modality of
-fpt.data.modalities keeps the promises the rest of fpt relies on. A new entry is checked here; an entry
-without an example below fails until one is written."""
+fpt.data.modalities keeps the promises the rest of fpt relies on, for training (--data) and for new
+inputs (fpt predict). A new entry is checked here; an entry without an example below fails until one
+is written."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ import pytest
 from fpt import baselines
 from fpt.config import RunConfig
 from fpt.data import detect, load
-from fpt.data.formats import FORMATS, SUFFIXES, file_kinds, folder_kinds
+from fpt.data.formats import FORMATS, SUFFIXES, file_kinds, folder_kinds, for_inputs, predict_kinds, takes
+from fpt.data.inputs import Schema, read_inputs
 from fpt.data.modalities import MODALITIES, PADDED
 from fpt.data.tokenisers import KINDS, from_json
-from fpt.errors import DataError
-from fpt.tasks.user_data import DataOptions
+from fpt.errors import DataError, SchemaError
+from fpt.tasks.user_data import DataOptions, fit_preprocessing
 
 
 def _table(path: Path) -> Path:
@@ -57,9 +59,22 @@ def _hub(path: Path) -> Path:
     return path / "saved"
 
 
+def _texts(path: Path) -> Path:
+    path.write_text("seq,label\n" + "".join(f"{'acgt'[i % 4] * (1 + i % 3)}gat,{'xy'[i % 2]}\n" for i in range(24)))
+    return path
+
+
 # One small example of each format, written in its real layout: (writer, the modality it reads as).
 EXAMPLES = {"tables": (_table, "tabular"), "timeseries": (_series, "timeseries"), "npz": (_npz, "tabular"),
             "images": (_images, "image"), "hub": (_hub, "tabular")}
+# Files that train a model and are then given to it again as new inputs (fpt predict): (format, modality, writer),
+# every format fpt predict reads and every modality among them.
+PREDICTED = [(name, modality, write) for name, (write, modality) in EXAMPLES.items() if FORMATS[name].predict] + \
+    [("tables", "sequence", _texts)]
+
+
+def _written(write, tmp_path: Path) -> Path:  # noqa: ANN001
+    return write(tmp_path / "t.csv") if write in (_table, _texts) else write(tmp_path)
 
 
 def test_every_format_has_an_example_here():
@@ -70,7 +85,7 @@ def test_every_format_has_an_example_here():
 def test_each_format_claims_and_reads_its_own_layout(name, tmp_path):
     fmt = FORMATS[name]
     write, modality = EXAMPLES[name]
-    path = write(tmp_path) if name != "tables" else write(tmp_path / "t.csv")
+    path = _written(write, tmp_path)
     assert detect(str(path)) == name
     raw = load(str(path), image_size=8)
     assert raw.modality == modality and raw.modality in MODALITIES
@@ -126,7 +141,107 @@ def test_each_modality_tokenises_saves_and_reads_as_declared(name):
     features = entry.features(tokens.numpy(), saved, vocab)
     assert features.shape[0] == len(tokens) and np.isfinite(features).all()
     assert entry.baselines and set(entry.baselines) <= set(baselines.MODELS)
-    assert entry.predict_input
     described = entry.describe(tok, ["text"] if name == "sequence" else [], {"train_lengths": "5..9"})
     assert described and json.loads(json.dumps(described)) == described  # JSON, as the model card writes it
     assert {"modality", "targets", "npz_X_shape"}.isdisjoint(described)  # Schema.describe's own keys
+    card = entry.card({"modality": name, "targets": ["y"], **described})  # the model card's words for it
+    assert card and all(isinstance(line, str) for line in card)
+
+
+def test_each_modality_that_arrays_hold_reads_them_as_its_tokeniser_takes():
+    rng = np.random.default_rng(0)
+    arrays = {"tabular": rng.normal(size=(12, 2)), "image": rng.integers(0, 255, (12, 8, 8, 3), dtype=np.uint8),
+              "timeseries": rng.normal(size=(12, 2, 7))}
+    assert {name for name, entry in MODALITIES.items() if entry.from_array} == set(arrays)
+    options = DataOptions(**{**{f.name: getattr(RunConfig(), f.name) for f in dataclasses.fields(DataOptions)},
+                             "data": "x", "image_size": 8, "patch_size": 4, "series_patch": 2})
+    for name, X in arrays.items():
+        x = MODALITIES[name].from_array(X, "rgb", 8, "X")
+        tokens, _ = MODALITIES[name].tokeniser.fit_from(x, options, {"image_channels": "rgb"})(x)
+        assert len(tokens) == len(X) and tokens.isfinite().all()
+
+
+def test_the_config_accepts_and_names_every_modality():
+    from fpt.config import field_help
+
+    for name in MODALITIES:
+        assert RunConfig(task="data", data="x.csv", modality=name).modality == name
+        assert name in field_help(RunConfig)["modality"]
+
+
+# ---------------------------------------------------------------------------------------------- new inputs
+
+
+def _options() -> DataOptions:
+    return DataOptions(**{**{f.name: getattr(RunConfig(), f.name) for f in dataclasses.fields(DataOptions)},
+                          "data": "x", "image_size": 8, "patch_size": 4, "series_patch": 2})
+
+
+def _trained(write, tmp_path: Path) -> tuple[Path, object, Schema]:  # noqa: ANN001
+    """(the file, its RawData, the schema of a model trained on it)."""
+    path = _written(write, tmp_path)
+    raw = load(str(path), image_size=8)
+    return path, raw, Schema(fit_preprocessing(raw, _options(), "classification"), dict(raw.notes))
+
+
+def _rows(tokens) -> list[bytes]:  # noqa: ANN001
+    return sorted(row.numpy().tobytes() for row in tokens)  # each example's tokens, in any order
+
+
+def test_every_predicting_format_and_modality_has_an_example_here():
+    assert {name for name, _, _ in PREDICTED} == {name for name, f in FORMATS.items() if f.predict}
+    assert {name for name, f in FORMATS.items() if not f.predict} == {"hub"}  # a saved dataset holds whole splits
+    assert {modality for _, modality, _ in PREDICTED} == set(MODALITIES)
+    for name, f in FORMATS.items():
+        if f.predict is not None:
+            assert f.takes and f.takes in predict_kinds(), name
+            assert f.holds is None or (set(f.holds) <= set(MODALITIES) and f.modality in (None, *f.holds)), name
+    for name, entry in MODALITIES.items():
+        assert takes(name) and any(f.predicts(name) and f.holds for f in FORMATS.values()), name
+        # a table's columns are read by the formats of tables, and only for the modalities that take columns
+        columns = any(f.predicts(name) and f.holds and set(f.suffixes) & {".csv"} for f in FORMATS.values())
+        assert (entry.columns is not None) == columns, name
+
+
+@pytest.mark.parametrize(("name", "modality", "write"), PREDICTED, ids=[f"{n}-{m}" for n, m, _ in PREDICTED])
+def test_each_format_predicts_its_own_training_file_as_training_read_it(name, modality, write, tmp_path):
+    path, raw, schema = _trained(write, tmp_path)
+    assert raw.modality == modality == schema.modality
+    assert for_inputs(path, modality) is FORMATS[name]
+    read = read_inputs(path, schema)
+    train = raw.splits["train"]
+    assert len(read) == len(train) and read.y is not None and read.y.shape == train.y.shape
+    tok = schema.prep.tokeniser
+    assert tok.kind == modality
+    assert _rows(tok(read.x)[0]) == _rows(tok(train.x)[0])  # the tokens training made of the same examples
+    assert sorted(map(str, read.y[:, 0])) == sorted(map(str, train.y[:, 0]))
+    # the same examples as arrays or columns in memory: the modality's own check, then the same tokens
+    entry = MODALITIES[modality]
+    x = entry.columns(read.x, schema, "inputs", False) if isinstance(read.x, dict) else \
+        entry.check(read.x, schema, "inputs", False)
+    assert _rows(tok(x)[0]) == _rows(tok(read.x)[0])
+
+
+@pytest.mark.parametrize("modality", sorted(MODALITIES))
+def test_a_file_of_a_format_that_does_not_hold_the_models_modality_is_a_one_line_schema_error(modality, tmp_path):
+    write = next(w for _, m, w in PREDICTED if m == modality)
+    (tmp_path / "model").mkdir()
+    _, _, schema = _trained(write, tmp_path / "model")
+    others = [w for name, _, w in PREDICTED if not FORMATS[name].predicts(modality)]
+    assert others or all(f.predicts(modality) for f in FORMATS.values() if f.predict)
+    for i, w in enumerate(others):
+        (tmp_path / str(i)).mkdir()
+        path = _written(w, tmp_path / str(i))
+        with pytest.raises(SchemaError) as caught:
+            read_inputs(path, schema)
+        text = str(caught.value)
+        assert text.startswith(f"{path}: ") and f"{modality} data" in text and len(text.splitlines()) == 1, text
+        assert text.endswith(f"give {takes(modality)}"), text
+
+
+def test_an_unknown_suffix_names_every_file_fpt_predict_reads(tmp_path):
+    _, _, schema = _trained(_table, tmp_path)
+    (tmp_path / "x.xyz").write_text("1,2\n")
+    with pytest.raises(DataError, match="unknown format") as caught:
+        read_inputs(tmp_path / "x.xyz", schema)
+    assert all(s in str(caught.value) for f in FORMATS.values() if f.predict for s in f.suffixes)

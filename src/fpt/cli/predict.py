@@ -15,10 +15,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from fpt.cli._args import add_which_argument
 
     p.add_argument("model", metavar="RUN_OR_EXPORT", help="a run directory (fpt train) or an export (fpt export)")
+    from fpt.data.formats import predict_kinds
+
     p.add_argument("inputs", metavar="INPUT",
-                   help="examples in a format --data reads: a CSV/TSV/JSON lines/Parquet table, a folder of images "
-                        "(DIR/*.png or DIR/<class>/*.png), a UCR/UEA .ts/.tsv file, or an .npz (X, optionally y); "
-                        "a paper task's model: an .npz of its tokens X (optionally y, lengths)")
+                   help=f"examples in a format --data reads: {predict_kinds()}; a paper task's model: an .npz of its "
+                        "tokens X (optionally y, lengths)")
     p.add_argument("--out", default="predictions.csv",
                    help="CSV to write: prediction (and proba_<class>) per example (default: predictions.csv)")
     p.add_argument("--force", action="store_true",

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.base import SEEDED, RawData, Split, is_missing
-from fpt.errors import DataError
+from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, check_target_values, is_missing
+from fpt.errors import DataError, SchemaError
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
@@ -30,21 +30,6 @@ def _modality(X: np.ndarray) -> str:
     if X.ndim == 3:
         return "timeseries"
     raise DataError(f"X has shape {X.shape}; use (n, features), (n, H, W[, C]) images or (n, channels, length) series")
-
-
-def _as_images(X: np.ndarray, channels: str, size: int, where: str) -> list[np.ndarray]:
-    from fpt.data.images import load_image
-
-    if X.ndim == 3:
-        X = X[..., None]
-    if X.shape[-1] not in (1, 3, 4) and X.shape[1] in (1, 3, 4):
-        X = np.moveaxis(X, 1, -1)  # (n, C, H, W) -> (n, H, W, C)
-    if X.dtype != np.uint8:
-        lo, hi = float(np.nanmin(X)), float(np.nanmax(X))
-        if lo < 0 or hi > 255:
-            raise DataError(f"{where}: image values in [{lo:g}, {hi:g}]; give uint8 0-255 or floats in [0, 1]")
-        X = np.round(X * 255 if hi <= 1 else X).astype(np.uint8)
-    return [load_image(img, channels, size) for img in X]
 
 
 def read_npz(path: Path, modality: str, image_channels: str, image_size: int) -> RawData:
@@ -218,42 +203,39 @@ def _check_series_list(X: list[np.ndarray], kind: str, where: str, xk: str) -> N
                             "replace it with a finite number, or NaN where a value is missing")
 
 
-def column(values: np.ndarray, where: str) -> np.ndarray:
-    """One table column as the tabular tokeniser reads it: numbers as float64 (missing: NaN); a column of an object
-    array (a DataFrame with text or category columns) whose present values are all numbers likewise, else text
-    (a categorical column: each value as ``str``, missing as None)."""
-    import numbers
-
-    if values.dtype.kind in "iubf":
-        return values.astype(np.float64)
-    missing = is_missing(values)
-    present = values[~missing]
-    if all(isinstance(v, numbers.Number) for v in present):
-        out = np.full(len(values), np.nan)
-        out[~missing] = present.astype(np.float64)
-        if not np.isfinite(out[~missing]).all():
-            raise DataError(f"{where}: an infinite value; replace it with a finite number, or NaN where it is missing")
-        return out
-    return np.array([None if m else str(v) for v, m in zip(values, missing, strict=True)], dtype=object)
-
-
 def inputs(X: np.ndarray, kind: str, channels: str, image_size: int, where: str, name: str) -> Any:
-    """An input array as a ``Split``'s ``x`` for modality ``kind`` (what its tokeniser reads)."""
-    if kind == "tabular":
-        if X.ndim != 2:
-            raise DataError(f"{where}: --modality tabular needs X of shape (n, features), not {X.shape}")
-        return {f"x{j}": column(X[:, j], f"{where}, column {j}") for j in range(X.shape[1])}
-    if kind == "image":
-        return _as_images(X, channels, image_size, where)
-    if kind == "timeseries":
-        if isinstance(X, list):
-            return X
-        if X.ndim == 2:
-            X = X[:, None, :]
-        if X.ndim != 3:
-            raise DataError(f"{where}: --modality timeseries needs X of shape (n, channels, length), not {X.shape}")
-        return [s.astype(np.float32) for s in X]
-    raise DataError(f"{name}: an .npz holds numbers: tabular, image or timeseries, not {kind}")
+    """An input array as a ``Split``'s ``x`` for modality ``kind`` (what its tokeniser reads): the modality's own
+    reading of arrays (``fpt.data.modalities``: ``from_array``)."""
+    from fpt.data.modalities import MODALITIES
+
+    entry = MODALITIES.get(kind)
+    if entry is None or entry.from_array is None:
+        held = [m for m, e in MODALITIES.items() if e.from_array is not None]
+        raise DataError(f"{name}: an .npz holds numbers: {', '.join(held[:-1])} or {held[-1]}, not {kind}")
+    return entry.from_array(X, channels, image_size, where)
 
 
-__all__ = ["check_names", "column", "from_arrays", "inputs", "load_npz", "read_npz", "series_list"]
+def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
+    """``fpt predict``'s reader of an .npz: ``X`` (and optionally ``y``, to score), or ``X_test``/``y_test``."""
+    arrays = load_npz(path)
+    check_names(arrays, ["X", "y", "X_test", "y_test"], path)
+    xk, yk = ("X", "y") if "X" in arrays else ("X_test", "y_test")
+    if xk not in arrays:
+        raise DataError(f"{path}: arrays {sorted(arrays)}; give X (and optionally y, to score), or X_test/y_test")
+    X, y = arrays[xk], arrays.get(yk)
+    targets = checks.schema.targets
+    if y is not None:
+        if len(y) != len(X):
+            raise DataError(f"{path}: {len(X)} inputs in {xk} but {len(y)} targets in {yk}; they must match one to one")
+        y = y.reshape(len(y), -1) if y.ndim > 1 else y[:, None]
+        if y.shape[1] != len(targets):
+            raise SchemaError(f"{path}: {yk} has {y.shape[1]} target(s) per example, the model predicts "
+                              f"{len(targets)}; give {len(targets)} or drop {yk}")
+        y = y.astype(object)
+        for j, t in enumerate(targets):
+            check_target_values(y[:, j], t, f"{path} ({yk})")
+        checks.labels(y, f"{path} ({yk})")
+    return Inputs(checks.arrays(X, f"{path} ({xk})"), y, str(path))
+
+
+__all__ = ["check_names", "from_arrays", "inputs", "load_npz", "read_npz", "read_npz_inputs", "series_list"]

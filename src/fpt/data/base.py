@@ -11,6 +11,7 @@ Errors are ``DataError``: one line naming the file (and column or row) and the f
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,6 @@ import numpy as np
 
 from fpt.errors import DataError, FptWarning
 
-MODALITIES = ("tabular", "image", "timeseries", "sequence")
 TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
 SPLIT_COLUMN = "split"
 SPLIT_NAMES = {"train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val", "dev": "val",
@@ -59,6 +59,49 @@ class RawData:
     # (objective, why) where the format itself says what the target is (a UCR/UEA archive file: class labels
     # unless a .ts says @targetLabel), so the values are not asked; None: inferred from the values
     declared: tuple[str, str] | None = None
+
+
+@dataclass
+class Inputs:
+    """New examples for a trained model (``fpt predict``) in the modality's raw form (what its tokeniser takes),
+    with their targets when given: a format's predict reader returns them checked (``Checks``)."""
+
+    x: Any  # tabular/sequence: {column: (n,) array}; image: [(S, S, C) uint8]; timeseries: [(C, L) float]
+    y: np.ndarray | None  # (n, m) raw target values, or None when the input has no targets
+    where: str  # the file (or "inputs"), for messages
+    names: list[str] | None = None  # per example, e.g. image files: written beside the predictions
+    notes: list[str] = field(default_factory=list)  # what was done to the inputs (e.g. series cut), for the user
+
+    def __len__(self) -> int:
+        if isinstance(self.x, dict):
+            return len(next(iter(self.x.values()))) if self.x else 0
+        return len(self.x)
+
+
+@dataclass(frozen=True)
+class Checks:
+    """A trained model's checks of new inputs, bound to its schema (``fpt.data.inputs`` makes them): a format's
+    predict reader (``fpt.data.formats``) reads its file and hands what it found to these, so that it need not
+    know the model's modality."""
+
+    schema: Any  # fpt.data.inputs.Schema
+    arrays: Callable[[Any, str], Any]  # (arrays or a list of examples, where) -> the modality's raw form, checked
+    columns: Callable[[Mapping[str, Any], str], Inputs]  # (table columns, where) -> Inputs (targets if all given)
+    labels: Callable[[np.ndarray, str], None]  # ((n, m) targets, where): each one the model can score
+
+
+def plain_value(v: Any) -> Any:
+    """A JSON-ready Python scalar for a numpy/pandas value."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def shown(names: list[Any], limit: int = 12) -> str:
+    """The first ``limit`` of ``names`` for a message, "..." after them when there are more."""
+    return ", ".join(map(str, names[:limit])) + (" ..." if len(names) > limit else "")
 
 
 def is_missing(values: np.ndarray) -> np.ndarray:
@@ -265,8 +308,8 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
     return np.sort(rest), np.sort(held)
 
 
-__all__ = ["MODALITIES", "ObjectiveInferred", "RawData", "Split", "choose_targets", "finish_splits", "fold_indices",
-           "from_numbers", "infer_objective", "is_missing"]
+__all__ = ["Checks", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets", "finish_splits", "fold_indices",
+           "from_numbers", "infer_objective", "is_missing", "plain_value", "shown"]
 
 
 def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

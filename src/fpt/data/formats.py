@@ -2,10 +2,11 @@
 
 Each entry names the file suffixes it reads, how it recognises a path (a file or a folder), its reader
 (``RawData``: the splits as the data defines them), the modality it fixes (or None: decided from the
-contents), where its layout fixes the target, and what ``fpt predict`` reads of it. ``fpt.data.detect``
-asks the entries in order; the first that claims a path reads it. A new format is its reader module plus
-one entry here (the error and help texts list the suffixes from the entries); tests/data/test_kinds.py
-checks every entry.
+contents), where its layout fixes the target, and how ``fpt predict`` reads one set of new examples in it
+(a format with suffixes from its files, one without from a folder; the modalities it may hold for that).
+``fpt.data.detect`` asks the entries in order; the first that claims a path reads it; ``for_inputs`` picks
+the predict reader of a path for a model's modality. A new format is its reader module plus one entry here
+(the error and help texts list the suffixes from the entries); tests/data/test_kinds.py checks every entry.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fpt.data.base import RawData
+from fpt.data.base import Checks, Inputs, RawData
+from fpt.data.tables import BUILDERS
+from fpt.errors import DataError, SchemaError
 
 
 @dataclass(frozen=True)
@@ -39,10 +42,17 @@ class Format:
     modality: str | None = None  # the one modality it holds (--modality may only name it), or None
     target: str | None = None  # where the layout fixes the target (then --target may only name ``target_name``)
     target_name: str | None = None
+    predict: Callable[[Path, Checks], Inputs] | None = None  # fpt predict's reader of one set (None: not read)
+    takes: str | None = None  # what fpt predict reads of it, as the texts name it
+    holds: tuple[str, ...] | None = None  # the modalities fpt predict reads from it (None: any)
+
+    def predicts(self, modality: str) -> bool:
+        """Whether fpt predict reads new inputs of a ``modality`` model from this format."""
+        return self.predict is not None and (self.holds is None or modality in self.holds)
 
 
 def _tables_claim(p: Path) -> bool:
-    from fpt.data.tables import BUILDERS, split_files
+    from fpt.data.tables import split_files
 
     return p.suffix.lower() in BUILDERS if p.is_file() else bool(split_files(p))
 
@@ -95,18 +105,46 @@ def _read_hub(path: Any, r: Request) -> RawData:
     return load_hub(str(path), r.target, r.modality, r.image_channels, r.image_size)
 
 
+def _predict_tables(path: Path, checks: Checks) -> Inputs:
+    from fpt.data.tables import read_table_inputs
+
+    return read_table_inputs(path, checks)
+
+
+def _predict_images(path: Path, checks: Checks) -> Inputs:
+    from fpt.data.images import read_image_inputs
+
+    return read_image_inputs(path, checks)
+
+
+def _predict_series(path: Path, checks: Checks) -> Inputs:
+    from fpt.data.timeseries import read_series_inputs
+
+    return read_series_inputs(path, checks)
+
+
+def _predict_npz(path: Path, checks: Checks) -> Inputs:
+    from fpt.data.arrays import read_npz_inputs
+
+    return read_npz_inputs(path, checks)
+
+
 # In the order detect asks them: a saved dataset folder before anything else, a UCR file before a table of the
 # same suffix (.tsv), a table folder of split files before a folder of class folders.
 FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("hub", (), None, "a dataset saved with save_to_disk()", _hub_claim, _read_hub),
     Format("timeseries", (".ts", ".tsv"), "*_TRAIN.ts or *_TRAIN.tsv", "*_TRAIN.ts", _series_claim, _read_series,
-           "timeseries", "the label after each series' last ':' (or first field of a .tsv line)", "target"),
+           "timeseries", "the label after each series' last ':' (or first field of a .tsv line)", "target",
+           _predict_series, "a UCR/UEA .ts or .tsv file (e.g. NAME_TEST.ts)", ("timeseries",)),
     Format("npz", (".npz",), ".npz", None, lambda p: p.is_file() and p.suffix.lower() == ".npz", _read_npz,
-           target="the array y", target_name="y"),
-    Format("tables", (".csv", ".tsv", ".jsonl", ".parquet"), ".csv, .tsv, .jsonl, .parquet", "train.csv (+ test.csv)",
-           _tables_claim, _read_tables),
+           target="the array y", target_name="y", predict=_predict_npz,
+           takes="an .npz of X (optionally y, to score)"),
+    Format("tables", tuple(BUILDERS), ".csv, .tsv, .jsonl, .parquet", "train.csv (+ test.csv)", _tables_claim,
+           _read_tables, predict=_predict_tables, takes="one table file (e.g. DIR/test.csv; CSV/TSV/JSON lines/Parquet)",
+           holds=("tabular", "sequence")),
     Format("images", (), None, "class folders of images (DIR/<class>/*.png)", _images_claim, _read_images, "image",
-           "each image's class folder", "class"),
+           "each image's class folder", "class", _predict_images, "a folder of images (DIR/*.png or DIR/<class>/*.png)",
+           ("image",)),
 )}
 SUFFIXES = tuple(dict.fromkeys(s for f in FORMATS.values() for s in f.suffixes))  # every suffix --data may name
 
@@ -122,9 +160,43 @@ def folder_kinds() -> str:
     return ", ".join(folders[:-1]) + ", or " + folders[-1]
 
 
+def takes(modality: str) -> str:
+    """What fpt predict reads for a ``modality`` model, as the texts name it: the formats that hold it alone first."""
+    fits = sorted((f for f in FORMATS.values() if f.predicts(modality)), key=lambda f: f.holds is None)
+    return " or ".join(f.takes for f in fits if f.takes)
+
+
+def predict_kinds() -> str:
+    """Every input fpt predict reads, as the texts list them."""
+    return ", ".join(f.takes for f in reversed(FORMATS.values()) if f.predict is not None and f.takes)
+
+
+def for_inputs(p: Path, modality: str) -> Format:
+    """The format whose predict reader reads the existing file or folder ``p`` for a ``modality`` model; a path
+    no such format reads is a one-line error saying what to give instead."""
+    readers = [f for f in FORMATS.values() if f.predict is not None]
+    found = [f for f in readers if not f.suffixes] if p.is_dir() else \
+        [f for f in readers if p.suffix.lower() in f.suffixes]
+    fit = next((f for f in found if f.predicts(modality)), None)
+    if fit is not None:
+        return fit
+    if p.is_dir():
+        from fpt.data.tables import split_files
+
+        splits = split_files(p)
+        held = " (it holds split files " + ", ".join(f.name for f in splits.values()) + ")" if splits else ""
+        raise SchemaError(f"{p}: a folder{held}; the model takes {modality} data: give {takes(modality)}")
+    if not found:
+        suffixes = ", ".join(dict.fromkeys(s for f in readers for s in f.suffixes))
+        folders = " or ".join(f.takes for f in readers if not f.suffixes and f.takes)
+        raise DataError(f"{p}: unknown format {p.suffix or '(no suffix)'!r}; give a {suffixes} file or {folders}")
+    raise SchemaError(f"{p}: {found[0].takes}, but the model was trained on {modality} data; give {takes(modality)}")
+
+
 def claiming(p: Path) -> Format | None:
     """The first format that claims the existing file or folder ``p``."""
     return next((f for f in FORMATS.values() if f.claims(p)), None)
 
 
-__all__ = ["FORMATS", "SUFFIXES", "Format", "Request", "claiming", "file_kinds", "folder_kinds"]
+__all__ = ["FORMATS", "SUFFIXES", "Format", "Request", "claiming", "file_kinds", "folder_kinds", "for_inputs",
+           "predict_kinds", "takes"]

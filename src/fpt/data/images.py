@@ -2,6 +2,7 @@
 directories ``DIR/train|val|test/<class>/...``, listed by Hugging Face ``datasets``' imagefolder
 builder. Each file is then decoded here with Pillow so that a corrupt one is named; images are
 resized (``image_size``) and converted to RGB or grayscale (``image_channels``) as they load.
+A trained image model's checks of new images (folders and arrays) live here too (``fpt.data.modalities``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.base import SEEDED, RawData, Split
-from fpt.errors import DataError
+from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
+from fpt.errors import DataError, SchemaError
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 HF_SPLITS = {"train": "train", "validation": "val", "valid": "val", "val": "val", "dev": "val", "test": "test"}
@@ -146,4 +147,78 @@ def load_image(source: Path | np.ndarray | Any, channels: str, size: int) -> np.
     return arr[:, :, None] if arr.ndim == 2 else arr
 
 
-__all__ = ["IMAGE_SUFFIXES", "has_images", "load_image", "read_image_folder"]
+def as_images(X: np.ndarray, channels: str, size: int, where: str) -> list[np.ndarray]:
+    """An image array (n, H, W[, C]) or (n, C, H, W), uint8 0-255 or floats 0-1, as (size, size, C) uint8 images
+    (an .npz's X, Python's, and new image arrays)."""
+    if X.ndim == 3:
+        X = X[..., None]
+    if X.shape[-1] not in (1, 3, 4) and X.shape[1] in (1, 3, 4):
+        X = np.moveaxis(X, 1, -1)  # (n, C, H, W) -> (n, H, W, C)
+    if X.dtype != np.uint8:
+        lo, hi = float(np.nanmin(X)), float(np.nanmax(X))
+        if lo < 0 or hi > 255:
+            raise DataError(f"{where}: image values in [{lo:g}, {hi:g}]; give uint8 0-255 or floats in [0, 1]")
+        X = np.round(X * 255 if hi <= 1 else X).astype(np.uint8)
+    return [load_image(img, channels, size) for img in X]
+
+
+# ---------------------------------------------------------------------------------------------- new inputs
+
+
+def read_image_inputs(path: Path, checks: Checks) -> Inputs:
+    """``fpt predict``'s reader of ``DIR/*.png`` (unlabelled) or ``DIR/<class>/*.png`` (labelled by folder),
+    decoded as training did."""
+    flat = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    folders = sorted(d for d in path.iterdir() if d.is_dir() and not d.name.startswith("."))
+    splits = [d.name for d in folders if d.name.lower() in HF_SPLITS]
+    if splits:
+        raise DataError(f"{path}: split folders ({', '.join(splits)}); give one split's folder, e.g. {path / splits[-1]}")
+    if flat and folders:
+        raise DataError(f"{path}: both images and class folders ({folders[0].name}/); give a folder of images "
+                        "(unlabelled) or of class folders (labelled), not both")
+    files: list[tuple[Path, str | None]] = [(p, None) for p in flat]
+    for d in folders:
+        files += [(p, d.name) for p in sorted(d.iterdir()) if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
+    if not files:
+        raise DataError(f"{path}: no images (.png/.jpg/...) in it or in class folders DIR/<class>/")
+    tok = checks.schema.prep.tokeniser
+    images = [_input_image(p, tok.channels, tok.image_size) for p, _ in files]
+    y = None
+    if folders:
+        y = np.array([label for _, label in files], dtype=object)[:, None]
+        checks.labels(y, f"{path}/<class>/")
+    return Inputs(images, y, str(path), [str(p.relative_to(path)) for p, _ in files])
+
+
+def _input_image(file: Path, channels: str, size: int) -> np.ndarray:
+    # Training converted every image to the channels it chose; colour given to a grayscale model would be
+    # silently dropped, so it is refused (grayscale to an RGB model is lossless, as training did it).
+    if channels == "gray" and _has_colour(str(file)):
+        raise SchemaError(f"{file}: a colour image, but the model was trained on grayscale images; convert it to "
+                          "grayscale, or train a model on colour images (--image-channels rgb)")
+    # Files of any size are resized to image_size, as the training images were.
+    return load_image(file, channels, size)
+
+
+def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> list[np.ndarray]:
+    """Image arrays, (n, H, W[, C]) or a list of (H, W[, C]): the training array shape, or the model's own."""
+    tok = schema.prep.tokeniser
+    c = 3 if tok.channels == "rgb" else 1
+    own = {(tok.image_size, tok.image_size, c), (c, tok.image_size, tok.image_size)} | \
+        ({(tok.image_size, tok.image_size)} if c == 1 else set())
+    trained = tuple(schema.info["X_shape"][1:]) if "X_shape" in schema.info else None
+    arrays = [np.asarray(img) for img in X] if isinstance(X, (list, tuple)) else list(np.asarray(X))
+    if not arrays:
+        raise SchemaError(f"{where}: no images")
+    for i, img in enumerate(arrays):
+        if img.shape != trained and img.shape not in own:
+            expected = " or ".join(str(s) for s in ([trained] if trained else []) + sorted(own))
+            raise SchemaError(f"{where}: image {i + 1} has shape {img.shape}, but the model takes {expected} "
+                              f"({tok.channels}, {tok.image_size}x{tok.image_size} pixels); resize or convert it")
+        if img.dtype.kind not in "iubf":
+            raise SchemaError(f"{where}: image {i + 1} has dtype {img.dtype}; give numbers (uint8 0-255 or floats 0-1)")
+    return [im for img in arrays for im in as_images(img[None], tok.channels, tok.image_size, where)]
+
+
+__all__ = ["IMAGE_SUFFIXES", "as_images", "check_images", "has_images", "load_image", "read_image_folder",
+           "read_image_inputs"]

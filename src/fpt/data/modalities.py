@@ -3,8 +3,10 @@
 Each names its tokeniser (``fpt.data.tokenisers``: fitted on train, saved in data.json), the RunConfig
 fields that shape its tokens, whether its examples are padded to a batch's longest, the features that
 classic models and linear probes read (computed from the tokens, so they see what the model sees), the
-classic models fitted beside a run (``fpt.baselines.MODELS``), and what ``fpt predict`` takes for it.
-A new modality is its tokeniser class plus one entry here; tests/data/test_kinds.py checks every entry.
+classic models fitted beside a run (``fpt.baselines.MODELS``), and how a trained model checks new inputs
+given as arrays or as table columns (``fpt predict``, ``fpt.load(...).predict``; the formats' predict readers
+hand what they read to these). A new modality is its tokeniser class, its checks, and one entry here;
+tests/data/test_kinds.py checks every entry.
 """
 
 from __future__ import annotations
@@ -15,8 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from fpt.data.images import as_images, check_images
+from fpt.data.tables import check_table, check_texts, sequence_columns, table_from_array, tabular_columns
+from fpt.data.timeseries import check_series, series_from_array
 from fpt.data.tokenisers import KINDS
 from fpt.errors import DataError
+
+# (inputs, fpt.data.inputs.Schema, where, allow_unseen) -> the examples in the tokeniser's raw form, or SchemaError
+Check = Callable[[Any, Any, str, bool], Any]
 
 
 @dataclass(frozen=True)
@@ -26,10 +34,16 @@ class Modality:
     pads: bool  # examples of several lengths: padded and masked, the model takes their lengths
     features: Callable[[np.ndarray, dict[str, Any], int], np.ndarray]  # (tokens (N, T, ...), tokeniser JSON, vocab)
     baselines: tuple[str, ...]  # the classic models fitted beside a run, in order (fpt.baselines.MODELS)
-    predict_input: str  # what fpt predict reads for it, named when it is given something else
     # the input schema in words and numbers (the model card, an export's config.json): (fitted tokeniser, feature
     # columns, the summary's task_info) -> its keys beside "modality" and "targets"
     describe: Callable[[Any, list[str], Mapping[str, Any]], dict[str, Any]]
+    # the input schema (describe's keys, "modality", "targets", "npz_X_shape" if any) in a model card's words: lines
+    card: Callable[[Mapping[str, Any]], list[str]]
+    # training examples given as arrays (an .npz's X, fpt.sklearn's): (X, image channels, image size, where) -> the
+    # tokeniser's raw form; None: arrays of numbers cannot hold it
+    from_array: Callable[[Any, str, int, str], Any] | None
+    check: Check  # new examples given as arrays or a list (an .npz's X, a UCR file's series, Python's X)
+    columns: Check | None  # new examples as table columns (every feature column present), or None: no table holds it
 
     @property
     def tokeniser(self) -> type:
@@ -60,7 +74,7 @@ def symbol_counts(x: np.ndarray, tok: dict[str, Any], vocab: int) -> np.ndarray:
 
 def max_points(tok: Any) -> int:
     """The most points of a series the tokeniser keeps (its sequence length of windows)."""
-    return (tok.max_tokens - 1) * tok.stride + tok.patch
+    return tok.max_points
 
 
 def _table_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,16 +96,54 @@ def _sequence_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> 
     return {"features": features, "sequence": {"mode": tok.mode, "max_len": tok.max_len, "vocabulary": len(tok.vocab)}}
 
 
-TABLE_FILE = "one table file (e.g. DIR/test.csv)"
+def _targets(schema: Mapping[str, Any]) -> str:
+    return ", ".join(f"`{t}`" for t in schema["targets"])
+
+
+def _table_card(schema: Mapping[str, Any]) -> list[str]:
+    out = ["A table (CSV, TSV, JSON lines, Parquet, a DataFrame) with these columns; the target column(s) "
+           f"{_targets(schema)} are optional (given, the predictions are scored).", "",
+           "| column | kind | categories |", "|---|---|---|"]
+    for f in schema["features"]:
+        cats = f.get("categories")
+        shown = "" if cats is None else ", ".join(map(str, cats[:15])) + (" ..." if len(cats) > 15 else "")
+        out.append(f"| `{f['name']}` | {f['kind']} | {shown} |")
+    return out
+
+
+def _sequence_card(schema: Mapping[str, Any]) -> list[str]:
+    s = schema["sequence"]
+    return [f"A table with the text column `{schema['features'][0]}` (one {s['mode'][:-1]} per token, "
+            f"{s['vocabulary']} known symbols, cut at {s['max_len']}); optionally the target column(s) "
+            f"{_targets(schema)}."]
+
+
+def _image_card(schema: Mapping[str, Any]) -> list[str]:
+    s = schema["image"]
+    extra = f"; arrays of shape {schema['npz_X_shape'][1:]} as in training" if "npz_X_shape" in schema else ""
+    return [f"Images: a folder `DIR/*.png` or `DIR/<class>/*.png`, or arrays (n, {s['size']}, {s['size']}"
+            f"{', 3' if s['channels'] == 'rgb' else ''}){extra}; {s['channels']}, resized to {s['size']}x{s['size']}, "
+            f"{s['patch_size']}x{s['patch_size']} patches."]
+
+
+def _series_card(schema: Mapping[str, Any]) -> list[str]:
+    s = schema["series"]
+    return [f"Time series: a UCR/UEA .ts/.tsv file or arrays (n, {s['channels']}, length): {s['channels']} channel(s), "
+            f"at most {s['max_points']} points (training lengths {s['train_lengths'] or 'unknown'}), windows of "
+            f"{s['patch']} points every {s['stride']}."]
+
+
 MODALITIES: dict[str, Modality] = {m.name: m for m in (
-    Modality("tabular", {"max_categories": None}, False, token_features, ("linear", "boosting"), TABLE_FILE,
-             _table_schema),
+    Modality("tabular", {"max_categories": None}, False, token_features, ("linear", "boosting"), _table_schema,
+             _table_card, table_from_array, check_table, tabular_columns),
     Modality("image", {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
-             False, token_features, ("linear",), "a folder of images", _image_schema),
+             False, token_features, ("linear",), _image_schema, _image_card, as_images, check_images, None),
     Modality("timeseries", {"series_patch": "patch", "series_stride": "stride", "series_norm": "norm"},
-             True, series_features, ("nearest", "minirocket"), "its *_TEST.ts or .tsv file", _series_schema),
+             True, series_features, ("nearest", "minirocket"), _series_schema, _series_card,
+             series_from_array, check_series, None),
     Modality("sequence", {"sequence_tokens": "mode", "sequence_max_len": "max_len"},
-             True, symbol_counts, ("linear", "boosting"), TABLE_FILE, _sequence_schema),
+             True, symbol_counts, ("linear", "boosting"), _sequence_schema, _sequence_card, None,
+             check_texts, sequence_columns),
 )}
 PADDED = tuple(name for name, m in MODALITIES.items() if m.pads)  # the tokenisers that pad and return lengths
 
@@ -102,4 +154,5 @@ def modality(name: str) -> Modality:
     return MODALITIES[name]
 
 
-__all__ = ["MODALITIES", "PADDED", "Modality", "max_points", "modality", "series_features", "symbol_counts", "token_features"]
+__all__ = ["MODALITIES", "PADDED", "Check", "Modality", "max_points", "modality", "series_features", "symbol_counts",
+           "token_features"]

@@ -1,4 +1,5 @@
-"""Tables: CSV, TSV, JSON lines and Parquet, read with Hugging Face ``datasets`` (Arrow).
+"""Tables: CSV, TSV, JSON lines and Parquet, read with Hugging Face ``datasets`` (Arrow); and a trained
+tabular or sequence model's checks of new table columns and arrays (``fpt.data.modalities``' entries).
 
 One file (split by a ``split`` column if it has one, else held out by ``finish_splits``), or
 a directory of split files ``train.csv`` + ``test.csv`` (+ ``val.csv``; any of the formats).
@@ -11,15 +12,31 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from fpt.data.base import SEEDED, SPLIT_COLUMN, SPLIT_NAMES, RawData, Split, check_target_values, choose_targets, is_missing, rows
-from fpt.errors import DataError
+from fpt.data.base import (
+    SEEDED,
+    SPLIT_COLUMN,
+    SPLIT_NAMES,
+    Checks,
+    Inputs,
+    RawData,
+    Split,
+    check_target_values,
+    choose_targets,
+    is_missing,
+    plain_value,
+    rows,
+    shown,
+)
+from fpt.errors import DataError, SchemaError
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet"}
 FORMAT_NAMES = {"csv": "CSV", "json": "JSON lines", "parquet": "Parquet"}
+ALLOW_UNSEEN_FIX = "or pass --allow-unseen (Python: allow_unseen=True) to map unseen categories to the shared unknown slot"
 MIXED_SHARE = 0.9  # a text column whose values are at least this share numbers is a numeric column with bad entries
 
 
@@ -220,4 +237,102 @@ def _by_split_column(columns: dict[str, np.ndarray], path: Path) -> dict[str, tu
     return out
 
 
-__all__ = ["BUILDERS", "read_columns", "read_tables", "split_files"]
+def column(values: np.ndarray, where: str) -> np.ndarray:
+    """One table column as the tabular tokeniser reads it: numbers as float64 (missing: NaN); a column of an object
+    array (a DataFrame with text or category columns) whose present values are all numbers likewise, else text
+    (a categorical column: each value as ``str``, missing as None)."""
+    import numbers
+
+    if values.dtype.kind in "iubf":
+        return values.astype(np.float64)
+    missing = is_missing(values)
+    present = values[~missing]
+    if all(isinstance(v, numbers.Number) for v in present):
+        out = np.full(len(values), np.nan)
+        out[~missing] = present.astype(np.float64)
+        if not np.isfinite(out[~missing]).all():
+            raise DataError(f"{where}: an infinite value; replace it with a finite number, or NaN where it is missing")
+        return out
+    return np.array([None if m else str(v) for v, m in zip(values, missing, strict=True)], dtype=object)
+
+
+def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str) -> dict[str, np.ndarray]:
+    """(n, features) arrays (an .npz's X, Python's) as a table's columns x0, x1, ..."""
+    if X.ndim != 2:
+        raise DataError(f"{where}: --modality tabular needs X of shape (n, features), not {X.shape}")
+    return {f"x{j}": column(X[:, j], f"{where}, column {j}") for j in range(X.shape[1])}
+
+
+# ---------------------------------------------------------------------------------------------- new inputs
+
+
+def read_table_inputs(path: Path, checks: Checks) -> Inputs:
+    """``fpt predict``'s reader of one table file: its columns, checked as the model's features (and targets)."""
+    return checks.columns(read_columns(path), str(path))
+
+
+def tabular_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
+    """A tabular model's feature columns (each present) checked against its tokeniser's: numbers where it read
+    numbers, categories it saw (or, with ``allow_unseen``, its unknown slot)."""
+    return {f["name"]: _check_feature(cols[f["name"]], f, where, schema.max_categories, allow_unseen)
+            for f in schema.prep.tokeniser.features}
+
+
+def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
+    """A sequence model's one text column, each value as text (missing: None)."""
+    (name,) = schema.features
+    col = cols[name]
+    return {name: col if col.dtype.kind == "O" else np.array([None if m else str(plain_value(v)) for v, m in
+                                                               zip(col, is_missing(col), strict=True)], dtype=object)}
+
+
+def check_table(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
+    """(n, features) values in the training feature order, as a tabular model's columns."""
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise SchemaError(f"{where}: shape {X.shape}; a table model takes (n, {len(schema.features)}) values, one column "
+                          f"per feature ({shown(schema.features)})")
+    if X.shape[1] != len(schema.features):
+        raise SchemaError(f"{where}: {X.shape[1]} column(s), but the model was trained on {len(schema.features)} "
+                          f"features ({shown(schema.features)}); give them in that order")
+    return tabular_columns({name: X[:, j] for j, name in enumerate(schema.features)}, schema, where, allow_unseen)
+
+
+def check_texts(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
+    """Texts (any shape, read in order) as a sequence model's text column."""
+    return sequence_columns({schema.features[0]: np.asarray(X, dtype=object).reshape(-1)}, schema, where, allow_unseen)
+
+
+def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categories: int, allow_unseen: bool) -> np.ndarray:
+    name = f["name"]
+    missing = is_missing(col)
+    if f["kind"] == "numeric":
+        if col.dtype.kind in "iubf":
+            return col
+        out = np.full(len(col), np.nan)
+        for i in np.flatnonzero(~missing):
+            try:
+                out[i] = float(col[i])
+            except (TypeError, ValueError):
+                raise SchemaError(f"{where}: column {name!r}, row {i + 1}: {col[i]!r} is not a number, but the model "
+                                  "was trained on numbers in this column; fix the value or leave it empty "
+                                  "(missing)") from None
+        return out
+    values = np.array([None if m else str(plain_value(v)) if col.dtype.kind in "iubf" else str(v)
+                       for v, m in zip(col, missing, strict=True)], dtype=object)
+    categories = f["categories"]
+    # Training kept the max_categories most frequent categories; a shorter list holds every category it saw,
+    # so anything else is new to the model (a longer one may have dropped rare ones into the unknown slot).
+    complete = len(categories) < max_categories
+    if complete and not allow_unseen:
+        known = set(categories)
+        for i in np.flatnonzero(~missing):
+            if values[i] not in known:
+                raise SchemaError(f"{where}: column {name!r}, row {i + 1}: category {values[i]!r} was not seen in "
+                                  f"training (the model knows {shown([repr(c) for c in categories], 10)}); fix the "
+                                  f"value, {ALLOW_UNSEEN_FIX}")
+    return values
+
+
+__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "check_table", "check_texts", "column", "read_columns", "read_table_inputs",
+           "read_tables", "sequence_columns", "split_files", "table_from_array", "tabular_columns"]

@@ -7,17 +7,20 @@ These are parsed here rather than through Hugging Face ``datasets``: ``.ts`` has
 ``@`` directives and ``:``-separated channels per line that no ``datasets`` builder reads, and
 the ``.tsv`` files have no header and a variable number of fields per line, which its CSV
 builder would reject or pad without telling us which series was ragged.
+
+A trained time series model's checks of new series (files and arrays) live here too (``fpt.data.modalities``).
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from fpt.data.base import SEEDED, RawData, Split
-from fpt.errors import DataError
+from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
+from fpt.errors import DataError, SchemaError
 
 # The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
 DIRECTIVE_NAMES = ("problemName", "timeStamps", "missing", "univariate", "dimension", "dimensions", "equalLength",
@@ -212,4 +215,71 @@ def _declared(ts: bool, header: dict, y: np.ndarray) -> tuple[str, str] | None:
     return None
 
 
-__all__ = ["is_ucr", "pair", "read_timeseries", "read_ts", "read_ucr_tsv"]
+def series_from_array(X: Any, channels: str, image_size: int, where: str) -> list[np.ndarray]:
+    """(n, channels, length) or (n, length) arrays, or a list of (C, L) series (``fpt.data.arrays.series_list``),
+    as a list of float32 (C, L) series."""
+    if isinstance(X, list):
+        return X
+    if X.ndim == 2:
+        X = X[:, None, :]
+    if X.ndim != 3:
+        raise DataError(f"{where}: --modality timeseries needs X of shape (n, channels, length), not {X.shape}")
+    return [s.astype(np.float32) for s in X]
+
+
+# ---------------------------------------------------------------------------------------------- new inputs
+
+
+def read_series_inputs(path: Path, checks: Checks) -> Inputs:
+    """``fpt predict``'s reader of one UCR/UEA file (e.g. ``NAME_TEST.ts``): its series and their labels, checked."""
+    reader = read_ts if path.suffix.lower() == ".ts" else read_ucr_tsv
+    series, y, _ = reader(path)
+    checked = checks.arrays(series, str(path))
+    y2 = y[:, None].astype(object)
+    checks.labels(y2, str(path))
+    return Inputs(checked, y2, str(path))
+
+
+def train_lengths(info: dict[str, Any]) -> tuple[int, int] | None:
+    """(shortest, longest) training series, as the run's summary recorded them ("lo..hi"), or None."""
+    text = info.get("train_lengths")
+    try:
+        lo, hi = (int(v) for v in str(text).split(".."))
+        return lo, hi
+    except ValueError:
+        return None
+
+
+def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> list[np.ndarray]:
+    """Series (n, C, L), (n, L) or a list of (C, L) / (L,) arrays: the training channels and lengths."""
+    tok = schema.prep.tokeniser
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        X = X[:, None, :]
+    out = []
+    lengths = train_lengths(schema.info)
+    for i, s in enumerate(X):
+        s = np.asarray(s, dtype=np.float32)
+        s = s[None, :] if s.ndim == 1 else s
+        if s.ndim != 2:
+            raise SchemaError(f"{where}: series {i + 1} has shape {s.shape}; give (channels, length)")
+        if np.isinf(s).any():
+            raise SchemaError(f"{where}: series {i + 1} holds an infinite value; replace it with a finite number, or "
+                              "NaN where a value is missing")
+        if s.shape[0] != tok.channels:
+            raise SchemaError(f"{where}: series {i + 1} has {s.shape[0]} channel(s), but the model was trained on "
+                              f"{tok.channels}; give series of {tok.channels} channel(s) in the training order")
+        n = s.shape[1]
+        if lengths is not None and lengths[0] == lengths[1] and n != lengths[0]:
+            raise SchemaError(f"{where}: series {i + 1} has {n} points, but every training series had {lengths[0]}; "
+                              f"resample or pad it to {lengths[0]} points")
+        # Training of varied lengths: a series longer than the model reads (max_points) is kept, and the tokeniser
+        # cuts it to its first windows, as it cut the longer series of the run's own test split (JapaneseVowels'
+        # TEST file has series longer than any training one); Predictor.tokens says so in a warning and the notes.
+        out.append(s)
+    if not out:
+        raise SchemaError(f"{where}: no series")
+    return out
+
+
+__all__ = ["check_series", "is_ucr", "pair", "read_series_inputs", "read_timeseries", "read_ts", "read_ucr_tsv",
+           "series_from_array", "train_lengths"]

@@ -40,15 +40,6 @@ MAX_SEQUENCE_LEN = 512  # default sequence_max_len cap (MiniLM's and BERT's posi
 PAD_ID, UNKNOWN_ID = 0, 1
 
 
-def plain_value(v: Any) -> Any:
-    """A JSON-ready Python scalar for a numpy/pandas value."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return v
-
-
 # --- tabular ----------------------------------------------------------------------------
 
 
@@ -300,6 +291,15 @@ class SeriesTokens:
     def spec(self) -> dict[str, int]:
         return {"seq_len": self.max_tokens, "token_dim": self.patch * self.channels}
 
+    @property
+    def max_points(self) -> int:
+        """The most points of a series it keeps (its sequence length of windows)."""
+        return (self.max_tokens - 1) * self.stride + self.patch
+
+    def longest(self) -> tuple[str, str]:
+        """(what its examples are, the most of one it reads), for the note on new inputs it cut."""
+        return "series", f"{self.max_points} points"
+
     def _normalise(self, s: np.ndarray) -> np.ndarray:
         s = s.astype(np.float64)
         if self.norm == "series":
@@ -384,6 +384,10 @@ class SequenceTokens:
 
     def spec(self) -> dict[str, int]:
         return {"seq_len": self.max_len, "vocab_size": self.vocab_size}
+
+    def longest(self) -> tuple[str, str]:
+        """(what its examples are, the most of one it reads), for the note on new inputs it cut."""
+        return "sequences", f"{self.max_len} symbols"
 
     def __call__(self, x: dict[str, np.ndarray]) -> tuple[Tensor, Tensor | None]:
         (texts,) = x.values()

@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig
-from fpt.data.tokenisers import check_finite, plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
+from fpt.data.base import plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
+from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective, Regression
