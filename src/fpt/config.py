@@ -28,6 +28,7 @@ from fpt.settings import (  # noqa: F401  (re-exported: the run's fields and the
     FITS,
     PRESETS,
     READOUTS,
+    SAVED_PRESET,
     TIE_BREAKS,
     RunConfig,
     resolve,
@@ -128,7 +129,7 @@ def from_saved(data: Any, where: str = "config") -> RunConfig:
     presets existed has no ``preset`` key and ran the paper's defaults (whatever fields it lacks, e.g.
     ``eval_subset`` in the oldest runs), so it is read as ``preset: paper``, never as today's default."""
     if isinstance(data, dict) and "preset" not in data:
-        data = {**data, "preset": "paper"}
+        data = {**data, "preset": SAVED_PRESET}
     return from_dict(RunConfig, data, where=where)
 
 
@@ -231,7 +232,7 @@ def save_yaml(config: RunConfig, path: str | Path) -> None:
 
 def train_command(config: dict[str, Any], out: str) -> str:
     """The ``fpt train`` command line that reproduces a config (fields that differ from its preset's defaults)."""
-    preset = config.get("preset", "paper")
+    preset = config.get("preset", SAVED_PRESET)
     base = {k: config[k] for k in ("task", "data") if config.get(k) is not None}
     defaults = from_dict(RunConfig, {**base, "preset": preset}).to_dict()
     # the command line's preset and task (task options are all given)

@@ -149,8 +149,8 @@ def block_indices(text: str, blocks: int) -> tuple[int, ...]:
 class FeatureMap(nn.Module):
     """E seeded input layers -> the frozen body -> pooled block states, and the tokens (B, F) -> a linear head (B, m, C)."""
 
-    def __init__(self, body: Body, spec: InputSpec, design: ClosedForm, seed: int, input_init: str = "gpt2",
-                 padding: str = "mask") -> None:
+    def __init__(self, body: Body, spec: InputSpec, design: ClosedForm, seed: int, input_init: str,
+                 padding: str) -> None:
         super().__init__()
         if spec.num_outputs != 1:
             raise ConfigError(f"fit=closed-form pools every token into one output, but this task reads "

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from fpt.pipeline import Experiment, autocast
+from fpt.settings import RunConfig
 
 Tensor = torch.Tensor
 
@@ -28,7 +29,7 @@ def inference(model: Experiment | torch.nn.Module, device: torch.device | None =
         cast = model.autocast
         model = model.model
     else:
-        cast = autocast(precision or "auto", device if device is not None else torch.device("cpu"))
+        cast = autocast(precision or RunConfig.precision, device if device is not None else torch.device("cpu"))
     model.eval()
     with torch.inference_mode(), cast:
         yield

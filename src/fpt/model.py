@@ -19,6 +19,7 @@ from torch.nn import functional as F
 from fpt.bodies import Body
 from fpt.bodies.dropout import Dropout
 from fpt.errors import ConfigError, SchemaError
+from fpt.settings import READOUTS, RunConfig
 
 Tensor = torch.Tensor
 
@@ -71,13 +72,15 @@ def input_layer(spec: InputSpec, width: int, init: str = "gpt2") -> nn.Module:
 
 
 PADDING = ("mask", "ignore")
-READOUTS = ("last", "mean", "flatten")  # fpt.config.READOUTS must agree (config may not import this)
 FEATURES = -1  # FPT.forward's ``start`` for inputs that are already the head's features (B, k, D)
 
 
 class FPT(nn.Module):
-    def __init__(self, body: Body, spec: InputSpec, last_block_rows: bool = True, input_init: str = "gpt2",
-                 input_dropout: float = 0.0, padding: str = "mask", readout: str = "last") -> None:
+    # The run's fields default as a RunConfig built without resolve() does (the paper's). input_dropout is a rate:
+    # the run's input_dropout (a bool) gives it the body's dropout rate (fpt.pipeline.build_model).
+    def __init__(self, body: Body, spec: InputSpec, last_block_rows: bool = RunConfig.last_block_rows,
+                 input_init: str = RunConfig.input_init, input_dropout: float = 0.0, padding: str = RunConfig.padding,
+                 readout: str = RunConfig.readout) -> None:
         super().__init__()
         if padding not in PADDING:
             raise ConfigError(f"padding {padding!r} is not one of {', '.join(PADDING)}")

@@ -65,7 +65,7 @@ class Experiment:
             return (self._compiled or self.model)(x, lengths, self.input_start)
 
 
-def resolve_precision(precision: str, device: torch.device, preset: str = "paper") -> str:
+def resolve_precision(precision: str, device: torch.device, preset: str = RunConfig.preset) -> str:
     """fp32 or bf16: ``auto`` is bf16 on CUDA and, under preset fast, on a CPU that computes bf16 natively
     (``cpu_has_native_bf16``); fp32 elsewhere (preset paper: on every CPU, as before presets existed, so
     fpt reproduce's runs do not change with the machine). Never a warning: only an explicit bf16 warns."""
@@ -128,7 +128,7 @@ def _bf16_speedup(threads: int) -> float:
     return best[torch.float32] / max(best[torch.bfloat16], 1e-12)
 
 
-def autocast(precision: str, device: torch.device, preset: str = "paper") -> torch.autocast:
+def autocast(precision: str, device: torch.device, preset: str = RunConfig.preset) -> torch.autocast:
     """bf16 autocast when ``precision`` resolves to bf16 on ``device`` (under ``preset``), else a disabled one."""
     return torch.autocast(device.type, dtype=torch.bfloat16,
                           enabled=resolve_precision(precision, device, preset) == "bf16")

@@ -315,8 +315,7 @@ class RunConfig:
 
 
 BASELINE_LEVELS = ("auto", "none", "fast", "all")  # RunConfig.baselines (fpt.baselines)
-# RunConfig.readout: the heads fpt.model.FPT builds. A copy of fpt.model.READOUTS, since config sits below the model
-# and may not import it; tests/test_model.py checks that the two agree.
+# RunConfig.readout: the heads fpt.model.FPT builds (last token, mean over tokens, every token side by side).
 READOUTS = ("last", "mean", "flatten")
 FITS = ("gradient", "closed-form", "auto")  # RunConfig.fit (fpt.train.fit, fpt.closed_form, fpt.select.choose_fit)
 CF_HEADS = ("ridge", "logistic")  # RunConfig.cf_head (fpt.closed_form)
@@ -356,6 +355,7 @@ FAST_TASKS: dict[str, dict[str, Any]] = {
 # A config.yaml written before presets existed ran the paper's settings and records every field of a run as it
 # was then, these included (the fields added since, e.g. eval_subset, it lacks): read without a preset, it is
 # one of those, never today's default preset.
+SAVED_PRESET = "paper"  # the preset of a config saved before presets existed (no preset key): the paper's
 PRE_PRESET_FIELDS = ("task_options", "dropout", "input_init", "batch_size", "lr", "eval_every", "eval_subset",
                      "precision")
 
@@ -421,7 +421,7 @@ def preset_of(given: Mapping[str, Any], where: str = "config") -> str:
     if "preset" in given:
         preset = given["preset"]
     else:
-        preset = "paper" if all(name in given for name in PRE_PRESET_FIELDS) else DEFAULT_PRESET
+        preset = SAVED_PRESET if all(name in given for name in PRE_PRESET_FIELDS) else DEFAULT_PRESET
     if preset not in PRESETS:
         raise ConfigError(f"{where}: field 'preset'={show(preset)} must be one of {', '.join(PRESETS)} (fast: the "
                           "fastest validated settings; paper: the paper's)")

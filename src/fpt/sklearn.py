@@ -169,7 +169,8 @@ class _FPTEstimator(BaseEstimator):
         if self.val_fraction is not None:
             # No test split is held out (the caller keeps its own test data); this only keeps
             # RunConfig's val_fraction + test_fraction < 1 check satisfied.
-            fields.update(val_fraction=float(self.val_fraction), test_fraction=min(0.2, (1 - self.val_fraction) / 2))
+            fields.update(val_fraction=float(self.val_fraction),
+                          test_fraction=min(RunConfig.test_fraction, (1 - self.val_fraction) / 2))
         try:
             config = from_dict(RunConfig, fields, where=f"{name} parameters")
         except ConfigError as exc:

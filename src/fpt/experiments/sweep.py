@@ -236,7 +236,7 @@ def _random_search(rand: Any, where: str) -> dict[str, Any]:
 def _seeds(seeds: Any, base: dict[str, Any], where: str) -> list[int]:
     """The spec's ``seeds:`` (default: base.seed, else 0) as a list of distinct integers."""
     if seeds is None:
-        seeds = [base.get("seed", 0)]
+        seeds = [base.get("seed", RunConfig.seed)]
     elif "seed" in base:
         raise _fail(where, "base.seed and seeds: both given; list the seeds in seeds: [...] only")
     if isinstance(seeds, int) and not isinstance(seeds, bool):
