@@ -51,18 +51,16 @@ class RunConfig:
     task_options: dict = _help("task options, e.g. {n_bits: 5}; on the command line task.n_bits=5", default_factory=dict)
     data_dir: str = _help("directory holding datasets' files (each task's own layout)", "data")
     download: bool = _help("download missing dataset files where the task knows how (needs network)", False)
-    data: str | None = _help("your own dataset (sets task=data): a CSV/TSV, JSON lines, Parquet or .npz file, UCR/UEA "
-                             "*_TRAIN.ts/.tsv, an image folder DIR/<class>/*.png, a directory of train/val/test files, "
-                             "a saved Hugging Face dataset, or a hub dataset id. fpt data --data PATH shows every choice",
-                             None)
+    data: str | None = _help("your own dataset (sets task=data): a file or folder in a format fpt reads (fpt.data.formats), "
+                             "or a hub dataset id. fpt data --data PATH shows every choice", None)
     target_column: str | None = _help("--data: the column(s) to predict, comma-separated for several outputs (default: "
                                       "a column named target, label, labels, class or y, else the last column; "
                                       "config.yaml records the one chosen); --target NAME sets it when NAME is not "
                                       "a number", None)
     objective: str = _help("--data: auto | classification | regression (auto: text, bool or <= 20 distinct integer "
                            "values classify, other numbers regress)", "auto")
-    modality: str = _help("--data: auto | tabular | image | timeseries | sequence (auto: from the files; a table "
-                          "whose only feature is text is a sequence)", "auto")
+    modality: str = _help("--data: auto, or the modality (an entry of fpt.data.modalities) to read it as (auto: from "
+                          "the files; a table whose only feature is text is a sequence)", "auto")
     val_fraction: float = _help("--data without its own validation split: share held out of the training examples "
                                 "(all examples when the data has no splits) for validation (stratified for "
                                 "classification, seeded by split_seed)", 0.2)

@@ -71,11 +71,24 @@ def _metavar(name: str, hint: Any) -> str:
     return name.upper()
 
 
+def config_help() -> dict[str, str]:
+    """RunConfig's help per field as argparse reads it (a field's own "%" is text, not a %-format), with --data's
+    formats and --modality's choices listed from the declared data kinds (fpt.data.formats, fpt.data.modalities):
+    a new entry shows in every command's help."""
+    from fpt.data.formats import file_kinds, folder_kinds
+    from fpt.data.modalities import MODALITIES
+
+    helps = field_help(RunConfig)
+    helps["data"] += f". Formats: {file_kinds()} files; {folder_kinds()}"
+    helps["modality"] += f"; one of auto, {', '.join(MODALITIES)}"
+    return {name: text.replace("%", "%%") for name, text in helps.items()}
+
+
 def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
     """One flag per RunConfig field, in GROUPS; returns the argument groups by title (callers add their own flags
     to them, e.g. "run and output", "tracking")."""
     # argparse reads a help text as a %-format (e.g. "%(default)s"): a field's own "%" is text
-    helps = {name: text.replace("%", "%%") for name, text in field_help(RunConfig).items()}
+    helps = config_help()
     hints = typing.get_type_hints(RunConfig)
     group_of = {name: title for title, names in GROUPS.items() for name in names}
     groups = {title: parser.add_argument_group(title) for title in (*GROUPS, "other fields", "run and output")}

@@ -15,14 +15,15 @@ RUN_ONLY = ("train_on_val",)  # a data field about training, not about what the 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from fpt.config import DATA_FIELDS, RunConfig, field_help
+    from fpt.cli._args import config_help
+    from fpt.config import DATA_FIELDS
 
     p.add_argument("task", nargs="?", help="a registered task (fpt list); or give --data PATH instead")
-    helps = field_help(RunConfig)
+    helps = config_help()
     for name in DATA_FIELDS:
         if name in RUN_ONLY:
             continue
-        p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None, metavar="X", help=helps[name].replace("%", "%%"))
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None, metavar="X", help=helps[name])
     p.add_argument("--target", dest="target", default=None, metavar="NAME", help="--data: the target column(s) "
                    "(the same as --target-column)")
     p.add_argument("options", nargs="*", metavar="task.key=value", help="task options, e.g. task.tokenisation=lra")
