@@ -245,3 +245,29 @@ def test_a_few_input_columns_beside_many_body_features_are_not_shrunk_with_them(
     test_tokens = rng.normal(size=(20, 3))
     pred = np.concatenate([rng.normal(size=(20, 400)), test_tokens], axis=1) @ w.T + b
     assert np.corrcoef(pred[:, 0], test_tokens @ np.array([1.0, -2.0, 0.5]))[0, 1] > 0.9
+
+
+def test_members_kept_by_leave_one_out_zero_the_dropped_members_weights():
+    """member_choices: the head also fitted on the first m members (and the tokens); the better by leave-one-out is
+    kept, its weights over every column (the dropped members' zeros), as ridge over those columns alone gives them."""
+    from fpt.ridge import ridge_loo_scaled
+
+    rng = np.random.default_rng(6)
+    signal = rng.normal(size=(60, 1))
+    first = signal + 0.1 * rng.normal(size=(60, 4))  # member 0: the signal
+    noise = rng.normal(size=(60, 12)) * 3  # members 1-3: noise
+    tokens = rng.normal(size=(60, 2))
+    x = np.concatenate([first, noise, tokens], 1)
+    y = (signal > 0).astype(np.int64)
+    design = replace(DEFAULTS, member_choices=(1, 2), standardise=False, input_scales=(1.0,))
+    w, b, info = fit_head(x, y, True, 2, design, seed=0, inputs=2, member_widths=[4, 4, 4, 4])
+    assert info["members_kept"] == 1 and set(info["members_loo"]) == {"4", "1", "2"}
+    assert info["members_loo"]["1"] == max(info["members_loo"].values())
+    kept = np.r_[0:4, 16:18]
+    alone = ridge_loo_scaled(x[:, kept], np.where(y == [[0, 1]], 1.0, -1.0), design.alphas, (1.0,), 2)[1]
+    np.testing.assert_allclose(w[:, kept], alone.coef, rtol=1e-6, atol=1e-9)
+    assert not w[:, 4:16].any() and info["alpha"] == alone.alpha
+    without = fit_head(x, y, True, 2, replace(design, member_choices=()), seed=0, inputs=2, member_widths=[4] * 4)[2]
+    assert "members_kept" not in without  # nothing to choose from: every member, as before
+    refit = fit_head(x, y, True, 2, design, seed=0, inputs=2, member_widths=[4] * 4, fixed=info)[0]
+    np.testing.assert_allclose(refit, w, rtol=1e-5, atol=1e-8)  # a fold at the chosen members reads the same columns

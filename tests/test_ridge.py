@@ -60,3 +60,48 @@ def test_scaled_columns_are_the_scaled_matrix_fitted(shape):
     np.testing.assert_allclose(fit.coef, want.coef, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(fit.intercept, want.intercept, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(fit.loo, want.loo, rtol=1e-6, atol=1e-9)
+
+
+def test_pick_breaks_a_tie_toward_the_larger_penalty_only_when_asked():
+    from fpt.ridge import LEAST, ONE_SE, TIES, pick
+
+    alphas = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.0, 0.2, size=40)  # per-example errors: mean ~0.1, standard error ~0.009
+    errors = [base, base + 1e-6, base + 5e-5, base + 0.005, base + 0.05]
+    assert pick(alphas, errors, LEAST) == 0  # the least, however small the margin (scikit-learn's RidgeCV)
+    assert pick(alphas, errors, TIES) == 2  # within 0.1 % of the least: 5e-5 on ~0.1, not 0.005
+    assert pick(alphas, errors, ONE_SE) == 3  # within one standard error: 0.005, not 0.05
+    with pytest.raises(ValueError, match="penalty rule"):
+        pick(alphas, errors, "smallest")
+    # (scale, penalty) pairs: at one penalty the smaller scale of the scaled columns is the more penalised fit
+    pairs_alpha, pairs_scale = (1e-3, 1e-3, 1e-2, 1e-2), (1.0, 100.0, 1.0, 100.0)
+    tied = [base + 2e-6, base, base + 1e-6, base + 3e-6]
+    assert pick(pairs_alpha, tied, LEAST, pairs_scale) == 1
+    assert pick(pairs_alpha, tied, TIES, pairs_scale) == 2  # 1e-2 at scale 1, not x100
+
+
+@pytest.mark.parametrize("rule", ["ties", "one-se"])
+def test_with_fewer_examples_than_features_the_flat_end_of_the_curve_goes_to_the_larger_penalty(rule):
+    """Penalties far below the Gram matrix's smallest nonzero eigenvalue (~250 here) give nearly the same
+    interpolating fit: the least leave-one-out error among them is a difference in the fifth digit (BasicMotions in
+    round 2), not a choice."""
+    from fpt.ridge import TIE, ridge_loo_scaled
+
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(30, 400))
+    y = z @ rng.normal(size=(400, 1))  # noise-free and dense: the interpolating end is the best, by a hair
+    least = ridge_loo(z, y, ALPHAS)
+    chosen = ridge_loo(z, y, ALPHAS, rule)
+    assert least.alpha == 1e-2  # 306.4726 against 1e-3's 306.4730
+    if rule == "ties":
+        assert chosen.alpha == 1.0 and -chosen.score <= -least.score * (1 + TIE) < -ridge_loo(z, y, [10.0]).score
+    else:
+        assert chosen.alpha == 1e4 and chosen.score < least.score  # one standard error reaches much further
+    scale, scaled = ridge_loo_scaled(z, y, ALPHAS, (1.0, 10.0), last=5, rule=rule)  # the Gram path, with scales
+    direct = z.copy()
+    direct[:, -5:] *= scale
+    again = ridge_loo(direct, y, [scaled.alpha])
+    assert scaled.alpha >= 1.0
+    np.testing.assert_allclose(scaled.coef, again.coef, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(scaled.loo, again.loo, rtol=1e-6, atol=1e-9)

@@ -28,6 +28,7 @@ import math
 import time
 import warnings
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from fpt.feature_map import ClosedForm, FeatureMap, options
 from fpt.inference import batched_outputs
 from fpt.model import FEATURES
 from fpt.pipeline import Experiment
-from fpt.ridge import ridge_loo_scaled
+from fpt.ridge import LEAST, ridge_loo_scaled
 from fpt.tasks.base import Batch, TensorSource
 
 LOO = "leave-one-out"
@@ -101,13 +102,16 @@ def _score(classify: bool, logits: np.ndarray, y: np.ndarray, classes: int) -> f
 
 
 def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
-             seed: int, inputs: int = 0, fixed: dict[str, Any] | None = None
-             ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+             seed: int, inputs: int = 0, fixed: dict[str, Any] | None = None,
+             member_widths: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The head (W (m * C, F), b (m * C)) over raw features ``x`` (N, F), standardisation folded in, and what chose
     it: the penalty, the cross-validation and its estimate (``cv_score``). ``inputs``: the last columns are the
     tokens themselves (ridge: scaled by each of ``design.input_scales``, chosen with the penalty by leave-one-out).
-    ``fixed``: a ridge head's ``alpha`` and ``input_scale`` already chosen (``fit_head``'s info): fitted at them,
-    with no search (``cv``: "fixed")."""
+    ``member_widths``: the columns each member gives, first to last (the tokens after them); with
+    ``design.member_choices`` the ridge head is also fitted on the first m members alone, the members kept chosen by
+    leave-one-out with the penalty (a dropped member's weights are zeros). ``fixed``: a ridge head's ``alpha``,
+    ``input_scale`` and ``members_kept`` already chosen (``fit_head``'s info): fitted at them, with no search
+    (``cv``: "fixed")."""
     from sklearn.linear_model import Ridge
 
     x = x.astype(np.float64)
@@ -120,27 +124,55 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
             raise ConfigError("cf_head=logistic is a classifier; a regression's head is ridge (cf_head=ridge)")
         w, b, info = _logistic(z, y, classes, design, seed)
     elif fixed is not None:
-        scale = fixed.get("input_scale", 1.0) if 0 < inputs < z.shape[1] else 1.0
+        kept = _member_columns(member_widths, z.shape[1], inputs, fixed.get("members_kept"))
+        zk = z if kept is None else z[:, kept]
+        scale = fixed.get("input_scale", 1.0) if 0 < inputs < zk.shape[1] else 1.0
         if scale != 1.0:
-            z[:, -inputs:] *= scale
-        ridge = Ridge(alpha=fixed["alpha"], solver="cholesky").fit(z, _ridge_targets(y, classify, classes))
-        w, b = np.atleast_2d(ridge.coef_).copy(), np.atleast_1d(ridge.intercept_)
-        if scale != 1.0:
-            w[:, -inputs:] *= scale
+            zk[:, -inputs:] *= scale
+        ridge = Ridge(alpha=fixed["alpha"], solver="cholesky").fit(zk, _ridge_targets(y, classify, classes))
+        w, b = _widen(np.atleast_2d(ridge.coef_).copy(), scale, inputs, kept, z.shape[1]), np.atleast_1d(ridge.intercept_)
         info = {"head": "ridge", "alpha": float(fixed["alpha"]), "cv": "fixed"}
     else:
         targets = _ridge_targets(y, classify, classes)
-        # the squared leave-one-out error chooses, as RidgeClassifierCV's default does
-        scale, ridge = ridge_loo_scaled(z, targets, design.alphas, design.input_scales, inputs)
-        loo = ridge.loo  # (N, m * C)
-        w, b = ridge.coef.copy(), ridge.intercept
-        if scale != 1.0:  # folded: the scaled columns' weights act on the standardised columns
-            w[:, -inputs:] *= scale
+        counts = [None]  # every member
+        if member_widths and design.member_choices and len(z) <= design.choose_up_to:
+            counts += [m for m in design.member_choices if 0 < m < len(member_widths)]
+        tried = []
+        for m in counts:
+            kept = _member_columns(member_widths, z.shape[1], inputs, m)
+            # the squared leave-one-out error chooses, as RidgeClassifierCV's default does
+            scale, ridge = ridge_loo_scaled(z if kept is None else z[:, kept], targets, design.alphas,
+                                            design.input_scales, inputs, design.penalty_rule)
+            tried.append((m, kept, scale, ridge))
+        m, kept, scale, ridge = max(tried, key=lambda t: t[3].score)  # the first of equals: every member
+        w, b = _widen(ridge.coef.copy(), scale, inputs, kept, z.shape[1]), ridge.intercept
         info = {"head": "ridge", "alpha": ridge.alpha, "cv": LOO,
-                "cv_score": _score(classify, loo, y, classes), "alphas": list(design.alphas),
-                **({"input_scale": scale} if inputs else {})}
+                "cv_score": _score(classify, ridge.loo, y, classes), "alphas": list(design.alphas),
+                **({"input_scale": scale} if inputs else {}),
+                **({"penalty_rule": design.penalty_rule} if design.penalty_rule != LEAST else {}),
+                **({"members_kept": m or len(member_widths),
+                    "members_loo": {str(t[0] or len(member_widths)): t[3].score for t in tried}}
+                   if len(tried) > 1 else {})}
     w = w / std[None, :]
     return w, b - w @ mean, info
+
+
+def _member_columns(widths: Sequence[int] | None, features: int, inputs: int, members: int | None) -> np.ndarray | None:
+    """The columns of the first ``members`` members and the tokens (None: every column)."""
+    if not widths or members is None or members >= len(widths):
+        return None
+    return np.concatenate([np.arange(sum(widths[:members])), np.arange(features - inputs, features)])
+
+
+def _widen(w: np.ndarray, scale: float, inputs: int, kept: np.ndarray | None, features: int) -> np.ndarray:
+    """Weights over the fitted columns (the tokens' scaled by ``scale``) as weights over every standardised column."""
+    if scale != 1.0:  # folded: the scaled columns' weights act on the standardised columns
+        w[:, w.shape[1] - inputs:] *= scale
+    if kept is None:
+        return w
+    full = np.zeros((len(w), features))
+    full[:, kept] = w
+    return full
 
 
 def _ridge_targets(y: np.ndarray, classify: bool, classes: int) -> np.ndarray:
@@ -203,7 +235,8 @@ SEARCH_PER_FOLD_UP_TO = 2000
 
 
 def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
-                seed: int, inputs: int = 0, chosen: dict[str, Any] | None = None) -> list[float]:
+                seed: int, inputs: int = 0, chosen: dict[str, Any] | None = None,
+                member_widths: Sequence[int] | None = None) -> list[float]:
     """The head fitted on k-1 folds and scored on the k-th, for each of k folds (k: ``design.folds``, fewer where
     the rarest class is rarer): the figures two feature maps are compared on, fold by fold. Each fold searches the
     penalty afresh, except a ridge head over more than ``SEARCH_PER_FOLD_UP_TO`` examples given the full fit's
@@ -219,7 +252,8 @@ def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, desi
         return _fixed_fold_scores(x, y, classify, classes, design, inputs, fixed, folds)
     scores = []
     for train, val in folds:
-        w, b, _ = fit_head(x[train], y[train], classify, classes, design, seed, inputs, fixed=fixed)
+        w, b, _ = fit_head(x[train], y[train], classify, classes, design, seed, inputs, fixed=fixed,
+                           member_widths=member_widths)
         scores.append(_score(classify, x[val].astype(np.float64) @ w.T + b, y[val], classes))
     return scores
 
@@ -282,7 +316,9 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
     x = np.concatenate([feats["train"], feats[data.val]]) if with_val else feats["train"]
     y = np.concatenate([_targets(train.y), _targets(data.eval_sets[data.val].y)]) if with_val else _targets(train.y)
     started_head = time.perf_counter()
-    w, b, info = fit_head(x, y, classify, classes, design, exp.config.split_seed, model.input_features)
+    widths = [model.member_width(e) for e in range(model.members)]
+    w, b, info = fit_head(x, y, classify, classes, design, exp.config.split_seed, model.input_features,
+                          member_widths=widths)
     with torch.no_grad():
         model.head.weight.copy_(torch.from_numpy(w).float())
         model.head.bias.copy_(torch.from_numpy(b).float())
@@ -291,7 +327,7 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
     if folds is not None and folds > 0:
         design = dataclasses.replace(design, folds=folds)
     folds = [] if folds == 0 else fold_scores(x, y, classify, classes, design, exp.config.split_seed,
-                                              model.input_features, chosen=info)
+                                              model.input_features, chosen=info, member_widths=widths)
     folds_seconds = time.perf_counter() - started_folds
     out: dict[str, Any] = {}
     for name, batch in data.eval_sets.items():

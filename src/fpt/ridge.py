@@ -16,12 +16,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+LEAST, ONE_SE, TIES = "least", "one-se", "ties"  # how a penalty is picked from its leave-one-out errors (``pick``)
+TIE = 1e-3  # rule "ties": mean errors this close (relative) to the least count as equal to it
+
 
 @dataclass
 class RidgeLOO:
     """The fit at the chosen penalty: ``coef`` (targets, F), ``intercept`` (targets,), ``loo`` (n, targets): each
     example's prediction by the model fitted without it, ``score``: the negated mean squared leave-one-out error
-    (what chose ``alpha``: the first penalty of ``alphas`` with the highest)."""
+    at ``alpha``, the penalty the rule picked from ``alphas`` (``pick``)."""
 
     alpha: float
     coef: np.ndarray
@@ -30,10 +33,21 @@ class RidgeLOO:
     score: float
 
 
-def ridge_loo(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]) -> RidgeLOO:
-    """Ridge of ``targets`` (n, t) on ``z`` (n, F) at each of ``alphas``, the best by leave-one-out squared error."""
-    z = np.asarray(z, dtype=np.float64)
+def ridge_loo(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float], rule: str = LEAST) -> RidgeLOO:
+    """Ridge of ``targets`` (n, t) on ``z`` (n, F) at each of ``alphas``, the one ``rule`` picks by leave-one-out
+    squared error (``pick``)."""
     y = np.asarray(targets, dtype=np.float64).reshape(len(z), -1)
+    loo_at, fit_at = _solver(z, y)
+    tried = [(a, loo_at(a)) for a in alphas]
+    a, loo = tried[pick([a for a, _ in tried], [_errors(y, loo) for _, loo in tried], rule)]
+    return RidgeLOO(float(a), *fit_at(a), loo, -float(np.mean(_errors(y, loo))))
+
+
+def _solver(z: np.ndarray, y: np.ndarray) -> tuple[Callable[[float], np.ndarray],
+                                                     Callable[[float], tuple[np.ndarray, np.ndarray]]]:
+    """One decomposition of ``z`` (n, F) for targets ``y`` (n, t); from it, at any penalty a, the leave-one-out
+    outputs (n, t) and the fit (coef (t, F), intercept (t,))."""
+    z = np.asarray(z, dtype=np.float64)
     n = len(z)
     z_mean, y_mean = z.mean(0), y.mean(0)
     zc, yc = z - z_mean, y - y_mean
@@ -41,37 +55,73 @@ def ridge_loo(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]) -> Ri
         s, q = np.linalg.eigh(zc @ zc.T)
         s = np.clip(s, 0.0, None)
         qy, q2 = q.T @ yc, q * q  # (n, t), (n, n)
-        a, score, loo = _choose(alphas, y, yc, lambda a: (q @ ((s / (s + a))[:, None] * qy), q2 @ (s / (s + a))))
-        coef = (zc.T @ (q @ (qy / (s + a)[:, None]))).T
+
+        def fitted_diag(a: float) -> tuple[np.ndarray, np.ndarray]:
+            return q @ ((s / (s + a))[:, None] * qy), q2 @ (s / (s + a))
+
+        def coef_at(a: float) -> np.ndarray:
+            return (zc.T @ (q @ (qy / (s + a)[:, None]))).T
     else:  # the covariance: H - 11'/n = U diag(1 / (l + a)) U', U = Zc V
         lam, v = np.linalg.eigh(zc.T @ zc)
         lam = np.clip(lam, 0.0, None)
         u = zc @ v  # (n, F)
         uy, u2 = u.T @ yc, u * u  # (F, t), (n, F)
-        a, score, loo = _choose(alphas, y, yc, lambda a: (u @ ((1.0 / (lam + a))[:, None] * uy), u2 @ (1.0 / (lam + a))))
-        coef = (v @ (uy / (lam + a)[:, None])).T
-    return RidgeLOO(float(a), coef, y_mean - coef @ z_mean, loo, score)
+
+        def fitted_diag(a: float) -> tuple[np.ndarray, np.ndarray]:
+            return u @ ((1.0 / (lam + a))[:, None] * uy), u2 @ (1.0 / (lam + a))
+
+        def coef_at(a: float) -> np.ndarray:
+            return (v @ (uy / (lam + a)[:, None])).T
+
+    def loo_at(a: float) -> np.ndarray:
+        fitted, diag = fitted_diag(a)
+        return y - (yc - fitted) / (1.0 - diag - 1.0 / n)[:, None]
+
+    def fit_at(a: float) -> tuple[np.ndarray, np.ndarray]:
+        coef = coef_at(a)
+        return coef, y_mean - coef @ z_mean
+
+    return loo_at, fit_at
 
 
-def _choose(alphas: Sequence[float], y: np.ndarray, yc: np.ndarray,
-            fit_at: Callable[[float], tuple[np.ndarray, np.ndarray]]) -> tuple[float, float, np.ndarray]:
-    """The first penalty with the least leave-one-out squared error: (alpha, score, leave-one-out outputs).
-    ``fit_at(a)``: the centred fitted values (n, t) and the hat matrix's diagonal less the intercept's 1/n."""
-    best = None
-    for a in alphas:
-        fitted, diag = fit_at(a)
-        loo = y - (yc - fitted) / (1.0 - diag - 1.0 / len(y))[:, None]
-        score = -float(np.mean((y - loo) ** 2))
-        if best is None or score > best[1]:
-            best = (a, score, loo)
-    return best
+def _errors(y: np.ndarray, loo: np.ndarray) -> np.ndarray:
+    """Each example's leave-one-out squared error, the mean over targets (n,)."""
+    return np.mean((y - loo) ** 2, axis=1)
+
+
+def pick(alphas: Sequence[float], errors: Sequence[np.ndarray], rule: str = LEAST,
+         scales: Sequence[float] | None = None) -> int:
+    """The index of the fit ``rule`` picks from fits at penalties ``alphas`` with per-example leave-one-out squared
+    errors ``errors`` (each (n,)). ``least``: the least mean error, the first of equals (scikit-learn's RidgeCV).
+    ``one-se``: the largest penalty whose mean error is within one standard error of the least's (the least's
+    per-example errors' standard deviation / sqrt(n)), the lower mean error among equal penalties: the one-standard-
+    error habit of cross-validation (Hastie, Tibshirani and Friedman, section 7.10). With fewer examples than
+    features every penalty far below the Gram matrix's smallest nonzero eigenvalue gives the same interpolating
+    fit, and the least error among them is a difference in the fifth digit (BasicMotions: 0.07582 at 1e-3 against
+    0.07594 at 10, eigenvalues from 185); one standard error is what the leave-one-out estimate can tell apart."""
+    means = [float(np.mean(e)) for e in errors]
+    best = int(np.argmin(means))  # the first of equals
+    if rule == LEAST:
+        return best
+    if rule not in (ONE_SE, TIES):
+        raise ValueError(f"penalty rule {rule!r}: use {LEAST!r}, {TIES!r} or {ONE_SE!r}")
+    e = errors[best]
+    if rule == TIES:
+        bound = means[best] * (1.0 + TIE)
+    else:
+        bound = means[best] + (float(np.std(e, ddof=1)) / np.sqrt(len(e)) if len(e) > 1 else 0.0)
+    within = [i for i, m in enumerate(means) if m <= bound]
+    # the most penalised: the largest penalty, then the smallest scale of the scaled columns (``scales``, one per
+    # fit: a smaller scale penalises them more), then the lower mean error
+    return max(within, key=lambda i: (alphas[i], -(scales[i] if scales is not None else 1.0), -means[i], -i))
 
 
 def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float], scales: Sequence[float],
-                     last: int) -> tuple[float, RidgeLOO]:
+                     last: int, rule: str = LEAST) -> tuple[float, RidgeLOO]:
     """``ridge_loo`` with the ``last`` columns of ``z`` multiplied by each of ``scales`` too (a lighter penalty on
-    them): the best (scale, fit) by leave-one-out squared error (ties: the first scale, then the first penalty).
-    The coefficients are those of the scaled columns, as ``ridge_loo`` of the scaled matrix gives them.
+    them): the (scale, fit) ``rule`` picks from every (scale, penalty) by leave-one-out squared error (``pick``; the
+    least: the first scale, then the first penalty, of equals). The coefficients are those of the scaled columns, as
+    ``ridge_loo`` of the scaled matrix gives them.
 
     With more examples than features, the other columns' covariance is decomposed once for every scale and
     penalty: with B the other columns and W the scaled ones (both centred), U = B V over B'B's eigenvectors V and
@@ -81,14 +131,15 @@ def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]
     y = np.asarray(targets, dtype=np.float64).reshape(len(z), -1)
     n, f = z.shape
     if not 0 < last < f or n <= f:  # nothing scaled, or the Gram path: one decomposition per scale (n x n)
-        best = None
+        tried = []
         for scale in scales if 0 < last < f else (1.0,):
             zs = z.copy()
             zs[:, f - last:] *= scale
-            fit = ridge_loo(zs, y, alphas)
-            if best is None or fit.score > best[1].score:
-                best = (scale, fit)
-        return best
+            loo_at, fit_at = _solver(zs, y)
+            tried += [(scale, a, loo_at(a), fit_at) for a in alphas]
+        scale, a, loo, fit_at = tried[pick([a for _, a, _, _ in tried], [_errors(y, t[2]) for t in tried], rule,
+                                           [t[0] for t in tried])]
+        return scale, RidgeLOO(float(a), *fit_at(a), loo, -float(np.mean(_errors(y, loo))))
     z_mean, y_mean = z.mean(0), y.mean(0)
     zc, yc = z - z_mean, y - y_mean
     b, t = zc[:, :f - last], zc[:, f - last:]
@@ -96,28 +147,27 @@ def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]
     lam = np.clip(lam, 0.0, None)
     u = b @ v  # (n, Fb)
     u2, uy, ut = u * u, u.T @ yc, u.T @ t  # ut: U'T (Fb, last)
-    best = None
-    for scale in scales:
-        w = t * scale
-        g = ut * scale  # U'W
-        wy = w.T @ yc
-        for a in alphas:
-            inv = 1.0 / (lam + a)
-            r = w - u @ (inv[:, None] * g)  # (n, last)
-            schur = w.T @ w + a * np.eye(last) - g.T @ (inv[:, None] * g)
-            ry = wy - g.T @ (inv[:, None] * uy)  # R'yc
-            c2 = np.linalg.solve(schur, ry)  # the scaled columns' coefficients (last, t)
-            fitted = u @ (inv[:, None] * uy) + r @ c2
-            diag = u2 @ inv + np.einsum("ij,ij->i", r @ np.linalg.inv(schur), r) + 1.0 / n
-            loo = y - (yc - fitted) / (1.0 - diag)[:, None]
-            score = -float(np.mean((y - loo) ** 2))
-            if best is None or score > best[2]:
-                c1 = inv[:, None] * (uy - g @ c2)
-                coef = np.concatenate([v @ c1, c2]).T  # (t, F) over the scaled matrix's columns
-                scaled_mean = np.concatenate([z_mean[:f - last], z_mean[f - last:] * scale])
-                best = (scale, a, score, loo, coef, y_mean - coef @ scaled_mean)
-    scale, a, score, loo, coef, intercept = best
-    return scale, RidgeLOO(float(a), coef, intercept, loo, score)
+
+    def fit_at(scale: float, a: float) -> tuple[np.ndarray, np.ndarray]:
+        """The scaled columns' coefficients (last, t) and the leave-one-out outputs (n, t)."""
+        w, g, inv = t * scale, ut * scale, 1.0 / (lam + a)  # g: U'W
+        r = w - u @ (inv[:, None] * g)  # (n, last)
+        schur = w.T @ w + a * np.eye(last) - g.T @ (inv[:, None] * g)
+        c2 = np.linalg.solve(schur, w.T @ yc - g.T @ (inv[:, None] * uy))  # R'yc on the right
+        fitted = u @ (inv[:, None] * uy) + r @ c2
+        diag = u2 @ inv + np.einsum("ij,ij->i", r @ np.linalg.inv(schur), r) + 1.0 / n
+        return c2, y - (yc - fitted) / (1.0 - diag)[:, None]
+
+    tried = [(scale, a, fit_at(scale, a)[1]) for scale in scales for a in alphas]
+    scale, a, loo = tried[pick([a for _, a, _ in tried], [_errors(y, loo) for _, _, loo in tried], rule,
+                               [scale for scale, _, _ in tried])]
+    c2 = fit_at(scale, a)[0]
+    g, inv = ut * scale, 1.0 / (lam + a)
+    c1 = inv[:, None] * (uy - g @ c2)
+    coef = np.concatenate([v @ c1, c2]).T  # (t, F) over the scaled matrix's columns
+    scaled_mean = np.concatenate([z_mean[:f - last], z_mean[f - last:] * scale])
+    score = -float(np.mean(_errors(y, loo)))
+    return scale, RidgeLOO(float(a), coef, y_mean - coef @ scaled_mean, loo, score)
 
 
-__all__ = ["RidgeLOO", "ridge_loo", "ridge_loo_scaled"]
+__all__ = ["LEAST", "ONE_SE", "TIE", "TIES", "RidgeLOO", "pick", "ridge_loo", "ridge_loo_scaled"]
