@@ -174,7 +174,6 @@ ROUND3: list[tuple[str, str, Recipe]] = [
     ("difference", "first difference read by members 6-10", replace(BASE3, diff_members=5)),
 ]
 PLANS = ("round1", "round2", "round3")
-PLAN_CHOICES = {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3}
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 
 
@@ -476,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     done = {(r["dataset"], r["recipe"], r["repeat"]) for r in read_rows(results)}
     for name in names:
         path = dataset_path(name, args.cache / "data")
-        for axis, choice, recipe in PLAN_CHOICES[args.plan]:
+        for axis, choice, recipe in {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3}[args.plan]:
             if axes is not None and axis not in axes:
                 continue
             for repeat in range(args.repeats):

@@ -238,9 +238,10 @@ def test_a_few_input_columns_beside_many_body_features_are_not_shrunk_with_them(
     body, tokens = rng.normal(size=(60, 400)), rng.normal(size=(60, 3))
     y = (tokens @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=60))[:, None]
     x = np.concatenate([body, tokens], axis=1)
-    w, b, info = fit_head(x, y, False, 1, DEFAULTS, seed=0, inputs=3)
+    design = replace(DEFAULTS, input_scales=(1.0, 10.0, 100.0), penalty_rule="least")  # round 2's search
+    w, b, info = fit_head(x, y, False, 1, design, seed=0, inputs=3)
     assert info["input_scale"] > 1 and info["cv_score"] > 0.9
-    plain = fit_head(x, y, False, 1, DEFAULTS, seed=0)[2]  # every column weighted alike
+    plain = fit_head(x, y, False, 1, design, seed=0)[2]  # every column weighted alike
     assert info["cv_score"] > plain["cv_score"]
     test_tokens = rng.normal(size=(20, 3))
     pred = np.concatenate([rng.normal(size=(20, 400)), test_tokens], axis=1) @ w.T + b
@@ -264,7 +265,8 @@ def test_members_kept_by_leave_one_out_zero_the_dropped_members_weights():
     assert info["members_kept"] == 1 and set(info["members_loo"]) == {"4", "1", "2"}
     assert info["members_loo"]["1"] == max(info["members_loo"].values())
     kept = np.r_[0:4, 16:18]
-    alone = ridge_loo_scaled(x[:, kept], np.where(y == [[0, 1]], 1.0, -1.0), design.alphas, (1.0,), 2)[1]
+    alone = ridge_loo_scaled(x[:, kept], np.where(y == [[0, 1]], 1.0, -1.0), design.alphas, (1.0,), 2,
+                             design.penalty_rule)[1]
     np.testing.assert_allclose(w[:, kept], alone.coef, rtol=1e-6, atol=1e-9)
     assert not w[:, 4:16].any() and info["alpha"] == alone.alpha
     without = fit_head(x, y, True, 2, replace(design, member_choices=()), seed=0, inputs=2, member_widths=[4] * 4)[2]

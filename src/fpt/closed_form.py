@@ -9,7 +9,8 @@
    (``folds``/``fold``, fpt.select), whose validation fold is then scored as usual.
 3. Standardised with the fitted examples' mean and std (``cf_standardise``), then the head: ``ridge`` (one-vs-rest
    +-1 targets for classes, the standardised targets for regression; its penalty chosen by exact leave-one-out over
-   the fitted examples: fpt.ridge, scikit-learn's RidgeCV computed over one eigendecomposition) or ``logistic``
+   the fitted examples, near-ties to the larger: fpt.ridge, scikit-learn's RidgeCV computed over one
+   eigendecomposition) or ``logistic``
    (LogisticRegressionCV, C by stratified k-fold; calibrated probabilities). The validation figure of a run fitted
    on train + validation is that cross-validation estimate (leave-one-out accuracy or R² at the chosen penalty),
    recorded as such; the test split is scored once.
@@ -140,7 +141,8 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
         tried = []
         for m in counts:
             kept = _member_columns(member_widths, z.shape[1], inputs, m)
-            # the squared leave-one-out error chooses, as RidgeClassifierCV's default does
+            # the squared leave-one-out error chooses, as RidgeClassifierCV's default does (its near-ties
+            # broken toward the larger penalty: design.penalty_rule, fpt.ridge.pick)
             scale, ridge = ridge_loo_scaled(z if kept is None else z[:, kept], targets, design.alphas,
                                             design.input_scales, inputs, design.penalty_rule)
             tried.append((m, kept, scale, ridge))
