@@ -55,11 +55,20 @@ class BertBody(nn.Module):
         sa = self.blocks[index].attention.self
         return sa.query(h), sa.key(h), sa.value(h)  # 3 x (B, T, D)
 
+    # How block ``index`` attends: every token to every token (a subclass, e.g. Longformer's window, overrides these
+    # two; the block around them is the same post-norm block).
+    def _attend_all(self, index: int, q: Tensor, k: Tensor, v: Tensor, pad_mask: Tensor | None) -> Tensor:
+        return attention.attend(q, k, v, heads=self.heads, causal=False, pad_mask=pad_mask,
+                                dropout_p=self.dropout if self.training else 0.0)  # (B, T, D)
+
+    def _attend_rows(self, index: int, q: Tensor, k: Tensor, v: Tensor, rows: Tensor,
+                     pad_mask: Tensor | None) -> Tensor:
+        return attention.attend_rows(q, k, v, rows, heads=self.heads, causal=False, pad_mask=pad_mask,
+                                     dropout_p=self.dropout if self.training else 0.0)  # (B, k, D)
+
     def block(self, index: int, h: Tensor, pad_mask: Tensor | None) -> Tensor:
         layer = self.blocks[index]
-        q, k, v = self._qkv(index, h)
-        a = attention.attend(q, k, v, heads=self.heads, causal=False, pad_mask=pad_mask,
-                             dropout_p=self.dropout if self.training else 0.0)
+        a = self._attend_all(index, *self._qkv(index, h), pad_mask)
         h = layer.attention.output(a, h)  # post-norm: LayerNorm(h + dropout(dense(a)))
         return layer.output(layer.intermediate(h), h)  # (B, T, D)
 
@@ -68,8 +77,7 @@ class BertBody(nn.Module):
         layer = self.blocks[index]
         sa = layer.attention.self
         h_rows = attention.gather_rows(h, rows)  # (B, k, D)
-        a = attention.attend_rows(sa.query(h_rows), sa.key(h), sa.value(h), rows, heads=self.heads, causal=False,
-                                  pad_mask=pad_mask, dropout_p=self.dropout if self.training else 0.0)
+        a = self._attend_rows(index, sa.query(h_rows), sa.key(h), sa.value(h), rows, pad_mask)
         out = layer.attention.output(a, h_rows)
         return layer.output(layer.intermediate(out), out)  # (B, k, D)
 

@@ -81,24 +81,13 @@ class LongformerBody(BertBody):
         out = attention.sdpa(q, k, v, mask, self.dropout if self.training else 0.0)
         return attention.merge_heads(out)  # (B, *, D)
 
-    def block(self, index: int, h: Tensor, pad_mask: Tensor | None) -> Tensor:
-        layer = self.blocks[index]
-        q, k, v = self._qkv(index, h)
-        T = h.shape[1]
-        mask = band_mask(torch.arange(T, device=h.device), T, self._window(index), pad_mask)
-        a = self._attend(q, k, v, mask)
-        h = layer.attention.output(a, h)  # post-norm: LayerNorm(h + dropout(dense(a)))
-        return layer.output(layer.intermediate(h), h)  # (B, T, D)
+    def _attend_all(self, index: int, q: Tensor, k: Tensor, v: Tensor, pad_mask: Tensor | None) -> Tensor:
+        T = q.shape[1]
+        return self._attend(q, k, v, band_mask(torch.arange(T, device=q.device), T, self._window(index), pad_mask))
 
-    def block_rows(self, index: int, h: Tensor, pad_mask: Tensor | None, rows: Tensor) -> Tensor:
-        """Block ``index`` computed only for the tokens at ``rows`` (B, k): (B, k, D)."""
-        layer = self.blocks[index]
-        sa = layer.attention.self
-        h_rows = attention.gather_rows(h, rows)  # (B, k, D)
-        mask = band_mask(rows, h.shape[1], self._window(index), pad_mask)  # (B, 1, k, T)
-        a = self._attend(sa.query(h_rows), sa.key(h), sa.value(h), mask)
-        out = layer.attention.output(a, h_rows)
-        return layer.output(layer.intermediate(out), out)  # (B, k, D)
+    def _attend_rows(self, index: int, q: Tensor, k: Tensor, v: Tensor, rows: Tensor,
+                     pad_mask: Tensor | None) -> Tensor:
+        return self._attend(q, k, v, band_mask(rows, k.shape[1], self._window(index), pad_mask))  # mask (B, 1, k, T)
 
     def attention_weights(self, index: int, h: Tensor, pad_mask: Tensor | None) -> Tensor:
         q, k, _ = self._qkv(index, h)
