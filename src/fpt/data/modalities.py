@@ -20,7 +20,7 @@ import numpy as np
 from fpt.data.images import as_images, check_images
 from fpt.data.tables import check_table, check_texts, sequence_columns, table_from_array, tabular_columns
 from fpt.data.timeseries import check_series, series_from_array
-from fpt.data.tokenisers import KINDS
+from fpt.data.tokenisers import ImageTokens, SequenceTokens, SeriesTokens, TabularTokens, Tokeniser, bad_field
 from fpt.errors import DataError
 
 # (inputs, fpt.data.inputs.Schema, where, allow_unseen) -> the examples in the tokeniser's raw form, or SchemaError
@@ -30,6 +30,7 @@ Check = Callable[[Any, Any, str, bool], Any]
 @dataclass(frozen=True)
 class Modality:
     name: str
+    tokeniser: type  # fitted on train (fit_from), saved in data.json (to_json; its kind: this name), checked back
     options: Mapping[str, str | None]  # RunConfig field -> the tokeniser JSON key holding its fitted value (or None)
     pads: bool  # examples of several lengths: padded and masked, the model takes their lengths
     features: Callable[[np.ndarray, dict[str, Any], int], np.ndarray]  # (tokens (N, T, ...), tokeniser JSON, vocab)
@@ -44,12 +45,6 @@ class Modality:
     from_array: Callable[[Any, str, int, str], Any] | None
     check: Check  # new examples given as arrays or a list (an .npz's X, a UCR file's series, Python's X)
     columns: Check | None  # new examples as table columns (every feature column present), or None: no table holds it
-
-    @property
-    def tokeniser(self) -> type:
-        """The tokeniser class (``fit_from``, ``check_json``, ``to_json``...): the same name in data.json."""
-        return KINDS[self.name]
-
 
 def token_features(x: np.ndarray, tok: dict[str, Any], vocab: int) -> np.ndarray:
     """The tokens themselves (tables: one standardised token per feature; images: normalised patches)."""
@@ -134,14 +129,14 @@ def _series_card(schema: Mapping[str, Any]) -> list[str]:
 
 
 MODALITIES: dict[str, Modality] = {m.name: m for m in (
-    Modality("tabular", {"max_categories": None}, False, token_features, ("linear", "boosting"), _table_schema,
+    Modality("tabular", TabularTokens, {"max_categories": None}, False, token_features, ("linear", "boosting"), _table_schema,
              _table_card, table_from_array, check_table, tabular_columns),
-    Modality("image", {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
+    Modality("image", ImageTokens, {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
              False, token_features, ("linear",), _image_schema, _image_card, as_images, check_images, None),
-    Modality("timeseries", {"series_patch": "patch", "series_stride": "stride", "series_norm": "norm"},
+    Modality("timeseries", SeriesTokens, {"series_patch": "patch", "series_stride": "stride", "series_norm": "norm"},
              True, series_features, ("nearest", "minirocket"), _series_schema, _series_card,
              series_from_array, check_series, None),
-    Modality("sequence", {"sequence_tokens": "mode", "sequence_max_len": "max_len"},
+    Modality("sequence", SequenceTokens, {"sequence_tokens": "mode", "sequence_max_len": "max_len"},
              True, symbol_counts, ("linear", "boosting"), _sequence_schema, _sequence_card, None,
              check_texts, sequence_columns),
 )}
@@ -154,5 +149,22 @@ def modality(name: str) -> Modality:
     return MODALITIES[name]
 
 
-__all__ = ["MODALITIES", "PADDED", "Check", "Modality", "max_points", "modality", "series_features", "symbol_counts",
+def from_json(data: dict[str, Any]) -> Tokeniser:
+    """Any tokeniser from its ``to_json()`` (its ``kind``: the modality whose entry holds the class), every field
+    checked by the class's ``check_json`` (a tampered data.json fails here on one line naming the field, not as a
+    numpy error while predicting)."""
+    if not isinstance(data, dict):
+        raise bad_field("tokeniser", data, "a mapping")
+    kind = data.get("kind")
+    if kind not in MODALITIES:
+        raise bad_field("kind", kind, " or ".join(MODALITIES))
+    cls = MODALITIES[kind].tokeniser
+    data = cls.check_json(dict(data))
+    try:
+        return cls(**{k: v for k, v in data.items()})
+    except TypeError as exc:  # a missing or unknown field
+        raise DataError(f"tokeniser of kind {data['kind']!r}: {exc}") from None
+
+
+__all__ = ["MODALITIES", "PADDED", "Check", "Modality", "from_json", "max_points", "modality", "series_features", "symbol_counts",
            "token_features"]

@@ -1,8 +1,9 @@
 """Tokenisers for your own data, one per modality, fitted on the training split only.
 
 Each has ``fit(train_x, ...)``, ``__call__(x) -> (tokens, lengths or None)``, ``spec`` (the
-token shape), ``describe()`` (what ``fpt data`` prints) and ``to_json()``; ``from_json``
-rebuilds any of them from that JSON alone (a run directory's ``data.json``), so new inputs can
+token shape), ``describe()`` (what ``fpt data`` prints), ``to_json()`` and ``check_json``;
+``fpt.data.modalities.from_json`` rebuilds any of them from that JSON alone (a run directory's
+``data.json``; its ``kind`` names the modality whose entry holds the class), so new inputs can
 be tokenised later without the training data.
 
 - tabular: one token per feature column, ``[value, missing, one-hot category slots...]``:
@@ -55,24 +56,24 @@ class TabularTokens:
         slots = _count_field(data.get("slots"), "slots", 0)
         features = data.get("features")
         if not isinstance(features, list) or not features:
-            raise _bad("features", features, "a list of feature entries")
+            raise bad_field("features", features, "a list of feature entries")
         out = []
         for i, f in enumerate(features):
             if not isinstance(f, dict) or not isinstance(f.get("name"), str):
-                raise _bad(f"features[{i}]", f, "a mapping with a name")
+                raise bad_field(f"features[{i}]", f, "a mapping with a name")
             where = f"features[{i}] ({f['name']})"
             if f.get("kind") == "numeric":
                 out.append({**f, "mean": _number(f.get("mean"), f"{where}.mean"), "std": _scale(f.get("std"), f"{where}.std")})
             elif f.get("kind") == "categorical":
                 cats = f.get("categories")
                 if not isinstance(cats, list) or not all(isinstance(c, str) for c in cats):
-                    raise _bad(f"{where}.categories", cats, "a list of category names")
+                    raise bad_field(f"{where}.categories", cats, "a list of category names")
                 offset = _count_field(f.get("offset"), f"{where}.offset", 0)
                 if offset + len(cats) >= slots:
-                    raise _bad(f"{where}.offset", offset, f"room for {len(cats) + 1} slots within slots={slots}")
+                    raise bad_field(f"{where}.offset", offset, f"room for {len(cats) + 1} slots within slots={slots}")
                 out.append(f)
             else:
-                raise _bad(f"{where}.kind", f.get("kind"), "numeric or categorical")
+                raise bad_field(f"{where}.kind", f.get("kind"), "numeric or categorical")
         return {**data, "features": out}
 
     @classmethod
@@ -182,7 +183,7 @@ class ImageTokens:
         for name in ("image_size", "patch_size"):
             _count_field(data.get(name), name)
         if data.get("channels") not in ("rgb", "gray"):
-            raise _bad("channels", data.get("channels"), "rgb or gray")
+            raise bad_field("channels", data.get("channels"), "rgb or gray")
         c = 3 if data["channels"] == "rgb" else 1
         data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
         return data
@@ -261,7 +262,7 @@ class SeriesTokens:
         for name in ("patch", "stride", "max_tokens"):
             _count_field(data.get(name), name)
         if data.get("norm") not in ("series", "global", "none"):
-            raise _bad("norm", data.get("norm"), "series, global or none")
+            raise bad_field("norm", data.get("norm"), "series, global or none")
         data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
         return data
 
@@ -352,9 +353,9 @@ class SequenceTokens:
     @staticmethod
     def check_json(data: dict[str, Any]) -> dict[str, Any]:
         if data.get("mode") not in ("chars", "words"):
-            raise _bad("mode", data.get("mode"), "chars or words")
+            raise bad_field("mode", data.get("mode"), "chars or words")
         if not isinstance(data.get("vocab"), list) or not all(isinstance(v, str) for v in data["vocab"]):
-            raise _bad("vocab", data.get("vocab"), "a list of symbols")
+            raise bad_field("vocab", data.get("vocab"), "a list of symbols")
         _count_field(data.get("max_len"), "max_len")
         return data
 
@@ -415,8 +416,6 @@ class SequenceTokens:
 
 
 Tokeniser = TabularTokens | ImageTokens | SeriesTokens | SequenceTokens
-# kind -> class: how data.json names a fitted tokeniser (fpt.data.modalities declares what else each modality has)
-KINDS: dict[str, type] = {cls.kind: cls for cls in (TabularTokens, ImageTokens, SeriesTokens, SequenceTokens)}
 
 
 def check_finite(x: Tensor, where: str) -> Tensor:
@@ -434,13 +433,14 @@ def check_finite(x: Tensor, where: str) -> Tensor:
 _SMALLEST_STD = 1e-30  # smaller: a difference of 1e9 from the mean leaves float32's range
 
 
-def _bad(field: str, value: Any, expected: str) -> DataError:
+def bad_field(field: str, value: Any, expected: str) -> DataError:
+    """A saved tokeniser's field that fitting would not have written, as a one-line DataError."""
     return DataError(f"tokeniser field {field!r} is {str(value)[:40]!r}, expected {expected}")
 
 
 def _number(value: Any, field: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _bad(field, value, "a finite number")
+        raise bad_field(field, value, "a finite number")
     return float(value)
 
 
@@ -449,41 +449,20 @@ def _scale(value: Any, field: str) -> float:
     fitting writes for a constant column."""
     value = _number(value, field)
     if 0 < value < _SMALLEST_STD:  # 1e-300: every standardised input would leave float32's range (NaN rows)
-        raise _bad(field, value, f"a standard deviation >= {_SMALLEST_STD:g} (fitting writes 1 for a constant column)")
+        raise bad_field(field, value, f"a standard deviation >= {_SMALLEST_STD:g} (fitting writes 1 for a constant column)")
     return value if value > 0 else 1.0
 
 
 def _count_field(value: Any, field: str, least: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise _bad(field, value, f"an integer >= {least}")
+        raise bad_field(field, value, f"an integer >= {least}")
     return value
 
 
 def _numbers(values: Any, field: str, n: int, scale: bool = False) -> list[float]:
     if not isinstance(values, list) or len(values) != n:
-        raise _bad(field, values, f"a list of {n} number(s)")
+        raise bad_field(field, values, f"a list of {n} number(s)")
     return [(_scale if scale else _number)(v, f"{field}[{i}]") for i, v in enumerate(values)]
 
 
-def _checked(data: dict[str, Any]) -> dict[str, Any]:
-    """A tokeniser's JSON with every field of the type fitting writes (a tampered data.json fails here,
-    on one line, not as a numpy error while predicting): its kind's ``check_json``."""
-    kind = data.get("kind")
-    if kind not in KINDS:
-        raise _bad("kind", kind, " or ".join(KINDS))
-    return KINDS[kind].check_json(dict(data))
-
-
-def from_json(data: dict[str, Any]) -> Tokeniser:
-    """Any tokeniser from its ``to_json()``, every field checked (DataError naming the field)."""
-    if not isinstance(data, dict):
-        raise _bad("tokeniser", data, "a mapping")
-    data = _checked(data)
-    cls = KINDS[data["kind"]]
-    try:
-        return cls(**{k: v for k, v in data.items()})
-    except TypeError as exc:  # a missing or unknown field
-        raise DataError(f"tokeniser of kind {data['kind']!r}: {exc}") from None
-
-
-__all__ = ["KINDS", "ImageTokens", "SequenceTokens", "SeriesTokens", "TabularTokens", "Tokeniser", "from_json"]
+__all__ = ["ImageTokens", "SequenceTokens", "SeriesTokens", "TabularTokens", "Tokeniser", "bad_field", "check_finite"]

@@ -89,7 +89,7 @@ class Preprocessing:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Preprocessing:
-        from fpt.data.tokenisers import from_json
+        from fpt.data.modalities import from_json
 
         if not isinstance(data, dict):
             raise DataError(f"data.json holds a {type(data).__name__}, not fpt's mapping of fitted preprocessing")
