@@ -23,6 +23,7 @@ import torch
 
 from fpt.errors import ConfigError
 from fpt.registry import Registry
+from fpt.rundir import LATEST
 from fpt.tasks.base import Batch
 
 Tensor = torch.Tensor
@@ -223,7 +224,7 @@ def analyse(exp: Any, layer: int = 0, examples: int = 16, info: dict[str, Any] |
     return AttentionResult(attn, rows, view.layout(options, T), targets, scores, meta)
 
 
-def analyse_run(run_dir: Path, layer: int = 0, examples: int = 16, which: str = "checkpoint",
+def analyse_run(run_dir: Path, layer: int = 0, examples: int = 16, which: str = LATEST,
                 device: str | None = None) -> AttentionResult:
     """``analyse`` on a run directory's checkpoint (latest or best)."""
     from fpt.run import Run

@@ -11,11 +11,12 @@ HELP = "attention heatmaps (per head and averaged) of one block of a trained run
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from fpt.cli._args import add_which_argument
+    from fpt.rundir import LATEST
 
     p.add_argument("run_dir", help="a directory written by fpt train")
     p.add_argument("--layer", type=int, default=0, help="block whose attention to read, from 0 (default: 0)")
     p.add_argument("--examples", type=int, default=16, help="held-out examples to average over (default: 16)")
-    add_which_argument(p, default="checkpoint")  # RUN_DIR/attention/WHICH-layerL names the slot
+    add_which_argument(p, default=LATEST)  # RUN_DIR/attention/WHICH-layerL names the slot
     p.add_argument("--out", default=None, help="output directory (default: RUN_DIR/attention/WHICH-layerL)")
     p.add_argument("--device", default=None, help="override the device (auto, cpu, cuda)")
 

@@ -279,8 +279,6 @@ def expand(name: str, scale: str) -> Table:
                 pretrain = fields["init"][len(PRETRAIN_PREFIX):]
                 fields["init"] = "random"  # replaced by checkpoint:PATH once the pretraining run exists
             if col_spec["column"] not in standard and "task" not in fields:
-                from fpt.config import near
-
                 # without a task column's defaults or a task of its own, the cell would silently run RunConfig's
                 # default task (bit-xor) under another name
                 raise ConfigError(f"table {name} ({scale}) column {str(col_spec['column'])[:60]!r}: not a task column"

@@ -27,7 +27,7 @@ from typing import Any
 from fpt.config import train_command
 from fpt.presentation import document as doc
 from fpt.presentation.curves import run_label
-from fpt.rundir import CONFIG, METRICS, find_runs, read_config, read_summary
+from fpt.rundir import CONFIG, LATEST, METRICS, find_runs, read_config, read_summary
 
 BEGIN, END = "<!-- fpt report: begin -->", "<!-- fpt report: end -->"
 FILES_DIR = "report_files"
@@ -223,8 +223,8 @@ def _compute_attention(run: Path, root: Path, options: Options) -> None:
     from fpt.errors import USER_ERRORS
 
     try:
-        write(analyse_run(run, 0, options.attention_examples, "checkpoint", options.device),
-              default_out(run, "checkpoint", 0))
+        write(analyse_run(run, 0, options.attention_examples, LATEST, options.device),
+              default_out(run, LATEST, 0))
     except (*USER_ERRORS, RuntimeError, OSError) as exc:  # one run's missing body must not sink the report
         options.notes.append(f"attention not computed for {_rel(run, root)}: {str(exc).splitlines()[0][:200]}")
 
