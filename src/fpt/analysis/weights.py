@@ -16,6 +16,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from fpt.settings import RunConfig
+
 PLOTTED_GROUPS = ("attention", "feedforward", "recurrent")  # recurrent: LSTM bodies
 DEFAULT_INIT_STD = 0.02
 _BLOCK = re.compile(r"^blocks\.(\d+)\.")
@@ -73,7 +75,7 @@ def layer_stats(body: nn.Module, body_name: str = "", init: str = "") -> list[La
     return stats
 
 
-def body_stats(body: str, init: str = "pretrained", seed: int = 0) -> list[LayerStat]:
+def body_stats(body: str, init: str = RunConfig.init, seed: int = RunConfig.seed) -> list[LayerStat]:
     """Build a body (no task, few positions) and return its per-layer statistics."""
     from fpt.bodies import BodySpec, build_body
 
