@@ -218,3 +218,37 @@ def test_run_ids_of_the_paper_tables_never_change(key, tmp_path):
     table = expand(name, "quick")
     cell = next(c for c in table.cells if c.row == row and c.column == column)
     assert Store(tmp_path).plan(table, cell, seed, lr).key == PINNED[key]
+
+
+# Parameters named as a RunConfig field whose default is not that field's default, by meaning: the seed of a
+# generated dataset or of example inputs, the micro-batches of one shard, and (fpt.data.load, fpt.baselines: their
+# owners' to settle) readers called with the run's values.
+NOT_THE_RUNS = {("data/listops.py", "seed"), ("export.py", "seed"), ("distributed.py", "grad_accum"),
+                ("baselines.py", "seed"), ("data/__init__.py", "modality"), ("data/__init__.py", "image_channels"),
+                ("data/__init__.py", "image_size")}
+
+
+def test_no_function_restates_a_run_fields_default_outside_the_settings():
+    """fpt.settings decides every default (the tasks declare theirs): a parameter named as a RunConfig field takes
+    RunConfig's value (``RunConfig.readout``), never a literal copy that would drift from it."""
+    import ast
+
+    defaults = {f.name: f.default for f in dataclasses.fields(RunConfig) if f.default is not dataclasses.MISSING}
+    src = REPO / "src" / "fpt"
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        where = path.relative_to(src).as_posix()
+        if where == "settings.py" or where.startswith("tasks/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.arguments):
+                continue
+            pairs = list(zip(node.args[len(node.args) - len(node.defaults):], node.defaults, strict=True))
+            pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True) if d is not None]
+            for arg, default in pairs:
+                name = arg.arg
+                if (name in defaults and isinstance(default, ast.Constant) and default.value is not None
+                        and type(default.value) is type(defaults[name]) and default.value == defaults[name]
+                        and (where, name) not in NOT_THE_RUNS):
+                    found.append(f"{where}:{default.lineno}: {name}={default.value!r}")
+    assert not found, f"defaults restated outside fpt.settings (use RunConfig.<field>): {found}"
