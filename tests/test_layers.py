@@ -1,7 +1,7 @@
 """The house rule: src/fpt is a stack of layers, each importing only from itself and below, with no
 circle anywhere (docs/layout.md, "Layers"). Read from the source with ast, so a lazy import inside a
-function counts as much as one at the top; imports under ``if TYPE_CHECKING:`` are for annotations
-only and do not count."""
+function counts as much as one at the top, and so does one under ``if TYPE_CHECKING:`` (an annotation's
+import that would run up a layer or close a circle is as tangled as a real one)."""
 
 from __future__ import annotations
 
@@ -18,23 +18,13 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def _imports(path: Path) -> set[str]:
     """The fpt modules ``path`` imports (``from fpt.x import y`` counts as fpt.x.y when that is a module)."""
     tree = ast.parse(path.read_text())
-    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node)
-            for child in node.body for n in ast.walk(child)}
     me = _module(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     out: set[str] = set()
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.split(".")[0] == "fpt"}
         elif isinstance(node, ast.ImportFrom):
