@@ -151,11 +151,12 @@ def test_each_modality_that_arrays_hold_reads_them_as_its_tokeniser_takes():
     rng = np.random.default_rng(0)
     arrays = {"tabular": rng.normal(size=(12, 2)), "image": rng.integers(0, 255, (12, 8, 8, 3), dtype=np.uint8),
               "timeseries": rng.normal(size=(12, 2, 7))}
-    assert {name for name, entry in MODALITIES.items() if entry.from_array} == set(arrays)
+    assert {name for name, entry in MODALITIES.items() if entry.arrays} == set(arrays)
     options = DataOptions(**{**{f.name: getattr(RunConfig(), f.name) for f in dataclasses.fields(DataOptions)},
                              "data": "x", "image_size": 8, "patch_size": 4, "series_patch": 2})
     for name, X in arrays.items():
-        x = MODALITIES[name].from_array(X, "rgb", 8, "X")
+        held = MODALITIES[name].arrays
+        x = held.read(X, held.channels(X, "rgb"), 8, "X")
         tokens, _ = MODALITIES[name].tokeniser.fit_from(x, options, {"image_channels": "rgb"})(x)
         assert len(tokens) == len(X) and tokens.isfinite().all()
 

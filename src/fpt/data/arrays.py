@@ -104,10 +104,8 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                         "X_val/y_val and X_test/y_test")
     kind = ("timeseries" if isinstance(arrays["X"], list) else _modality(arrays["X"])) if modality == "auto" \
         else modality
-    channels = image_channels
-    if kind == "image" and channels == "auto":
-        X = arrays["X"]
-        channels = "rgb" if (X.ndim == 4 and 3 in (X.shape[-1], X.shape[1])) else "gray"
+    held = _held(kind, name)  # how arrays hold this modality (fpt.data.modalities: its entry's ``arrays``)
+    channels = held.channels(arrays["X"], image_channels)
     splits = {}
     for split, (xk, yk) in SPLIT_KEYS.items():
         if (xk in arrays) != (yk in arrays):
@@ -121,12 +119,12 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
         if len(X) == 0:
             raise DataError(f"{where}: no examples")
         if isinstance(X, list):  # series of different lengths (series_list): checked here, read as they are
-            _check_series_list(X, kind, where, xk)
-        elif X.dtype.kind not in "iubf" and not (kind == "tabular" and X.dtype.kind == "O"):
+            _check_series_list(X, kind, held.ragged, where, xk)
+        elif X.dtype.kind not in "iubf" and not (held.text and X.dtype.kind == "O"):
             raise DataError(f"{where}: {xk} has dtype {X.dtype}; inputs must be numbers")
         if not isinstance(X, list) and X.dtype.kind == "f" and not np.isfinite(X).all():
             inf, nan = np.isinf(X), np.isnan(X)
-            if inf.any() or (nan.any() and kind == "image"):
+            if inf.any() or (nan.any() and not held.missing):
                 bad = inf if inf.any() else nan
                 first = int(np.flatnonzero(bad.reshape(len(X), -1).any(axis=1))[0])
                 raise DataError(f"{where}: {xk} is {'infinite' if inf.any() else 'NaN'} in example {first} "
@@ -139,9 +137,9 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                                        .any(axis=1))[0])
             raise DataError(f"{where}: {xk} in example {first} holds a value beyond float32's range (±3.4e38), which "
                             "the model computes in; rescale the inputs (e.g. divide by a power of ten)")
-        if kind == "timeseries" and not isinstance(X, list) and X.ndim >= 2 and X.shape[-1] == 0:
+        if held.ragged and not isinstance(X, list) and X.ndim >= 2 and X.shape[-1] == 0:
             raise DataError(f"{where}: {xk} has series of 0 points (shape {X.shape}); give at least one point per series")
-        if not isinstance(X, list) and X.shape[1:] != arrays["X"].shape[1:] and kind != "timeseries":
+        if not isinstance(X, list) and X.shape[1:] != arrays["X"].shape[1:] and not held.ragged:
             raise DataError(f"{where}: {xk} has shape {X.shape[1:]} per example but X has {arrays['X'].shape[1:]}")
         y = y.reshape(len(y), -1) if y.ndim > 1 else y[:, None]
         for j in range(y.shape[1]):
@@ -152,23 +150,13 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                 raise DataError(f"{where}: {yk} is infinite at index {int(np.flatnonzero(np.isinf(y[:, j]))[0])}; drop or "
                                 "fix those examples")
         y = y.astype(object) if y.dtype.kind not in "iubf" else y
-        splits[split] = Split(inputs(X, kind, channels, image_size, where, name), y, where)
+        splits[split] = Split(held.read(X, channels, image_size, where), y, where)
     targets = [f"y{j}" for j in range(splits["train"].y.shape[1])] if splits["train"].y.shape[1] > 1 else ["y"]
     how = "the data's own arrays (" + ", ".join(SPLIT_KEYS[s][0] for s in splits) + ")" if len(splits) > 1 else \
         SEEDED
     notes: dict[str, Any] = {"X_shape": list(np.shape(arrays["X"])) if not isinstance(arrays["X"], list) else
                              [len(arrays["X"]), "series of different lengths"]}
-    if kind == "image":
-        notes["image_channels"] = channels
-    if kind == "timeseries":  # the input contract a trained model checks new series against (fpt.data.inputs)
-        series = splits["train"].x
-        lengths = [s.shape[1] for s in series]
-        notes |= {"channels": int(series[0].shape[0]), "train_lengths": f"{min(lengths)}..{max(lengths)}"}
-        for split in splits.values():
-            other = next((i for i, s in enumerate(split.x) if s.shape[0] != notes["channels"]), None)
-            if other is not None:
-                raise DataError(f"{split.where}: series {other} has {split.x[other].shape[0]} channel(s), but the "
-                                f"training series have {notes['channels']}; give every series the same channels")
+    notes |= held.notes(splits, channels)  # the input contract a trained model checks new inputs against
     return RawData(kind, splits, targets, source, how, notes)
 
 
@@ -191,8 +179,8 @@ def series_list(X: Any) -> list[np.ndarray] | None:
     return [(s[None, :] if s.ndim == 1 else s).astype(np.float32) for s in items]
 
 
-def _check_series_list(X: list[np.ndarray], kind: str, where: str, xk: str) -> None:
-    if kind != "timeseries":
+def _check_series_list(X: list[np.ndarray], kind: str, ragged: bool, where: str, xk: str) -> None:
+    if not ragged:
         raise DataError(f"{where}: {xk} is a list of series of different lengths, which only modality timeseries "
                         f"reads, not {kind}; give one array of equal rows, or modality timeseries")
     for i, s in enumerate(X):
@@ -203,16 +191,15 @@ def _check_series_list(X: list[np.ndarray], kind: str, where: str, xk: str) -> N
                             "replace it with a finite number, or NaN where a value is missing")
 
 
-def inputs(X: np.ndarray, kind: str, channels: str, image_size: int, where: str, name: str) -> Any:
-    """An input array as a ``Split``'s ``x`` for modality ``kind`` (what its tokeniser reads): the modality's own
-    reading of arrays (``fpt.data.modalities``: ``from_array``)."""
+def _held(kind: str, name: str) -> Any:
+    """``kind``'s entry's ``Arrays`` (fpt.data.modalities), or a DataError naming the modalities arrays hold."""
     from fpt.data.modalities import MODALITIES
 
     entry = MODALITIES.get(kind)
-    if entry is None or entry.from_array is None:
-        held = [m for m, e in MODALITIES.items() if e.from_array is not None]
+    if entry is None or entry.arrays is None:
+        held = [m for m, e in MODALITIES.items() if e.arrays is not None]
         raise DataError(f"{name}: an .npz holds numbers: {', '.join(held[:-1])} or {held[-1]}, not {kind}")
-    return entry.from_array(X, channels, image_size, where)
+    return entry.arrays
 
 
 def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
@@ -238,4 +225,4 @@ def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
     return Inputs(checks.arrays(X, f"{path} ({xk})"), y, str(path))
 
 
-__all__ = ["check_names", "from_arrays", "inputs", "load_npz", "read_npz", "read_npz_inputs", "series_list"]
+__all__ = ["check_names", "from_arrays", "load_npz", "read_npz", "read_npz_inputs", "series_list"]

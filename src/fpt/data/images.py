@@ -147,6 +147,18 @@ def load_image(source: Path | np.ndarray | Any, channels: str, size: int) -> np.
     return arr[:, :, None] if arr.ndim == 2 else arr
 
 
+def array_channels(X: Any, channels: str) -> str:
+    """The channels of images given as arrays: ``channels``, or with auto rgb when the training X has 3 channels."""
+    if channels != "auto":
+        return channels
+    return "rgb" if (X.ndim == 4 and 3 in (X.shape[-1], X.shape[1])) else "gray"
+
+
+def array_notes(splits: dict[str, Split], channels: str) -> dict[str, Any]:
+    """What a model trained on image arrays records of them: the channels chosen."""
+    return {"image_channels": channels}
+
+
 def as_images(X: np.ndarray, channels: str, size: int, where: str) -> list[np.ndarray]:
     """An image array (n, H, W[, C]) or (n, C, H, W), uint8 0-255 or floats 0-1, as (size, size, C) uint8 images
     (an .npz's X, Python's, and new image arrays)."""
@@ -220,5 +232,5 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     return [im for img in arrays for im in as_images(img[None], tok.channels, tok.image_size, where)]
 
 
-__all__ = ["IMAGE_SUFFIXES", "as_images", "check_images", "has_images", "load_image", "read_image_folder",
-           "read_image_inputs"]
+__all__ = ["IMAGE_SUFFIXES", "array_channels", "array_notes", "as_images", "check_images", "has_images", "load_image",
+           "read_image_folder", "read_image_inputs"]

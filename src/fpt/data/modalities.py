@@ -17,14 +17,36 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.images import as_images, check_images
+from fpt.data.images import array_channels, as_images, check_images
+from fpt.data.images import array_notes as image_notes
 from fpt.data.tables import check_table, check_texts, sequence_columns, table_from_array, tabular_columns
+from fpt.data.timeseries import array_notes as series_notes
 from fpt.data.timeseries import check_series, series_from_array
 from fpt.data.tokenisers import ImageTokens, SequenceTokens, SeriesTokens, TabularTokens, Tokeniser, bad_field
 from fpt.errors import DataError
 
 # (inputs, fpt.data.inputs.Schema, where, allow_unseen) -> the examples in the tokeniser's raw form, or SchemaError
 Check = Callable[[Any, Any, str, bool], Any]
+
+
+def _no_notes(splits: Mapping[str, Any], channels: str) -> dict[str, Any]:
+    return {}
+
+
+def _as_given(X: Any, channels: str) -> str:
+    return channels
+
+
+@dataclass(frozen=True)
+class Arrays:
+    """How arrays (an .npz's X, fpt.sklearn's fit X; ``fpt.data.arrays.from_arrays``) hold a modality's examples."""
+
+    read: Callable[[Any, str, int, str], Any]  # (X, image channels, image size, where) -> the tokeniser's raw form
+    notes: Callable[[Any, str], dict[str, Any]] = _no_notes  # (splits read, channels) -> what the run records
+    channels: Callable[[Any, str], str] = _as_given  # (the training X, image_channels) -> the channels read
+    text: bool = False  # object arrays of text (a DataFrame's category columns) are read too
+    missing: bool = True  # NaN is a missing value (False: refused)
+    ragged: bool = False  # examples of several lengths: lists of them, and splits of other lengths
 
 
 @dataclass(frozen=True)
@@ -40,9 +62,7 @@ class Modality:
     describe: Callable[[Any, list[str], Mapping[str, Any]], dict[str, Any]]
     # the input schema (describe's keys, "modality", "targets", "npz_X_shape" if any) in a model card's words: lines
     card: Callable[[Mapping[str, Any]], list[str]]
-    # training examples given as arrays (an .npz's X, fpt.sklearn's): (X, image channels, image size, where) -> the
-    # tokeniser's raw form; None: arrays of numbers cannot hold it
-    from_array: Callable[[Any, str, int, str], Any] | None
+    arrays: Arrays | None  # how arrays of numbers hold its training examples; None: they cannot
     check: Check  # new examples given as arrays or a list (an .npz's X, a UCR file's series, Python's X)
     columns: Check | None  # new examples as table columns (every feature column present), or None: no table holds it
 
@@ -130,12 +150,13 @@ def _series_card(schema: Mapping[str, Any]) -> list[str]:
 
 MODALITIES: dict[str, Modality] = {m.name: m for m in (
     Modality("tabular", TabularTokens, {"max_categories": None}, False, token_features, ("linear", "boosting"), _table_schema,
-             _table_card, table_from_array, check_table, tabular_columns),
+             _table_card, Arrays(table_from_array, text=True), check_table, tabular_columns),
     Modality("image", ImageTokens, {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
-             False, token_features, ("linear",), _image_schema, _image_card, as_images, check_images, None),
+             False, token_features, ("linear",), _image_schema, _image_card,
+             Arrays(as_images, image_notes, array_channels, missing=False), check_images, None),
     Modality("timeseries", SeriesTokens, {"series_patch": "patch", "series_stride": "stride", "series_norm": "norm"},
              True, series_features, ("nearest", "minirocket"), _series_schema, _series_card,
-             series_from_array, check_series, None),
+             Arrays(series_from_array, series_notes, ragged=True), check_series, None),
     Modality("sequence", SequenceTokens, {"sequence_tokens": "mode", "sequence_max_len": "max_len"},
              True, symbol_counts, ("linear", "boosting"), _sequence_schema, _sequence_card, None,
              check_texts, sequence_columns),
@@ -166,5 +187,5 @@ def from_json(data: dict[str, Any]) -> Tokeniser:
         raise DataError(f"tokeniser of kind {data['kind']!r}: {exc}") from None
 
 
-__all__ = ["MODALITIES", "PADDED", "Check", "Modality", "from_json", "max_points", "modality", "series_features", "symbol_counts",
-           "token_features"]
+__all__ = ["MODALITIES", "PADDED", "Arrays", "Check", "Modality", "from_json", "max_points", "modality", "series_features",
+           "symbol_counts", "token_features"]

@@ -227,6 +227,21 @@ def series_from_array(X: Any, channels: str, image_size: int, where: str) -> lis
     return [s.astype(np.float32) for s in X]
 
 
+
+def array_notes(splits: dict[str, Split], channels: str) -> dict[str, Any]:
+    """The input contract a model trained on series arrays checks new series against (fpt.data.inputs): the
+    channels and the training lengths; a split of other channels is refused."""
+    series = splits["train"].x
+    lengths = [s.shape[1] for s in series]
+    notes = {"channels": int(series[0].shape[0]), "train_lengths": f"{min(lengths)}..{max(lengths)}"}
+    for split in splits.values():
+        other = next((i for i, s in enumerate(split.x) if s.shape[0] != notes["channels"]), None)
+        if other is not None:
+            raise DataError(f"{split.where}: series {other} has {split.x[other].shape[0]} channel(s), but the "
+                            f"training series have {notes['channels']}; give every series the same channels")
+    return notes
+
+
 # ---------------------------------------------------------------------------------------------- new inputs
 
 
@@ -281,5 +296,5 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     return out
 
 
-__all__ = ["check_series", "is_ucr", "pair", "read_series_inputs", "read_timeseries", "read_ts", "read_ucr_tsv",
+__all__ = ["array_notes", "check_series", "is_ucr", "pair", "read_series_inputs", "read_timeseries", "read_ts", "read_ucr_tsv",
            "series_from_array", "train_lengths"]
