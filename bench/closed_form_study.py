@@ -151,7 +151,7 @@ ROUND2: list[tuple[str, str, Recipe]] = [
 # features (ArrowHead, diabetes: E=5 or round 1's recipe). Unlike rounds 1 and 2, the head is fitted as fit=closed-form
 # fits it, the tokens' columns scaled by leave-one-out too (``inputs`` passed to fold_scores), so the base is measured
 # afresh. Every choice is a head option over round 2's features: nothing new is read from the body.
-BASE3 = Recipe(members=10, blocks="0", poolings="max", standardise=True, scales="1,2,4,8,16")
+BASE3 = Recipe(members=10, blocks="0", poolings="max", standardise=True, scales="1,2,4,8,16", input_scales="1,10,100")
 ROUND3: list[tuple[str, str, Recipe]] = [
     ("base", "base (round 2's defaults: E=10, scales 1,2,4,8,16, standardised, block 0, max, least LOO error)", BASE3),
     ("penalty", "penalty: one standard error", replace(BASE3, penalty="one-se")),
@@ -170,8 +170,10 @@ ROUND3: list[tuple[str, str, Recipe]] = [
     # flat there), repeats 1 and 2 x1; ties broken toward the most penalised fit, the tokens' scale counted
     ("combined", "tokens not scaled, ties to the larger penalty", replace(BASE3, input_scales="1", penalty="ties")),
     # added after the first difference as channels lost on 7 of the 8 series sets: the difference read by members of
-    # its own (the last five, at scales 1,2,4,8,16), as MultiRocket applies its kernels to it; run after the others
-    ("difference", "first difference read by members 6-10", replace(BASE3, diff_members=5)),
+    # its own (the last five, at scales 1,2,4,8,16), as MultiRocket applies its kernels to it, on round 3's defaults
+    # (the tokens unscaled, ties; "tokens not scaled, ties to the larger penalty" above is the same without it)
+    ("difference", "round 3's defaults, the first difference read by members 6-10",
+     replace(BASE3, input_scales="1", penalty="ties", diff_members=5)),
 ]
 PLANS = ("round1", "round2", "round3")
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice

@@ -50,6 +50,8 @@ class ClosedForm:
     # PickupGestureWiimoteZ 0.633 against 0.567), over the tables 0.838 against 0.831; lower on ArrowHead (0.806
     # against 0.826) and diabetes (R² 0.453 against 0.462). The merged members read fewer tokens: 10 members cost
     # 1.9 members' passes through the body at one scale (64 + 32 + 16 + 8 + 4 tokens, twice, against 5 x 64).
+    # Round 3 (round3/study): the head's search (input_scales, penalty_rule below); its final step picks members 6-10
+    # reading the series' first difference (OSULeaf 0.858 against 0.730 by CV), which the feature map cannot read yet.
     # Tried and not chosen: ROCKET's proportion of positive values (thresholds: each unit's median over the training
     # positions), mean+max, finer tokens, longer ladders (2..32), E=20 (its twice as many features: the head's cost).
     members: int = 10  # cf_members: E seeded input layers
