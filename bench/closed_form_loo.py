@@ -27,13 +27,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("dataset")
     p.add_argument("--repeat", type=int, default=0)
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"))
+    p.add_argument("--body", default="minilm", help="the frozen body (default minilm, fpt's)")
     args = p.parse_args(argv)
     from fpt.closed_form import _onehot
     from fpt.feature_map import DEFAULTS
     from fpt.ridge import LEAST, ONE_SE, TIES, _errors, _solver, pick
 
     x, y, classes, _, inputs = features_and_layout(args.dataset, dataset_path(args.dataset, args.cache / "data"),
-                                                   BASE3, args.repeat, args.cache / args.dataset, "minilm", True)
+                                                   BASE3, args.repeat, args.cache / args.dataset, args.body, True)
     x = x.astype(np.float64)
     mean, std = x.mean(0), x.std(0)
     z = (x - mean) / np.where(std > 1e-12 * max(1.0, float(np.abs(mean).max())), std, 1.0)
