@@ -48,6 +48,7 @@ from fpt.config import DATA_FIELDS, FITS, RunConfig, from_dict
 from fpt.data.arrays import from_arrays, series_list
 from fpt.data.base import finish_splits, plain_value
 from fpt.data.inputs import Schema, check_arrays
+from fpt.data.modalities import modality as declared
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
@@ -256,7 +257,9 @@ class _FPTEstimator(BaseEstimator):
         prep, exp = self.preprocessing_, self.experiment_
         # text or category columns (a tabular tokeniser's features; other tokenisers have none) keep their values
         categorical = any(f["kind"] == "categorical" for f in getattr(prep.tokeniser, "features", []))
-        series = series_list(X) if prep.modality == "timeseries" else None
+        # a list of examples of several lengths, for a modality whose arrays may hold them (fpt.data.modalities)
+        held = declared(prep.modality).arrays
+        series = series_list(X) if held is not None and held.ragged else None
         if series is None:
             X = validate_data(self, X, reset=False, dtype=_dtype(X, categorical), ensure_all_finite="allow-nan",
                               allow_nd=True)
