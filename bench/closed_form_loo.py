@@ -7,7 +7,7 @@ the benchmark's seed 0 on the whole TRAIN file), the recipe round 2's defaults (
 max, standardised, the tokens after them). Prints, for every (scale of the tokens' columns, penalty), the mean
 squared leave-one-out error, the leave-one-out accuracy and the least 1 - H_ii (the divisor of the
 leave-one-out residuals; negative: the figure is rounding), the Gram matrix's smallest nonzero eigenvalues, and what
-each penalty rule of fpt.ridge.pick picks. Reads no test split.
+each penalty rule of fpt.ridge.pick picks (with ``guard``: fits whose figure is rounding left out). Reads no test split.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     from fpt.closed_form import _onehot
     from fpt.feature_map import DEFAULTS
-    from fpt.ridge import LEAST, ONE_SE, TIES, _errors, _solver, pick
+    from fpt.ridge import LEAST, ONE_SE, TIES, _errors, _graded, _solver, pick
 
     x, y, classes, _, inputs = features_and_layout(args.dataset, dataset_path(args.dataset, args.cache / "data"),
                                                    BASE3, args.repeat, args.cache / args.dataset, args.body, True)
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     classify = y.dtype.kind != "f"
     targets = _onehot(y, classes) if classify else y.astype(np.float64)
     zc = z - z.mean(0)
-    eig = np.linalg.eigvalsh(zc @ zc.T if len(z) <= z.shape[1] else zc.T @ zc)
+    eig = np.linalg.eigvalsh(zc @ zc.T if len(z) <= z.shape[1] else zc.T @ zc)  # (n,) or (F,)
     print(f"{args.dataset}, repeat {args.repeat}: {z.shape[0]} examples x {z.shape[1]} features ({inputs} the tokens')")
     print("smallest nonzero eigenvalues:", np.round(np.sort(eig[eig > 1e-6 * eig.max()])[:3], 1))
     tried = []
@@ -49,23 +49,19 @@ def main(argv: list[str] | None = None) -> int:
         zs = z.copy()
         zs[:, z.shape[1] - inputs:] *= scale
         loo_at, _ = _solver(zs, targets)
-        centred = zs - zs.mean(0)
-        gram = len(z) <= z.shape[1]
-        s, q = np.linalg.eigh(centred @ centred.T) if gram else (None, None)
         for a in DEFAULTS.alphas:
-            loo = loo_at(a)
-            tried.append((scale, a, loo))
+            loo, room = loo_at(a)  # room: the least 1 - H_ii, the leave-one-out residuals' divisor (exact: in (0, 1])
+            tried.append((scale, a, loo, room))
             acc = f"{(loo.argmax(1) == y[:, 0]).mean():.3f}" if classify else "-"
-            # 1 - H_ii as fpt.ridge computes it: the leave-one-out residual's divisor (exact: in (0, 1])
-            room = f"{(1 - (q * q) @ (np.clip(s, 0, None) / (np.clip(s, 0, None) + a)) - 1 / len(z)).min():.1e}" \
-                if gram else "-"
             print(f"tokens x{scale:<5g} penalty {a:7.0e}  LOO squared error {np.mean(_errors(targets, loo)):.5f}  "
-                  f"LOO accuracy {acc}  least 1 - H_ii {room}")
+                  f"LOO accuracy {acc}  least 1 - H_ii {room:.1e}")
     for scales in ((1.0, 10.0, 100.0), (1.0,)):
         rows = [t for t in tried if t[0] in scales]
-        for rule in (LEAST, TIES, ONE_SE):
-            i = pick([a for _, a, _ in rows], [_errors(targets, loo) for _, _, loo in rows], rule, [s for s, _, _ in rows])
-            print(f"scales {scales}, rule {rule}: tokens x{rows[i][0]:g}, penalty {rows[i][1]:.0e}")
+        for rule, guard in ((LEAST, False), (TIES, False), (ONE_SE, False), (LEAST, True), (TIES, True)):
+            i = pick([t[1] for t in rows], [_graded(targets, t[2], t[3], guard) for t in rows], rule,
+                     [t[0] for t in rows])
+            print(f"scales {scales}, rule {rule}{', guard' if guard else ''}: tokens x{rows[i][0]:g}, "
+                  f"penalty {rows[i][1]:.0e}")
     return 0
 
 

@@ -105,3 +105,28 @@ def test_with_fewer_examples_than_features_the_flat_end_of_the_curve_goes_to_the
     assert scaled.alpha >= 1.0
     np.testing.assert_allclose(scaled.coef, again.coef, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(scaled.loo, again.loo, rtol=1e-6, atol=1e-9)
+
+
+def test_the_guard_leaves_out_a_fit_whose_leave_one_out_figure_is_rounding():
+    """Scaled columns x1e4 at a tiny penalty: 1 - H_ii is computed near or below 0 and its leave-one-out error is
+    meaningless; the guard never picks such a fit while another is sound, and changes nothing where all are."""
+    from fpt.ridge import RELIABLE, _solver, ridge_loo_scaled
+
+    rng = np.random.default_rng(8)
+    z = rng.normal(size=(30, 300))
+    y = np.where(rng.integers(0, 3, 30)[:, None] == [[0, 1, 2]], 1.0, -1.0)
+    scales = (1.0, 1e4)
+    zs = z.copy()
+    zs[:, -40:] *= 1e4
+    assert _solver(zs, y)[0](1e-3)[1] < RELIABLE  # the case: no digits left in 1 - H_ii
+    blind_scale, blind = ridge_loo_scaled(z, y, ALPHAS, scales, last=40)  # random labels "predicted" exactly:
+    assert blind_scale == 1e4 and blind.alpha == 1e-3 and -blind.score < 1e-6  # the rounding fit wins unguarded
+    for rule in ("least", "ties"):
+        scale, fit = ridge_loo_scaled(z, y, ALPHAS, scales, last=40, rule=rule, guard=True)
+        assert -fit.score > 0.5  # random labels: no better than the mean
+        direct = z.copy()
+        direct[:, -40:] *= scale
+        assert _solver(direct, y)[0](fit.alpha)[1] >= RELIABLE
+    sound = ridge_loo(z, y, ALPHAS, "ties")  # every fit sound: the guard is no change
+    guarded = ridge_loo(z, y, ALPHAS, "ties", guard=True)
+    assert guarded.alpha == sound.alpha and guarded.score == sound.score

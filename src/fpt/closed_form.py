@@ -144,7 +144,7 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
             # the squared leave-one-out error chooses, as RidgeClassifierCV's default does (its near-ties
             # broken toward the larger penalty: design.penalty_rule, fpt.ridge.pick)
             scale, ridge = ridge_loo_scaled(z if kept is None else z[:, kept], targets, design.alphas,
-                                            design.input_scales, inputs, design.penalty_rule)
+                                            design.input_scales, inputs, design.penalty_rule, design.loo_guard)
             tried.append((m, kept, scale, ridge))
         m, kept, scale, ridge = max(tried, key=lambda t: t[3].score)  # the first of equals: every member
         w, b = _widen(ridge.coef.copy(), scale, inputs, kept, z.shape[1]), ridge.intercept

@@ -50,8 +50,8 @@ class ClosedForm:
     # PickupGestureWiimoteZ 0.633 against 0.567), over the tables 0.838 against 0.831; lower on ArrowHead (0.806
     # against 0.826) and diabetes (R² 0.453 against 0.462). The merged members read fewer tokens: 10 members cost
     # 1.9 members' passes through the body at one scale (64 + 32 + 16 + 8 + 4 tokens, twice, against 5 x 64).
-    # Round 3 (round3/study): the head's search (input_scales, penalty_rule below); its final step picks members 6-10
-    # reading the series' first difference (OSULeaf 0.858 against 0.730 by CV), which the feature map cannot read yet.
+    # Round 3 (round3/study): the head's search (loo_guard below); its final step picks members 6-10 reading the
+    # series' first difference (OSULeaf 0.858 against 0.730 by CV), which the feature map cannot read yet.
     # Tried and not chosen: ROCKET's proportion of positive values (thresholds: each unit's median over the training
     # positions), mean+max, finer tokens, longer ladders (2..32), E=20 (its twice as many features: the head's cost).
     members: int = 10  # cf_members: E seeded input layers
@@ -66,18 +66,20 @@ class ClosedForm:
     # Not config fields: the search the head's fit makes (cf-study may change them here).
     alphas: tuple[float, ...] = tuple(10.0 ** k for k in range(-3, 7))  # ridge penalties, chosen by leave-one-out
     # The tokens' columns (cf_inputs) multiplied by each of these after standardisation, the best (with its penalty)
-    # chosen by leave-one-out: meant for a few input columns beside thousands of body features (diabetes: 10 beside
-    # 13,824). Round 3 (round3/study, the TRAIN files' CV, bench/closed_form_study.py --plan round3) leaves them
-    # unscaled: the search cost BasicMotions and PickupGestureWiimoteZ (0.950 and 0.580 against 1.000 and 0.633) more
-    # than it gave diabetes (R² 0.466 against 0.463 with the penalty rule below); BasicMotions' first repeat, as the
-    # benchmark's seed 0, picked the tokens x100 at penalty 1e-3, where leave-one-out is flat.
-    input_scales: tuple[float, ...] = (1.0,)
+    # chosen by leave-one-out: a few input columns beside thousands of body features are otherwise shrunk with them
+    # (diabetes: 10 beside 3,840; round 2's benchmark picked x10 or x100 there).
+    input_scales: tuple[float, ...] = (1.0, 10.0, 100.0)
     # How leave-one-out picks the penalty (fpt.ridge.pick): "least" error; "ties": the largest penalty within 0.1 % of
-    # the least (with fewer examples than features every penalty far below the Gram matrix's smallest nonzero
-    # eigenvalue is one interpolating fit); "one-se": the largest within one standard error. Round 3: the tokens
-    # unscaled with ties, mean rank 2.46 against round 2's defaults' 2.62 (CV mean 0.838 against 0.831 over the 12
-    # sets); one-se lost its axis (2.12 against 1.88).
-    penalty_rule: str = "ties"
+    # the least; "one-se": the largest within one standard error. Round 3 (round3/study): least (one-se lost its axis,
+    # 2.12 against 1.88; ties alone 2.00).
+    penalty_rule: str = "least"
+    # Fits whose leave-one-out figure is rounding (1 - H_ii below fpt.ridge.RELIABLE) never picked. Round 3: the
+    # study's final step among what the library runs (round3/study/table.md, bench/closed_form_study.py --plan
+    # round3): mean rank 3.33 against round 2's 3.75, CV 0.839 against 0.831, no set lower (BasicMotions 1.000
+    # against 0.950, PickupGestureWiimoteZ 0.633 against 0.580, where round 2's search picked the tokens x100 at
+    # penalty 1e-3 on a figure of rounding: its benchmark's BasicMotions seed 0, 0.70). Round 3's first benchmark
+    # ran the tokens unscaled with ties instead (diabetes R² 0.498 against round 2's 0.531; round3/README.md).
+    loo_guard: bool = True
     # The head also fitted on the first m members' features alone (and the tokens), for each m here, and the members
     # kept chosen with the penalty by leave-one-out (up to ``choose_up_to`` fitted examples). Round 3: none (5 or 10
     # by leave-one-out lost: BasicMotions 0.808 against 0.950, PickupGestureWiimoteZ 0.547 against 0.580).

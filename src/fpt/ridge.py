@@ -18,6 +18,10 @@ import numpy as np
 
 LEAST, ONE_SE, TIES = "least", "one-se", "ties"  # how a penalty is picked from its leave-one-out errors (``pick``)
 TIE = 1e-3  # rule "ties": mean errors this close (relative) to the least count as equal to it
+# ``guard``: a fit whose least 1 - H_ii (the divisor of its leave-one-out residuals) is below this is not picked, its
+# leave-one-out figure being rounding (half the digits of float64); BasicMotions, the tokens x100 at penalty 1e-3:
+# 1 - H_ii computed at -3.4e-08, its leave-one-out error 0.004 beside 0.94 at 1e-2
+RELIABLE = float(np.sqrt(np.finfo(np.float64).eps))
 
 
 @dataclass
@@ -33,20 +37,21 @@ class RidgeLOO:
     score: float
 
 
-def ridge_loo(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float], rule: str = LEAST) -> RidgeLOO:
+def ridge_loo(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float], rule: str = LEAST,
+              guard: bool = False) -> RidgeLOO:
     """Ridge of ``targets`` (n, t) on ``z`` (n, F) at each of ``alphas``, the one ``rule`` picks by leave-one-out
-    squared error (``pick``)."""
+    squared error (``pick``; ``guard``: fits whose leave-one-out figure is rounding left out, ``RELIABLE``)."""
     y = np.asarray(targets, dtype=np.float64).reshape(len(z), -1)
     loo_at, fit_at = _solver(z, y)
-    tried = [(a, loo_at(a)) for a in alphas]
-    a, loo = tried[pick([a for a, _ in tried], [_errors(y, loo) for _, loo in tried], rule)]
+    tried = [(a, *loo_at(a)) for a in alphas]
+    a, loo, _ = tried[pick([a for a, _, _ in tried], [_graded(y, loo, room, guard) for _, loo, room in tried], rule)]
     return RidgeLOO(float(a), *fit_at(a), loo, -float(np.mean(_errors(y, loo))))
 
 
-def _solver(z: np.ndarray, y: np.ndarray) -> tuple[Callable[[float], np.ndarray],
+def _solver(z: np.ndarray, y: np.ndarray) -> tuple[Callable[[float], tuple[np.ndarray, float]],
                                                      Callable[[float], tuple[np.ndarray, np.ndarray]]]:
     """One decomposition of ``z`` (n, F) for targets ``y`` (n, t); from it, at any penalty a, the leave-one-out
-    outputs (n, t) and the fit (coef (t, F), intercept (t,))."""
+    outputs (n, t) with the least 1 - H_ii, and the fit (coef (t, F), intercept (t,))."""
     z = np.asarray(z, dtype=np.float64)
     n = len(z)
     z_mean, y_mean = z.mean(0), y.mean(0)
@@ -73,9 +78,10 @@ def _solver(z: np.ndarray, y: np.ndarray) -> tuple[Callable[[float], np.ndarray]
         def coef_at(a: float) -> np.ndarray:
             return (v @ (uy / (lam + a)[:, None])).T
 
-    def loo_at(a: float) -> np.ndarray:
+    def loo_at(a: float) -> tuple[np.ndarray, float]:
         fitted, diag = fitted_diag(a)
-        return y - (yc - fitted) / (1.0 - diag - 1.0 / n)[:, None]
+        room = 1.0 - diag - 1.0 / n
+        return y - (yc - fitted) / room[:, None], float(room.min())
 
     def fit_at(a: float) -> tuple[np.ndarray, np.ndarray]:
         coef = coef_at(a)
@@ -87,6 +93,11 @@ def _solver(z: np.ndarray, y: np.ndarray) -> tuple[Callable[[float], np.ndarray]
 def _errors(y: np.ndarray, loo: np.ndarray) -> np.ndarray:
     """Each example's leave-one-out squared error, the mean over targets (n,)."""
     return np.mean((y - loo) ** 2, axis=1)
+
+
+def _graded(y: np.ndarray, loo: np.ndarray, room: float, guard: bool) -> np.ndarray:
+    """``_errors``, or infinite errors (never picked while another fit is not) for a fit ``guard`` leaves out."""
+    return np.full(len(y), np.inf) if guard and not room >= RELIABLE else _errors(y, loo)
 
 
 def pick(alphas: Sequence[float], errors: Sequence[np.ndarray], rule: str = LEAST,
@@ -117,7 +128,7 @@ def pick(alphas: Sequence[float], errors: Sequence[np.ndarray], rule: str = LEAS
 
 
 def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float], scales: Sequence[float],
-                     last: int, rule: str = LEAST) -> tuple[float, RidgeLOO]:
+                     last: int, rule: str = LEAST, guard: bool = False) -> tuple[float, RidgeLOO]:
     """``ridge_loo`` with the ``last`` columns of ``z`` multiplied by each of ``scales`` too (a lighter penalty on
     them): the (scale, fit) ``rule`` picks from every (scale, penalty) by leave-one-out squared error (``pick``; the
     least: the first scale, then the first penalty, of equals). The coefficients are those of the scaled columns, as
@@ -136,9 +147,9 @@ def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]
             zs = z.copy()
             zs[:, f - last:] *= scale
             loo_at, fit_at = _solver(zs, y)
-            tried += [(scale, a, loo_at(a), fit_at) for a in alphas]
-        scale, a, loo, fit_at = tried[pick([a for _, a, _, _ in tried], [_errors(y, t[2]) for t in tried], rule,
-                                           [t[0] for t in tried])]
+            tried += [(scale, a, *loo_at(a), fit_at) for a in alphas]
+        scale, a, loo, _, fit_at = tried[pick([t[1] for t in tried], [_graded(y, t[2], t[3], guard) for t in tried],
+                                              rule, [t[0] for t in tried])]
         return scale, RidgeLOO(float(a), *fit_at(a), loo, -float(np.mean(_errors(y, loo))))
     z_mean, y_mean = z.mean(0), y.mean(0)
     zc, yc = z - z_mean, y - y_mean
@@ -148,19 +159,19 @@ def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]
     u = b @ v  # (n, Fb)
     u2, uy, ut = u * u, u.T @ yc, u.T @ t  # ut: U'T (Fb, last)
 
-    def fit_at(scale: float, a: float) -> tuple[np.ndarray, np.ndarray]:
-        """The scaled columns' coefficients (last, t) and the leave-one-out outputs (n, t)."""
+    def fit_at(scale: float, a: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """The scaled columns' coefficients (last, t), the leave-one-out outputs (n, t) and the least 1 - H_ii."""
         w, g, inv = t * scale, ut * scale, 1.0 / (lam + a)  # g: U'W
         r = w - u @ (inv[:, None] * g)  # (n, last)
         schur = w.T @ w + a * np.eye(last) - g.T @ (inv[:, None] * g)
         c2 = np.linalg.solve(schur, w.T @ yc - g.T @ (inv[:, None] * uy))  # R'yc on the right
         fitted = u @ (inv[:, None] * uy) + r @ c2
         diag = u2 @ inv + np.einsum("ij,ij->i", r @ np.linalg.inv(schur), r) + 1.0 / n
-        return c2, y - (yc - fitted) / (1.0 - diag)[:, None]
+        return c2, y - (yc - fitted) / (1.0 - diag)[:, None], float((1.0 - diag).min())
 
-    tried = [(scale, a, fit_at(scale, a)[1]) for scale in scales for a in alphas]
-    scale, a, loo = tried[pick([a for _, a, _ in tried], [_errors(y, loo) for _, _, loo in tried], rule,
-                               [scale for scale, _, _ in tried])]
+    tried = [(scale, a, *fit_at(scale, a)[1:]) for scale in scales for a in alphas]
+    scale, a, loo, _ = tried[pick([t[1] for t in tried], [_graded(y, t[2], t[3], guard) for t in tried], rule,
+                                  [t[0] for t in tried])]
     c2 = fit_at(scale, a)[0]
     g, inv = ut * scale, 1.0 / (lam + a)
     c1 = inv[:, None] * (uy - g @ c2)
@@ -170,4 +181,4 @@ def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]
     return scale, RidgeLOO(float(a), coef, y_mean - coef @ scaled_mean, loo, score)
 
 
-__all__ = ["LEAST", "ONE_SE", "TIE", "TIES", "RidgeLOO", "pick", "ridge_loo", "ridge_loo_scaled"]
+__all__ = ["LEAST", "ONE_SE", "RELIABLE", "TIE", "TIES", "RidgeLOO", "pick", "ridge_loo", "ridge_loo_scaled"]

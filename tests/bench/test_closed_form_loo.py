@@ -16,5 +16,5 @@ def test_the_curve_covers_every_scale_and_penalty_and_names_each_rules_pick(tmp_
     assert len(lines) == 3 * len(DEFAULTS.alphas)  # x1, x10, x100, every penalty
     assert all("LOO squared error" in line and "least 1 - H_ii" in line for line in lines)
     picks = [line for line in out.splitlines() if ", rule " in line]
-    assert len(picks) == 6 and all("penalty" in line for line in picks)  # 2 searches x least, ties, one-se
+    assert len(picks) == 10 and all("penalty" in line for line in picks)  # 2 searches x 5 rules
     assert "120 examples" in out  # iris' examples outside the benchmark's test split
