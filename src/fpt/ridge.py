@@ -137,7 +137,8 @@ def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]
     With more examples than features, the other columns' covariance is decomposed once for every scale and
     penalty: with B the other columns and W the scaled ones (both centred), U = B V over B'B's eigenvectors V and
     D = L + a, the hat matrix is U D^-1 U' + R S^-1 R' with R = W - U D^-1 U'W and S = W'W + aI - W'U D^-1 U'W,
-    the Schur complement (``last`` x ``last``), so a scale costs n x F x ``last``, not an F x F decomposition."""
+    the Schur complement (``last`` x ``last``), so a scale costs n x F x ``last``, not an F x F decomposition,
+    and R's product with U is one per penalty, shared by every scale."""
     z = np.asarray(z, dtype=np.float64)
     y = np.asarray(targets, dtype=np.float64).reshape(len(z), -1)
     n, f = z.shape
@@ -159,20 +160,33 @@ def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]
     u = b @ v  # (n, Fb)
     u2, uy, ut = u * u, u.T @ yc, u.T @ t  # ut: U'T (Fb, last)
 
-    def fit_at(scale: float, a: float) -> tuple[np.ndarray, np.ndarray, float]:
-        """The scaled columns' coefficients (last, t), the leave-one-out outputs (n, t) and the least 1 - H_ii."""
+    def products(a: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The n x Fb products at penalty ``a``, which no scale changes (R = scale (T - U D^-1 U'T)): most of the
+        search's cost after the decomposition, so once per penalty, not once per (scale, penalty)."""
+        inv = 1.0 / (lam + a)
+        return t - u @ (inv[:, None] * ut), u @ (inv[:, None] * uy), u2 @ inv
+
+    def fit_at(scale: float, a: float, at: tuple[np.ndarray, np.ndarray, np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray, float]:
+        """The scaled columns' coefficients (last, t), the leave-one-out outputs (n, t) and the least 1 - H_ii;
+        ``at``: ``products(a)``."""
         w, g, inv = t * scale, ut * scale, 1.0 / (lam + a)  # g: U'W
-        r = w - u @ (inv[:, None] * g)  # (n, last)
+        rest, fitted_b, diag_b = at
+        r = rest * scale  # (n, last): W - U D^-1 U'W
         schur = w.T @ w + a * np.eye(last) - g.T @ (inv[:, None] * g)
         c2 = np.linalg.solve(schur, w.T @ yc - g.T @ (inv[:, None] * uy))  # R'yc on the right
-        fitted = u @ (inv[:, None] * uy) + r @ c2
-        diag = u2 @ inv + np.einsum("ij,ij->i", r @ np.linalg.inv(schur), r) + 1.0 / n
+        fitted = fitted_b + r @ c2
+        diag = diag_b + np.einsum("ij,ij->i", r @ np.linalg.inv(schur), r) + 1.0 / n
         return c2, y - (yc - fitted) / (1.0 - diag)[:, None], float((1.0 - diag).min())
 
-    tried = [(scale, a, *fit_at(scale, a)[1:]) for scale in scales for a in alphas]
+    found = {}
+    for a in alphas:
+        at = products(a)
+        found.update({(scale, a): fit_at(scale, a, at)[1:] for scale in scales})
+    tried = [(scale, a, *found[(scale, a)]) for scale in scales for a in alphas]  # pick's order: scale, then penalty
     scale, a, loo, _ = tried[pick([t[1] for t in tried], [_graded(y, t[2], t[3], guard) for t in tried], rule,
                                   [t[0] for t in tried])]
-    c2 = fit_at(scale, a)[0]
+    c2 = fit_at(scale, a, products(a))[0]
     g, inv = ut * scale, 1.0 / (lam + a)
     c1 = inv[:, None] * (uy - g @ c2)
     coef = np.concatenate([v @ c1, c2]).T  # (t, F) over the scaled matrix's columns
