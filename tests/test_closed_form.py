@@ -273,3 +273,43 @@ def test_members_kept_by_leave_one_out_zero_the_dropped_members_weights():
     assert "members_kept" not in without  # nothing to choose from: every member, as before
     refit = fit_head(x, y, True, 2, design, seed=0, inputs=2, member_widths=[4] * 4, fixed=info)[0]
     np.testing.assert_allclose(refit, w, rtol=1e-5, atol=1e-8)  # a fold at the chosen members reads the same columns
+
+
+def test_controls_above_the_cap_are_fitted_on_a_paired_subsample(tmp_path, tiny_bert_dir, tiny_tables, monkeypatch):
+    from fpt import closed_form
+    from fpt.baselines import beside_run, table_rows
+
+    path = tiny_tables.classification("c.csv", n=90, labels=("a", "b", "c"), kinds="pqr")
+    monkeypatch.setattr(closed_form, "CONTROLS_UP_TO", 40)
+    exp = _build(path, tiny_bert_dir, cf_members=1)  # init=random: the "random body" control is this very fit
+    summary = beside_run(exp, fpt.fit(exp, out=tmp_path / "run", progress=False), tmp_path / "run")
+    models = summary["baselines_models"]
+    sample = models["controls_subsample"]
+    fitted = summary["closed_form"]["fitted_examples"]
+    assert fitted > 40 and (sample["examples"], sample["of"], sample["seed"]) == (40, fitted, exp.config.split_seed)
+    rows = closed_form.subsample(closed_form.fitted_targets(exp), True, 40, exp.config.split_seed)
+    y = closed_form.fitted_targets(exp)[rows, 0]
+    assert len(rows) == 40 and np.bincount(y).min() >= 13  # stratified: each class keeps its third
+    for name, where in (("random body", "random-body"), ("no language model", "no-lm")):
+        control = json.loads((tmp_path / "run" / "controls" / where / "summary.json").read_text())["closed_form"]
+        assert control["fitted_examples"] == 40 and models["controls"][name]["fitted_examples"] == 40
+        assert models["controls"][name]["of"] == fitted
+    # the run's compared figure: its own features at the same rows, fold by fold (the random-body control, the
+    # same model, then scores exactly the same)
+    feats = np.concatenate([read_features(exp, exp.data.train.data), read_features(exp, exp.data.eval_sets["val"])])
+    from fpt.feature_map import options
+
+    ours = fold_scores(feats[rows], y[:, None], True, 3, options(exp.config), exp.config.split_seed, exp.model.input_features,
+                       member_widths=[exp.model.member_width(0)])
+    assert sample["fold_scores"] == pytest.approx(ours)
+    assert models["controls"]["random body"]["fold_scores"] == pytest.approx(ours)
+    verdict = models["language_model"]
+    assert verdict["mean"] == pytest.approx(np.mean(ours)) and verdict["examples"] == 40
+    assert f"40 of the {fitted} fitted examples" in verdict["line"]
+    assert any(r["chosen"].endswith(f"fitted on 40 of {fitted} rows") for r in table_rows(summary))
+
+    # below the cap: every fitted example, no subsample recorded
+    monkeypatch.setattr(closed_form, "CONTROLS_UP_TO", 2000)
+    again = beside_run(exp, summary, None)["baselines_models"]
+    assert "controls_subsample" not in again and "fitted_examples" not in again["controls"]["random body"]
+    assert again["controls"]["random body"]["fold_scores"] == pytest.approx(summary["closed_form"]["fold_scores"])

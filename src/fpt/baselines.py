@@ -278,11 +278,12 @@ def fit_models(data: Any, seed: int = 0, refit: bool = False) -> dict[str, Any]:
 
 
 def run_controls(config: RunConfig, out: Path | None, progress: bool = False, refit: bool = False,
-                 data: Any = None) -> dict[str, Any]:
+                 data: Any = None, sample: dict[str, Any] | None = None) -> dict[str, Any]:
     """The two controls of ``--baselines all``, each a full fpt run of ``config`` with one change.
     ``refit``: each is a refit run (fpt.refit.fit; ``config`` is then the selection run's), its validation
     figure the selection run's. ``data``: the run's task data, shared (tokenised once) instead of built again.
-    A closed-form control records its fold scores, on the run's folds (fpt.closed_form.fold_scores)."""
+    A closed-form control records its fold scores, on the run's folds (fpt.closed_form.fold_scores). ``sample``:
+    ``data`` holds a subsample of the run's fitted examples (``_controls_subsample``), recorded in each entry."""
     from fpt.pipeline import assemble, build
     from fpt.train import fit
 
@@ -309,7 +310,9 @@ def run_controls(config: RunConfig, out: Path | None, progress: bool = False, re
                          **({"protocol": REFIT, "refit_steps": summary.get("steps")} if refit else {}),
                          **({"fold_scores": summary["closed_form"]["fold_scores"],
                              "closed_form": _closed_form_words(summary["closed_form"])} if "closed_form" in summary else {}),
-                         **({"run": str(where)} if where is not None else {})}
+                         **({"run": str(where)} if where is not None else {}),
+                         **({"fitted_examples": sample["examples"], "of": sample["of"], "subsample_seed": sample["seed"]}
+                            if sample is not None else {})}
     return results
 
 
@@ -365,7 +368,8 @@ def compare(summary: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     if refitted:
         line += f"; each chosen on validation, then {REFIT_WORDS}"
     out["line"] = line
-    verdict = language_model_verdict(summary, result.get("controls") or {}, metric)
+    sample = result.get("controls_subsample")
+    verdict = language_model_verdict(summary, result.get("controls") or {}, metric, sample)
     if verdict is not None:
         out["language_model"] = verdict
     return out
@@ -374,13 +378,16 @@ def compare(summary: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
 SIGNIFICANCE = 0.05  # the paired t-test's level for "helped" / "hurt" in the language-model line
 
 
-def language_model_verdict(summary: dict[str, Any], controls: dict[str, Any], metric: str) -> dict[str, Any] | None:
+def language_model_verdict(summary: dict[str, Any], controls: dict[str, Any], metric: str,
+                           sample: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Whether the language model helped on this data: the run's fold scores against each control's on the same
     folds (closed-form fits: fpt.closed_form.fold_scores over the examples fitted), mean ± std and a paired t-test
-    per control, and one plain ``line``. None without fold scores on both sides (gradient runs, no controls)."""
+    per control, and one plain ``line``. None without fold scores on both sides (gradient runs, no controls).
+    ``sample``: the controls were fitted on a subsample (``_controls_subsample``); the run's figures are its own
+    fold scores over the same rows."""
     from scipy import stats
 
-    ours = (summary.get("closed_form") or {}).get("fold_scores") or []
+    ours = (sample["fold_scores"] if sample is not None else (summary.get("closed_form") or {}).get("fold_scores")) or []
     rows, words = {}, []
     for name, entry in controls.items():
         theirs = entry.get("fold_scores") or []
@@ -399,10 +406,13 @@ def language_model_verdict(summary: dict[str, Any], controls: dict[str, Any], me
     answer = ("yes: above every control" if better else
               "no: a control is significantly better" if worse else "not shown: no significant difference from every control")
     label = "R²" if metric == "r2" else metric
-    line = (f"did the language model help on this data? {answer} (fold {label} over {len(ours)} folds, paired "
-            f"t-test: with it {np.mean(ours):.3f} ± {np.std(ours):.3f}; {'; '.join(words)})")
+    rows_words = ("" if sample is None else
+                  f" of {sample['examples']} of the {sample['of']} fitted examples (seed {sample['seed']})")
+    line = (f"did the language model help on this data? {answer} (fold {label} over {len(ours)} folds{rows_words}, "
+            f"paired t-test: with it {np.mean(ours):.3f} ± {np.std(ours):.3f}; {'; '.join(words)})")
     return {"helped": better, "hurt": worse, "folds": len(ours), "mean": float(np.mean(ours)),
-            "std": float(np.std(ours)), "controls": rows, "line": line}
+            "std": float(np.std(ours)), "controls": rows, "line": line,
+            **({"examples": sample["examples"], "of": sample["of"], "seed": sample["seed"]} if sample else {})}
 
 
 def _fmt(value: float | None) -> str:
@@ -421,12 +431,34 @@ def beside_run(exp: Any, summary: dict[str, Any], out: str | Path | None = None,
     # learns from the same examples before test (the refit protocol).
     # The controls first: after aeon's MiniRocket (numba's threads) the body's attention ran ~20x slower in this
     # process (GunPoint's closed-form controls: 1-3 s before it, 22 s after).
-    controls = (run_controls(exp.config, None if out is None else Path(out), progress, data=exp.data)
+    sample = _controls_subsample(exp, summary) if chosen == "all" else None
+    data = exp.data if sample is None else sample.pop("data")
+    controls = (run_controls(exp.config, None if out is None else Path(out), progress, data=data, sample=sample)
                 if chosen == "all" else None)
     result = fit_models(exp.data, exp.config.seed, refit="closed_form" in summary)
     if controls is not None:
         result["controls"] = controls
+    if sample is not None:
+        result["controls_subsample"] = sample
     return _with_comparison(summary, result, out)
+
+
+def _controls_subsample(exp: Any, summary: dict[str, Any]) -> dict[str, Any] | None:
+    """Above ``fpt.closed_form.CONTROLS_UP_TO`` fitted examples of a closed-form run: the seeded, stratified rows
+    its controls are fitted on ("examples" of "of", "seed"), the task data holding only them ("data"), and the run's
+    own fold figures over the same rows ("fold_scores"), which the language-model line compares. None below it."""
+    from fpt import closed_form
+
+    record = summary.get("closed_form") or {}
+    fitted = record.get("fitted_examples") or 0
+    if exp.config.fit != CLOSED_FORM or fitted <= closed_form.CONTROLS_UP_TO:
+        return None
+    classify = exp.data.objective.name == "classification"
+    seed = exp.config.split_seed
+    rows = closed_form.subsample(closed_form.fitted_targets(exp), classify, closed_form.CONTROLS_UP_TO, seed)
+    return {"examples": len(rows), "of": fitted, "seed": seed, "stratified": classify,
+            "fold_scores": closed_form.subsample_fold_scores(exp, rows),
+            "data": closed_form.subsampled_data(exp, rows)}
 
 
 def beside_refit(summary: dict[str, Any], out: str | Path, progress: bool = False,
@@ -503,7 +535,8 @@ def table_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
                                           *refit_words(e)]) or "-"})
     for name, e in (result.get("controls") or {}).items():
         rows.append({"name": name, "kind": "control", **{k: e.get(k) for k in ("val", "test", "seconds")},
-                     "chosen": e.get("closed_form") or ", ".join([f"step {e.get('selected_step')}", *refit_words(e)])})
+                     "chosen": (e.get("closed_form") or ", ".join([f"step {e.get('selected_step')}", *refit_words(e)]))
+                     + (f", fitted on {e['fitted_examples']} of {e['of']} rows" if "fitted_examples" in e else "")})
     return rows
 
 

@@ -19,7 +19,9 @@
 
 Beside the fit, ``fold_scores``: the same head fitted on k-1 folds of the fitted examples and scored on the k-th,
 for every fold (seeded by ``split_seed``, stratified for classes); the controls are scored on the same folds, which
-is what the line on whether the language model helped compares (fpt.baselines).
+is what the line on whether the language model helped compares (fpt.baselines). Above ``CONTROLS_UP_TO`` fitted
+examples the controls fit a seeded subsample of them (``subsampled_data``) and the run's figures compared are its
+fold figures over the same rows (``subsample_fold_scores``).
 """
 
 from __future__ import annotations
@@ -234,6 +236,13 @@ def folds_of(y: np.ndarray, classify: bool, k: int, seed: int) -> list[tuple[np.
 # 2-core CPU), where a fixed penalty is one Cholesky solve per fold; and one number chosen on 2,000+ examples moves
 # a fold's score by far less than the folds' spread.
 SEARCH_PER_FOLD_UP_TO = 2000
+# Above this many fitted examples the controls (fpt.baselines: the same fit on a frozen random body, and without the
+# language model) are fitted on a seeded subsample of this many, stratified for classes, and the run's own fold
+# figures they are compared with are taken over the same rows (``subsample_fold_scores``), so the comparison stays
+# paired. The controls decide one line, "did the language model help", which 2,000 examples decide as well as
+# 10,000; reading every row of a 10,000-row table through both controls' members took ~16 s each (idle), past the
+# 60 s a plain ``fpt train --data`` with its controls has.
+CONTROLS_UP_TO = 2000
 
 
 def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
@@ -292,6 +301,65 @@ def _fixed_fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: in
         beta = solve_pos(a, c / d[:, None], assume_a="pos", overwrite_a=True)  # (F, targets)
         scores.append(_score(classify, ((xv - mean) / d) @ beta + t_mean, y[val], classes))
     return scores
+
+
+def subsample(y: np.ndarray, classify: bool, size: int, seed: int) -> np.ndarray:
+    """Sorted indices of ``size`` of the examples ``y`` (N, m), drawn with ``seed``, stratified by the first target
+    for classes (every class keeps its share)."""
+    from sklearn.model_selection import train_test_split
+
+    rows = np.arange(len(y))
+    if size >= len(y):
+        return rows
+    kept, _ = train_test_split(rows, train_size=size, random_state=seed, stratify=y[:, 0] if classify else None)
+    return np.sort(kept)
+
+
+def _fitted(exp: Experiment) -> tuple[Batch, Batch | None]:
+    """The batches a plain closed-form run fits (``solve``): train, and validation unless the run holds it out."""
+    data = exp.data
+    with_val = exp.config.folds is None and not exp.config.train_on_val
+    return data.train.data, data.eval_sets[data.val] if with_val else None
+
+
+def fitted_targets(exp: Experiment) -> np.ndarray:
+    """The targets (N, m) of the examples ``solve`` fits, in its order (train, then validation)."""
+    train, val = _fitted(exp)
+    return np.concatenate([_targets(train.y)] + ([] if val is None else [_targets(val.y)]))
+
+
+def subsampled_data(exp: Experiment, rows: np.ndarray) -> Any:
+    """``exp``'s task data with only ``rows`` of the fitted examples (``fitted_targets``' order) in train and
+    validation; test and any further held-out set whole. A closed-form fit of it fits exactly those rows, in order."""
+    train, val = _fitted(exp)
+    data = exp.data
+
+    def take(batch: Batch, idx: np.ndarray) -> Batch:
+        at = torch.from_numpy(idx)
+        return Batch(batch.x[at], batch.y[at], None if batch.lengths is None else batch.lengths[at])
+
+    parts = {"train": take(train, rows[rows < len(train)])}
+    eval_sets = dict(data.eval_sets)
+    if val is not None:
+        eval_sets[data.val] = take(val, rows[rows >= len(train)] - len(train))
+    return dataclasses.replace(data, train=dataclasses.replace(data.train, data=parts["train"]), eval_sets=eval_sets)
+
+
+def subsample_fold_scores(exp: Experiment, rows: np.ndarray) -> list[float]:
+    """The fold figures ``solve`` would record for a fit of ``rows`` of ``exp``'s fitted examples alone (the folds,
+    penalty search and seed of a control fitted on ``subsampled_data``), over the run's features, already read."""
+    design, data, model = options(exp.config), exp.data, exp.model
+    train, val = _fitted(exp)
+    feats = [cached_features(exp, train, data.train.transform)] + ([] if val is None else [cached_features(exp, val)])
+    x, y = np.concatenate(feats)[rows], fitted_targets(exp)[rows]
+    classify = data.objective.name == "classification"
+    widths = [model.member_width(e) for e in range(model.members)]
+    chosen = None
+    if len(rows) > SEARCH_PER_FOLD_UP_TO:  # as solve: the folds then reuse the full fit's penalty
+        chosen = fit_head(x, y, classify, data.spec.num_classes, design, exp.config.split_seed, model.input_features,
+                          member_widths=widths)[2]
+    return fold_scores(x, y, classify, data.spec.num_classes, design, exp.config.split_seed, model.input_features,
+                       chosen=chosen, member_widths=widths)
 
 
 def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None = None) -> dict[str, Any]:
@@ -362,4 +430,5 @@ def _metrics(exp: Experiment, x: np.ndarray, y: torch.Tensor) -> dict[str, float
     return {**objective.summarise(objective.tally(logits, y)), "loss": loss if math.isfinite(loss) else None}
 
 
-__all__ = ["LOO", "SEARCH_PER_FOLD_UP_TO", "cached_features", "fit_head", "fold_scores", "folds_of", "read_features", "solve"]
+__all__ = ["CONTROLS_UP_TO", "LOO", "SEARCH_PER_FOLD_UP_TO", "cached_features", "fit_head", "fitted_targets",
+           "fold_scores", "folds_of", "read_features", "solve", "subsample", "subsample_fold_scores", "subsampled_data"]
