@@ -208,15 +208,16 @@ def dataset_path(name: str, data_dir: Path) -> Path:
 
 
 def training_task(path: Path, series_norm: str, body: str = "minilm", series_tokens: int = 0,
-                  series_diff: str = "") -> Any:
+                  series_diff: str = "", fields: dict[str, Any] | None = None) -> Any:
     """fpt's task of the training examples alone (TaskData whose train split is every training example): the
-    archive's TRAIN file, or a table's examples that are not in its seeded test split."""
+    archive's TRAIN file, or a table's examples that are not in its seeded test split. ``fields``: more config
+    fields (e.g. the library's cf_difference, which its tokeniser reads)."""
     from fpt.config import DATA_FIELDS, RunConfig, from_dict
     from fpt.data import load
     from fpt.data.base import RawData, finish_splits, infer_objective
     from fpt.tasks.user_data import DataOptions, task_from_raw
 
-    config = from_dict(RunConfig, {"data": str(path), "series_norm": series_norm, "body": body},
+    config = from_dict(RunConfig, {"data": str(path), "series_norm": series_norm, "body": body, **(fields or {})},
                        where="closed_form_study")
     options = DataOptions(**{f: getattr(config, f) for f in DATA_FIELDS})
     raw = load(str(path))

@@ -46,8 +46,21 @@ class SeriesRaw(nn.Module):
         self.need = max((self.count - 1) * tok.stride + tok.patch, length)
         self.register_buffer("mean", torch.tensor(tok.mean, dtype=torch.float32)[:, None])  # (C, 1)
         self.register_buffer("std", torch.tensor(tok.std, dtype=torch.float32)[:, None])
+        self.difference = tok.difference  # cf_difference: the first difference's channels after the series'
+        if tok.difference:
+            self.register_buffer("diff_mean", torch.tensor(tok.diff_mean, dtype=torch.float32)[:, None])
+            self.register_buffer("diff_std", torch.tensor(tok.diff_std, dtype=torch.float32)[:, None])
 
     def forward(self, x: Tensor) -> Tensor:
+        series = self.normalise(x, self.mean, self.std)  # (B, C, L)
+        if self.difference:  # as fpt.data.tokenisers.first_difference: the first point's 0
+            diff = torch.cat([torch.zeros_like(x[..., :1]), x[..., 1:] - x[..., :-1]], dim=-1)
+            series = torch.cat([series, self.normalise(diff, self.diff_mean, self.diff_std)], dim=1)  # (B, 2C, L)
+        x = nn.functional.pad(series, (0, self.need - self.length))  # (B, C, need)
+        windows = x.unfold(2, self.patch, self.stride)[:, :, : self.count]  # (B, C, T, patch)
+        return windows.permute(0, 2, 1, 3).reshape(x.shape[0], self.count, -1)  # (B, T, C * patch)
+
+    def normalise(self, x: Tensor, mean: Tensor, std: Tensor) -> Tensor:
         missing = torch.isnan(x)  # (B, C, L)
         if self.norm == "series":  # nanmean / nanstd (population) per series and channel, as numpy's
             present = (~missing).float()
@@ -58,11 +71,8 @@ class SeriesRaw(nn.Module):
             std = var.sqrt()
             x = (x - mean) / torch.where(std > 0, std, torch.ones_like(std))
         elif self.norm == "global":
-            x = (x - self.mean) / self.std
-        x = torch.where(torch.isnan(x), torch.zeros_like(x), x)  # missing points are the mean
-        x = nn.functional.pad(x, (0, self.need - self.length))  # (B, C, need)
-        windows = x.unfold(2, self.patch, self.stride)[:, :, : self.count]  # (B, C, T, patch)
-        return windows.permute(0, 2, 1, 3).reshape(x.shape[0], self.count, -1)  # (B, T, C * patch)
+            x = (x - mean) / std
+        return torch.where(torch.isnan(x), torch.zeros_like(x), x)  # missing points are the mean
 
 
 class RawModel(nn.Module):

@@ -161,6 +161,12 @@ class RunConfig:
                                   "1,2,4,8,16: member e reads windows scales[e % len] tokens long, so the members see "
                                   "short and long patterns (ROCKET's dilations); symbol ids are never merged (default: "
                                   "fpt.feature_map.ClosedForm)", None)
+    cf_difference: bool | None = _help("fit=closed-form, time series: the second half of the members (member index "
+                                       ">= cf_members / 2) read the series' first difference (per channel, along "
+                                       "time; the first point's difference 0), normalised as --series-norm normalises "
+                                       "the series, with its own training statistics; the tokens (cf_inputs) stay the "
+                                       "series' (MultiRocket's habit; round 3's TRAIN-only CV, OSULeaf 0.858 against "
+                                       "0.730) (default: fpt.feature_map.ClosedForm)", None)
     cf_head: str | None = _help("fit=closed-form: ridge (penalty by efficient leave-one-out; class scores, softmax "
                                 "for probabilities) | logistic (classification, calibrated probabilities; C by k-fold) "
                                 "(default: fpt.feature_map.ClosedForm)", None)
@@ -237,6 +243,8 @@ class RunConfig:
              "auto cross-validates on your own data's training examples: give --data PATH, or fit=gradient"),
             (self.cf_members is None or self.cf_members >= 1, "cf_members", "must be >= 1 (seeded input layers)"),
             (self.cf_head is None or self.cf_head in CF_HEADS, "cf_head", f"must be one of {', '.join(CF_HEADS)}"),
+            (not self.cf_difference or self.fit == "closed-form", "cf_difference",
+             "is read by the closed-form fit's members only: give fit=closed-form (--fit closed-form) or drop it"),
             (self.baselines in BASELINE_LEVELS, "baselines", "must be auto, none, fast or all"),
             (self.precision in {"auto", "fp32", "bf16"}, "precision", "must be auto, fp32 or bf16"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
@@ -302,6 +310,7 @@ class RunConfig:
         if self.task == DATA_TASK:
             raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with --data PATH")
         defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in (*DATA_FIELDS, *DATA_RUN_FIELDS)}
+        defaults["cf_difference"] = self.cf_difference if not self.cf_difference else None  # off: any task's design
         given = [name for name, default in defaults.items() if getattr(self, name) != default]
         if given:
             raise ConfigError(f"config field(s) {', '.join(given)} apply only to your own dataset; give it with "
@@ -321,7 +330,8 @@ TIE_BREAKS = ("first", "loss")  # RunConfig.tie_break (fpt.train.fit's selection
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
 DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "folds", "fold",
                "split_seed", "train_on_val", "max_categories", "image_size", "patch_size", "image_channels",
-               "series_patch", "series_stride", "series_norm", "sequence_tokens", "sequence_max_len")
+               "series_patch", "series_stride", "series_norm", "sequence_tokens", "sequence_max_len",
+               "cf_difference")  # the series tokeniser reads cf_difference: it cuts the difference's windows too
 # Run fields that only an own-data run has (the paper's tasks are run one seed at a time, each a table cell)
 DATA_RUN_FIELDS = ("ensemble",)
 
@@ -401,7 +411,7 @@ DATA_READ_FIELDS = ("target_column",)
 TASK_FIELDS = ("lr", "patience", "target")
 # The closed-form fit's design fields: None until a closed-form run resolves them (fpt.feature_map.ClosedForm).
 CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_inputs", "cf_head",
-                      "cf_scales")
+                      "cf_scales", "cf_difference")
 # Every field that may hold None for "not given; the task's, the data's or the fit's" before resolution.
 UNSET = (*DATA_BUDGET_FIELDS, *DATA_FITTED_FIELDS, *DATA_READ_FIELDS, *TASK_FIELDS, *CLOSED_FORM_FIELDS)
 

@@ -75,6 +75,7 @@ def series_features(x: np.ndarray, tok: dict[str, Any], vocab: int) -> np.ndarra
     """(N, C, L) normalised series rebuilt from their (N, T, patch * C) windows (zeros past each one's end)."""
     n, t, _ = x.shape
     c, patch, stride = tok["channels"], tok["patch"], tok["stride"]
+    x = x[..., : c * patch]  # cf_difference's tokens: the series' window first; the baselines read the series alone
     windows = x.reshape(n, t, c, patch)  # each token: channel-major (C, patch), as fpt.data.tokenisers cut them
     if stride >= patch:  # no overlap: the windows in order (points between windows are not in any token)
         return windows.transpose(0, 2, 1, 3).reshape(n, c, t * patch)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -245,6 +245,11 @@ class ImageTokens:
 # --- time series ------------------------------------------------------------------------
 
 
+def first_difference(s: np.ndarray) -> np.ndarray:
+    """A (C, L) series' first difference along time, (C, L): the first point's is 0 (as bench/closed_form_study.py)."""
+    return np.diff(s, axis=-1, prepend=s[:, :1])
+
+
 @dataclass
 class SeriesTokens:
     channels: int
@@ -255,6 +260,11 @@ class SeriesTokens:
     std: list[float]
     max_tokens: int  # the longest training series' token count: the task's sequence length
     kind: str = "timeseries"
+    # cf_difference: each token holds the series' window, then its first difference's (the same points), the
+    # difference normalised as the series (global: with the training differences' mean and std, below)
+    difference: bool = False
+    diff_mean: list[float] = field(default_factory=list)
+    diff_std: list[float] = field(default_factory=list)
 
     @staticmethod
     def check_json(data: dict[str, Any]) -> dict[str, Any]:
@@ -264,11 +274,20 @@ class SeriesTokens:
         if data.get("norm") not in ("series", "global", "none"):
             raise bad_field("norm", data.get("norm"), "series, global or none")
         data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
+        if data.get("difference", False) not in (True, False):
+            raise bad_field("difference", data.get("difference"), "true or false")
+        if data.get("difference"):
+            data["diff_mean"] = _numbers(data.get("diff_mean"), "diff_mean", c)
+            data["diff_std"] = _numbers(data.get("diff_std"), "diff_std", c, True)
         return data
 
     @classmethod
     def fit_from(cls, series: list[np.ndarray], options: Any, notes: Mapping[str, Any]) -> SeriesTokens:
-        return cls.fit(series, options.series_patch, options.series_stride, options.series_norm)
+        tok = cls.fit(series, options.series_patch, options.series_stride, options.series_norm)
+        if not getattr(options, "cf_difference", None):
+            return tok
+        stats = cls.fit([first_difference(s) for s in series], tok.patch, tok.stride, tok.norm)
+        return replace(tok, difference=True, diff_mean=stats.mean, diff_std=stats.std)
 
     @classmethod
     def fit(cls, series: list[np.ndarray], patch: int | None, stride: int | None, norm: str) -> SeriesTokens:
@@ -290,7 +309,7 @@ class SeriesTokens:
         return 1 + max(0, math.ceil((length - patch) / stride))
 
     def spec(self) -> dict[str, int]:
-        return {"seq_len": self.max_tokens, "token_dim": self.patch * self.channels}
+        return {"seq_len": self.max_tokens, "token_dim": self.patch * self.channels * (2 if self.difference else 1)}
 
     @property
     def max_points(self) -> int:
@@ -301,29 +320,33 @@ class SeriesTokens:
         """(what its examples are, the most of one it reads), for the note on new inputs it cut."""
         return "series", f"{self.max_points} points"
 
-    def _normalise(self, s: np.ndarray) -> np.ndarray:
+    def _normalise(self, s: np.ndarray, difference: bool = False) -> np.ndarray:
         s = s.astype(np.float64)
         if self.norm == "series":
             mean, std = np.nanmean(s, axis=1, keepdims=True), np.nanstd(s, axis=1, keepdims=True)
             s = (s - np.nan_to_num(mean)) / np.where(np.nan_to_num(std) > 0, std, 1.0)
         elif self.norm == "global":
-            s = (s - np.array(self.mean)[:, None]) / np.array(self.std)[:, None]
+            mean, std = (self.diff_mean, self.diff_std) if difference else (self.mean, self.std)
+            s = (s - np.array(mean)[:, None]) / np.array(std)[:, None]
         # missing points ('?') become the mean; an infinity stays one, for check_finite to name
         return np.nan_to_num(s, nan=0.0, posinf=np.inf, neginf=-np.inf)
 
     def __call__(self, series: list[np.ndarray]) -> tuple[Tensor, Tensor | None]:
-        n, T, d = len(series), self.max_tokens, self.patch * self.channels
+        n, T, d = len(series), self.max_tokens, self.spec()["token_dim"]
         out = np.zeros((n, T, d), dtype=np.float32)
         lengths = np.zeros(n, dtype=np.int64)
         self.cut = 0
         for i, s in enumerate(series):
-            s = self._normalise(s)  # (C, L)
+            if self.difference:  # (2C, L): the series' channels, then its difference's, each window channel-major
+                s = np.concatenate([self._normalise(s), self._normalise(first_difference(s), True)])
+            else:
+                s = self._normalise(s)  # (C, L)
             count = self._count(s.shape[1], self.patch, self.stride)
             if count > T:
                 self.cut += 1
                 count = T
             need = (count - 1) * self.stride + self.patch
-            padded = np.zeros((self.channels, max(need, s.shape[1])))
+            padded = np.zeros((s.shape[0], max(need, s.shape[1])))
             padded[:, : s.shape[1]] = s
             windows = sliding_window_view(padded, self.patch, axis=1)[:, ::self.stride][:, :count]  # (C, count, patch)
             out[i, :count] = windows.transpose(1, 0, 2).reshape(count, d)
@@ -331,13 +354,16 @@ class SeriesTokens:
         return torch.from_numpy(out), torch.from_numpy(lengths)
 
     def describe(self) -> dict[str, Any]:
-        return {"tokens": f"windows of {self.patch} points every {self.stride} (x {self.channels} channel(s) = "
-                          f"{self.patch * self.channels} values per token), up to {self.max_tokens} tokens",
+        diff = " and the same window of its first difference" if self.difference else ""
+        return {"tokens": f"windows of {self.patch} points every {self.stride}{diff} (x {self.channels} channel(s) = "
+                          f"{self.spec()['token_dim']} values per token), up to {self.max_tokens} tokens",
                 "normalised": {"series": "each series and channel to mean 0, std 1",
                                "global": "train mean/std per channel", "none": "no"}[self.norm]}
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items()}
+        # without the difference, data.json as before it existed (older fpt reads it; files compare equal)
+        skip = () if self.difference else ("difference", "diff_mean", "diff_std")
+        return {k: v for k, v in asdict(self).items() if k not in skip}
 
 
 # --- symbol sequences -------------------------------------------------------------------

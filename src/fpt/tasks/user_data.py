@@ -37,7 +37,8 @@ FITTED_FORMAT = 1
 def _validate(self: Any) -> None:
     """The same checks (and messages) as the RunConfig fields these options mirror."""
     try:  # steps and eval_every are the run's, checked with it; here only train_on_val's need of them is met
-        RunConfig(**{name: getattr(self, name) for name in DATA_FIELDS}, steps=1, eval_every=1)
+        fit = "closed-form" if self.cf_difference else "gradient"  # the fit the difference needs, checked with the run
+        RunConfig(**{name: getattr(self, name) for name in DATA_FIELDS}, steps=1, eval_every=1, fit=fit)
     except ConfigError as exc:
         raise ConfigError(str(exc).replace("config field", "data option")) from None
 
@@ -160,6 +161,9 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
                             f"in all {len(y)} training examples, so there is nothing to learn; choose another --target")
         obj = Regression(tuple(float(m) for m in y.mean(axis=0)), tuple(float(s) if s > 0 else 1.0 for s in std))
         classes = None
+    if getattr(options, "cf_difference", None) and raw.modality != "timeseries":
+        raise ConfigError(f"config field 'cf_difference'=true reads a time series' first difference, but "
+                          f"{train.where} is {raw.modality} data: drop it (or give a series set)")
     tok = modality(raw.modality).tokeniser.fit_from(train.x, options, raw.notes)
     return Preprocessing(raw.modality, tok, obj, list(raw.targets), classes, list(raw.notes.get("features", [])))
 
