@@ -307,6 +307,11 @@ def test_controls_above_the_cap_are_fitted_on_a_paired_subsample(tmp_path, tiny_
     assert verdict["mean"] == pytest.approx(np.mean(ours)) and verdict["examples"] == 40
     assert f"40 of the {fitted} fitted examples" in verdict["line"]
     assert any(r["chosen"].endswith(f"fitted on 40 of {fitted} rows") for r in table_rows(summary))
+    # a control that fitted other rows (finished before the subsample, read back on resume) is not paired with them
+    from fpt.baselines import language_model_verdict
+
+    stale = {**models["controls"], "no language model": {**models["controls"]["no language model"], "fitted_examples": fitted}}
+    assert set(language_model_verdict(summary, stale, "accuracy", sample)["controls"]) == {"random body"}
 
     # below the cap: every fitted example, no subsample recorded
     monkeypatch.setattr(closed_form, "CONTROLS_UP_TO", 2000)

@@ -311,8 +311,9 @@ def run_controls(config: RunConfig, out: Path | None, progress: bool = False, re
                          **({"fold_scores": summary["closed_form"]["fold_scores"],
                              "closed_form": _closed_form_words(summary["closed_form"])} if "closed_form" in summary else {}),
                          **({"run": str(where)} if where is not None else {}),
-                         **({"fitted_examples": sample["examples"], "of": sample["of"], "subsample_seed": sample["seed"]}
-                            if sample is not None else {})}
+                         # its own count: a control finished before the subsample (read back on resume) fitted all
+                         **({"fitted_examples": summary["closed_form"]["fitted_examples"], "of": sample["of"],
+                             "subsample_seed": sample["seed"]} if sample is not None and "closed_form" in summary else {})}
     return results
 
 
@@ -392,6 +393,8 @@ def language_model_verdict(summary: dict[str, Any], controls: dict[str, Any], me
     for name, entry in controls.items():
         theirs = entry.get("fold_scores") or []
         if len(ours) < 2 or len(theirs) != len(ours):
+            continue
+        if sample is not None and entry.get("fitted_examples") != sample["examples"]:  # not the same rows: unpaired
             continue
         diff = np.asarray(ours) - np.asarray(theirs)
         p = 1.0 if not diff.any() else float(stats.ttest_rel(ours, theirs).pvalue)
