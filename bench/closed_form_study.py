@@ -71,6 +71,8 @@ class Recipe:
     diff_members: int = 0  # the last this many members read the series' first difference alone (MultiRocket's habit)
     input_scales: str = ""  # ClosedForm.input_scales joined by ','; "": the library's
     loo_guard: bool = False  # ClosedForm.loo_guard: fits whose leave-one-out figure is rounding never picked
+    input_init: str = ""  # the members' input_init (gpt2 | official); "": the preset's (fast: official)
+    embed_std: float = 0.0  # > 0: a symbol member's table drawn N(0, embed_std) instead (input_init gpt2's draw rescaled)
 
     def design(self) -> Any:
         """fpt.feature_map.ClosedForm of this recipe (the library's own defaults for what it does not vary)."""
@@ -182,7 +184,22 @@ ROUND3: list[tuple[str, str, Recipe]] = [
     ("combined", "tokens x1, x10 or x100, rounding leave-one-out left out, ties",
      replace(BASE3, loo_guard=True, penalty="ties")),
 ]
-PLANS = ("round1", "round2", "round3")
+# The symbol sequences' input-layer draw (docs/results/own-data/closed-form/seqinit): the closed form's symbol
+# members are embedding tables, drawn N(0, 1) under preset fast (input_init official), large beside MiniLM's own
+# tables (std 0.056 words, 0.025 positions; kinds/embedding_std.txt). The series and tables rounds 1-3 chose on have
+# no table. Today's defaults throughout (BASE3 less its round-3 search, i.e. ClosedForm's own: a Recipe of the library's
+# defaults), only the draw changed. The rule, declared before the figures (decide_seqinit): among the draws the library
+# has (official, gpt2) the best mean CV over the symbol sets, a tie (equal to 3 decimals) keeps official; N(0, 0.056),
+# the body's own word-table std, is measured beside them (axis "measured"), not chosen from: the library has no such draw.
+BASE_SEQ = Recipe(members=10, blocks="0", poolings="max", standardise=True, scales="1,2,4,8,16",
+                  input_scales="1,10,100", loo_guard=True, input_init="official")
+SEQINIT: list[tuple[str, str, Recipe]] = [
+    ("base", "official: N(0, 1) (preset fast's input_init)", BASE_SEQ),
+    ("input_init", "gpt2: N(0, 0.02)", replace(BASE_SEQ, input_init="gpt2")),
+    ("measured", "N(0, 0.056): the body's word-table std", replace(BASE_SEQ, input_init="gpt2", embed_std=0.056)),
+]
+SEQUENCES = ("dna-motif", "listops-short")  # bench/kinds_data.py's symbol sequence sets (their train.csv only)
+PLANS = ("round1", "round2", "round3", "seqinit")
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 
 
@@ -199,6 +216,10 @@ def dataset_path(name: str, data_dir: Path) -> Path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from own_data import SKLEARN_SETS, aeon_sets, sklearn_csv
 
+    if name in SEQUENCES:  # the folder (train.csv, test.csv): training_task keeps its train split alone
+        from kinds_data import write
+
+        return write(name, data_dir)
     if name in SKLEARN_SETS:
         return sklearn_csv(name, data_dir)
     known = aeon_sets()
@@ -258,6 +279,8 @@ def member_features(name: str, path: Path, recipe: Recipe, seed: int, cache: Pat
     key = f"{name}-{Path(body).name}-{recipe.series_norm}-{recipe.init}-{seed}"
     if round2:
         key += f"-k{scale}-t{recipe.series_tokens}-b0" + {"": "", "channels": "-d1", "only": "-d2"}[diff]
+    if recipe.input_init:
+        key += f"-i{recipe.input_init}" + (f"{recipe.embed_std:g}" if recipe.embed_std else "")
     file = cache / f"{key}.npz"
     if file.is_file():
         with np.load(file) as z:
@@ -268,8 +291,15 @@ def member_features(name: str, path: Path, recipe: Recipe, seed: int, cache: Pat
     config, data = training_task(path, recipe.series_norm, body, recipe.series_tokens, diff)
     config = replace(config, fit="closed-form", seed=seed, init=recipe.init, device="cpu", precision="fp32",
                      cf_members=1, cf_blocks="0" if round2 else "all", cf_poolings=CACHED_POOLINGS, cf_inputs=True,
-                     cf_scales=str(scale))
+                     cf_scales=str(scale), **({"input_init": recipe.input_init} if recipe.input_init else {}))
     exp = assemble(config, data)
+    if recipe.embed_std:
+        import torch
+
+        with torch.no_grad():  # gpt2's N(0, 0.02) draw of this seed, rescaled to N(0, embed_std)
+            for layer in exp.model.input:
+                if isinstance(layer, torch.nn.Embedding):
+                    layer.weight.mul_(recipe.embed_std / 0.02)
     batch = data.train.data
     result = {"x": read_features(exp, batch).astype(np.float16), "y": batch.y.reshape(len(batch.y), -1).numpy(),
               "shape": np.array([len(exp.model.blocks), -(-data.spec.seq_len // exp.model.scales[0]), exp.model.body.width,
@@ -393,7 +423,7 @@ def summarise(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
     return table, "\n".join(lines) + "\n"
 
 
-NOT_CHOSEN = ("base", "controls", "combined")  # axes measured beside the choices, never chosen from
+NOT_CHOSEN = ("base", "controls", "combined", "measured")  # axes measured beside the choices, never chosen from
 
 
 def decide(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -442,6 +472,21 @@ def decide_final(rows: list[dict[str, Any]], decisions: list[dict[str, Any]]) ->
     return [d for d in decide(pool) if d["axis"] == "final"]
 
 
+def decide_seqinit(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The seqinit plan's rule, declared before its figures: among the base (official) and the input_init axis'
+    draws, the best mean over the symbol sets of each set's mean CV figure; equal to 3 decimals keeps the base."""
+    per: dict[tuple[str, str], list[float]] = {}
+    axis_of: dict[str, str] = {}
+    for r in rows:
+        per.setdefault((r["dataset"], r["choice"]), []).append(r["cv"])
+        axis_of[r["choice"]] = r["axis"]
+    group = [c for c, a in axis_of.items() if a == "base"] + [c for c, a in axis_of.items() if a == "input_init"]
+    sets = [d for d in dict.fromkeys(r["dataset"] for r in rows) if all((d, c) in per for c in group)]
+    mean = {c: round(statistics.mean(statistics.mean(per[(d, c)]) for d in sets), 3) for c in group}
+    winner = max(group, key=lambda c: (mean[c], c == group[0]))
+    return {"chosen": winner, "mean_cv": mean, "sets": sets}
+
+
 # --- the command ------------------------------------------------------------------------------------------------
 
 
@@ -454,7 +499,8 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 # Fields added after round 2: left out of a recipe's id at their defaults, so rows written before they existed keep
 # their ids (a choice is not run twice) and a later field does not re-run round 3's rows.
-LATER_FIELDS = ("penalty", "member_choices", "series_diff", "diff_members", "input_scales", "loo_guard")
+LATER_FIELDS = ("penalty", "member_choices", "series_diff", "diff_members", "input_scales", "loo_guard", "input_init",
+                "embed_std")
 
 
 def recipe_id(recipe: Recipe) -> str:
@@ -465,7 +511,8 @@ def recipe_id(recipe: Recipe) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="folder for study.jsonl, study.csv and README.md")
-    p.add_argument("--datasets", default=",".join((*SERIES, *TABLES)), help="comma-separated names")
+    p.add_argument("--datasets", default="", help="comma-separated names (default: the series sets and the tables; "
+                                                  "--plan seqinit: the symbol sequence sets)")
     p.add_argument("--choices", default="all", help="comma-separated axes to run (default all): "
                                                     + ", ".join(dict.fromkeys(a for a, _, _ in (*CHOICES, *ROUND2, *ROUND3))))
     p.add_argument("--repeats", type=int, default=3, help="repeats (member seeds and fold shuffles), default 3")
@@ -473,19 +520,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--body", default="minilm", help="the frozen body (default minilm, fpt's)")
     p.add_argument("--plan", default="round1", choices=PLANS, help="round1 (the first defaults' choices), "
                    "round2 (changes from round 1's chosen defaults: scales, ppv, members) or round3 (head options over "
-                   "round 2's: the penalty rule, members kept by leave-one-out), default round1")
+                   "round 2's: the penalty rule, members kept by leave-one-out) or seqinit (the symbol sequences' "
+                   "input-layer draw), default round1")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"), help="where body states are kept")
     args = p.parse_args(argv)
     from fpt.closed_form import fold_scores
 
-    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
+    names = [n.strip() for n in (args.datasets or ",".join(SEQUENCES if args.plan == "seqinit" else (*SERIES, *TABLES)))
+             .split(",") if n.strip()]
     axes = None if args.choices == "all" else {"base", *args.choices.split(",")}
     args.out.mkdir(parents=True, exist_ok=True)
     results = args.out / "study.jsonl"
     done = {(r["dataset"], r["recipe"], r["repeat"]) for r in read_rows(results)}
     for name in names:
         path = dataset_path(name, args.cache / "data")
-        for axis, choice, recipe in {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3}[args.plan]:
+        for axis, choice, recipe in {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3, "seqinit": SEQINIT}[args.plan]:
             if axes is not None and axis not in axes:
                 continue
             for repeat in range(args.repeats):
@@ -499,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
                 design = replace(recipe.design(), folds=args.folds)
                 # the library's head, fold by fold (round 3: with the tokens' columns and the members as it fits them)
                 scores = (fold_scores(x, y, classify, classes, design, repeat, inputs, member_widths=widths)
-                          if args.plan == "round3" else fold_scores(x, y, classify, classes, design, repeat))
+                          if args.plan in ("round3", "seqinit") else fold_scores(x, y, classify, classes, design, repeat))
                 folds = len(scores)
                 row = {"dataset": name, "axis": axis, "choice": choice, "recipe": rid, "settings": asdict(recipe),
                        "repeat": repeat, "folds": folds, "n_train": len(y), "n_features": int(x.shape[1]),
@@ -515,13 +564,18 @@ def main(argv: list[str] | None = None) -> int:
         writer.writeheader()
         writer.writerows(table)
     decisions = decide(rows)
-    if args.plan != "round1":
+    if args.plan in ("round2", "round3"):
         decisions += decide_final(rows, decisions)
     text += "\nThe rule (bench/closed_form_study.py decide): per axis the best mean rank, then the higher mean CV figure, " \
             "then the base recipe.\n\n| axis | chosen | its mean rank | its mean CV | base's rank | base's mean CV | sets |\n" \
             "|---|---|---|---|---|---|---|\n" + "".join(
                 f"| {d['axis']} | {d['chosen']} | {d['rank']:.2f} | {d['mean_cv']:.3f} | {d['base_rank']:.2f} | "
                 f"{d['base_mean_cv']:.3f} | {d['sets']} |\n" for d in decisions)
+    if args.plan == "seqinit":
+        got = decide_seqinit(rows)
+        text += ("\nThe seqinit rule (decide_seqinit): the best mean CV over " + ", ".join(got["sets"]) + " among the "
+                 "library's draws, a tie to 3 decimals keeps official: " + "; ".join(
+                     f"{c} {v:.3f}" for c, v in got["mean_cv"].items()) + f". Chosen: {got['chosen']}.\n")
     (args.out / "table.md").write_text(text)
     print(text)
     return 0

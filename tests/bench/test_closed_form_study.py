@@ -100,3 +100,25 @@ def test_a_round2_recipe_reads_members_at_their_scales(tmp_path, tiny_bert_dir):
     names = sorted(p.name for p in (tmp_path / "cache").glob("*.npz"))
     assert names == [f"iris-{tiny_bert_dir.split('/')[-1]}-global-pretrained-{s}-k{k}-t0-b0.npz"
                      for s, k in ((0, 1), (1, 2), (2, 1))]
+
+
+def _seq_rows(official: tuple[float, float], gpt2: tuple[float, float], measured: float) -> list[dict]:
+    out = []
+    for axis, choice, values in [("base", "official", official), ("input_init", "gpt2", gpt2),
+                                 ("measured", "N(0, 0.056)", (measured, measured))]:
+        out += [{"dataset": d, "axis": axis, "choice": choice, "cv": v, "repeat": 0}
+                for d, v in zip(study.SEQUENCES, values, strict=True)]
+    return out
+
+
+def test_the_seqinit_rule_takes_the_best_mean_cv_among_the_librarys_draws_and_a_tie_keeps_official():
+    got = study.decide_seqinit(_seq_rows((0.33, 0.34), (0.58, 0.34), 0.9))  # the measured draw is never chosen
+    assert got["chosen"] == "gpt2" and got["mean_cv"] == {"official": 0.335, "gpt2": 0.46}
+    assert study.decide_seqinit(_seq_rows((0.40, 0.30), (0.30, 0.40), 0.9))["chosen"] == "official"  # a tie
+    assert study.decide_seqinit(_seq_rows((0.40, 0.30), (0.30, 0.3996), 0.0))["chosen"] == "official"  # to 3 places
+    assert "measured" in study.NOT_CHOSEN and [a for a, _, _ in study.SEQINIT] == ["base", "input_init", "measured"]
+
+
+def test_the_seqinit_fields_leave_earlier_recipes_ids_alone():
+    assert study.recipe_id(study.BASE3) == study.recipe_id(study.replace(study.BASE3, input_init="", embed_std=0.0))
+    assert study.recipe_id(study.BASE_SEQ) != study.recipe_id(study.replace(study.BASE_SEQ, input_init="gpt2"))
