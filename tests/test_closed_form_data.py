@@ -69,6 +69,9 @@ def test_each_kind_fits_in_closed_form_and_predicts_as_it_reported(kind, tmp_pat
     summary = json.loads((out / "summary.json").read_text())
     record = summary["closed_form"]
     assert summary["stopped"] == "closed-form" and record["fitted_sets"] == ["train", "val"]
+    # symbols: N(0, 0.02) embedding tables (docs/results/own-data/closed-form/seqinit), recorded as every default is
+    wanted = "gpt2" if kind == "sequence" else "official"
+    assert f"input_init: {wanted}\n" in (out / "config.yaml").read_text()
     metric = "r2" if kind == "regression" else "accuracy"
     scored = fpt.load(out).score(str(root / test))
     assert scored[metric] == pytest.approx(summary[f"test_{metric}"], abs=1e-6)

@@ -35,7 +35,7 @@ def test_per_task_values():
     mnist = from_dict(RunConfig, {"task": "mnist-5k"})
     assert mnist.task_options == {"image_size": 28} and (mnist.eval_every, mnist.eval_subset) == (25, 200)
     data = from_dict(RunConfig, {"data": "x.csv"})  # --data and the sklearn estimators: the every-task values (and series_norm)
-    assert (data.dropout, data.input_init, data.batch_size, data.eval_subset) == (0.0, "official", 16, None)
+    assert (data.dropout, data.input_init, data.batch_size, data.eval_subset) == (0.0, None, 16, None)  # init: the data's
 
 
 def test_explicit_values_win():

@@ -59,6 +59,34 @@ def test_given_fields_win_and_a_data_run_leaves_its_budget_to_the_data():
     assert set(DATA_BUDGET_FIELDS) == {"steps", "eval_every", "readout"}
 
 
+@pytest.mark.parametrize(("preset", "modality", "fit", "expected"), [
+    ("fast", "sequence", "closed-form", "gpt2"),  # the seqinit study's choice: N(0, 0.02) symbol tables
+    ("fast", "sequence", "gradient", "official"),  # gradient training keeps the preset's
+    ("fast", "timeseries", "closed-form", "official"),
+    ("fast", "tabular", "closed-form", "official"),
+    ("fast", "image", "closed-form", "official"),
+    ("paper", "image", "closed-form", "gpt2"),  # the paper's own field default
+])
+def test_a_data_runs_input_init_waits_for_its_data_and_its_fit(preset, modality, fit, expected):
+    config = from_dict(RunConfig, {"data": "x.csv", "fit": fit, "preset": preset})
+    assert config.input_init is None
+    full = resolve(unresolved(config), task_defaults(DATA_TASK), DataFacts(100, modality))
+    assert full.input_init == expected
+    assert resolve(unresolved(full), task_defaults(DATA_TASK), DataFacts(100, modality)) == full  # config.yaml's
+
+
+@pytest.mark.parametrize("given", ["official", "gpt2"])
+def test_a_given_input_init_wins_over_the_symbol_closed_form_default(given):
+    config = from_dict(RunConfig, {"data": "x.csv", "fit": "closed-form", "input_init": given})
+    full = resolve(unresolved(config), task_defaults(DATA_TASK), DataFacts(100, "sequence"))
+    assert full.input_init == given
+
+
+def test_a_paper_task_resolves_input_init_without_data():
+    assert from_dict(RunConfig, {"task": "bit-xor"}).input_init == "official"  # preset fast
+    assert from_dict(RunConfig, {"task": "bit-xor", "preset": "paper"}).input_init == "gpt2"
+
+
 def _series(path: Path, n: int = 40) -> Path:
     rng = np.random.default_rng(0)
     y = np.arange(n) % 2
