@@ -210,15 +210,17 @@ class Predictor:
 
     # ------------------------------------------------------------------------------------------ outputs
 
-    def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
-        """Logits (n, k * m, C) on the CPU, computed in batches as ``fpt.train.evaluate`` does."""
+    def forward(self, x: Tensor, lengths: Tensor | None = None, precision: str | None = None) -> Tensor:
+        """Logits (n, k * m, C) on the CPU, computed in batches as ``fpt.train.evaluate`` does; ``precision``
+        (fp32, bf16) overrides the run's, as an fp32 ONNX graph's check needs."""
         from fpt.inference import batched_outputs
 
         if not len(x):
             return torch.zeros(0, self.spec.num_outputs * self.spec.per_token, self.spec.num_classes)
         from fpt.pipeline import resolve_precision
 
-        precision = resolve_precision(self.config.precision, self.device, self.config.preset)  # as training ran
+        if precision is None:  # as training ran
+            precision = resolve_precision(self.config.precision, self.device, self.config.preset)
         return batched_outputs(self.model, x, lengths, self.config.eval_batch_size, self.device, precision,
                                trim=self.config.trim_padding)
 
@@ -383,8 +385,8 @@ class EnsemblePredictor(Predictor):
     def __repr__(self) -> str:
         return f"Ensemble of {len(self.members)} seeds: {super().__repr__()}"
 
-    def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
-        return combine([m._masked(m.forward(x, lengths)) for m in self.members], self.objective)
+    def forward(self, x: Tensor, lengths: Tensor | None = None, precision: str | None = None) -> Tensor:
+        return combine([m._masked(m.forward(x, lengths, precision)) for m in self.members], self.objective)
 
 
 def rebuild(config: RunConfig, spec: InputSpec, load: Callable[[FPT], tuple[str, dict[str, Any]]], *,
