@@ -331,7 +331,10 @@ def unchanged(row: dict[str, Any], args: argparse.Namespace) -> str:
     options = row.get("options") or {}
     fields = run_fields(args, options, stored.data, row["seed"])
     fields["fit"] = "gradient"  # gradient training, whatever --data's default fit now is
-    facts, declared = DataFacts(info["split_sizes"]["train"], info.get("modality")), task_defaults(stored.task)
+    # the target column the stored run's reader chose (recorded since b47666e; None before) is a fact of the data,
+    # as it would be for a run trained now
+    facts = DataFacts(info["split_sizes"]["train"], info.get("modality"), target_column=stored.target_column)
+    declared = task_defaults(stored.task)
     # both resolved alike: a config.yaml written before the lr used was recorded holds None there
     stored = resolve(unresolved(stored), declared, facts)
     now = resolve(unresolved(from_dict(RunConfig, fields, where="own_data.py")), declared, facts)

@@ -35,6 +35,8 @@ ALLOWED_VALUE_ERRORS = {
     "unknown operator": "the parser passes known operators only",
     "nothing can be cached": "train checks cache_eligible first (ConfigError for cache_features=on)",
     "an example's target equals none of its stored strings": "bit-memory's generator",
+    "(fpt.presentation.relations.RELATIONS)": "a claims Check declared in fpt's own tables (fpt.presentation.claims)",
+    "penalty rule": "ClosedForm.penalty_rule is set by fpt's own defaults and studies, not a user field",
 }
 
 
