@@ -338,11 +338,11 @@ def subsampled_data(exp: Experiment, rows: np.ndarray) -> Any:
         at = torch.from_numpy(idx)
         return Batch(batch.x[at], batch.y[at], None if batch.lengths is None else batch.lengths[at])
 
-    parts = {"train": take(train, rows[rows < len(train)])}
     eval_sets = dict(data.eval_sets)
     if val is not None:
         eval_sets[data.val] = take(val, rows[rows >= len(train)] - len(train))
-    return dataclasses.replace(data, train=dataclasses.replace(data.train, data=parts["train"]), eval_sets=eval_sets)
+    kept = take(train, rows[rows < len(train)])
+    return dataclasses.replace(data, train=dataclasses.replace(data.train, data=kept), eval_sets=eval_sets)
 
 
 def subsample_fold_scores(exp: Experiment, rows: np.ndarray) -> list[float]:
