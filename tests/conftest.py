@@ -5,16 +5,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
-import pytest
-import torch
+# Under pytest-xdist (-n 2 in pyproject's addopts) each worker gets one thread: two workers with two threads each
+# would oversubscribe CI's 2 cores. Set before torch is imported, and inherited by the commands tests start.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 # precision auto as on a CPU without native bf16: the same figures on every processor (tests that are
 # about bf16 patch fpt.pipeline.cpu_has_native_bf16 themselves)
 os.environ["FPT_NATIVE_BF16"] = "0"
-torch.set_num_threads(min(2, torch.get_num_threads()))
+torch.set_num_threads(1 if os.environ.get("PYTEST_XDIST_WORKER") else min(2, torch.get_num_threads()))
 
 
 @pytest.fixture(scope="session")
