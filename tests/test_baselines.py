@@ -12,7 +12,7 @@ import fpt
 from fpt import baselines
 from fpt.cli import main
 from fpt.config import RunConfig
-from fpt.data.modalities import series_features
+from fpt.data.modalities import MODALITIES, series_features
 from fpt.data.tokenisers import SeriesTokens
 from fpt.settings import DataFacts, data_budget
 
@@ -112,7 +112,7 @@ def test_budget_follows_the_training_examples(tmp_path, tiny_bert_dir):
     for n, steps, eval_every in ((106, 200, 10), (1000, 1875, 93), (10**6, 2000, 100)):
         fitted = data_budget({"batch_size": 16}, DataFacts(n))
         assert (fitted["steps"], fitted["eval_every"], fitted["readout"]) == (steps, eval_every, "last")
-    assert data_budget({"preset": "fast", "steps": 7}, DataFacts(10, "timeseries")) == {"readout": "flatten",
+    assert data_budget({"preset": "fast", "steps": 7}, MODALITIES["timeseries"].facts(10, {})) == {"readout": "flatten",
                                                                                         "eval_every": 7}
     path = _csv(tmp_path / "c.csv")
     # gradient training's budget (fit given, so fpt.build makes no choice of fit)

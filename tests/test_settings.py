@@ -12,6 +12,7 @@ import yaml
 import fpt
 import fpt.train
 from fpt.config import RunConfig, from_dict, loaded
+from fpt.data.modalities import MODALITIES
 from fpt.pipeline import data_facts, with_task
 from fpt.settings import (
     DATA_BUDGET_FIELDS,
@@ -54,7 +55,7 @@ def test_tasks_declare_what_differs_from_the_paper():
 def test_given_fields_win_and_a_data_run_leaves_its_budget_to_the_data():
     config = from_dict(RunConfig, {"data": "x.csv", "steps": 9})
     assert (config.steps, config.eval_every, config.readout, config.lr) == (9, None, None, None)
-    full = resolve(unresolved(config), task_defaults(DATA_TASK), DataFacts(1000, "timeseries"))
+    full = resolve(unresolved(config), task_defaults(DATA_TASK), MODALITIES["timeseries"].facts(1000, {}))
     assert (full.steps, full.eval_every, full.readout, full.lr, full.patience) == (9, 9, "flatten", 1e-3, 10)
     assert set(DATA_BUDGET_FIELDS) == {"steps", "eval_every", "readout"}
 
@@ -70,15 +71,31 @@ def test_given_fields_win_and_a_data_run_leaves_its_budget_to_the_data():
 def test_a_data_runs_input_init_waits_for_its_data_and_its_fit(preset, modality, fit, expected):
     config = from_dict(RunConfig, {"data": "x.csv", "fit": fit, "preset": preset})
     assert config.input_init is None
-    full = resolve(unresolved(config), task_defaults(DATA_TASK), DataFacts(100, modality))
+    full = resolve(unresolved(config), task_defaults(DATA_TASK), MODALITIES[modality].facts(100, {}))
     assert full.input_init == expected
-    assert resolve(unresolved(full), task_defaults(DATA_TASK), DataFacts(100, modality)) == full  # config.yaml's
+    assert resolve(unresolved(full), task_defaults(DATA_TASK), MODALITIES[modality].facts(100, {})) == full  # config.yaml's
+
+
+@pytest.mark.parametrize(("preset", "fit", "readout", "input_init"), [
+    ("fast", "gradient", "mean", "official"),  # preset fast's facts; no input_init declared: the preset's
+    ("paper", "gradient", "last", "gpt2"),  # the paper preset reads no fast facts: the field defaults
+    ("paper", "closed-form", "last", "official"),  # a closed-form fit's facts, whatever the preset
+    ("fast", "closed-form", "mean", "official"),
+])
+def test_what_waits_for_the_data_is_the_facts_its_modality_declares_not_its_name(preset, fit, readout, input_init):
+    facts = DataFacts(100, fast={"readout": "mean"}, closed_form={"input_init": "official"})
+    config = from_dict(RunConfig, {"data": "x.csv", "fit": fit, "preset": preset})
+    full = resolve(unresolved(config), task_defaults(DATA_TASK), facts)
+    assert (full.readout, full.input_init) == (readout, input_init)
+    given = resolve(unresolved(from_dict(RunConfig, {"data": "x.csv", "fit": fit, "preset": preset, "readout": "last",
+                                                     "input_init": "gpt2"})), task_defaults(DATA_TASK), facts)
+    assert (given.readout, given.input_init) == ("last", "gpt2")  # given fields win over the facts
 
 
 @pytest.mark.parametrize("given", ["official", "gpt2"])
 def test_a_given_input_init_wins_over_the_symbol_closed_form_default(given):
     config = from_dict(RunConfig, {"data": "x.csv", "fit": "closed-form", "input_init": given})
-    full = resolve(unresolved(config), task_defaults(DATA_TASK), DataFacts(100, "sequence"))
+    full = resolve(unresolved(config), task_defaults(DATA_TASK), MODALITIES["sequence"].facts(100, {}))
     assert full.input_init == given
 
 

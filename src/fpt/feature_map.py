@@ -53,7 +53,7 @@ class ClosedForm:
     # Round 3 (round3/study): the head's search (loo_guard below); its final step picks members 6-10 reading the
     # series' first difference (OSULeaf 0.858 against 0.730 by CV): ``difference``, an option until the test-split
     # benchmark has run it.
-    # The members' input init is the run's input_init (symbol sequences: fpt.settings.SYMBOL_CLOSED_FORM_INIT).
+    # The members' input init is the run's input_init (symbol sequences: their entry's closed_form in fpt.data.modalities).
     # Tried and not chosen: ROCKET's proportion of positive values (thresholds: each unit's median over the training
     # positions), mean+max, finer tokens, longer ladders (2..32), E=20 (its twice as many features: the head's cost).
     members: int = 10  # cf_members: E seeded input layers

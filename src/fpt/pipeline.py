@@ -278,18 +278,19 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
 
 def data_facts(config: RunConfig, data: TaskData) -> DataFacts | None:
     """What a --data run's defaults read of its built data (None for another task, or a generated stream): training
-    examples, modality, the token-shaping values its tokeniser fitted (the modality's ``options``: RunConfig
-    field -> the tokeniser JSON key holding it), and the target column(s) where they were read among a table's
-    columns (its preprocessing names feature columns: data.json's ``features``)."""
+    examples, the token-shaping values its tokeniser fitted (the modality's ``options``: RunConfig field -> the
+    tokeniser JSON key holding it), the target column(s) where they were read among a table's columns (its
+    preprocessing names feature columns: data.json's ``features``), and what its modality's entry declares for the
+    fields that wait for the data (``fast``, ``closed_form``)."""
     if config.task != DATA_TASK or not hasattr(data.train, "__len__"):
         return None
-    name = data.info.get("modality")
+    entry = MODALITIES.get(data.info.get("modality"))
     preprocessing = data.fitted or {}
-    tokeniser = preprocessing.get("tokeniser", {})
-    fitted = {} if name not in MODALITIES else \
-        {option: tokeniser[key] for option, key in MODALITIES[name].options.items() if key in tokeniser}
     columns = preprocessing.get("targets") if preprocessing.get("features") else None
-    return DataFacts(len(data.train), name, fitted, ",".join(columns) if columns else None)
+    target = ",".join(columns) if columns else None
+    n = len(data.train)
+    return DataFacts(n, target_column=target) if entry is None else entry.facts(n, preprocessing.get("tokeniser", {}),
+                                                                                  target)
 
 
 def with_task(config: RunConfig) -> RunConfig:

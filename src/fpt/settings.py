@@ -8,9 +8,10 @@
    RunConfig's own field defaults;
 3. the task's facts (``TaskDefaults``: lr, patience, target), declared on the task class where it is
    registered (``defaults = TaskDefaults(...)``), as timm declares a model's default_cfg;
-4. the data's facts (``DataFacts``: training examples, modality, the target column a table's reader chose, what
-   its tokeniser fitted) for a ``--data`` run: the step budget, the evaluation interval, (preset fast) a time
-   series' readout, the target column and the tokens' shape (series_patch, series_stride, sequence_max_len), when
+4. the data's facts (``DataFacts``: training examples, what its modality's entry declares, the target column a
+   table's reader chose, what its tokeniser fitted) for a ``--data`` run: the step budget, the evaluation interval,
+   the readout and input init its modality declares (a time series' under preset fast, symbol sequences' for a
+   closed-form fit), the target column and the tokens' shape (series_patch, series_stride, sequence_max_len), when
    the user gave none.
 
 Steps 3 and 4 need the task and its data, which sit above this module: a config read from a file or the
@@ -276,8 +277,8 @@ class RunConfig:
                 (bool(str(self.data).strip()), "data", "is empty; give a file, a folder or a dataset id"),
                 (self.objective in {"auto", "classification", "regression"}, "objective",
                  "must be auto, classification or regression"),
-                (self.modality in {"auto", "tabular", "image", "timeseries", "sequence"}, "modality",
-                 "must be auto, tabular, image, timeseries or sequence"),
+                # modality: its names are the data layer's entries, above this module; fpt.data.modalities.requested
+                # checks it where the data is read (fpt.data.load, in-memory data, the sklearn estimators)
                 (0 < self.val_fraction < 1, "val_fraction", "must be in (0, 1), e.g. 0.1"),
                 (0 < self.test_fraction < 1 and self.val_fraction + self.test_fraction < 1, "test_fraction",
                  f"must be in (0, 1) and leave training examples with val_fraction={self.val_fraction}"),
@@ -382,24 +383,23 @@ class TaskDefaults:
 @dataclass(frozen=True)
 class DataFacts:
     """What a --data run's defaults depend on, known once its data is split and its tokeniser fitted: training
-    examples, modality, the values the tokeniser chose for the fields that shape its tokens (RunConfig field
-    -> value, e.g. series_patch: 8; the modality's entry in fpt.data.modalities maps them), and the target
-    column(s) read, where the reader chose them among a table's columns (None where the layout fixes the target:
-    an image's class folder, a series' label, an array y)."""
+    examples, the values the tokeniser chose for the fields that shape its tokens (``fitted``: RunConfig field ->
+    value, e.g. series_patch: 8; the modality's entry in fpt.data.modalities maps them), the target column(s) read,
+    where the reader chose them among a table's columns (None where the layout fixes the target: an image's class
+    folder, a series' label, an array y), and what the modality's entry declares for the fields of
+    ``DATA_DECLARED_FIELDS`` (field -> value): under preset fast (``fast``, e.g. a time series' readout), and for a
+    closed-form fit whatever the preset (``closed_form``, e.g. symbol sequences' input_init)."""
 
     n_train: int
-    modality: str | None = None
     fitted: Mapping[str, Any] = field(default_factory=dict)
     target_column: str | None = None
+    fast: Mapping[str, Any] = field(default_factory=dict)
+    closed_form: Mapping[str, Any] = field(default_factory=dict)
 
 
 # --data runs: the default budget in epochs of the training split, within these bounds (steps), and the
 # number of evaluations it is cut into (eval_every = steps / EVALUATIONS, at least MIN_EVAL_EVERY steps).
 BUDGET_EPOCHS, MIN_STEPS, MAX_STEPS, EVALUATIONS, MIN_EVAL_EVERY = 30, 200, 2000, 20, 10
-# The fast preset reads a --data time series with GPT4TS's flatten head: chosen on validation, where it beat
-# the last token on 5 of the 8 UCR/UEA sets aeon bundles, tied on 2 and lost on 1 (mean validation accuracy
-# 0.774 against 0.707, seed 0; docs/results/own-data/screen/).
-SERIES_READOUT = "flatten"
 # The fields a --data run fits to its data when not given (None until its data is built).
 DATA_BUDGET_FIELDS = ("steps", "eval_every", "readout")
 # The fields whose value a --data run's tokeniser chooses from the training examples when not given (None until
@@ -413,14 +413,11 @@ TASK_FIELDS = ("lr", "patience", "target")
 # The closed-form fit's design fields: None until a closed-form run resolves them (fpt.feature_map.ClosedForm).
 CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_inputs", "cf_head",
                       "cf_scales", "cf_difference")
-# A --data run's input_init, when not given, waits for its data and its fit (None until then): the closed-form fit
-# of symbol sequences draws its members' embedding tables N(0, 0.02) (gpt2), every other run the preset's. Chosen by
-# cross-validation on the TRAIN files of bench/kinds_data.py's symbol sets (docs/results/own-data/closed-form/seqinit,
-# bench/closed_form_study.py --plan seqinit; its rule declared before the figures: the best mean CV over the symbol
-# sets, a tie keeping official): preset fast's N(0, 1) tables swamp the positions MiniLM reads order from (its own
-# tables' std: 0.056 words, 0.025 positions).
+# A --data run's input_init, when not given, waits for its data and its fit (None until then): what its modality
+# declares for a closed-form fit (fpt.data.modalities: symbol sequences' embedding tables), else the preset's.
 DATA_INIT_FIELDS = ("input_init",)
-SYMBOL_CLOSED_FORM_INIT = "gpt2"
+# The fields whose value a modality's entry may declare (DataFacts.fast, DataFacts.closed_form): they wait for the data.
+DATA_DECLARED_FIELDS = ("readout", "input_init")
 # Every field that may hold None for "not given; the task's, the data's or the fit's" before resolution.
 UNSET = (*DATA_BUDGET_FIELDS, *DATA_FITTED_FIELDS, *DATA_READ_FIELDS, *TASK_FIELDS, *CLOSED_FORM_FIELDS,
          *DATA_INIT_FIELDS)
@@ -480,21 +477,29 @@ def resolve(given: Mapping[str, Any], task: TaskDefaults | None = None, data: Da
         if values.get("target_column") is None:
             values["target_column"] = data.target_column
         if values.get("input_init") is None:
-            symbols = data.modality == "sequence" and values.get("fit", _default("fit")) == "closed-form"
-            values["input_init"] = SYMBOL_CLOSED_FORM_INIT if symbols else \
-                preset_values(preset, task_name).get("input_init", _default("input_init"))
+            values["input_init"] = declared(values, data, "input_init",
+                                            preset_values(preset, task_name).get("input_init", _default("input_init")))
     return RunConfig(**values)
+
+
+def declared(values: Mapping[str, Any], data: DataFacts, name: str, otherwise: Any) -> Any:
+    """What ``data``'s modality declares for field ``name`` (one of ``DATA_DECLARED_FIELDS``) under ``values``' fit
+    and preset: a closed-form fit's value first, then preset fast's; ``otherwise`` where it declares neither."""
+    if values.get("fit", _default("fit")) == "closed-form" and name in data.closed_form:
+        return data.closed_form[name]
+    if values.get("preset") == "fast" and name in data.fast:
+        return data.fast[name]
+    return otherwise
 
 
 def data_budget(values: Mapping[str, Any], data: DataFacts) -> dict[str, Any]:
     """A --data run's budget fields that ``values`` leaves unset (None), fitted to its data: to a training split of
-    ``n_train`` examples steps = 30 epochs within [200, 2000], eval_every = steps / 20 (at least 10), and (preset
-    fast) to a time series the readout ``SERIES_READOUT``, else the field default. Patience (the data task's: 10
-    evaluations) then stops a run that has stopped improving."""
+    ``n_train`` examples steps = 30 epochs within [200, 2000], eval_every = steps / 20 (at least 10), and the
+    readout its modality declares (``declared``: a time series' under preset fast), else the field default.
+    Patience (the data task's: 10 evaluations) then stops a run that has stopped improving."""
     out: dict[str, Any] = {}
     if values.get("readout") is None:
-        fast_series = data.modality == "timeseries" and values.get("preset") == "fast"
-        out["readout"] = SERIES_READOUT if fast_series else _default("readout")
+        out["readout"] = declared(values, data, "readout", _default("readout"))
     steps = values.get("steps")
     if steps is None:
         batch_size = values.get("batch_size", _default("batch_size"))

@@ -161,14 +161,40 @@ def test_each_modality_that_arrays_hold_reads_them_as_its_tokeniser_takes():
         assert len(tokens) == len(X) and tokens.isfinite().all()
 
 
-def test_the_config_accepts_and_names_every_modality():
+def test_the_modality_field_takes_auto_and_every_entry_and_names_them_otherwise(tmp_path):
+    from fpt.data.memory import from_memory
+    from fpt.data.modalities import AUTO, requested
     from fpt.errors import ConfigError
 
-    for name in MODALITIES:  # fpt.settings sits below fpt.data: its own list of names is held to the entries here
-        assert RunConfig(task="data", data="x.csv", modality=name).modality == name
-    with pytest.raises(ConfigError) as caught:
-        RunConfig(task="data", data="x.csv", modality="no-such-modality")
-    assert all(name in str(caught.value) for name in MODALITIES)
+    for name in (AUTO, *MODALITIES):  # the entries are the field's names: fpt.settings keeps no list of its own
+        assert RunConfig(task="data", data="x.csv", modality=name).modality == requested(name) == name
+    path = tmp_path / "t.csv"
+    path.write_text("a,label\n1,x\n2,y\n")
+    arrays = (np.random.default_rng(0).normal(size=(4, 2)), [0, 1] * 2)
+    for read, where in ((lambda m: load(str(path), modality=m), f"--data {path}: "),
+                        (lambda m: from_memory(arrays, None, m, "auto", 32), "data=tuple: ")):
+        with pytest.raises(ConfigError) as caught:  # before anything is read: one line naming the field and its names
+            read("timeserie")
+        message = str(caught.value)
+        assert message.startswith(where + "config field 'modality'='timeserie' (did you mean 'timeseries'?)")
+        assert "\n" not in message and all(name in message for name in (AUTO, *MODALITIES))
+    with pytest.raises(ConfigError, match="'modality'=3"):
+        requested(3)
+
+
+def test_each_modality_declares_only_fields_that_wait_for_its_data():
+    from fpt.settings import DATA_DECLARED_FIELDS
+
+    declared = {name: {**entry.fast, **entry.closed_form} for name, entry in MODALITIES.items()}
+    assert declared["timeseries"] == {"readout": "flatten"} and declared["sequence"] == {"input_init": "gpt2"}
+    for name, values in declared.items():
+        assert set(values) <= set(DATA_DECLARED_FIELDS), name
+        RunConfig(task="data", data="x.csv", **values)  # values the fields take
+        facts = MODALITIES[name].facts(7, {"patch": 3, "max_len": 5, "channels": "rgb"}, "y")
+        assert (facts.n_train, facts.target_column, facts.fast, facts.closed_form) == \
+            (7, "y", MODALITIES[name].fast, MODALITIES[name].closed_form)
+        assert facts.fitted == {k: v for k, v in {"series_patch": 3, "sequence_max_len": 5,
+                                                  "image_channels": "rgb"}.items() if k in MODALITIES[name].options}
 
 
 # ---------------------------------------------------------------------------------------------- new inputs

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from fpt.data.base import RawData
 from fpt.errors import DataError
+from fpt.settings import RunConfig
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
@@ -54,13 +55,16 @@ def detect(path: str) -> str:
     return "hub"
 
 
-def load(path: str, target: str | None = None, modality: str = "auto", image_channels: str = "auto",
-         image_size: int = 32) -> RawData:
+def load(path: str, target: str | None = RunConfig.target_column, modality: str = RunConfig.modality,
+         image_channels: str = RunConfig.image_channels, image_size: int = RunConfig.image_size) -> RawData:
     """Read ``path`` into ``RawData`` (splits as the data defines them; none carved out yet); inside a
-    ``fpt.data.memory.held`` block, the in-memory data of that name."""
+    ``fpt.data.memory.held`` block, the in-memory data of that name. The options are the RunConfig fields of the
+    same names (--target, --modality, --image-channels, --image-size), their defaults RunConfig's."""
     from fpt.data.formats import FORMATS, Request
     from fpt.data.memory import held_data
+    from fpt.data.modalities import requested
 
+    requested(modality, f"--data {path}")
     held = held_data(str(path))
     if held is not None:
         return held

@@ -12,6 +12,7 @@ import numpy as np
 
 from fpt.data.arrays import from_arrays, series_list
 from fpt.data.base import SEEDED, RawData
+from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
 from fpt.errors import ConfigError, DataError
 
@@ -37,6 +38,7 @@ def _inputs(X: Any) -> Any:
 
 def from_memory(data: Any, target: str | None, modality: str, image_channels: str, image_size: int) -> RawData:
     """``RawData`` (one training split: validation and test are held out as for a file) of in-memory data."""
+    requested(modality, f"data={type(data).__name__}")
     if hasattr(data, "to_pandas") and hasattr(data, "column_names"):  # a datasets.Dataset, without importing datasets
         data = data.to_pandas()
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas

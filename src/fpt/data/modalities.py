@@ -3,16 +3,19 @@
 Each names its tokeniser (``fpt.data.tokenisers``: fitted on train, saved in data.json), the RunConfig
 fields that shape its tokens, whether its examples are padded to a batch's longest, the features that
 classic models and linear probes read (computed from the tokens, so they see what the model sees), the
-classic models fitted beside a run (``fpt.baselines.MODELS``), and how a trained model checks new inputs
+classic models fitted beside a run (``fpt.baselines.MODELS``), how a trained model checks new inputs
 given as arrays or as table columns (``fpt predict``, ``fpt.load(...).predict``; the formats' predict readers
-hand what they read to these). A new modality is its tokeniser class, its checks, and one entry here;
-tests/data/test_kinds.py checks every entry.
+hand what they read to these), and what a run of it takes for the fields that wait for its data
+(``fpt.settings.DataFacts``: a time series' readout under preset fast, symbol sequences' input init for a
+closed-form fit). The entries' names are the values RunConfig.modality takes besides auto (``requested``).
+A new modality is its tokeniser class, its checks, and one entry here; tests/data/test_kinds.py checks every
+entry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,7 +26,8 @@ from fpt.data.tables import check_table, check_texts, sequence_columns, table_fr
 from fpt.data.timeseries import array_notes as series_notes
 from fpt.data.timeseries import check_series, series_from_array
 from fpt.data.tokenisers import ImageTokens, SequenceTokens, SeriesTokens, TabularTokens, Tokeniser, bad_field
-from fpt.errors import DataError
+from fpt.errors import ConfigError, DataError, near, show
+from fpt.settings import DataFacts
 
 # (inputs, fpt.data.inputs.Schema, where, allow_unseen) -> the examples in the tokeniser's raw form, or SchemaError
 Check = Callable[[Any, Any, str, bool], Any]
@@ -65,6 +69,18 @@ class Modality:
     arrays: Arrays | None  # how arrays of numbers hold its training examples; None: they cannot
     check: Check  # new examples given as arrays or a list (an .npz's X, a UCR file's series, Python's X)
     columns: Check | None  # new examples as table columns (every feature column present), or None: no table holds it
+    # what a --data run of it takes for the fields that wait for its data when not given (fpt.settings.DataFacts;
+    # field of fpt.settings.DATA_DECLARED_FIELDS -> value): under preset fast, and for a closed-form fit
+    fast: Mapping[str, Any] = field(default_factory=dict)
+    closed_form: Mapping[str, Any] = field(default_factory=dict)
+
+    def facts(self, n_train: int, tokeniser: Mapping[str, Any], target_column: str | None = None) -> DataFacts:
+        """What the defaults of a --data run of this modality read (fpt.settings.resolve): ``n_train`` training
+        examples, the values its fitted ``tokeniser`` (its JSON) chose for the fields of ``options``, the target
+        column(s) its reader chose (None where the layout fixes them), and what this entry declares."""
+        fitted = {option: tokeniser[key] for option, key in self.options.items() if key in tokeniser}
+        return DataFacts(n_train, fitted, target_column, self.fast, self.closed_form)
+
 
 def token_features(x: np.ndarray, tok: dict[str, Any], vocab: int) -> np.ndarray:
     """The tokens themselves (tables: one standardised token per feature; images: normalised patches)."""
@@ -155,14 +171,35 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
     Modality("image", ImageTokens, {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
              False, token_features, ("linear",), _image_schema, _image_card,
              Arrays(as_images, image_notes, array_channels, missing=False), check_images, None),
+    # Preset fast reads a time series with GPT4TS's flatten head: chosen on validation, where it beat the last
+    # token on 5 of the 8 UCR/UEA sets aeon bundles, tied on 2 and lost on 1 (mean validation accuracy 0.774
+    # against 0.707, seed 0; docs/results/own-data/screen/).
     Modality("timeseries", SeriesTokens, {"series_patch": "patch", "series_stride": "stride", "series_norm": "norm"},
              True, series_features, ("nearest", "minirocket"), _series_schema, _series_card,
-             Arrays(series_from_array, series_notes, ragged=True), check_series, None),
+             Arrays(series_from_array, series_notes, ragged=True), check_series, None, fast={"readout": "flatten"}),
+    # The closed-form fit of symbol sequences draws its members' embedding tables N(0, 0.02) (gpt2), whatever the
+    # preset. Chosen by cross-validation on the TRAIN files of bench/kinds_data.py's symbol sets
+    # (docs/results/own-data/closed-form/seqinit, bench/closed_form_study.py --plan seqinit; its rule declared before
+    # the figures: the best mean CV over the symbol sets, a tie keeping official): preset fast's N(0, 1) tables swamp
+    # the positions MiniLM reads order from (its own tables' std: 0.056 words, 0.025 positions).
     Modality("sequence", SequenceTokens, {"sequence_tokens": "mode", "sequence_max_len": "max_len"},
              True, symbol_counts, ("linear", "boosting"), _sequence_schema, _sequence_card, None,
-             check_texts, sequence_columns),
+             check_texts, sequence_columns, closed_form={"input_init": "gpt2"}),
 )}
 PADDED = tuple(name for name, m in MODALITIES.items() if m.pads)  # the tokenisers that pad and return lengths
+
+
+AUTO = "auto"  # RunConfig.modality's own value besides the entries: read from the data (its format, X's shape)
+
+
+def requested(name: Any, where: str = "config", field_name: str = "config field 'modality'") -> str:
+    """``name`` as RunConfig.modality takes it (auto, or an entry's name), or a one-line ConfigError that starts
+    with ``where`` and names the field (``field_name``) and the values it takes."""
+    if not isinstance(name, str) or (name != AUTO and name not in MODALITIES):
+        hint = near(name, [AUTO, *MODALITIES]) if isinstance(name, str) else ""
+        raise ConfigError(f"{where}: {field_name}={show(name)}{hint} must be {AUTO} or one of {', '.join(MODALITIES)} "
+                          "(fpt.data.modalities)")
+    return name
 
 
 def modality(name: str) -> Modality:
@@ -188,5 +225,5 @@ def from_json(data: dict[str, Any]) -> Tokeniser:
         raise DataError(f"tokeniser of kind {data['kind']!r}: {exc}") from None
 
 
-__all__ = ["MODALITIES", "PADDED", "Arrays", "Check", "Modality", "from_json", "max_points", "modality", "series_features",
-           "symbol_counts", "token_features"]
+__all__ = ["AUTO", "MODALITIES", "PADDED", "Arrays", "Check", "Modality", "from_json", "max_points", "modality",
+           "requested", "series_features", "symbol_counts", "token_features"]
