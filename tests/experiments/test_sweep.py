@@ -57,6 +57,8 @@ GOOD = {"name": "s", "base": {"task": "bit-xor"}, "grid": {"lr": [1.0e-3]}, "see
     ({"grid": {"seed": [0, 1]}}, "list them in seeds"),
     ({"grid": {"lr": ["fast"]}}, "field 'lr': expected a number, got 'fast'"),
     ({"grid": {"layers": [0]}}, "'layers'=0 must be >= 1"),
+    ({"base": {"data": "x.csv"}, "grid": {"modality": ["tabular", "table"]}},  # before any trial runs
+     "config 2 (modality=table): config field 'modality'='table' (did you mean 'tabular'?) must be auto or one of"),
     ({"base": {"tsak": "bit-xor"}}, "base.tsak is not a config field (did you mean 'task'?)"),
     ({"grid": None, "random": {"trials": 2, "space": {"lr": {"logunif": [1e-5, 1e-2]}}}},
      "unknown distribution 'logunif' (did you mean 'loguniform'?)"),

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from fpt.config import RunConfig, from_dict, load_yaml, merge, near, show, target_alias
+from fpt.data.modalities import requested
 from fpt.errors import CheckpointError, ConfigError
 from fpt.experiments.executors import DONE, EARLY_STOPPED, FAILED, NOT_RUN, Outcome, Trial
 from fpt.experiments.runner import Store
@@ -338,6 +339,8 @@ def expand(spec: SweepSpec) -> list[SweepConfig]:
         where = f"sweep spec {spec.source}: config {index} ({describe(params)})"
         try:
             config = from_dict(RunConfig, fields, where=where)
+            if config.data is not None:  # its names are the data layer's entries, which RunConfig cannot check
+                requested(config.modality, where)
         except ConfigError as exc:
             raise ConfigError(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
         configs.append(SweepConfig(index, params, config))
