@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from pathlib import Path
 
@@ -266,18 +267,25 @@ def test_run_ids_of_the_paper_tables_never_change(key, tmp_path):
 
 
 # Parameters named as a RunConfig field whose default is not that field's default, by meaning: the seed of a
-# generated dataset or of example inputs, the micro-batches of one shard, and (fpt.data.load, fpt.baselines: their
-# owners' to settle) readers called with the run's values.
-NOT_THE_RUNS = {("data/listops.py", "seed"), ("export.py", "seed"), ("distributed.py", "grad_accum"),
-                ("baselines.py", "seed"), ("data/__init__.py", "modality"), ("data/__init__.py", "image_channels"),
-                ("data/__init__.py", "image_size")}
+# generated dataset or of example inputs, and the micro-batches of one shard.
+NOT_THE_RUNS = {("data/listops.py", "seed"), ("export.py", "seed"), ("distributed.py", "grad_accum")}
+
+
+def _restated(node: ast.AST) -> list[tuple[str, ast.expr]]:
+    """(name, default) of a function's parameters and of a class body's annotated fields (``x: int = 0``)."""
+    if isinstance(node, ast.arguments):
+        pairs = list(zip(node.args[len(node.args) - len(node.defaults):], node.defaults, strict=True))
+        pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True) if d is not None]
+        return [(arg.arg, default) for arg, default in pairs]
+    if isinstance(node, ast.ClassDef):
+        return [(s.target.id, s.value) for s in node.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None]
+    return []
 
 
 def test_no_function_restates_a_run_fields_default_outside_the_settings():
-    """fpt.settings decides every default (the tasks declare theirs): a parameter named as a RunConfig field takes
-    RunConfig's value (``RunConfig.readout``), never a literal copy that would drift from it."""
-    import ast
-
+    """fpt.settings decides every default (the tasks declare theirs): a parameter or a dataclass field named as a
+    RunConfig field takes RunConfig's value (``RunConfig.readout``), never a literal copy that would drift from it."""
     defaults = {f.name: f.default for f in dataclasses.fields(RunConfig) if f.default is not dataclasses.MISSING}
     src = REPO / "src" / "fpt"
     found = []
@@ -286,12 +294,7 @@ def test_no_function_restates_a_run_fields_default_outside_the_settings():
         if where == "settings.py" or where.startswith("tasks/"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.arguments):
-                continue
-            pairs = list(zip(node.args[len(node.args) - len(node.defaults):], node.defaults, strict=True))
-            pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True) if d is not None]
-            for arg, default in pairs:
-                name = arg.arg
+            for name, default in _restated(node):
                 if (name in defaults and isinstance(default, ast.Constant) and default.value is not None
                         and type(default.value) is type(defaults[name]) and default.value == defaults[name]
                         and (where, name) not in NOT_THE_RUNS):

@@ -229,7 +229,7 @@ MODELS: dict[str, tuple[Callable[[bool, int], Any], Callable[[dict], dict]]] = {
 }
 
 
-def fit_models(data: Any, seed: int = 0, refit: bool = False) -> dict[str, Any]:
+def fit_models(data: Any, seed: int = RunConfig.seed, refit: bool = False) -> dict[str, Any]:
     """The classic models of a --data task on its own split: {"metric", "models": {name: {...}}, "notes"}.
     ``refit``: each chosen model is fitted again on train + validation before test (and the result, like each
     entry, says ``"protocol": "refit"``)."""

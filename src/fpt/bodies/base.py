@@ -17,6 +17,7 @@ from torch import nn
 from fpt.bodies.dropout import use_fast_dropout
 from fpt.errors import BodyUnavailableError, ConfigError  # noqa: F401  (re-exported: raised here)
 from fpt.registry import Registry
+from fpt.settings import RunConfig
 
 Tensor = torch.Tensor
 
@@ -54,12 +55,12 @@ class BodySpec:
     """How to build a body: which weights, how initialised, for how many positions."""
 
     name: str
-    init: str = "pretrained"  # pretrained | random
+    init: str = RunConfig.init  # pretrained | random
     seq_len: int = 64
-    dropout: float = 0.1
-    seed: int = 0
-    vit_positions: str = "resized"  # ViT only: resized (pretrained table fitted to seq_len) | official (zeros, 1024 rows)
-    lstm_variant: str = "fpt"  # LSTM only: fpt (nn.LSTM + LayerNorm) | official (the official code's LNLSTM)
+    dropout: float = RunConfig.dropout
+    seed: int = RunConfig.seed
+    vit_positions: str = RunConfig.vit_positions  # ViT only: resized (pretrained table fitted to seq_len) | official
+    lstm_variant: str = RunConfig.lstm_variant  # LSTM only: fpt (nn.LSTM + LayerNorm) | official (the official LNLSTM)
 
 
 # Families turn a loaded Hugging Face model into a Body: model_type -> builder.

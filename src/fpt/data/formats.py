@@ -23,12 +23,12 @@ from fpt.errors import DataError, SchemaError
 
 @dataclass(frozen=True)
 class Request:
-    """What ``--data`` asks of a reader beyond the path."""
+    """What ``--data`` asks of a reader beyond the path: the RunConfig fields of these names (``fpt.data.load``)."""
 
-    target: str | None = None
-    modality: str = "auto"
-    image_channels: str = "auto"
-    image_size: int = 32
+    target: str | None
+    modality: str
+    image_channels: str
+    image_size: int
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from fpt.data.modalities import modality
 from fpt.data.tables import ALLOW_UNSEEN_FIX
 from fpt.data.timeseries import check_series
 from fpt.errors import SchemaError
+from fpt.settings import RunConfig
 
 
 class CutInputWarning(UserWarning):
@@ -54,7 +55,7 @@ class Schema:
 
     prep: Any  # fpt.tasks.user_data.Preprocessing
     info: dict[str, Any] = field(default_factory=dict)  # the summary's task_info (X_shape, train_lengths, ...)
-    max_categories: int = 50  # the run's --max-categories: a shorter category list is every training category
+    max_categories: int = RunConfig.max_categories  # the run's: a shorter category list is every training category
 
     @property
     def modality(self) -> str:
