@@ -160,7 +160,7 @@ def test_params_are_stored_unchanged_and_clone_round_trips():
     est = FPTClassifier(body="gpt2", steps=7, lr=0.5, seed=3, val_fraction=0.3, options=options)
     params = est.get_params()
     assert params["body"] == "gpt2" and params["steps"] == 7 and params["options"] is options
-    assert params["init"] is None and params["freeze"] is None and params["modality"] == "tabular"
+    assert params["init"] is None and params["freeze"] is None and params["modality"] is None
     assert FPTClassifier().get_params()["body"] is None and FPTClassifier().get_params()["progress"] is False
     # an argument left None is fpt's resolved default, never one the estimator restates
     fields = FPTClassifier()._config()
@@ -208,6 +208,21 @@ def test_timeseries_modality_tokenises_each_row_as_a_series():
     assert clf.predict(X[:3]).shape == (3,)
 
 
+@pytest.mark.parametrize(("modality", "shape", "read_as"), [
+    (None, (40, 3, 8, 8), "image"),  # auto: X's shape decides, as an .npz's X
+    ("auto", (40, 2, 12), "timeseries"),
+    ("image", (40, 8, 8), "image"),  # a name given is used: gray images, not series
+    ("tabular", (40, 5), "tabular"),
+])
+def test_modality_takes_the_names_of_fpt_train_modality(modality, shape, read_as):
+    rng = np.random.default_rng(0)
+    y = np.arange(shape[0]) % 2
+    X = rng.random(shape) * 0.5 + 0.5 * y.reshape(-1, *[1] * (len(shape) - 1))  # floats in [0, 1]
+    clf = FPTClassifier(**{**TINY_CLASSIFIER, "modality": modality}).fit(X, y)
+    assert clf.preprocessing_.modality == clf.experiment_.config.modality == read_as
+    assert clf.predict(X[:3]).shape == (3,)
+
+
 def test_budget_and_series_readout_default_to_what_fpt_train_data_uses():
     """Left unset, steps and eval_every are fitted to the training split's size and a series is read
     out flattened (fpt.settings.data_budget, the fast preset); given ones are kept."""
@@ -241,7 +256,11 @@ def test_fit_leaves_the_callers_torch_generator_alone():
 
 
 @pytest.mark.parametrize(("params", "message"), [
-    ({"modality": "image"}, "modality='image' is not one of tabular, timeseries"),
+    ({"modality": "images"}, "FPTClassifier: modality='images' \\(did you mean 'image'\\?\\) must be auto or one of "
+                             "tabular, image, timeseries, sequence"),
+    ({"modality": "sequence"}, "FPTClassifier.fit: arrays of numbers hold tabular, image or timeseries data, not "
+                               "sequence: give modality one of those, or auto"),
+    ({"modality": "image"}, "FPTClassifier.fit \\(X, y\\): modality image needs X of shape \\(n, H, W\\[, C\\]\\)"),
     ({"val_fraction": 1.5}, r"val_fraction=1.5 must be in \(0, 1\)"),
     ({"steps": 0}, "parameter 'steps'=0 must be >= 1"),
     ({"options": {"steps": 3}}, r"options \['steps'\] are set by the estimator"),

@@ -45,10 +45,10 @@ except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn
                       "pip install -U 'scikit-learn>=1.6'") from exc
 
 from fpt.config import DATA_FIELDS, FITS, RunConfig, from_dict
-from fpt.data.arrays import from_arrays, series_list
+from fpt.data import modalities
+from fpt.data.arrays import from_arrays, modality_of, series_list
 from fpt.data.base import finish_splits, plain_value
 from fpt.data.inputs import Schema, check_arrays
-from fpt.data.modalities import modality as declared
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
@@ -60,7 +60,6 @@ from fpt.settings import train_config
 from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
 from fpt.train import fit as fpt_fit
 
-MODALITIES = ("tabular", "timeseries")  # what a 2-D X can be: one token per feature, or each row a univariate series
 MIN_SAMPLES = 3  # two to train on and one held out for validation
 # The estimator's own arguments that are RunConfig fields of the same name (the rest are set from the data).
 _CONFIG_ARGS = ("body", "init", "freeze", "layers", "steps", "lr", "batch_size", "eval_every", "patience", "seed",
@@ -99,7 +98,7 @@ class _FPTEstimator(BaseEstimator):
     def __init__(self, body: str | None = None, init: str | None = None, freeze: str | None = None,
                  layers: int | None = None, steps: int | None = None, lr: float | None = None,
                  batch_size: int | None = None, eval_every: int | None = None, patience: int | None = None,
-                 val_fraction: float | None = None, modality: str = "tabular", series_patch: int | None = None,
+                 val_fraction: float | None = None, modality: str | None = None, series_patch: int | None = None,
                  series_stride: int | None = None, series_norm: str | None = None, seed: int | None = None,
                  device: str | None = None, progress: bool = False, options: dict | None = None,
                  ensemble: int | None = None, fitting: str | None = None) -> None:
@@ -134,13 +133,18 @@ class _FPTEstimator(BaseEstimator):
 
     # --- fitting ------------------------------------------------------------------------
 
+    def _modality(self, X: Any = None) -> str:
+        """The modality of a fit: the ``modality`` argument, checked as --modality is (auto or an entry of
+        fpt.data.modalities), and auto (or None) read from ``X``'s shape as an .npz's X is (fpt.data.arrays)."""
+        given = modalities.requested(modalities.AUTO if self.modality is None else self.modality,
+                                     type(self).__name__, "modality")
+        return modality_of(X) if given == modalities.AUTO and X is not None else given
+
     def _config(self, modality: str | None = None) -> RunConfig:
         """The RunConfig of a fit: the estimator's arguments, ``options``, and the data task (``modality``: the
-        fit's, when its X decides it: a 3-D X is (n, channels, length) series, as aeon's)."""
+        fit's, once its X decided it; ``_modality``)."""
         name = type(self).__name__
-        if self.modality not in MODALITIES:
-            raise ConfigError(f"{name}: modality={self.modality!r} is not one of {', '.join(MODALITIES)} (a 2-D X is "
-                              "a table, one token per feature, or rows of univariate series)")
+        modality = modality or self._modality()
         if self.val_fraction is not None and (isinstance(self.val_fraction, bool) or not isinstance(
                 self.val_fraction, numbers.Real) or not 0 < self.val_fraction < 1):
             raise ConfigError(f"{name}: val_fraction={self.val_fraction!r} must be in (0, 1), e.g. 0.2")
@@ -161,7 +165,7 @@ class _FPTEstimator(BaseEstimator):
         fields = {
             **{arg: _plain(getattr(self, arg)) for arg in _CONFIG_ARGS if getattr(self, arg) is not None},
             **{key: _plain(value) for key, value in options.items()},
-            "data": f"arrays passed to {name}.fit", "objective": self._objective, "modality": modality or self.modality,
+            "data": f"arrays passed to {name}.fit", "objective": self._objective, "modality": modality,
         }
         if self.fitting is not None:
             fields["fit"] = self.fitting
@@ -205,14 +209,16 @@ class _FPTEstimator(BaseEstimator):
     def _fit_arrays(self, X: np.ndarray, y: np.ndarray) -> None:
         """Build the ``data`` task of (X, y) with a seeded validation hold-out, train it with ``fpt.fit``."""
         name = type(self).__name__
-        if not isinstance(X, list) and X.ndim not in (2, 3):
-            raise DataError(f"{name}.fit: X has shape {X.shape}; give (n, features) rows or (n, channels, length) series")
-        # aeon's 3-D arrays and lists of series of different lengths are series
-        modality = "timeseries" if isinstance(X, list) or X.ndim == 3 else self.modality
+        if not isinstance(X, list) and X.ndim not in (2, 3, 4):
+            raise DataError(f"{name}.fit: X has shape {X.shape}; give (n, features) rows, (n, channels, length) series "
+                            "or (n, H, W[, C]) images")
+        # auto: aeon's 3-D arrays and lists of series of different lengths are series, 4-D arrays images
+        modality = self._modality(X)
         config = self._config(modality)
         classify = self._objective == "classification"
         try:
-            raw = from_arrays({"X": X, "y": y}, modality, "auto", 32, f"{name}.fit", f"arrays passed to {name}.fit")
+            raw = from_arrays({"X": X, "y": y}, modality, config.image_channels, config.image_size, f"{name}.fit",
+                              f"arrays passed to {name}.fit")
             config = self._choose(config, raw)
             raw = finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
             options = DataOptions(**{field: getattr(config, field) for field in DATA_FIELDS})
@@ -221,7 +227,8 @@ class _FPTEstimator(BaseEstimator):
                                                                                                config.ensemble)]
             datas = [task_from_raw(raw, options, m.seed, self._objective, f"set by {name}") for m in members]
         except DataError as exc:
-            raise DataError(str(exc).replace("--val-fraction", "val_fraction")) from None
+            raise DataError(str(exc).replace("--val-fraction", "val_fraction").replace("--modality", "modality")) \
+                from None
         exps, summaries = [], []
         for member, data in zip(members, datas, strict=True):
             exp = assemble(member, data)  # what the arguments leave None resolved for this data, as fpt train --data
@@ -258,7 +265,7 @@ class _FPTEstimator(BaseEstimator):
         # text or category columns (a tabular tokeniser's features; other tokenisers have none) keep their values
         categorical = any(f["kind"] == "categorical" for f in getattr(prep.tokeniser, "features", []))
         # a list of examples of several lengths, for a modality whose arrays may hold them (fpt.data.modalities)
-        held = declared(prep.modality).arrays
+        held = modalities.modality(prep.modality).arrays
         series = series_list(X) if held is not None and held.ragged else None
         if series is None:
             X = validate_data(self, X, reset=False, dtype=_dtype(X, categorical), ensure_all_finite="allow-nan",
@@ -284,8 +291,10 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     hub id or a local model directory), ``init``, ``freeze``, ``layers``, ``steps`` (the most
     optimizer steps), ``lr``, ``batch_size``, ``eval_every`` (steps between validation evaluations),
     ``patience`` (evaluations without a validation gain before stopping), ``val_fraction`` (share of the
-    training data held out, stratified, for selection), ``modality`` (tabular: one token per feature; timeseries: each row a
-    series, cut into ``series_patch`` windows; ``series_norm``), ``seed`` (initialisation, batches and the
+    training data held out, stratified, for selection), ``modality`` (as ``--modality``: auto, or a modality of
+    fpt.data.modalities that arrays hold; auto reads X's shape: (n, features) a table, one token per feature, (n,
+    channels, length) or a list of series, (n, H, W[, C]) images; timeseries reads a 2-D X's rows as series, cut into
+    ``series_patch`` windows; ``series_norm``), ``seed`` (initialisation, batches and the
     validation split), ``device``, ``progress`` (a progress bar), ``ensemble`` (N models of seeds
     seed, seed+1, ... on the one split, their probabilities averaged: ``fpt.ensemble``), ``fitting`` (the config
     field ``fit``: auto, closed-form or gradient), and ``options``: any other fpt config field as a dict

@@ -22,7 +22,11 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
 
 
-def _modality(X: np.ndarray) -> str:
+def modality_of(X: Any) -> str:
+    """The modality arrays hold by their shape (--modality auto): a list of series of different lengths
+    (``series_list``) and (n, C, L) floats are series, (n, d) a table, (n, H, W) uint8 or (n, H, W, C) images."""
+    if isinstance(X, list):
+        return "timeseries"
     if X.ndim == 2:
         return "tabular"
     if X.ndim == 4 or (X.ndim == 3 and X.dtype == np.uint8):
@@ -102,8 +106,7 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
     if "X" not in arrays or "y" not in arrays:
         raise DataError(f"{name}: arrays {sorted(arrays)}; an .npz needs X (inputs) and y (targets), optionally "
                         "X_val/y_val and X_test/y_test")
-    kind = ("timeseries" if isinstance(arrays["X"], list) else _modality(arrays["X"])) if modality == "auto" \
-        else modality
+    kind = modality_of(arrays["X"]) if modality == "auto" else modality
     held = _held(kind, name)  # how arrays hold this modality (fpt.data.modalities: its entry's ``arrays``)
     channels = held.channels(arrays["X"], image_channels)
     splits = {}
@@ -198,7 +201,8 @@ def _held(kind: str, name: str) -> Any:
     entry = MODALITIES.get(kind)
     if entry is None or entry.arrays is None:
         held = [m for m, e in MODALITIES.items() if e.arrays is not None]
-        raise DataError(f"{name}: an .npz holds numbers: {', '.join(held[:-1])} or {held[-1]}, not {kind}")
+        raise DataError(f"{name}: arrays of numbers hold {', '.join(held[:-1])} or {held[-1]} data, not {kind}: give "
+                        "--modality one of those, or auto")
     return entry.arrays
 
 
@@ -225,4 +229,4 @@ def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
     return Inputs(checks.arrays(X, f"{path} ({xk})"), y, str(path))
 
 
-__all__ = ["check_names", "from_arrays", "load_npz", "read_npz", "read_npz_inputs", "series_list"]
+__all__ = ["check_names", "from_arrays", "load_npz", "modality_of", "read_npz", "read_npz_inputs", "series_list"]

@@ -162,6 +162,8 @@ def array_notes(splits: dict[str, Split], channels: str) -> dict[str, Any]:
 def as_images(X: np.ndarray, channels: str, size: int, where: str) -> list[np.ndarray]:
     """An image array (n, H, W[, C]) or (n, C, H, W), uint8 0-255 or floats 0-1, as (size, size, C) uint8 images
     (an .npz's X, Python's, and new image arrays)."""
+    if X.ndim not in (3, 4):  # a table's rows would otherwise be read as 1-pixel-high images
+        raise DataError(f"{where}: --modality image needs X of shape (n, H, W[, C]) or (n, C, H, W), not {X.shape}")
     if X.ndim == 3:
         X = X[..., None]
     if X.shape[-1] not in (1, 3, 4) and X.shape[1] in (1, 3, 4):
