@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -112,9 +113,40 @@ def test_a_comparison_by_validation_reads_no_fold_figures(tmp_path, tiny_bert_di
     seen = []
     real = fpt.closed_form.fold_scores
     monkeypatch.setattr(fpt.closed_form, "fold_scores", lambda *a, **k: seen.append(1) or real(*a, **k))
+    # gradient training compared (an unlimited budget), so the closed-form fit is scored on validation
     choice = choose_fit(_config(_csv(tmp_path / "c.csv"), tiny_bert_dir), choice=replace(AUTO, cv_max=10,
-                                                                                         gradient_budget_s=0.0))
+                                                                                         gradient_budget_s=math.inf))
     assert choice.protocol == "validation" and not seen  # the figure is validation's: no folds solved beside it
+    assert choice.selection.scores[0][0] is not None
+
+
+def test_the_closed_form_fit_alone_on_validation_fits_no_head_for_the_choice(tmp_path, tiny_bert_dir, monkeypatch):
+    """Nothing to compare it with: the closed-form fit is chosen without its head being fitted on train alone (the
+    run fits it on train + validation); the run it gives is the one a choice that scored it would give."""
+    import fpt.closed_form
+    from fpt.train import fit
+
+    data = _csv(tmp_path / "c.csv")
+    alone = replace(AUTO, cv_max=10, gradient_budget_s=0.0)
+    solved = []
+    real = fpt.closed_form.solve
+    monkeypatch.setattr(fpt.closed_form, "solve", lambda *a, **k: solved.append(k) or real(*a, **k))
+    choice = choose_fit(_config(data, tiny_bert_dir), choice=alone)
+    assert not solved and choice.config.fit == "closed-form" and choice.protocol == "validation"
+    assert choice.selection.candidates == [{"fit": "closed-form"}] and choice.selection.scores == [[None]]
+    assert "not compared" in choice.notes[0] and "not scored on the validation split" in choice.notes[1]
+    summary = fit(choice.experiment, out=None, progress=False)
+    assert solved == [{}]  # the run's own fit, on train + validation: the only head fitted
+    # the same run as after a choice that scored the closed-form fit on validation first
+    scored = replace(AUTO, cv_max=10, gradient_budget_s=math.inf, candidates=({"fit": "closed-form"},
+                                                                              {"fit": "closed-form", "seed": 0}))
+    before = choose_fit(_config(data, tiny_bert_dir), choice=scored)
+    assert before.selection.scores[0][0] is not None and before.experiment is not None
+    again = fit(before.experiment, out=None, progress=False)
+    for key in ("val_accuracy", "test_accuracy"):
+        assert summary[key] == again[key]
+    assert summary["closed_form"]["fold_scores"] == again["closed_form"]["fold_scores"]
+    assert summary["closed_form"]["alpha"] == again["closed_form"]["alpha"]
 
 
 def test_the_gradient_estimate_is_timed_training_steps_scaled_to_the_runs(tmp_path, tiny_bert_dir, monkeypatch):

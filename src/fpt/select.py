@@ -277,7 +277,7 @@ AUTO = AutoChoice()
 class FitChoice:
     """``choose_fit``'s result: the figures (``selection``, as --choose records them), the winner's config, how it
     was compared (k-fold or validation), notes (what was not compared, and why), and the closed-form winner's
-    experiment, already fitted on the plain split's features (fitting it again reads no feature twice)."""
+    experiment, built (and where it was scored, its features already read: fitting it again reads none twice)."""
 
     selection: Selection
     config: RunConfig
@@ -298,7 +298,8 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     validation split; the better mean wins (ties: the first candidate). Never reads the test split.
 
     A closed-form candidate is solved once on the plain split (fpt.closed_form.solve): its figures are its head's
-    ``folds``-fold scores over the same examples (k-fold), or its validation score with validation held out. A
+    ``folds``-fold scores over the same examples (k-fold), or its validation score with validation held out (not
+    solved, its figure None and a note, when no other candidate is compared on validation: it wins unscored). A
     gradient candidate trains once per fold (``cross_validate``), or once on the plain split; it is left out when
     its training is estimated to exceed ``choice.gradient_budget_s`` (a note says so)."""
     from fpt.closed_form import solve
@@ -311,24 +312,32 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     order = sorted(range(len(configs)), key=lambda i: configs[i].fit != CLOSED_FORM)  # closed form first: it times
     results: dict[int, tuple[list, list]] = {}
     seconds: dict[str, float] = {}
+    deferred: list[tuple[int, Any]] = []  # closed-form candidates compared on validation: solved last, if needed
+
+    def closed_form_figures(i: int, exp: Any) -> None:
+        started = time.perf_counter()
+        solved = solve(exp, hold_out_val=True, folds=k if protocol == "k-fold" else 0)  # 0: no fold figures
+        figures = (solved["closed_form"]["fold_scores"] if protocol == "k-fold"
+                   else [solved["eval"][f"{exp.data.val}_{metric}"]])
+        results[i] = (figures, [0] * len(figures))
+        seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
+        if progress is not None:
+            progress(f"fit=auto: {describe(choice.candidates[i])}: val {metric} {_shown(figures)} "
+                     f"({protocol}, {time.perf_counter() - started:.1f} s)")
+
     for i in order:
         cfg = configs[i]
         if cfg.fit == CLOSED_FORM:
             exp = build(cfg)
             pool = len(exp.data.train) + len(exp.data.eval_sets[exp.data.val])
             protocol, k = _protocol(config, pool, folds, choice, notes)
-            started = time.perf_counter()
-            solved = solve(exp, hold_out_val=True, folds=k if protocol == "k-fold" else 0)  # 0: no fold figures
-            record = solved["closed_form"]
             metric = exp.data.objective.metric
-            figures = record["fold_scores"] if protocol == "k-fold" else [solved["eval"][f"{exp.data.val}_{metric}"]]
-            results[i] = (figures, [0] * len(figures))
-            seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
-            if progress is not None:
-                progress(f"fit=auto: {describe(choice.candidates[i])}: val {metric} {_shown(figures)} "
-                         f"({protocol}, {time.perf_counter() - started:.1f} s)")
             if solved_exp is None:
                 solved_exp = (i, exp)
+            if protocol == "validation":
+                deferred.append((i, exp))
+            else:
+                closed_form_figures(i, exp)
             continue
         if not protocol:  # no closed-form candidate to measure the pool with
             pool = _pool_size(config)
@@ -344,6 +353,18 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
         if progress is not None:
             progress(f"fit=auto: {describe(choice.candidates[i])}: val {metric} {_shown(figures)} "
                      f"({protocol}, {time.perf_counter() - started:.1f} s)")
+    if deferred and (results or len(deferred) > 1):
+        for i, exp in deferred:
+            closed_form_figures(i, exp)
+    elif deferred:
+        # Alone on validation, the closed-form fit is chosen whatever it scores there: its head is not fitted on
+        # train alone to be fitted again on train + validation by the run (on a 10,000-row table, a ridge search
+        # over 6,400 x 3,840 features). Its figure is then the run's own, its cross-validation over every fitted
+        # example (summary.json's closed_form.cv_score).
+        i = deferred[0][0]
+        results[i] = ([None], [0])
+        notes.append(f"{describe(choice.candidates[i])} alone: not scored on the validation split (nothing to compare "
+                     "it with); its figure is the run's own cross-validation estimate over train + validation")
     for i in range(len(configs)):
         if i in results:
             compared.append(i)
