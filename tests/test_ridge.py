@@ -40,10 +40,17 @@ def test_a_leave_one_out_output_is_the_fit_without_that_example():
         assert ours.loo[i, 0] == pytest.approx(float(np.ravel(alone.predict(z[i:i + 1]))[0]), rel=1e-9)
 
 
-@pytest.mark.parametrize("shape", [(300, 40), (30, 60)])  # the Schur path (examples outnumber features), the Gram
-def test_scaled_columns_are_the_scaled_matrix_fitted(shape):
+# the Schur path (examples outnumber features), the Gram path, one decomposition per scale or shared by the scales
+@pytest.mark.parametrize("shape,shared", [((300, 40), False), ((30, 60), False), ((60, 120), True)])
+def test_scaled_columns_are_the_scaled_matrix_fitted(shape, shared, monkeypatch):
+    import fpt.ridge
     from fpt.ridge import ridge_loo_scaled
 
+    if shared:  # as above SHARED_GRAM_ABOVE examples (1,000), at a size a test fits
+        monkeypatch.setattr(fpt.ridge, "SHARED_GRAM_ABOVE", 50)
+        called = []
+        real = fpt.ridge._scaled_gram
+        monkeypatch.setattr(fpt.ridge, "_scaled_gram", lambda *a: called.append(1) or real(*a))
     rng = np.random.default_rng(11)
     n, f = shape
     z = rng.normal(size=(n, f)) * rng.uniform(0.1, 5, size=f) + 1
@@ -60,6 +67,8 @@ def test_scaled_columns_are_the_scaled_matrix_fitted(shape):
     np.testing.assert_allclose(fit.coef, want.coef, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(fit.intercept, want.intercept, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(fit.loo, want.loo, rtol=1e-6, atol=1e-9)
+    if shared:
+        assert called == [1]
 
 
 def test_pick_breaks_a_tie_toward_the_larger_penalty_only_when_asked():
