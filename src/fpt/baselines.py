@@ -449,7 +449,8 @@ def beside_run(exp: Any, summary: dict[str, Any], out: str | Path | None = None,
 def _controls_subsample(exp: Any, summary: dict[str, Any]) -> dict[str, Any] | None:
     """Above ``fpt.closed_form.CONTROLS_UP_TO`` fitted examples of a closed-form run: the seeded, stratified rows
     its controls are fitted on ("examples" of "of", "seed"), the task data holding only them ("data"), and the run's
-    own fold figures over the same rows ("fold_scores"), which the language-model line compares. None below it."""
+    own fold figures over the same rows ("fold_scores", solved in "seconds"), which the language-model line compares.
+    None below it."""
     from fpt import closed_form
 
     record = summary.get("closed_form") or {}
@@ -459,9 +460,10 @@ def _controls_subsample(exp: Any, summary: dict[str, Any]) -> dict[str, Any] | N
     classify = exp.data.objective.name == "classification"
     seed = exp.config.split_seed
     rows = closed_form.subsample(closed_form.fitted_targets(exp), classify, closed_form.CONTROLS_UP_TO, seed)
-    return {"examples": len(rows), "of": fitted, "seed": seed, "stratified": classify,
-            "fold_scores": closed_form.subsample_fold_scores(exp, rows),
-            "data": closed_form.subsampled_data(exp, rows)}
+    started = time.perf_counter()
+    scores = closed_form.subsample_fold_scores(exp, rows)
+    return {"examples": len(rows), "of": fitted, "seed": seed, "stratified": classify, "fold_scores": scores,
+            "seconds": round(time.perf_counter() - started, 3), "data": closed_form.subsampled_data(exp, rows)}
 
 
 def beside_refit(summary: dict[str, Any], out: str | Path, progress: bool = False,
