@@ -138,7 +138,8 @@ def test_a_data_time_series_is_read_with_the_flatten_head_unless_a_readout_is_gi
     y = np.arange(40) % 2
     np.savez(tmp_path / "s.npz", X=(rng.normal(size=(40, 1, 24)) + y[:, None, None]).astype(np.float32), y=y)
     pd = pytest.importorskip("pandas")
-    common = {"body": tiny_gpt2_dir, "init": "random", "device": "cpu", "baselines": "none"}
+    # fit given: the readout is the preset's for the data (fit=auto would compare the fits first)
+    common = {"body": tiny_gpt2_dir, "init": "random", "device": "cpu", "baselines": "none", "fit": "gradient"}
     assert fpt.build(data=str(tmp_path / "s.npz"), **common).config.readout == "flatten"  # fast: fitted to the data
     assert fpt.build(data=str(tmp_path / "s.npz"), readout="last", **common).config.readout == "last"  # given: kept
     assert fpt.build(data=str(tmp_path / "s.npz"), preset="paper", **common).config.readout == "last"
@@ -156,8 +157,9 @@ def test_a_data_time_series_is_standardised_per_channel_unless_a_normalisation_i
     # class 1 is class 0 shifted by 5 and scaled by 3: per-series normalisation makes the two classes alike
     X = rng.normal(size=(40, 1, 24)) * (1 + 2 * y[:, None, None]) + 5 * y[:, None, None]
     np.savez(tmp_path / "s.npz", X=X.astype(np.float32), y=y)
+    # fit given: the normalisation is the data's, whichever fit reads it (fit=auto would compare the fits first)
     common = {"data": str(tmp_path / "s.npz"), "body": tiny_gpt2_dir, "init": "random", "device": "cpu",
-              "baselines": "none"}
+              "baselines": "none", "fit": "gradient"}
     fast = fpt.build(**common)
     assert fast.config.series_norm == "global"
     assert fpt.build(series_norm="series", **common).config.series_norm == "series"
