@@ -116,3 +116,109 @@ def test_the_onnx_raw_tokeniser_cuts_the_difference_as_the_tokeniser():
     tok = SeriesTokens.fit_from(series, _options(True), {})
     raw = SeriesRaw(tok, 9)(torch.tensor(np.stack(series), dtype=torch.float32))
     assert torch.allclose(raw, tok(series)[0], atol=1e-5)
+
+
+# --- the default for series (issue 40: round 3's TRAIN-only CV chose it) -------------------------------------------
+
+DEFAULT_FLAGS = ["--init", "random", "--fit", "closed-form", "--cf-members", "2", "--device", "cpu", "--quiet",
+                 "--baselines", "none"]
+
+
+def test_the_data_stage_decides_it_from_the_fit():
+    from fpt.data.base import RawData, Split
+    from fpt.tasks.user_data import DataOptions, fit_preprocessing
+
+    rng = np.random.default_rng(2)
+    raw = RawData("timeseries", {"train": Split([rng.normal(size=(2, 9)) for _ in range(6)], np.array([[0], [1]] * 3),
+                                                "t")}, ["y"], "t")
+
+    def cut(**fields):
+        return fit_preprocessing(raw, DataOptions(data="t.ts", series_patch=3, **fields), "classification").tokeniser
+
+    assert cut(fit="closed-form").difference and cut(fit="closed-form").spec()["token_dim"] == 2 * 2 * 3
+    assert not cut(fit="gradient").difference and not cut(fit="auto").difference and not cut().difference
+    assert not cut(fit="closed-form", cf_difference=False).difference and cut(fit="auto", cf_difference=True).difference
+
+
+def test_a_series_closed_form_fit_reads_the_difference_unless_told_and_predicts_as_it_reported(tmp_path,
+                                                                                               tiny_bert_dir):
+    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
+    _unequal_ts(tmp_path / "r_TEST.ts", 12, 1)
+    for given, expected in (([], True), (["--cf-difference", "false"], False)):
+        out = tmp_path / f"run{expected}"
+        assert main(["train", "--data", str(tmp_path / "r_TRAIN.ts"), "--body", tiny_bert_dir, *DEFAULT_FLAGS,
+                     *given, "--out", str(out)]) == 0
+        assert yaml.safe_load((out / "config.yaml").read_text())["cf_difference"] is expected
+        assert json.loads((out / "data.json").read_text())["tokeniser"].get("difference", False) is expected
+        summary = json.loads((out / "summary.json").read_text())
+        model = fpt.load(out)
+        assert model.score(str(tmp_path / "r_TEST.ts"))["accuracy"] == pytest.approx(summary["test_accuracy"],
+                                                                                      abs=1e-6)
+
+
+def test_gradient_training_and_other_data_read_no_difference(tmp_path, tiny_bert_dir):
+    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
+    gradient = fpt.build(data=str(tmp_path / "r_TRAIN.ts"), body=tiny_bert_dir, init="random", fit="gradient",
+                         steps=2, device="cpu")
+    assert gradient.config.cf_difference is None and "difference" not in gradient.data.fitted["tokeniser"]
+    _table(tmp_path / "train.csv", 40, 0)
+    table = fpt.build(data=str(tmp_path / "train.csv"), body=tiny_bert_dir, init="random", fit="closed-form",
+                      cf_members=2, device="cpu")
+    assert table.config.cf_difference is False
+    series = fpt.build(data=str(tmp_path / "r_TRAIN.ts"), body=tiny_bert_dir, init="random", fit="closed-form",
+                       cf_members=2, device="cpu")
+    assert series.config.cf_difference is True and series.data.spec.token_dim == 2 * gradient.data.spec.token_dim
+
+
+def test_a_config_and_tokens_that_disagree_are_refused(tmp_path, tiny_bert_dir):
+    from dataclasses import replace
+
+    from fpt.pipeline import assemble, task_data
+
+    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
+    config = RunConfig(data=str(tmp_path / "r_TRAIN.ts"), body=tiny_bert_dir, init="random", fit="closed-form",
+                       cf_members=2, device="cpu")
+    plain, both = task_data(replace(config, cf_difference=False)), task_data(config)
+    assert assemble(config, plain).config.cf_difference is False  # left None: what the tokeniser did
+    # half of each univariate token read as the difference (or the difference as the series): refused
+    with pytest.raises(ConfigError, match="'cf_difference'=true, but the series was tokenised without"):
+        assemble(replace(config, cf_difference=True), plain)
+    with pytest.raises(ConfigError, match="'cf_difference'=false, but the series was tokenised with its"):
+        assemble(replace(config, cf_difference=False), both)
+
+
+def test_fit_auto_tokenises_each_candidate_for_its_own_fit(tmp_path, tiny_bert_dir):
+    from dataclasses import replace
+
+    from fpt.select import AUTO, choose_fit
+
+    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
+    config = RunConfig(data=str(tmp_path / "r_TRAIN.ts"), body=tiny_bert_dir, init="random", fit="auto", steps=2,
+                       eval_every=2, batch_size=8, cf_members=2, device="cpu")
+    closed = choose_fit(config, 2, choice=replace(AUTO, gradient_budget_s=0.0))
+    assert closed.config.cf_difference is None and closed.experiment.config.cf_difference is True
+    assert closed.experiment.data.fitted["tokeniser"]["difference"] is True
+    told = choose_fit(replace(config, cf_difference=False), 2, choice=replace(AUTO, gradient_budget_s=0.0))
+    assert told.experiment.config.cf_difference is False
+    # given true, fit=auto takes it (its closed-form candidate reads it) and the gradient candidate drops it
+    gradient = choose_fit(replace(config, cf_difference=True), 2,
+                          choice=replace(AUTO, candidates=({"fit": "gradient"},), gradient_budget_s=float("inf")))
+    assert gradient.config.fit == "gradient" and gradient.config.cf_difference is None
+
+
+def test_the_sklearn_estimators_series_path_reads_it(tiny_bert_dir):
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(3)
+    y = np.array(["up", "down"] * 15)
+    X = rng.normal(size=(30, 2, 12)).cumsum(-1) + 2 * (y == "up")[:, None, None]
+    small = {"body": tiny_bert_dir, "init": "random", "device": "cpu", "fitting": "closed-form"}
+    clf = FPTClassifier(**small, options={"cf_members": 2}).fit(X, y)
+    assert clf.experiment_.config.cf_difference is True and clf.preprocessing_.tokeniser.difference
+    tokens = clf.experiment_.data.eval_sets["train"].x  # fpt.sklearn holds no test split: train is reported
+    assert tokens.shape[-1] == 2 * 2 * clf.preprocessing_.tokeniser.patch
+    assert (clf.predict(X) == y).mean() == pytest.approx(clf.score(X, y))
+    off = FPTClassifier(**small, options={"cf_members": 2, "cf_difference": False}).fit(X, y)
+    assert off.experiment_.config.cf_difference is False and not off.preprocessing_.tokeniser.difference
+    table = FPTClassifier(**small, options={"cf_members": 2}).fit(X[:, 0], y)  # a 2-D X: a table by default
+    assert table.experiment_.config.cf_difference is False

@@ -51,8 +51,7 @@ class ClosedForm:
     # against 0.826) and diabetes (R² 0.453 against 0.462). The merged members read fewer tokens: 10 members cost
     # 1.9 members' passes through the body at one scale (64 + 32 + 16 + 8 + 4 tokens, twice, against 5 x 64).
     # Round 3 (round3/study): the head's search (loo_guard below); its final step picks members 6-10 reading the
-    # series' first difference (OSULeaf 0.858 against 0.730 by CV): ``difference``, an option until the test-split
-    # benchmark has run it.
+    # series' first difference (OSULeaf 0.858 against 0.730 by CV): ``difference``, a series' default.
     # The members' input init is the run's input_init (symbol sequences: their entry's closed_form in fpt.data.modalities).
     # Tried and not chosen: ROCKET's proportion of positive values (thresholds: each unit's median over the training
     # positions), mean+max, finer tokens, longer ladders (2..32), E=20 (its twice as many features: the head's cost).
@@ -69,7 +68,9 @@ class ClosedForm:
     # (inputs) the series. The tokeniser cuts both (fpt.data.tokenisers.SeriesTokens: each token the series' window,
     # then the difference's), so a saved run reads new inputs the same way. Round 3's TRAIN-only CV
     # (round3/study/table.md, with tokens unscaled and ties): mean 0.849 against 0.831, OSULeaf 0.858 against 0.730,
-    # GunPoint +2.0, ArrowHead -1.9; not yet run on the test splits, so not the default.
+    # GunPoint +2.0, ArrowHead -1.9. The default for a --data series (its entry in fpt.data.modalities declares it),
+    # decided when the series is tokenised, before this design is resolved; False here is every other run's (tables,
+    # images, symbols, the paper's tasks, and runs saved before it existed, whose data.json holds no difference).
     difference: bool = False
     # Not config fields: the search the head's fit makes (cf-study may change them here).
     alphas: tuple[float, ...] = tuple(10.0 ** k for k in range(-3, 7))  # ridge penalties, chosen by leave-one-out

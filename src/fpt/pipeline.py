@@ -17,7 +17,7 @@ from fpt.bodies import BodySpec, build_body
 from fpt.bodies.lora import LORA_GROUP
 from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
-from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, target_alias
+from fpt.config import DATA_TASK, RunConfig, from_dict, target_alias
 from fpt.data.modalities import MODALITIES
 from fpt.errors import ConfigError
 from fpt.feature_map import CLOSED_FORM, FeatureMap, options, trainable
@@ -27,6 +27,7 @@ from fpt.model import FPT, InputSpec
 from fpt.settings import UNSET, DataFacts, resolve, unresolved
 from fpt.tasks import TaskData, build_task, task_defaults
 from fpt.tasks.base import DataSource, TensorSource
+from fpt.tasks.user_data import OPTION_FIELDS
 
 
 @dataclass
@@ -197,10 +198,11 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT | FeatureMap:
 
 
 def task_options(config: RunConfig) -> dict[str, Any]:
-    """The task's options: ``task_options``, and for ``--data`` the config's data fields."""
+    """The task's options: ``task_options``, and for ``--data`` the config's data fields and its fit (a series'
+    tokens hold its first difference for a closed-form fit: fpt.tasks.user_data.fit_preprocessing)."""
     if config.task != DATA_TASK:
         return config.task_options
-    return {**{name: getattr(config, name) for name in DATA_FIELDS}, **config.task_options}
+    return {**{name: getattr(config, name) for name in OPTION_FIELDS}, **config.task_options}
 
 
 def task_spec(config: RunConfig, options: dict[str, Any] | None = None) -> InputSpec:
@@ -264,24 +266,35 @@ def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:
     """The ``data`` task of in-memory data (fpt.data.memory), split and tokenised as a file of it would be."""
     from fpt.tasks.user_data import DataOptions, task_from_loaded
 
-    options = DataOptions(**{name: getattr(config, name) for name in DATA_FIELDS})
+    options = DataOptions(**{name: getattr(config, name) for name in OPTION_FIELDS})
     return task_from_loaded(in_memory_raw(memory, config), options, config.seed)
 
 
 def resolved(config: RunConfig, data: TaskData) -> RunConfig:
     """``config`` with what it leaves unset taken from its task's declaration and its data (``fpt.settings.resolve``):
     every value the run uses, as config.yaml records it."""
-    config = resolve(unresolved(config), task_defaults(config.task), data_facts(config, data))
-    # the closed-form design's defaults written into the config (config.yaml records them)
-    return closed_form_design(config) if config.fit == CLOSED_FORM else config
+    facts = data_facts(config, data)
+    config = resolve(unresolved(config), task_defaults(config.task), facts)
+    if config.fit != CLOSED_FORM:
+        return config
+    config = closed_form_design(config)  # the closed-form design's defaults written into the config (config.yaml)
+    entry = MODALITIES.get(data.info.get("modality")) if facts is not None else None
+    cut = facts is not None and bool(facts.fitted.get("cf_difference"))
+    if entry is not None and "cf_difference" in entry.closed_form and config.cf_difference != cut:
+        # half of a univariate token read as the difference would be a wrong result, not an error
+        raise ConfigError(f"config field 'cf_difference'={str(config.cf_difference).lower()}, but the series was "
+                          f"tokenised {'with' if cut else 'without'} its first difference: build its data with this config "
+                          "(fpt.pipeline.task_data), or give cf_difference to both")
+    return config
 
 
 def data_facts(config: RunConfig, data: TaskData) -> DataFacts | None:
     """What a --data run's defaults read of its built data (None for another task, or a generated stream): training
     examples, the token-shaping values its tokeniser fitted (the modality's ``options``: RunConfig field -> the
-    tokeniser JSON key holding it), the target column(s) where they were read among a table's columns (its
-    preprocessing names feature columns: data.json's ``features``), and what its modality's entry declares for the
-    fields that wait for the data (``fast``, ``closed_form``)."""
+    tokeniser JSON key holding it; cf_difference where a series was cut with its first difference), the target
+    column(s) where they were read among a table's columns (its preprocessing names feature columns: data.json's
+    ``features``), and what its modality's entry declares for the fields that wait for the data (``fast``,
+    ``closed_form``)."""
     if config.task != DATA_TASK or not hasattr(data.train, "__len__"):
         return None
     entry = MODALITIES.get(data.info.get("modality"))
@@ -289,8 +302,13 @@ def data_facts(config: RunConfig, data: TaskData) -> DataFacts | None:
     columns = preprocessing.get("targets") if preprocessing.get("features") else None
     target = ",".join(columns) if columns else None
     n = len(data.train)
-    return DataFacts(n, target_column=target) if entry is None else entry.facts(n, preprocessing.get("tokeniser", {}),
-                                                                                  target)
+    if entry is None:
+        return DataFacts(n, target_column=target)
+    tokeniser = preprocessing.get("tokeniser", {})
+    facts = entry.facts(n, tokeniser, target)
+    if tokeniser.get("difference"):  # a series cut with its first difference (its JSON holds the key only then)
+        facts = replace(facts, fitted={**facts.fitted, "cf_difference": True})
+    return facts
 
 
 def with_task(config: RunConfig) -> RunConfig:

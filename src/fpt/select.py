@@ -305,8 +305,12 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     from fpt.closed_form import solve
 
     _check(config)
-    base = dataclasses.replace(config, fit="gradient")
+    # cf_difference is the closed-form fit's (a gradient run refuses it): each candidate tokenises for its own fit
+    base = dataclasses.replace(config, fit="gradient", cf_difference=None)
     configs = [candidate_config(base, c, f"fit=auto candidate {describe(c)}") for c in choice.candidates]
+    configs = [dataclasses.replace(cfg, cf_difference=config.cf_difference)
+               if cfg.fit == CLOSED_FORM and "cf_difference" not in c else cfg
+               for c, cfg in zip(choice.candidates, configs, strict=True)]
     compared, scores, steps, notes, solved_exp = [], [], [], [], None
     k, pool, protocol, metric = 1, 0, "", ""
     order = sorted(range(len(configs)), key=lambda i: configs[i].fit != CLOSED_FORM)  # closed form first: it times
@@ -343,7 +347,8 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
             pool = _pool_size(config)
             protocol, k = _protocol(config, pool, folds, choice, notes)
         started = time.perf_counter()
-        got = _gradient_figures(config, cfg, choice.candidates[i], protocol, k, pool, choice, notes)
+        got = _gradient_figures(dataclasses.replace(config, cf_difference=None), cfg, choice.candidates[i], protocol,
+                                k, pool, choice, notes)
         if got is None:
             seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
             continue

@@ -168,7 +168,8 @@ class RunConfig:
                                        "time; the first point's difference 0), normalised as --series-norm normalises "
                                        "the series, with its own training statistics; the tokens (cf_inputs) stay the "
                                        "series' (MultiRocket's habit; round 3's TRAIN-only CV, OSULeaf 0.858 against "
-                                       "0.730) (default: fpt.feature_map.ClosedForm)", None)
+                                       "0.730). Default: true for a series (its entry in fpt.data.modalities declares "
+                                       "it; decided when the series is tokenised), false for any other data", None)
     cf_head: str | None = _help("fit=closed-form: ridge (penalty by efficient leave-one-out; class scores, softmax "
                                 "for probabilities) | logistic (classification, calibrated probabilities; C by k-fold) "
                                 "(default: fpt.feature_map.ClosedForm)", None)
@@ -245,8 +246,8 @@ class RunConfig:
              "auto cross-validates on your own data's training examples: give --data PATH, or fit=gradient"),
             (self.cf_members is None or self.cf_members >= 1, "cf_members", "must be >= 1 (seeded input layers)"),
             (self.cf_head is None or self.cf_head in CF_HEADS, "cf_head", f"must be one of {', '.join(CF_HEADS)}"),
-            (not self.cf_difference or self.fit == "closed-form", "cf_difference",
-             "is read by the closed-form fit's members only: give fit=closed-form (--fit closed-form) or drop it"),
+            (not self.cf_difference or self.fit in ("closed-form", "auto"), "cf_difference",
+             "is read by the closed-form fit's members only: give fit=closed-form or auto (--fit) or drop it"),
             (self.baselines in BASELINE_LEVELS, "baselines", "must be auto, none, fast or all"),
             (self.precision in {"auto", "fp32", "bf16"}, "precision", "must be auto, fp32 or bf16"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
@@ -403,8 +404,9 @@ BUDGET_EPOCHS, MIN_STEPS, MAX_STEPS, EVALUATIONS, MIN_EVAL_EVERY = 30, 200, 2000
 # The fields a --data run fits to its data when not given (None until its data is built).
 DATA_BUDGET_FIELDS = ("steps", "eval_every", "readout")
 # The fields whose value a --data run's tokeniser chooses from the training examples when not given (None until
-# it is fitted; a field of another modality than the run's stays None: it is not used).
-DATA_FITTED_FIELDS = ("series_patch", "series_stride", "sequence_max_len")
+# it is fitted; a field of another modality than the run's stays None: it is not used); cf_difference: true where
+# the series tokeniser cut the first difference (given, or declared for a closed-form fit by the series' entry).
+DATA_FITTED_FIELDS = ("series_patch", "series_stride", "sequence_max_len", "cf_difference")
 # The field a --data table's reader chooses when not given (fpt.data.base.choose_targets); None where the data's
 # layout fixes its target (it is not used).
 DATA_READ_FIELDS = ("target_column",)
@@ -417,7 +419,8 @@ CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise"
 # declares for a closed-form fit (fpt.data.modalities: symbol sequences' embedding tables), else the preset's.
 DATA_INIT_FIELDS = ("input_init",)
 # The fields whose value a modality's entry may declare (DataFacts.fast, DataFacts.closed_form): they wait for the data.
-DATA_DECLARED_FIELDS = ("readout", "input_init")
+# cf_difference is applied where the data is tokenised (fpt.tasks.user_data), then resolved as DATA_FITTED_FIELDS.
+DATA_DECLARED_FIELDS = ("readout", "input_init", "cf_difference")
 # Every field that may hold None for "not given; the task's, the data's or the fit's" before resolution.
 UNSET = (*DATA_BUDGET_FIELDS, *DATA_FITTED_FIELDS, *DATA_READ_FIELDS, *TASK_FIELDS, *CLOSED_FORM_FIELDS,
          *DATA_INIT_FIELDS)

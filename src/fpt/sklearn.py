@@ -57,7 +57,7 @@ from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment, assemble
 from fpt.predictor import combine
 from fpt.settings import train_config
-from fpt.tasks.user_data import DataOptions, Preprocessing, task_from_raw
+from fpt.tasks.user_data import OPTION_FIELDS, DataOptions, Preprocessing, task_from_raw
 from fpt.train import fit as fpt_fit
 
 MIN_SAMPLES = 3  # two to train on and one held out for validation
@@ -65,7 +65,8 @@ MIN_SAMPLES = 3  # two to train on and one held out for validation
 _CONFIG_ARGS = ("body", "init", "freeze", "layers", "steps", "lr", "batch_size", "eval_every", "patience", "seed",
                 "device", "series_patch", "series_stride", "series_norm", "ensemble")
 # RunConfig fields ``options`` may not set: the estimator decides them (the task, its data and its split).
-_NOT_OPTIONS = {"task", "task_options", "data_dir", "download", "fit", *DATA_FIELDS, *_CONFIG_ARGS}
+# cf_difference is a data field because the series tokeniser reads it; it is the closed-form fit's, so options sets it.
+_NOT_OPTIONS = {"task", "task_options", "data_dir", "download", "fit", *DATA_FIELDS, *_CONFIG_ARGS} - {"cf_difference"}
 AUTO = "auto"  # fitting: the fit chosen by cross-validation (fpt.select.choose_fit)
 
 
@@ -221,7 +222,7 @@ class _FPTEstimator(BaseEstimator):
                               f"arrays passed to {name}.fit")
             config = self._choose(config, raw)
             raw = finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
-            options = DataOptions(**{field: getattr(config, field) for field in DATA_FIELDS})
+            options = DataOptions(**{field: getattr(config, field) for field in OPTION_FIELDS})
             # ensemble=N: N members, seeds seed.., on the one split (split_seed is the estimator's seed)
             members = [dataclasses.replace(config, seed=s, ensemble=1) for s in member_seeds(config.seed,
                                                                                                config.ensemble)]

@@ -186,10 +186,11 @@ def test_each_modality_declares_only_fields_that_wait_for_its_data():
     from fpt.settings import DATA_DECLARED_FIELDS
 
     declared = {name: {**entry.fast, **entry.closed_form} for name, entry in MODALITIES.items()}
-    assert declared["timeseries"] == {"readout": "flatten"} and declared["sequence"] == {"input_init": "gpt2"}
+    assert declared["timeseries"] == {"readout": "flatten", "cf_difference": True}
+    assert declared["sequence"] == {"input_init": "gpt2"}
     for name, values in declared.items():
         assert set(values) <= set(DATA_DECLARED_FIELDS), name
-        RunConfig(task="data", data="x.csv", **values)  # values the fields take
+        RunConfig(task="data", data="x.csv", fit="closed-form", **values)  # values the fields take
         facts = MODALITIES[name].facts(7, {"patch": 3, "max_len": 5, "channels": "rgb"}, "y")
         assert (facts.n_train, facts.target_column, facts.fast, facts.closed_form) == \
             (7, "y", MODALITIES[name].fast, MODALITIES[name].closed_form)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig
 from fpt.data.base import plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, DataError
+from fpt.feature_map import CLOSED_FORM
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective, Regression
 from fpt.objectives import from_json as objective_from_json
@@ -37,18 +39,21 @@ FITTED_FORMAT = 1
 def _validate(self: Any) -> None:
     """The same checks (and messages) as the RunConfig fields these options mirror."""
     try:  # steps and eval_every are the run's, checked with it; here only train_on_val's need of them is met
-        fit = "closed-form" if self.cf_difference else "gradient"  # the fit the difference needs, checked with the run
+        fit = "closed-form" if self.cf_difference else self.fit  # the fit the difference needs, checked with the run
         RunConfig(**{name: getattr(self, name) for name in DATA_FIELDS}, steps=1, eval_every=1, fit=fit)
     except ConfigError as exc:
         raise ConfigError(str(exc).replace("config field", "data option")) from None
 
 
 _HINTS = typing.get_type_hints(RunConfig)
-# The RunConfig fields that describe --data, as this task's options (one definition of each default and help).
+# The RunConfig fields that describe --data, and the run's fit (a closed-form fit's series tokens hold its first
+# difference unless cf_difference says otherwise: ``_declared``), as this task's options (one definition of each
+# default and help).
+OPTION_FIELDS = (*DATA_FIELDS, "fit")
 DataOptions = dataclasses.make_dataclass(
     "DataOptions",
     [(f.name, _HINTS[f.name], dataclasses.field(default=f.default, metadata=f.metadata))
-     for f in dataclasses.fields(RunConfig) if f.name in DATA_FIELDS],
+     for f in dataclasses.fields(RunConfig) if f.name in OPTION_FIELDS],
     frozen=True, namespace={"__post_init__": _validate, "__module__": __name__})
 
 
@@ -126,6 +131,15 @@ def _check_target_range(raw: Any) -> None:
                                 "the column (e.g. divide it by a power of ten, or take its log)")
 
 
+def _declared(options: Any, closed_form: Mapping[str, Any]) -> Any:
+    """``options`` with what the modality declares for a closed-form fit's token-shaping fields left unset
+    (cf_difference: a series' first difference, cut beside it); fit=auto tokenises each candidate for its own fit."""
+    if getattr(options, "fit", None) != CLOSED_FORM or getattr(options, "cf_difference", None) is not None or \
+            "cf_difference" not in closed_form:
+        return options
+    return dataclasses.replace(options, cf_difference=closed_form["cf_difference"])
+
+
 def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
     """Class maps / target scaler and the tokeniser, from the training split only (class maps: all labels)."""
     from fpt.data.modalities import modality
@@ -164,7 +178,8 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
     if getattr(options, "cf_difference", None) and raw.modality != "timeseries":
         raise ConfigError(f"config field 'cf_difference'=true reads a time series' first difference, but "
                           f"{train.where} is {raw.modality} data: drop it (or give a series set)")
-    tok = modality(raw.modality).tokeniser.fit_from(train.x, options, raw.notes)
+    entry = modality(raw.modality)
+    tok = entry.tokeniser.fit_from(train.x, _declared(options, entry.closed_form), raw.notes)
     return Preprocessing(raw.modality, tok, obj, list(raw.targets), classes, list(raw.notes.get("features", [])))
 
 
@@ -245,4 +260,4 @@ def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -
                     fitted=prep.to_json())
 
 
-__all__ = ["DataOptions", "Preprocessing", "UserData", "fit_preprocessing", "task_from_loaded", "task_from_raw"]
+__all__ = ["OPTION_FIELDS", "DataOptions", "Preprocessing", "UserData", "fit_preprocessing", "task_from_loaded", "task_from_raw"]
