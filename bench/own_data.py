@@ -322,6 +322,7 @@ def unchanged(row: dict[str, Any], args: argparse.Namespace) -> str:
     """'' when the stored run of ``row``, its config.yaml read by today's code, is the config this script would
     train now (gradient training, the row's options, its data's budget); else the first field that differs."""
     from fpt.config import RunConfig, from_dict, from_saved, load_yaml
+    from fpt.data.modalities import MODALITIES
     from fpt.settings import DataFacts, resolve, unresolved
     from fpt.tasks import task_defaults
 
@@ -333,7 +334,9 @@ def unchanged(row: dict[str, Any], args: argparse.Namespace) -> str:
     fields["fit"] = "gradient"  # gradient training, whatever --data's default fit now is
     # the target column the stored run's reader chose (recorded since b47666e; None before) is a fact of the data,
     # as it would be for a run trained now
-    facts = DataFacts(info["split_sizes"]["train"], info.get("modality"), target_column=stored.target_column)
+    entry, n_train = MODALITIES.get(info.get("modality")), info["split_sizes"]["train"]  # what its modality declares
+    facts = DataFacts(n_train, target_column=stored.target_column) if entry is None else \
+        entry.facts(n_train, {}, stored.target_column)
     declared = task_defaults(stored.task)
     # both resolved alike: a config.yaml written before the lr used was recorded holds None there
     stored = resolve(unresolved(stored), declared, facts)
