@@ -25,7 +25,7 @@ max, the run's precision, member e the seeded input layer of seed 1000 r + e at 
 members are E=10's first five, as a run of cf_members=5 reads them), cached under ``--cache``. The head is
 fit=closed-form's at this size (fpt.closed_form.fit_head: standardised, ridge, its penalty and the tokens' scale by
 leave-one-out on all the training examples; fold_scores: 5 stratified folds at that penalty, as a run records its
-fold figures above SEARCH_PER_FOLD_UP_TO examples), repeated with ``--repeats`` seeds (members and fold shuffles).
+fold figures from SEARCH_PER_FOLD_BELOW examples on), repeated with ``--repeats`` seeds (members and fold shuffles).
 
 The rule, declared here before any figure was read (``decide``): among E = 10, 5, 3, 2 the smallest E whose mean
 CV over the sets is at most 0.005 below E=10's and on no set more than 0.01 below it (accuracy, R²: the same
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--body", default="minilm")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-members"))
     args = p.parse_args(argv)
-    from fpt.closed_form import SEARCH_PER_FOLD_UP_TO, fit_head, fold_scores
+    from fpt.closed_form import fit_head, fold_scores, reuses_penalty
     from fpt.feature_map import DEFAULTS
 
     sys.path.insert(0, str(HERE))
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
                 design = replace(DEFAULTS, members=e, scales=SCALES)
                 # as fit=closed-form scores its folds: at the penalty all the examples chose, above the threshold
                 chosen = fit_head(x, y, classify, classes, design, repeat, inputs)[2] \
-                    if len(y) > SEARCH_PER_FOLD_UP_TO else None
+                    if reuses_penalty(len(y)) else None
                 scores = fold_scores(x, y, classify, classes, design, repeat, inputs, chosen=chosen)
                 row = {"dataset": name, "members": e, "repeat": repeat, "n_train": len(y),
                        "n_features": int(x.shape[1]), "metric": "accuracy" if classify else "r2",

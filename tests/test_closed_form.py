@@ -86,7 +86,7 @@ def test_many_examples_score_their_folds_at_the_full_fits_penalty(monkeypatch):
     design = replace(DEFAULTS, alphas=(0.01, 10.0, 1e4), standardise=False)  # raw features, as Ridge below reads
     _, _, info = fit_head(x, y, True, 2, design, seed=0)
     searched = fold_scores(x, y, True, 2, design, seed=0, chosen=info)  # 60 examples: each fold searches
-    monkeypatch.setattr(fpt.closed_form, "SEARCH_PER_FOLD_UP_TO", 50)
+    monkeypatch.setattr(fpt.closed_form, "SEARCH_PER_FOLD_BELOW", 50)
     fixed = fold_scores(x, y, True, 2, design, seed=0, chosen=info)
     want = []
     for train, val in fpt.closed_form.folds_of(y, True, design.folds, 0):
@@ -98,7 +98,9 @@ def test_many_examples_score_their_folds_at_the_full_fits_penalty(monkeypatch):
     monkeypatch.setattr(fpt.closed_form, "fit_head", lambda *a, **k: alphas.append(k.get("fixed")) or real(*a, **k))
     fold_scores(x, y, True, 2, design, seed=0, chosen=info)
     assert alphas == []  # no fold searched, nor fitted afresh: solved from the examples' Gram matrix
-    monkeypatch.setattr(fpt.closed_form, "SEARCH_PER_FOLD_UP_TO", 2000)
+    monkeypatch.setattr(fpt.closed_form, "SEARCH_PER_FOLD_BELOW", 60)  # from the threshold on, not above it: the
+    assert fold_scores(x, y, True, 2, design, seed=0, chosen=info) == want  # controls' 2,000 rows reuse the penalty
+    monkeypatch.setattr(fpt.closed_form, "SEARCH_PER_FOLD_BELOW", 61)
     alphas.clear()
     assert fold_scores(x, y, True, 2, design, seed=0, chosen=info) == searched and alphas == [None] * design.folds
 

@@ -168,3 +168,6 @@ def test_the_gradient_estimate_is_timed_training_steps_scaled_to_the_runs(tmp_pa
     estimate = fpt.select._gradient_seconds(config, pool=40, runs=3)
     assert len(calls) == 1 + fpt.select.PROBE_STEPS  # a warm-up, then the timed steps
     assert estimate >= 3 * 4 * 0.05  # 3 runs of 4 steps of at least 0.05 s each
+    calls.clear()  # a projection FAR_PAST times past the budget after the first timed step ends the timing there
+    assert fpt.select._gradient_seconds(config, pool=40, runs=3, past=0.01) >= 3 * 4 * 0.05
+    assert len(calls) == 2

@@ -230,12 +230,19 @@ def folds_of(y: np.ndarray, classify: bool, k: int, seed: int) -> list[tuple[np.
     return list(KFold(k, shuffle=True, random_state=seed).split(y))
 
 
-# Above this many fitted examples a ridge head's fold figures reuse the penalty (and the tokens' scale) chosen by
-# leave-one-out on all of them. The search costs an eigendecomposition of the F x F feature covariance per fold
-# (fpt.ridge; scikit-learn's RidgeCV took one per tokens' scale: 18 per fit of a 10,000-row table, minutes on a
-# 2-core CPU), where a fixed penalty is one Cholesky solve per fold; and one number chosen on 2,000+ examples moves
-# a fold's score by far less than the folds' spread.
-SEARCH_PER_FOLD_UP_TO = 2000
+# From this many fitted examples on, a ridge head's fold figures reuse the penalty (and the tokens' scale) chosen by
+# leave-one-out on all of them. The search costs an eigendecomposition of the F x F feature covariance (or the n x n
+# Gram matrix) per fold (fpt.ridge; scikit-learn's RidgeCV took one per tokens' scale: 18 per fit of a 10,000-row
+# table, minutes on a 2-core CPU), where a fixed penalty is one Cholesky solve per fold; and one number chosen on
+# 2,000+ examples moves a fold's score by far less than the folds' spread. "From" and not "above": the controls'
+# subsample (``CONTROLS_UP_TO`` rows) and the run's fold figures over the same rows take the fixed penalty alike
+# (15 of the 17 eigendecompositions of a 10,000-row table's controls were these folds' searches).
+SEARCH_PER_FOLD_BELOW = 2000
+
+
+def reuses_penalty(fitted: int) -> bool:
+    """Whether a ridge head over ``fitted`` examples scores its folds at the full fit's penalty."""
+    return fitted >= SEARCH_PER_FOLD_BELOW
 # Above this many fitted examples the controls (fpt.baselines: the same fit on a frozen random body, and without the
 # language model) are fitted on a seeded subsample of this many, stratified for classes, and the run's own fold
 # figures they are compared with are taken over the same rows (``subsample_fold_scores``), so the comparison stays
@@ -250,14 +257,14 @@ def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, desi
                 member_widths: Sequence[int] | None = None) -> list[float]:
     """The head fitted on k-1 folds and scored on the k-th, for each of k folds (k: ``design.folds``, fewer where
     the rarest class is rarer): the figures two feature maps are compared on, fold by fold. Each fold searches the
-    penalty afresh, except a ridge head over more than ``SEARCH_PER_FOLD_UP_TO`` examples given the full fit's
+    penalty afresh, except a ridge head over at least ``SEARCH_PER_FOLD_BELOW`` examples given the full fit's
     ``chosen`` penalty (``fit_head``'s info), which every fold then reuses (with more examples than features, every
     fold solved from one Gram matrix: ``_fixed_fold_scores``)."""
     k = _fold_count(y[:, 0] if classify else None, classify, design.folds)
     if len(y) < 2 * k:
         return []
     fixed = chosen if (chosen is not None and chosen.get("head") == "ridge"
-                       and len(y) > SEARCH_PER_FOLD_UP_TO) else None
+                       and reuses_penalty(len(y))) else None
     folds = folds_of(y, classify, k, seed)
     if fixed is not None and x.shape[1] < len(y) - len(y) // k:  # the primal fit, as Ridge's Cholesky solver's
         return _fixed_fold_scores(x, y, classify, classes, design, inputs, fixed, folds)
@@ -355,7 +362,7 @@ def subsample_fold_scores(exp: Experiment, rows: np.ndarray) -> list[float]:
     classify = data.objective.name == "classification"
     widths = [model.member_width(e) for e in range(model.members)]
     chosen = None
-    if len(rows) > SEARCH_PER_FOLD_UP_TO:  # as solve: the folds then reuse the full fit's penalty
+    if reuses_penalty(len(rows)):  # as solve: the folds then reuse the full fit's penalty
         chosen = fit_head(x, y, classify, data.spec.num_classes, design, exp.config.split_seed, model.input_features,
                           member_widths=widths)[2]
     return fold_scores(x, y, classify, data.spec.num_classes, design, exp.config.split_seed, model.input_features,
@@ -412,7 +419,7 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
               "fitted_sets": ["train", data.val] if with_val else ["train"],
               "val_figure": info["cv"] if with_val else data.val,
               "fold_scores": folds, "fold_metric": data.objective.metric,
-              "fold_penalty": ("the full fit's" if info["head"] == "ridge" and len(y) > SEARCH_PER_FOLD_UP_TO
+              "fold_penalty": ("the full fit's" if info["head"] == "ridge" and reuses_penalty(len(y))
                                else "searched per fold"),
               "examples_read": examples_read,
               "seconds": {"features": round(features_seconds, 3), "head": round(head_seconds, 3),
@@ -430,5 +437,6 @@ def _metrics(exp: Experiment, x: np.ndarray, y: torch.Tensor) -> dict[str, float
     return {**objective.summarise(objective.tally(logits, y)), "loss": loss if math.isfinite(loss) else None}
 
 
-__all__ = ["CONTROLS_UP_TO", "LOO", "SEARCH_PER_FOLD_UP_TO", "cached_features", "fit_head", "fitted_targets",
-           "fold_scores", "folds_of", "read_features", "solve", "subsample", "subsample_fold_scores", "subsampled_data"]
+__all__ = ["CONTROLS_UP_TO", "LOO", "SEARCH_PER_FOLD_BELOW", "cached_features", "fit_head", "fitted_targets",
+           "fold_scores", "folds_of", "read_features", "reuses_penalty", "solve", "subsample", "subsample_fold_scores",
+           "subsampled_data"]

@@ -226,12 +226,17 @@ def _fold(config: RunConfig) -> tuple[str, float | None, float | None, int | lis
 # feature reading is no measure of them: its members read the series at other scales, in larger batches, without
 # gradients (an estimate from it let a 10,000-row table's gradient run in at under 45 s; it took 203 s).
 PROBE_STEPS = 3
+# A projection this many times past the budget after fewer steps ends the timing: no step-to-step variation after
+# the warm-up comes near it (a 10,000-row table's gradient runs project to minutes; its 3 steps took ~4 s of a
+# plain run's 60).
+FAR_PAST = 3.0
 
 
-def _gradient_seconds(config: RunConfig, pool: int, runs: int) -> float:
+def _gradient_seconds(config: RunConfig, pool: int, runs: int, past: float = math.inf) -> float:
     """Seconds ``runs`` training runs of gradient candidate ``config`` would take here: a build and steps timed on
     the plain split, scaled to the steps and evaluations a run over ``pool`` examples (a fold's share of them when
-    ``runs`` > 1) resolves to (fpt.settings.data_budget); an evaluated example counted as a third of a step's."""
+    ``runs`` > 1) resolves to (fpt.settings.data_budget); an evaluated example counted as a third of a step's. The
+    timing stops early once the steps timed so far project past ``FAR_PAST`` times ``past`` seconds."""
     import torch
 
     from fpt.settings import DataFacts, data_budget
@@ -242,16 +247,22 @@ def _gradient_seconds(config: RunConfig, pool: int, runs: int) -> float:
     built = time.perf_counter() - started
     exp.data = _without_test(exp.data)
     size = exp.config.batch_size
+    values = config.to_dict()
+    budget = {**values, **data_budget(values, DataFacts(max(1, pool * (runs - 1) // runs if runs > 1 else pool)))}
+    evaluated = budget["steps"] / budget["eval_every"] * pool / max(runs, 2)
+
+    def projected(step: float) -> float:
+        return runs * (built + budget["steps"] * step + evaluated * step / (3 * size))
+
     optimizer = torch.optim.Adam([p for p in exp.model.parameters() if p.requires_grad], lr=exp.config.lr)
     train_step(exp, optimizer, exp.data.train.batch(0, size))  # warm-up: kernels chosen, buffers allocated
     started = time.perf_counter()
     for s in range(1, PROBE_STEPS + 1):
         train_step(exp, optimizer, exp.data.train.batch(s, size))
-    step = (time.perf_counter() - started) / PROBE_STEPS
-    values = config.to_dict()
-    budget = {**values, **data_budget(values, DataFacts(max(1, pool * (runs - 1) // runs if runs > 1 else pool)))}
-    evaluated = budget["steps"] / budget["eval_every"] * pool / max(runs, 2)
-    return runs * (built + budget["steps"] * step + evaluated * step / (3 * size))
+        estimate = projected((time.perf_counter() - started) / s)
+        if estimate > FAR_PAST * past:
+            break
+    return estimate
 
 
 @dataclass(frozen=True)
@@ -390,7 +401,7 @@ def _gradient_figures(config: RunConfig, cfg: RunConfig, candidate: Mapping[str,
     note, when its runs are estimated, or its first fold measured, past ``choice.gradient_budget_s``."""
     runs = k if protocol == "k-fold" else 1
     if math.isfinite(choice.gradient_budget_s):
-        estimate = _gradient_seconds(cfg, pool, runs)
+        estimate = _gradient_seconds(cfg, pool, runs, past=choice.gradient_budget_s)
         if estimate > choice.gradient_budget_s:
             notes.append(_not_compared(candidate, f"its {runs} training run(s) would take about {estimate:.0f} s",
                                        choice))
