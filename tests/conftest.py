@@ -110,3 +110,11 @@ class TinyTables:
 @pytest.fixture
 def tiny_tables(tmp_path) -> TinyTables:
     return TinyTables(tmp_path)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under pytest-xdist, the slow end-to-end tests (a minute or more each on CI) come first: each worker steals
+    from the other's queue, so a long test started early leaves short ones to share at the end instead of one core
+    idle while the other finishes it. The order within each part is kept."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
