@@ -184,6 +184,37 @@ ROUND3: list[tuple[str, str, Recipe]] = [
     ("combined", "tokens x1, x10 or x100, rounding leave-one-out left out, ties",
      replace(BASE3, loo_guard=True, penalty="ties")),
 ]
+# Round 4 (docs/results/own-data/closed-form/round4/study): which head search goes with the first difference. Round 3
+# measured the difference (members 6-10 reading it) only with the tokens unscaled and ties to the larger penalty; the
+# library shipped it (26ce553) with its own head search, round 3's guard (tokens x1, x10 or x100, least leave-one-out
+# error, fits of rounding left out), a combination never cross-validated. Every recipe reads round 3's cached members
+# (the difference's: ``-d2`` in the cache's names, the library's cf_difference tokenisation: first point 0, the patch
+# of the series, normalised by the training differences' own statistics); a table reads no difference, so its rows
+# are the head searches alone. The base is round 3's library default (no difference, the guard).
+BASE4 = replace(BASE3, loo_guard=True)
+SHIPPED4 = "difference, tokens x1, x10 or x100, least LOO error, guard (the shipped default, 26ce553)"
+ROUND4: list[tuple[str, str, Recipe]] = [
+    ("base", "no difference, tokens x1, x10 or x100, least LOO error, guard (round 3's library default)", BASE4),
+    ("difference", SHIPPED4, replace(BASE4, diff_members=5)),
+    ("difference", "difference, tokens unscaled, ties to the larger penalty (round 3's study pick)",
+     replace(BASE3, input_scales="1", penalty="ties", diff_members=5)),
+    ("difference", "difference, tokens unscaled, least LOO error, guard",
+     replace(BASE3, input_scales="1", loo_guard=True, diff_members=5)),
+]
+
+
+def decide_round4(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The round4 plan's rule, declared before its figures were read, in two steps, each ``decide``'s (the best mean
+    rank of the mean CV figure over the sets where all were measured, ties shared; a tie in mean rank to the higher
+    mean CV figure, then to the step's base). "overall": the base (no difference) and every difference recipe; the
+    default's next step is its pick. "head search": the difference recipes alone, the shipped one as the base (no
+    change without a reason): the head search that goes with the difference, whatever "overall" picks."""
+    overall = [{**r, "axis": "overall" if r["axis"] == "difference" else r["axis"]} for r in rows]
+    head = [{**r, "axis": "base" if r["choice"] == SHIPPED4 else "head search"} for r in rows
+            if r["axis"] == "difference"]
+    return [d for d in decide(overall) if d["axis"] == "overall"] + decide(head)
+
+
 # The symbol sequences' input-layer draw (docs/results/own-data/closed-form/seqinit): the closed form's symbol
 # members are embedding tables, drawn N(0, 1) under preset fast (input_init official), large beside MiniLM's own
 # tables (std 0.056 words, 0.025 positions; kinds/embedding_std.txt). The series and tables rounds 1-3 chose on have
@@ -199,7 +230,7 @@ SEQINIT: list[tuple[str, str, Recipe]] = [
     ("measured", "N(0, 0.056): the body's word-table std", replace(BASE_SEQ, input_init="gpt2", embed_std=0.056)),
 ]
 SEQUENCES = ("dna-motif", "listops-short")  # bench/kinds_data.py's symbol sequence sets (their train.csv only)
-PLANS = ("round1", "round2", "round3", "seqinit")
+PLANS = ("round1", "round2", "round3", "round4", "seqinit")
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 
 
@@ -513,14 +544,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, type=Path, help="folder for study.jsonl, study.csv and README.md")
     p.add_argument("--datasets", default="", help="comma-separated names (default: the series sets and the tables; "
                                                   "--plan seqinit: the symbol sequence sets)")
-    p.add_argument("--choices", default="all", help="comma-separated axes to run (default all): "
-                                                    + ", ".join(dict.fromkeys(a for a, _, _ in (*CHOICES, *ROUND2, *ROUND3))))
+    axes_known = dict.fromkeys(a for a, _, _ in (*CHOICES, *ROUND2, *ROUND3, *ROUND4))
+    p.add_argument("--choices", default="all", help="comma-separated axes to run (default all): " + ", ".join(axes_known))
     p.add_argument("--repeats", type=int, default=3, help="repeats (member seeds and fold shuffles), default 3")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (fewer for rare classes), default 5")
     p.add_argument("--body", default="minilm", help="the frozen body (default minilm, fpt's)")
     p.add_argument("--plan", default="round1", choices=PLANS, help="round1 (the first defaults' choices), "
                    "round2 (changes from round 1's chosen defaults: scales, ppv, members) or round3 (head options over "
-                   "round 2's: the penalty rule, members kept by leave-one-out) or seqinit (the symbol sequences' "
+                   "round 2's: the penalty rule, members kept by leave-one-out), round4 (the head search that goes with the "
+                   "first difference) or seqinit (the symbol sequences' "
                    "input-layer draw), default round1")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"), help="where body states are kept")
     args = p.parse_args(argv)
@@ -534,7 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     done = {(r["dataset"], r["recipe"], r["repeat"]) for r in read_rows(results)}
     for name in names:
         path = dataset_path(name, args.cache / "data")
-        for axis, choice, recipe in {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3, "seqinit": SEQINIT}[args.plan]:
+        for axis, choice, recipe in {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3, "round4": ROUND4,
+                                   "seqinit": SEQINIT}[args.plan]:
             if axes is not None and axis not in axes:
                 continue
             for repeat in range(args.repeats):
@@ -548,7 +581,8 @@ def main(argv: list[str] | None = None) -> int:
                 design = replace(recipe.design(), folds=args.folds)
                 # the library's head, fold by fold (round 3: with the tokens' columns and the members as it fits them)
                 scores = (fold_scores(x, y, classify, classes, design, repeat, inputs, member_widths=widths)
-                          if args.plan in ("round3", "seqinit") else fold_scores(x, y, classify, classes, design, repeat))
+                          if args.plan in ("round3", "round4", "seqinit")
+                          else fold_scores(x, y, classify, classes, design, repeat))
                 folds = len(scores)
                 row = {"dataset": name, "axis": axis, "choice": choice, "recipe": rid, "settings": asdict(recipe),
                        "repeat": repeat, "folds": folds, "n_train": len(y), "n_features": int(x.shape[1]),
@@ -563,10 +597,11 @@ def main(argv: list[str] | None = None) -> int:
         writer = csv.DictWriter(f, fieldnames=list(table[0]))
         writer.writeheader()
         writer.writerows(table)
-    decisions = decide(rows)
+    decisions = decide_round4(rows) if args.plan == "round4" else decide(rows)
     if args.plan in ("round2", "round3"):
         decisions += decide_final(rows, decisions)
-    text += "\nThe rule (bench/closed_form_study.py decide): per axis the best mean rank, then the higher mean CV figure, " \
+    text += "\nThe rule (bench/closed_form_study.py " + ("decide_round4" if args.plan == "round4" else "decide") + \
+            "): per axis the best mean rank, then the higher mean CV figure, " \
             "then the base recipe.\n\n| axis | chosen | its mean rank | its mean CV | base's rank | base's mean CV | sets |\n" \
             "|---|---|---|---|---|---|---|\n" + "".join(
                 f"| {d['axis']} | {d['chosen']} | {d['rank']:.2f} | {d['mean_cv']:.3f} | {d['base_rank']:.2f} | "
