@@ -523,6 +523,7 @@ def decide_seqinit(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """results.jsonl's rows as bench/own_data.py reads its own (a line cut by a kill: that cell runs again)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # loaded by path (tests), bench/ is not on sys.path
     from own_data import read_rows as own_rows
 
     return own_rows(path)
