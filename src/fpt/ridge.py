@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -170,18 +171,26 @@ def _scaled_gram(z: np.ndarray, y: np.ndarray, alphas: Sequence[float], scales: 
         diag = diag_b + np.einsum("ij,ij->i", r @ np.linalg.inv(schur), r) + 1.0 / n
         return c2, y - (yc - fitted) / (1.0 - diag)[:, None], float((1.0 - diag).min())
 
+    scale, a, loo, c2 = _search_scaled(y, alphas, scales, products, fit_at, rule, guard)
+    c1 = b.T @ (q @ ((qy - scale * (qt @ c2)) / (s + a)[:, None]))  # B'(BB' + aI)^-1 (y - W c2)
+    coef = np.concatenate([c1, c2]).T  # (t, F) over the scaled matrix's columns
+    scaled_mean = np.concatenate([z_mean[:f - last], z_mean[f - last:] * scale])
+    return scale, RidgeLOO(float(a), coef, y_mean - coef @ scaled_mean, loo, -float(np.mean(_errors(y, loo))))
+
+
+def _search_scaled(y: np.ndarray, alphas: Sequence[float], scales: Sequence[float], products: Callable[[float], Any],
+                   fit_at: Callable[[float, float, Any], tuple[np.ndarray, np.ndarray, float]], rule: str, guard: bool
+                   ) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """The (scale, penalty) ``rule`` picks by leave-one-out, ``products(a)`` computed once per penalty and shared by
+    every scale; returns the scale, the penalty, its leave-one-out outputs and the scaled columns' coefficients."""
     found = {}
     for a in alphas:
         at = products(a)
         found.update({(scale, a): fit_at(scale, a, at)[1:] for scale in scales})
     tried = [(scale, a, *found[(scale, a)]) for scale in scales for a in alphas]  # pick's order: scale, then penalty
-    scale, a, loo, _ = tried[pick([t_[1] for t_ in tried], [_graded(y, t_[2], t_[3], guard) for t_ in tried], rule,
-                                  [t_[0] for t_ in tried])]
-    c2 = fit_at(scale, a, products(a))[0]
-    c1 = b.T @ (q @ ((qy - scale * (qt @ c2)) / (s + a)[:, None]))  # B'(BB' + aI)^-1 (y - W c2)
-    coef = np.concatenate([c1, c2]).T  # (t, F) over the scaled matrix's columns
-    scaled_mean = np.concatenate([z_mean[:f - last], z_mean[f - last:] * scale])
-    return scale, RidgeLOO(float(a), coef, y_mean - coef @ scaled_mean, loo, -float(np.mean(_errors(y, loo))))
+    scale, a, loo, _ = tried[pick([t[1] for t in tried], [_graded(y, t[2], t[3], guard) for t in tried], rule,
+                                  [t[0] for t in tried])]
+    return scale, a, loo, fit_at(scale, a, products(a))[0]
 
 
 def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float], scales: Sequence[float],
@@ -238,14 +247,7 @@ def ridge_loo_scaled(z: np.ndarray, targets: np.ndarray, alphas: Sequence[float]
         diag = diag_b + np.einsum("ij,ij->i", r @ np.linalg.inv(schur), r) + 1.0 / n
         return c2, y - (yc - fitted) / (1.0 - diag)[:, None], float((1.0 - diag).min())
 
-    found = {}
-    for a in alphas:
-        at = products(a)
-        found.update({(scale, a): fit_at(scale, a, at)[1:] for scale in scales})
-    tried = [(scale, a, *found[(scale, a)]) for scale in scales for a in alphas]  # pick's order: scale, then penalty
-    scale, a, loo, _ = tried[pick([t[1] for t in tried], [_graded(y, t[2], t[3], guard) for t in tried], rule,
-                                  [t[0] for t in tried])]
-    c2 = fit_at(scale, a, products(a))[0]
+    scale, a, loo, c2 = _search_scaled(y, alphas, scales, products, fit_at, rule, guard)
     g, inv = ut * scale, 1.0 / (lam + a)
     c1 = inv[:, None] * (uy - g @ c2)
     coef = np.concatenate([v @ c1, c2]).T  # (t, F) over the scaled matrix's columns
