@@ -122,3 +122,33 @@ def test_the_seqinit_rule_takes_the_best_mean_cv_among_the_librarys_draws_and_a_
 def test_the_seqinit_fields_leave_earlier_recipes_ids_alone():
     assert study.recipe_id(study.BASE3) == study.recipe_id(study.replace(study.BASE3, input_init="", embed_std=0.0))
     assert study.recipe_id(study.BASE_SEQ) != study.recipe_id(study.replace(study.BASE_SEQ, input_init="gpt2"))
+
+
+def _round5_rows(cv: dict[str, tuple[float, float]]) -> list[dict]:
+    axis = {c: a for a, c, _ in study.ROUND5}
+    return [{"dataset": d, "axis": axis[c], "choice": c, "cv": v, "repeat": 0}
+            for c, values in cv.items() for d, v in zip(("diabetes", "GunPoint"), values, strict=True)]
+
+
+def test_the_round5_rule_ranks_the_head_searches_against_the_default_and_never_picks_the_measured_ridge():
+    base, wider, widest, longer, ridge = (c for _, c, _ in study.ROUND5)
+    got = study.decide_round5(_round5_rows({base: (0.46, 0.98), wider: (0.48, 0.98), widest: (0.47, 0.98),
+                                            longer: (0.47, 0.97), ridge: (0.60, 0.99)}))
+    assert [(d["axis"], d["chosen"], d["rank"]) for d in got] == [("head search", wider, 1.5)]  # 1st, then 2.0
+    assert got[0]["base_rank"] == 3.0  # diabetes 4th, GunPoint tied first of three (2.0)
+    # equal mean ranks and means: the default stays
+    tie = study.decide_round5(_round5_rows({base: (0.47, 0.97), wider: (0.47, 0.97), widest: (0.47, 0.97),
+                                            longer: (0.47, 0.97), ridge: (0.9, 0.9)}))
+    assert tie[0]["chosen"] == base
+
+
+def test_the_round5_ridge_row_is_the_tokens_alone_and_its_field_leaves_earlier_ids_alone(tmp_path, tiny_bert_dir):
+    assert study.recipe_id(study.BASE5) == study.recipe_id(study.replace(study.BASE5, inputs_only=False))
+    ridge = study.ROUND5[-1][2]
+    path = study.dataset_path("iris", tmp_path / "data")
+    x, y, classes, widths, inputs = study.features_and_layout("iris", path, ridge, 0, tmp_path / "cache",
+                                                              tiny_bert_dir, round2=True)
+    full, *_ = study.features_and_layout("iris", path, study.replace(ridge, inputs_only=False, members=1), 0,
+                                         tmp_path / "cache", tiny_bert_dir, round2=True)
+    assert x.shape == (120, 4 * 2) and widths == [] and inputs == 0 and classes == 3
+    np.testing.assert_array_equal(x, full[:, -4 * 2:])  # the tokens' columns the head search sees beside the body
