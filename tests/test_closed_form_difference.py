@@ -138,6 +138,7 @@ def test_the_data_stage_decides_it_from_the_fit():
     assert cut(fit="closed-form").difference and cut(fit="closed-form").spec()["token_dim"] == 2 * 2 * 3
     assert not cut(fit="gradient").difference and not cut(fit="auto").difference and not cut().difference
     assert not cut(fit="closed-form", cf_difference=False).difference and cut(fit="auto", cf_difference=True).difference
+    assert cut(fit="closed-form", cf_difference=True).difference
 
 
 def test_a_series_closed_form_fit_reads_the_difference_unless_told_and_predicts_as_it_reported(tmp_path,
@@ -204,6 +205,39 @@ def test_fit_auto_tokenises_each_candidate_for_its_own_fit(tmp_path, tiny_bert_d
     gradient = choose_fit(replace(config, cf_difference=True), 2,
                           choice=replace(AUTO, candidates=({"fit": "gradient"},), gradient_budget_s=float("inf")))
     assert gradient.config.fit == "gradient" and gradient.config.cf_difference is None
+
+
+# given true: the gradient runs drop it on both paths (cross_validate's fold runs, one run on validation)
+@pytest.mark.parametrize(("given", "protocol"), [(None, "k-fold"), (True, "k-fold"), (False, "validation"),
+                                                 (True, "validation")])
+def test_fit_auto_builds_the_closed_form_candidate_with_the_difference_and_the_gradient_runs_without(
+        tmp_path, tiny_bert_dir, monkeypatch, given, protocol):
+    import math
+    from dataclasses import replace
+
+    import fpt.select
+    from fpt.select import AUTO, choose_fit
+
+    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
+    built, real = [], fpt.select.build
+
+    def recorded(config, *args, **kwargs):  # every experiment the choice builds: its candidates and fold runs
+        exp = real(config, *args, **kwargs)
+        built.append((config.fit, config.cf_difference, exp.config.cf_difference,
+                      exp.data.fitted["tokeniser"].get("difference", False)))
+        return exp
+
+    monkeypatch.setattr(fpt.select, "build", recorded)
+    config = RunConfig(data=str(tmp_path / "r_TRAIN.ts"), body=tiny_bert_dir, init="random", fit="auto", steps=2,
+                       eval_every=2, batch_size=8, cf_members=2, device="cpu", cf_difference=given)
+    choice = replace(AUTO, gradient_budget_s=math.inf, cv_max=1000 if protocol == "k-fold" else 10)
+    got = choose_fit(config, 2, choice=choice)
+    assert got.protocol == protocol and got.selection.candidates == [{"fit": "closed-form"}, {"fit": "gradient"}]
+    cut = given is not False  # a series' closed-form fit reads its first difference unless told not to
+    assert [b for b in built if b[0] == "closed-form"] == [("closed-form", given, cut, cut)]
+    runs = [b for b in built if b[0] != "closed-form"]  # k-fold: one per fold; validation: one
+    assert runs == [("gradient", None, None, False)] * (2 if protocol == "k-fold" else 1)
+    assert got.config.cf_difference == (given if got.config.fit == "closed-form" else None)
 
 
 def test_the_sklearn_estimators_series_path_reads_it(tiny_bert_dir):
