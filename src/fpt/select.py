@@ -88,13 +88,29 @@ def rank(scores: Sequence[float | None], losses: Sequence[float | None]) -> list
 
 def candidate_config(config: RunConfig, candidate: Mapping[str, Any], where: str = "candidate") -> RunConfig:
     """``config`` with ``candidate``'s fields, coerced and checked as a config file's would be."""
+    _check_candidate(candidate, where)
+    return from_dict(RunConfig, merge(config.to_dict(), dict(candidate)), where=where)
+
+
+def _check_candidate(candidate: object, where: str) -> None:
     if not isinstance(candidate, Mapping) or not candidate:
         raise ConfigError(f"{where}: {show(candidate)} is not a mapping of config fields (e.g. readout=flatten)")
     banned = [k for k in candidate if k in NOT_CANDIDATE_FIELDS]
     if banned:
         raise ConfigError(f"{where}: {banned[0]!r} is the cross-validation's own, not an option to choose between; "
                           "drop it from the candidate")
-    return from_dict(RunConfig, merge(config.to_dict(), dict(candidate)), where=where)
+
+
+def fit_candidate(config: RunConfig, candidate: Mapping[str, Any], where: str = "candidate") -> RunConfig:
+    """fit=auto's ``candidate`` (a fit, and fields of its own) of ``config``: ``candidate_config`` with what the
+    candidate's fit reads of ``config``. cf_difference is the closed-form fit's (a gradient run refuses it): a
+    closed-form candidate takes ``config``'s (left unset, the series' entry declares it where the data is tokenised:
+    fpt.settings.tokenised), any other fit none, so that each candidate's data is tokenised for its own fit. A
+    candidate that names no fit takes the field's default (``config``'s auto is the choice, not a fit)."""
+    _check_candidate(candidate, where)
+    fit = candidate.get("fit", RunConfig.fit)
+    reads = {"fit": fit, "cf_difference": config.cf_difference if fit == CLOSED_FORM else None}
+    return candidate_config(config, {**reads, **candidate}, where)
 
 
 def _without_test(data: TaskData) -> TaskData:
@@ -316,12 +332,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     from fpt.closed_form import solve
 
     _check(config)
-    # cf_difference is the closed-form fit's (a gradient run refuses it): each candidate tokenises for its own fit
-    base = dataclasses.replace(config, fit="gradient", cf_difference=None)
-    configs = [candidate_config(base, c, f"fit=auto candidate {describe(c)}") for c in choice.candidates]
-    configs = [dataclasses.replace(cfg, cf_difference=config.cf_difference)
-               if cfg.fit == CLOSED_FORM and "cf_difference" not in c else cfg
-               for c, cfg in zip(choice.candidates, configs, strict=True)]
+    configs = [fit_candidate(config, c, f"fit=auto candidate {describe(c)}") for c in choice.candidates]
     compared, scores, steps, notes, solved_exp = [], [], [], [], None
     k, pool, protocol, metric = 1, 0, "", ""
     order = sorted(range(len(configs)), key=lambda i: configs[i].fit != CLOSED_FORM)  # closed form first: it times
@@ -358,8 +369,7 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
             pool = _pool_size(config)
             protocol, k = _protocol(config, pool, folds, choice, notes)
         started = time.perf_counter()
-        got = _gradient_figures(dataclasses.replace(config, cf_difference=None), cfg, choice.candidates[i], protocol,
-                                k, pool, choice, notes)
+        got = _gradient_figures(cfg, choice.candidates[i], protocol, k, pool, choice, notes)
         if got is None:
             seconds[describe(choice.candidates[i])] = round(time.perf_counter() - started, 3)
             continue
@@ -395,10 +405,11 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
     return FitChoice(selection, configs[winner], protocol, notes, experiment, seconds)
 
 
-def _gradient_figures(config: RunConfig, cfg: RunConfig, candidate: Mapping[str, Any], protocol: str, k: int,
-                      pool: int, choice: AutoChoice, notes: list[str]) -> tuple[list, list, str] | None:
-    """A gradient candidate's figures (per fold, or validation's), the steps selected and the metric; None, with a
-    note, when its runs are estimated, or its first fold measured, past ``choice.gradient_budget_s``."""
+def _gradient_figures(cfg: RunConfig, candidate: Mapping[str, Any], protocol: str, k: int, pool: int,
+                      choice: AutoChoice, notes: list[str]) -> tuple[list, list, str] | None:
+    """Gradient candidate ``candidate``'s figures (per fold, or validation's), the steps selected and the metric;
+    None, with a note, when its runs are estimated, or its first fold measured, past ``choice.gradient_budget_s``.
+    ``cfg``: its config (``fit_candidate``), which the fold runs take as it is."""
     runs = k if protocol == "k-fold" else 1
     if math.isfinite(choice.gradient_budget_s):
         estimate = _gradient_seconds(cfg, pool, runs, past=choice.gradient_budget_s)
@@ -408,7 +419,7 @@ def _gradient_figures(config: RunConfig, cfg: RunConfig, candidate: Mapping[str,
             return None
     if protocol == "k-fold":
         try:
-            sel = cross_validate(config, [candidate], k, budget_s=choice.overrun * choice.gradient_budget_s)
+            sel = cross_validate(cfg, [candidate], k, budget_s=choice.overrun * choice.gradient_budget_s)
         except OverBudget as over:
             notes.append(_not_compared(candidate, str(over), choice))
             return None
