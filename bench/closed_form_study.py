@@ -300,14 +300,14 @@ def training_task(path: Path, series_norm: str, body: str = "minilm", series_tok
     """fpt's task of the training examples alone (TaskData whose train split is every training example): the
     archive's TRAIN file, or a table's examples that are not in its seeded test split. ``fields``: more config
     fields (e.g. the library's cf_difference, which its tokeniser reads)."""
-    from fpt.config import DATA_FIELDS, RunConfig, from_dict
+    from fpt.config import RunConfig, from_dict
     from fpt.data import load
     from fpt.data.base import RawData, finish_splits, infer_objective
-    from fpt.tasks.user_data import DataOptions, task_from_raw
+    from fpt.tasks.user_data import OPTION_FIELDS, DataOptions, task_from_raw
 
     config = from_dict(RunConfig, {"data": str(path), "series_norm": series_norm, "body": body, **(fields or {})},
                        where="closed_form_study")
-    options = DataOptions(**{f: getattr(config, f) for f in DATA_FIELDS})
+    options = DataOptions(**{f: getattr(config, f) for f in OPTION_FIELDS})
     raw = load(str(path))
     train = raw.splits["train"]
     if series_diff and raw.modality == "timeseries":  # channels: (C, L) -> (2C, L), the series then its difference
@@ -317,7 +317,7 @@ def training_task(path: Path, series_norm: str, body: str = "minilm", series_tok
     if series_tokens and raw.modality == "timeseries":
         longest = max(s.shape[-1] for s in train.x)  # a series set's inputs: a list of (C, L) arrays
         config = replace(config, series_patch=max(1, -(-longest // series_tokens)))
-        options = DataOptions(**{f: getattr(config, f) for f in DATA_FIELDS})
+        options = DataOptions(**{f: getattr(config, f) for f in OPTION_FIELDS})
     objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
     if "test" not in raw.splits:  # a table: the seeded test hold-out bench/own_data.py's runs test on, dropped
         held = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,

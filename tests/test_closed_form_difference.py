@@ -141,6 +141,17 @@ def test_the_data_stage_decides_it_from_the_fit():
     assert cut(fit="closed-form", cf_difference=True).difference
 
 
+def test_the_data_options_are_checked_as_the_run_fields_they_mirror():
+    from fpt.tasks.user_data import DataOptions
+
+    for fit in ("closed-form", "auto"):
+        assert DataOptions(data="t.ts", fit=fit, cf_difference=True).cf_difference
+    with pytest.raises(ConfigError, match="config field 'cf_difference'=True is read by the closed-form fit's"):
+        RunConfig(data="t.ts", cf_difference=True)  # fit gradient
+    with pytest.raises(ConfigError, match="data option 'cf_difference'=True is read by the closed-form fit's"):
+        DataOptions(data="t.ts", cf_difference=True)  # tokens with the difference for a gradient run: refused alike
+
+
 def test_a_series_closed_form_fit_reads_the_difference_unless_told_and_predicts_as_it_reported(tmp_path,
                                                                                                tiny_bert_dir):
     _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)

@@ -21,10 +21,13 @@ from fpt.settings import (
     DATA_TASK,
     PRESETS,
     TASK_FIELDS,
+    TOKENISED_FIELDS,
     DataFacts,
     TaskDefaults,
+    declared,
     preset_values,
     resolve,
+    tokenised,
     unresolved,
 )
 from fpt.tasks import TASKS, task_defaults
@@ -91,6 +94,23 @@ def test_what_waits_for_the_data_is_the_facts_its_modality_declares_not_its_name
     given = resolve(unresolved(from_dict(RunConfig, {"data": "x.csv", "fit": fit, "preset": preset, "readout": "last",
                                                      "input_init": "gpt2"})), task_defaults(DATA_TASK), facts)
     assert (given.readout, given.input_init) == ("last", "gpt2")  # given fields win over the facts
+
+
+@pytest.mark.parametrize(("fit", "given", "cut"), [
+    ("closed-form", None, True), ("closed-form", False, False), ("closed-form", True, True),
+    ("gradient", None, None), ("auto", None, None), ("auto", True, True),  # auto: each candidate's fit decides
+])
+def test_the_tokenisers_fields_are_declared_by_the_same_rule_as_the_rest(fit, given, cut):
+    series = MODALITIES["timeseries"].facts(30, {})
+    assert TOKENISED_FIELDS == ("cf_difference",)
+    values = {"fit": fit, "cf_difference": given}
+    assert tokenised(values, series).get("cf_difference", given) == cut
+    if given is None:
+        assert tokenised(values, series) == {"cf_difference": declared(values, series, "cf_difference", None)}
+    # the data options carry a fit, not a preset: no entry declares a tokeniser's field under preset fast
+    assert all(not set(entry.fast) & set(TOKENISED_FIELDS) for entry in MODALITIES.values())
+    assert all(tokenised({"fit": fit}, entry.facts(30, {})) == {"cf_difference": None}
+               for name, entry in MODALITIES.items() if name != "timeseries")
 
 
 @pytest.mark.parametrize("given", ["official", "gpt2"])

@@ -419,8 +419,11 @@ CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise"
 # declares for a closed-form fit (fpt.data.modalities: symbol sequences' embedding tables), else the preset's.
 DATA_INIT_FIELDS = ("input_init",)
 # The fields whose value a modality's entry may declare (DataFacts.fast, DataFacts.closed_form): they wait for the data.
-# cf_difference is applied where the data is tokenised (fpt.tasks.user_data), then resolved as DATA_FITTED_FIELDS.
 DATA_DECLARED_FIELDS = ("readout", "input_init", "cf_difference")
+# Those a tokeniser reads (a series' first difference is cut beside it): declared where the data is tokenised
+# (``tokenised``; fpt.tasks.user_data), then resolved as what the tokeniser did (DATA_FITTED_FIELDS). The data
+# options carry the run's fit, not its preset: an entry declares these for a fit only (a test checks it).
+TOKENISED_FIELDS = tuple(name for name in DATA_DECLARED_FIELDS if name in DATA_FITTED_FIELDS)
 # Every field that may hold None for "not given; the task's, the data's or the fit's" before resolution.
 UNSET = (*DATA_BUDGET_FIELDS, *DATA_FITTED_FIELDS, *DATA_READ_FIELDS, *TASK_FIELDS, *CLOSED_FORM_FIELDS,
          *DATA_INIT_FIELDS)
@@ -493,6 +496,12 @@ def declared(values: Mapping[str, Any], data: DataFacts, name: str, otherwise: A
     if values.get("preset") == "fast" and name in data.fast:
         return data.fast[name]
     return otherwise
+
+
+def tokenised(values: Mapping[str, Any], data: DataFacts) -> dict[str, Any]:
+    """The fields of ``TOKENISED_FIELDS`` that ``values`` (a --data run's data options: its fit) leaves unset (None),
+    as ``data``'s modality declares them (``declared``; None where it declares nothing): what the tokeniser reads."""
+    return {name: declared(values, data, name, None) for name in TOKENISED_FIELDS if values.get(name) is None}
 
 
 def data_budget(values: Mapping[str, Any], data: DataFacts) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +25,10 @@ from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig
 from fpt.data.base import plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, DataError
-from fpt.feature_map import CLOSED_FORM
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective, Regression
 from fpt.objectives import from_json as objective_from_json
-from fpt.settings import TaskDefaults
+from fpt.settings import DataFacts, TaskDefaults, tokenised
 from fpt.tasks.base import TASKS, Batch, DataSource, TaskData, TensorSource
 
 FITTED_FORMAT = 1
@@ -39,16 +37,15 @@ FITTED_FORMAT = 1
 def _validate(self: Any) -> None:
     """The same checks (and messages) as the RunConfig fields these options mirror."""
     try:  # steps and eval_every are the run's, checked with it; here only train_on_val's need of them is met
-        fit = "closed-form" if self.cf_difference else self.fit  # the fit the difference needs, checked with the run
-        RunConfig(**{name: getattr(self, name) for name in DATA_FIELDS}, steps=1, eval_every=1, fit=fit)
+        RunConfig(**{name: getattr(self, name) for name in OPTION_FIELDS}, steps=1, eval_every=1)
     except ConfigError as exc:
         raise ConfigError(str(exc).replace("config field", "data option")) from None
 
 
 _HINTS = typing.get_type_hints(RunConfig)
-# The RunConfig fields that describe --data, and the run's fit (a closed-form fit's series tokens hold its first
-# difference unless cf_difference says otherwise: ``_declared``), as this task's options (one definition of each
-# default and help).
+# The RunConfig fields that describe --data, and the run's fit (the tokeniser's fields its modality declares are
+# declared for a fit, e.g. a closed-form fit's series tokens hold its first difference: ``_declared``), as this
+# task's options (one definition of each default and help).
 OPTION_FIELDS = (*DATA_FIELDS, "fit")
 DataOptions = dataclasses.make_dataclass(
     "DataOptions",
@@ -131,13 +128,12 @@ def _check_target_range(raw: Any) -> None:
                                 "the column (e.g. divide it by a power of ten, or take its log)")
 
 
-def _declared(options: Any, closed_form: Mapping[str, Any]) -> Any:
-    """``options`` with what the modality declares for a closed-form fit's token-shaping fields left unset
-    (cf_difference: a series' first difference, cut beside it); fit=auto tokenises each candidate for its own fit."""
-    if getattr(options, "fit", None) != CLOSED_FORM or getattr(options, "cf_difference", None) is not None or \
-            "cf_difference" not in closed_form:
-        return options
-    return dataclasses.replace(options, cf_difference=closed_form["cf_difference"])
+def _declared(options: Any, facts: DataFacts) -> Any:
+    """``options`` with the fields the tokeniser reads that they leave unset (cf_difference: a series' first
+    difference, cut beside it) as the modality declares them for their fit (fpt.settings.tokenised, the resolution's
+    own rule); fit=auto tokenises each candidate for its own fit (fpt.select.fit_candidate)."""
+    unset = {name: value for name, value in tokenised(vars(options), facts).items() if value is not None}
+    return dataclasses.replace(options, **unset) if unset else options
 
 
 def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
@@ -179,7 +175,7 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
         raise ConfigError(f"config field 'cf_difference'=true reads a time series' first difference, but "
                           f"{train.where} is {raw.modality} data: drop it (or give a series set)")
     entry = modality(raw.modality)
-    tok = entry.tokeniser.fit_from(train.x, _declared(options, entry.closed_form), raw.notes)
+    tok = entry.tokeniser.fit_from(train.x, _declared(options, entry.facts(len(train.y), {})), raw.notes)
     return Preprocessing(raw.modality, tok, obj, list(raw.targets), classes, list(raw.notes.get("features", [])))
 
 
