@@ -289,6 +289,8 @@ def test_controls_above_the_cap_are_fitted_on_a_paired_subsample(tmp_path, tiny_
     sample = models["controls_subsample"]
     fitted = summary["closed_form"]["fitted_examples"]
     assert fitted > 40 and (sample["examples"], sample["of"], sample["seed"]) == (40, fitted, exp.config.split_seed)
+    # the run's own fold figures over every fitted example would be read by nothing: not computed, and said so
+    assert summary["closed_form"]["fold_scores"] == [] and "40 fitted examples" in summary["closed_form"]["fold_note"]
     rows = closed_form.subsample(closed_form.fitted_targets(exp), True, 40, exp.config.split_seed)
     y = closed_form.fitted_targets(exp)[rows, 0]
     assert len(rows) == 40 and np.bincount(y).min() >= 13  # stratified: each class keeps its third
@@ -317,6 +319,8 @@ def test_controls_above_the_cap_are_fitted_on_a_paired_subsample(tmp_path, tiny_
 
     # below the cap: every fitted example, no subsample recorded
     monkeypatch.setattr(closed_form, "CONTROLS_UP_TO", 2000)
-    again = beside_run(exp, summary, None)["baselines_models"]
+    below = fpt.fit(_build(path, tiny_bert_dir, cf_members=1), out=None, progress=False)
+    assert len(below["closed_form"]["fold_scores"]) == DEFAULTS.folds and "fold_note" not in below["closed_form"]
+    again = beside_run(exp, below, None)["baselines_models"]
     assert "controls_subsample" not in again and "fitted_examples" not in again["controls"]["random body"]
-    assert again["controls"]["random body"]["fold_scores"] == pytest.approx(summary["closed_form"]["fold_scores"])
+    assert again["controls"]["random body"]["fold_scores"] == pytest.approx(below["closed_form"]["fold_scores"])
