@@ -250,6 +250,30 @@ def test_a_few_input_columns_beside_many_body_features_are_not_shrunk_with_them(
     assert np.corrcoef(pred[:, 0], test_tokens @ np.array([1.0, -2.0, 0.5]))[0, 1] > 0.9
 
 
+@pytest.mark.parametrize("seed", [0, 2])
+def test_beside_body_features_that_are_noise_the_default_head_is_ridge_on_the_inputs(seed):
+    """Round 5 (docs/results/own-data/closed-form/round5): a diabetes-shaped table (300 examples, 10 columns, R² near
+    0.6) whose body features are noise: the default search (tokens x1, x10 or x100, penalties to 1e6) shrinks the
+    body's features away and scores on new rows as scikit-learn's ridge on the standardised columns does, its grid
+    chosen by leave-one-out (own_data's ridge regression grid)."""
+    from sklearn.linear_model import RidgeCV
+    from sklearn.metrics import r2_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(seed)
+    n, new = 300, 2000
+    tokens = rng.normal(size=(n + new, 10)) * rng.uniform(0.5, 3.0, size=10)
+    coef = rng.normal(size=10)
+    y = tokens @ coef + 1.2 * np.linalg.norm(coef) * rng.normal(size=n + new)
+    x = np.concatenate([rng.normal(size=(n + new, 1500)), tokens], axis=1)
+    w, b, info = fit_head(x[:n], y[:n, None], False, 1, DEFAULTS, seed=0, inputs=10)
+    ridge = make_pipeline(StandardScaler(), RidgeCV(alphas=(0.01, 0.1, 1.0, 10.0, 100.0, 1000.0))).fit(tokens[:n], y[:n])
+    assert info["alpha"] >= 1e4 and info["input_scale"] == 100.0  # the body at >= 1e4, the tokens at 1e-4 of it
+    got, theirs = r2_score(y[n:], x[n:] @ w[0] + b[0]), ridge.score(tokens[n:], y[n:])
+    assert 0.5 < theirs and abs(got - theirs) < 0.01
+
+
 def test_members_kept_by_leave_one_out_zero_the_dropped_members_weights():
     """member_choices: the head also fitted on the first m members (and the tokens); the better by leave-one-out is
     kept, its weights over every column (the dropped members' zeros), as ridge over those columns alone gives them."""
