@@ -76,7 +76,10 @@ class ClosedForm:
     alphas: tuple[float, ...] = tuple(10.0 ** k for k in range(-3, 7))  # ridge penalties, chosen by leave-one-out
     # The tokens' columns (cf_inputs) multiplied by each of these after standardisation, the best (with its penalty)
     # chosen by leave-one-out: a few input columns beside thousands of body features are otherwise shrunk with them
-    # (diabetes: 10 beside 3,840; round 2's benchmark picked x10 or x100 there).
+    # (diabetes: 10 beside 3,840; round 2's benchmark picked x10 or x100 there). Round 5 (round5/study, TRAIN-only
+    # CV, 12 sets): reaching further (x1000, x10000, and x10000 with penalties to 1e8) lost, diabetes R² 0.462 against
+    # 0.466 and every other set equal; leave-one-out picks the body's features there (penalty 1e4-1e5), not the
+    # tokens' own linear model (ridge of the tokens alone by the same CV: 0.458).
     input_scales: tuple[float, ...] = (1.0, 10.0, 100.0)
     # How leave-one-out picks the penalty (fpt.ridge.pick): "least" error; "ties": the largest penalty within 0.1 % of
     # the least; "one-se": the largest within one standard error. Round 3 (round3/study): least (one-se lost its axis,
