@@ -1,5 +1,6 @@
-"""Tables: CSV, TSV, JSON lines and Parquet, read with Hugging Face ``datasets`` (Arrow); and a trained
-tabular or sequence model's checks of new table columns and arrays (``fpt.data.modalities``' entries).
+"""Tables: CSV, TSV, JSON lines and Parquet, read as Hugging Face ``datasets`` reads them (Arrow; a CSV through the
+pandas chunks its builder reads, without importing it); and a trained tabular or sequence model's checks of new
+table columns and arrays (``fpt.data.modalities``' entries).
 
 One file (split by a ``split`` column if it has one, else held out by ``finish_splits``), or
 a directory of split files ``train.csv`` + ``test.csv`` (+ ``val.csv``; any of the formats).
@@ -65,20 +66,22 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
     if builder == "csv":
         _check_header(path, "\t" if path.suffix.lower() in {".tsv", ".tab"} else ",")
-    datasets = quiet_datasets()
     kwargs = {"sep": "\t"} if path.suffix.lower() in {".tsv", ".tab"} else {}
-    try:
-        with tempfile.TemporaryDirectory(prefix="fpt-datasets-") as cache:
-            ds = datasets.load_dataset(builder, data_files=str(path), split="train", cache_dir=cache,
-                                       keep_in_memory=True, **kwargs)
-    except Exception as exc:  # datasets wraps the parser's error; name the file and the parser's reason
-        raise DataError(f"{path}: cannot be read as {FORMAT_NAMES[builder]} ({_cause(exc)}); fix the file or "
-                        "convert it to CSV with a header row") from None
-    if ds.num_rows == 0:
+    table = _csv_table(path, kwargs.get("sep", ",")) if builder == "csv" else None
+    if table is None:
+        datasets = quiet_datasets()
+        try:
+            with tempfile.TemporaryDirectory(prefix="fpt-datasets-") as cache:
+                table = datasets.load_dataset(builder, data_files=str(path), split="train", cache_dir=cache,
+                                              keep_in_memory=True, **kwargs).data
+        except Exception as exc:  # datasets wraps the parser's error; name the file and the parser's reason
+            raise DataError(f"{path}: cannot be read as {FORMAT_NAMES[builder]} ({_cause(exc)}); fix the file or "
+                            "convert it to CSV with a header row") from None
+    if table.num_rows == 0:
         raise DataError(f"{path}: no rows; it needs one row per example under the header")
     columns: dict[str, np.ndarray] = {}
-    for name in ds.column_names:
-        col = ds.data.column(name)
+    for name in table.column_names:
+        col = table.column(name)
         kind = str(col.type)
         if "json" in kind or kind.startswith(("struct", "list", "large_list", "map")):
             raise DataError(f"{path}: column {name!r} mixes types or holds nested values ({kind}); give it one type "
@@ -91,6 +94,30 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
                             "them with finite numbers or leave them empty (missing)")
         columns[str(name)] = values
     return columns
+
+
+# datasets' CSV builder reads pandas chunks of this many rows (its CsvConfig.chunksize) and casts each to the first's
+# types; _csv_table reads the same chunks
+CSV_CHUNK_ROWS = 10_000
+
+
+def _csv_table(path: Path, sep: str) -> Any:
+    """The Arrow table ``datasets.load_dataset("csv", ...)`` reads from ``path`` (the same pandas chunks, each
+    converted as its CSV builder converts them), read without ``datasets``: importing it and its builder cost a plain
+    run on a 10,000-row table more than the reading. None where the two could differ (chunks of different types,
+    which datasets casts to the first's) or the file does not read cleanly: ``datasets`` then reads it, so its types
+    and its error messages stay the reference (tests/data/test_csv_reader.py compares the two)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    try:
+        with open(path, "rb") as f:
+            chunks = [pa.Table.from_pandas(df) for df in pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS)]
+    except Exception:  # a malformed file: datasets says what is wrong with it, as it always has
+        return None
+    if not chunks or any(not c.schema.equals(chunks[0].schema, check_metadata=False) for c in chunks[1:]):
+        return None
+    return pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
 
 
 def _check_header(path: Path, sep: str) -> None:
