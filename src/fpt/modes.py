@@ -248,6 +248,7 @@ def _choose(config: RunConfig, given: Sequence[str], folds: int | None, out: Pat
             verbose: bool) -> tuple[RunConfig, Choice]:
     """--choose: the candidates cross-validated and the choice saved in ``out`` before the final run (a stopped one
     resumes with it on record); returns the winner's config and the choice."""
+    from fpt.data import read_once
     from fpt.select import candidate_config, cross_validate, describe, fold_count
 
     if config.data is None:
@@ -255,8 +256,9 @@ def _choose(config: RunConfig, given: Sequence[str], folds: int | None, out: Pat
                           f"{config.task!r} has fixed splits), or drop --choose")
     _fresh(out)
     candidates = [parse_overrides(text.split()) for text in given]
-    folds = fold_count(config) if folds is None else folds
-    selection = cross_validate(config, candidates, folds, progress=say if verbose else None)
+    with read_once():  # the fold count and every fold run read the data's files once
+        folds = fold_count(config) if folds is None else folds
+        selection = cross_validate(config, candidates, folds, progress=say if verbose else None)
     metric, best = selection.metric, selection.winner
     for i, (candidate, mean, std) in enumerate(zip(candidates, selection.means, selection.stds, strict=True)):
         shown = "-" if mean is None else f"{mean:.4f} ± {std:.4f}"

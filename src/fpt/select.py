@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from fpt.config import RunConfig, from_dict, merge, show
+from fpt.data import read_once
 from fpt.errors import ConfigError
 from fpt.feature_map import CLOSED_FORM
 from fpt.pipeline import build
@@ -170,6 +171,7 @@ class OverBudget(Exception):
         self.seconds, self.projected = seconds, projected
 
 
+@read_once()  # the fold runs (and the fold count) read the data's files once
 def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], folds: int = DEFAULT_FOLDS,
                    progress: Callable[[str], None] | None = None, budget_s: float | None = None) -> Selection:
     """Train every candidate (``config`` with its fields) on each of ``folds`` folds; the ranked result.
@@ -318,6 +320,7 @@ class FitChoice:
                 "auto": True, "protocol": self.protocol, "notes": self.notes, "seconds": self.seconds}
 
 
+@read_once()  # the candidates' builds, the fold count and the fold runs read the data's files once
 def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[str], None] | None = None,
                choice: AutoChoice = AUTO) -> FitChoice:
     """``fit=auto``: the closed-form fit against gradient training (``choice.candidates``), by k-fold

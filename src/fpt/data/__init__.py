@@ -26,7 +26,10 @@ targets and tokenises it into ``TaskData``.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from fpt.data.base import RawData
@@ -34,6 +37,24 @@ from fpt.errors import DataError
 from fpt.settings import RunConfig
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+_READ: contextvars.ContextVar[dict[tuple, RawData] | None] = contextvars.ContextVar("fpt_read_once", default=None)
+
+
+@contextlib.contextmanager
+def read_once() -> Iterator[None]:
+    """Inside the block (or a function it decorates), ``load`` reads a path once per set of options and hands the
+    same ``RawData`` to every later call: a choice between fits builds its data once per candidate, once per fold
+    run and once to count the folds (fpt.select), each of which read the file again (a 1,000-series set is a million
+    numbers to parse). Nothing downstream writes into ``RawData``: splits and tokens are new arrays. A nested block
+    shares the outer one's."""
+    if _READ.get() is not None:
+        yield
+        return
+    token = _READ.set({})
+    try:
+        yield
+    finally:
+        _READ.reset(token)
 
 
 def detect(path: str) -> str:
@@ -68,13 +89,19 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     held = held_data(str(path))
     if held is not None:
         return held
+    read, key = _READ.get(), (str(path), target, modality, image_channels, image_size)
+    if read is not None and key in read:
+        return read[key]
     fmt = FORMATS[detect(str(path))]
     if target is not None and fmt.target is not None and str(target) != fmt.target_name:
         raise DataError(f"{path}: --target names a table column, but here the target is {fmt.target}; drop --target")
     if fmt.modality is not None and modality not in {"auto", fmt.modality}:
         raise DataError(f"{path}: holds {fmt.modality} data; --modality {modality} cannot apply (drop it or use "
                         f"{fmt.modality})")
-    return fmt.read(path, Request(target, modality, image_channels, image_size))
+    raw = fmt.read(path, Request(target, modality, image_channels, image_size))
+    if read is not None:
+        read[key] = raw
+    return raw
 
 
-__all__ = ["RawData", "detect", "load"]
+__all__ = ["RawData", "detect", "load", "read_once"]
