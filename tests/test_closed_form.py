@@ -301,6 +301,38 @@ def test_members_kept_by_leave_one_out_zero_the_dropped_members_weights():
     np.testing.assert_allclose(refit, w, rtol=1e-5, atol=1e-8)  # a fold at the chosen members reads the same columns
 
 
+@pytest.mark.parametrize("classify", [True, False])
+def test_a_penalty_searched_on_a_subsample_is_fitted_on_every_example(classify):
+    """search_rows: the penalty and the tokens' scale chosen by leave-one-out over a seeded, stratified subsample
+    (the standardised columns' rows), the head then the fit at them on every example, its estimate that fit's own
+    leave-one-out figure."""
+    from fpt.closed_form import subsample
+    from fpt.ridge import ridge_loo_scaled
+
+    rng = np.random.default_rng(11)
+    body, tokens = rng.normal(size=(150, 40)), rng.normal(size=(150, 3))
+    score = tokens @ np.array([1.0, -2.0, 0.5]) + body[:, :2].sum(1) + 0.3 * rng.normal(size=150)
+    y = ((score > 0).astype(np.int64) if classify else score)[:, None]
+    x = np.concatenate([body, tokens], axis=1)
+    design = replace(DEFAULTS, search_rows=60)
+    w, b, info = fit_head(x, y, classify, 2 if classify else 1, design, seed=3, inputs=3)
+    rows = subsample(y, classify, 60, 3)
+    assert info["search"] == {**info["search"], "examples": 60, "of": 150, "seed": 3}
+    z = (x - x.mean(0)) / x.std(0)
+    targets = np.where(y == [[0, 1]], 1.0, -1.0) if classify else y.astype(float)
+    scale, searched = ridge_loo_scaled(z[rows], targets[rows], design.alphas, design.input_scales, 3,
+                                       design.penalty_rule, design.loo_guard)
+    assert (info["alpha"], info["input_scale"]) == (searched.alpha, scale)
+    fixed = {"alpha": info["alpha"], "input_scale": info["input_scale"]}
+    np.testing.assert_allclose(w, fit_head(x, y, classify, 2 if classify else 1, DEFAULTS, 3, 3, fixed=fixed)[0],
+                               rtol=1e-6, atol=1e-9)
+    exact = fit_head(x, y, classify, 2 if classify else 1,
+                     replace(DEFAULTS, alphas=(info["alpha"],), input_scales=(info["input_scale"],)), 3, 3)[2]
+    assert info["cv_score"] == pytest.approx(exact["cv_score"], rel=1e-9)
+    # at or below search_rows: the search over every example, as before
+    assert "search" not in fit_head(x[:60], y[:60], classify, 2 if classify else 1, design, 3, 3)[2]
+
+
 def test_controls_above_the_cap_are_fitted_on_a_paired_subsample(tmp_path, tiny_bert_dir, tiny_tables, monkeypatch):
     from fpt import closed_form
     from fpt.baselines import beside_run, table_rows

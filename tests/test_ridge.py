@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import RidgeCV
 
-from fpt.ridge import ridge_loo
+from fpt.ridge import ridge_loo, ridge_loo_at
 
 ALPHAS = tuple(10.0 ** k for k in range(-3, 7))
 
@@ -25,6 +25,20 @@ def test_the_same_penalty_weights_and_leave_one_out_outputs_as_scikit_learn(shap
     np.testing.assert_allclose(ours.coef, np.atleast_2d(theirs.coef_), rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(ours.intercept, np.atleast_1d(theirs.intercept_), rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(ours.loo, theirs.cv_results_[..., at].reshape(n, -1), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("shape", [(40, 120), (120, 40)])  # the Gram matrix's factor, the covariance's
+@pytest.mark.parametrize("alpha", [1e-2, 1.0, 1e3])
+def test_one_penalty_by_a_cholesky_factor_is_the_searched_fit_at_it(shape, alpha):
+    rng = np.random.default_rng(int(alpha * 100) + shape[0])
+    n, f = shape
+    z = rng.normal(size=(n, f)) * rng.uniform(0.5, 3, size=f) + 1
+    y = z[:, :2] @ rng.normal(size=(2, 2)) + rng.normal(size=(n, 2))
+    searched, at = ridge_loo(z, y, (alpha,)), ridge_loo_at(z, y, alpha)
+    assert at.alpha == alpha and at.score == pytest.approx(searched.score, rel=1e-8)
+    np.testing.assert_allclose(at.coef, searched.coef, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(at.intercept, searched.intercept, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(at.loo, searched.loo, rtol=1e-7, atol=1e-9)
 
 
 def test_a_leave_one_out_output_is_the_fit_without_that_example():

@@ -43,7 +43,7 @@ from fpt.feature_map import ClosedForm, FeatureMap, options
 from fpt.inference import batched_outputs
 from fpt.model import FEATURES
 from fpt.pipeline import Experiment
-from fpt.ridge import LEAST, ridge_loo_scaled
+from fpt.ridge import LEAST, ridge_loo_at, ridge_loo_scaled
 from fpt.tasks.base import Batch, TensorSource
 
 LOO = "leave-one-out"
@@ -115,7 +115,8 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
     ``design.member_choices`` the ridge head is also fitted on the first m members alone, the members kept chosen by
     leave-one-out with the penalty (a dropped member's weights are zeros). ``fixed``: a ridge head's ``alpha``,
     ``input_scale`` and ``members_kept`` already chosen (``fit_head``'s info): fitted at them, with no search
-    (``cv``: "fixed")."""
+    (``cv``: "fixed"). Above ``design.search_rows`` examples the ridge head's search reads that many of them
+    (``_fit_searched_on_rows``; info's ``search`` says which)."""
     from sklearn.linear_model import Ridge
 
     x = x.astype(np.float64)
@@ -142,6 +143,8 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
         if member_widths and design.member_choices and len(z) <= design.choose_up_to:
             counts += [m for m in design.member_choices if 0 < m < len(member_widths)]
         tried = []
+        if counts == [None] and design.search_rows is not None and len(z) > design.search_rows:
+            return _fit_searched_on_rows(z, y, targets, classify, classes, design, seed, inputs, mean, std)
         for m in counts:
             kept = _member_columns(member_widths, z.shape[1], inputs, m)
             # the squared leave-one-out error chooses, as RidgeClassifierCV's default does (its near-ties
@@ -158,6 +161,29 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
                 **({"members_kept": m or len(member_widths),
                     "members_loo": {str(t[0] or len(member_widths)): t[3].score for t in tried}}
                    if len(tried) > 1 else {})}
+    w = w / std[None, :]
+    return w, b - w @ mean, info
+
+
+def _fit_searched_on_rows(z: np.ndarray, y: np.ndarray, targets: np.ndarray, classify: bool, classes: int,
+                          design: ClosedForm, seed: int, inputs: int, mean: np.ndarray, std: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """``fit_head``'s ridge over standardised ``z`` with its penalty and the tokens' scale searched by leave-one-out
+    over ``design.search_rows`` of the examples (``subsample``: seeded, stratified), then fitted at them on every
+    example, whose exact leave-one-out figure at that penalty is the estimate recorded (``cv_score``)."""
+    rows = subsample(y, classify, design.search_rows, seed)
+    scale, searched = ridge_loo_scaled(z[rows], targets[rows], design.alphas, design.input_scales, inputs,
+                                       design.penalty_rule, design.loo_guard)
+    if 0 < inputs < z.shape[1] and scale != 1.0:
+        z = z.copy()
+        z[:, -inputs:] *= scale
+    ridge = ridge_loo_at(z, targets, searched.alpha)
+    w, b = _widen(ridge.coef.copy(), scale, inputs, None, z.shape[1]), ridge.intercept
+    info = {"head": "ridge", "alpha": ridge.alpha, "cv": LOO, "cv_score": _score(classify, ridge.loo, y, classes),
+            "alphas": list(design.alphas), **({"input_scale": scale} if inputs else {}),
+            **({"penalty_rule": design.penalty_rule} if design.penalty_rule != LEAST else {}),
+            "search": {"examples": len(rows), "of": len(z), "seed": seed,
+                       "cv_score": _score(classify, searched.loo, y[rows], classes)}}
     w = w / std[None, :]
     return w, b - w @ mean, info
 

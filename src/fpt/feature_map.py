@@ -97,6 +97,14 @@ class ClosedForm:
     # by leave-one-out lost: BasicMotions 0.808 against 0.950, PickupGestureWiimoteZ 0.547 against 0.580).
     member_choices: tuple[int, ...] = ()
     choose_up_to: int = 2000
+    # Above this many fitted examples the ridge head searches its penalty and the tokens' scale by leave-one-out over
+    # a seeded, stratified subsample of this many (fpt.closed_form.subsample: the controls' 2,000 rows, CONTROLS_UP_TO),
+    # then is fitted at them on every example (fpt.ridge.ridge_loo_at); None: over every example. The search's
+    # eigendecomposition of the 3,880 x 3,880 covariance was 14.6 of the 10,000-row table's 73 s (speed/). Adopted by
+    # its rule, declared before the figures (search-rows/, bench/closed_form_search_rows.py: nested 5-fold CV on
+    # TRAIN of four large tables): mean +0.006 against the search over every row, worst set -0.001
+    # (classification-10k), linear-10k +2.3 points (the subsample chose 1e5-1e6 where every row chose 1e4).
+    search_rows: int | None = 2000
     cs: tuple[float, ...] = tuple(10.0 ** k for k in range(-4, 3))  # logistic inverse penalties, chosen by k-fold
     folds: int = 5  # k of the k-fold figures (the logistic head's search, and the per-fold scores the controls use)
     max_values: int = 2**30  # examples x features held in memory (4 GiB of float32); beyond it, a one-line error
