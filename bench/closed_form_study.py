@@ -74,6 +74,8 @@ class Recipe:
     input_init: str = ""  # the members' input_init (gpt2 | official); "": the preset's (fast: official)
     embed_std: float = 0.0  # > 0: a symbol member's table drawn N(0, embed_std) instead (input_init gpt2's draw rescaled)
     inputs_only: bool = False  # the tokens' columns alone, no body feature (measured beside the head searches, never chosen)
+    draws: int = 1  # independent draws of the members (``draws_of``): each draw ``members`` more seeded input layers
+    draw_head: str = "one"  # one: one head over the draws' members side by side | average: a head per draw, logits averaged
 
     def design(self) -> Any:
         """fpt.feature_map.ClosedForm of this recipe (the library's own defaults for what it does not vary)."""
@@ -251,6 +253,156 @@ def decide_round5(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return decide([r for r in rows if r["axis"] in ("base", "head search")])
 
 
+# Round 6 (docs/results/own-data/closed-form/round6/study): more member draws. Round 4's test benchmark averaged its
+# three seeds' runs (3 draws of the 10 members) into a mean of 0.878 against 0.868 for one run: a test figure,
+# reported, never used to choose. This round asks the TRAIN-only CV whether more draws should be the default, against
+# the library's (one draw of E=10, members 6-10 reading a series' difference, its head search). Three draws are what
+# round 3's cache holds per set (repeat d's members, seeds 1000 d + e), so nothing new is read from the body. The
+# candidates: (a) a head per draw, each the library's fit_head on the fold's training part, their logits averaged on
+# its held-out part (one linear layer over the 30 members with each draw's weights divided by 3: ``averaged_head``);
+# (b) one head over 2 draws' members side by side (E=20, the tokens once) and (c) over 3 draws' (E=30), the library's
+# head search over the concatenation. What varies with the repeat r: the folds (shuffled with r) for every recipe, and
+# which draws (``draws_of``): the default reads draw r (its rows are round 5's base rows), (b) draws r and r+1 mod 3,
+# (a) and (c) all three (so their repeats differ by the folds alone).
+DRAWS = 3  # the member draws the cache holds per set
+SHIPPED6 = "one draw of E=10 (the library's default)"
+ROUND6: list[tuple[str, str, Recipe]] = [
+    ("base", SHIPPED6, BASE5),
+    ("draws", "(a) heads of 3 draws averaged (logits)", replace(BASE5, draws=3, draw_head="average")),
+    ("draws", "(b) one head over 2 draws (E=20)", replace(BASE5, draws=2)),
+    ("draws", "(c) one head over 3 draws (E=30)", replace(BASE5, draws=3)),
+]
+
+
+def decide_round6(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The round6 plan's rule, declared (and committed) before its figures were read: among the default and the
+    "draws" candidates, the best mean rank of the mean CV figure (over the repeats) over the sets where all were
+    measured, a set's equal figures sharing ranks; a tie in mean rank goes to the shipped default where it is among
+    the tied, otherwise to the higher mean CV figure, then to the first in ``ROUND6``'s order."""
+    per: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if r["axis"] in ("base", "draws"):
+            per.setdefault((r["dataset"], r["choice"]), []).append(r["cv"])
+    cv = {k: statistics.mean(v) for k, v in per.items()}
+    group = [c for _, c, _ in ROUND6 if any(k[1] == c for k in cv)]
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    sets = [d for d in names if all((d, c) in cv for c in group)]
+    rank = {c: statistics.mean(
+        statistics.mean(i + 1 for i, v in enumerate(sorted((cv[(d, g)] for g in group), reverse=True))
+                        if v == cv[(d, c)]) for d in sets) for c in group} if sets else {}
+    mean = {c: statistics.mean(cv[(d, c)] for d in sets) for c in group} if sets else {}
+    if not sets:
+        return {"chosen": SHIPPED6, "sets": [], "rank": {}, "mean_cv": {}}
+    best = min(rank.values())
+    tied = [c for c in group if rank[c] == best]
+    chosen = SHIPPED6 if SHIPPED6 in tied else max(tied, key=lambda c: (mean[c], -group.index(c)))
+    return {"chosen": chosen, "sets": sets, "rank": rank, "mean_cv": mean}
+
+
+def draws_of(recipe: Recipe, repeat: int) -> list[int]:
+    """The member draws a recipe reads in repeat ``repeat`` (draw d: members seeds run_seed(d) + e): one draw, the
+    repeat's own; several, the repeat's and the next ones of the ``DRAWS`` cached, cycled."""
+    if recipe.draws == 1:
+        return [repeat]
+    if not 1 < recipe.draws <= DRAWS:
+        raise SystemExit(f"closed_form_study.py: {recipe.draws} draws; the cache holds {DRAWS}")
+    return [(repeat + i) % DRAWS for i in range(recipe.draws)]
+
+
+def averaged_head(xs: list[np.ndarray], y: np.ndarray, classify: bool, classes: int, design: Any, seed: int,
+                  inputs: int, widths: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Round 6's candidate (a) as one linear layer: the library's head fitted on each draw's features (each draw's
+    members, then the tokens) and averaged, i.e. weights (m * C, sum of the draws' F), each draw's block divided by
+    the number of draws, and the mean bias; its logits over the draws' features side by side are the mean of the
+    draws' heads' logits."""
+    from fpt.closed_form import fit_head
+
+    heads = [fit_head(x, y, classify, classes, design, seed, inputs, member_widths=w)[:2]
+             for x, w in zip(xs, widths, strict=True)]
+    return np.concatenate([w for w, _ in heads], 1) / len(heads), np.mean([b for _, b in heads], 0)
+
+
+def averaged_fold_scores(xs: list[np.ndarray], y: np.ndarray, classify: bool, classes: int, design: Any, seed: int,
+                         inputs: int, widths: list[list[int]]) -> list[float]:
+    """``fpt.closed_form.fold_scores``' folds (the same k, the same shuffled, stratified folds of ``seed``) for
+    ``averaged_head``: each draw's head fitted on a fold's training part, the averaged logits scored on its held-out
+    part. Every head searches its penalty per fold, as fold_scores does below SEARCH_PER_FOLD_BELOW examples."""
+    from fpt.closed_form import SEARCH_PER_FOLD_BELOW, _fold_count, _score, folds_of
+
+    if len(y) >= SEARCH_PER_FOLD_BELOW:
+        raise SystemExit(f"closed_form_study.py: {len(y)} examples; the averaged heads' folds are those of "
+                         f"fewer than {SEARCH_PER_FOLD_BELOW}")
+    k = _fold_count(y[:, 0] if classify else None, classify, design.folds)
+    if len(y) < 2 * k:
+        return []
+    both = np.concatenate(xs, 1).astype(np.float64)
+    scores = []
+    for train, val in folds_of(y, classify, k, seed):
+        w, b = averaged_head([x[train] for x in xs], y[train], classify, classes, design, seed, inputs, widths)
+        scores.append(_score(classify, both[val] @ w.T + b, y[val], classes))
+    return scores
+
+
+def head_seconds(xs: list[np.ndarray], y: np.ndarray, classify: bool, classes: int, design: Any, seed: int,
+                 inputs: int, widths: list[list[int]], average: bool) -> float:
+    """Seconds of the head as a run would fit it on every training example given (a relative cost: the machine is
+    shared): ``averaged_head`` over the draws' features ``xs`` for round 6's (a), else the library's ``fit_head``
+    over ``xs``' one array."""
+    from fpt.closed_form import fit_head
+
+    started = time.perf_counter()
+    if average:
+        averaged_head(xs, y, classify, classes, design, seed, inputs, widths)
+    else:
+        fit_head(xs[0], y, classify, classes, design, seed, inputs, member_widths=widths[0])
+    return round(time.perf_counter() - started, 3)
+
+
+def feature_seconds(name: str, path: Path, body: str, members: int) -> dict[str, Any]:
+    """Seconds of the library's reading of a set's training features with ``members`` members (fpt's own run of
+    them: cf_difference on a series, its default precision), from the assembled model to the (N, F) array."""
+    from fpt.closed_form import read_features
+    from fpt.pipeline import assemble
+
+    config, data = training_task(path, "global", body, fields={"cf_difference": True} if name in SERIES else None)
+    config = replace(config, fit="closed-form", device="cpu", cf_members=members)
+    exp = assemble(config, data)
+    started = time.perf_counter()
+    x = read_features(exp, data.train.data)
+    return {"dataset": name, "members": members, "n_train": len(x), "n_features": int(x.shape[1]),
+            "seconds": round(time.perf_counter() - started, 3)}
+
+
+def round6_text(rows: list[dict[str, Any]], cost: list[dict[str, Any]] | None = None) -> str:
+    """table.md's part for --plan round6: the rule's decision, and each candidate's head cost relative to the
+    default's (the median over the set-repeats of its head seconds over the default's on the same set and repeat),
+    its members read relative to the default's, and, where timed, the library's feature reading relative too."""
+    got = decide_round6(rows)
+    head = {(r["dataset"], r["repeat"], r["choice"]): r["head_seconds"] for r in rows if "head_seconds" in r}
+    members = {r["choice"]: r["members_read"] for r in rows if "members_read" in r}
+    lines = ["", "The rule (bench/closed_form_study.py decide_round6): the best mean rank of the mean CV figure over "
+             f"the {len(got['sets'])} sets where all were measured, a tie to the shipped default.", "",
+             "| recipe | mean rank | mean CV | members read (x default) | head seconds (x default, median) |",
+             "|---|---|---|---|---|"]
+    for _, c, _ in ROUND6:
+        if c not in got["rank"]:
+            continue
+        ratios = [v / head[(d, r, SHIPPED6)] for (d, r, k), v in head.items()
+                  if k == c and head.get((d, r, SHIPPED6), 0) > 0]
+        lines.append(f"| {c} | {got['rank'][c]:.2f} | {got['mean_cv'][c]:.3f} | "
+                     f"{members.get(c, 0) / max(members.get(SHIPPED6, 1), 1):.0f} | "
+                     + (f"{statistics.median(ratios):.2f}" if ratios else "–") + " |")
+    lines += ["", f"Chosen: {got['chosen']}."]
+    if cost:
+        lines += ["", "The library's feature reading (OUT/cost.jsonl; seconds on a shared machine, relative only):", "",
+                  "| set | members | seconds | x the 10 members' |", "|---|---|---|---|"]
+        base = {c["dataset"]: c["seconds"] for c in cost if c["members"] == 10}
+        lines += [f"| {c['dataset']} | {c['members']} | {c['seconds']:.2f} | "
+                  + (f"{c['seconds'] / base[c['dataset']]:.2f}" if base.get(c["dataset"]) else "–") + " |"
+                  for c in cost]
+    return "\n".join(lines) + "\n"
+
+
 # The symbol sequences' input-layer draw (docs/results/own-data/closed-form/seqinit): the closed form's symbol
 # members are embedding tables, drawn N(0, 1) under preset fast (input_init official), large beside MiniLM's own
 # tables (std 0.056 words, 0.025 positions; kinds/embedding_std.txt). The series and tables rounds 1-3 chose on have
@@ -266,7 +418,7 @@ SEQINIT: list[tuple[str, str, Recipe]] = [
     ("measured", "N(0, 0.056): the body's word-table std", replace(BASE_SEQ, input_init="gpt2", embed_std=0.056)),
 ]
 SEQUENCES = ("dna-motif", "listops-short")  # bench/kinds_data.py's symbol sequence sets (their train.csv only)
-PLANS = ("round1", "round2", "round3", "round4", "round5", "seqinit")
+PLANS = ("round1", "round2", "round3", "round4", "round5", "round6", "seqinit")
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 
 
@@ -415,7 +567,8 @@ def features(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path,
 
 def features_and_layout(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path, body: str = "minilm",
                         round2: bool = False) -> tuple[np.ndarray, np.ndarray, int, list[int], int]:
-    """``features``, and the columns each member gives and the tokens' (fit_head's member_widths and inputs)."""
+    """``features``, and the columns each member gives and the tokens' (fit_head's member_widths and inputs). With
+    ``recipe.draws`` > 1 the draws' members side by side, draw by draw (``draws_of``), then the tokens once."""
     from fpt.feature_map import scale_factors
 
     design = recipe.design()
@@ -425,9 +578,10 @@ def features_and_layout(name: str, path: Path, recipe: Recipe, repeat: int, cach
         tokens = int(got["shape"][3])
         return got["x"][:, got["x"].shape[1] - tokens:].astype(np.float32), got["y"], int(got["shape"][4]), [], 0
     parts, widths = [], []
-    for e in range(design.members):
+    draws = draws_of(recipe, repeat)
+    for d, e in ((d, e) for d in draws for e in range(design.members)):  # draw by draw, its members in order
         diff = "only" if e >= design.members - recipe.diff_members else "channels" if recipe.series_diff else ""
-        got = member_features(name, path, recipe, run_seed(repeat) + e, cache, body, factors[e % len(factors)], round2,
+        got = member_features(name, path, recipe, run_seed(d) + e, cache, body, factors[e % len(factors)], round2,
                               diff)
         shape = got["shape"]
         before = len(parts)
@@ -438,7 +592,7 @@ def features_and_layout(name: str, path: Path, recipe: Recipe, repeat: int, cach
         widths.append(sum(p.shape[1] for p in parts[before:]))
     inputs = int(shape[3]) if design.inputs else 0
     if design.inputs:  # the series' own tokens (a member of the first difference's are the difference's)
-        got = member_features(name, path, recipe, run_seed(repeat), cache, body, factors[0], round2,
+        got = member_features(name, path, recipe, run_seed(draws[0]), cache, body, factors[0], round2,
                               "channels" if recipe.series_diff else "")
         parts.append(got["x"][:, got["x"].shape[1] - inputs:])
     return np.concatenate(parts, 1).astype(np.float32), got["y"], int(shape[4]), widths, inputs
@@ -582,7 +736,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 # Fields added after round 2: left out of a recipe's id at their defaults, so rows written before they existed keep
 # their ids (a choice is not run twice) and a later field does not re-run round 3's rows.
 LATER_FIELDS = ("penalty", "member_choices", "series_diff", "diff_members", "input_scales", "loo_guard", "input_init",
-                "embed_std", "inputs_only")
+                "embed_std", "inputs_only", "draws", "draw_head")
 
 
 def recipe_id(recipe: Recipe) -> str:
@@ -595,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, type=Path, help="folder for study.jsonl, study.csv and README.md")
     p.add_argument("--datasets", default="", help="comma-separated names (default: the series sets and the tables; "
                                                   "--plan seqinit: the symbol sequence sets)")
-    axes_known = dict.fromkeys(a for a, _, _ in (*CHOICES, *ROUND2, *ROUND3, *ROUND4, *ROUND5))
+    axes_known = dict.fromkeys(a for a, _, _ in (*CHOICES, *ROUND2, *ROUND3, *ROUND4, *ROUND5, *ROUND6))
     p.add_argument("--choices", default="all", help="comma-separated axes to run (default all): " + ", ".join(axes_known))
     p.add_argument("--repeats", type=int, default=3, help="repeats (member seeds and fold shuffles), default 3")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (fewer for rare classes), default 5")
@@ -603,9 +757,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plan", default="round1", choices=PLANS, help="round1 (the first defaults' choices), "
                    "round2 (changes from round 1's chosen defaults: scales, ppv, members) or round3 (head options over "
                    "round 2's: the penalty rule, members kept by leave-one-out), round4 (the head search that goes with the "
-                   "first difference), round5 (the tokens' scales' reach) or seqinit (the symbol sequences' "
-                   "input-layer draw), default round1")
+                   "first difference), round5 (the tokens' scales' reach), round6 (more member draws) or seqinit "
+                   "(the symbol sequences' input-layer draw), default round1")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"), help="where body states are kept")
+    p.add_argument("--time-features", default="", help="--plan round6: sets whose features the library reads anew for "
+                   "1, 2 and 3 draws (cf_members 10, 20, 30), timed into OUT/cost.jsonl (relative cost only)")
     args = p.parse_args(argv)
     from fpt.closed_form import fold_scores
 
@@ -618,7 +774,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         path = dataset_path(name, args.cache / "data")
         for axis, choice, recipe in {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3, "round4": ROUND4,
-                                   "round5": ROUND5, "seqinit": SEQINIT}[args.plan]:
+                                   "round5": ROUND5, "round6": ROUND6, "seqinit": SEQINIT}[args.plan]:
             if axes is not None and axis not in axes:
                 continue
             for repeat in range(args.repeats):
@@ -626,14 +782,24 @@ def main(argv: list[str] | None = None) -> int:
                 if (name, rid, repeat) in done:
                     continue
                 started = time.perf_counter()
-                x, y, classes, widths, inputs = features_and_layout(name, path, recipe, repeat, args.cache / name,
-                                                                    args.body, args.plan != "round1")
-                classify = y.dtype.kind != "f"
                 design = replace(recipe.design(), folds=args.folds)
-                # the library's head, fold by fold (round 3: with the tokens' columns and the members as it fits them)
-                scores = (fold_scores(x, y, classify, classes, design, repeat, inputs, member_widths=widths)
-                          if args.plan in ("round3", "round4", "round5", "seqinit")
-                          else fold_scores(x, y, classify, classes, design, repeat))
+                if recipe.draw_head == "average":  # round 6's (a): each draw's features apart, a head each
+                    one = replace(recipe, draws=1, draw_head="one")
+                    got = [features_and_layout(name, path, one, d, args.cache / name, args.body, True)
+                           for d in draws_of(recipe, repeat)]
+                    xs, wide = [g[0] for g in got], [g[3] for g in got]
+                    _, y, classes, _, inputs = got[0]
+                    x, widths = np.concatenate(xs, 1), [w for g in wide for w in g]
+                    classify = y.dtype.kind != "f"
+                    scores = averaged_fold_scores(xs, y, classify, classes, design, repeat, inputs, wide)
+                else:
+                    x, y, classes, widths, inputs = features_and_layout(name, path, recipe, repeat, args.cache / name,
+                                                                        args.body, args.plan != "round1")
+                    classify = y.dtype.kind != "f"
+                    # the library's head, fold by fold (round 3: with the tokens' columns and the members as it fits them)
+                    scores = (fold_scores(x, y, classify, classes, design, repeat, inputs, member_widths=widths)
+                              if args.plan in ("round3", "round4", "round5", "round6", "seqinit")
+                              else fold_scores(x, y, classify, classes, design, repeat))
                 folds = len(scores)
                 row = {"dataset": name, "axis": axis, "choice": choice, "recipe": rid, "settings": asdict(recipe),
                        "repeat": repeat, "folds": folds, "n_train": len(y), "n_features": int(x.shape[1]),
@@ -641,6 +807,11 @@ def main(argv: list[str] | None = None) -> int:
                        "cv": statistics.mean(scores), "seconds": round(time.perf_counter() - started, 2)}
                 if args.plan == "round5":  # what the head's search picks on all of the repeat's training examples
                     row["picked"] = picked(x, y, classify, classes, design, repeat, inputs, widths)
+                if args.plan == "round6":  # the head as it would ship, on every training example: its cost
+                    row["members_read"] = recipe.members * recipe.draws
+                    average = recipe.draw_head == "average"
+                    row["head_seconds"] = head_seconds(xs if average else [x], y, classify, classes, design, repeat,
+                                                       inputs, wide if average else [widths], average)
                 with results.open("a") as f:
                     f.write(json.dumps(row) + "\n")
                 print(json.dumps({k: row[k] for k in ("dataset", "choice", "repeat", "cv", "seconds")}), flush=True)
@@ -651,15 +822,26 @@ def main(argv: list[str] | None = None) -> int:
         writer.writeheader()
         writer.writerows(table)
     rule = {"round4": decide_round4, "round5": decide_round5}.get(args.plan, decide)
-    decisions = rule(rows)
+    decisions = [] if args.plan == "round6" else rule(rows)
     if args.plan in ("round2", "round3"):
         decisions += decide_final(rows, decisions)
-    text += "\nThe rule (bench/closed_form_study.py " + rule.__name__ + \
-            "): per axis the best mean rank, then the higher mean CV figure, " \
-            "then the base recipe.\n\n| axis | chosen | its mean rank | its mean CV | base's rank | base's mean CV | sets |\n" \
-            "|---|---|---|---|---|---|---|\n" + "".join(
-                f"| {d['axis']} | {d['chosen']} | {d['rank']:.2f} | {d['mean_cv']:.3f} | {d['base_rank']:.2f} | "
-                f"{d['base_mean_cv']:.3f} | {d['sets']} |\n" for d in decisions)
+    if args.plan == "round6":
+        cost_file = args.out / "cost.jsonl"
+        for name in [n.strip() for n in args.time_features.split(",") if n.strip()]:
+            for members in (10, 20, 30, 10):  # the first of 10 again last: what the machine's load moved meanwhile
+                timed = feature_seconds(name, dataset_path(name, args.cache / "data"), args.body, members)
+                with cost_file.open("a") as f:
+                    f.write(json.dumps(timed) + "\n")
+                print(json.dumps(timed), flush=True)
+        text += round6_text(rows, read_rows(cost_file) if cost_file.is_file() else None)
+    else:
+        text += "\nThe rule (bench/closed_form_study.py " + rule.__name__ + \
+                "): per axis the best mean rank, then the higher mean CV figure, " \
+                "then the base recipe.\n\n| axis | chosen | its mean rank | its mean CV | base's rank | base's mean CV " \
+                "| sets |\n" \
+                "|---|---|---|---|---|---|---|\n" + "".join(
+                    f"| {d['axis']} | {d['chosen']} | {d['rank']:.2f} | {d['mean_cv']:.3f} | {d['base_rank']:.2f} | "
+                    f"{d['base_mean_cv']:.3f} | {d['sets']} |\n" for d in decisions)
     if args.plan == "seqinit":
         got = decide_seqinit(rows)
         text += ("\nThe seqinit rule (decide_seqinit): the best mean CV over " + ", ".join(got["sets"]) + " among the "

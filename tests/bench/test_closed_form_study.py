@@ -152,3 +152,95 @@ def test_the_round5_ridge_row_is_the_tokens_alone_and_its_field_leaves_earlier_i
                                          tmp_path / "cache", tiny_bert_dir, round2=True)
     assert x.shape == (120, 4 * 2) and widths == [] and inputs == 0 and classes == 3
     np.testing.assert_array_equal(x, full[:, -4 * 2:])  # the tokens' columns the head search sees beside the body
+
+
+def _round6_rows(cv: dict[str, tuple[float, float]]) -> list[dict]:
+    axis = {c: a for a, c, _ in study.ROUND6}
+    return [{"dataset": d, "axis": axis[c], "choice": c, "cv": v, "repeat": 0}
+            for c, values in cv.items() for d, v in zip(("ArrowHead", "diabetes"), values, strict=True)]
+
+
+def test_the_round6_rule_takes_the_best_mean_rank_and_a_tie_with_the_default_keeps_it():
+    base, averaged, two, three = (c for _, c, _ in study.ROUND6)
+    assert base == study.SHIPPED6 and [a for a, _, _ in study.ROUND6] == ["base", "draws", "draws", "draws"]
+    got = study.decide_round6(_round6_rows({base: (0.80, 0.46), averaged: (0.82, 0.47), two: (0.81, 0.46),
+                                            three: (0.82, 0.45)}))
+    assert got["chosen"] == averaged and got["rank"][averaged] == 1.25  # tied first (1.5), then first
+    assert got["rank"] == {base: 3.25, averaged: 1.25, two: 2.75, three: 2.75} and got["sets"] == ["ArrowHead", "diabetes"]
+    # a tie in mean rank with the default keeps it, though the candidate's mean CV is higher
+    tie = study.decide_round6(_round6_rows({base: (0.80, 0.47), averaged: (0.90, 0.46), two: (0.70, 0.40),
+                                            three: (0.70, 0.40)}))
+    assert tie["rank"][base] == tie["rank"][averaged] == 1.5 and tie["chosen"] == base
+    # tied candidates without the default: the higher mean CV
+    among = study.decide_round6(_round6_rows({base: (0.70, 0.40), averaged: (0.80, 0.47), two: (0.90, 0.46),
+                                              three: (0.60, 0.30)}))
+    assert among["rank"][averaged] == among["rank"][two] == 1.5 and among["chosen"] == two
+
+
+def _draw_features(seed: int, n: int = 60, members: int = 3, width: int = 5, inputs: int = 4):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, members * width + inputs)), [width] * members
+
+
+def test_averaged_heads_are_one_linear_layer_and_one_draw_scores_as_the_librarys_folds():
+    """Round 6's (a) ships as one linear layer over the draws' features; with one draw its folds are fold_scores'."""
+    from fpt.closed_form import fit_head, fold_scores
+    from fpt.feature_map import DEFAULTS
+
+    draws = [_draw_features(s) for s in (0, 1, 2)]
+    xs, widths = [x for x, _ in draws], [w for _, w in draws]
+    signal = xs[0][:, 0] + xs[1][:, 1] - xs[2][:, 2]
+    y = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3])).reshape(-1, 1)
+    w, b = study.averaged_head(xs, y, True, 3, DEFAULTS, 0, 4, widths)
+    assert w.shape == (3, 3 * (3 * 5 + 4)) and b.shape == (3,)
+    each = [fit_head(x, y, True, 3, DEFAULTS, 0, 4, member_widths=m) for x, m in zip(xs, widths, strict=True)]
+    np.testing.assert_allclose(np.concatenate(xs, 1) @ w.T + b,
+                               np.mean([x @ h[0].T + h[1] for x, h in zip(xs, each, strict=True)], 0), atol=1e-10)
+    np.testing.assert_allclose(w[:, :19], each[0][0] / 3)  # each draw's block: its head's weights over 3
+    for seed in (0, 1):
+        assert study.averaged_fold_scores(xs[:1], y, True, 3, DEFAULTS, seed, 4, widths[:1]) == \
+            fold_scores(xs[0], y, True, 3, DEFAULTS, seed, 4, member_widths=widths[0])
+    scores = study.averaged_fold_scores(xs, y, True, 3, DEFAULTS, 0, 4, widths)
+    assert len(scores) == 5 and all(0 <= s <= 1 for s in scores)
+    target = (xs[0][:, 0] + 0.1 * signal).reshape(-1, 1)  # regression: three equal draws average to one's figures
+    np.testing.assert_allclose(study.averaged_fold_scores([xs[0]] * 3, target, False, 1, DEFAULTS, 0, 4, widths[:1] * 3),
+                               fold_scores(xs[0], target, False, 1, DEFAULTS, 0, 4, member_widths=widths[0]), atol=1e-12)
+
+
+def test_round6_draws_read_their_members_draw_by_draw_and_the_tokens_once(tmp_path, tiny_bert_dir):
+    assert study.recipe_id(study.BASE5) == study.recipe_id(study.replace(study.BASE5, draws=1, draw_head="one"))
+    assert study.draws_of(study.BASE5, 2) == [2]  # the default: the repeat's own draw (round 5's base rows)
+    assert study.draws_of(study.replace(study.BASE5, draws=2), 2) == [2, 0]
+    assert study.draws_of(study.replace(study.BASE5, draws=3), 1) == [1, 2, 0]
+    one = study.Recipe(members=2, blocks="0", poolings="max")
+    path = study.dataset_path("iris", tmp_path / "data")
+    cache = tmp_path / "cache"
+    x, y, classes, widths, inputs = study.features_and_layout("iris", path, study.replace(one, draws=2), 2, cache,
+                                                              tiny_bert_dir, round2=True)
+    draw2, *_, w2, _ = study.features_and_layout("iris", path, one, 2, cache, tiny_bert_dir, round2=True)
+    draw0, *_ = study.features_and_layout("iris", path, one, 0, cache, tiny_bert_dir, round2=True)
+    assert widths == w2 * 2 and inputs == 4 * 2 and classes == 3 and len(y) == 120
+    body = sum(w2)  # draw 2's members, draw 0's members, then the tokens once
+    np.testing.assert_array_equal(x, np.concatenate([draw2[:, :body], draw0[:, :body], draw2[:, body:]], 1))
+
+
+def test_a_tiny_round6_study_scores_each_candidate_and_times_its_head(tmp_path, tiny_bert_dir, monkeypatch):
+    base = study.Recipe(members=1, blocks="0", poolings="max")
+    monkeypatch.setattr(study, "ROUND6", [("base", study.SHIPPED6, base),
+                                          ("draws", "averaged", study.replace(base, draws=3, draw_head="average")),
+                                          ("draws", "E=3", study.replace(base, draws=3))])
+    out = tmp_path / "s"
+    assert study.main(["--plan", "round6", "--out", str(out), "--datasets", "iris", "--repeats", "2", "--folds", "3",
+                       "--body", tiny_bert_dir, "--cache", str(tmp_path / "cache"), "--time-features", "iris"]) == 0
+    cost = [json.loads(line) for line in (out / "cost.jsonl").read_text().splitlines()]
+    assert [c["members"] for c in cost] == [10, 20, 30, 10]  # the library's own reading, 1, 2 and 3 draws' members
+    tokens = 4 * 2
+    assert [c["n_features"] - tokens for c in cost] == [m * (cost[0]["n_features"] - tokens) // 10 for m in (10, 20, 30, 10)]
+    rows = {(r["choice"], r["repeat"]): r for r in map(json.loads, (out / "study.jsonl").read_text().splitlines())}
+    assert len(rows) == 3 * 2
+    assert rows[("averaged", 0)]["members_read"] == rows[("E=3", 0)]["members_read"] == 3
+    assert rows[("averaged", 0)]["n_features"] == 3 * rows[(study.SHIPPED6, 0)]["n_features"]  # tokens per draw
+    assert rows[("E=3", 0)]["n_features"] == 3 * rows[(study.SHIPPED6, 0)]["n_features"] - 2 * 4 * 2  # tokens once
+    assert all(r["head_seconds"] > 0 and len(r["fold_scores"]) == 3 for r in rows.values())
+    text = (out / "table.md").read_text()
+    assert "decide_round6" in text and "| E=3 |" in text and "Chosen: " in text and "| iris | 30 |" in text
