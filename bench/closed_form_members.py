@@ -180,14 +180,20 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def table_arguments(description: str) -> argparse.ArgumentParser:
+    """The options of a study over these large tables: --out, --datasets, --body, --cache (the members' cache)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--datasets", default=",".join(LARGE))
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--members", default=",".join(map(str, MEMBERS)), help="the E to measure (default all)")
     p.add_argument("--body", default="minilm")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-members"))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = table_arguments(__doc__.splitlines()[0])
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--members", default=",".join(map(str, MEMBERS)), help="the E to measure (default all)")
     args = p.parse_args(argv)
     from fpt.closed_form import fit_head, fold_scores, reuses_penalty
     from fpt.feature_map import DEFAULTS

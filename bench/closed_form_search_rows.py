@@ -32,7 +32,6 @@ chose, seconds of a loaded machine: not timings) and ``OUT/table.md``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -105,14 +104,10 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", required=True, type=Path)
-    p.add_argument("--datasets", default="linear-10k,classification-10k,friedman-10k,mnist-5k-7x7")
-    p.add_argument("--body", default="minilm")
-    p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-members"))
-    args = p.parse_args(argv)
     sys.path.insert(0, str(HERE))
-    from closed_form_members import features, write_table
+    from closed_form_members import features, table_arguments, write_table
+
+    args = table_arguments(__doc__.splitlines()[0]).parse_args(argv)
     from own_data import read_rows
 
     args.out.mkdir(parents=True, exist_ok=True)
