@@ -93,3 +93,22 @@ def test_pretrain_writes_a_body_that_train_can_use(tiny_gpt2_dir, tmp_path, caps
     assert main(["train", "--body", tiny_gpt2_dir, "--init", f"checkpoint:{out / 'body'}", "--steps", "2",
                  "--eval-every", "2", "--batch-size", "4", "task.eval_size=16", "--out", str(tmp_path / "t"),
                  "--quiet"]) == 0
+
+
+def test_the_command_freezes_the_collector_only_at_exit():
+    """fpt's command line registers gc.freeze as an exit handler, once per process however often main runs, so the
+    interpreter's shutdown skips full collections over torch's objects; nothing is frozen while it runs, and an exit
+    handler registered before it runs after it (LIFO) and sees the collector frozen."""
+    code = ("import atexit, gc\n"
+            "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
+            "from fpt.cli import main\n"
+            "counts = []\n"
+            "for _ in range(2):\n"
+            "    try:\n"
+            "        main(['--version'])\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            "    counts.append(atexit._ncallbacks())\n"
+            "print('registered once:', counts[0] == counts[1], 'frozen while running:', gc.get_freeze_count() > 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[-2:] == ["registered once: True frozen while running: False", "frozen at exit: True"]
