@@ -244,3 +244,13 @@ def test_a_tiny_round6_study_scores_each_candidate_and_times_its_head(tmp_path, 
     assert all(r["head_seconds"] > 0 and len(r["fold_scores"]) == 3 for r in rows.values())
     text = (out / "table.md").read_text()
     assert "decide_round6" in text and "| E=3 |" in text and "Chosen: " in text and "| iris | 30 |" in text
+
+
+def test_a_series_features_are_timed_as_the_library_reads_them_with_the_difference(tmp_path, tiny_bert_dir):
+    pytest.importorskip("aeon")
+    path = study.dataset_path("ItalyPowerDemand", tmp_path)
+    ten, twenty = (study.feature_seconds("ItalyPowerDemand", path, tiny_bert_dir, m) for m in (10, 20))
+    assert ten["n_train"] == twenty["n_train"] == 67 and ten["seconds"] > 0
+    _, data = study.training_task(path, "global", tiny_bert_dir, fields={"fit": "closed-form", "cf_difference": True})
+    tokens = data.spec.seq_len * data.spec.token_dim // 2  # the series' windows, not the difference's
+    assert twenty["n_features"] - tokens == 2 * (ten["n_features"] - tokens)
