@@ -24,6 +24,26 @@ def test_the_defaults_fill_unset_fields_and_are_recorded(tiny_bert_dir):
     assert options(config).members == 2
 
 
+def test_small_data_takes_more_members_and_a_given_count_is_kept(tiny_bert_dir):
+    base = RunConfig(body=tiny_bert_dir, fit="closed-form")
+    assert resolve(base).cf_members == DEFAULTS.members  # not a --data run: no size to read
+    assert resolve(base, DEFAULTS.small_reads).cf_members == DEFAULTS.small_members
+    assert resolve(base, DEFAULTS.small_reads + 1).cf_members == DEFAULTS.members
+    assert resolve(RunConfig(body=tiny_bert_dir, fit="closed-form", cf_members=4), 10).cf_members == 4
+
+
+def test_a_data_runs_members_follow_its_example_tokens(tmp_path, tiny_bert_dir, tiny_tables):
+    """fpt.pipeline.resolved: every split's examples x tokens per example decides cf_members, recorded."""
+    import fpt
+    from fpt.pipeline import example_tokens
+
+    path = tiny_tables.classification("c.csv", n=60, labels=("a", "b"), kinds="pq")
+    exp = fpt.build(data=str(path), body=tiny_bert_dir, init="random", fit="closed-form")
+    data = exp.data
+    assert example_tokens(data) == (len(data.train.data) + sum(len(b) for b in data.eval_sets.values())) * data.spec.seq_len
+    assert exp.config.cf_members == DEFAULTS.small_members and exp.model.members == DEFAULTS.small_members
+
+
 def test_features_are_members_by_blocks_by_poolings(tiny_bert_dir):
     model = _model(tiny_bert_dir, cf_members=2, cf_blocks="all", cf_poolings="mean,max,last")
     assert model.blocks == (0, 1) and model.num_features == 2 * 2 * 3 * 32 + 6 * 4  # + the tokens

@@ -56,6 +56,16 @@ class ClosedForm:
     # Tried and not chosen: ROCKET's proportion of positive values (thresholds: each unit's median over the training
     # positions), mean+max, finer tokens, longer ladders (2..32), E=20 (its twice as many features: the head's cost).
     members: int = 10  # cf_members: E seeded input layers
+    # cf_members of a --data run that reads at most ``small_reads`` example-tokens (every split's examples x tokens
+    # per example; fpt.pipeline.resolved): round 6's TRAIN-only CV (round6/study/table.md, bench/closed_form_study.py
+    # --plan round6, its rule declared before the figures) chose one head over three draws of E=10 (E=30: mean rank
+    # 2.12 against E=10's 3.21, mean CV 0.851 against 0.849; ArrowHead 0.805 against 0.787, OSULeaf 0.878 against
+    # 0.858, PickupGestureWiimoteZ 0.613 against 0.640). It reads three times the members, so only where item 5's
+    # 60 s stays safe: the 1,000 x 1,000 series sitting (78,750 example-tokens) read its three feature maps in 26 s
+    # at E=10 (speed/series-1000x1000-408e3f2.json), about 1e-3 s per example-token at E=30; 30,000 leaves 30 s of
+    # reading. Every bundled set reads fewer (OSULeaf 26,962, ItalyPowerDemand 26,304); larger data keeps E=10.
+    small_members: int = 30
+    small_reads: int = 30_000
     blocks: str = "0"  # cf_blocks: all | last | indices joined by ',' (negative from the end)
     poolings: str = "max"  # cf_poolings
     standardise: bool = True  # cf_standardise
@@ -116,9 +126,13 @@ FIELDS = {"cf_members": "members", "cf_blocks": "blocks", "cf_poolings": "poolin
           "cf_inputs": "inputs", "cf_scales": "scales", "cf_difference": "difference"}
 
 
-def resolve(config: RunConfig) -> RunConfig:
-    """``config`` with every ``cf_*`` field left None set to ``DEFAULTS``' value (so config.yaml records it)."""
+def resolve(config: RunConfig, reads: int | None = None) -> RunConfig:
+    """``config`` with every ``cf_*`` field left None set to ``DEFAULTS``' value (so config.yaml records it);
+    ``reads``: a --data run's example-tokens (every split's examples x tokens per example), at most
+    ``DEFAULTS.small_reads`` of which take ``DEFAULTS.small_members`` members."""
     changes = {name: getattr(DEFAULTS, attr) for name, attr in FIELDS.items() if getattr(config, name) is None}
+    if "cf_members" in changes and reads is not None and reads <= DEFAULTS.small_reads:
+        changes["cf_members"] = DEFAULTS.small_members
     return dataclasses.replace(config, **changes) if changes else config
 
 

@@ -277,7 +277,8 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
     config = resolve(unresolved(config), task_defaults(config.task), facts)
     if config.fit != CLOSED_FORM:
         return config
-    config = closed_form_design(config)  # the closed-form design's defaults written into the config (config.yaml)
+    # the closed-form design's defaults written into the config (config.yaml); a --data run's members by its size
+    config = closed_form_design(config, None if facts is None else example_tokens(data))
     entry = MODALITIES.get(data.info.get("modality")) if facts is not None else None
     cut = facts is not None and bool(facts.fitted.get("cf_difference"))
     if entry is not None and "cf_difference" in entry.closed_form and config.cf_difference != cut:
@@ -286,6 +287,12 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
                           f"tokenised {'with' if cut else 'without'} its first difference: build its data with this config "
                           "(fpt.pipeline.task_data), or give cf_difference to both")
     return config
+
+
+def example_tokens(data: TaskData) -> int:
+    """Every split's examples x the tokens of one: what each member of a closed-form fit reads of ``data``."""
+    sets = {id(b): b for b in [data.train.data, *data.eval_sets.values()]}.values()
+    return sum(len(b) for b in sets) * int(data.spec.seq_len)
 
 
 def data_facts(config: RunConfig, data: TaskData) -> DataFacts | None:
