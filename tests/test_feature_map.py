@@ -27,20 +27,23 @@ def test_the_defaults_fill_unset_fields_and_are_recorded(tiny_bert_dir):
 def test_small_data_takes_more_members_and_a_given_count_is_kept(tiny_bert_dir):
     base = RunConfig(body=tiny_bert_dir, fit="closed-form")
     assert resolve(base).cf_members == DEFAULTS.members  # not a --data run: no size to read
-    assert resolve(base, DEFAULTS.small_reads).cf_members == DEFAULTS.small_members
-    assert resolve(base, DEFAULTS.small_reads + 1).cf_members == DEFAULTS.members
-    assert resolve(RunConfig(body=tiny_bert_dir, fit="closed-form", cf_members=4), 10).cf_members == 4
+    small = (DEFAULTS.small_reads, DEFAULTS.small_fitted)
+    assert resolve(base, small).cf_members == DEFAULTS.small_members
+    assert resolve(base, (small[0] + 1, 10)).cf_members == DEFAULTS.members  # too much to read
+    assert resolve(base, (100, small[1] + 1)).cf_members == DEFAULTS.members  # too many to fit
+    assert resolve(RunConfig(body=tiny_bert_dir, fit="closed-form", cf_members=4), (10, 10)).cf_members == 4
 
 
 def test_a_data_runs_members_follow_its_example_tokens(tmp_path, tiny_bert_dir, tiny_tables):
     """fpt.pipeline.resolved: every split's examples x tokens per example decides cf_members, recorded."""
     import fpt
-    from fpt.pipeline import example_tokens
+    from fpt.pipeline import data_size
 
     path = tiny_tables.classification("c.csv", n=60, labels=("a", "b"), kinds="pq")
     exp = fpt.build(data=str(path), body=tiny_bert_dir, init="random", fit="closed-form")
     data = exp.data
-    assert example_tokens(data) == (len(data.train.data) + sum(len(b) for b in data.eval_sets.values())) * data.spec.seq_len
+    reads = (len(data.train.data) + sum(len(b) for b in data.eval_sets.values())) * data.spec.seq_len
+    assert data_size(data) == (reads, len(data.train.data) + len(data.eval_sets["val"]))
     assert exp.config.cf_members == DEFAULTS.small_members and exp.model.members == DEFAULTS.small_members
 
 

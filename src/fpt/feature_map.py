@@ -64,8 +64,12 @@ class ClosedForm:
     # 60 s stays safe: the 1,000 x 1,000 series sitting (78,750 example-tokens) read its three feature maps in 26 s
     # at E=10 (speed/series-1000x1000-408e3f2.json), about 1e-3 s per example-token at E=30; 30,000 leaves 30 s of
     # reading. Every bundled set reads fewer (OSULeaf 26,962, ItalyPowerDemand 26,304); larger data keeps E=10.
+    # And at most ``small_fitted`` fitted examples (train + validation): the heads' cost grows with their square
+    # times the features, and a 1,500-row table (30,000 example-tokens, 1,200 fitted) took 54.7 s at E=30
+    # (speed/table-1500x20-f9021c1.json), too close to 60; the bundled sets fit at most 455 (breast-cancer).
     small_members: int = 30
     small_reads: int = 30_000
+    small_fitted: int = 1000
     blocks: str = "0"  # cf_blocks: all | last | indices joined by ',' (negative from the end)
     poolings: str = "max"  # cf_poolings
     standardise: bool = True  # cf_standardise
@@ -126,12 +130,13 @@ FIELDS = {"cf_members": "members", "cf_blocks": "blocks", "cf_poolings": "poolin
           "cf_inputs": "inputs", "cf_scales": "scales", "cf_difference": "difference"}
 
 
-def resolve(config: RunConfig, reads: int | None = None) -> RunConfig:
+def resolve(config: RunConfig, size: tuple[int, int] | None = None) -> RunConfig:
     """``config`` with every ``cf_*`` field left None set to ``DEFAULTS``' value (so config.yaml records it);
-    ``reads``: a --data run's example-tokens (every split's examples x tokens per example), at most
-    ``DEFAULTS.small_reads`` of which take ``DEFAULTS.small_members`` members."""
+    ``size``: a --data run's (example-tokens: every split's examples x tokens per example, fitted examples), within
+    ``DEFAULTS.small_reads`` and ``DEFAULTS.small_fitted`` taking ``DEFAULTS.small_members`` members."""
     changes = {name: getattr(DEFAULTS, attr) for name, attr in FIELDS.items() if getattr(config, name) is None}
-    if "cf_members" in changes and reads is not None and reads <= DEFAULTS.small_reads:
+    if "cf_members" in changes and size is not None and size[0] <= DEFAULTS.small_reads \
+            and size[1] <= DEFAULTS.small_fitted:
         changes["cf_members"] = DEFAULTS.small_members
     return dataclasses.replace(config, **changes) if changes else config
 

@@ -278,7 +278,7 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
     if config.fit != CLOSED_FORM:
         return config
     # the closed-form design's defaults written into the config (config.yaml); a --data run's members by its size
-    config = closed_form_design(config, None if facts is None else example_tokens(data))
+    config = closed_form_design(config, None if facts is None else data_size(data))
     entry = MODALITIES.get(data.info.get("modality")) if facts is not None else None
     cut = facts is not None and bool(facts.fitted.get("cf_difference"))
     if entry is not None and "cf_difference" in entry.closed_form and config.cf_difference != cut:
@@ -289,10 +289,13 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
     return config
 
 
-def example_tokens(data: TaskData) -> int:
-    """Every split's examples x the tokens of one: what each member of a closed-form fit reads of ``data``."""
+def data_size(data: TaskData) -> tuple[int, int]:
+    """(example-tokens, fitted examples) of ``data``: every split's examples x the tokens of one (what each member
+    of a closed-form fit reads), and the training and validation examples (what its head fits)."""
     sets = {id(b): b for b in [data.train.data, *data.eval_sets.values()]}.values()
-    return sum(len(b) for b in sets) * int(data.spec.seq_len)
+    val = data.eval_sets.get(data.val)
+    fitted = len(data.train.data) + (0 if val is None or val is data.train.data else len(val))
+    return sum(len(b) for b in sets) * int(data.spec.seq_len), fitted
 
 
 def data_facts(config: RunConfig, data: TaskData) -> DataFacts | None:
