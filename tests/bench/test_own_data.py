@@ -166,7 +166,8 @@ def test_closed_form_beside_reused_gradient_rows_with_an_ablation(tmp_path, tiny
     ours, one = by["fpt closed-form"], by["fpt closed-form E=1"]
     from fpt.feature_map import ClosedForm
 
-    assert ours["closed_form"]["members"] == ClosedForm().members and one["closed_form"]["members"] == 1
+    # a small table: the small-data default (fpt.pipeline.data_size within ClosedForm's small_* bounds)
+    assert ours["closed_form"]["members"] == ClosedForm().small_members and one["closed_form"]["members"] == 1
     assert one["options"] == {"fit": "closed-form", "cf_members": 1}
     assert ours["n_train"] == 120 and ours["steps"] == 0  # train + validation, no gradient step
     assert by["logistic regression (refit)"]["protocol"] == "refit"
