@@ -225,14 +225,26 @@ def main(argv: list[str] | None = None) -> int:
                        "alpha": None if chosen is None else chosen["alpha"], "fold_scores": scores,
                        "cv": statistics.mean(scores), "seconds_features": round(read, 2),
                        "seconds_head": round(time.perf_counter() - started - read, 2)}
-                with results.open("a") as f:
-                    f.write(json.dumps(row) + "\n")
-                print(json.dumps({k: row[k] for k in ("dataset", "members", "repeat", "cv", "seconds_head")}),
-                      flush=True)
-    text = table(read_rows(results))
-    (args.out / "table.md").write_text(text)
-    print(text)
+                append_row(results, row, ("dataset", "members", "repeat", "cv", "seconds_head"))
+    write_study_table(results, args.out, table)
     return 0
+
+
+def append_row(results: Path, row: dict[str, Any], shown: tuple[str, ...]) -> None:
+    """One finished row appended to a study's JSON lines (a resumed study skips it), and its ``shown`` fields printed."""
+    with results.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(json.dumps({k: row[k] for k in shown}), flush=True)
+
+
+def write_study_table(results: Path, out: Path, table: Any) -> None:
+    """``table`` of every row in ``results``, written to OUT/table.md and printed."""
+    sys.path.insert(0, str(HERE))
+    from own_data import read_rows
+
+    text = table(read_rows(results))
+    (out / "table.md").write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ chose, seconds of a loaded machine: not timings) and ``OUT/table.md``.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import time
@@ -105,7 +104,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(HERE))
-    from closed_form_members import features, table_arguments, write_table
+    from closed_form_members import append_row, features, table_arguments, write_study_table, write_table
 
     args = table_arguments(__doc__.splitlines()[0]).parse_args(argv)
     from own_data import read_rows
@@ -126,12 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                    "n_features": int(x.shape[1]), "metric": "accuracy" if classify else "r2", "fold_scores": scores,
                    "cv": statistics.mean(scores), "chosen": chosen,
                    "seconds": round(time.perf_counter() - started, 2)}
-            with results.open("a") as f:
-                f.write(json.dumps(row) + "\n")
-            print(json.dumps({k: row[k] for k in ("dataset", "recipe", "cv", "seconds")}), flush=True)
-    text = table(read_rows(results))
-    (args.out / "table.md").write_text(text)
-    print(text)
+            append_row(results, row, ("dataset", "recipe", "cv", "seconds"))
+    write_study_table(results, args.out, table)
     return 0
 
 
