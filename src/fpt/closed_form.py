@@ -142,35 +142,41 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
         counts = [None]  # every member
         if member_widths and design.member_choices and len(z) <= design.choose_up_to:
             counts += [m for m in design.member_choices if 0 < m < len(member_widths)]
-        tried = []
         if counts == [None] and design.search_rows is not None and len(z) > design.search_rows:
-            return _fit_searched_on_rows(z, y, targets, classify, classes, design, seed, inputs, mean, std)
-        for m in counts:
-            kept = _member_columns(member_widths, z.shape[1], inputs, m)
-            # the squared leave-one-out error chooses, as RidgeClassifierCV's default does (its near-ties
-            # broken toward the larger penalty: design.penalty_rule, fpt.ridge.pick)
-            scale, ridge = ridge_loo_scaled(z if kept is None else z[:, kept], targets, design.alphas,
-                                            design.input_scales, inputs, design.penalty_rule, design.loo_guard)
-            tried.append((m, kept, scale, ridge))
-        m, kept, scale, ridge = max(tried, key=lambda t: t[3].score)  # the first of equals: every member
-        w, b = _widen(ridge.coef.copy(), scale, inputs, kept, z.shape[1]), ridge.intercept
-        info = {"head": "ridge", "alpha": ridge.alpha, "cv": LOO,
-                "cv_score": _score(classify, ridge.loo, y, classes), "alphas": list(design.alphas),
-                **({"input_scale": scale} if inputs else {}),
-                **({"penalty_rule": design.penalty_rule} if design.penalty_rule != LEAST else {}),
-                **({"members_kept": m or len(member_widths),
-                    "members_loo": {str(t[0] or len(member_widths)): t[3].score for t in tried}}
-                   if len(tried) > 1 else {})}
+            w, b, info = _fit_searched_on_rows(z, y, targets, classify, classes, design, seed, inputs)
+        else:
+            tried = []
+            for m in counts:
+                kept = _member_columns(member_widths, z.shape[1], inputs, m)
+                # the squared leave-one-out error chooses, as RidgeClassifierCV's default does (its near-ties
+                # broken toward the larger penalty: design.penalty_rule, fpt.ridge.pick)
+                scale, ridge = ridge_loo_scaled(z if kept is None else z[:, kept], targets, design.alphas,
+                                                design.input_scales, inputs, design.penalty_rule, design.loo_guard)
+                tried.append((m, kept, scale, ridge))
+            m, kept, scale, ridge = max(tried, key=lambda t: t[3].score)  # the first of equals: every member
+            w, b = _widen(ridge.coef.copy(), scale, inputs, kept, z.shape[1]), ridge.intercept
+            info = {**_loo_record(ridge, scale, y, classify, classes, design, inputs),
+                    **({"members_kept": m or len(member_widths),
+                        "members_loo": {str(t[0] or len(member_widths)): t[3].score for t in tried}}
+                       if len(tried) > 1 else {})}
     w = w / std[None, :]
     return w, b - w @ mean, info
 
 
+def _loo_record(ridge: Any, scale: float, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
+                inputs: int) -> dict[str, Any]:
+    """What chose a ridge head by leave-one-out, as ``fit_head``'s info records it."""
+    return {"head": "ridge", "alpha": ridge.alpha, "cv": LOO, "cv_score": _score(classify, ridge.loo, y, classes),
+            "alphas": list(design.alphas), **({"input_scale": scale} if inputs else {}),
+            **({"penalty_rule": design.penalty_rule} if design.penalty_rule != LEAST else {})}
+
+
 def _fit_searched_on_rows(z: np.ndarray, y: np.ndarray, targets: np.ndarray, classify: bool, classes: int,
-                          design: ClosedForm, seed: int, inputs: int, mean: np.ndarray, std: np.ndarray
-                          ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """``fit_head``'s ridge over standardised ``z`` with its penalty and the tokens' scale searched by leave-one-out
-    over ``design.search_rows`` of the examples (``subsample``: seeded, stratified), then fitted at them on every
-    example, whose exact leave-one-out figure at that penalty is the estimate recorded (``cv_score``)."""
+                          design: ClosedForm, seed: int, inputs: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """``fit_head``'s ridge over standardised ``z`` (weights over ``z``'s columns) with its penalty and the tokens'
+    scale searched by leave-one-out over ``design.search_rows`` of the examples (``subsample``: seeded, stratified),
+    then fitted at them on every example, whose exact leave-one-out figure at that penalty is the estimate recorded
+    (``cv_score``)."""
     rows = subsample(y, classify, design.search_rows, seed)
     scale, searched = ridge_loo_scaled(z[rows], targets[rows], design.alphas, design.input_scales, inputs,
                                        design.penalty_rule, design.loo_guard)
@@ -179,13 +185,10 @@ def _fit_searched_on_rows(z: np.ndarray, y: np.ndarray, targets: np.ndarray, cla
         z[:, -inputs:] *= scale
     ridge = ridge_loo_at(z, targets, searched.alpha)
     w, b = _widen(ridge.coef.copy(), scale, inputs, None, z.shape[1]), ridge.intercept
-    info = {"head": "ridge", "alpha": ridge.alpha, "cv": LOO, "cv_score": _score(classify, ridge.loo, y, classes),
-            "alphas": list(design.alphas), **({"input_scale": scale} if inputs else {}),
-            **({"penalty_rule": design.penalty_rule} if design.penalty_rule != LEAST else {}),
+    info = {**_loo_record(ridge, scale, y, classify, classes, design, inputs),
             "search": {"examples": len(rows), "of": len(z), "seed": seed,
                        "cv_score": _score(classify, searched.loo, y[rows], classes)}}
-    w = w / std[None, :]
-    return w, b - w @ mean, info
+    return w, b, info
 
 
 def _member_columns(widths: Sequence[int] | None, features: int, inputs: int, members: int | None) -> np.ndarray | None:
