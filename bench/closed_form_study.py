@@ -76,6 +76,9 @@ class Recipe:
     inputs_only: bool = False  # the tokens' columns alone, no body feature (measured beside the head searches, never chosen)
     draws: int = 1  # independent draws of the members (``draws_of``): each draw ``members`` more seeded input layers
     draw_head: str = "one"  # one: one head over the draws' members side by side | average: a head per draw, logits averaged
+    # round 7: each member's block-0 units' proportion of positive values beside its max, one per threshold: the
+    # unit's quantiles (joined by ',') over the real positions of each fold's training part (``ppv_fold_scores``)
+    ppv_quantiles: str = ""
 
     def design(self) -> Any:
         """fpt.feature_map.ClosedForm of this recipe (the library's own defaults for what it does not vary)."""
@@ -299,6 +302,118 @@ def decide_round6(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"chosen": chosen, "sets": sets, "rank": rank, "mean_cv": mean}
 
 
+# Round 7 (docs/results/own-data/closed-form/round7/study): ROCKET's pooling again, beside the shipped small-data
+# default (E=30: one head over three draws, round 6). Round 2 measured the proportion of positive values (PPV) with
+# one threshold per unit, fitted on every training example, beside round 1's E=5 unstandardised max, and did not
+# choose it. Here each member's block-0 units give, beside their max over the real positions, the share of real
+# positions above each of a few thresholds: the unit's quantiles over the real positions of the fold's training part
+# only (``ppv_fold_scores``: thresholds fitted like the head, never on held-out examples), as ROCKET draws its biases
+# from quantiles of the convolution's output. The cache holds every member's block-0 states (flatten), so nothing new
+# is read from the body; the default's rows equal round 6's (c) rows.
+SHIPPED7 = "E=30, max of block 0 (the library's small-data default)"
+ROUND7: list[tuple[str, str, Recipe]] = [
+    ("base", SHIPPED7, replace(BASE5, draws=3)),
+    ("ppv", "E=30, max + PPV at each unit's quartiles (3 thresholds)", replace(BASE5, draws=3, ppv_quantiles="0.25,0.5,0.75")),
+    ("ppv", "E=30, max + PPV at each unit's median (1 threshold)", replace(BASE5, draws=3, ppv_quantiles="0.5")),
+]
+
+
+def decide_round7(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The round7 plan's rule, declared (and committed) before its study figures were read: among the default and the
+    two "ppv" candidates, the best mean rank of the mean CV figure (over the repeats) over the sets where all three
+    were measured, a set's equal figures sharing ranks; a tie in mean rank goes to the shipped default where it is
+    among the tied, otherwise to the higher mean CV figure, then to the first in ``ROUND7``'s order. (Prototypes
+    outside this study, at E=10 with thresholds over every training example, were seen on 8 of the 12 sets before
+    the rule was written: docs/results/own-data/closed-form/round7/README.md says which.)"""
+    per: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if r["axis"] in ("base", "ppv"):
+            per.setdefault((r["dataset"], r["choice"]), []).append(r["cv"])
+    cv = {k: statistics.mean(v) for k, v in per.items()}
+    group = [c for _, c, _ in ROUND7 if any(k[1] == c for k in cv)]
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    sets = [d for d in names if all((d, c) in cv for c in group)]
+    if not sets:
+        return {"chosen": SHIPPED7, "sets": [], "rank": {}, "mean_cv": {}}
+    rank = {c: statistics.mean(
+        statistics.mean(i + 1 for i, v in enumerate(sorted((cv[(d, g)] for g in group), reverse=True))
+                        if v == cv[(d, c)]) for d in sets) for c in group}
+    mean = {c: statistics.mean(cv[(d, c)] for d in sets) for c in group}
+    best = min(rank.values())
+    tied = [c for c in group if rank[c] == best]
+    chosen = SHIPPED7 if SHIPPED7 in tied else max(tied, key=lambda c: (mean[c], -group.index(c)))
+    return {"chosen": chosen, "sets": sets, "rank": rank, "mean_cv": mean}
+
+
+def ppv_layout(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path, body: str = "minilm"
+               ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, int]:
+    """A ppv recipe's pieces: per member (draw by draw, as ``features_and_layout``) its max columns (N, D) and its
+    block-0 states (N, T, D) with zeros past each end; the tokens' columns (N, inputs); the targets and classes."""
+    from fpt.feature_map import scale_factors
+
+    design, factors = recipe.design(), scale_factors(recipe.scales)
+    maxes, states = [], []
+    draws = draws_of(recipe, repeat)
+    for d, e in ((d, e) for d in draws for e in range(design.members)):
+        diff = "only" if e >= design.members - recipe.diff_members else ""
+        got = member_features(name, path, recipe, run_seed(d) + e, cache, body, factors[e % len(factors)], True, diff)
+        shape = got["shape"]
+        maxes.append(got["x"][:, columns(replace(design, poolings="max"), shape)].astype(np.float32))
+        flat = got["x"][:, columns(replace(design, poolings="flatten"), shape)]
+        states.append(flat.reshape(len(flat), int(shape[1]), int(shape[2])))
+    inputs = int(shape[3]) if design.inputs else 0
+    got = member_features(name, path, recipe, run_seed(draws[0]), cache, body, factors[0], True, "")
+    tokens = got["x"][:, got["x"].shape[1] - inputs:].astype(np.float32)
+    return maxes, states, tokens, got["y"], int(shape[4])
+
+
+def ppv_columns(states: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """(N, T, D) block states -> (N, q * D): per threshold (q, D), the share of an example's real positions (a real
+    LayerNorm'd state is never all zeros) whose unit exceeds it."""
+    real = np.abs(states.astype(np.float32)).sum(-1) > 0  # (N, T)
+    count = np.maximum(real.sum(1), 1)[:, None]  # (N, 1)
+    return np.concatenate([((states > t) & real[..., None]).sum(1) / count for t in thresholds], 1)
+
+
+def ppv_thresholds(states: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:
+    """Each unit's ``quantiles`` over the real positions of ``states`` (N, T, D): (q, D)."""
+    h = states.astype(np.float32)
+    return np.quantile(h[np.abs(h).sum(-1) > 0], quantiles, axis=0)
+
+
+def ppv_features_at(maxes: list[np.ndarray], states: list[np.ndarray], tokens: np.ndarray, rows: np.ndarray,
+                    thresholds: list[np.ndarray]) -> np.ndarray:
+    """The features of ``rows``: member by member its max then its PPV columns at its thresholds, the tokens last."""
+    parts = []
+    for m, h, t in zip(maxes, states, thresholds, strict=True):
+        parts += [m[rows], ppv_columns(h[rows], t)]
+    return np.concatenate([*parts, tokens[rows]], 1)
+
+
+def ppv_fold_scores(maxes: list[np.ndarray], states: list[np.ndarray], tokens: np.ndarray, y: np.ndarray,
+                    classify: bool, classes: int, design: Any, seed: int, quantiles: tuple[float, ...]) -> list[float]:
+    """``fpt.closed_form.fold_scores``' folds (the same k, the same shuffled, stratified folds of ``seed``, the penalty
+    searched per fold as below SEARCH_PER_FOLD_BELOW examples) with each member's thresholds fitted on the fold's
+    training part alone, then its features (both parts) computed at them and the library's head fitted."""
+    from fpt.closed_form import SEARCH_PER_FOLD_BELOW, _fold_count, _score, fit_head, folds_of
+
+    if len(y) >= SEARCH_PER_FOLD_BELOW:
+        raise SystemExit(f"closed_form_study.py: {len(y)} examples; the ppv folds are those of fewer than "
+                         f"{SEARCH_PER_FOLD_BELOW}")
+    k = _fold_count(y[:, 0] if classify else None, classify, design.folds)
+    if len(y) < 2 * k:
+        return []
+    widths = [m.shape[1] * (1 + len(quantiles)) for m in maxes]
+    scores = []
+    for train, val in folds_of(y, classify, k, seed):
+        thresholds = [ppv_thresholds(h[train], quantiles) for h in states]
+        x_train = ppv_features_at(maxes, states, tokens, train, thresholds)
+        w, b, _ = fit_head(x_train, y[train], classify, classes, design, seed, tokens.shape[1], member_widths=widths)
+        x_val = ppv_features_at(maxes, states, tokens, val, thresholds).astype(np.float64)
+        scores.append(_score(classify, x_val @ w.T + b, y[val], classes))
+    return scores
+
+
 def draws_of(recipe: Recipe, repeat: int) -> list[int]:
     """The member draws a recipe reads in repeat ``repeat`` (draw d: members seeds run_seed(d) + e): one draw, the
     repeat's own; several, the repeat's and the next ones of the ``DRAWS`` cached, cycled."""
@@ -420,7 +535,7 @@ SEQINIT: list[tuple[str, str, Recipe]] = [
     ("measured", "N(0, 0.056): the body's word-table std", replace(BASE_SEQ, input_init="gpt2", embed_std=0.056)),
 ]
 SEQUENCES = ("dna-motif", "listops-short")  # bench/kinds_data.py's symbol sequence sets (their train.csv only)
-PLANS = ("round1", "round2", "round3", "round4", "round5", "round6", "seqinit")
+PLANS = ("round1", "round2", "round3", "round4", "round5", "round6", "round7", "seqinit")
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 
 
@@ -738,7 +853,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 # Fields added after round 2: left out of a recipe's id at their defaults, so rows written before they existed keep
 # their ids (a choice is not run twice) and a later field does not re-run round 3's rows.
 LATER_FIELDS = ("penalty", "member_choices", "series_diff", "diff_members", "input_scales", "loo_guard", "input_init",
-                "embed_std", "inputs_only", "draws", "draw_head")
+                "embed_std", "inputs_only", "draws", "draw_head", "ppv_quantiles")
 
 
 def recipe_id(recipe: Recipe) -> str:
@@ -751,7 +866,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, type=Path, help="folder for study.jsonl, study.csv and README.md")
     p.add_argument("--datasets", default="", help="comma-separated names (default: the series sets and the tables; "
                                                   "--plan seqinit: the symbol sequence sets)")
-    axes_known = dict.fromkeys(a for a, _, _ in (*CHOICES, *ROUND2, *ROUND3, *ROUND4, *ROUND5, *ROUND6))
+    axes_known = dict.fromkeys(a for a, _, _ in (*CHOICES, *ROUND2, *ROUND3, *ROUND4, *ROUND5, *ROUND6, *ROUND7))
     p.add_argument("--choices", default="all", help="comma-separated axes to run (default all): " + ", ".join(axes_known))
     p.add_argument("--repeats", type=int, default=3, help="repeats (member seeds and fold shuffles), default 3")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (fewer for rare classes), default 5")
@@ -759,7 +874,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plan", default="round1", choices=PLANS, help="round1 (the first defaults' choices), "
                    "round2 (changes from round 1's chosen defaults: scales, ppv, members) or round3 (head options over "
                    "round 2's: the penalty rule, members kept by leave-one-out), round4 (the head search that goes with the "
-                   "first difference), round5 (the tokens' scales' reach), round6 (more member draws) or seqinit "
+                   "first difference), round5 (the tokens' scales' reach), round6 (more member draws), round7 (ROCKET's "
+                   "proportion of positive values beside E=30's max) or seqinit "
                    "(the symbol sequences' input-layer draw), default round1")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"), help="where body states are kept")
     p.add_argument("--time-features", default="", help="--plan round6: sets whose features the library reads anew for "
@@ -776,7 +892,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         path = dataset_path(name, args.cache / "data")
         for axis, choice, recipe in {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3, "round4": ROUND4,
-                                   "round5": ROUND5, "round6": ROUND6, "seqinit": SEQINIT}[args.plan]:
+                                   "round5": ROUND5, "round6": ROUND6, "round7": ROUND7, "seqinit": SEQINIT}[args.plan]:
             if axes is not None and axis not in axes:
                 continue
             for repeat in range(args.repeats):
@@ -794,13 +910,21 @@ def main(argv: list[str] | None = None) -> int:
                     x, widths = np.concatenate(xs, 1), [w for g in wide for w in g]
                     classify = y.dtype.kind != "f"
                     scores = averaged_fold_scores(xs, y, classify, classes, design, repeat, inputs, wide)
+                elif recipe.ppv_quantiles:  # round 7: thresholds per fold, so the features per fold
+                    maxes, states, tokens, y, classes = ppv_layout(name, path, recipe, repeat, args.cache / name,
+                                                                   args.body)
+                    classify = y.dtype.kind != "f"
+                    quantiles = tuple(float(q) for q in recipe.ppv_quantiles.split(","))
+                    scores = ppv_fold_scores(maxes, states, tokens, y, classify, classes, design, repeat, quantiles)
+                    x = np.empty((0, sum(m.shape[1] * (1 + len(quantiles)) for m in maxes) + tokens.shape[1]))
+                    del maxes, states
                 else:
                     x, y, classes, widths, inputs = features_and_layout(name, path, recipe, repeat, args.cache / name,
                                                                         args.body, args.plan != "round1")
                     classify = y.dtype.kind != "f"
                     # the library's head, fold by fold (round 3: with the tokens' columns and the members as it fits them)
                     scores = (fold_scores(x, y, classify, classes, design, repeat, inputs, member_widths=widths)
-                              if args.plan in ("round3", "round4", "round5", "round6", "seqinit")
+                              if args.plan in ("round3", "round4", "round5", "round6", "round7", "seqinit")
                               else fold_scores(x, y, classify, classes, design, repeat))
                 folds = len(scores)
                 row = {"dataset": name, "axis": axis, "choice": choice, "recipe": rid, "settings": asdict(recipe),
@@ -824,7 +948,7 @@ def main(argv: list[str] | None = None) -> int:
         writer.writeheader()
         writer.writerows(table)
     rule = {"round4": decide_round4, "round5": decide_round5}.get(args.plan, decide)
-    decisions = [] if args.plan == "round6" else rule(rows)
+    decisions = [] if args.plan in ("round6", "round7") else rule(rows)
     if args.plan in ("round2", "round3"):
         decisions += decide_final(rows, decisions)
     if args.plan == "round6":
@@ -836,6 +960,11 @@ def main(argv: list[str] | None = None) -> int:
                     f.write(json.dumps(timed) + "\n")
                 print(json.dumps(timed), flush=True)
         text += round6_text(rows, read_rows(cost_file) if cost_file.is_file() else None)
+    elif args.plan == "round7":
+        got = decide_round7(rows)
+        text += ("\nThe round7 rule (decide_round7): the best mean rank over " + ", ".join(got["sets"]) + "; a tie keeps "
+                 "the default. " + "; ".join(f"{c}: mean rank {got['rank'][c]:.2f}, mean CV {got['mean_cv'][c]:.3f}"
+                                            for c in got["rank"]) + f". Chosen: {got['chosen']}.\n")
     else:
         text += "\nThe rule (bench/closed_form_study.py " + rule.__name__ + \
                 "): per axis the best mean rank, then the higher mean CV figure, " \

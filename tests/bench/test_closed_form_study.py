@@ -254,3 +254,55 @@ def test_a_series_features_are_timed_as_the_library_reads_them_with_the_differen
     _, data = study.training_task(path, "global", tiny_bert_dir, fields={"fit": "closed-form", "cf_difference": True})
     tokens = data.spec.seq_len * data.spec.token_dim // 2  # the series' windows, not the difference's
     assert twenty["n_features"] - tokens == 2 * (ten["n_features"] - tokens)
+
+
+def test_ppv_columns_count_real_positions_above_each_threshold_and_thresholds_read_only_the_rows_given():
+    states = np.zeros((2, 4, 2), dtype=np.float16)  # example 1 has 3 real positions, then zeros (past its end)
+    states[0] = [[1, -1], [2, -2], [3, -3], [4, -4]]
+    states[1, :3] = [[0.5, 5], [2.5, 6], [9, 7]]
+    got = study.ppv_columns(states, np.array([[2.0, -2.5], [3.5, 6.5]]))
+    np.testing.assert_allclose(got, [[2 / 4, 2 / 4, 1 / 4, 0], [2 / 3, 3 / 3, 1 / 3, 1 / 3]])
+    t = study.ppv_thresholds(states, (0.5,))
+    np.testing.assert_allclose(t, [[2.5, -1.0]])  # medians over the 7 real positions only: zeros past the end ignored
+    rng = np.random.default_rng(0)
+    many = rng.normal(size=(20, 6, 3)).astype(np.float16)
+    changed = many.copy()
+    changed[10:] *= 100  # the rows left out of the thresholds
+    np.testing.assert_array_equal(study.ppv_thresholds(many[:10], (0.25, 0.75)),
+                                  study.ppv_thresholds(changed[:10], (0.25, 0.75)))
+
+
+def test_round7_folds_fit_their_thresholds_on_the_folds_training_part_and_one_quantile_set_scores(monkeypatch):
+    from fpt.feature_map import DEFAULTS
+
+    rng = np.random.default_rng(1)
+    n, t, d = 40, 5, 3
+    states = [rng.normal(size=(n, t, d)).astype(np.float16) for _ in range(2)]
+    maxes = [h.astype(np.float32).max(1) for h in states]
+    tokens = rng.normal(size=(n, 4)).astype(np.float32)
+    y = (states[0].astype(np.float32)[:, :, 0] > 0).mean(1, keepdims=True) > 0.5  # a PPV-shaped class
+    y = y.astype(int)
+    seen = []
+    fit = study.ppv_thresholds
+    monkeypatch.setattr(study, "ppv_thresholds", lambda h, q: (seen.append(len(h)), fit(h, q))[1])
+    scores = study.ppv_fold_scores(maxes, states, tokens, y, True, 2, DEFAULTS, 0, (0.5,))
+    assert len(scores) == 5 and all(0 <= s <= 1 for s in scores)
+    assert seen == [32] * 10  # 2 members x 5 folds, each over the fold's 32 training rows, never the 8 held out
+    x = study.ppv_features_at(maxes, states, tokens, np.arange(n), [fit(h, (0.25, 0.75)) for h in states])
+    assert x.shape == (n, 2 * (d + 2 * d) + 4)  # member by member: max, then one PPV per threshold; tokens last
+
+
+def test_the_round7_rule_takes_the_best_mean_rank_and_a_tie_with_the_default_keeps_it():
+    base, quartiles, median = (c for _, c, _ in study.ROUND7)
+    assert base == study.SHIPPED7 and [a for a, _, _ in study.ROUND7] == ["base", "ppv", "ppv"]
+    assert study.recipe_id(study.ROUND7[0][2]) == study.recipe_id(study.ROUND6[3][2])  # round 6's (c) rows' recipe
+
+    def rows(cv):
+        axis = {c: a for a, c, _ in study.ROUND7}
+        return [{"dataset": s, "axis": axis[c], "choice": c, "cv": v, "repeat": 0}
+                for c, values in cv.items() for s, v in zip(("ACSF1", "GunPoint"), values, strict=True)]
+
+    got = study.decide_round7(rows({base: (0.60, 0.98), quartiles: (0.75, 0.97), median: (0.70, 0.99)}))
+    assert got["rank"] == {base: 2.5, quartiles: 2.0, median: 1.5} and got["chosen"] == median
+    tie = study.decide_round7(rows({base: (0.60, 0.99), quartiles: (0.75, 0.98), median: (0.50, 0.97)}))
+    assert tie["rank"][base] == tie["rank"][quartiles] == 1.5 and tie["chosen"] == base
