@@ -380,3 +380,44 @@ def test_controls_above_the_cap_are_fitted_on_a_paired_subsample(tmp_path, tiny_
     again = beside_run(exp, below, None)["baselines_models"]
     assert "controls_subsample" not in again and "fitted_examples" not in again["controls"]["random body"]
     assert again["controls"]["random body"]["fold_scores"] == pytest.approx(below["closed_form"]["fold_scores"])
+
+
+def test_ppv_pooling_fits_its_thresholds_saves_them_and_predicts_and_exports_alike(tmp_path, tiny_bert_dir, tiny_tables):
+    """ROCKET's proportion of positive values: thresholds from the training examples' real positions, saved with the
+    head, so a loaded run, its export and its ONNX graph read new inputs as the fit did."""
+    from fpt.closed_form import fit_thresholds
+
+    exp = _build(_three_classes(tiny_tables), tiny_bert_dir, cf_members=2, cf_blocks="all", cf_poolings="max,ppv")
+    model = exp.model
+    q = len(DEFAULTS.ppv_quantiles)
+    spec = exp.data.spec
+    assert model.num_features == 2 * 2 * (1 + q) * 32 + spec.seq_len * spec.token_dim
+    assert all(float(t.detach().abs().sum()) == 0 for t in model.thresholds)  # unfitted until the fit
+    summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
+    thresholds = [t.detach().clone() for t in model.thresholds]
+    assert all(t.shape == (2, q, 32) for t in thresholds)
+    assert all(torch.all(t[:, 0] <= t[:, 1]) and torch.all(t[:, 1] <= t[:, 2]) for t in thresholds)  # quartiles
+    # each threshold is that unit's quantile over the real positions of the (seeded) training examples read
+    train = exp.data.train.data
+    assert len(train) < DEFAULTS.ppv_examples  # so every training example's positions are read
+    with torch.no_grad():
+        h0 = model.body.block(0, model.body.embed(model.input[0](train.x)), None)  # member 0 (scale 1), block 0
+    np.testing.assert_allclose(thresholds[0][0].numpy(),
+                               np.quantile(h0.reshape(-1, 32).numpy(), DEFAULTS.ppv_quantiles, axis=0), atol=1e-5)
+    # the features: per threshold, the share of positions above it
+    feats = read_features(exp, train)
+    ppv = feats[:, 32:32 + q * 32].reshape(-1, q, 32)  # member 0, block 0: max (32), then ppv (q x 32)
+    want = (h0[:, :, None, :] > thresholds[0][0][None, None]).float().mean(1).numpy()
+    np.testing.assert_allclose(ppv, want, atol=1e-6)
+    fit_thresholds(exp, train, exp.config.split_seed)  # fitted again on the same examples: the same thresholds
+    assert all(torch.equal(a, b) for a, b in zip(thresholds, model.thresholds, strict=True))
+
+    loaded = fpt.load(tmp_path / "run")
+    test = exp.data.eval_sets["test"]
+    logits = read_features(exp, test).astype(np.float64) @ model.head.weight.detach().double().numpy().T \
+        + model.head.bias.detach().double().numpy()
+    np.testing.assert_allclose(loaded.logits(test.x)[:, 0], logits, rtol=1e-4, atol=1e-4)
+    assert summary["test_accuracy"] > 0.5
+    exported = fpt.Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
+    assert json.loads((exported / "config.json").read_text())["onnx"]["max_abs_diff"] < 1e-4
+    np.testing.assert_allclose(fpt.load(exported).predict_proba(test.x), loaded.predict_proba(test.x), atol=1e-6)

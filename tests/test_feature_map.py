@@ -150,3 +150,23 @@ def test_symbol_ids_are_never_merged_and_scales_are_checked(tiny_bert_dir):
     for bad in ("0", "x", ""):
         with pytest.raises(ConfigError, match="cf_scales"):
             scale_factors(bad)
+
+
+def test_ppv_pooling_counts_real_positions_above_each_threshold_and_its_thresholds_are_fitted_with_the_head(tiny_bert_dir):
+    model = _model(tiny_bert_dir, cf_members=2, cf_poolings="max,ppv").eval()
+    q = len(DEFAULTS.ppv_quantiles)
+    assert model.member_width(0) == (1 + q) * 32 and len(model.thresholds) == 2
+    trained = {n.split(".")[0] for n, p in model.named_parameters() if p.requires_grad}
+    assert trained == {"input", "head", "thresholds"}  # saved with the run, as the head is
+    with torch.no_grad():
+        model.thresholds[0].copy_(torch.linspace(-1, 1, q)[None, :, None].expand(1, q, 32))
+    x = torch.randn(1, 6, 4)
+    padded = torch.cat([x[:, :4], torch.full((1, 2, 4), 1e3)], dim=1)
+    with torch.no_grad():
+        short = model.member_features(0, x[:, :4], torch.tensor([4]))
+        masked = model.member_features(0, padded, torch.tensor([4]))
+        h = model.body.block(0, model.body.embed(model.input[0](x[:, :4])), None)[0]  # (4, 32)
+    assert torch.allclose(short, masked, atol=1e-6)  # padding never counted
+    for i, t in enumerate(torch.linspace(-1, 1, q)):
+        assert torch.allclose(short[0, 32 * (1 + i):32 * (2 + i)], (h > t).float().mean(0))
+    assert model.block_states(x[:, :4], torch.tensor([4])).shape == (1, 6 * 32 + 3 * 32)  # scales 1 and 2, zero-filled

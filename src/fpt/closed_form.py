@@ -67,6 +67,31 @@ def read_features(exp: Experiment, batch: Batch, transform: Any = None) -> np.nd
     return out.numpy()
 
 
+def fit_thresholds(exp: Experiment, batch: Batch, seed: int, transform: Any = None) -> None:
+    """Set a ppv pooling's thresholds (fpt.feature_map.FeatureMap.thresholds): per member and pooled block, each unit's
+    ``ppv_quantiles`` over the real positions of at most ``ppv_examples`` of ``batch``'s examples (a seeded draw),
+    labels unread. A model without ppv pooling is left as it is."""
+    model = exp.model
+    if not isinstance(model, FeatureMap) or not model.ppv_quantiles:
+        return
+    design = options(exp.config)
+    rows = np.sort(np.random.default_rng(seed).permutation(len(batch))[:design.ppv_examples])
+    x = batch.x[torch.from_numpy(rows)]
+    lengths = None if batch.lengths is None else batch.lengths[torch.from_numpy(rows)]
+    states = batched_outputs(exp, x, lengths, trim=exp.config.trim_padding, call=model.block_states,
+                             transform=None if transform is None else (lambda xb: transform(xb, None))).numpy()
+    width, q, start = model.body.width, np.asarray(model.ppv_quantiles), 0
+    with torch.no_grad():
+        for e in range(model.members):
+            tokens = -(-model.spec.seq_len // model.scales[e])
+            for j in range(len(model.blocks)):
+                h = states[:, start:start + tokens * width].reshape(len(rows), tokens, width)  # zeros past each end
+                start += tokens * width
+                real = h[np.abs(h).sum(-1) > 0]  # (positions, D): a real LayerNorm'd state is never all zeros
+                if len(real):
+                    model.thresholds[e][j].copy_(torch.from_numpy(np.quantile(real, q, axis=0)).float())
+
+
 # Features already read, per model: (batch, features) pairs. A choice between fits (fpt.select.choose_fit) solves
 # a closed-form candidate, and the run that follows fits the same experiment again: its features are not read twice.
 _READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -415,6 +440,7 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
     classify = data.objective.name == "classification"
     classes = data.spec.num_classes
     train = data.train.data
+    fit_thresholds(exp, train, exp.config.split_seed, data.train.transform)  # ppv pooling: before any feature is read
     feats = {"train": cached_features(exp, train, data.train.transform)}
     for name, batch in data.eval_sets.items():
         feats[name] = feats["train"] if batch is train else cached_features(exp, batch)

@@ -6,8 +6,9 @@ Dimension legend (as fpt.model):
 
 Each member is an input layer left at its seeded init (member e seeded by ``seed + e``; member 0 is the input
 layer a gradient run would start from). Every member's tokens run through the one frozen body; the hidden states
-after each chosen block are pooled over the real positions (mean, max, the last real token, or flatten: every
-position side by side, zeros past the end, GPT4TS's readout) and concatenated, member by member, block by block,
+after each chosen block are pooled over the real positions (mean, max, the last real token, flatten: every
+position side by side, zeros past the end, GPT4TS's readout, or ppv: ROCKET's share of positions above each of a
+unit's fitted thresholds) and concatenated, member by member, block by block,
 pooling by pooling, and (``inputs``) the tokens themselves after them, so the head can always do what a linear
 model of the inputs does: (B, F). One linear layer, fitted in closed form, maps them to logits; the standardisation of
 the features is folded into it, so the model a run saves, exports and puts into ONNX is this module alone.
@@ -31,7 +32,7 @@ from fpt.model import FEATURES, InputSpec, input_layer
 
 Tensor = torch.Tensor
 CLOSED_FORM = "closed-form"  # RunConfig.fit
-POOLINGS = ("mean", "max", "last", "flatten")
+POOLINGS = ("mean", "max", "last", "flatten", "ppv")
 HEADS = ("ridge", "logistic")
 
 
@@ -122,6 +123,12 @@ class ClosedForm:
     cs: tuple[float, ...] = tuple(10.0 ** k for k in range(-4, 3))  # logistic inverse penalties, chosen by k-fold
     folds: int = 5  # k of the k-fold figures (the logistic head's search, and the per-fold scores the controls use)
     max_values: int = 2**30  # examples x features held in memory (4 GiB of float32); beyond it, a one-line error
+    # ppv pooling (ROCKET's proportion of positive values): per unit of a pooled block, the share of the real positions
+    # where it exceeds each threshold, the unit's quantiles over the real positions of at most ``ppv_examples`` of
+    # the training examples (seeded; fpt.closed_form.fit_thresholds), fitted once per fit like the head and saved
+    # with it. Round 7 (round7/study, TRAIN-only CV) measured it beside E=30's max.
+    ppv_quantiles: tuple[float, ...] = (0.25, 0.5, 0.75)
+    ppv_examples: int = 256
 
 
 DEFAULTS = ClosedForm()
@@ -238,6 +245,13 @@ class FeatureMap(nn.Module):
                 members.append(input_layer(merged, body.width, input_init))
         self.input = nn.ModuleList(members)  # "input.*": the input group of fpt.freeze
         self.members = design.members
+        # ppv's thresholds per member: (pooled blocks, quantiles, D), set by fpt.closed_form.fit_thresholds before the
+        # features are read; "thresholds.*" are saved with the input layers and the head (``trainable``)
+        self.ppv_quantiles = design.ppv_quantiles if "ppv" in self.poolings else ()
+        if self.ppv_quantiles:
+            self.thresholds = nn.ParameterList(
+                [nn.Parameter(torch.zeros(len(self.blocks), len(self.ppv_quantiles), body.width), requires_grad=False)
+                 for _ in range(design.members)])
         self.first_difference = design.members - design.members // 2 if design.difference else design.members
         self.inputs = design.inputs
         self.head = nn.Linear(self.num_features, spec.per_token * spec.num_classes)
@@ -246,7 +260,8 @@ class FeatureMap(nn.Module):
 
     def member_width(self, e: int) -> int:
         """Features member ``e`` gives (flatten: one set per merged token)."""
-        width = {"mean": 1, "max": 1, "last": 1, "flatten": -(-self.spec.seq_len // self.scales[e])}
+        width = {"mean": 1, "max": 1, "last": 1, "flatten": -(-self.spec.seq_len // self.scales[e]),
+                 "ppv": len(self.ppv_quantiles)}
         return len(self.blocks) * sum(width[p] for p in self.poolings) * self.body.width
 
     @property
@@ -280,10 +295,19 @@ class FeatureMap(nn.Module):
             return None
         return torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]  # (B, T)
 
-    def pool(self, h: Tensor, mask: Tensor | None, lengths: Tensor | None, seq_len: int) -> list[Tensor]:
-        """One block's states (B, T, D) as the poolings' features, each (B, width)."""
+    def pool(self, h: Tensor, mask: Tensor | None, lengths: Tensor | None, seq_len: int,
+             thresholds: Tensor | None = None, poolings: tuple[str, ...] | None = None) -> list[Tensor]:
+        """One block's states (B, T, D) as the poolings' features, each (B, width); ``thresholds`` (q, D): ppv's."""
         out = []
-        for name in self.poolings:
+        for name in poolings or self.poolings:
+            if name == "ppv":  # the share of real positions above each threshold: (B, q * D), threshold by threshold
+                above = (h[:, :, None, :] > thresholds[None, None]).to(h.dtype)  # (B, T, q, D)
+                if mask is None:
+                    out.append(above.mean(1).flatten(1))
+                else:
+                    w = mask[..., None, None].to(h.dtype)  # (B, T, 1, 1)
+                    out.append(((above * w).sum(1) / w.sum(1).clamp_min(1)).flatten(1))
+                continue
             if name == "mean":
                 if mask is None:
                     out.append(h.mean(1))  # (B, D)
@@ -310,8 +334,10 @@ class FeatureMap(nn.Module):
             return x
         return x[..., self.series_dim:] if e is not None and e >= self.first_difference else x[..., :self.series_dim]
 
-    def member_features(self, e: int, x: Tensor, lengths: Tensor | None = None) -> Tensor:
-        """Member ``e``'s pooled features (B, F / E)."""
+    def member_features(self, e: int, x: Tensor, lengths: Tensor | None = None,
+                        poolings: tuple[str, ...] | None = None) -> Tensor:
+        """Member ``e``'s pooled features (B, F / E); ``poolings``: these instead of the design's (flatten: the
+        states ppv's thresholds are fitted on)."""
         x = self.series(x, e)
         k = self.scales[e]
         if k > 1:
@@ -322,8 +348,15 @@ class FeatureMap(nn.Module):
         for i in range(self.blocks[-1] + 1):  # blocks past the last pooled one are never run
             h = self.body.block(i, h, mask)  # (B, T, D)
             if i in self.blocks:
-                parts += self.pool(h, mask, lengths, -(-self.spec.seq_len // k))
+                j = self.blocks.index(i)
+                parts += self.pool(h, mask, lengths, -(-self.spec.seq_len // k),
+                                   self.thresholds[e][j] if self.ppv_quantiles else None, poolings)
         return torch.cat(parts, dim=-1)
+
+    def block_states(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
+        """Every member's pooled blocks' states side by side, zeros past each end (B, sum over members of P * T_e *
+        D): what ppv's thresholds are fitted on (fpt.closed_form.fit_thresholds)."""
+        return torch.cat([self.member_features(e, x, lengths, ("flatten",)) for e in range(self.members)], dim=-1)
 
     def features(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Every member's features side by side (B, 1, F): what the head reads."""
@@ -343,7 +376,7 @@ def trainable(model: nn.Module) -> None:
     """The pieces a closed-form fit sets (members' input layers, the head) marked trained, the body frozen: so the
     checkpoint holds them and the body fingerprint covers the body alone."""
     for name, p in model.named_parameters():
-        p.requires_grad_(name.startswith(("input.", "head.")))
+        p.requires_grad_(name.startswith(("input.", "head.", "thresholds.")))
 
 
 __all__ = ["CLOSED_FORM", "DEFAULTS", "POOLINGS", "ClosedForm", "FeatureMap", "block_indices", "merge_tokens",

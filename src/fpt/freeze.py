@@ -18,7 +18,8 @@ from fpt.registry import Registry
 
 # "recurrent" holds the weights of recurrent (LSTM) bodies, which have no attention/feed-forward.
 GROUPS = ("input", "positions", "layernorm", "attention", "feedforward", "recurrent", "output", "lora")
-MODEL_GROUPS = {"input": r"^input\.", "output": r"^head\."}
+# A closed-form fit's ppv thresholds (fpt.feature_map) are fitted with its head, and saved with it: output.
+MODEL_GROUPS = {"input": r"^input\.", "output": r"^(head|thresholds)\."}
 
 POLICIES: Registry = Registry("freeze policy")
 PAPER = {"input", "positions", "layernorm", "output"}

@@ -151,7 +151,9 @@ class RunConfig:
                                   None)
     cf_poolings: str | None = _help("fit=closed-form: how each block's states become features, joined by ',': mean | "
                                     "max (over real positions) | last (the last real token) | flatten (every position, "
-                                    "zeros past the end) (default: fpt.feature_map.ClosedForm)", None)
+                                    "zeros past the end) | ppv (ROCKET's share of real positions above each unit's "
+                                    "quartiles over the training examples) (default: fpt.feature_map.ClosedForm)",
+                                    None)
     cf_standardise: bool | None = _help("fit=closed-form: standardise each feature with the fitted examples' mean and "
                                         "std before the head (folded into the exported head) (default: "
                                         "fpt.feature_map.ClosedForm)", None)
