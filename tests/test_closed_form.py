@@ -421,3 +421,30 @@ def test_ppv_pooling_fits_its_thresholds_saves_them_and_predicts_and_exports_ali
     exported = fpt.Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
     assert json.loads((exported / "config.json").read_text())["onnx"]["max_abs_diff"] < 1e-4
     np.testing.assert_allclose(fpt.load(exported).predict_proba(test.x), loaded.predict_proba(test.x), atol=1e-6)
+
+
+@pytest.mark.parametrize("signal_in", ["max", "ppv"])
+def test_the_head_keeps_ppv_columns_only_where_leave_one_out_prefers_them(signal_in):
+    """ppv_choice: the ridge head over every column and over the columns without ppv; the better by leave-one-out
+    is kept (without ppv first: a tie keeps it), the dropped columns' weights zeros; folds choose afresh."""
+    rng = np.random.default_rng(7)
+    signal = rng.normal(size=(80, 1))
+    carrier = signal + 0.1 * rng.normal(size=(80, 6))
+    other = rng.normal(size=(80, 6)) * 3
+    maxes, ppv = (carrier, other) if signal_in == "max" else (other, carrier)
+    tokens = rng.normal(size=(80, 2))
+    x = np.concatenate([maxes[:, :3], ppv[:, :3], maxes[:, 3:], ppv[:, 3:], tokens], 1)  # 2 members: max, ppv each
+    without_ppv = np.r_[0:3, 6:9, 12:14]
+    y = (signal > 0).astype(np.int64)
+    w, b, info = fit_head(x, y, True, 2, DEFAULTS, seed=0, inputs=2, member_widths=[6, 6], without_ppv=without_ppv)
+    assert info["ppv_kept"] is (signal_in == "ppv") and set(info["ppv_loo"]) == {"with", "without"}
+    if signal_in == "max":
+        assert not w[:, np.r_[3:6, 9:12]].any()  # the ppv columns dropped
+    forced = fit_head(x, y, True, 2, replace(DEFAULTS, ppv_choice=False), seed=0, inputs=2, member_widths=[6, 6],
+                      without_ppv=without_ppv)[2]
+    assert "ppv_kept" not in forced  # every column, nothing chosen
+    refit = fit_head(x, y, True, 2, DEFAULTS, seed=0, inputs=2, member_widths=[6, 6], without_ppv=without_ppv,
+                     fixed=info)[0]
+    np.testing.assert_allclose(refit, w, rtol=1e-5, atol=1e-8)  # at the chosen columns and penalty
+    scores = fold_scores(x, y, True, 2, DEFAULTS, 0, 2, member_widths=[6, 6], without_ppv=without_ppv)
+    assert len(scores) == DEFAULTS.folds and min(scores) > 0.8

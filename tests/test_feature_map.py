@@ -170,3 +170,16 @@ def test_ppv_pooling_counts_real_positions_above_each_threshold_and_its_threshol
     for i, t in enumerate(torch.linspace(-1, 1, q)):
         assert torch.allclose(short[0, 32 * (1 + i):32 * (2 + i)], (h > t).float().mean(0))
     assert model.block_states(x[:, :4], torch.tensor([4])).shape == (1, 6 * 32 + 3 * 32)  # scales 1 and 2, zero-filled
+
+
+def test_the_columns_without_a_pooling_are_the_features_the_model_without_it_reads(tiny_bert_dir):
+    spec = InputSpec(seq_len=6, num_classes=3, token_dim=4)
+    both = _model(tiny_bert_dir, spec, cf_members=3, cf_blocks="all", cf_poolings="max,ppv,flatten").eval()
+    alone = _model(tiny_bert_dir, spec, cf_members=3, cf_blocks="all", cf_poolings="max,flatten").eval()
+    x = torch.randn(5, 6, 4)
+    with torch.no_grad():
+        for t in both.thresholds:
+            t.normal_()
+        kept = both.columns_without("ppv")
+        assert len(kept) == alone.num_features
+        torch.testing.assert_close(both.features(x)[:, 0, kept], alone.features(x)[:, 0])

@@ -132,7 +132,8 @@ def _score(classify: bool, logits: np.ndarray, y: np.ndarray, classes: int) -> f
 
 def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
              seed: int, inputs: int = 0, fixed: dict[str, Any] | None = None,
-             member_widths: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+             member_widths: Sequence[int] | None = None, without_ppv: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The head (W (m * C, F), b (m * C)) over raw features ``x`` (N, F), standardisation folded in, and what chose
     it: the penalty, the cross-validation and its estimate (``cv_score``). ``inputs``: the last columns are the
     tokens themselves (ridge: scaled by each of ``design.input_scales``, chosen with the penalty by leave-one-out).
@@ -141,7 +142,10 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
     leave-one-out with the penalty (a dropped member's weights are zeros). ``fixed``: a ridge head's ``alpha``,
     ``input_scale`` and ``members_kept`` already chosen (``fit_head``'s info): fitted at them, with no search
     (``cv``: "fixed"). Above ``design.search_rows`` examples the ridge head's search reads that many of them
-    (``_fit_searched_on_rows``; info's ``search`` says which)."""
+    (``_fit_searched_on_rows``; info's ``search`` says which). ``without_ppv``: the columns a head without the ppv
+    pooling reads (fpt.feature_map.FeatureMap.columns_without, the tokens last): with ``design.ppv_choice`` the ridge
+    head is fitted on them and on every column, the set kept chosen by leave-one-out with the penalty (these first,
+    so a tie keeps the head without ppv; info's ``ppv_kept``)."""
     from sklearn.linear_model import Ridge
 
     x = x.astype(np.float64)
@@ -154,36 +158,43 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
             raise ConfigError("cf_head=logistic is a classifier; a regression's head is ridge (cf_head=ridge)")
         w, b, info = _logistic(z, y, classes, design, seed)
     elif fixed is not None:
-        kept = _member_columns(member_widths, z.shape[1], inputs, fixed.get("members_kept"))
+        kept = (without_ppv if fixed.get("ppv_kept") is False
+                else _member_columns(member_widths, z.shape[1], inputs, fixed.get("members_kept")))
         zk = z if kept is None else z[:, kept]
         scale = fixed.get("input_scale", 1.0) if 0 < inputs < zk.shape[1] else 1.0
         if scale != 1.0:
             zk[:, -inputs:] *= scale
         ridge = Ridge(alpha=fixed["alpha"], solver="cholesky").fit(zk, _ridge_targets(y, classify, classes))
         w, b = _widen(np.atleast_2d(ridge.coef_).copy(), scale, inputs, kept, z.shape[1]), np.atleast_1d(ridge.intercept_)
-        info = {"head": "ridge", "alpha": float(fixed["alpha"]), "cv": "fixed"}
+        info = {"head": "ridge", "alpha": float(fixed["alpha"]), "cv": "fixed",
+                **({"ppv_kept": fixed["ppv_kept"]} if "ppv_kept" in fixed else {})}
     else:
         targets = _ridge_targets(y, classify, classes)
-        counts = [None]  # every member
-        if member_widths and design.member_choices and len(z) <= design.choose_up_to:
-            counts += [m for m in design.member_choices if 0 < m < len(member_widths)]
-        if counts == [None] and design.search_rows is not None and len(z) > design.search_rows:
+        # the column sets tried (members kept, or without ppv), each (members kept, ppv kept, columns; None: all)
+        choices: list[tuple[int | None, bool | None, np.ndarray | None]] = [(None, None, None)]
+        if without_ppv is not None and design.ppv_choice and len(z) <= design.choose_up_to:
+            choices = [(None, False, without_ppv), (None, True, None)]
+        elif member_widths and design.member_choices and len(z) <= design.choose_up_to:
+            choices += [(m, None, _member_columns(member_widths, z.shape[1], inputs, m))
+                        for m in design.member_choices if 0 < m < len(member_widths)]
+        if len(choices) == 1 and design.search_rows is not None and len(z) > design.search_rows:
             w, b, info = _fit_searched_on_rows(z, y, targets, classify, classes, design, seed, inputs)
         else:
             tried = []
-            for m in counts:
-                kept = _member_columns(member_widths, z.shape[1], inputs, m)
+            for m, ppv, kept in choices:
                 # the squared leave-one-out error chooses, as RidgeClassifierCV's default does (its near-ties
                 # broken toward the larger penalty: design.penalty_rule, fpt.ridge.pick)
                 scale, ridge = ridge_loo_scaled(z if kept is None else z[:, kept], targets, design.alphas,
                                                 design.input_scales, inputs, design.penalty_rule, design.loo_guard)
-                tried.append((m, kept, scale, ridge))
-            m, kept, scale, ridge = max(tried, key=lambda t: t[3].score)  # the first of equals: every member
+                tried.append((m, ppv, kept, scale, ridge))
+            m, ppv, kept, scale, ridge = max(tried, key=lambda t: t[4].score)  # the first of equals
             w, b = _widen(ridge.coef.copy(), scale, inputs, kept, z.shape[1]), ridge.intercept
-            info = {**_loo_record(ridge, scale, y, classify, classes, design, inputs),
-                    **({"members_kept": m or len(member_widths),
-                        "members_loo": {str(t[0] or len(member_widths)): t[3].score for t in tried}}
-                       if len(tried) > 1 else {})}
+            info = _loo_record(ridge, scale, y, classify, classes, design, inputs)
+            if ppv is not None:
+                info.update(ppv_kept=ppv, ppv_loo={("with" if t[1] else "without"): t[4].score for t in tried})
+            elif len(tried) > 1:
+                info.update(members_kept=m or len(member_widths),
+                            members_loo={str(t[0] or len(member_widths)): t[4].score for t in tried})
     w = w / std[None, :]
     return w, b - w @ mean, info
 
@@ -309,24 +320,26 @@ CONTROLS_UP_TO = 2000
 
 def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
                 seed: int, inputs: int = 0, chosen: dict[str, Any] | None = None,
-                member_widths: Sequence[int] | None = None) -> list[float]:
+                member_widths: Sequence[int] | None = None, without_ppv: np.ndarray | None = None) -> list[float]:
     """The head fitted on k-1 folds and scored on the k-th, for each of k folds (k: ``design.folds``, fewer where
     the rarest class is rarer): the figures two feature maps are compared on, fold by fold. Each fold searches the
     penalty afresh, except a ridge head over at least ``SEARCH_PER_FOLD_BELOW`` examples given the full fit's
     ``chosen`` penalty (``fit_head``'s info), which every fold then reuses (with more examples than features, every
-    fold solved from one Gram matrix: ``_fixed_fold_scores``)."""
+    fold solved from one Gram matrix: ``_fixed_fold_scores``). ``without_ppv``: as ``fit_head``'s, each fold choosing
+    afresh."""
     k = _fold_count(y[:, 0] if classify else None, classify, design.folds)
     if len(y) < 2 * k:
         return []
     fixed = chosen if (chosen is not None and chosen.get("head") == "ridge"
                        and reuses_penalty(len(y))) else None
     folds = folds_of(y, classify, k, seed)
-    if fixed is not None and x.shape[1] < len(y) - len(y) // k:  # the primal fit, as Ridge's Cholesky solver's
+    every_column = fixed is not None and not {"members_kept", "ppv_kept"} & set(fixed)
+    if every_column and x.shape[1] < len(y) - len(y) // k:  # the primal fit, as Ridge's Cholesky solver's
         return _fixed_fold_scores(x, y, classify, classes, design, inputs, fixed, folds)
     scores = []
     for train, val in folds:
         w, b, _ = fit_head(x[train], y[train], classify, classes, design, seed, inputs, fixed=fixed,
-                           member_widths=member_widths)
+                           member_widths=member_widths, without_ppv=without_ppv)
         scores.append(_score(classify, x[val].astype(np.float64) @ w.T + b, y[val], classes))
     return scores
 
@@ -451,8 +464,9 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
     y = np.concatenate([_targets(train.y), _targets(data.eval_sets[data.val].y)]) if with_val else _targets(train.y)
     started_head = time.perf_counter()
     widths = [model.member_width(e) for e in range(model.members)]
+    without_ppv = model.columns_without("ppv") if model.ppv_quantiles else None
     w, b, info = fit_head(x, y, classify, classes, design, exp.config.split_seed, model.input_features,
-                          member_widths=widths)
+                          member_widths=widths, without_ppv=without_ppv)
     with torch.no_grad():
         model.head.weight.copy_(torch.from_numpy(w).float())
         model.head.bias.copy_(torch.from_numpy(b).float())
@@ -467,7 +481,8 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
     if folds is not None and folds > 0:
         design = dataclasses.replace(design, folds=folds)
     folds = [] if folds == 0 else fold_scores(x, y, classify, classes, design, exp.config.split_seed,
-                                              model.input_features, chosen=info, member_widths=widths)
+                                              model.input_features, chosen=info, member_widths=widths,
+                                              without_ppv=without_ppv)
     folds_seconds = time.perf_counter() - started_folds
     out: dict[str, Any] = {}
     for name, batch in data.eval_sets.items():

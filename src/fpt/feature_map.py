@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -129,6 +130,9 @@ class ClosedForm:
     # with it. Round 7 (round7/study, TRAIN-only CV) measured it beside E=30's max.
     ppv_quantiles: tuple[float, ...] = (0.25, 0.5, 0.75)
     ppv_examples: int = 256
+    # With ppv pooling the ridge head is also fitted without its columns, and the set kept chosen by leave-one-out
+    # with the penalty (up to ``choose_up_to`` fitted examples; a tie keeps the head without ppv): round 8.
+    ppv_choice: bool = True
 
 
 DEFAULTS = ClosedForm()
@@ -263,6 +267,21 @@ class FeatureMap(nn.Module):
         width = {"mean": 1, "max": 1, "last": 1, "flatten": -(-self.spec.seq_len // self.scales[e]),
                  "ppv": len(self.ppv_quantiles)}
         return len(self.blocks) * sum(width[p] for p in self.poolings) * self.body.width
+
+    def columns_without(self, pooling: str) -> np.ndarray:
+        """The feature columns (ascending) other than ``pooling``'s: every member's other poolings, and the tokens."""
+        widths = {"mean": 1, "max": 1, "last": 1, "ppv": len(self.ppv_quantiles)}
+        keep, start = [], 0
+        for e in range(self.members):
+            widths["flatten"] = -(-self.spec.seq_len // self.scales[e])
+            for _ in self.blocks:
+                for name in self.poolings:
+                    width = widths[name] * self.body.width
+                    if name != pooling:
+                        keep.append(np.arange(start, start + width))
+                    start += width
+        keep.append(np.arange(start, start + self.input_features))
+        return np.concatenate(keep)
 
     @property
     def input_features(self) -> int:

@@ -306,3 +306,31 @@ def test_the_round7_rule_takes_the_best_mean_rank_and_a_tie_with_the_default_kee
     assert got["rank"] == {base: 2.5, quartiles: 2.0, median: 1.5} and got["chosen"] == median
     tie = study.decide_round7(rows({base: (0.60, 0.99), quartiles: (0.75, 0.98), median: (0.50, 0.97)}))
     assert tie["rank"][base] == tie["rank"][quartiles] == 1.5 and tie["chosen"] == base
+
+
+def test_round8_chooses_ppv_per_fold_by_leave_one_out_and_its_rule_needs_more_sets_won_than_lost(monkeypatch):
+    from fpt import closed_form
+    from fpt.feature_map import DEFAULTS
+
+    rng = np.random.default_rng(2)
+    n, t, d = 40, 5, 3
+    states = [rng.normal(size=(n, t, d)).astype(np.float16) for _ in range(2)]
+    maxes = [h.astype(np.float32).max(1) for h in states]
+    tokens = rng.normal(size=(n, 4)).astype(np.float32)
+    y = (maxes[0][:, :1] > np.median(maxes[0][:, 0])).astype(int)
+    given = []
+    fit = closed_form.fit_head
+    monkeypatch.setattr(closed_form, "fit_head", lambda *a, **k: (given.append(k.get("without_ppv")), fit(*a, **k))[1])
+    scores = study.ppv_fold_scores(maxes, states, tokens, y, True, 2, DEFAULTS, 0, (0.25, 0.75), choose=True)
+    assert len(scores) == 5 and len(given) == 5
+    # each member's max columns, then the tokens: member 1's max starts after member 0's max and 2 PPV blocks
+    np.testing.assert_array_equal(given[0], np.r_[0:3, 9:12, 18:22])
+    study.ppv_fold_scores(maxes, states, tokens, y, True, 2, DEFAULTS, 0, (0.25, 0.75))
+    assert given[-1] is None  # round 7's recipes: every column
+    base, chosen = (c for _, c, _ in study.ROUND8)
+    rows = [{"dataset": s, "axis": a, "choice": c, "cv": v, "repeat": 0}
+            for (a, c), values in zip([("base", base), ("ppv", chosen)], [(0.6, 0.9, 0.8), (0.7, 0.8, 0.8)])
+            for s, v in zip(("ACSF1", "wine", "iris"), values)]
+    assert study.decide_round8(rows)["chosen"] == base  # one set higher, one lower, one equal: a tie keeps it
+    rows[4]["cv"] = 0.95  # wine now higher with the candidate too
+    assert study.decide_round8(rows)["chosen"] == chosen
