@@ -278,23 +278,34 @@ ROUND6: list[tuple[str, str, Recipe]] = [
 ]
 
 
+def mean_ranks(rows: list[dict[str, Any]], axes: tuple[str, ...], group: list[str]
+               ) -> tuple[list[str], dict[str, float], dict[str, float]]:
+    """The rounds' rules' figures: per choice of ``group`` (rows of ``axes``), its mean CV figure over the repeats per
+    set; over the sets where every choice was measured, its mean rank (a set's equal figures sharing ranks) and its
+    mean CV figure. Returns (sets, rank, mean)."""
+    per: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if r["axis"] in axes:
+            per.setdefault((r["dataset"], r["choice"]), []).append(r["cv"])
+    cv = {k: statistics.mean(v) for k, v in per.items()}
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    sets = [d for d in names if all((d, c) in cv for c in group)]
+    if not sets:
+        return [], {}, {}
+    rank = {c: statistics.mean(
+        statistics.mean(i + 1 for i, v in enumerate(sorted((cv[(d, g)] for g in group), reverse=True))
+                        if v == cv[(d, c)]) for d in sets) for c in group}
+    return sets, rank, {c: statistics.mean(cv[(d, c)] for d in sets) for c in group}
+
+
 def decide_round6(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The round6 plan's rule, declared (and committed) before its figures were read: among the default and the
     "draws" candidates, the best mean rank of the mean CV figure (over the repeats) over the sets where all were
     measured, a set's equal figures sharing ranks; a tie in mean rank goes to the shipped default where it is among
     the tied, otherwise to the higher mean CV figure, then to the first in ``ROUND6``'s order."""
-    per: dict[tuple[str, str], list[float]] = {}
-    for r in rows:
-        if r["axis"] in ("base", "draws"):
-            per.setdefault((r["dataset"], r["choice"]), []).append(r["cv"])
-    cv = {k: statistics.mean(v) for k, v in per.items()}
-    group = [c for _, c, _ in ROUND6 if any(k[1] == c for k in cv)]
-    names = list(dict.fromkeys(r["dataset"] for r in rows))
-    sets = [d for d in names if all((d, c) in cv for c in group)]
-    rank = {c: statistics.mean(
-        statistics.mean(i + 1 for i, v in enumerate(sorted((cv[(d, g)] for g in group), reverse=True))
-                        if v == cv[(d, c)]) for d in sets) for c in group} if sets else {}
-    mean = {c: statistics.mean(cv[(d, c)] for d in sets) for c in group} if sets else {}
+    measured = {r["choice"] for r in rows if r["axis"] in ("base", "draws")}
+    group = [c for _, c, _ in ROUND6 if c in measured]
+    sets, rank, mean = mean_ranks(rows, ("base", "draws"), group)
     if not sets:
         return {"chosen": SHIPPED6, "sets": [], "rank": {}, "mean_cv": {}}
     best = min(rank.values())
@@ -326,20 +337,11 @@ def decide_round7(rows: list[dict[str, Any]]) -> dict[str, Any]:
     among the tied, otherwise to the higher mean CV figure, then to the first in ``ROUND7``'s order. (Prototypes
     outside this study, at E=10 with thresholds over every training example, were seen on 8 of the 12 sets before
     the rule was written: docs/results/own-data/closed-form/round7/README.md says which.)"""
-    per: dict[tuple[str, str], list[float]] = {}
-    for r in rows:
-        if r["axis"] in ("base", "ppv"):
-            per.setdefault((r["dataset"], r["choice"]), []).append(r["cv"])
-    cv = {k: statistics.mean(v) for k, v in per.items()}
-    group = [c for _, c, _ in ROUND7 if any(k[1] == c for k in cv)]
-    names = list(dict.fromkeys(r["dataset"] for r in rows))
-    sets = [d for d in names if all((d, c) in cv for c in group)]
+    measured = {r["choice"] for r in rows if r["axis"] in ("base", "ppv")}
+    group = [c for _, c, _ in ROUND7 if c in measured]
+    sets, rank, mean = mean_ranks(rows, ("base", "ppv"), group)
     if not sets:
         return {"chosen": SHIPPED7, "sets": [], "rank": {}, "mean_cv": {}}
-    rank = {c: statistics.mean(
-        statistics.mean(i + 1 for i, v in enumerate(sorted((cv[(d, g)] for g in group), reverse=True))
-                        if v == cv[(d, c)]) for d in sets) for c in group}
-    mean = {c: statistics.mean(cv[(d, c)] for d in sets) for c in group}
     best = min(rank.values())
     tied = [c for c in group if rank[c] == best]
     chosen = SHIPPED7 if SHIPPED7 in tied else max(tied, key=lambda c: (mean[c], -group.index(c)))
@@ -363,20 +365,10 @@ def decide_round8(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The round8 plan's rule, declared (and committed) before its figures were read: the candidate replaces the
     default where its mean rank over the sets where both were measured is better (it is higher on more sets than it
     is lower on); a tie keeps the default."""
-    per: dict[tuple[str, str], list[float]] = {}
-    for r in rows:
-        if r["axis"] in ("base", "ppv"):
-            per.setdefault((r["dataset"], r["choice"]), []).append(r["cv"])
-    cv = {k: statistics.mean(v) for k, v in per.items()}
     group = [c for _, c, _ in ROUND8]
-    names = list(dict.fromkeys(r["dataset"] for r in rows))
-    sets = [d for d in names if all((d, c) in cv for c in group)]
+    sets, rank, mean = mean_ranks(rows, ("base", "ppv"), group)
     if not sets:
         return {"chosen": SHIPPED7, "sets": [], "rank": {}, "mean_cv": {}}
-    rank = {c: statistics.mean(
-        statistics.mean(i + 1 for i, v in enumerate(sorted((cv[(d, g)] for g in group), reverse=True))
-                        if v == cv[(d, c)]) for d in sets) for c in group}
-    mean = {c: statistics.mean(cv[(d, c)] for d in sets) for c in group}
     chosen = group[1] if rank[group[1]] < rank[group[0]] else SHIPPED7
     return {"chosen": chosen, "sets": sets, "rank": rank, "mean_cv": mean}
 

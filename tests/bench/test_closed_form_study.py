@@ -272,14 +272,18 @@ def test_ppv_columns_count_real_positions_above_each_threshold_and_thresholds_re
                                   study.ppv_thresholds(changed[:10], (0.25, 0.75)))
 
 
+def _ppv_pieces(seed: int, n: int = 40, t: int = 5, d: int = 3):
+    """Two members' block states (N, T, D) as the cache holds them (float16), their max columns, and 4 tokens."""
+    rng = np.random.default_rng(seed)
+    states = [rng.normal(size=(n, t, d)).astype(np.float16) for _ in range(2)]
+    return states, [h.astype(np.float32).max(1) for h in states], rng.normal(size=(n, 4)).astype(np.float32)
+
+
 def test_round7_folds_fit_their_thresholds_on_the_folds_training_part_and_one_quantile_set_scores(monkeypatch):
     from fpt.feature_map import DEFAULTS
 
-    rng = np.random.default_rng(1)
-    n, t, d = 40, 5, 3
-    states = [rng.normal(size=(n, t, d)).astype(np.float16) for _ in range(2)]
-    maxes = [h.astype(np.float32).max(1) for h in states]
-    tokens = rng.normal(size=(n, 4)).astype(np.float32)
+    states, maxes, tokens = _ppv_pieces(1)
+    n, d = 40, 3
     y = (states[0].astype(np.float32)[:, :, 0] > 0).mean(1, keepdims=True) > 0.5  # a PPV-shaped class
     y = y.astype(int)
     seen = []
@@ -312,11 +316,7 @@ def test_round8_chooses_ppv_per_fold_by_leave_one_out_and_its_rule_needs_more_se
     from fpt import closed_form
     from fpt.feature_map import DEFAULTS
 
-    rng = np.random.default_rng(2)
-    n, t, d = 40, 5, 3
-    states = [rng.normal(size=(n, t, d)).astype(np.float16) for _ in range(2)]
-    maxes = [h.astype(np.float32).max(1) for h in states]
-    tokens = rng.normal(size=(n, 4)).astype(np.float32)
+    states, maxes, tokens = _ppv_pieces(2)
     y = (maxes[0][:, :1] > np.median(maxes[0][:, 0])).astype(int)
     given = []
     fit = closed_form.fit_head
