@@ -448,3 +448,12 @@ def test_the_head_keeps_ppv_columns_only_where_leave_one_out_prefers_them(signal
     np.testing.assert_allclose(refit, w, rtol=1e-5, atol=1e-8)  # at the chosen columns and penalty
     scores = fold_scores(x, y, True, 2, DEFAULTS, 0, 2, member_widths=[6, 6], without_ppv=without_ppv)
     assert len(scores) == DEFAULTS.folds and min(scores) > 0.8
+
+
+def test_the_printed_closed_form_line_says_whether_the_head_kept_ppv():
+    from fpt.baselines import _closed_form_words
+
+    record = {"head": "ridge", "alpha": 0.1, "val_figure": "leave-one-out"}
+    assert _closed_form_words(record) == "closed form: ridge alpha=0.1, val: leave-one-out"
+    assert _closed_form_words({**record, "ppv_kept": True}) == "closed form: ridge alpha=0.1, ppv kept, val: leave-one-out"
+    assert "ppv dropped" in _closed_form_words({**record, "ppv_kept": False})

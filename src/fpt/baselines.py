@@ -511,7 +511,9 @@ def _with_comparison(summary: dict[str, Any], result: dict[str, Any], out: str |
 def _closed_form_words(record: dict[str, Any]) -> str:
     """How a closed-form fit was chosen, in a few words (its penalty, and what the validation figure is)."""
     penalty = f"alpha={record['alpha']:g}" if "alpha" in record else f"C={record.get('C')}"
-    return f"closed form: {record.get('head')} {penalty}, val: {record.get('val_figure')}"
+    # with ppv pooling the head kept its columns or dropped them, by leave-one-out (fpt.closed_form.fit_head)
+    ppv = {True: ", ppv kept", False: ", ppv dropped"}.get(record.get("ppv_kept"), "")
+    return f"closed form: {record.get('head')} {penalty}{ppv}, val: {record.get('val_figure')}"
 
 
 def table_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
