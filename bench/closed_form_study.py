@@ -435,7 +435,7 @@ def ppv_fold_scores(maxes: list[np.ndarray], states: list[np.ndarray], tokens: n
         return []
     widths = [m.shape[1] * (1 + len(quantiles)) for m in maxes]
     starts = np.cumsum([0, *widths])
-    without = (np.concatenate([*(np.arange(s, s + m.shape[1]) for s, m in zip(starts, maxes)),
+    without = (np.concatenate([*(np.arange(s, s + m.shape[1]) for s, m in zip(starts[:-1], maxes, strict=True)),
                                np.arange(starts[-1], starts[-1] + tokens.shape[1])]) if choose else None)
     design = replace(design, ppv_choice=choose)
     scores = []
@@ -1000,7 +1000,8 @@ def main(argv: list[str] | None = None) -> int:
         text += round6_text(rows, read_rows(cost_file) if cost_file.is_file() else None)
     elif args.plan in ("round7", "round8"):
         got = (decide_round7 if args.plan == "round7" else decide_round8)(rows)
-        text += (f"\nThe {args.plan} rule (decide_{args.plan}): the best mean rank over " + ", ".join(got["sets"]) + "; a tie keeps "
+        text += (f"\nThe {args.plan} rule (decide_{args.plan}): the best mean rank over " + ", ".join(got["sets"])
+                 + "; a tie keeps "
                  "the default. " + "; ".join(f"{c}: mean rank {got['rank'][c]:.2f}, mean CV {got['mean_cv'][c]:.3f}"
                                             for c in got["rank"]) + f". Chosen: {got['chosen']}.\n")
     else:

@@ -329,8 +329,8 @@ def test_round8_chooses_ppv_per_fold_by_leave_one_out_and_its_rule_needs_more_se
     assert given[-1] is None  # round 7's recipes: every column
     base, chosen = (c for _, c, _ in study.ROUND8)
     rows = [{"dataset": s, "axis": a, "choice": c, "cv": v, "repeat": 0}
-            for (a, c), values in zip([("base", base), ("ppv", chosen)], [(0.6, 0.9, 0.8), (0.7, 0.8, 0.8)])
-            for s, v in zip(("ACSF1", "wine", "iris"), values)]
+            for (a, c), values in zip([("base", base), ("ppv", chosen)], [(0.6, 0.9, 0.8), (0.7, 0.8, 0.8)], strict=True)
+            for s, v in zip(("ACSF1", "wine", "iris"), values, strict=True)]
     assert study.decide_round8(rows)["chosen"] == base  # one set higher, one lower, one equal: a tie keeps it
     rows[4]["cv"] = 0.95  # wine now higher with the candidate too
     assert study.decide_round8(rows)["chosen"] == chosen
