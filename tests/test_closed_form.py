@@ -409,8 +409,16 @@ def test_ppv_pooling_fits_its_thresholds_saves_them_and_predicts_and_exports_ali
     ppv = feats[:, 32:32 + q * 32].reshape(-1, q, 32)  # member 0, block 0: max (32), then ppv (q x 32)
     want = (h0[:, :, None, :] > thresholds[0][0][None, None]).float().mean(1).numpy()
     np.testing.assert_allclose(ppv, want, atol=1e-6)
-    fit_thresholds(exp, train, exp.config.split_seed)  # fitted again on the same examples: the same thresholds
+    fit_thresholds(exp, train, exp.config.split_seed)  # the same examples again (fit=auto's run after its choice)
     assert all(torch.equal(a, b) for a, b in zip(thresholds, model.thresholds, strict=True))
+    with torch.no_grad():
+        for t in model.thresholds:
+            t.zero_()
+    fit_thresholds(exp, train, exp.config.split_seed)  # not read again: the batch and seed they were fitted on
+    assert all(float(t.detach().abs().sum()) == 0 for t in model.thresholds)
+    fit_thresholds(exp, train, exp.config.split_seed + 1)  # another draw of examples: fitted again
+    assert all(torch.equal(a, b) for a, b in zip(thresholds, model.thresholds, strict=True))  # all of them drawn
+    fit_thresholds(exp, train, exp.config.split_seed)
 
     loaded = fpt.load(tmp_path / "run")
     test = exp.data.eval_sets["test"]

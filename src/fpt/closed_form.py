@@ -74,6 +74,9 @@ def fit_thresholds(exp: Experiment, batch: Batch, seed: int, transform: Any = No
     model = exp.model
     if not isinstance(model, FeatureMap) or not model.ppv_quantiles:
         return
+    fitted_on = _FITTED_ON.get(model)
+    if fitted_on is not None and fitted_on[0] is batch and fitted_on[1] == seed:  # fit=auto's choice fitted them
+        return
     design = options(exp.config)
     rows = np.sort(np.random.default_rng(seed).permutation(len(batch))[:design.ppv_examples])
     x = batch.x[torch.from_numpy(rows)]
@@ -90,6 +93,12 @@ def fit_thresholds(exp: Experiment, batch: Batch, seed: int, transform: Any = No
                 real = h[np.abs(h).sum(-1) > 0]  # (positions, D): a real LayerNorm'd state is never all zeros
                 if len(real):
                     model.thresholds[e][j].copy_(torch.from_numpy(np.quantile(real, q, axis=0)).float())
+    _FITTED_ON[model] = (batch, seed)
+
+
+# The batch and seed each model's ppv thresholds were last fitted on (``fit_thresholds``), while the model lives: the
+# run after fit=auto's choice solves the same experiment again (as ``_READ`` keeps its features).
+_FITTED_ON: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 # Features already read, per model: (batch, features) pairs. A choice between fits (fpt.select.choose_fit) solves
