@@ -404,9 +404,10 @@ def ppv_columns(states: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 
 
 def ppv_thresholds(states: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:
-    """Each unit's ``quantiles`` over the real positions of ``states`` (N, T, D): (q, D)."""
-    h = states.astype(np.float32)
-    return np.quantile(h[np.abs(h).sum(-1) > 0], quantiles, axis=0)
+    """Each unit's ``quantiles`` over the real positions of ``states`` (N, T, D): (q, D), as the library fits them."""
+    from fpt.closed_form import unit_quantiles
+
+    return unit_quantiles(states, quantiles)
 
 
 def ppv_features_at(maxes: list[np.ndarray], states: list[np.ndarray], tokens: np.ndarray, rows: np.ndarray,

@@ -83,17 +83,23 @@ def fit_thresholds(exp: Experiment, batch: Batch, seed: int, transform: Any = No
     lengths = None if batch.lengths is None else batch.lengths[torch.from_numpy(rows)]
     states = batched_outputs(exp, x, lengths, trim=exp.config.trim_padding, call=model.block_states,
                              transform=None if transform is None else (lambda xb: transform(xb, None))).numpy()
-    width, q, start = model.body.width, np.asarray(model.ppv_quantiles), 0
+    width, q, start = model.body.width, tuple(model.ppv_quantiles), 0
     with torch.no_grad():
         for e in range(model.members):
             tokens = -(-model.spec.seq_len // model.scales[e])
             for j in range(len(model.blocks)):
                 h = states[:, start:start + tokens * width].reshape(len(rows), tokens, width)  # zeros past each end
                 start += tokens * width
-                real = h[np.abs(h).sum(-1) > 0]  # (positions, D): a real LayerNorm'd state is never all zeros
-                if len(real):
-                    model.thresholds[e][j].copy_(torch.from_numpy(np.quantile(real, q, axis=0)).float())
+                if (np.abs(h).sum(-1) > 0).any():
+                    model.thresholds[e][j].copy_(torch.from_numpy(unit_quantiles(h, q)).float())
     _FITTED_ON[model] = (batch, seed)
+
+
+def unit_quantiles(states: np.ndarray, quantiles: Sequence[float]) -> np.ndarray:
+    """Each unit's ``quantiles`` (q, D) over the real positions of block states (N, T, D), zeros past each end (a real
+    LayerNorm'd state is never all zeros): ppv pooling's thresholds."""
+    h = states.astype(np.float32)
+    return np.quantile(h[np.abs(h).sum(-1) > 0], quantiles, axis=0)
 
 
 # The batch and seed each model's ppv thresholds were last fitted on (``fit_thresholds``), while the model lives: the

@@ -267,21 +267,22 @@ class FeatureMap(nn.Module):
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
 
+    def pooling_width(self, e: int, pooling: str) -> int:
+        """Features one of member ``e``'s pooled blocks gives by ``pooling`` (flatten: one set per merged token)."""
+        units = {"mean": 1, "max": 1, "last": 1, "ppv": len(self.ppv_quantiles)}
+        return (-(-self.spec.seq_len // self.scales[e]) if pooling == "flatten" else units[pooling]) * self.body.width
+
     def member_width(self, e: int) -> int:
-        """Features member ``e`` gives (flatten: one set per merged token)."""
-        width = {"mean": 1, "max": 1, "last": 1, "flatten": -(-self.spec.seq_len // self.scales[e]),
-                 "ppv": len(self.ppv_quantiles)}
-        return len(self.blocks) * sum(width[p] for p in self.poolings) * self.body.width
+        """Features member ``e`` gives."""
+        return len(self.blocks) * sum(self.pooling_width(e, p) for p in self.poolings)
 
     def columns_without(self, pooling: str) -> np.ndarray:
         """The feature columns (ascending) other than ``pooling``'s: every member's other poolings, and the tokens."""
-        widths = {"mean": 1, "max": 1, "last": 1, "ppv": len(self.ppv_quantiles)}
         keep, start = [], 0
         for e in range(self.members):
-            widths["flatten"] = -(-self.spec.seq_len // self.scales[e])
             for _ in self.blocks:
                 for name in self.poolings:
-                    width = widths[name] * self.body.width
+                    width = self.pooling_width(e, name)
                     if name != pooling:
                         keep.append(np.arange(start, start + width))
                     start += width
