@@ -31,6 +31,7 @@ def test_a_ray_address_that_does_not_answer_is_one_line_in_seconds(address):
 
 
 def test_ray_auto_without_a_cluster_says_so(monkeypatch):
+    pytest.importorskip("ray")  # fpt[ray]
     import ray._private.utils as ray_utils
 
     monkeypatch.setattr(ray_utils, "read_ray_address", lambda temp_dir=None: None)
@@ -83,6 +84,7 @@ def test_no_address_starts_a_local_ray_without_asking(address):
 
 
 def test_reproduce_with_a_dead_ray_address_fails_before_any_run(tmp_path, capsys):
+    pytest.importorskip("ray")  # fpt[ray]
     started = time.perf_counter()
     assert main(["reproduce", "table2", "--scale", "quick", "--out", str(tmp_path / "r"), "--executor", "ray",
                  "--address", "127.0.0.1:1", "--quiet"]) == 2

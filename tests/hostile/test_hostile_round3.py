@@ -88,6 +88,7 @@ def test_a_hostile_ray_address_is_a_config_error(address):
 
 
 def test_ray_auto_pointing_at_a_stopped_cluster_names_it(monkeypatch):
+    pytest.importorskip("ray")  # fpt[ray]
     import ray._private.utils as ray_utils
 
     monkeypatch.setattr(connect, "TIMEOUT", 1.0)
