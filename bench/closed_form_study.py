@@ -647,7 +647,7 @@ def training_task(path: Path, series_norm: str, body: str = "minilm", series_tok
         longest = max(s.shape[-1] for s in train.x)  # a series set's inputs: a list of (C, L) arrays
         config = replace(config, series_patch=max(1, -(-longest // series_tokens)))
         options = DataOptions(**{f: getattr(config, f) for f in OPTION_FIELDS})
-    objective, why = infer_objective(train.y, raw.targets, options.objective, train.where)
+    objective, why = infer_objective(train.y, raw.targets, options.objective, train.where, raw.declared)
     if "test" not in raw.splits:  # a table: the seeded test hold-out bench/own_data.py's runs test on, dropped
         held = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
                              stratify=objective == "classification")

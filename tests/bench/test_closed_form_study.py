@@ -21,6 +21,20 @@ def test_a_table_is_its_examples_that_are_not_test_and_a_ucr_set_its_train_file(
     assert len(data.train) == 67  # the archive's TRAIN file, every series of it; TEST is never read
 
 
+def test_a_ts_files_integer_classes_are_classes_as_the_library_reads_them(tmp_path):
+    """PigCVP's 52 classes are labelled 1..52: the archive says class labels, which the study must take from the
+    format as fpt train does (it once read them as a quantity and scored R²)."""
+    path = tmp_path / "Many" / "Many_TRAIN.ts"
+    path.parent.mkdir()
+    rows = [",".join(str(v) for v in np.random.default_rng(c).normal(size=8)) + f":{c % 26 + 1}" for c in range(52)]
+    text = ("@problemName Many\n@univariate true\n@equalLength true\n@classLabel true "
+            + " ".join(str(c) for c in range(1, 27)) + "\n@data\n" + "\n".join(rows) + "\n")
+    path.write_text(text)
+    path.with_name("Many_TEST.ts").write_text(text)
+    _, data = study.training_task(path, "global")
+    assert data.objective.name == "classification" and data.spec.num_classes == 26
+
+
 @pytest.mark.parametrize(("recipe", "round2"), [
     (study.Recipe(members=2, blocks="last", poolings="max,mean"), False),
     (study.Recipe(members=1, blocks="0", poolings="flatten,last", inputs=False), False),
