@@ -1026,10 +1026,11 @@ def main(argv: list[str] | None = None) -> int:
         text += round6_text(rows, read_rows(cost_file) if cost_file.is_file() else None)
     elif args.plan in ("round7", "round8", "round9"):
         got = {"round7": decide_round7, "round8": decide_round8, "round9": decide_round9}[args.plan](rows)
-        text += (f"\nThe {args.plan} rule (decide_{args.plan}): the best mean rank over " + ", ".join(got["sets"])
-                 + "; a tie keeps "
-                 "the default. " + "; ".join(f"{c}: mean rank {got['rank'][c]:.2f}, mean CV {got['mean_cv'][c]:.3f}"
-                                            for c in got["rank"]) + f". Chosen: {got['chosen']}.\n")
+        text += (f"\nThe {args.plan} rule (decide_{args.plan}): "
+                 + ("both the better mean rank and the higher mean CV over " if args.plan == "round9"
+                    else "the best mean rank over ") + ", ".join(got["sets"]) + "; a tie keeps the default. "
+                 + "; ".join(f"{c}: mean rank {got['rank'][c]:.2f}, mean CV {got['mean_cv'][c]:.3f}" for c in got["rank"])
+                 + f". Chosen: {got['chosen']}.\n")
     else:
         text += "\nThe rule (bench/closed_form_study.py " + rule.__name__ + \
                 "): per axis the best mean rank, then the higher mean CV figure, " \
