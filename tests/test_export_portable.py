@@ -121,7 +121,8 @@ def test_raw_graph_is_checked_in_fp32_when_the_run_computed_in_bf16(tiny_bert_di
     rng = np.random.default_rng(0)
     y = np.arange(40) % 2
     X = (rng.normal(size=(40, 1, 60)) * 30 + 5 * y[:, None, None]).astype(np.float32)  # large logits: bf16 shows
-    exp = fpt.build(data=(X, y), body=tiny_bert_dir, fit="closed-form", device="cpu")
+    # three members, not the small-data gate's 30: the check is the graph's precision, and each member is a graph
+    exp = fpt.build(data=(X, y), body=tiny_bert_dir, fit="closed-form", cf_members=3, device="cpu")
     assert exp.config.precision == "auto"
     fpt.fit(exp, out=tmp_path / "run", progress=False)
     Run(tmp_path / "run").export(tmp_path / "export", onnx=True)

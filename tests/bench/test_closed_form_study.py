@@ -367,3 +367,38 @@ def test_the_round9_rule_reads_only_the_unseen_sets_and_needs_both_rank_and_mean
     extra = rows((0.1,), (0.9,), ("ACSF1",))
     assert study.decide_round9(rows((1.0, 0.5, 0.9), (1.0, 0.5, 0.9)) + extra)["chosen"] == base
     assert study.decide_round9(rows((0.5, 0.9), (0.6, 0.9), study.UNSEEN[:2]))["chosen"] is None
+
+
+def test_round10_alternate_reads_the_odd_members_per_series_and_its_rule_counts_only_the_series_sets(monkeypatch):
+    read = []
+
+    def fake(name, path, recipe, seed, cache, body="minilm", scale=1, round2=False, diff=""):
+        read.append((seed, recipe.series_norm))
+        return {"x": np.ones((4, 7), np.float16), "y": np.zeros((4, 1), int), "shape": np.array([1, 2, 3, 1, 2])}
+
+    monkeypatch.setattr(study, "member_features", fake)
+    monkeypatch.setattr(study, "columns", lambda design, shape: np.arange(3))
+    base, every, half = (r for _, _, r in study.ROUND10)
+    study.features_and_layout("S", None, replace_members(half, 4), 0, None)
+    assert [n for _, n in read[:-1]] == ["global", "series"] * 2 and read[-1][1] == "global"  # the tokens: global
+    read.clear()
+    study.features_and_layout("S", None, replace_members(every, 2), 0, None)
+    assert {n for _, n in read} == {"series"}
+    assert len({study.recipe_id(r) for _, _, r in study.ROUND10}) == 3
+    assert study.recipe_id(base) == study.recipe_id(study.ROUND8[0][2])  # the default's rows are round 8's
+    names = [c for _, c, _ in study.ROUND10]
+
+    def rows(figures, sets=study.SERIES_SETS[:2]):
+        return [{"dataset": s, "axis": "base" if i == 0 else "series_norm", "choice": c, "cv": v, "repeat": 0}
+                for i, (c, values) in enumerate(zip(names, figures, strict=True)) for s, v in zip(sets, values, strict=True)]
+
+    assert study.decide_round10(rows([(0.5, 0.9), (0.6, 0.8), (0.5, 0.8)]))["chosen"] == names[0]  # tie: the default
+    assert study.decide_round10(rows([(0.5, 0.8), (0.6, 0.8), (0.7, 0.9)]))["chosen"] == names[2]
+    plaid = rows([(0.1,), (0.9,), (0.1,)], ("PLAID",))
+    assert study.decide_round10(rows([(0.5, 0.9), (0.5, 0.9), (0.5, 0.9)]) + plaid)["chosen"] == names[0]
+
+
+def replace_members(recipe, members):
+    from dataclasses import replace
+
+    return replace(recipe, members=members, draws=1, diff_members=0, inputs=True)
