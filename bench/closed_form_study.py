@@ -301,20 +301,27 @@ def mean_ranks(rows: list[dict[str, Any]], axes: tuple[str, ...], group: list[st
     return sets, rank, {c: statistics.mean(cv[(d, c)] for d in sets) for c in group}
 
 
+def best_mean_rank(rows: list[dict[str, Any]], axes: tuple[str, ...], group: list[str], shipped: str
+                   ) -> dict[str, Any]:
+    """Rounds 6, 7 and 10's rule: among ``group`` (choices of ``axes``), the best mean rank of the mean CV figure over
+    the sets where all were measured, a set's equal figures sharing ranks; a tie in mean rank goes to ``shipped``
+    where it is among the tied, otherwise to the higher mean CV figure, then to the first in ``group``'s order."""
+    sets, rank, mean = mean_ranks(rows, axes, group)
+    if not sets:
+        return {"chosen": shipped, "sets": [], "rank": {}, "mean_cv": {}}
+    best = min(rank.values())
+    tied = [c for c in group if rank[c] == best]
+    chosen = shipped if shipped in tied else max(tied, key=lambda c: (mean[c], -group.index(c)))
+    return {"chosen": chosen, "sets": sets, "rank": rank, "mean_cv": mean}
+
+
 def decide_round6(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The round6 plan's rule, declared (and committed) before its figures were read: among the default and the
     "draws" candidates, the best mean rank of the mean CV figure (over the repeats) over the sets where all were
     measured, a set's equal figures sharing ranks; a tie in mean rank goes to the shipped default where it is among
     the tied, otherwise to the higher mean CV figure, then to the first in ``ROUND6``'s order."""
     measured = {r["choice"] for r in rows if r["axis"] in ("base", "draws")}
-    group = [c for _, c, _ in ROUND6 if c in measured]
-    sets, rank, mean = mean_ranks(rows, ("base", "draws"), group)
-    if not sets:
-        return {"chosen": SHIPPED6, "sets": [], "rank": {}, "mean_cv": {}}
-    best = min(rank.values())
-    tied = [c for c in group if rank[c] == best]
-    chosen = SHIPPED6 if SHIPPED6 in tied else max(tied, key=lambda c: (mean[c], -group.index(c)))
-    return {"chosen": chosen, "sets": sets, "rank": rank, "mean_cv": mean}
+    return best_mean_rank(rows, ("base", "draws"), [c for _, c, _ in ROUND6 if c in measured], SHIPPED6)
 
 
 # Round 7 (docs/results/own-data/closed-form/round7/study): ROCKET's pooling again, beside the shipped small-data
@@ -341,14 +348,7 @@ def decide_round7(rows: list[dict[str, Any]]) -> dict[str, Any]:
     outside this study, at E=10 with thresholds over every training example, were seen on 8 of the 12 sets before
     the rule was written: docs/results/own-data/closed-form/round7/README.md says which.)"""
     measured = {r["choice"] for r in rows if r["axis"] in ("base", "ppv")}
-    group = [c for _, c, _ in ROUND7 if c in measured]
-    sets, rank, mean = mean_ranks(rows, ("base", "ppv"), group)
-    if not sets:
-        return {"chosen": SHIPPED7, "sets": [], "rank": {}, "mean_cv": {}}
-    best = min(rank.values())
-    tied = [c for c in group if rank[c] == best]
-    chosen = SHIPPED7 if SHIPPED7 in tied else max(tied, key=lambda c: (mean[c], -group.index(c)))
-    return {"chosen": chosen, "sets": sets, "rank": rank, "mean_cv": mean}
+    return best_mean_rank(rows, ("base", "ppv"), [c for _, c, _ in ROUND7 if c in measured], SHIPPED7)
 
 
 # Round 8 (docs/results/own-data/closed-form/round8/study): round 7's PPV at the quartiles lifted ACSF1's CV by 11
@@ -422,14 +422,8 @@ def decide_round10(rows: list[dict[str, Any]]) -> dict[str, Any]:
     the best mean rank of the mean CV figure over the repeats, a set's equal figures sharing ranks; a tie in mean
     rank keeps the default where it is among the tied, else goes to the higher mean CV figure, then to the first in
     ``ROUND10``'s order."""
-    group = [c for _, c, _ in ROUND10]
-    sets, rank, mean = mean_ranks([r for r in rows if r["dataset"] in SERIES_SETS], ("base", "series_norm"), group)
-    if not sets:
-        return {"chosen": SHIPPED7, "sets": [], "rank": {}, "mean_cv": {}}
-    best = min(rank.values())
-    tied = [c for c in group if rank[c] == best]
-    chosen = SHIPPED7 if SHIPPED7 in tied else max(tied, key=lambda c: (mean[c], -group.index(c)))
-    return {"chosen": chosen, "sets": sets, "rank": rank, "mean_cv": mean}
+    return best_mean_rank([r for r in rows if r["dataset"] in SERIES_SETS], ("base", "series_norm"),
+                          [c for _, c, _ in ROUND10], SHIPPED7)
 
 
 def ppv_layout(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path, body: str = "minilm"

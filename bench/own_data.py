@@ -166,28 +166,26 @@ def sklearn_csv(name: str, folder: Path) -> Path:
     return path
 
 
-def kinds_data() -> Any:
-    """bench/kinds_data.py, the image folders and symbol sequences (bench/ is not a package: loaded by path)."""
+def bench_module(name: str) -> Any:
+    """bench/NAME.py, loaded once by its path (bench/ is not a package)."""
     import importlib.util
 
-    if "kinds_data" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("kinds_data", Path(__file__).with_name("kinds_data.py"))
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
         module = importlib.util.module_from_spec(spec)
-        sys.modules["kinds_data"] = module
+        sys.modules[name] = module
         spec.loader.exec_module(module)
-    return sys.modules["kinds_data"]
+    return sys.modules[name]
+
+
+def kinds_data() -> Any:
+    """bench/kinds_data.py, the image folders and symbol sequences."""
+    return bench_module("kinds_data")
 
 
 def package_sets() -> Any:
-    """bench/package_sets.py, the series sets other PyPI packages ship (loaded by path, as kinds_data)."""
-    import importlib.util
-
-    if "package_sets" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("package_sets", Path(__file__).with_name("package_sets.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["package_sets"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["package_sets"]
+    """bench/package_sets.py, the series sets other PyPI packages ship."""
+    return bench_module("package_sets")
 
 
 def datasets(out: Path) -> dict[str, Path]:
