@@ -75,6 +75,23 @@ def test_regression_head_recovers_a_linear_target():
     assert len(scores) == DEFAULTS.folds and min(scores) > 0.99
 
 
+def test_one_example_per_class_fits_by_leave_one_out_and_has_no_fold_figures():
+    """A fold of PigCVP's --choose holds one series per class: no stratified fold can be made (scikit-learn raised
+    ValueError there), so the ridge head is fitted with no fold figures, and the logistic head, whose penalty only
+    k-fold chooses, says what to use instead."""
+    from fpt.errors import ConfigError
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(12, 5)), np.arange(12)[:, None]
+    assert fold_scores(x, y, True, 12, DEFAULTS, seed=0) == []
+    w, _, info = fit_head(x, y, True, 12, DEFAULTS, seed=0)
+    assert w.shape == (12, 5) and info["head"] == "ridge"
+    with pytest.raises(ConfigError, match="cf_head=ridge"):
+        fit_head(x, y, True, 12, replace(DEFAULTS, head="logistic"), seed=0)
+    two = np.r_[y, y]  # one class with a pair is enough for two stratified folds
+    assert len(fold_scores(np.r_[x, x], np.r_[two[:12], [[0]] * 12], True, 12, DEFAULTS, seed=0)) == 2
+
+
 def test_many_examples_score_their_folds_at_the_full_fits_penalty(monkeypatch):
     from sklearn.linear_model import Ridge
 

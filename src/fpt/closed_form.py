@@ -276,6 +276,10 @@ def _logistic(z: np.ndarray, y: np.ndarray, classes: int, design: ClosedForm,
     for j in range(y.shape[1]):
         labels = y[:, j].astype(np.int64)
         k = _fold_count(labels, True, design.folds)
+        if np.unique(labels, return_counts=True)[1].max() < k:
+            raise ConfigError(f"config field 'cf_head'='logistic' chooses its penalty by {k}-fold cross-validation, "
+                              "but no class has two training examples; use cf_head=ridge (its penalty by "
+                              "leave-one-out)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # lbfgs' convergence notes on separable data: the fit is still used
             model = LogisticRegressionCV(Cs=list(design.cs), cv=StratifiedKFold(k, shuffle=True, random_state=seed),
@@ -343,8 +347,8 @@ def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, desi
     fold solved from one Gram matrix: ``_fixed_fold_scores``). ``without_ppv``: as ``fit_head``'s, each fold choosing
     afresh."""
     k = _fold_count(y[:, 0] if classify else None, classify, design.folds)
-    if len(y) < 2 * k:
-        return []
+    if len(y) < 2 * k or (classify and np.unique(y[:, 0], return_counts=True)[1].max() < k):
+        return []  # too few examples, or no class with one per fold (a fold of PigCVP's --choose: one per class)
     fixed = chosen if (chosen is not None and chosen.get("head") == "ridge"
                        and reuses_penalty(len(y))) else None
     folds = folds_of(y, classify, k, seed)
