@@ -81,7 +81,9 @@ class Recipe:
     ppv_quantiles: str = ""
     ppv_choice: bool = False  # round 8: the head also fitted without the PPV columns, the set kept by leave-one-out
     # round 10: "alternate": the odd members (e % 2 == 1 of each draw) read each series normalised by its own mean and
-    # std (series_norm=series), the others ``series_norm``; the tokens beside the features stay ``series_norm``'s
+    # std (series_norm=series), the others ``series_norm``; the tokens beside the features stay ``series_norm``'s.
+    # Round 11: "every": every member so, the tokens still ``series_norm``'s; "every+stats": and each series' mean and
+    # std per channel beside the tokens (``series_stats``)
     norm_members: str = ""
 
     def design(self) -> Any:
@@ -426,6 +428,26 @@ def decide_round10(rows: list[dict[str, Any]]) -> dict[str, Any]:
                           [c for _, c, _ in ROUND10], SHIPPED7)
 
 
+# Round 11 (docs/results/own-data/closed-form/round11/): round 10's "every member per series" lost the level and
+# scale that are the class on JapaneseVowels and BasicMotions, its tokens (the head's linear inputs) normalised per
+# series too. Here the members read each series normalised by its own, and the head keeps what that takes away: the
+# globally normalised tokens, and with them each series' mean and std per channel.
+ROUND11: list[tuple[str, str, Recipe]] = [
+    ("base", SHIPPED7, replace(BASE5, draws=3)),
+    ("series_norm", "E=30, every member per series, the tokens global",
+     replace(BASE5, draws=3, norm_members="every")),
+    ("series_norm", "E=30, every member per series, the tokens global and each series' mean and std",
+     replace(BASE5, draws=3, norm_members="every+stats")),
+]
+
+
+def decide_round11(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The round11 plan's rule, declared (and committed) before its figures were read: round 10's (``best_mean_rank``
+    over ``SERIES_SETS``, PLAID reported beside, never counted; a tie keeps the default)."""
+    return best_mean_rank([r for r in rows if r["dataset"] in SERIES_SETS], ("base", "series_norm"),
+                          [c for _, c, _ in ROUND11], SHIPPED7)
+
+
 def ppv_layout(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path, body: str = "minilm"
                ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, int]:
     """A ppv recipe's pieces: per member (draw by draw, as ``features_and_layout``) its max columns (N, D) and its
@@ -624,7 +646,8 @@ SEQINIT: list[tuple[str, str, Recipe]] = [
     ("measured", "N(0, 0.056): the body's word-table std", replace(BASE_SEQ, input_init="gpt2", embed_std=0.056)),
 ]
 SEQUENCES = ("dna-motif", "listops-short")  # bench/kinds_data.py's symbol sequence sets (their train.csv only)
-PLANS = ("round1", "round2", "round3", "round4", "round5", "round6", "round7", "round8", "round9", "round10", "seqinit")
+PLANS = ("round1", "round2", "round3", "round4", "round5", "round6", "round7", "round8", "round9", "round10", "round11",
+         "seqinit")
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 
 
@@ -789,7 +812,8 @@ def features_and_layout(name: str, path: Path, recipe: Recipe, repeat: int, cach
     draws = draws_of(recipe, repeat)
     for d, e in ((d, e) for d in draws for e in range(design.members)):  # draw by draw, its members in order
         diff = "only" if e >= design.members - recipe.diff_members else "channels" if recipe.series_diff else ""
-        reads = replace(recipe, series_norm="series") if recipe.norm_members == "alternate" and e % 2 else recipe
+        per_series = recipe.norm_members.startswith("every") or (recipe.norm_members == "alternate" and e % 2)
+        reads = replace(recipe, series_norm="series") if per_series else recipe
         got = member_features(name, path, reads, run_seed(d) + e, cache, body, factors[e % len(factors)], round2,
                               diff)
         shape = got["shape"]
@@ -804,7 +828,19 @@ def features_and_layout(name: str, path: Path, recipe: Recipe, repeat: int, cach
         got = member_features(name, path, recipe, run_seed(draws[0]), cache, body, factors[0], round2,
                               "channels" if recipe.series_diff else "")
         parts.append(got["x"][:, got["x"].shape[1] - inputs:])
+        if recipe.norm_members == "every+stats":  # each series' level and scale beside the tokens
+            parts.append(series_stats(path))
+            inputs += parts[-1].shape[1]
     return np.concatenate(parts, 1).astype(np.float32), got["y"], int(shape[4]), widths, inputs
+
+
+def series_stats(path: Path) -> np.ndarray:
+    """Each training series' mean and standard deviation per channel over its points (N, 2C), in the TRAIN file's
+    order (``training_task``'s): what per-series normalisation takes away."""
+    from fpt.data import load
+
+    series = load(str(path)).splits["train"].x
+    return np.stack([np.concatenate([np.nanmean(x, axis=-1), np.nanstd(x, axis=-1)]) for x in series]).astype(np.float32)
 
 
 # --- the summary ------------------------------------------------------------------------------------------------
@@ -959,7 +995,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datasets", default="", help="comma-separated names (default: the series sets and the tables; "
                                                   "--plan seqinit: the symbol sequence sets)")
     axes_known = dict.fromkeys(a for a, _, _ in (*CHOICES, *ROUND2, *ROUND3, *ROUND4, *ROUND5, *ROUND6, *ROUND7,
-                                                 *ROUND8, *ROUND10))
+                                                 *ROUND8, *ROUND10, *ROUND11))
     p.add_argument("--choices", default="all", help="comma-separated axes to run (default all): " + ", ".join(axes_known))
     p.add_argument("--repeats", type=int, default=3, help="repeats (member seeds and fold shuffles), default 3")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (fewer for rare classes), default 5")
@@ -970,7 +1006,8 @@ def main(argv: list[str] | None = None) -> int:
                    "first difference), round5 (the tokens' scales' reach), round6 (more member draws), round7 (ROCKET's "
                    "proportion of positive values beside E=30's max), round8 (PPV kept per set by leave-one-out), round9 "
                    "(round 8 again on sets no round had read: Coffee, PigCVP, Trace), round10 (each series normalised by its own "
-                   "mean and std, for every member or half of them) or seqinit "
+                   "mean and std, for every member or half of them), round11 (every member so, the head keeping the global "
+                   "tokens and each series' mean and std) or seqinit "
                    "(the symbol sequences' input-layer draw), default round1")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"), help="where body states are kept")
     p.add_argument("--time-features", default="", help="--plan round6: sets whose features the library reads anew for "
@@ -988,7 +1025,8 @@ def main(argv: list[str] | None = None) -> int:
         path = dataset_path(name, args.cache / "data")
         for axis, choice, recipe in {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3, "round4": ROUND4,
                                    "round5": ROUND5, "round6": ROUND6, "round7": ROUND7, "round8": ROUND8,
-                                   "round9": ROUND9, "round10": ROUND10, "seqinit": SEQINIT}[args.plan]:
+                                   "round9": ROUND9, "round10": ROUND10, "round11": ROUND11,
+                                   "seqinit": SEQINIT}[args.plan]:
             if axes is not None and axis not in axes:
                 continue
             for repeat in range(args.repeats):
@@ -1022,7 +1060,7 @@ def main(argv: list[str] | None = None) -> int:
                     # the library's head, fold by fold (round 3: with the tokens' columns and the members as it fits them)
                     scores = (fold_scores(x, y, classify, classes, design, repeat, inputs, member_widths=widths)
                               if args.plan in ("round3", "round4", "round5", "round6", "round7", "round8", "round9",
-                                               "round10", "seqinit")
+                                               "round10", "round11", "seqinit")
                               else fold_scores(x, y, classify, classes, design, repeat))
                 folds = len(scores)
                 row = {"dataset": name, "axis": axis, "choice": choice, "recipe": rid, "settings": asdict(recipe),
@@ -1046,7 +1084,7 @@ def main(argv: list[str] | None = None) -> int:
         writer.writeheader()
         writer.writerows(table)
     rule = {"round4": decide_round4, "round5": decide_round5}.get(args.plan, decide)
-    decisions = [] if args.plan in ("round6", "round7", "round8", "round9", "round10") else rule(rows)
+    decisions = [] if args.plan in ("round6", "round7", "round8", "round9", "round10", "round11") else rule(rows)
     if args.plan in ("round2", "round3"):
         decisions += decide_final(rows, decisions)
     if args.plan == "round6":
@@ -1058,9 +1096,9 @@ def main(argv: list[str] | None = None) -> int:
                     f.write(json.dumps(timed) + "\n")
                 print(json.dumps(timed), flush=True)
         text += round6_text(rows, read_rows(cost_file) if cost_file.is_file() else None)
-    elif args.plan in ("round7", "round8", "round9", "round10"):
+    elif args.plan in ("round7", "round8", "round9", "round10", "round11"):
         got = {"round7": decide_round7, "round8": decide_round8, "round9": decide_round9,
-               "round10": decide_round10}[args.plan](rows)
+               "round10": decide_round10, "round11": decide_round11}[args.plan](rows)
         text += (f"\nThe {args.plan} rule (decide_{args.plan}): "
                  + ("both the better mean rank and the higher mean CV over " if args.plan == "round9"
                     else "the best mean rank over ") + ", ".join(got["sets"]) + "; a tie keeps the default. "

@@ -402,3 +402,29 @@ def replace_members(recipe, members):
     from dataclasses import replace
 
     return replace(recipe, members=members, draws=1, diff_members=0, inputs=True)
+
+
+def test_round11_members_read_per_series_the_tokens_globally_and_the_stats_follow_the_tokens(monkeypatch, tmp_path):
+    read = []
+
+    def fake(name, path, recipe, seed, cache, body="minilm", scale=1, round2=False, diff=""):
+        read.append(recipe.series_norm)
+        return {"x": np.ones((3, 7), np.float16), "y": np.zeros((3, 1), int), "shape": np.array([1, 2, 3, 1, 2])}
+
+    monkeypatch.setattr(study, "member_features", fake)
+    monkeypatch.setattr(study, "columns", lambda design, shape: np.arange(3))
+    _, every, stats = (r for _, _, r in study.ROUND11)
+    x, _, _, widths, inputs = study.features_and_layout("S", None, replace_members(every, 2), 0, None)
+    assert read == ["series", "series", "global"] and inputs == 1 and x.shape == (3, 7)
+    path = tmp_path / "S" / "S_TRAIN.ts"
+    path.parent.mkdir()
+    path.write_text("@problemName S\n@univariate false\n@equalLength false\n@classLabel true a b\n@data\n"
+                    "1,2,3:4,4,4:a\n0,10:5,7:b\n-1,1,-1,1:0,0,0,0:a\n")
+    np.testing.assert_allclose(study.series_stats(path), [[2, 4, np.std([1, 2, 3]), 0], [5, 6, 5, 1], [0, 0, 1, 0]])
+    monkeypatch.setattr(study, "series_stats", lambda p: np.full((3, 4), 9.0, np.float32))
+    x, _, _, _, inputs = study.features_and_layout("S", path, replace_members(stats, 2), 0, None)
+    assert inputs == 5 and x.shape == (3, 11) and (x[:, -4:] == 9).all()  # the tokens' column, then 2C stats
+    names = [c for _, c, _ in study.ROUND11]
+    rows = [{"dataset": s, "axis": "base" if i == 0 else "series_norm", "choice": c, "cv": v, "repeat": 0}
+            for i, (c, v) in enumerate(zip(names, (0.5, 0.5, 0.6), strict=True)) for s in study.SERIES_SETS[:2]]
+    assert study.decide_round11(rows)["chosen"] == names[2]
