@@ -207,3 +207,16 @@ def test_the_baselines_leave_the_process_thread_count_as_they_found_it(tmp_path,
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_many_classes_fit_without_scikit_learns_regression_guess(recwarn):
+    """A UCR file's labels are classes however many (PigCVP: 52 classes in 104 series): fpt decided the objective,
+    so scikit-learn's warning that the labels "could represent a regression problem" is not shown beside the run."""
+    from fpt import baselines
+
+    rng = np.random.default_rng(0)
+    sets = {k: (rng.normal(size=(n, 4)), np.arange(n) % 26) for k, n in (("train", 40), ("val", 26), ("test", 26))}
+    _, make, grid = baselines._nearest(True)
+    got = baselines._choose(make, grid, sets, True, refit=True)
+    assert 0 <= got["test"] <= 1 and got["protocol"] == baselines.REFIT
+    assert not [w for w in recwarn if "unique classes" in str(w.message)]

@@ -232,6 +232,10 @@ def test_the_language_model_line_reads_paired_fold_scores():
     hurt = language_model_verdict({"closed_form": low}, {"random body": ours["closed_form"]}, "accuracy")
     assert hurt["hurt"] and "no:" in hurt["line"]
     assert language_model_verdict({}, {"random body": low}, "accuracy") is None  # a gradient run: no fold scores
+    # PigCVP's two folds: the same difference on both, to rounding (0.1923 - 0.2115 twice): nothing to test
+    pig = language_model_verdict({"closed_form": {"fold_scores": [10 / 52, 0.1 + 0.1 / 1.3]}},
+                                 {"random body": {"fold_scores": [11 / 52, 0.1 + 0.1 / 1.3 + 1 / 52]}}, "accuracy")
+    assert pig["controls"]["random body"]["p"] == 1.0 and not pig["hurt"] and "not shown" in pig["line"]
 
 
 def test_the_sklearn_estimators_fit_in_closed_form(tiny_bert_dir):
