@@ -164,6 +164,15 @@ def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir, ti
         + exp.model.head.bias.detach().double().numpy()
     np.testing.assert_allclose(model.logits(test.x)[:, 0], want, rtol=1e-4, atol=1e-4)
     assert model.score(str(tmp_path / "c.csv"))["accuracy"] > 0.5
+    # a ridge head's class scores are not probabilities: predict_proba says so, predict_file writes them as scores
+    from fpt.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="cf_head=ridge.*not probabilities.*--cf-head logistic"):
+        model.predict_proba(test.x)
+    table = model.predict_file(str(tmp_path / "c.csv")).columns
+    assert [c for c in table if c.startswith(("proba_", "score_"))] == [f"score_{c}" for c in model.classes[0]]
+    np.testing.assert_allclose(np.array([table[f"score_{c}"] for c in model.classes[0]]).T,
+                               model.logits(str(tmp_path / "c.csv"))[:, 0], rtol=1e-5, atol=1e-5)
 
     # a finished closed-form run is complete: resuming returns it, a new fit into it is refused
     again = fpt.fit(fpt.build(fpt.Run(tmp_path / "run").config()), out=tmp_path / "run", resume=True, progress=False)
@@ -176,7 +185,8 @@ def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir, ti
     exported = fpt.Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
     doc = json.loads((exported / "config.json").read_text())
     assert doc["onnx"]["max_abs_diff"] < 1e-4
-    np.testing.assert_allclose(fpt.load(exported).predict_proba(test.x), model.predict_proba(test.x), atol=1e-6)
+    np.testing.assert_allclose(fpt.load(exported).logits(test.x), model.logits(test.x), atol=1e-6)
+    assert "predict_proba" not in (exported / "README.md").read_text()  # the export's README offers none
 
 
 def test_regression_through_the_cli_beside_its_baselines(tmp_path, tiny_bert_dir, capsys, tiny_tables):
@@ -451,7 +461,7 @@ def test_ppv_pooling_fits_its_thresholds_saves_them_and_predicts_and_exports_ali
     pytest.importorskip("onnxscript")  # fpt[export]
     exported = fpt.Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
     assert json.loads((exported / "config.json").read_text())["onnx"]["max_abs_diff"] < 1e-4
-    np.testing.assert_allclose(fpt.load(exported).predict_proba(test.x), loaded.predict_proba(test.x), atol=1e-6)
+    np.testing.assert_allclose(fpt.load(exported).logits(test.x), loaded.logits(test.x), atol=1e-6)
 
 
 @pytest.mark.parametrize("signal_in", ["max", "ppv"])
@@ -488,3 +498,14 @@ def test_the_printed_closed_form_line_says_whether_the_head_kept_ppv():
     assert _closed_form_words(record) == "closed form: ridge alpha=0.1, val: leave-one-out"
     assert _closed_form_words({**record, "ppv_kept": True}) == "closed form: ridge alpha=0.1, ppv kept, val: leave-one-out"
     assert "ppv dropped" in _closed_form_words({**record, "ppv_kept": False})
+
+
+def test_a_logistic_head_gives_probabilities_to_predict_proba_and_predict_file(tmp_path, tiny_bert_dir, tiny_tables):
+    path = _three_classes(tiny_tables)
+    fpt.fit(_build(path, tiny_bert_dir, cf_members=1, cf_head="logistic"), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    assert model.gives_probabilities
+    proba = model.predict_proba(str(path))
+    assert np.allclose(proba.sum(axis=1), 1)
+    table = model.predict_file(str(path)).columns
+    assert [c for c in table if c.startswith(("proba_", "score_"))] == [f"proba_{c}" for c in model.classes[0]]

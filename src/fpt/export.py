@@ -506,7 +506,8 @@ def model_card(doc: dict[str, Any], out: Path) -> str:
              "## Use", "", "```bash", f"fpt predict {out.name} inputs.csv --out predictions.csv", "```", "",
              "```python", "import fpt", "", f"model = fpt.load({out.name!r})  # offline: every weight is in "
              f"{WEIGHTS}", "model.predict(inputs)        # labels (values for regression)",
-             *(["model.predict_proba(inputs)  # class probabilities"] if objective == "classification" else []),
+             *(["model.predict_proba(inputs)  # class probabilities"] if objective == "classification"
+               and not (cfg.get("fit") == "closed-form" and cfg.get("cf_head") != "logistic") else []),
              "```", "", "## Inputs", ""]
     lines += _schema_lines(doc)
     lines += ["", "## Outputs", ""]

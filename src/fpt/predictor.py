@@ -30,6 +30,7 @@ from fpt.config import RunConfig
 from fpt.data.inputs import Inputs, Schema, as_inputs, load_npz
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, SchemaError
+from fpt.feature_map import CLOSED_FORM
 from fpt.model import FPT, InputSpec
 from fpt.objectives import Objective
 
@@ -122,6 +123,12 @@ class Predictor:
     @property
     def is_classifier(self) -> bool:
         return self.objective.name == "classification"
+
+    @property
+    def gives_probabilities(self) -> bool:
+        """Whether the class outputs are probabilities once softmaxed: not a closed-form fit's ridge head, whose class
+        scores are a regression onto one-hot targets (scikit-learn's RidgeClassifier has no predict_proba either)."""
+        return self.is_classifier and not (self.config.fit == CLOSED_FORM and self.config.cf_head != "logistic")
 
     def __repr__(self) -> str:
         what = self.preprocessing.modality if self.preprocessing is not None else self.config.task
@@ -242,6 +249,10 @@ class Predictor:
     def _proba(self, logits: Tensor) -> np.ndarray:
         if not self.is_classifier:
             raise ConfigError(f"{self.source}: a regression model has no class probabilities; use predict()")
+        if not self.gives_probabilities:
+            raise ConfigError(f"{self.source}: fitted in closed form with cf_head={self.config.cf_head}, whose class "
+                              "scores are not probabilities; fit with --cf-head logistic for probabilities; predict() "
+                              "gives the labels, logits() the class scores")
         return self._masked(logits).softmax(-1).numpy()  # (n, P, C)
 
     def _values(self, logits: Tensor) -> np.ndarray:
@@ -340,8 +351,9 @@ class Predictor:
         return out
 
     def predict_file(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> Prediction:
-        """Predictions as a table: ``prediction`` (and ``proba_<class>`` columns), one row per example,
-        and the metrics when the inputs hold targets. Several outputs: ``prediction_<name>``, ``proba_<name>_<class>``."""
+        """Predictions as a table: ``prediction`` (and ``proba_<class>`` columns; a closed-form ridge head's class
+        scores, ``score_<class>``), one row per example, and the metrics when the inputs hold targets. Several
+        outputs: ``prediction_<name>``, ``proba_<name>_<class>``."""
         x, lens, read = self.tokens(inputs, lengths, allow_unseen)
         logits = self.forward(x, lens)
         names = self.output_names
@@ -353,11 +365,13 @@ class Predictor:
         for j in range(values.shape[1]):
             columns["prediction" if single else f"prediction_{names[j]}"] = [_plain(v) for v in values[:, j]]
         if self.is_classifier:
-            proba = self._proba(logits)
+            # a ridge head's class scores are written as what they are (score_), not softmaxed into "probabilities"
+            kind = "proba" if self.gives_probabilities else "score"
+            proba = self._proba(logits) if self.gives_probabilities else logits.numpy()
             for j in range(proba.shape[1]):
                 labels = self.classes[j] if self.classes is not None else list(range(self.spec.num_classes))
                 for c, label in enumerate(labels):
-                    name = f"proba_{label}" if single else f"proba_{names[j]}_{label}"
+                    name = f"{kind}_{label}" if single else f"{kind}_{names[j]}_{label}"
                     columns[name] = [float(f"{p:.6g}") for p in proba[:, j, c]]
         where = read.where if read is not None else (str(inputs) if isinstance(inputs, (str, Path)) else "inputs")
         return Prediction(columns, self._metrics(logits, read), len(x), where, list(read.notes) if read is not None else [])
