@@ -424,8 +424,13 @@ def decide_round10(rows: list[dict[str, Any]]) -> dict[str, Any]:
     the best mean rank of the mean CV figure over the repeats, a set's equal figures sharing ranks; a tie in mean
     rank keeps the default where it is among the tied, else goes to the higher mean CV figure, then to the first in
     ``ROUND10``'s order."""
+    return series_norm_rule(rows, ROUND10)
+
+
+def series_norm_rule(rows: list[dict[str, Any]], plan: list[tuple[str, str, Recipe]]) -> dict[str, Any]:
+    """Rounds 10 and 11's rule: ``best_mean_rank`` of ``plan``'s recipes over ``SERIES_SETS`` alone."""
     return best_mean_rank([r for r in rows if r["dataset"] in SERIES_SETS], ("base", "series_norm"),
-                          [c for _, c, _ in ROUND10], SHIPPED7)
+                          [c for _, c, _ in plan], SHIPPED7)
 
 
 # Round 11 (docs/results/own-data/closed-form/round11/): round 10's "every member per series" lost the level and
@@ -444,8 +449,7 @@ ROUND11: list[tuple[str, str, Recipe]] = [
 def decide_round11(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The round11 plan's rule, declared (and committed) before its figures were read: round 10's (``best_mean_rank``
     over ``SERIES_SETS``, PLAID reported beside, never counted; a tie keeps the default)."""
-    return best_mean_rank([r for r in rows if r["dataset"] in SERIES_SETS], ("base", "series_norm"),
-                          [c for _, c, _ in ROUND11], SHIPPED7)
+    return series_norm_rule(rows, ROUND11)
 
 
 def ppv_layout(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path, body: str = "minilm"

@@ -135,15 +135,6 @@ def _choose(make: Callable[[dict], Any], grid: list[dict], sets: dict, classify:
     ``refit``: the chosen model is fitted again on train + validation before it is scored on test. The grid stops
     at the first point past ``BUDGET_SECONDS`` (said in ``notes``)."""
     started = time.perf_counter()
-    with warnings.catch_warnings():
-        # fpt decided the objective (a UCR file's labels are classes, however many: PigCVP's 52 of 104 series), so
-        # scikit-learn's guess from the label count that it "could represent a regression problem" is noise here
-        warnings.filterwarnings("ignore", message="The number of unique classes is greater than 50%")
-        return _choose_quietly(make, grid, sets, classify, refit, name, notes, started)
-
-
-def _choose_quietly(make: Callable[[dict], Any], grid: list[dict], sets: dict, classify: bool, refit: bool, name: str,
-                    notes: list[str] | None, started: float) -> dict[str, Any]:
     best = None
     for i, params in enumerate(grid):
         if best is not None and time.perf_counter() - started > BUDGET_SECONDS:
@@ -151,17 +142,26 @@ def _choose_quietly(make: Callable[[dict], Any], grid: list[dict], sets: dict, c
                 notes.append(f"{name}: {len(grid) - i} of {len(grid)} grid points skipped (over the baselines' budget "
                              f"of {BUDGET_SECONDS:g} s); the best of the first {i} is reported")
             break
-        model = make(params).fit(*sets["train"])
+        model = _fit(make(params), *sets["train"])
         val = _score(classify, model, *sets["val"])
         if best is None or val > best[0]:
             best = (val, params, model)
     val, params, model = best
     if refit:
         (x_train, y_train), (x_val, y_val) = sets["train"], sets["val"]
-        model = make(params).fit(np.concatenate([x_train, x_val]), np.concatenate([y_train, y_val]))
+        model = _fit(make(params), np.concatenate([x_train, x_val]), np.concatenate([y_train, y_val]))
     test = _score(classify, model, *sets["test"])
     return {"val": round(val, 4), "test": round(test, 4), "chosen": params,
             "seconds": round(time.perf_counter() - started, 3), **({"protocol": REFIT} if refit else {})}
+
+
+def _fit(model: Any, x: np.ndarray, y: np.ndarray) -> Any:
+    """``model.fit(x, y)``. fpt decided the objective (a UCR file's labels are classes, however many: PigCVP's 52 in
+    104 series), so scikit-learn's guess from the label count that they "could represent a regression problem" is
+    noise beside the run."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The number of unique classes is greater than 50%")
+        return model.fit(x, y)
 
 
 def _flat(sets: dict) -> dict:

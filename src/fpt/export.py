@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import torch
 
 from fpt.errors import CheckpointError, ConfigError, DependencyError
+from fpt.feature_map import scores_only
 
 if TYPE_CHECKING:
     from fpt.predictor import Predictor
@@ -507,7 +508,7 @@ def model_card(doc: dict[str, Any], out: Path) -> str:
              "```python", "import fpt", "", f"model = fpt.load({out.name!r})  # offline: every weight is in "
              f"{WEIGHTS}", "model.predict(inputs)        # labels (values for regression)",
              *(["model.predict_proba(inputs)  # class probabilities"] if objective == "classification"
-               and not (cfg.get("fit") == "closed-form" and cfg.get("cf_head") != "logistic") else []),
+               and not scores_only(cfg.get("fit"), cfg.get("cf_head")) else []),
              "```", "", "## Inputs", ""]
     lines += _schema_lines(doc)
     lines += ["", "## Outputs", ""]

@@ -171,6 +171,12 @@ def options(config: RunConfig) -> ClosedForm:
     return chosen
 
 
+def scores_only(fit: str | None, head: str | None) -> bool:
+    """Whether a run of ``fit`` with head ``head`` gives class scores that are not probabilities: a closed-form fit's
+    ridge head (a regression onto one-hot classes, as scikit-learn's RidgeClassifier, which has no predict_proba)."""
+    return fit == CLOSED_FORM and head != "logistic"
+
+
 def pooling_names(text: str) -> tuple[str, ...]:
     names = tuple(p.strip() for p in str(text).split(",") if p.strip())
     bad = [p for p in names if p not in POOLINGS]

@@ -30,7 +30,7 @@ from fpt.config import RunConfig
 from fpt.data.inputs import Inputs, Schema, as_inputs, load_npz
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, SchemaError
-from fpt.feature_map import CLOSED_FORM
+from fpt.feature_map import scores_only
 from fpt.model import FPT, InputSpec
 from fpt.objectives import Objective
 
@@ -126,9 +126,8 @@ class Predictor:
 
     @property
     def gives_probabilities(self) -> bool:
-        """Whether the class outputs are probabilities once softmaxed: not a closed-form fit's ridge head, whose class
-        scores are a regression onto one-hot targets (scikit-learn's RidgeClassifier has no predict_proba either)."""
-        return self.is_classifier and not (self.config.fit == CLOSED_FORM and self.config.cf_head != "logistic")
+        """Whether the class outputs are probabilities once softmaxed (not a ridge head's scores: ``scores_only``)."""
+        return self.is_classifier and not scores_only(self.config.fit, self.config.cf_head)
 
     def __repr__(self) -> str:
         what = self.preprocessing.modality if self.preprocessing is not None else self.config.task

@@ -52,7 +52,7 @@ from fpt.data.inputs import Schema, check_arrays
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError
-from fpt.feature_map import CLOSED_FORM
+from fpt.feature_map import scores_only
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment, assemble
 from fpt.predictor import combine
@@ -330,7 +330,7 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
 
     def _check_probabilities(self) -> None:
         config = self.experiment_.config if hasattr(self, "experiment_") else None  # unfitted: NotFittedError on use
-        if config is not None and config.fit == CLOSED_FORM and config.cf_head != "logistic":
+        if config is not None and scores_only(config.fit, config.cf_head):
             how = " (chosen by fitting=auto)" if getattr(self, "fit_choice_", None) else ""
             raise NoProbabilities(
                 f"{type(self).__name__}.predict_proba: this model was fitted in closed form{how} with cf_head="
