@@ -139,6 +139,25 @@ def test_holm_over_columns_and_the_columns_that_carry_a_check(tmp_path):
     assert result["verdict"] == INCONCLUSIVE and "not in table2/mnist" in result["why"]
 
 
+def test_a_column_not_run_stays_in_holms_family(tmp_path):
+    """The family is the columns where the paper shows the claim: a column with no finished run counts (p = 1), so
+    running fewer columns makes no claim easier. Here digits' p (~0.02) is below 0.05 alone, not below 0.05 / 2."""
+    root = tmp_path / "quick"
+    digits = [row("table13", "fpt", "digits", 68.2, 92.1, std=0.4), row("table13", "plus_ff", "digits", 76.6, 94.6,
+                                                                        std=0.9)]
+    not_run = [{**row("table13", "fpt", "mnist", 98.0, None, n=0, std=None), "status": "not run"},
+               {**row("table13", "plus_ff", "mnist", 98.3, None, n=0, std=None), "status": "not run"}]
+    check = Check("table13", ("fpt", "plus_ff"), "increasing")
+    _write(root, "table13", digits)
+    alone = evaluate_check(root, check, "table13")
+    assert alone["verdict"] == HOLDS and "(Holm over 1 column(s) at 0.05)" in alone["why"], alone["why"]
+    _write(root, "table13", digits + not_run)
+    result = evaluate_check(root, check, "table13")
+    mnist = next(c for c in result["columns"] if c["column"] == "mnist")
+    assert mnist["outcome"] == INCONCLUSIVE and mnist["reason"] == "not run: fpt, plus_ff"
+    assert result["verdict"] == INCONCLUSIVE and "Holm over 2 column(s)" in result["why"]
+
+
 def test_a_claim_holds_only_when_every_check_holds(tmp_path):
     root = tmp_path / "quick"
     _write(root, "table2", [row("table2", "language_gpt2", "mnist", 98.0, 95.0),

@@ -44,7 +44,7 @@ RULE = (f"**Rules.** (1) *Evidence.* A cell is evidence only with n >= {MIN_SEED
         "the same test. 'Recovers half the gap' compares the cell with the midpoint of the other two. "
         f"(3) *Several columns.* The columns where the paper shows the relation are one family: each gets its p, and "
         f"Holm's step-down correction at family-wise alpha {ALPHA} decides which are significant (a column that is "
-        "not evidence counts with p = 1). A check holds when at least one column is significant for the relation "
+        "not evidence, or not run, counts with p = 1). A check holds when at least one column is significant for the relation "
         "and none against it, and names the columns that carry it; it does not hold in the mirror case; otherwise "
         "it is inconclusive. Checks without a test between cells (training fails: a count of seeds; a computed "
         "ratio within bounds; a task solved) hold only when they hold in every column read. A claim with several "
