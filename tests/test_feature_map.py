@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -139,6 +141,23 @@ def test_scaled_members_read_windows_of_their_own_length(tiny_bert_dir):
     # scale give the same layer whatever the other members' scales
     plain = _model(tiny_bert_dir, spec, cf_members=1, seed=3)
     assert torch.equal(model.input[0].weight, plain.input[0].weight)
+
+
+def test_members_of_one_scale_and_source_run_as_one_batch_and_read_what_each_reads_alone(tiny_bert_dir):
+    spec = InputSpec(seq_len=6, num_classes=3, token_dim=8)  # each token: a window of 4, then its difference's
+    body = _model(tiny_bert_dir, spec).body  # cf_difference is a --data series' field: the map built directly
+    design = dataclasses.replace(DEFAULTS, members=8, scales="1,2", difference=True, blocks="all",
+                                 poolings="mean,max,last")
+    model = FeatureMap(body, spec, design, seed=1, input_init="gpt2", padding="mask").eval()
+    # members 4-7 read the difference: (scale, source) groups, one body pass each
+    assert model.groups() == [(0, 2), (1, 3), (4, 6), (5, 7)]
+    x, lengths = torch.randn(3, 6, 8), torch.tensor([6, 4, 1])
+    with torch.no_grad():
+        feats = model.features(x, lengths)[:, 0]
+        alone = torch.cat([model.member_features(e, x, lengths) for e in range(8)]
+                          + [model.token_features(model.series(x), lengths)], dim=-1)
+    assert feats.shape == alone.shape and torch.allclose(feats, alone, atol=1e-5)
+    assert not torch.allclose(feats[:, :model.member_width(0)], alone[:, model.member_width(0):2 * model.member_width(0)])
 
 
 def test_symbol_ids_are_never_merged_and_scales_are_checked(tiny_bert_dir):

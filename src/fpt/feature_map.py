@@ -368,33 +368,57 @@ class FeatureMap(nn.Module):
             return x
         return x[..., self.series_dim:] if e is not None and e >= self.first_difference else x[..., :self.series_dim]
 
-    def member_features(self, e: int, x: Tensor, lengths: Tensor | None = None,
-                        poolings: tuple[str, ...] | None = None) -> Tensor:
-        """Member ``e``'s pooled features (B, F / E); ``poolings``: these instead of the design's (flatten: the
-        states ppv's thresholds are fitted on)."""
-        x = self.series(x, e)
-        k = self.scales[e]
+    def groups(self) -> list[tuple[int, ...]]:
+        """The members (ascending) that read the same tokens (one scale, the series or its difference): each group
+        runs through the body as one batch (B * members, T, D), so a traced graph (ONNX) holds one body per group,
+        not per member, and the body's matrix products are larger."""
+        by: dict[tuple[int, bool], list[int]] = {}
+        for e in range(self.members):
+            by.setdefault((self.scales[e], self.difference and e >= self.first_difference), []).append(e)
+        return sorted((tuple(g) for g in by.values()), key=lambda g: g[0])
+
+    def group_features(self, group: tuple[int, ...], x: Tensor, lengths: Tensor | None = None,
+                       poolings: tuple[str, ...] | None = None) -> list[Tensor]:
+        """Each member of ``group``'s pooled features (B, F / E) (members of one scale and source, ``groups``);
+        ``poolings``: these instead of the design's (flatten: the states ppv's thresholds are fitted on)."""
+        x = self.series(x, group[0])
+        k = self.scales[group[0]]
         if k > 1:
             x, lengths = merge_tokens(x.float(), lengths, k)  # (B, T / k, k * d)
         mask = self.pad_mask(x, lengths)
-        h = self.body.embed(self.input[e](x))  # (B, T, D)
-        parts: list[Tensor] = []
+        n, batch = len(group), x.shape[0]
+        h = self.body.embed(torch.cat([self.input[e](x) for e in group]))  # (n * B, T, D), member by member
+        masks = None if mask is None else mask.repeat(n, 1)  # (n * B, T)
+        parts: list[list[Tensor]] = [[] for _ in group]
         for i in range(self.blocks[-1] + 1):  # blocks past the last pooled one are never run
-            h = self.body.block(i, h, mask)  # (B, T, D)
+            h = self.body.block(i, h, masks)  # (n * B, T, D)
             if i in self.blocks:
                 j = self.blocks.index(i)
-                parts += self.pool(h, mask, lengths, -(-self.spec.seq_len // k),
-                                   self.thresholds[e][j] if self.ppv_quantiles else None, poolings)
-        return torch.cat(parts, dim=-1)
+                for m, e in enumerate(group):
+                    parts[m] += self.pool(h[m * batch:(m + 1) * batch], mask, lengths, -(-self.spec.seq_len // k),
+                                          self.thresholds[e][j] if self.ppv_quantiles else None, poolings)
+        return [torch.cat(p, dim=-1) for p in parts]
+
+    def member_features(self, e: int, x: Tensor, lengths: Tensor | None = None,
+                        poolings: tuple[str, ...] | None = None) -> Tensor:
+        """Member ``e``'s pooled features (B, F / E), read alone."""
+        return self.group_features((e,), x, lengths, poolings)[0]
+
+    def _all_members(self, x: Tensor, lengths: Tensor | None, poolings: tuple[str, ...] | None = None) -> list[Tensor]:
+        out: list[Tensor | None] = [None] * self.members
+        for group in self.groups():
+            for e, f in zip(group, self.group_features(group, x, lengths, poolings), strict=True):
+                out[e] = f
+        return out  # type: ignore[return-value]
 
     def block_states(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Every member's pooled blocks' states side by side, zeros past each end (B, sum over members of P * T_e *
         D): what ppv's thresholds are fitted on (fpt.closed_form.fit_thresholds)."""
-        return torch.cat([self.member_features(e, x, lengths, ("flatten",)) for e in range(self.members)], dim=-1)
+        return torch.cat(self._all_members(x, lengths, ("flatten",)), dim=-1)
 
     def features(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
-        """Every member's features side by side (B, 1, F): what the head reads."""
-        parts = [self.member_features(e, x, lengths) for e in range(self.members)]
+        """Every member's features side by side, member by member (B, 1, F): what the head reads."""
+        parts = self._all_members(x, lengths)
         if self.inputs:
             parts.append(self.token_features(self.series(x), lengths).to(parts[0].dtype if parts else torch.float32))
         return torch.cat(parts, dim=-1)[:, None]
