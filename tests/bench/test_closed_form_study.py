@@ -428,3 +428,25 @@ def test_round11_members_read_per_series_the_tokens_globally_and_the_stats_follo
     rows = [{"dataset": s, "axis": "base" if i == 0 else "series_norm", "choice": c, "cv": v, "repeat": 0}
             for i, (c, v) in enumerate(zip(names, (0.5, 0.5, 0.6), strict=True)) for s in study.SERIES_SETS[:2]]
     assert study.decide_round11(rows)["chosen"] == names[2]
+
+
+def test_round12_members_input_gain_is_its_own_cache_entry_and_its_rule_keeps_the_default_on_a_tie(tmp_path):
+    base, small, large = (r for _, _, r in study.ROUND12)
+    assert (base.gain, small.gain, large.gain) == (0.0, 0.25, 4.0)
+    assert len({study.recipe_id(r) for _, _, r in study.ROUND12}) == 3
+    assert study.recipe_id(base) == study.recipe_id(study.ROUND10[0][2])  # the default's rows are round 10's
+    # the cache key names the gain, so a gain's features never come from the default's file (nor the other way)
+    key = "S-minilm-global-pretrained-7-k2-t0-b0-g4"
+    np.savez(tmp_path / f"{key}.npz", x=np.full((2, 3), 4.0), y=np.zeros((2, 1)), shape=np.array([1, 1, 1, 0, 2]))
+    got = study.member_features("S", None, replace_members(large, 1), 7, tmp_path, "minilm", 2, True)
+    assert (got["x"] == 4.0).all()
+    names = [c for _, c, _ in study.ROUND12]
+
+    def rows(figures, sets=study.SERIES_SETS[:2]):
+        return [{"dataset": s, "axis": "base" if i == 0 else "gain", "choice": c, "cv": v, "repeat": 0}
+                for i, (c, values) in enumerate(zip(names, figures, strict=True)) for s, v in zip(sets, values, strict=True)]
+
+    assert study.decide_round12(rows([(0.5, 0.9), (0.6, 0.8), (0.5, 0.8)]))["chosen"] == names[0]  # tie: the default
+    assert study.decide_round12(rows([(0.5, 0.8), (0.6, 0.8), (0.7, 0.9)]))["chosen"] == names[2]
+    plaid = rows([(0.1,), (0.9,), (0.1,)], ("PLAID",))
+    assert study.decide_round12(rows([(0.5, 0.9), (0.5, 0.9), (0.5, 0.9)]) + plaid)["chosen"] == names[0]
