@@ -386,16 +386,22 @@ def test_round10_alternate_reads_the_odd_members_per_series_and_its_rule_counts_
     assert {n for _, n in read} == {"series"}
     assert len({study.recipe_id(r) for _, _, r in study.ROUND10}) == 3
     assert study.recipe_id(base) == study.recipe_id(study.ROUND8[0][2])  # the default's rows are round 8's
-    names = [c for _, c, _ in study.ROUND10]
+    check_series_rule(study.ROUND10, "series_norm", study.decide_round10)
+
+
+def check_series_rule(plan, axis, decide):
+    """Round 10's rule as a plan uses it: the best mean rank over the series sets, a tie keeping the default, PLAID
+    never counted."""
+    names = [c for _, c, _ in plan]
 
     def rows(figures, sets=study.SERIES_SETS[:2]):
-        return [{"dataset": s, "axis": "base" if i == 0 else "series_norm", "choice": c, "cv": v, "repeat": 0}
+        return [{"dataset": s, "axis": "base" if i == 0 else axis, "choice": c, "cv": v, "repeat": 0}
                 for i, (c, values) in enumerate(zip(names, figures, strict=True)) for s, v in zip(sets, values, strict=True)]
 
-    assert study.decide_round10(rows([(0.5, 0.9), (0.6, 0.8), (0.5, 0.8)]))["chosen"] == names[0]  # tie: the default
-    assert study.decide_round10(rows([(0.5, 0.8), (0.6, 0.8), (0.7, 0.9)]))["chosen"] == names[2]
+    assert decide(rows([(0.5, 0.9), (0.6, 0.8), (0.5, 0.8)]))["chosen"] == names[0]  # tie: the default
+    assert decide(rows([(0.5, 0.8), (0.6, 0.8), (0.7, 0.9)]))["chosen"] == names[2]
     plaid = rows([(0.1,), (0.9,), (0.1,)], ("PLAID",))
-    assert study.decide_round10(rows([(0.5, 0.9), (0.5, 0.9), (0.5, 0.9)]) + plaid)["chosen"] == names[0]
+    assert decide(rows([(0.5, 0.9), (0.5, 0.9), (0.5, 0.9)]) + plaid)["chosen"] == names[0]
 
 
 def replace_members(recipe, members):
@@ -440,13 +446,4 @@ def test_round12_members_input_gain_is_its_own_cache_entry_and_its_rule_keeps_th
     np.savez(tmp_path / f"{key}.npz", x=np.full((2, 3), 4.0), y=np.zeros((2, 1)), shape=np.array([1, 1, 1, 0, 2]))
     got = study.member_features("S", None, replace_members(large, 1), 7, tmp_path, "minilm", 2, True)
     assert (got["x"] == 4.0).all()
-    names = [c for _, c, _ in study.ROUND12]
-
-    def rows(figures, sets=study.SERIES_SETS[:2]):
-        return [{"dataset": s, "axis": "base" if i == 0 else "gain", "choice": c, "cv": v, "repeat": 0}
-                for i, (c, values) in enumerate(zip(names, figures, strict=True)) for s, v in zip(sets, values, strict=True)]
-
-    assert study.decide_round12(rows([(0.5, 0.9), (0.6, 0.8), (0.5, 0.8)]))["chosen"] == names[0]  # tie: the default
-    assert study.decide_round12(rows([(0.5, 0.8), (0.6, 0.8), (0.7, 0.9)]))["chosen"] == names[2]
-    plaid = rows([(0.1,), (0.9,), (0.1,)], ("PLAID",))
-    assert study.decide_round12(rows([(0.5, 0.9), (0.5, 0.9), (0.5, 0.9)]) + plaid)["chosen"] == names[0]
+    check_series_rule(study.ROUND12, "gain", study.decide_round12)
