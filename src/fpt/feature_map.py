@@ -60,7 +60,8 @@ class ClosedForm:
     # E=20 (its twice as many features: the head's cost), and each series normalised by its own mean and std for
     # every member or half of them (round 10, round10/study: JapaneseVowels -16.8, BasicMotions -8.3 for every
     # member; PLAID +28.5 for half, but mean rank 1.86 against the default's 1.64 over 11 sets), also with the head
-    # keeping the global tokens and each series' mean and std (round 11: BasicMotions -8.3, Pickup -6.0).
+    # keeping the global tokens and each series' mean and std (round 11: BasicMotions -8.3, Pickup -6.0), and the
+    # members' input layers a quarter or four times as large (round 12: mean rank 2.00 and 2.05 against 1.95).
     members: int = 10  # cf_members: E seeded input layers
     # cf_members of a --data run that reads at most ``small_reads`` example-tokens (every split's examples x tokens
     # per example; fpt.pipeline.resolved): round 6's TRAIN-only CV (round6/study/table.md, bench/closed_form_study.py
