@@ -13,8 +13,8 @@
 #
 # On a fresh machine `run` re-creates the worktree of the same commit and seeds its store with the committed runs,
 # so nothing finished is trained again. Suspend it for a timing sitting (`suspend`, then `resume`): its runs are
-# worker processes in sessions of their own, so the signal walks the lane's process tree. With a GPU, run the same
-# plan there in one go (bench/reproduce_lanes.sh).
+# worker processes in sessions of their own, so the signal walks the lane's process tree. On a lent GPU (bf16 on
+# CUDA: a store of its own, never runs/ here) the tables run many at once: bench/device_lane.sh, bench/reproduce_lanes.sh.
 #
 # Environment: LANE (working folder, default /tmp/fpt-lane), THREADS (torch threads per run, default 1).
 set -u
