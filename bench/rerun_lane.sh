@@ -6,7 +6,7 @@
 # (docs/results/lane/COMMIT). main moves on meanwhile; the lane's git worktree stays at that commit, so every run it
 # finishes records the same commit and a clean tree, whichever session (or machine) ran it.
 #
-#   bash bench/rerun_lane.sh run       # start or continue (nice 19, one thread, one run at a time; resumable)
+#   bash bench/rerun_lane.sh run       # start or continue (nice 19, one thread per run, PARALLEL at once; resumable)
 #   bash bench/rerun_lane.sh collect   # copy the finished runs (config, metrics, summary) into docs/results/lane/runs
 #   bash bench/rerun_lane.sh status    # finished runs, and the runs the plan has in all
 #   bash bench/rerun_lane.sh suspend   # SIGSTOP the lane and its runs (a timing sitting); `resume` continues them
@@ -16,7 +16,9 @@
 # worker processes in sessions of their own, so the signal walks the lane's process tree. On a lent GPU (bf16 on
 # CUDA: a store of its own, never runs/ here) the tables run many at once: bench/device_lane.sh, bench/reproduce_lanes.sh.
 #
-# Environment: LANE (working folder, default /tmp/fpt-lane), THREADS (torch threads per run, default 1).
+# Environment: LANE (working folder, default /tmp/fpt-lane), THREADS (torch threads per run, default 1), PARALLEL
+# (runs at once, default 2: at nice 19 the second core works for the lane whenever the session leaves it idle, and
+# gives way when it does not; a timing sitting suspends the lane either way).
 set -u
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -26,6 +28,7 @@ LANE=${LANE:-/tmp/fpt-lane}
 WT=$LANE/worktree
 STORE=$LANE/runs
 THREADS=${THREADS:-1}
+PARALLEL=${PARALLEL:-2}
 
 # The plan, deciding tables first: Tables 2 and 3 (language > random > LSTM), 13 and 14 (training more), 1, 9, 10,
 # 11, then the rest of the verdict tables; the lr-grid tables again with --tuned-lr, whose lr is chosen on seed 0's
@@ -59,7 +62,7 @@ reproduce() {  # reproduce TABLE SEEDS [--tuned-lr]
   local name; name=$(basename "$t" .yaml); [ $# -gt 0 ] && name=$name-tuned
   echo "$(date -u +%FT%TZ) start $name seeds $seeds" >> "$LANE/lane.log"
   (cd "$WT" && PYTHONPATH="$WT/src" HF_HUB_OFFLINE=1 nice -n 19 python -m fpt reproduce "$t" --scale quick \
-     --seeds "$seeds" "$@" --store "$STORE" --out "$LANE/$name" --parallel 1 --threads-per-trial "$THREADS" --quiet \
+     --seeds "$seeds" "$@" --store "$STORE" --out "$LANE/$name" --parallel "$PARALLEL" --threads-per-trial "$THREADS" --quiet \
      >> "$LANE/$name.log" 2>&1)
   echo "$(date -u +%FT%TZ) end $name rc=$? finished=$(finished)" >> "$LANE/lane.log"
 }
