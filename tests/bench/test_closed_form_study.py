@@ -447,3 +447,23 @@ def test_round12_members_input_gain_is_its_own_cache_entry_and_its_rule_keeps_th
     got = study.member_features("S", None, replace_members(large, 1), 7, tmp_path, "minilm", 2, True)
     assert (got["x"] == 4.0).all()
     check_series_rule(study.ROUND12, "gain", study.decide_round12)
+
+
+def test_round13_members_cycle_over_round12s_gains_reading_its_files(monkeypatch):
+    read = []
+
+    def fake(name, path, recipe, seed, cache, body="minilm", scale=1, round2=False, diff=""):
+        read.append((seed, recipe.gain, recipe.gains))
+        return {"x": np.ones((3, 7), np.float16), "y": np.zeros((3, 1), int), "shape": np.array([1, 2, 3, 1, 2])}
+
+    monkeypatch.setattr(study, "member_features", fake)
+    monkeypatch.setattr(study, "columns", lambda design, shape: np.arange(3))
+    base, three, two = (r for _, _, r in study.ROUND13)
+    assert (three.gains, two.gains) == ("0.25,1,4", "0.25,4")
+    study.features_and_layout("S", None, replace_members(three, 4), 0, None)
+    # gain 1 reads the default's file (gain 0.0: no suffix in the cache key), the others round 12's
+    assert [(s, g) for s, g, _ in read[:-1]] == [(0, 0.25), (1, 0.0), (2, 4.0), (3, 0.25)]
+    assert {gs for _, _, gs in read[:-1]} == {""}  # a member reads its one gain, never the cycle again
+    assert len({study.recipe_id(r) for _, _, r in study.ROUND13}) == 3
+    assert study.recipe_id(base) == study.recipe_id(study.ROUND12[0][2])
+    check_series_rule(study.ROUND13, "gains", study.decide_round13)
