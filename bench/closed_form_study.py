@@ -1140,9 +1140,11 @@ def main(argv: list[str] | None = None) -> int:
         writer = csv.DictWriter(f, fieldnames=list(table[0]))
         writer.writeheader()
         writer.writerows(table)
+    # rounds 7 on decide one question each by their own rule (below); round 6 is read by hand (round6_text)
+    ruled = {"round7": decide_round7, "round8": decide_round8, "round9": decide_round9, "round10": decide_round10,
+             "round11": decide_round11, "round12": decide_round12, "round13": decide_round13}
     rule = {"round4": decide_round4, "round5": decide_round5}.get(args.plan, decide)
-    decisions = ([] if args.plan in ("round6", "round7", "round8", "round9", "round10", "round11", "round12", "round13")
-                 else rule(rows))
+    decisions = [] if args.plan == "round6" or args.plan in ruled else rule(rows)
     if args.plan in ("round2", "round3"):
         decisions += decide_final(rows, decisions)
     if args.plan == "round6":
@@ -1154,9 +1156,8 @@ def main(argv: list[str] | None = None) -> int:
                     f.write(json.dumps(timed) + "\n")
                 print(json.dumps(timed), flush=True)
         text += round6_text(rows, read_rows(cost_file) if cost_file.is_file() else None)
-    elif args.plan in ("round7", "round8", "round9", "round10", "round11", "round12", "round13"):
-        got = {"round7": decide_round7, "round8": decide_round8, "round9": decide_round9, "round10": decide_round10,
-               "round11": decide_round11, "round12": decide_round12, "round13": decide_round13}[args.plan](rows)
+    elif args.plan in ruled:
+        got = ruled[args.plan](rows)
         text += (f"\nThe {args.plan} rule (decide_{args.plan}): "
                  + ("both the better mean rank and the higher mean CV over " if args.plan == "round9"
                     else "the best mean rank over ") + ", ".join(got["sets"]) + "; a tie keeps the default. "

@@ -406,11 +406,10 @@ class FeatureMap(nn.Module):
         return self.group_features((e,), x, lengths, poolings)[0]
 
     def _all_members(self, x: Tensor, lengths: Tensor | None, poolings: tuple[str, ...] | None = None) -> list[Tensor]:
-        out: list[Tensor | None] = [None] * self.members
-        for group in self.groups():
-            for e, f in zip(group, self.group_features(group, x, lengths, poolings), strict=True):
-                out[e] = f
-        return out  # type: ignore[return-value]
+        """Every member's features, in member order, read group by group."""
+        got = {e: f for group in self.groups()
+               for e, f in zip(group, self.group_features(group, x, lengths, poolings), strict=True)}
+        return [got[e] for e in range(self.members)]
 
     def block_states(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Every member's pooled blocks' states side by side, zeros past each end (B, sum over members of P * T_e *
