@@ -69,10 +69,25 @@ reproduce() {  # reproduce TABLE SEEDS [--tuned-lr]
 
 finished() { ls "$STORE"/*/summary.json 2>/dev/null | wc -l; }
 
+lane_pids() { pstree -p "$1" 2>/dev/null | grep -o '([0-9]*)' | tr -d '()'; }
+
+# nice 19 alone does not make the lane give way: with the kernel's autogroups (sched_autogroup_enabled, on here) the
+# CPU is shared between sessions first and nice counts only inside one, and each run is a worker in a session of its
+# own (fpt.experiments), so the lane's two runs took two of the machine's two cores' shares beside the session's
+# work (seen: lane workers 66 % each, a test run's two workers 28 % and 17 %). Each of the lane's processes' autogroup
+# is niced too, every 10 s (a new run's first seconds at its default share).
+yield_cpu() {
+  while kill -0 "$1" 2>/dev/null; do
+    for pid in $(lane_pids "$1"); do echo 19 > "/proc/$pid/autogroup" 2>/dev/null; done
+    sleep 10
+  done
+}
+
 case "${1:-}" in
   run)
     worktree; seed_store
     echo $$ > "$LANE/lane.pid"
+    yield_cpu $$ & YIELD=$!; trap 'kill $YIELD 2>/dev/null' EXIT
     for t in $FIXED; do reproduce "$t" "$FIXED_SEEDS"; done
     reproduce "$WT/bench/tables/bit_xor_length.yaml" "$FIXED_SEEDS"
     for t in $TUNED; do reproduce "$t" "$TUNED_SEEDS" --tuned-lr; done
@@ -91,7 +106,7 @@ case "${1:-}" in
     echo "collected $n new finished runs into $RESULTS/runs ($(ls "$RESULTS"/runs | wc -l) in all)" ;;
   suspend|resume)
     sig=STOP; [ "$1" = resume ] && sig=CONT
-    pids=$(pstree -p "$(cat "$LANE/lane.pid")" 2>/dev/null | grep -o '([0-9]*)' | tr -d '()')
+    pids=$(lane_pids "$(cat "$LANE/lane.pid")")
     [ -n "$pids" ] || { echo "rerun_lane: no lane running ($LANE/lane.pid)" >&2; exit 1; }
     kill -s "$sig" $pids && echo "$1: $(echo $pids | wc -w) processes" ;;
   status)
