@@ -787,7 +787,8 @@ def member_features(name: str, path: Path, recipe: Recipe, seed: int, cache: Pat
     config, data = training_task(path, recipe.series_norm, body, recipe.series_tokens, diff)
     config = replace(config, fit="closed-form", seed=seed, init=recipe.init, device="cpu", precision="fp32",
                      cf_members=1, cf_blocks="0" if round2 else "all", cf_poolings=CACHED_POOLINGS, cf_inputs=True,
-                     cf_scales=str(scale), **({"input_init": recipe.input_init} if recipe.input_init else {}))
+                     cf_scales=str(scale), cf_gains="1",  # a recipe's gains are its own (below), as the cache's key
+                     **({"input_init": recipe.input_init} if recipe.input_init else {}))
     exp = assemble(config, data)
     if recipe.embed_std:
         import torch

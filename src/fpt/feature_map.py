@@ -4,14 +4,15 @@ Dimension legend (as fpt.model):
     B  batch   T  tokens   D  body width   E  members (seeded input layers)
     P  pooled blocks       F  features = E * P * (sum of the poolings' widths) [+ T * d, the tokens themselves]
 
-Each member is an input layer left at its seeded init (member e seeded by ``seed + e``; member 0 is the input
-layer a gradient run would start from). Every member's tokens run through the one frozen body; the hidden states
-after each chosen block are pooled over the real positions (mean, max, the last real token, flatten: every
-position side by side, zeros past the end, GPT4TS's readout, or ppv: ROCKET's share of positions above each of a
-unit's fitted thresholds) and concatenated, member by member, block by block,
-pooling by pooling, and (``inputs``) the tokens themselves after them, so the head can always do what a linear
-model of the inputs does: (B, F). One linear layer, fitted in closed form, maps them to logits; the standardisation of
-the features is folded into it, so the model a run saves, exports and puts into ONNX is this module alone.
+Each member is an input layer left at its seeded init (member e seeded by ``seed + e``; member 0 at gain 1 is the
+input layer a gradient run would start from), times its gain (``cf_gains``: a series' 0.25 and 4 in turn). Every
+member's tokens run through the one frozen body; the hidden states after each chosen block are pooled over the real
+positions (mean, max, the last real token, flatten: every position side by side, zeros past the end, GPT4TS's
+readout, or ppv: ROCKET's share of positions above each of a unit's fitted thresholds) and concatenated, member by
+member, block by block, pooling by pooling, and (``inputs``) the tokens themselves after them, so the head can always
+do what a linear model of the inputs does: (B, F). One linear layer, fitted in closed form, maps them to logits; the
+standardisation of the features is folded into it, so the model a run saves, exports and puts into ONNX is this
+module alone.
 
 ``ClosedForm`` holds the design's defaults, in one place: a ``cf_*`` config field left None takes its value from
 here when the experiment is built (``resolve``), and config.yaml records the values used.
@@ -93,6 +94,15 @@ class ClosedForm:
     # decided when the series is tokenised, before this design is resolved; False here is every other run's (tables,
     # images, symbols, the paper's tasks, and runs saved before it existed, whose data.json holds no difference).
     difference: bool = False
+    # cf_gains: member e's linear input layer multiplied by gains[r % len], r its rung: its place in the scale ladder
+    # (e % len(scales)), counted on after the series' rungs for a member that reads the first difference, so one
+    # draw of the ladder (E = 10: r = e) alternates its gains and the head picks among them, as ROCKET draws each
+    # kernel's scale. Round 12 (round12/study) found no one gain best (x 0.25 and x 4 each moved sets by up to 5
+    # points, both ways); round 13 (round13/study, its rule declared before the figures) chose 0.25,4 in turn: mean
+    # rank 1.77 against 2.23 for the layers as drawn over 11 series sets, mean CV 0.814 against 0.813. The default
+    # for a --data series (its entry in fpt.data.modalities declares it); "1" here is every other run's (tables,
+    # images, symbols: the study read series only), and runs saved before it existed (fpt.config.from_saved).
+    gains: str = "1"
     # Not config fields: the search the head's fit makes (cf-study may change them here).
     alphas: tuple[float, ...] = tuple(10.0 ** k for k in range(-3, 7))  # ridge penalties, chosen by leave-one-out
     # The tokens' columns (cf_inputs) multiplied by each of these after standardisation, the best (with its penalty)
@@ -147,7 +157,7 @@ class ClosedForm:
 DEFAULTS = ClosedForm()
 FIELDS = {"cf_members": "members", "cf_blocks": "blocks", "cf_poolings": "poolings", "cf_standardise": "standardise",
           "cf_head": "head",
-          "cf_inputs": "inputs", "cf_scales": "scales", "cf_difference": "difference"}
+          "cf_inputs": "inputs", "cf_scales": "scales", "cf_difference": "difference", "cf_gains": "gains"}
 
 
 def resolve(config: RunConfig, size: tuple[int, int] | None = None) -> RunConfig:
@@ -167,6 +177,7 @@ def options(config: RunConfig) -> ClosedForm:
     chosen = dataclasses.replace(DEFAULTS, **{attr: getattr(config, name) for name, attr in FIELDS.items()})
     pooling_names(chosen.poolings)
     scale_factors(chosen.scales)
+    gain_factors(chosen.gains)
     if chosen.head not in HEADS:
         raise ConfigError(f"config field 'cf_head'={chosen.head!r} must be one of {', '.join(HEADS)}")
     return chosen
@@ -197,6 +208,18 @@ def scale_factors(text: str) -> tuple[int, ...]:
         raise ConfigError(f"config field 'cf_scales'={text!r}: give whole numbers >= 1 joined by ',' (tokens merged "
                           "per member token, cycled over the members; e.g. 1,2,4,8,16)")
     return factors
+
+
+def gain_factors(text: str) -> tuple[float, ...]:
+    """The input layers' gains ``cf_gains`` names (e.g. 0.25,4), each a finite number > 0."""
+    try:
+        gains = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        gains = ()
+    if not gains or not all(0 < g < float("inf") for g in gains):
+        raise ConfigError(f"config field 'cf_gains'={text!r}: give numbers > 0 joined by ',' (each member's input "
+                          "layer multiplied by one, along the scale ladder; 1: as drawn), e.g. 0.25,4")
+    return gains
 
 
 def merge_tokens(x: Tensor, lengths: Tensor | None, k: int) -> tuple[Tensor, Tensor | None]:
@@ -254,16 +277,25 @@ class FeatureMap(nn.Module):
         # symbol ids are not merged (an embedding reads one id); no member merges more tokens than there are
         factors = scale_factors(design.scales) if spec.token_dim is not None else (1,)
         self.scales = tuple(min(factors[e % len(factors)], spec.seq_len) for e in range(design.members))
+        self.members = design.members
+        self.first_difference = design.members - design.members // 2 if design.difference else design.members
+        self.gains = self.member_gains(gain_factors(design.gains), len(factors))
+        if spec.token_dim is None and set(self.gains) != {1.0}:
+            raise ConfigError(f"config field 'cf_gains'={design.gains!r} multiplies a linear input layer, but this "
+                              "task's tokens are symbol ids read by an embedding table: drop cf_gains")
         members = []
         one = dataclasses.replace(spec, token_dim=self.series_dim)  # what one member reads of a token
         for e, k in enumerate(self.scales):
             merged = one if k == 1 else dataclasses.replace(one, seq_len=-(-spec.seq_len // k),
                                                             token_dim=k * self.series_dim, num_outputs=1)
             with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(seed + e)  # member 0: the input layer build_model gives a gradient run at seed
-                members.append(input_layer(merged, body.width, input_init))
+                torch.manual_seed(seed + e)  # member 0 at gain 1: the input layer build_model gives a gradient run
+                layer = input_layer(merged, body.width, input_init)
+            if self.gains[e] != 1.0:
+                with torch.no_grad():  # the seeded draw, scaled (round 12's study scaled the weight alone; bias 0)
+                    layer.weight.mul_(self.gains[e])
+            members.append(layer)
         self.input = nn.ModuleList(members)  # "input.*": the input group of fpt.freeze
-        self.members = design.members
         # ppv's thresholds per member: (pooled blocks, quantiles, D), set by fpt.closed_form.fit_thresholds before the
         # features are read; "thresholds.*" are saved with the input layers and the head (``trainable``)
         self.ppv_quantiles = design.ppv_quantiles if "ppv" in self.poolings else ()
@@ -271,11 +303,16 @@ class FeatureMap(nn.Module):
             self.thresholds = nn.ParameterList(
                 [nn.Parameter(torch.zeros(len(self.blocks), len(self.ppv_quantiles), body.width), requires_grad=False)
                  for _ in range(design.members)])
-        self.first_difference = design.members - design.members // 2 if design.difference else design.members
         self.inputs = design.inputs
         self.head = nn.Linear(self.num_features, spec.per_token * spec.num_classes)
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
+
+    def member_gains(self, gains: tuple[float, ...], rungs: int) -> tuple[float, ...]:
+        """Each member's input-layer gain (``cf_gains``): member e's rung is e % ``rungs`` (its scale's place in the
+        ladder), plus ``rungs`` where it reads the first difference; its gain gains[rung % len]."""
+        return tuple(gains[(e % rungs + (rungs if e >= self.first_difference else 0)) % len(gains)]
+                     for e in range(self.members))
 
     def pooling_width(self, e: int, pooling: str) -> int:
         """Features one of member ``e``'s pooled blocks gives by ``pooling`` (flatten: one set per merged token)."""
@@ -437,5 +474,5 @@ def trainable(model: nn.Module) -> None:
         p.requires_grad_(name.startswith(("input.", "head.", "thresholds.")))
 
 
-__all__ = ["CLOSED_FORM", "DEFAULTS", "POOLINGS", "ClosedForm", "FeatureMap", "block_indices", "merge_tokens",
-           "options", "pooling_names", "resolve", "scale_factors", "trainable"]
+__all__ = ["CLOSED_FORM", "DEFAULTS", "POOLINGS", "ClosedForm", "FeatureMap", "block_indices", "gain_factors",
+           "merge_tokens", "options", "pooling_names", "resolve", "scale_factors", "trainable"]

@@ -172,6 +172,13 @@ class RunConfig:
                                        "series' (MultiRocket's habit; round 3's TRAIN-only CV, OSULeaf 0.858 against "
                                        "0.730). Default: true for a series (its entry in fpt.data.modalities declares "
                                        "it; decided when the series is tokenised), false for any other data", None)
+    cf_gains: str | None = _help("fit=closed-form: each member's linear input layer multiplied by one of these, "
+                                 "cycled along the scale ladder: member e takes gains[r % len], r its rung (e % the "
+                                 "number of cf_scales, counted on after the series' rungs where it reads the first "
+                                 "difference), so the members of one scale and source share one gain and the head "
+                                 "picks among them (ROCKET draws each kernel's scale), e.g. 0.25,4. Default: 0.25,4 "
+                                 "for a series (its entry in fpt.data.modalities declares it; round 13's TRAIN-only "
+                                 "CV), 1 (as drawn) for any other data", None)
     cf_head: str | None = _help("fit=closed-form: ridge (penalty by efficient leave-one-out; class scores, softmax "
                                 "for probabilities) | logistic (classification, calibrated probabilities; C by k-fold) "
                                 "(default: fpt.feature_map.ClosedForm)", None)
@@ -416,12 +423,15 @@ DATA_READ_FIELDS = ("target_column",)
 TASK_FIELDS = ("lr", "patience", "target")
 # The closed-form fit's design fields: None until a closed-form run resolves them (fpt.feature_map.ClosedForm).
 CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_inputs", "cf_head",
-                      "cf_scales", "cf_difference")
+                      "cf_scales", "cf_difference", "cf_gains")
 # A --data run's input_init, when not given, waits for its data and its fit (None until then): what its modality
 # declares for a closed-form fit (fpt.data.modalities: symbol sequences' embedding tables), else the preset's.
 DATA_INIT_FIELDS = ("input_init",)
 # The fields whose value a modality's entry may declare (DataFacts.fast, DataFacts.closed_form): they wait for the data.
-DATA_DECLARED_FIELDS = ("readout", "input_init", "cf_difference")
+DATA_DECLARED_FIELDS = ("readout", "input_init", "cf_difference", "cf_gains")
+# Those of the closed-form design among them: left unset, a --data run takes its modality's declaration when it is
+# resolved with its data (a closed-form fit's), else ClosedForm's default (fpt.feature_map.resolve).
+DATA_DESIGN_FIELDS = ("cf_gains",)
 # Those a tokeniser reads (a series' first difference is cut beside it): declared where the data is tokenised
 # (``tokenised``; fpt.tasks.user_data), then resolved as what the tokeniser did (DATA_FITTED_FIELDS). The data
 # options carry the run's fit, not its preset: an entry declares these for a fit only (a test checks it).
@@ -487,6 +497,9 @@ def resolve(given: Mapping[str, Any], task: TaskDefaults | None = None, data: Da
         if values.get("input_init") is None:
             values["input_init"] = declared(values, data, "input_init",
                                             preset_values(preset, task_name).get("input_init", _default("input_init")))
+        for name in DATA_DESIGN_FIELDS:
+            if values.get(name) is None:
+                values[name] = declared(values, data, name, None)
     return RunConfig(**values)
 
 
