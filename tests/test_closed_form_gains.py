@@ -117,3 +117,15 @@ def test_a_closed_form_run_saved_before_gains_existed_reads_as_gain_one():
     assert from_saved(saved).cf_gains == "1"
     assert from_saved({**saved, "cf_gains": "0.25,4"}).cf_gains == "0.25,4"
     assert from_saved({"preset": "fast", "fit": "gradient"}).cf_gains is None
+
+
+def test_fit_auto_gives_its_closed_form_candidate_the_series_gains(tmp_path, tiny_bert_dir):
+    from fpt.select import AUTO, choose_fit
+
+    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
+    config = RunConfig(data=str(tmp_path / "r_TRAIN.ts"), body=tiny_bert_dir, init="random", fit="auto", steps=2,
+                       eval_every=2, batch_size=8, cf_members=2, device="cpu")
+    closed = choose_fit(config, 2, choice=dataclasses.replace(AUTO, gradient_budget_s=0.0))
+    assert closed.config.cf_gains is None and closed.experiment.config.cf_gains == "0.25,4"
+    told = choose_fit(dataclasses.replace(config, cf_gains="1"), 2, choice=dataclasses.replace(AUTO, gradient_budget_s=0.0))
+    assert told.experiment.config.cf_gains == "1" and told.experiment.model.gains == (1.0, 1.0)
