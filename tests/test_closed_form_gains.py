@@ -129,3 +129,20 @@ def test_fit_auto_gives_its_closed_form_candidate_the_series_gains(tmp_path, tin
     assert closed.config.cf_gains is None and closed.experiment.config.cf_gains == "0.25,4"
     told = choose_fit(dataclasses.replace(config, cf_gains="1"), 2, choice=dataclasses.replace(AUTO, gradient_budget_s=0.0))
     assert told.experiment.config.cf_gains == "1" and told.experiment.model.gains == (1.0, 1.0)
+
+
+def test_the_scikit_learn_estimators_give_a_series_its_gains_and_a_table_none(tiny_bert_dir):
+    import numpy as np
+
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(3)
+    y = np.array(["up", "down"] * 15)
+    X = rng.normal(size=(30, 2, 12)).cumsum(-1) + 2 * (y == "up")[:, None, None]
+    small = {"body": tiny_bert_dir, "init": "random", "device": "cpu", "fitting": "closed-form"}
+    clf = FPTClassifier(**small, options={"cf_members": 2}).fit(X, y)
+    assert clf.experiment_.config.cf_gains == "0.25,4" and clf.experiment_.model.gains == (0.25, 0.25)
+    off = FPTClassifier(**small, options={"cf_members": 2, "cf_gains": "1"}).fit(X, y)
+    assert off.experiment_.config.cf_gains == "1"
+    table = FPTClassifier(**small, options={"cf_members": 2}).fit(X[:, 0], y)  # a 2-D X: a table by default
+    assert table.experiment_.config.cf_gains == "1"
