@@ -77,7 +77,7 @@ def test_out_never_replaces_a_file_fpt_did_not_write_nor_writes_through_a_symlin
     assert target.read_text().endswith("somewhere else\n") and (root / "claims.md").is_symlink()
 
 
-@pytest.mark.parametrize("store", ["quick", "quick-gpu"])
+@pytest.mark.parametrize("store", ["quick", "quick-gpu", "lane"])
 def test_the_committed_claims_are_what_fpt_claims_writes(store, monkeypatch):
     """docs/results/STORE/claims.md (and docs/results/claims.md, quick's copy) regenerate byte for byte."""
     monkeypatch.chdir(REPO)
