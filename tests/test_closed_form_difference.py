@@ -27,6 +27,13 @@ FLAGS = ["--init", "random", "--fit", "closed-form", "--cf-members", "4", "--dev
          "--baselines", "none"]
 
 
+def updown_series() -> tuple[np.ndarray, np.ndarray]:
+    """30 random walks of 2 channels x 12 points, labelled up / down by a level shift (the estimators' series)."""
+    rng = np.random.default_rng(3)
+    y = np.array(["up", "down"] * 15)
+    return rng.normal(size=(30, 2, 12)).cumsum(-1) + 2 * (y == "up")[:, None, None], y
+
+
 def _options(diff: bool | None, norm: str = "global") -> SimpleNamespace:
     return SimpleNamespace(series_patch=3, series_stride=None, series_norm=norm, cf_difference=diff)
 
@@ -254,9 +261,7 @@ def test_fit_auto_builds_the_closed_form_candidate_with_the_difference_and_the_g
 def test_the_sklearn_estimators_series_path_reads_it(tiny_bert_dir):
     from fpt.sklearn import FPTClassifier
 
-    rng = np.random.default_rng(3)
-    y = np.array(["up", "down"] * 15)
-    X = rng.normal(size=(30, 2, 12)).cumsum(-1) + 2 * (y == "up")[:, None, None]
+    X, y = updown_series()
     small = {"body": tiny_bert_dir, "init": "random", "device": "cpu", "fitting": "closed-form"}
     clf = FPTClassifier(**small, options={"cf_members": 2}).fit(X, y)
     assert clf.experiment_.config.cf_difference is True and clf.preprocessing_.tokeniser.difference

@@ -132,13 +132,11 @@ def test_fit_auto_gives_its_closed_form_candidate_the_series_gains(tmp_path, tin
 
 
 def test_the_scikit_learn_estimators_give_a_series_its_gains_and_a_table_none(tiny_bert_dir):
-    import numpy as np
+    from tests.test_closed_form_difference import updown_series
 
     from fpt.sklearn import FPTClassifier
 
-    rng = np.random.default_rng(3)
-    y = np.array(["up", "down"] * 15)
-    X = rng.normal(size=(30, 2, 12)).cumsum(-1) + 2 * (y == "up")[:, None, None]
+    X, y = updown_series()
     small = {"body": tiny_bert_dir, "init": "random", "device": "cpu", "fitting": "closed-form"}
     clf = FPTClassifier(**small, options={"cf_members": 2}).fit(X, y)
     assert clf.experiment_.config.cf_gains == "0.25,4" and clf.experiment_.model.gains == (0.25, 0.25)
