@@ -86,7 +86,7 @@ def fit_thresholds(exp: Experiment, batch: Batch, seed: int, transform: Any = No
     width, q, start = model.body.width, tuple(model.ppv_quantiles), 0
     with torch.no_grad():
         for e in range(model.members):
-            tokens = -(-model.spec.seq_len // model.scales[e])
+            tokens = model.positions[e]
             for j in range(len(model.blocks)):
                 h = states[:, start:start + tokens * width].reshape(len(rows), tokens, width)  # zeros past each end
                 start += tokens * width

@@ -36,6 +36,7 @@ Tensor = torch.Tensor
 CLOSED_FORM = "closed-form"  # RunConfig.fit
 POOLINGS = ("mean", "max", "last", "flatten", "ppv")
 HEADS = ("ridge", "logistic")
+HOPS = ("scale", "half", "one")
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,11 @@ class ClosedForm:
     # cf_scales: tokens merged per member token, cycled over the members (member e merges scales[e % len] consecutive
     # tokens into one, so its input layer reads a window that many times longer): ROCKET's dilations carried to fpt
     scales: str = "1,2,4,8,16"
+    # cf_hop: how far a merged window moves between a member's tokens: "scale" (its whole width, windows side by side),
+    # "half" or "one" (one token: every offset, as ROCKET's convolutions slide). A member at scale k reads
+    # 1 + ceil((T - k) / hop) windows (the last zero-filled past the end), so "one" reads about twice the tokens of
+    # "scale" over the ladder 1..16 (294 against 124 for T = 64), "half" about 1.5 times (184).
+    hop: str = "scale"
     # cf_difference: members e >= E - E // 2 read the series' first difference (MultiRocket's habit), the tokens
     # (inputs) the series. The tokeniser cuts both (fpt.data.tokenisers.SeriesTokens: each token the series' window,
     # then the difference's), so a saved run reads new inputs the same way. Round 3's TRAIN-only CV
@@ -157,7 +163,8 @@ class ClosedForm:
 DEFAULTS = ClosedForm()
 FIELDS = {"cf_members": "members", "cf_blocks": "blocks", "cf_poolings": "poolings", "cf_standardise": "standardise",
           "cf_head": "head",
-          "cf_inputs": "inputs", "cf_scales": "scales", "cf_difference": "difference", "cf_gains": "gains"}
+          "cf_inputs": "inputs", "cf_scales": "scales", "cf_hop": "hop", "cf_difference": "difference",
+          "cf_gains": "gains"}
 
 
 def resolve(config: RunConfig, size: tuple[int, int] | None = None) -> RunConfig:
@@ -178,6 +185,8 @@ def options(config: RunConfig) -> ClosedForm:
     pooling_names(chosen.poolings)
     scale_factors(chosen.scales)
     gain_factors(chosen.gains)
+    if chosen.hop not in HOPS:
+        raise ConfigError(f"config field 'cf_hop'={chosen.hop!r} must be one of {', '.join(HOPS)}")
     if chosen.head not in HEADS:
         raise ConfigError(f"config field 'cf_head'={chosen.head!r} must be one of {', '.join(HEADS)}")
     return chosen
@@ -222,15 +231,32 @@ def gain_factors(text: str) -> tuple[float, ...]:
     return gains
 
 
-def merge_tokens(x: Tensor, lengths: Tensor | None, k: int) -> tuple[Tensor, Tensor | None]:
-    """Every ``k`` consecutive tokens as one (B, T, d) -> (B, ceil(T / k), k * d), zeros after the last; a length
-    counts the merged tokens holding any real one."""
+def hop_tokens(hop: str, k: int) -> int:
+    """Tokens between one merged window of ``k`` tokens and the next (``cf_hop``)."""
+    return {"scale": k, "half": -(-k // 2), "one": 1}[hop]
+
+
+def windows(length: int | Tensor, k: int, hop: int) -> int | Tensor:
+    """Merged windows of ``k`` tokens every ``hop`` over ``length`` tokens: 1 + ceil((length - k) / hop), at least 1
+    (the tokeniser's count: the last window may run past the end, zero-filled)."""
+    if isinstance(length, Tensor):
+        return 1 + torch.div((length - k).clamp_min(0) + hop - 1, hop, rounding_mode="floor")
+    return 1 + max(0, -(-(length - k) // hop))
+
+
+def merge_tokens(x: Tensor, lengths: Tensor | None, k: int, hop: int | None = None) -> tuple[Tensor, Tensor | None]:
+    """Windows of ``k`` consecutive tokens, every ``hop`` tokens (default ``k``: side by side), each as one token:
+    (B, T, d) -> (B, windows(T, k, hop), k * d), zeros past the last; a length counts the windows starting at a real
+    token within the real windows' count."""
+    hop = k if hop is None else hop
     if k == 1:
         return x, lengths
-    pad = -x.shape[1] % k
-    x = nn.functional.pad(x, (0, 0, 0, pad))  # (B, k * ceil(T / k), d)
-    x = x.reshape(x.shape[0], x.shape[1] // k, k * x.shape[2])  # (B, ceil(T / k), k * d)
-    return x, None if lengths is None else (lengths + k - 1) // k
+    n = windows(x.shape[1], k, hop)
+    x = nn.functional.pad(x, (0, 0, 0, (n - 1) * hop + k - x.shape[1]))  # (B, (n - 1) * hop + k, d)
+    if hop < k:  # window i holds tokens i * hop .. i * hop + k - 1: (B, n, k, d)
+        x = x.unfold(1, k, hop).transpose(2, 3)
+    x = x.reshape(x.shape[0], n, k * x.shape[-1])  # (B, n, k * d), token by token
+    return x, None if lengths is None else windows(lengths, k, hop)
 
 
 def block_indices(text: str, blocks: int) -> tuple[int, ...]:
@@ -277,6 +303,9 @@ class FeatureMap(nn.Module):
         # symbol ids are not merged (an embedding reads one id); no member merges more tokens than there are
         factors = scale_factors(design.scales) if spec.token_dim is not None else (1,)
         self.scales = tuple(min(factors[e % len(factors)], spec.seq_len) for e in range(design.members))
+        self.hops = tuple(hop_tokens(design.hop, k) for k in self.scales)
+        # each member's tokens: the merged windows it reads of the task's seq_len tokens
+        self.positions = tuple(windows(spec.seq_len, k, h) for k, h in zip(self.scales, self.hops, strict=True))
         self.members = design.members
         self.first_difference = design.members - design.members // 2 if design.difference else design.members
         self.gains = self.member_gains(gain_factors(design.gains), len(factors))
@@ -286,7 +315,7 @@ class FeatureMap(nn.Module):
         members = []
         one = dataclasses.replace(spec, token_dim=self.series_dim)  # what one member reads of a token
         for e, k in enumerate(self.scales):
-            merged = one if k == 1 else dataclasses.replace(one, seq_len=-(-spec.seq_len // k),
+            merged = one if k == 1 else dataclasses.replace(one, seq_len=self.positions[e],
                                                             token_dim=k * self.series_dim, num_outputs=1)
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed + e)  # member 0 at gain 1: the input layer build_model gives a gradient run
@@ -317,7 +346,7 @@ class FeatureMap(nn.Module):
     def pooling_width(self, e: int, pooling: str) -> int:
         """Features one of member ``e``'s pooled blocks gives by ``pooling`` (flatten: one set per merged token)."""
         units = {"mean": 1, "max": 1, "last": 1, "ppv": len(self.ppv_quantiles)}
-        return (-(-self.spec.seq_len // self.scales[e]) if pooling == "flatten" else units[pooling]) * self.body.width
+        return (self.positions[e] if pooling == "flatten" else units[pooling]) * self.body.width
 
     def member_width(self, e: int) -> int:
         """Features member ``e`` gives."""
@@ -412,7 +441,7 @@ class FeatureMap(nn.Module):
         not per member, and the body's matrix products are larger."""
         by: dict[tuple[int, bool], list[int]] = {}
         for e in range(self.members):
-            by.setdefault((self.scales[e], self.difference and e >= self.first_difference), []).append(e)
+            by.setdefault((self.scales[e], self.hops[e], self.difference and e >= self.first_difference), []).append(e)
         return sorted((tuple(g) for g in by.values()), key=lambda g: g[0])
 
     def group_features(self, group: tuple[int, ...], x: Tensor, lengths: Tensor | None = None,
@@ -420,9 +449,9 @@ class FeatureMap(nn.Module):
         """Each member of ``group``'s pooled features (B, F / E) (members of one scale and source, ``groups``);
         ``poolings``: these instead of the design's (flatten: the states ppv's thresholds are fitted on)."""
         x = self.series(x, group[0])
-        k = self.scales[group[0]]
+        k, hop = self.scales[group[0]], self.hops[group[0]]
         if k > 1:
-            x, lengths = merge_tokens(x.float(), lengths, k)  # (B, T / k, k * d)
+            x, lengths = merge_tokens(x.float(), lengths, k, hop)  # (B, windows, k * d)
         mask = self.pad_mask(x, lengths)
         n, batch = len(group), x.shape[0]
         h = self.body.embed(torch.cat([self.input[e](x) for e in group]))  # (n * B, T, D), member by member
@@ -433,7 +462,7 @@ class FeatureMap(nn.Module):
             if i in self.blocks:
                 j = self.blocks.index(i)
                 for m, e in enumerate(group):
-                    parts[m] += self.pool(h[m * batch:(m + 1) * batch], mask, lengths, -(-self.spec.seq_len // k),
+                    parts[m] += self.pool(h[m * batch:(m + 1) * batch], mask, lengths, self.positions[group[0]],
                                           self.thresholds[e][j] if self.ppv_quantiles else None, poolings)
         return [torch.cat(p, dim=-1) for p in parts]
 
@@ -474,5 +503,5 @@ def trainable(model: nn.Module) -> None:
         p.requires_grad_(name.startswith(("input.", "head.", "thresholds.")))
 
 
-__all__ = ["CLOSED_FORM", "DEFAULTS", "POOLINGS", "ClosedForm", "FeatureMap", "block_indices", "gain_factors",
-           "merge_tokens", "options", "pooling_names", "resolve", "scale_factors", "trainable"]
+__all__ = ["CLOSED_FORM", "DEFAULTS", "HOPS", "POOLINGS", "ClosedForm", "FeatureMap", "block_indices", "gain_factors",
+           "hop_tokens", "merge_tokens", "windows", "options", "pooling_names", "resolve", "scale_factors", "trainable"]

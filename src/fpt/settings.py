@@ -165,6 +165,9 @@ class RunConfig:
                                   "1,2,4,8,16: member e reads windows scales[e % len] tokens long, so the members see "
                                   "short and long patterns (ROCKET's dilations); symbol ids are never merged (default: "
                                   "fpt.feature_map.ClosedForm)", None)
+    cf_hop: str | None = _help("fit=closed-form: how far a member's merged window moves between its tokens: scale (a "
+                               "whole window: windows side by side) | half (half a window) | one (one token: every "
+                               "offset, as a convolution slides) (default: fpt.feature_map.ClosedForm)", None)
     cf_difference: bool | None = _help("fit=closed-form, time series: the second half of the members (member index "
                                        ">= cf_members / 2) read the series' first difference (per channel, along "
                                        "time; the first point's difference 0), normalised as --series-norm normalises "
@@ -423,7 +426,7 @@ DATA_READ_FIELDS = ("target_column",)
 TASK_FIELDS = ("lr", "patience", "target")
 # The closed-form fit's design fields: None until a closed-form run resolves them (fpt.feature_map.ClosedForm).
 CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_inputs", "cf_head",
-                      "cf_scales", "cf_difference", "cf_gains")
+                      "cf_scales", "cf_hop", "cf_difference", "cf_gains")
 # A --data run's input_init, when not given, waits for its data and its fit (None until then): what its modality
 # declares for a closed-form fit (fpt.data.modalities: symbol sequences' embedding tables), else the preset's.
 DATA_INIT_FIELDS = ("input_init",)

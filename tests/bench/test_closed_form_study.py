@@ -38,7 +38,8 @@ def test_a_ts_files_integer_classes_are_classes_as_the_library_reads_them(tmp_pa
 @pytest.mark.parametrize(("recipe", "round2"), [
     (study.Recipe(members=2, blocks="last", poolings="max,mean"), False),
     (study.Recipe(members=1, blocks="0", poolings="flatten,last", inputs=False), False),
-    (study.Recipe(members=3, blocks="0", poolings="max,flatten", scales="1,2", standardise=False), True)])
+    (study.Recipe(members=3, blocks="0", poolings="max,flatten", scales="1,2", standardise=False), True),
+    (study.Recipe(members=3, blocks="0", poolings="max,flatten", scales="1,4", hop="one"), True)])
 def test_a_recipe_reads_what_the_library_feature_map_gives(tmp_path, tiny_bert_dir, recipe, round2):
     """Slices of the cached members are fit=closed-form's own features: no second feature map in bench/."""
     from dataclasses import replace
@@ -51,7 +52,7 @@ def test_a_recipe_reads_what_the_library_feature_map_gives(tmp_path, tiny_bert_d
     config, data = study.training_task(path, "global", tiny_bert_dir)
     config = replace(config, fit="closed-form", seed=study.run_seed(1), device="cpu", precision="fp32",
                      cf_members=recipe.members, cf_blocks=recipe.blocks, cf_poolings=recipe.poolings,
-                     cf_inputs=recipe.inputs, cf_scales=recipe.scales)
+                     cf_inputs=recipe.inputs, cf_scales=recipe.scales, cf_hop=recipe.hop or "scale")
     exp = assemble(config, data)
     expected = read_features(exp, data.train.data)
     assert x.shape == expected.shape == (120, exp.model.num_features)
