@@ -513,6 +513,29 @@ def decide_round14(rows: list[dict[str, Any]]) -> dict[str, Any]:
                           [c for _, c, _ in ROUND14], SHIPPED13)
 
 
+# Round 15 (docs/results/own-data/closed-form/round15/): round 14 chose the merged windows at every token for E=30,
+# which reads about 2.4 times the tokens; within item 5's 60 s it fits a smaller data size than the side-by-side E=30
+# did (its gate's corner). Where it does not fit, fewer members at every token read less than the side-by-side E=30
+# (E=10: 0.79 times; E=20: 1.58): are they better than it? Read from round 14's cache (the same members, draw by
+# draw), no new feature.
+ROUND15: list[tuple[str, str, Recipe]] = [
+    ("base", SHIPPED13, replace(BASE5, draws=3, gains="0.25,4")),
+    ("members", "E=10, gains 0.25 and 4, merged windows at every token", replace(BASE5, gains="0.25,4", hop="one")),
+    ("members", "E=20, gains 0.25 and 4, merged windows at every token",
+     replace(BASE5, draws=2, gains="0.25,4", hop="one")),
+]
+
+
+def decide_round15(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The round15 plan's rule, declared (and committed) before its figures were read: each of E=10 and E=20 at every
+    token against the side-by-side E=30 alone, by round 10's rule (``best_mean_rank`` over ``SERIES_SETS``, a tie
+    keeps the default): a recipe that wins may stand in for the side-by-side E=30 where round 14's E=30 at every
+    token does not fit the reading budget."""
+    series = [r for r in rows if r["dataset"] in SERIES_SETS]
+    return {"pairs": [best_mean_rank(series, ("base", "members"), [SHIPPED13, choice], SHIPPED13)
+                      for _, choice, _ in ROUND15[1:]]}
+
+
 def ppv_layout(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path, body: str = "minilm"
                ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, int]:
     """A ppv recipe's pieces: per member (draw by draw, as ``features_and_layout``) its max columns (N, D) and its
@@ -712,7 +735,7 @@ SEQINIT: list[tuple[str, str, Recipe]] = [
 ]
 SEQUENCES = ("dna-motif", "listops-short")  # bench/kinds_data.py's symbol sequence sets (their train.csv only)
 PLANS = ("round1", "round2", "round3", "round4", "round5", "round6", "round7", "round8", "round9", "round10", "round11",
-         "round12", "round13", "round14", "seqinit")
+         "round12", "round13", "round14", "round15", "seqinit")
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 
 
@@ -1089,7 +1112,8 @@ def main(argv: list[str] | None = None) -> int:
                    "(round 8 again on sets no round had read: Coffee, PigCVP, Trace), round10 (each series normalised by its own "
                    "mean and std, for every member or half of them), round11 (every member so, the head keeping the global "
                    "tokens and each series' mean and std), round12 (the members' input layers smaller or larger), "
-                   "round13 (their gains in turn), round14 (the merged windows' hop) or seqinit "
+                   "round13 (their gains in turn), round14 (the merged windows' hop), round15 (fewer members at "
+                   "every token) or seqinit "
                    "(the symbol sequences' input-layer draw), default round1")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"), help="where body states are kept")
     p.add_argument("--time-features", default="", help="--plan round6: sets whose features the library reads anew for "
@@ -1108,7 +1132,8 @@ def main(argv: list[str] | None = None) -> int:
         for axis, choice, recipe in {"round1": CHOICES, "round2": ROUND2, "round3": ROUND3, "round4": ROUND4,
                                    "round5": ROUND5, "round6": ROUND6, "round7": ROUND7, "round8": ROUND8,
                                    "round9": ROUND9, "round10": ROUND10, "round11": ROUND11, "round12": ROUND12,
-                                   "round13": ROUND13, "round14": ROUND14, "seqinit": SEQINIT}[args.plan]:
+                                   "round13": ROUND13, "round14": ROUND14, "round15": ROUND15,
+                                   "seqinit": SEQINIT}[args.plan]:
             if axes is not None and axis not in axes:
                 continue
             for repeat in range(args.repeats):
@@ -1142,7 +1167,8 @@ def main(argv: list[str] | None = None) -> int:
                     # the library's head, fold by fold (round 3: with the tokens' columns and the members as it fits them)
                     scores = (fold_scores(x, y, classify, classes, design, repeat, inputs, member_widths=widths)
                               if args.plan in ("round3", "round4", "round5", "round6", "round7", "round8", "round9",
-                                               "round10", "round11", "round12", "round13", "round14", "seqinit")
+                                               "round10", "round11", "round12", "round13", "round14", "round15",
+                                               "seqinit")
                               else fold_scores(x, y, classify, classes, design, repeat))
                 folds = len(scores)
                 row = {"dataset": name, "axis": axis, "choice": choice, "recipe": rid, "settings": asdict(recipe),
@@ -1170,7 +1196,7 @@ def main(argv: list[str] | None = None) -> int:
              "round11": decide_round11, "round12": decide_round12, "round13": decide_round13,
              "round14": decide_round14}
     rule = {"round4": decide_round4, "round5": decide_round5}.get(args.plan, decide)
-    decisions = [] if args.plan == "round6" or args.plan in ruled else rule(rows)
+    decisions = [] if args.plan in ("round6", "round15") or args.plan in ruled else rule(rows)
     if args.plan in ("round2", "round3"):
         decisions += decide_final(rows, decisions)
     if args.plan == "round6":
@@ -1189,7 +1215,7 @@ def main(argv: list[str] | None = None) -> int:
                     else "the best mean rank over ") + ", ".join(got["sets"]) + "; a tie keeps the default. "
                  + "; ".join(f"{c}: mean rank {got['rank'][c]:.2f}, mean CV {got['mean_cv'][c]:.3f}" for c in got["rank"])
                  + f". Chosen: {got['chosen']}.\n")
-    else:
+    elif args.plan != "round15":  # its two pairs' rule below
         text += "\nThe rule (bench/closed_form_study.py " + rule.__name__ + \
                 "): per axis the best mean rank, then the higher mean CV figure, " \
                 "then the base recipe.\n\n| axis | chosen | its mean rank | its mean CV | base's rank | base's mean CV " \
@@ -1197,6 +1223,11 @@ def main(argv: list[str] | None = None) -> int:
                 "|---|---|---|---|---|---|---|\n" + "".join(
                     f"| {d['axis']} | {d['chosen']} | {d['rank']:.2f} | {d['mean_cv']:.3f} | {d['base_rank']:.2f} | "
                     f"{d['base_mean_cv']:.3f} | {d['sets']} |\n" for d in decisions)
+    if args.plan == "round15":
+        for got in decide_round15(rows)["pairs"]:
+            text += ("\nThe round15 rule (decide_round15), over " + ", ".join(got["sets"]) + "; a tie keeps the default. "
+                     + "; ".join(f"{c}: mean rank {got['rank'][c]:.2f}, mean CV {got['mean_cv'][c]:.3f}"
+                                 for c in got["rank"]) + f". Chosen: {got['chosen']}.\n")
     if args.plan == "seqinit":
         got = decide_seqinit(rows)
         text += ("\nThe seqinit rule (decide_seqinit): the best mean CV over " + ", ".join(got["sets"]) + " among the "
