@@ -45,7 +45,7 @@ def test_a_data_runs_members_follow_its_example_tokens(tmp_path, tiny_bert_dir, 
     exp = fpt.build(data=str(path), body=tiny_bert_dir, init="random", fit="closed-form")
     data = exp.data
     reads = (len(data.train.data) + sum(len(b) for b in data.eval_sets.values())) * data.spec.seq_len
-    assert data_size(data) == (reads, len(data.train.data) + len(data.eval_sets["val"]))
+    assert data_size(data) == (reads, len(data.train.data) + len(data.eval_sets["val"]), data.spec.seq_len)
     assert exp.config.cf_members == DEFAULTS.small_members and exp.model.members == DEFAULTS.small_members
 
 

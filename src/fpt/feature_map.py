@@ -79,6 +79,17 @@ class ClosedForm:
     small_members: int = 30
     small_reads: int = 30_000
     small_fitted: int = 1000
+    # A design whose merged windows overlap (cf_hop half or one: a series' default since round 14) reads more body
+    # tokens per member, so its members are chosen by what they read instead: the first of E=30, E=20, E=10 whose
+    # member-tokens (every split's examples x the tokens all members read, ``member_tokens``) stay within
+    # ``read_budget`` (E=30 and E=20 also within ``small_fitted``: their heads' width), else E=10 with the windows side
+    # by side (cf_hop=scale; a run that gives cf_members keeps its hop). The budget is what the side-by-side E=30 read at its gate's
+    # corner (30,000 example-tokens of 64 tokens: 468.75 x 744 = 348,750), which sat idle at 35.5 s with baselines
+    # and controls (speed/series-380x1000-f9021c1.json). Round 15 (round15/study, its rule declared before the
+    # figures): E=20 and E=10 at every token each beat the side-by-side E=30 (mean rank 1.18 and 1.32 against 1.82
+    # and 1.68, mean CV 0.842 and 0.832 against 0.814 over 11 series sets), so the fewer members stand in for it.
+    read_budget: int = 350_000
+    overlap_members: tuple[int, ...] = (30, 20, 10)
     blocks: str = "0"  # cf_blocks: all | last | indices joined by ',' (negative from the end)
     poolings: str = "max"  # cf_poolings
     standardise: bool = True  # cf_standardise
@@ -109,6 +120,11 @@ class ClosedForm:
     # for a --data series (its entry in fpt.data.modalities declares it); "1" here is every other run's (tables,
     # images, symbols: the study read series only), and runs saved before it existed (fpt.config.from_saved).
     gains: str = "1"
+    # cf_hop's default for a series is "one" (its entry in fpt.data.modalities declares it): round 14 (round14/study,
+    # its rule declared before the figures) chose it over "half" and "scale" at E=30: mean rank 1.36 against 1.82
+    # and 2.82, mean CV 0.851 against 0.834 and 0.814 over 11 series sets, no set lower (PickupGestureWiimoteZ +10.7,
+    # PigCVP +9.3, Trace +6.7, OSULeaf +6.0, ACSF1 +2.7, GunPoint +2.0, ArrowHead +1.9). "scale" here is every
+    # other run's (tables, images, symbols: the study read series only) and runs saved before it existed.
     # Not config fields: the search the head's fit makes (cf-study may change them here).
     alphas: tuple[float, ...] = tuple(10.0 ** k for k in range(-3, 7))  # ridge penalties, chosen by leave-one-out
     # The tokens' columns (cf_inputs) multiplied by each of these after standardisation, the best (with its penalty)
@@ -167,15 +183,34 @@ FIELDS = {"cf_members": "members", "cf_blocks": "blocks", "cf_poolings": "poolin
           "cf_gains": "gains"}
 
 
-def resolve(config: RunConfig, size: tuple[int, int] | None = None) -> RunConfig:
+def resolve(config: RunConfig, size: tuple[int, int, int] | None = None) -> RunConfig:
     """``config`` with every ``cf_*`` field left None set to ``DEFAULTS``' value (so config.yaml records it);
-    ``size``: a --data run's (example-tokens: every split's examples x tokens per example, fitted examples), within
-    ``DEFAULTS.small_reads`` and ``DEFAULTS.small_fitted`` taking ``DEFAULTS.small_members`` members."""
+    ``size``: a --data run's (example-tokens: every split's examples x tokens per example, fitted examples, tokens
+    per example), which decides the members left unset: with the windows side by side (cf_hop=scale), within
+    ``DEFAULTS.small_reads`` and ``DEFAULTS.small_fitted`` ``DEFAULTS.small_members``; with overlapping windows the
+    first of ``DEFAULTS.overlap_members`` within ``DEFAULTS.read_budget`` (else E=10 side by side)."""
     changes = {name: getattr(DEFAULTS, attr) for name, attr in FIELDS.items() if getattr(config, name) is None}
-    if "cf_members" in changes and size is not None and size[0] <= DEFAULTS.small_reads \
-            and size[1] <= DEFAULTS.small_fitted:
-        changes["cf_members"] = DEFAULTS.small_members
+    if "cf_members" in changes and size is not None:
+        hop = changes.get("cf_hop", config.cf_hop)
+        if hop == "scale":
+            if size[0] <= DEFAULTS.small_reads and size[1] <= DEFAULTS.small_fitted:
+                changes["cf_members"] = DEFAULTS.small_members
+        else:
+            scales = scale_factors(changes.get("cf_scales", config.cf_scales))
+            examples, fitted, tokens = size[0] // max(size[2], 1), size[1], size[2]
+            fits = [m for m in DEFAULTS.overlap_members
+                    if examples * member_tokens(tokens, m, scales, hop) <= DEFAULTS.read_budget
+                    and (m <= DEFAULTS.members or fitted <= DEFAULTS.small_fitted)]
+            changes["cf_members"] = fits[0] if fits else DEFAULTS.members
+            if not fits:  # past the budget even at E=10: the windows side by side (give cf_members to keep the hop)
+                changes["cf_hop"] = "scale"
     return dataclasses.replace(config, **changes) if changes else config
+
+
+def member_tokens(tokens: int, members: int, scales: tuple[int, ...], hop: str) -> int:
+    """Body tokens one example costs ``members`` members at ``scales`` (cycled) and ``hop`` over ``tokens`` tokens."""
+    return sum(windows(tokens, k, hop_tokens(hop, k)) for k in (min(scales[e % len(scales)], tokens)
+                                                               for e in range(members)))
 
 
 def options(config: RunConfig) -> ClosedForm:

@@ -289,13 +289,14 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
     return config
 
 
-def data_size(data: TaskData) -> tuple[int, int]:
-    """(example-tokens, fitted examples) of ``data``: every split's examples x the tokens of one (what each member
-    of a closed-form fit reads), and the training and validation examples (what its head fits)."""
+def data_size(data: TaskData) -> tuple[int, int, int]:
+    """(example-tokens, fitted examples, tokens) of ``data``: every split's examples x the tokens of one (what each
+    member of a closed-form fit reads), the training and validation examples (what its head fits), and the tokens of
+    one example."""
     sets = {id(b): b for b in [data.train.data, *data.eval_sets.values()]}.values()
     val = data.eval_sets.get(data.val)
     fitted = len(data.train.data) + (0 if val is None or val is data.train.data else len(val))
-    return sum(len(b) for b in sets) * int(data.spec.seq_len), fitted
+    return sum(len(b) for b in sets) * int(data.spec.seq_len), fitted, int(data.spec.seq_len)
 
 
 def data_facts(config: RunConfig, data: TaskData) -> DataFacts | None:

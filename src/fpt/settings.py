@@ -167,7 +167,10 @@ class RunConfig:
                                   "fpt.feature_map.ClosedForm)", None)
     cf_hop: str | None = _help("fit=closed-form: how far a member's merged window moves between its tokens: scale (a "
                                "whole window: windows side by side) | half (half a window) | one (one token: every "
-                               "offset, as a convolution slides) (default: fpt.feature_map.ClosedForm)", None)
+                               "offset, as a convolution slides). Default: one for a series (its entry in "
+                               "fpt.data.modalities declares it; round 14's TRAIN-only CV), with cf_members left "
+                               "unset chosen within a reading budget (30, 20 or 10 members, else 10 side by side); "
+                               "scale for any other data", None)
     cf_difference: bool | None = _help("fit=closed-form, time series: the second half of the members (member index "
                                        ">= cf_members / 2) read the series' first difference (per channel, along "
                                        "time; the first point's difference 0), normalised as --series-norm normalises "
@@ -431,10 +434,10 @@ CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise"
 # declares for a closed-form fit (fpt.data.modalities: symbol sequences' embedding tables), else the preset's.
 DATA_INIT_FIELDS = ("input_init",)
 # The fields whose value a modality's entry may declare (DataFacts.fast, DataFacts.closed_form): they wait for the data.
-DATA_DECLARED_FIELDS = ("readout", "input_init", "cf_difference", "cf_gains")
+DATA_DECLARED_FIELDS = ("readout", "input_init", "cf_difference", "cf_gains", "cf_hop")
 # Those of the closed-form design among them: left unset, a --data run takes its modality's declaration when it is
 # resolved with its data (a closed-form fit's), else ClosedForm's default (fpt.feature_map.resolve).
-DATA_DESIGN_FIELDS = ("cf_gains",)
+DATA_DESIGN_FIELDS = ("cf_gains", "cf_hop")
 # Those a tokeniser reads (a series' first difference is cut beside it): declared where the data is tokenised
 # (``tokenised``; fpt.tasks.user_data), then resolved as what the tokeniser did (DATA_FITTED_FIELDS). The data
 # options carry the run's fit, not its preset: an entry declares these for a fit only (a test checks it).

@@ -181,11 +181,13 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
     # takes what the tokeniser did (its JSON's "difference", present only when true: fpt.pipeline.data_facts).
     # Its members' input layers take gains 0.25 and 4 along the scale ladder (cf_gains), whatever the preset: round
     # 13's TRAIN-only CV (docs/results/own-data/closed-form/round13, its rule declared before the figures: mean rank
-    # 1.77 against the layers as drawn's 2.23 over 11 series sets; Pickup +2.0, PigCVP +1.6, OSULeaf -1.5).
+    # 1.77 against the layers as drawn's 2.23 over 11 series sets; Pickup +2.0, PigCVP +1.6, OSULeaf -1.5), and
+    # their merged windows move one token at a time (cf_hop): round 14's (round14/, mean rank 1.36 against the
+    # windows side by side's 2.82, mean CV 0.851 against 0.814, no set lower), its members within a reading budget.
     Modality("timeseries", SeriesTokens, {"series_patch": "patch", "series_stride": "stride", "series_norm": "norm"},
              True, series_features, ("nearest", "minirocket"), _series_schema, _series_card,
              Arrays(series_from_array, series_notes, ragged=True), check_series, None, fast={"readout": "flatten"},
-             closed_form={"cf_difference": True, "cf_gains": "0.25,4"}),
+             closed_form={"cf_difference": True, "cf_gains": "0.25,4", "cf_hop": "one"}),
     # The closed-form fit of symbol sequences draws its members' embedding tables N(0, 0.02) (gpt2), whatever the
     # preset. Chosen by cross-validation on the TRAIN files of bench/kinds_data.py's symbol sets
     # (docs/results/own-data/closed-form/seqinit, bench/closed_form_study.py --plan seqinit; its rule declared before
