@@ -83,11 +83,11 @@ class ClosedForm:
     # tokens per member, so its members are chosen by what they read instead: the first of E=30, E=20, E=10 whose
     # member-tokens (every split's examples x the tokens all members read, ``member_tokens``) stay within
     # ``read_budget`` (E=30 and E=20 also within ``small_fitted``: their heads' width), else E=10 with the windows side
-    # by side (cf_hop=scale; a run that gives cf_members keeps its hop). The budget is what the side-by-side E=30
-    # read at its gate's corner (30,000 example-tokens of 64 tokens: 468.75 x 744 = 348,750), which sat idle at 35.5 s with baselines
-    # and controls (speed/series-380x1000-f9021c1.json). Round 15 (round15/study, its rule declared before the
-    # figures): E=20 and E=10 at every token each beat the side-by-side E=30 (mean rank 1.18 and 1.32 against 1.82
-    # and 1.68, mean CV 0.842 and 0.832 against 0.814 over 11 series sets), so the fewer members stand in for it.
+    # by side (cf_hop=scale; a run that gives cf_members keeps its hop). The budget is what the side-by-side E=30 read
+    # at its gate's corner (30,000 example-tokens of 64 tokens: 468.75 x 744 = 348,750), which sat idle at 35.5 s with
+    # baselines and controls (speed/series-380x1000-f9021c1.json). Round 15 (round15/study, its rule declared before the
+    # figures): E=20 and E=10 at every token each beat the side-by-side E=30 (mean rank 1.18 and 1.32 against 1.82 and
+    # 1.68, mean CV 0.842 and 0.832 against 0.814 over 11 series sets), so the fewer members stand in for it.
     read_budget: int = 350_000
     overlap_members: tuple[int, ...] = (30, 20, 10)
     blocks: str = "0"  # cf_blocks: all | last | indices joined by ',' (negative from the end)
