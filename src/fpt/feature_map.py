@@ -86,11 +86,10 @@ class ClosedForm:
     # by side (cf_hop=scale; a run that gives cf_members keeps its hop). Round 15 (round15/study, its rule declared
     # before the figures): E=20 and E=10 at every token each beat the side-by-side E=30 (mean rank 1.18 and 1.32
     # against 1.82 and 1.68, mean CV 0.842 and 0.832 against 0.814 over 11 series sets), and E=30 at every token beat
-    # both (0.851), so the most members the budget allows. The budget is item 5's, set from idle sittings (speed/,
-    # 2-core AMD EPYC): at 350,000 (what the side-by-side E=30 read at its gate's corner) each tier's corner took
-    # 24-26 s with baselines and controls, about 18 s of it the three feature reads, which grow with the budget; at
-    # 600,000 the corners are expected near 40 s, as the 1,000 x 1,000 series' sitting (39.6 s, past every tier).
-    read_budget: int = 600_000
+    # both (0.851), so the most members the budget allows. The budget is item 5's, from idle sittings (speed/, 2-core
+    # AMD EPYC, baselines and controls): at 350,000 (what the side-by-side E=30 read at its gate's corner) each tier's
+    # corner took 24-26 s; at 600,000 44-52 s (E=10's corner, 1,037 series of 1,000 points, 52.0 s), too close to 60.
+    read_budget: int = 350_000
     overlap_members: tuple[int, ...] = (30, 20, 10)
     blocks: str = "0"  # cf_blocks: all | last | indices joined by ',' (negative from the end)
     poolings: str = "max"  # cf_poolings
