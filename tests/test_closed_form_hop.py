@@ -139,3 +139,20 @@ def test_a_closed_form_run_saved_before_the_hop_existed_reads_side_by_side():
     assert from_saved(saved).cf_hop == "scale"
     assert from_saved({**saved, "cf_hop": "one"}).cf_hop == "one"
     assert from_saved({"preset": "fast", "fit": "gradient"}).cf_hop is None
+
+
+def test_a_series_run_at_every_token_exports_to_onnx_with_unequal_lengths(tmp_path, tiny_bert_dir):
+    """The windows' unfold and their counts from each series' length are traced: the ONNX graph predicts as the run."""
+    pytest.importorskip("onnxscript")  # fpt[export]
+    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
+    _unequal_ts(tmp_path / "r_TEST.ts", 12, 1)
+    out = tmp_path / "run"
+    assert main(["train", "--data", str(tmp_path / "r_TRAIN.ts"), "--body", tiny_bert_dir, *FLAGS,
+                 "--out", str(out)]) == 0
+    assert fpt.Run(out).config().cf_hop == "one"
+    exported = fpt.Run(out).export(tmp_path / "export", onnx=True)
+    doc = json.loads((exported / "config.json").read_text())["onnx"]
+    assert doc["max_abs_diff"] < 1e-4 and "lengths" in doc["inputs"]
+    model = fpt.load(out)
+    test = str(tmp_path / "r_TEST.ts")
+    assert fpt.load(exported).logits(test) == pytest.approx(model.logits(test), abs=1e-5)
