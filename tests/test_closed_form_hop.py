@@ -156,3 +156,29 @@ def test_a_series_run_at_every_token_exports_to_onnx_with_unequal_lengths(tmp_pa
     model = fpt.load(out)
     test = str(tmp_path / "r_TEST.ts")
     assert fpt.load(exported).logits(test) == pytest.approx(model.logits(test), abs=1e-5)
+
+
+def test_the_scikit_learn_estimators_slide_a_series_windows_and_not_a_tables(tiny_bert_dir):
+    from tests.test_closed_form_difference import updown_series
+
+    from fpt.sklearn import FPTClassifier
+
+    X, y = updown_series()
+    small = {"body": tiny_bert_dir, "init": "random", "device": "cpu", "fitting": "closed-form"}
+    clf = FPTClassifier(**small, options={"cf_members": 2}).fit(X, y)
+    assert clf.experiment_.config.cf_hop == "one" and set(clf.experiment_.model.hops) == {1}
+    off = FPTClassifier(**small, options={"cf_members": 2, "cf_hop": "scale"}).fit(X, y)
+    assert off.experiment_.config.cf_hop == "scale"
+    table = FPTClassifier(**small, options={"cf_members": 2}).fit(X[:, 0], y)  # a 2-D X: a table by default
+    assert table.experiment_.config.cf_hop == "scale"
+
+
+def test_fit_auto_gives_its_closed_form_candidate_the_series_hop(tmp_path, tiny_bert_dir):
+    from fpt.select import AUTO, choose_fit
+
+    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
+    config = RunConfig(data=str(tmp_path / "r_TRAIN.ts"), body=tiny_bert_dir, init="random", fit="auto", steps=2,
+                       eval_every=2, batch_size=8, device="cpu")
+    closed = choose_fit(config, 2, choice=dataclasses.replace(AUTO, gradient_budget_s=0.0))
+    assert closed.config.cf_hop is None and closed.experiment.config.cf_hop == "one"
+    assert closed.experiment.config.cf_members == 30  # the reading budget's choice for a small series
