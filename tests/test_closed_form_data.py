@@ -30,6 +30,26 @@ def _unequal_ts(path: Path, n: int, seed: int) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def series_run_as_reported(tmp_path: Path, body: str, flags: list[str]) -> dict:
+    """``fpt train`` on ragged .ts TRAIN/TEST files written here, into tmp_path / "run"; checks the saved run scores its
+    test file as it reported, and returns its config.yaml."""
+    import json
+
+    import yaml
+
+    import fpt
+    from fpt.cli import main
+
+    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
+    _unequal_ts(tmp_path / "r_TEST.ts", 12, 1)
+    out = tmp_path / "run"
+    assert main(["train", "--data", str(tmp_path / "r_TRAIN.ts"), "--body", body, *flags, "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    score = fpt.load(out).score(str(tmp_path / "r_TEST.ts"))["accuracy"]
+    assert score == pytest.approx(summary["test_accuracy"], abs=1e-6)
+    return yaml.safe_load((out / "config.yaml").read_text())
+
+
 def _ucr_tsv(path: Path, n: int, seed: int) -> None:
     """UCR's univariate .tsv: the label, then the points."""
     rng = np.random.default_rng(seed)

@@ -8,12 +8,10 @@ import dataclasses
 
 import pytest
 import torch
-import yaml
-from tests.test_closed_form_data import _unequal_ts
+from tests.test_closed_form_data import _unequal_ts, series_run_as_reported
 from tests.test_predictor import _table
 
 import fpt
-from fpt.cli import main
 from fpt.config import RunConfig, from_saved
 from fpt.errors import ConfigError
 from fpt.feature_map import DEFAULTS, FeatureMap, gain_factors, resolve
@@ -99,17 +97,7 @@ def test_a_series_takes_its_declared_gains_other_data_and_other_fits_none(tmp_pa
 
 
 def test_a_series_run_records_its_gains_and_predicts_as_it_reported(tmp_path, tiny_bert_dir):
-    import json
-
-    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
-    _unequal_ts(tmp_path / "r_TEST.ts", 12, 1)
-    out = tmp_path / "run"
-    assert main(["train", "--data", str(tmp_path / "r_TRAIN.ts"), "--body", tiny_bert_dir, *FLAGS,
-                 "--out", str(out)]) == 0
-    assert yaml.safe_load((out / "config.yaml").read_text())["cf_gains"] == "0.25,4"
-    model = fpt.load(out)
-    summary = json.loads((out / "summary.json").read_text())
-    assert model.score(str(tmp_path / "r_TEST.ts"))["accuracy"] == pytest.approx(summary["test_accuracy"], abs=1e-6)
+    assert series_run_as_reported(tmp_path, tiny_bert_dir, FLAGS)["cf_gains"] == "0.25,4"
 
 
 def test_a_closed_form_run_saved_before_gains_existed_reads_as_gain_one():

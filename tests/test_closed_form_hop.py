@@ -9,12 +9,10 @@ import json
 
 import pytest
 import torch
-import yaml
-from tests.test_closed_form_data import _unequal_ts
+from tests.test_closed_form_data import _unequal_ts, series_run_as_reported
 from tests.test_predictor import _table
 
 import fpt
-from fpt.cli import main
 from fpt.config import RunConfig, from_saved
 from fpt.errors import ConfigError
 from fpt.feature_map import DEFAULTS, FeatureMap, member_tokens, merge_tokens, options, resolve, windows
@@ -123,15 +121,7 @@ def test_a_series_slides_its_windows_a_table_keeps_them_side_by_side(tmp_path, t
 
 
 def test_a_series_run_records_its_hop_and_predicts_as_it_reported(tmp_path, tiny_bert_dir):
-    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
-    _unequal_ts(tmp_path / "r_TEST.ts", 12, 1)
-    out = tmp_path / "run"
-    assert main(["train", "--data", str(tmp_path / "r_TRAIN.ts"), "--body", tiny_bert_dir, *FLAGS,
-                 "--out", str(out)]) == 0
-    assert yaml.safe_load((out / "config.yaml").read_text())["cf_hop"] == "one"
-    model = fpt.load(out)
-    summary = json.loads((out / "summary.json").read_text())
-    assert model.score(str(tmp_path / "r_TEST.ts"))["accuracy"] == pytest.approx(summary["test_accuracy"], abs=1e-6)
+    assert series_run_as_reported(tmp_path, tiny_bert_dir, FLAGS)["cf_hop"] == "one"
 
 
 def test_a_closed_form_run_saved_before_the_hop_existed_reads_side_by_side():
@@ -144,11 +134,8 @@ def test_a_closed_form_run_saved_before_the_hop_existed_reads_side_by_side():
 def test_a_series_run_at_every_token_exports_to_onnx_with_unequal_lengths(tmp_path, tiny_bert_dir):
     """The windows' unfold and their counts from each series' length are traced: the ONNX graph predicts as the run."""
     pytest.importorskip("onnxscript")  # fpt[export]
-    _unequal_ts(tmp_path / "r_TRAIN.ts", 30, 0)
-    _unequal_ts(tmp_path / "r_TEST.ts", 12, 1)
+    series_run_as_reported(tmp_path, tiny_bert_dir, FLAGS)
     out = tmp_path / "run"
-    assert main(["train", "--data", str(tmp_path / "r_TRAIN.ts"), "--body", tiny_bert_dir, *FLAGS,
-                 "--out", str(out)]) == 0
     assert fpt.Run(out).config().cf_hop == "one"
     exported = fpt.Run(out).export(tmp_path / "export", onnx=True)
     doc = json.loads((exported / "config.json").read_text())["onnx"]
