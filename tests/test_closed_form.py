@@ -208,7 +208,8 @@ def test_regression_through_the_cli_beside_its_baselines(tmp_path, tiny_bert_dir
     verdict = models["language_model"]
     assert set(verdict["controls"]) == set(controls) and 0 <= verdict["controls"]["random body"]["p"] <= 1
     printed = capsys.readouterr().out
-    assert "closed form: ridge" in printed and verdict["line"] in printed
+    assert f"closed form: {summary['closed_form']['members']} members, ridge" in printed and verdict["line"] in printed
+    assert summary["closed_form"]["hop"] == "scale"  # a table's windows side by side
     assert (tmp_path / "run" / "controls" / "random-body" / "summary.json").is_file()
 
 
@@ -498,6 +499,8 @@ def test_the_printed_closed_form_line_says_whether_the_head_kept_ppv():
     assert _closed_form_words(record) == "closed form: ridge alpha=0.1, val: leave-one-out"
     assert _closed_form_words({**record, "ppv_kept": True}) == "closed form: ridge alpha=0.1, ppv kept, val: leave-one-out"
     assert "ppv dropped" in _closed_form_words({**record, "ppv_kept": False})
+    assert _closed_form_words({**record, "members": 20, "hop": "one"}) == \
+        "closed form: 20 members at every token, ridge alpha=0.1, val: leave-one-out"
 
 
 def test_a_logistic_head_gives_probabilities_to_predict_proba_and_predict_file(tmp_path, tiny_bert_dir, tiny_tables):

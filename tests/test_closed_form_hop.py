@@ -122,6 +122,13 @@ def test_a_series_slides_its_windows_a_table_keeps_them_side_by_side(tmp_path, t
 
 def test_a_series_run_records_its_hop_and_predicts_as_it_reported(tmp_path, tiny_bert_dir):
     assert series_run_as_reported(tmp_path, tiny_bert_dir, FLAGS)["cf_hop"] == "one"
+    record = json.loads((tmp_path / "run" / "summary.json").read_text())["closed_form"]
+    exp = fpt.build(fpt.Run(tmp_path / "run").config())
+    assert record["hop"] == exp.config.cf_hop == "one" and record["members"] == 4
+    # every member's windows over every split's examples, as the reading budget counts them
+    per_example = member_tokens(exp.data.spec.seq_len, 4, (1, 2, 4, 8, 16), "one")
+    assert sum(exp.model.positions) == per_example
+    assert record["member_tokens"] == record["examples_read"] * per_example and record["examples_read"] == 30 + 12
 
 
 def test_a_closed_form_run_saved_before_the_hop_existed_reads_side_by_side():

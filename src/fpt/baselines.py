@@ -522,11 +522,14 @@ def _with_comparison(summary: dict[str, Any], result: dict[str, Any], out: str |
 
 
 def _closed_form_words(record: dict[str, Any]) -> str:
-    """How a closed-form fit was chosen, in a few words (its penalty, and what the validation figure is)."""
+    """How a closed-form fit was chosen, in a few words (its members and their windows, its penalty, and what the
+    validation figure is)."""
     penalty = f"alpha={record['alpha']:g}" if "alpha" in record else f"C={record.get('C')}"
     # with ppv pooling the head kept its columns or dropped them, by leave-one-out (fpt.closed_form.fit_head)
     ppv = {True: ", ppv kept", False: ", ppv dropped"}.get(record.get("ppv_kept"), "")
-    return f"closed form: {record.get('head')} {penalty}{ppv}, val: {record.get('val_figure')}"
+    windows = {"one": " at every token", "half": " every half window"}.get(record.get("hop"), "")
+    members = f"{record['members']} members{windows}, " if "members" in record else ""
+    return f"closed form: {members}{record.get('head')} {penalty}{ppv}, val: {record.get('val_figure')}"
 
 
 def table_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:

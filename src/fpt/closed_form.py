@@ -522,6 +522,9 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
               "fold_penalty": ("the full fit's" if info["head"] == "ridge" and reuses_penalty(len(y))
                                else "searched per fold"),
               "examples_read": examples_read,
+              # the merged windows' hop and what every member read of every split (fpt.feature_map.resolve chose a
+              # series' members within ClosedForm.read_budget of these): why one data set gets more members than another
+              "hop": design.hop, "member_tokens": examples_read * int(sum(model.positions)),
               "seconds": {"features": round(features_seconds, 3), "head": round(head_seconds, 3),
                           "folds": round(folds_seconds, 3)}}
     return {"eval": out, "train": fitted, "closed_form": record}
