@@ -78,7 +78,8 @@ lane_pids() { pstree -p "$1" 2>/dev/null | grep -o '([0-9]*)' | tr -d '()'; }
 # is niced too, every 10 s (a new run's first seconds at its default share).
 yield_cpu() {
   while kill -0 "$1" 2>/dev/null; do
-    for pid in $(lane_pids "$1"); do echo 19 > "/proc/$pid/autogroup" 2>/dev/null; done
+    # a process listed may have ended before its write: the redirection's own error silenced with it
+    for pid in $(lane_pids "$1"); do { echo 19 > "/proc/$pid/autogroup"; } 2>/dev/null; done
     sleep 10
   done
 }
