@@ -558,6 +558,31 @@ def decide_round16(rows: list[dict[str, Any]]) -> dict[str, Any]:
                           [c for _, c, _ in ROUND16], SHIPPED14)
 
 
+# Round 17 (docs/results/own-data/closed-form/round17/): with the merged windows at every token the coarse rungs
+# read every offset of the tokens, but a token itself is still ceil(longest / 64) points read side by side (ACSF1 23,
+# PigCVP 32, ArrowHead 4), so the finest offset is a token. Tokens of half the points (128 per series at most; round 2
+# measured them side by side, where they lost) give the windows half-token offsets and halve the ladder's reach, at
+# about 2.1 times the reading: at E=30 (the effect per member) and at E=10 (cheaper than the default's E=30).
+ROUND17: list[tuple[str, str, Recipe]] = [
+    ("base", SHIPPED14, replace(BASE5, draws=3, gains="0.25,4", hop="one")),
+    ("tokens", "E=30 at every token, tokens of half the points", replace(BASE5, draws=3, gains="0.25,4", hop="one",
+                                                                       series_tokens=128)),
+    ("tokens", "E=10 at every token, tokens of half the points", replace(BASE5, gains="0.25,4", hop="one",
+                                                                       series_tokens=128)),
+]
+
+
+def decide_round17(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The round17 plan's rule, declared (and committed) before its figures were read: each of the two against the
+    default alone by round 10's rule (``best_mean_rank`` over ``SERIES_SETS``, a tie keeps the default); finer tokens
+    become a series' default only if both win (E=10 reads less than the default, so the reading budget can always
+    give it), else they are reported."""
+    series = [r for r in rows if r["dataset"] in SERIES_SETS]
+    pairs = [best_mean_rank(series, ("base", "tokens"), [SHIPPED14, choice], SHIPPED14) for _, choice, _ in ROUND17[1:]]
+    adopt = all(p["chosen"] != SHIPPED14 for p in pairs)
+    return {"pairs": pairs, "chosen": "tokens of half the points" if adopt else SHIPPED14}
+
+
 def ppv_layout(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path, body: str = "minilm"
                ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, int]:
     """A ppv recipe's pieces: per member (draw by draw, as ``features_and_layout``) its max columns (N, D) and its
@@ -761,7 +786,7 @@ SEQINIT: list[tuple[str, str, Recipe]] = [
 ]
 SEQUENCES = ("dna-motif", "listops-short")  # bench/kinds_data.py's symbol sequence sets (their train.csv only)
 PLANS = ("round1", "round2", "round3", "round4", "round5", "round6", "round7", "round8", "round9", "round10", "round11",
-         "round12", "round13", "round14", "round15", "round16", "seqinit")
+         "round12", "round13", "round14", "round15", "round16", "round17", "seqinit")
 CACHED_POOLINGS = "mean,max,last,flatten"  # what a member's cache holds, for every block: any recipe is a slice
 
 
@@ -1139,7 +1164,8 @@ def main(argv: list[str] | None = None) -> int:
                    "mean and std, for every member or half of them), round11 (every member so, the head keeping the global "
                    "tokens and each series' mean and std), round12 (the members' input layers smaller or larger), "
                    "round13 (their gains in turn), round14 (the merged windows' hop), round15 (fewer members at "
-                   "every token), round16 (the poolings at every token) or seqinit "
+                   "every token), round16 (the poolings at every token), round17 (tokens of half the points at "
+                   "every token) or seqinit "
                    "(the symbol sequences' input-layer draw), default round1")
     p.add_argument("--cache", type=Path, default=Path("/tmp/fpt-cf-study"), help="where body states are kept")
     p.add_argument("--time-features", default="", help="--plan round6: sets whose features the library reads anew for "
@@ -1159,7 +1185,7 @@ def main(argv: list[str] | None = None) -> int:
                                    "round5": ROUND5, "round6": ROUND6, "round7": ROUND7, "round8": ROUND8,
                                    "round9": ROUND9, "round10": ROUND10, "round11": ROUND11, "round12": ROUND12,
                                    "round13": ROUND13, "round14": ROUND14, "round15": ROUND15, "round16": ROUND16,
-                                   "seqinit": SEQINIT}[args.plan]:
+                                   "round17": ROUND17, "seqinit": SEQINIT}[args.plan]:
             if axes is not None and axis not in axes:
                 continue
             for repeat in range(args.repeats):
@@ -1194,7 +1220,7 @@ def main(argv: list[str] | None = None) -> int:
                     scores = (fold_scores(x, y, classify, classes, design, repeat, inputs, member_widths=widths)
                               if args.plan in ("round3", "round4", "round5", "round6", "round7", "round8", "round9",
                                                "round10", "round11", "round12", "round13", "round14", "round15",
-                                               "round16", "seqinit")
+                                               "round16", "round17", "seqinit")
                               else fold_scores(x, y, classify, classes, design, repeat))
                 folds = len(scores)
                 row = {"dataset": name, "axis": axis, "choice": choice, "recipe": rid, "settings": asdict(recipe),
@@ -1222,7 +1248,7 @@ def main(argv: list[str] | None = None) -> int:
              "round11": decide_round11, "round12": decide_round12, "round13": decide_round13,
              "round14": decide_round14, "round16": decide_round16}
     rule = {"round4": decide_round4, "round5": decide_round5}.get(args.plan, decide)
-    decisions = [] if args.plan in ("round6", "round15") or args.plan in ruled else rule(rows)
+    decisions = [] if args.plan in ("round6", "round15", "round17") or args.plan in ruled else rule(rows)
     if args.plan in ("round2", "round3"):
         decisions += decide_final(rows, decisions)
     if args.plan == "round6":
@@ -1241,7 +1267,7 @@ def main(argv: list[str] | None = None) -> int:
                     else "the best mean rank over ") + ", ".join(got["sets"]) + "; a tie keeps the default. "
                  + "; ".join(f"{c}: mean rank {got['rank'][c]:.2f}, mean CV {got['mean_cv'][c]:.3f}" for c in got["rank"])
                  + f". Chosen: {got['chosen']}.\n")
-    elif args.plan != "round15":  # its two pairs' rule below
+    elif args.plan not in ("round15", "round17"):  # their pairs' rules below
         text += "\nThe rule (bench/closed_form_study.py " + rule.__name__ + \
                 "): per axis the best mean rank, then the higher mean CV figure, " \
                 "then the base recipe.\n\n| axis | chosen | its mean rank | its mean CV | base's rank | base's mean CV " \
@@ -1249,11 +1275,15 @@ def main(argv: list[str] | None = None) -> int:
                 "|---|---|---|---|---|---|---|\n" + "".join(
                     f"| {d['axis']} | {d['chosen']} | {d['rank']:.2f} | {d['mean_cv']:.3f} | {d['base_rank']:.2f} | "
                     f"{d['base_mean_cv']:.3f} | {d['sets']} |\n" for d in decisions)
-    if args.plan == "round15":
-        for got in decide_round15(rows)["pairs"]:
-            text += ("\nThe round15 rule (decide_round15), over " + ", ".join(got["sets"]) + "; a tie keeps the default. "
+    if args.plan in ("round15", "round17"):
+        decided = (decide_round15 if args.plan == "round15" else decide_round17)(rows)
+        for got in decided["pairs"]:
+            text += (f"\nThe {args.plan} rule (decide_{args.plan}), over " + ", ".join(got["sets"])
+                     + "; a tie keeps the default. "
                      + "; ".join(f"{c}: mean rank {got['rank'][c]:.2f}, mean CV {got['mean_cv'][c]:.3f}"
                                  for c in got["rank"]) + f". Chosen: {got['chosen']}.\n")
+        if args.plan == "round17":
+            text += f"\nThe round17 rule's decision (both pairs won, or the default): {decided['chosen']}.\n"
     if args.plan == "seqinit":
         got = decide_seqinit(rows)
         text += ("\nThe seqinit rule (decide_seqinit): the best mean CV over " + ", ".join(got["sets"]) + " among the "
