@@ -594,11 +594,8 @@ def ppv_layout(name: str, path: Path, recipe: Recipe, repeat: int, cache: Path, 
     draws = draws_of(recipe, repeat)
     for d, e in ((d, e) for d in draws for e in range(design.members)):
         diff = "only" if e >= design.members - recipe.diff_members else ""
-        reads = recipe
-        if recipe.gains:  # round 16: the member's own gain, as features_and_layout reads it
-            gain = float(recipe.gains.split(",")[e % len(recipe.gains.split(","))])
-            reads = replace(recipe, gains="", gain=0.0 if gain == 1 else gain)
-        got = member_features(name, path, reads, run_seed(d) + e, cache, body, factors[e % len(factors)], True, diff)
+        got = member_features(name, path, with_gain(recipe, e), run_seed(d) + e, cache, body, factors[e % len(factors)],
+                              True, diff)
         shape = got["shape"]
         maxes.append(got["x"][:, columns(replace(design, poolings="max"), shape)].astype(np.float32))
         flat = got["x"][:, columns(replace(design, poolings="flatten"), shape)]
@@ -662,6 +659,16 @@ def ppv_fold_scores(maxes: list[np.ndarray], states: list[np.ndarray], tokens: n
         x_val = ppv_features_at(maxes, states, tokens, val, thresholds).astype(np.float64)
         scores.append(_score(classify, x_val @ w.T + b, y[val], classes))
     return scores
+
+
+def with_gain(recipe: Recipe, e: int) -> Recipe:
+    """What member ``e`` of a draw reads: with ``gains`` (round 13 on), its own gain, gains[e % len], as a single
+    ``gain`` (round 12's cached features; 1: the layers as drawn)."""
+    if not recipe.gains:
+        return recipe
+    gains = recipe.gains.split(",")
+    gain = float(gains[e % len(gains)])
+    return replace(recipe, gains="", gain=0.0 if gain == 1 else gain)
 
 
 def draws_of(recipe: Recipe, repeat: int) -> list[int]:
@@ -966,9 +973,7 @@ def features_and_layout(name: str, path: Path, recipe: Recipe, repeat: int, cach
         diff = "only" if e >= design.members - recipe.diff_members else "channels" if recipe.series_diff else ""
         per_series = recipe.norm_members.startswith("every") or (recipe.norm_members == "alternate" and e % 2)
         reads = replace(recipe, series_norm="series") if per_series else recipe
-        if recipe.gains:  # round 13: the member's own gain, read from round 12's (or the default's) cached features
-            gain = float(recipe.gains.split(",")[e % len(recipe.gains.split(","))])
-            reads = replace(reads, gains="", gain=0.0 if gain == 1 else gain)
+        reads = with_gain(reads, e)
         got = member_features(name, path, reads, run_seed(d) + e, cache, body, factors[e % len(factors)], round2,
                               diff)
         shape = got["shape"]
