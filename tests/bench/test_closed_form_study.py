@@ -468,3 +468,24 @@ def test_round13_members_cycle_over_round12s_gains_reading_its_files(monkeypatch
     assert len({study.recipe_id(r) for _, _, r in study.ROUND13}) == 3
     assert study.recipe_id(base) == study.recipe_id(study.ROUND12[0][2])
     check_series_rule(study.ROUND13, "gains", study.decide_round13)
+
+
+def test_round18_keeps_per_fold_the_features_whose_leave_one_out_error_is_lower_and_its_rule_keeps_a_tie():
+    from fpt.closed_form import fold_scores
+    from fpt.feature_map import DEFAULTS
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 20)[:, None]
+    signal = (y * 3.0 + rng.normal(size=(40, 6))).astype(np.float32)  # the class in every column
+    noise = rng.normal(size=(40, 6)).astype(np.float32)
+    design = DEFAULTS
+    scores, kept = study.kept_fold_scores([(noise, [6]), (signal, [6])], y, True, 2, design, 0, 0)
+    assert kept == [1] * 5 and scores == fold_scores(signal, y, True, 2, design, 0, 0, member_widths=[6])
+    scores, kept = study.kept_fold_scores([(signal, [6]), (signal.copy(), [6])], y, True, 2, design, 0, 0)
+    assert kept == [0] * 5  # equal errors: the first (the features as read)
+    assert study.loo_error(signal, y, True, 2, design, 0) > study.loo_error(noise, y, True, 2, design, 0)
+    base, half, chosen = (r for _, _, r in study.ROUND18)
+    assert (half.norm_members, chosen.norm_choice, chosen.norm_members) == ("alternate", True, "")
+    assert len({study.recipe_id(r) for _, _, r in study.ROUND18}) == 3
+    assert study.recipe_id(base) == study.recipe_id(study.ROUND16[0][2])  # the default's rows are round 16's
+    check_series_rule(study.ROUND18, "series_norm", study.decide_round18)
