@@ -85,13 +85,13 @@ def fit_thresholds(exp: Experiment, batch: Batch, seed: int, transform: Any = No
                              transform=None if transform is None else (lambda xb: transform(xb, None))).numpy()
     width, q, start = model.body.width, tuple(model.ppv_quantiles), 0
     with torch.no_grad():
-        for e in range(model.members):
+        for r, (e, _) in enumerate(model.reads):
             tokens = model.positions[e]
             for j in range(len(model.blocks)):
                 h = states[:, start:start + tokens * width].reshape(len(rows), tokens, width)  # zeros past each end
                 start += tokens * width
                 if (np.abs(h).sum(-1) > 0).any():
-                    model.thresholds[e][j].copy_(torch.from_numpy(unit_quantiles(h, q)).float())
+                    model.thresholds[r][j].copy_(torch.from_numpy(unit_quantiles(h, q)).float())
     _FITTED_ON[model] = (batch, seed)
 
 
@@ -147,8 +147,8 @@ def _score(classify: bool, logits: np.ndarray, y: np.ndarray, classes: int) -> f
 
 def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
              seed: int, inputs: int = 0, fixed: dict[str, Any] | None = None,
-             member_widths: Sequence[int] | None = None, without_ppv: np.ndarray | None = None
-             ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+             member_widths: Sequence[int] | None = None, without_ppv: np.ndarray | None = None,
+             norm_columns: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The head (W (m * C, F), b (m * C)) over raw features ``x`` (N, F), standardisation folded in, and what chose
     it: the penalty, the cross-validation and its estimate (``cv_score``). ``inputs``: the last columns are the
     tokens themselves (ridge: scaled by each of ``design.input_scales``, chosen with the penalty by leave-one-out).
@@ -160,7 +160,10 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
     (``_fit_searched_on_rows``; info's ``search`` says which). ``without_ppv``: the columns a head without the ppv
     pooling reads (fpt.feature_map.FeatureMap.columns_without, the tokens last): with ``design.ppv_choice`` the ridge
     head is fitted on them and on every column, the set kept chosen by leave-one-out with the penalty (these first,
-    so a tie keeps the head without ppv; info's ``ppv_kept``)."""
+    so a tie keeps the head without ppv; info's ``ppv_kept``). ``norm_columns``: cf_series_norm=choose's column sets
+    (fpt.feature_map.FeatureMap.norm_columns, "global" first): the ridge head fitted on each, the one kept chosen by
+    leave-one-out with the penalty (a tie keeps "global"; info's ``series_norm_kept``; the other's weights are zeros),
+    before any ppv or members choice."""
     from sklearn.linear_model import Ridge
 
     x = x.astype(np.float64)
@@ -173,7 +176,8 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
             raise ConfigError("cf_head=logistic is a classifier; a regression's head is ridge (cf_head=ridge)")
         w, b, info = _logistic(z, y, classes, design, seed)
     elif fixed is not None:
-        kept = (without_ppv if fixed.get("ppv_kept") is False
+        kept = (norm_columns[fixed["series_norm_kept"]] if norm_columns is not None and "series_norm_kept" in fixed
+                else without_ppv if fixed.get("ppv_kept") is False
                 else _member_columns(member_widths, z.shape[1], inputs, fixed.get("members_kept")))
         zk = z if kept is None else z[:, kept]
         scale = fixed.get("input_scale", 1.0) if 0 < inputs < zk.shape[1] else 1.0
@@ -182,17 +186,21 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
         ridge = Ridge(alpha=fixed["alpha"], solver="cholesky").fit(zk, _ridge_targets(y, classify, classes))
         w, b = _widen(np.atleast_2d(ridge.coef_).copy(), scale, inputs, kept, z.shape[1]), np.atleast_1d(ridge.intercept_)
         info = {"head": "ridge", "alpha": float(fixed["alpha"]), "cv": "fixed",
-                **({"ppv_kept": fixed["ppv_kept"]} if "ppv_kept" in fixed else {})}
+                **{k: fixed[k] for k in ("ppv_kept", "series_norm_kept") if k in fixed}}
     else:
         targets = _ridge_targets(y, classify, classes)
         # the column sets tried (members kept, or without ppv), each (members kept, ppv kept, columns; None: all)
         choices: list[tuple[int | None, bool | None, np.ndarray | None]] = [(None, None, None)]
-        if without_ppv is not None and design.ppv_choice and len(z) <= design.choose_up_to:
+        if norm_columns is not None:  # the series normalisations: always chosen (the other's reads are wasted)
+            choices = [(None, None, cols) for cols in norm_columns.values()]
+        elif without_ppv is not None and design.ppv_choice and len(z) <= design.choose_up_to:
             choices = [(None, False, without_ppv), (None, True, None)]
         elif member_widths and design.member_choices and len(z) <= design.choose_up_to:
             choices += [(m, None, _member_columns(member_widths, z.shape[1], inputs, m))
                         for m in design.member_choices if 0 < m < len(member_widths)]
-        if len(choices) == 1 and design.search_rows is not None and len(z) > design.search_rows:
+        if norm_columns is not None and design.search_rows is not None and len(z) > design.search_rows:
+            w, b, info = _norm_searched_on_rows(z, y, targets, classify, classes, design, seed, inputs, norm_columns)
+        elif len(choices) == 1 and design.search_rows is not None and len(z) > design.search_rows:
             w, b, info = _fit_searched_on_rows(z, y, targets, classify, classes, design, seed, inputs)
         else:
             tried = []
@@ -205,7 +213,11 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
             m, ppv, kept, scale, ridge = max(tried, key=lambda t: t[4].score)  # the first of equals
             w, b = _widen(ridge.coef.copy(), scale, inputs, kept, z.shape[1]), ridge.intercept
             info = _loo_record(ridge, scale, y, classify, classes, design, inputs)
-            if ppv is not None:
+            if norm_columns is not None:
+                names = list(norm_columns)
+                info.update(series_norm_kept=names[[id(t[2]) for t in tried].index(id(kept))],
+                            series_norm_loo={n: t[4].score for n, t in zip(names, tried, strict=True)})
+            elif ppv is not None:
                 info.update(ppv_kept=ppv, ppv_loo={("with" if t[1] else "without"): t[4].score for t in tried})
             elif len(tried) > 1:
                 info.update(members_kept=m or len(member_widths),
@@ -239,6 +251,29 @@ def _fit_searched_on_rows(z: np.ndarray, y: np.ndarray, targets: np.ndarray, cla
     info = {**_loo_record(ridge, scale, y, classify, classes, design, inputs),
             "search": {"examples": len(rows), "of": len(z), "seed": seed,
                        "cv_score": _score(classify, searched.loo, y[rows], classes)}}
+    return w, b, info
+
+
+def _norm_searched_on_rows(z: np.ndarray, y: np.ndarray, targets: np.ndarray, classify: bool, classes: int,
+                           design: ClosedForm, seed: int, inputs: int, norm_columns: dict[str, np.ndarray]
+                           ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """``_fit_searched_on_rows`` for cf_series_norm=choose: each column set's search on the same subsample, the one
+    with the lower leave-one-out error there kept (a tie: "global") and fitted at its penalty on every example."""
+    rows = subsample(y, classify, design.search_rows, seed)
+    tried = {name: ridge_loo_scaled(z[rows][:, cols], targets[rows], design.alphas, design.input_scales, inputs,
+                                    design.penalty_rule, design.loo_guard) for name, cols in norm_columns.items()}
+    name = max(tried, key=lambda n: (tried[n][1].score, n == "global"))
+    scale, searched = tried[name]
+    kept = norm_columns[name]
+    zk = z[:, kept].copy()
+    if scale != 1.0 and 0 < inputs < zk.shape[1]:
+        zk[:, -inputs:] *= scale
+    ridge = ridge_loo_at(zk, targets, searched.alpha)
+    w, b = _widen(ridge.coef.copy(), scale, inputs, kept, z.shape[1]), ridge.intercept
+    info = {**_loo_record(ridge, scale, y, classify, classes, design, inputs),
+            "search": {"examples": len(rows), "of": len(z), "seed": seed,
+                       "cv_score": _score(classify, searched.loo, y[rows], classes)},
+            "series_norm_kept": name, "series_norm_loo": {n: t[1].score for n, t in tried.items()}}
     return w, b, info
 
 
@@ -339,26 +374,27 @@ CONTROLS_UP_TO = 2000
 
 def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design: ClosedForm,
                 seed: int, inputs: int = 0, chosen: dict[str, Any] | None = None,
-                member_widths: Sequence[int] | None = None, without_ppv: np.ndarray | None = None) -> list[float]:
+                member_widths: Sequence[int] | None = None, without_ppv: np.ndarray | None = None,
+                norm_columns: dict[str, np.ndarray] | None = None) -> list[float]:
     """The head fitted on k-1 folds and scored on the k-th, for each of k folds (k: ``design.folds``, fewer where
     the rarest class is rarer): the figures two feature maps are compared on, fold by fold. Each fold searches the
     penalty afresh, except a ridge head over at least ``SEARCH_PER_FOLD_BELOW`` examples given the full fit's
     ``chosen`` penalty (``fit_head``'s info), which every fold then reuses (with more examples than features, every
-    fold solved from one Gram matrix: ``_fixed_fold_scores``). ``without_ppv``: as ``fit_head``'s, each fold choosing
-    afresh."""
+    fold solved from one Gram matrix: ``_fixed_fold_scores``). ``without_ppv``, ``norm_columns``: as ``fit_head``'s,
+    each fold choosing afresh (with the full fit's penalty: its normalisation too)."""
     k = _fold_count(y[:, 0] if classify else None, classify, design.folds)
     if len(y) < 2 * k or (classify and np.unique(y[:, 0], return_counts=True)[1].max() < k):
         return []  # too few examples, or no class with one per fold (a fold of PigCVP's --choose: one per class)
     fixed = chosen if (chosen is not None and chosen.get("head") == "ridge"
                        and reuses_penalty(len(y))) else None
     folds = folds_of(y, classify, k, seed)
-    every_column = fixed is not None and not {"members_kept", "ppv_kept"} & set(fixed)
+    every_column = fixed is not None and not {"members_kept", "ppv_kept", "series_norm_kept"} & set(fixed)
     if every_column and x.shape[1] < len(y) - len(y) // k:  # the primal fit, as Ridge's Cholesky solver's
         return _fixed_fold_scores(x, y, classify, classes, design, inputs, fixed, folds)
     scores = []
     for train, val in folds:
         w, b, _ = fit_head(x[train], y[train], classify, classes, design, seed, inputs, fixed=fixed,
-                           member_widths=member_widths, without_ppv=without_ppv)
+                           member_widths=member_widths, without_ppv=without_ppv, norm_columns=norm_columns)
         scores.append(_score(classify, x[val].astype(np.float64) @ w.T + b, y[val], classes))
     return scores
 
@@ -447,13 +483,13 @@ def subsample_fold_scores(exp: Experiment, rows: np.ndarray) -> list[float]:
     feats = [cached_features(exp, train, data.train.transform)] + ([] if val is None else [cached_features(exp, val)])
     x, y = np.concatenate(feats)[rows], fitted_targets(exp)[rows]
     classify = data.objective.name == "classification"
-    widths = [model.member_width(e) for e in range(model.members)]
+    widths, norms = model.read_widths(), model.norm_columns()
     chosen = None
     if reuses_penalty(len(rows)):  # as solve: the folds then reuse the full fit's penalty
         chosen = fit_head(x, y, classify, data.spec.num_classes, design, exp.config.split_seed, model.input_features,
-                          member_widths=widths)[2]
+                          member_widths=widths, norm_columns=norms)[2]
     return fold_scores(x, y, classify, data.spec.num_classes, design, exp.config.split_seed, model.input_features,
-                       chosen=chosen, member_widths=widths)
+                       chosen=chosen, member_widths=widths, norm_columns=norms)
 
 
 def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None = None) -> dict[str, Any]:
@@ -482,10 +518,10 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
     x = np.concatenate([feats["train"], feats[data.val]]) if with_val else feats["train"]
     y = np.concatenate([_targets(train.y), _targets(data.eval_sets[data.val].y)]) if with_val else _targets(train.y)
     started_head = time.perf_counter()
-    widths = [model.member_width(e) for e in range(model.members)]
+    widths, norms = model.read_widths(), model.norm_columns()
     without_ppv = model.columns_without("ppv") if model.ppv_quantiles else None
     w, b, info = fit_head(x, y, classify, classes, design, exp.config.split_seed, model.input_features,
-                          member_widths=widths, without_ppv=without_ppv)
+                          member_widths=widths, without_ppv=without_ppv, norm_columns=norms)
     with torch.no_grad():
         model.head.weight.copy_(torch.from_numpy(w).float())
         model.head.bias.copy_(torch.from_numpy(b).float())
@@ -501,7 +537,7 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
         design = dataclasses.replace(design, folds=folds)
     folds = [] if folds == 0 else fold_scores(x, y, classify, classes, design, exp.config.split_seed,
                                               model.input_features, chosen=info, member_widths=widths,
-                                              without_ppv=without_ppv)
+                                              without_ppv=without_ppv, norm_columns=norms)
     folds_seconds = time.perf_counter() - started_folds
     out: dict[str, Any] = {}
     for name, batch in data.eval_sets.items():
@@ -524,7 +560,8 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
               "examples_read": examples_read,
               # the merged windows' hop and what every member read of every split (fpt.feature_map.resolve chose a
               # series' members within ClosedForm.read_budget of these): why one data set gets more members than another
-              "hop": design.hop, "member_tokens": examples_read * int(sum(model.positions)),
+              "hop": design.hop, "member_tokens": examples_read * int(sum(model.positions[e] for e, _ in model.reads)),
+              "series_norm": design.series_norm,
               "seconds": {"features": round(features_seconds, 3), "head": round(head_seconds, 3),
                           "folds": round(folds_seconds, 3)}}
     return {"eval": out, "train": fitted, "closed_form": record}

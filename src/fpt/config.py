@@ -129,13 +129,15 @@ def from_saved(data: Any, where: str = "config") -> RunConfig:
     presets existed has no ``preset`` key and ran the paper's defaults (whatever fields it lacks, e.g.
     ``eval_subset`` in the oldest runs), so it is read as ``preset: paper``, never as today's default; a closed-form
     run saved before ``cf_gains`` existed drew its members' input layers at gain 1, and is read so (one before ``cf_hop``
-    its merged windows side by side)."""
+    its merged windows side by side; one before ``cf_series_norm`` every member reading the tokens as normalised)."""
     if isinstance(data, dict) and "preset" not in data:
         data = {**data, "preset": SAVED_PRESET}
     if isinstance(data, dict) and data.get("fit") == "closed-form" and "cf_gains" not in data:
         data = {**data, "cf_gains": "1"}  # saved before cf_gains existed: its members' input layers as drawn
     if isinstance(data, dict) and data.get("fit") == "closed-form" and "cf_hop" not in data:
         data = {**data, "cf_hop": "scale"}  # saved before cf_hop existed: its merged windows side by side
+    if isinstance(data, dict) and data.get("fit") == "closed-form" and "cf_series_norm" not in data:
+        data = {**data, "cf_series_norm": "global"}  # saved before cf_series_norm existed: the tokens as normalised
     return from_dict(RunConfig, data, where=where)
 
 

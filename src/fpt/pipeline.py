@@ -183,7 +183,8 @@ def build_model(config: RunConfig, spec: InputSpec) -> FPT | FeatureMap:
         # Blocks past the first X are never run: drop them so counts and fingerprints ignore them.
         del body.blocks[config.layers:]
     if config.fit == CLOSED_FORM:  # seeded input layers around the frozen body, a head fitted in closed form
-        model = FeatureMap(body, spec, options(config), config.seed, config.input_init, config.padding)
+        model = FeatureMap(body, spec, options(config), config.seed, config.input_init, config.padding,
+                           series_patch=config.series_patch)
         trainable(model)
         return model
     if LORA_GROUP in policy_groups(config.freeze):  # lora, or lora@i (adapters everywhere, block i's trained)

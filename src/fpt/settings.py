@@ -171,6 +171,14 @@ class RunConfig:
                                "fpt.data.modalities declares it; round 14's TRAIN-only CV), with cf_members left "
                                "unset chosen within a reading budget (30, 20 or 10 members, else 10 side by side); "
                                "scale for any other data", None)
+    cf_series_norm: str | None = _help("fit=closed-form, time series: what the members read of each series' level and "
+                                       "scale: global (the tokens as --series-norm normalised them) | alternate (the "
+                                       "odd members each series and channel normalised by its own mean and std) | "
+                                       "choose (the odd members read both ways, the head keeping the one with the "
+                                       "lower leave-one-out error on the training examples; summary.json's "
+                                       "closed_form.series_norm_kept). Default: choose for a series (its entry in "
+                                       "fpt.data.modalities declares it; round 18's TRAIN-only CV), global for any "
+                                       "other data", None)
     cf_difference: bool | None = _help("fit=closed-form, time series: the second half of the members (member index "
                                        ">= cf_members / 2) read the series' first difference (per channel, along "
                                        "time; the first point's difference 0), normalised as --series-norm normalises "
@@ -429,15 +437,15 @@ DATA_READ_FIELDS = ("target_column",)
 TASK_FIELDS = ("lr", "patience", "target")
 # The closed-form fit's design fields: None until a closed-form run resolves them (fpt.feature_map.ClosedForm).
 CLOSED_FORM_FIELDS = ("cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_inputs", "cf_head",
-                      "cf_scales", "cf_hop", "cf_difference", "cf_gains")
+                      "cf_scales", "cf_hop", "cf_difference", "cf_gains", "cf_series_norm")
 # A --data run's input_init, when not given, waits for its data and its fit (None until then): what its modality
 # declares for a closed-form fit (fpt.data.modalities: symbol sequences' embedding tables), else the preset's.
 DATA_INIT_FIELDS = ("input_init",)
 # The fields whose value a modality's entry may declare (DataFacts.fast, DataFacts.closed_form): they wait for the data.
-DATA_DECLARED_FIELDS = ("readout", "input_init", "cf_difference", "cf_gains", "cf_hop")
+DATA_DECLARED_FIELDS = ("readout", "input_init", "cf_difference", "cf_gains", "cf_hop", "cf_series_norm")
 # Those of the closed-form design among them: left unset, a --data run takes its modality's declaration when it is
 # resolved with its data (a closed-form fit's), else ClosedForm's default (fpt.feature_map.resolve).
-DATA_DESIGN_FIELDS = ("cf_gains", "cf_hop")
+DATA_DESIGN_FIELDS = ("cf_gains", "cf_hop", "cf_series_norm")
 # Those a tokeniser reads (a series' first difference is cut beside it): declared where the data is tokenised
 # (``tokenised``; fpt.tasks.user_data), then resolved as what the tokeniser did (DATA_FITTED_FIELDS). The data
 # options carry the run's fit, not its preset: an entry declares these for a fit only (a test checks it).

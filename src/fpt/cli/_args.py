@@ -29,7 +29,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "body and freezing": ("body", "init", "freeze", "lora_rank", "lora_alpha", "layers", "dropout", "input_init",
                           "input_dropout", "padding", "vit_positions", "lstm_variant", "readout"),
     "closed-form fit": ("fit", "cf_members", "cf_blocks", "cf_poolings", "cf_standardise", "cf_head", "cf_inputs",
-                        "cf_scales", "cf_hop", "cf_difference", "cf_gains"),
+                        "cf_scales", "cf_hop", "cf_difference", "cf_gains", "cf_series_norm"),
     "optimisation": ("steps", "batch_size", "grad_accum", "lr", "clip", "seed", "ensemble"),
     "evaluation and stopping": ("eval_every", "eval_subset", "eval_batch_size", "target", "stop_at_target",
                                 "patience", "tie_break", "diverge_loss", "baselines"),

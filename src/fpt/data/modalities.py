@@ -184,10 +184,14 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
     # 1.77 against the layers as drawn's 2.23 over 11 series sets; Pickup +2.0, PigCVP +1.6, OSULeaf -1.5), and
     # their merged windows move one token at a time (cf_hop): round 14's (round14/, mean rank 1.36 against the
     # windows side by side's 2.82, mean CV 0.851 against 0.814, no set lower), its members within a reading budget.
+    # The odd members read each series normalised by its own mean and std too, and the head keeps the reading with
+    # the lower leave-one-out error (cf_series_norm=choose): round 18's (round18/, mean rank 1.91 against 2.18, mean
+    # CV 0.863 against 0.851; PigCVP +10.6, PickupGestureWiimoteZ +2.7, no set lower; PLAID, beside, +29.8).
     Modality("timeseries", SeriesTokens, {"series_patch": "patch", "series_stride": "stride", "series_norm": "norm"},
              True, series_features, ("nearest", "minirocket"), _series_schema, _series_card,
              Arrays(series_from_array, series_notes, ragged=True), check_series, None, fast={"readout": "flatten"},
-             closed_form={"cf_difference": True, "cf_gains": "0.25,4", "cf_hop": "one"}),
+             closed_form={"cf_difference": True, "cf_gains": "0.25,4", "cf_hop": "one",
+                          "cf_series_norm": "choose"}),
     # The closed-form fit of symbol sequences draws its members' embedding tables N(0, 0.02) (gpt2), whatever the
     # preset. Chosen by cross-validation on the TRAIN files of bench/kinds_data.py's symbol sets
     # (docs/results/own-data/closed-form/seqinit, bench/closed_form_study.py --plan seqinit; its rule declared before

@@ -58,6 +58,7 @@ KEY_BASELINE: dict[str, Any] = {
     "fit": "gradient",  # gradient steps, as every run before the closed-form fit existed
     "cf_members": None, "cf_blocks": None, "cf_poolings": None, "cf_standardise": None, "cf_head": None,
     "cf_inputs": None, "cf_scales": None, "cf_difference": None, "cf_gains": None, "cf_hop": None,
+    "cf_series_norm": None,
     "preset": "paper",  # the defaults of fields not given: runs keyed before presets existed ran the field defaults, paper
 }
 
