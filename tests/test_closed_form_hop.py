@@ -125,9 +125,10 @@ def test_a_series_run_records_its_hop_and_predicts_as_it_reported(tmp_path, tiny
     record = json.loads((tmp_path / "run" / "summary.json").read_text())["closed_form"]
     exp = fpt.build(fpt.Run(tmp_path / "run").config())
     assert record["hop"] == exp.config.cf_hop == "one" and record["members"] == 4
-    # every member's windows over every split's examples, as the reading budget counts them
-    per_example = member_tokens(exp.data.spec.seq_len, 4, (1, 2, 4, 8, 16), "one")
-    assert sum(exp.model.positions) == per_example
+    # every member's windows over every split's examples (the odd members twice: cf_series_norm=choose), as the
+    # reading budget counts them
+    per_example = member_tokens(exp.data.spec.seq_len, 4, (1, 2, 4, 8, 16), "one", "choose")
+    assert sum(exp.model.positions) + exp.model.positions[1] + exp.model.positions[3] == per_example
     assert record["member_tokens"] == record["examples_read"] * per_example and record["examples_read"] == 30 + 12
 
 

@@ -186,7 +186,8 @@ def test_each_modality_declares_only_fields_that_wait_for_its_data():
     from fpt.settings import DATA_DECLARED_FIELDS
 
     declared = {name: {**entry.fast, **entry.closed_form} for name, entry in MODALITIES.items()}
-    assert declared["timeseries"] == {"readout": "flatten", "cf_difference": True, "cf_gains": "0.25,4", "cf_hop": "one"}
+    assert declared["timeseries"] == {"readout": "flatten", "cf_difference": True, "cf_gains": "0.25,4", "cf_hop": "one",
+                                      "cf_series_norm": "choose"}
     assert declared["sequence"] == {"input_init": "gpt2"}
     for name, values in declared.items():
         assert set(values) <= set(DATA_DECLARED_FIELDS), name
