@@ -114,6 +114,14 @@ def test_a_series_chooses_its_reading_a_table_reads_as_tokenised_and_the_budget_
     per = member_tokens(64, 30, scales, "one", "choose")
     assert resolve(choose, (DEFAULTS.read_budget // per * 64, 50, 64)).cf_members == 30
     assert resolve(choose, ((DEFAULTS.read_budget // per + 1) * 64, 50, 64)).cf_members == 20
+    # past E=10 read twice: E=10 at every token read once where that fits (the hop is worth more), else side by side
+    ten, once = member_tokens(64, 10, scales, "one", "choose"), member_tokens(64, 10, scales, "one")
+    past = resolve(choose, ((DEFAULTS.read_budget // ten + 1) * 64, 50, 64))
+    assert (past.cf_members, past.cf_hop, past.cf_series_norm) == (10, "one", "global")
+    further = resolve(choose, ((DEFAULTS.read_budget // once + 1) * 64, 50, 64))
+    assert (further.cf_members, further.cf_hop, further.cf_series_norm) == (10, "scale", "choose")
+    given = resolve(dataclasses.replace(choose, cf_members=10), (10 * DEFAULTS.read_budget, 50, 64))
+    assert (given.cf_hop, given.cf_series_norm) == ("one", "choose")
 
 
 def test_a_series_run_records_its_reading_predicts_as_reported_and_exports_to_onnx(tmp_path, tiny_bert_dir):

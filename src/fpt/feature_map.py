@@ -80,16 +80,17 @@ class ClosedForm:
     small_members: int = 30
     small_reads: int = 30_000
     small_fitted: int = 1000
-    # A design whose merged windows overlap (cf_hop half or one: a series' default since round 14) reads more body
-    # tokens per member, so its members are chosen by what they read instead: the first of E=30, E=20, E=10 whose
-    # member-tokens (every split's examples x the tokens all members read, ``member_tokens``) stay within
-    # ``read_budget`` (E=30 and E=20 also within ``small_fitted``: their heads' width), else E=10 with the windows side
-    # by side (cf_hop=scale; a run that gives cf_members keeps its hop). Round 15 (round15/study, its rule declared
-    # before the figures): E=20 and E=10 at every token each beat the side-by-side E=30 (mean rank 1.18 and 1.32
-    # against 1.82 and 1.68, mean CV 0.842 and 0.832 against 0.814 over 11 series sets), and E=30 at every token beat
-    # both (0.851), so the most members the budget allows. The budget is item 5's, from idle sittings (speed/, 2-core
-    # AMD EPYC, baselines and controls): at 350,000 (what the side-by-side E=30 read at its gate's corner) each tier's
-    # corner took 24-26 s; at 600,000 44-52 s (E=10's corner, 1,037 series of 1,000 points, 52.0 s), too close to 60.
+    # A design whose merged windows overlap (cf_hop half or one: a series' default since round 14) reads more body tokens
+    # per member, so its members are chosen by what they read instead: the first of E=30, E=20, E=10 whose member-tokens
+    # (every split's examples x the tokens all members read, ``member_tokens``) stay within ``read_budget`` (E=30 and E=20
+    # also within ``small_fitted``: their heads' width), else (cf_series_norm=choose reading the odd members twice) E=10
+    # reading them once (cf_series_norm=global) where that fits, else E=10 with the windows side by side (cf_hop=scale; a
+    # run that gives cf_members keeps its hop and its reading). Round 15 (round15/study, its rule declared before the
+    # figures): E=20 and E=10 at every token each beat the side-by-side E=30 (mean rank 1.18 and 1.32 against 1.82 and
+    # 1.68, mean CV 0.842 and 0.832 against 0.814 over 11 series sets), and E=30 at every token beat both (0.851), so the
+    # most members the budget allows. The budget is item 5's, from idle sittings (speed/, 2-core AMD EPYC, baselines and
+    # controls): at 350,000 (what the side-by-side E=30 read at its gate's corner) each tier's corner took 24-26 s; at
+    # 600,000 44-52 s (E=10's corner, 1,037 series of 1,000 points, 52.0 s), too close to 60.
     read_budget: int = 350_000
     overlap_members: tuple[int, ...] = (30, 20, 10)
     blocks: str = "0"  # cf_blocks: all | last | indices joined by ',' (negative from the end)
@@ -205,7 +206,8 @@ def resolve(config: RunConfig, size: tuple[int, int, int] | None = None) -> RunC
     ``size``: a --data run's (example-tokens: every split's examples x tokens per example, fitted examples, tokens
     per example), which decides the members left unset: with the windows side by side (cf_hop=scale), within
     ``DEFAULTS.small_reads`` and ``DEFAULTS.small_fitted`` ``DEFAULTS.small_members``; with overlapping windows the
-    first of ``DEFAULTS.overlap_members`` within ``DEFAULTS.read_budget`` (else E=10 side by side)."""
+    first of ``DEFAULTS.overlap_members`` within ``DEFAULTS.read_budget`` (else E=10 at every token reading the
+    tokens as normalised, cf_series_norm=global, where that fits; else E=10 side by side)."""
     changes = {name: getattr(DEFAULTS, attr) for name, attr in FIELDS.items() if getattr(config, name) is None}
     if "cf_members" in changes and size is not None:
         hop = changes.get("cf_hop", config.cf_hop)
@@ -220,7 +222,13 @@ def resolve(config: RunConfig, size: tuple[int, int, int] | None = None) -> RunC
                     if examples * member_tokens(tokens, m, scales, hop, norm) <= DEFAULTS.read_budget
                     and (m <= DEFAULTS.members or fitted <= DEFAULTS.small_fitted)]
             changes["cf_members"] = fits[0] if fits else DEFAULTS.members
-            if not fits:  # past the budget even at E=10: the windows side by side (give cf_members to keep the hop)
+            single = examples * member_tokens(tokens, DEFAULTS.members, scales, hop) <= DEFAULTS.read_budget
+            if not fits and norm == "choose" and single:
+                # past the budget with the odd members read twice, within it read once: the hop is worth more than
+                # the choice (TRAIN-only CV: at every token against side by side +3.7 points of mean CV, round 14;
+                # choose against global +1.2, round 18), so the members read the tokens as normalised
+                changes["cf_series_norm"] = "global"
+            elif not fits:  # past the budget even at E=10: the windows side by side (give cf_members to keep the hop)
                 changes["cf_hop"] = "scale"
     return dataclasses.replace(config, **changes) if changes else config
 
