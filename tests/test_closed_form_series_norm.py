@@ -143,3 +143,19 @@ def test_a_closed_form_run_saved_before_the_field_existed_reads_the_tokens_as_no
     assert from_saved(saved).cf_series_norm == "global"
     assert from_saved({**saved, "cf_series_norm": "choose"}).cf_series_norm == "choose"
     assert from_saved({"preset": "fast", "fit": "gradient"}).cf_series_norm is None
+
+
+def test_from_500_fitted_examples_the_folds_read_the_full_fits_reading():
+    from fpt.closed_form import NORM_PER_FOLD_BELOW
+
+    rng = np.random.default_rng(2)
+    n = NORM_PER_FOLD_BELOW
+    y = (np.arange(n) % 2)[:, None]
+    x = np.concatenate([rng.normal(size=(n, 3)) + y, rng.normal(size=(n, 3)) + 0.5 * y, rng.normal(size=(n, 1))], 1)
+    columns = {"global": np.r_[0:3, 6], "alternate": np.r_[3:7]}
+    chosen = {"head": "ridge", "alpha": 1.0, "series_norm_kept": "alternate"}
+    kept = fold_scores(x, y, True, 2, DEFAULTS, 0, 1, chosen=chosen, norm_columns=columns)
+    assert kept == fold_scores(x, y, True, 2, DEFAULTS, 0, 1, norm_columns={"alternate": columns["alternate"]})
+    afresh = fold_scores(x[:-2], y[:-2], True, 2, DEFAULTS, 0, 1, chosen=chosen, norm_columns=columns)
+    assert afresh == fold_scores(x[:-2], y[:-2], True, 2, DEFAULTS, 0, 1, norm_columns=columns)  # below: per fold
+    assert afresh != fold_scores(x[:-2], y[:-2], True, 2, DEFAULTS, 0, 1, norm_columns={"alternate": columns["alternate"]})

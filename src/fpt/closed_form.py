@@ -358,6 +358,12 @@ def folds_of(y: np.ndarray, classify: bool, k: int, seed: int) -> list[tuple[np.
 # subsample (``CONTROLS_UP_TO`` rows) and the run's fold figures over the same rows take the fixed penalty alike
 # (15 of the 17 eigendecompositions of a 10,000-row table's controls were these folds' searches).
 SEARCH_PER_FOLD_BELOW = 2000
+# From this many fitted examples on, a cf_series_norm=choose head's fold figures read the reading its full fit kept
+# by leave-one-out (each fold still searching its penalty), instead of choosing afresh per fold: a choice between two
+# column sets over 500+ examples moves a fold's score far less than the folds' spread, and choosing afresh doubled
+# the folds' cost (the 1,000 x 1,000 series: 4.8 s of its fit's folds against 1.7 s, in each of the run's and its two
+# controls' fits; speed/README.md, round 18's sitting).
+NORM_PER_FOLD_BELOW = 500
 
 
 def reuses_penalty(fitted: int) -> bool:
@@ -381,13 +387,17 @@ def fold_scores(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, desi
     penalty afresh, except a ridge head over at least ``SEARCH_PER_FOLD_BELOW`` examples given the full fit's
     ``chosen`` penalty (``fit_head``'s info), which every fold then reuses (with more examples than features, every
     fold solved from one Gram matrix: ``_fixed_fold_scores``). ``without_ppv``, ``norm_columns``: as ``fit_head``'s,
-    each fold choosing afresh (with the full fit's penalty: its normalisation too)."""
+    each fold choosing afresh (with the full fit's penalty: its normalisation too; from ``NORM_PER_FOLD_BELOW``
+    examples on, ``chosen``'s normalisation, each fold searching its penalty)."""
     k = _fold_count(y[:, 0] if classify else None, classify, design.folds)
     if len(y) < 2 * k or (classify and np.unique(y[:, 0], return_counts=True)[1].max() < k):
         return []  # too few examples, or no class with one per fold (a fold of PigCVP's --choose: one per class)
     fixed = chosen if (chosen is not None and chosen.get("head") == "ridge"
                        and reuses_penalty(len(y))) else None
     folds = folds_of(y, classify, k, seed)
+    if norm_columns is not None and chosen is not None and chosen.get("series_norm_kept") in norm_columns \
+            and len(y) >= NORM_PER_FOLD_BELOW:
+        norm_columns = {chosen["series_norm_kept"]: norm_columns[chosen["series_norm_kept"]]}
     every_column = fixed is not None and not {"members_kept", "ppv_kept", "series_norm_kept"} & set(fixed)
     if every_column and x.shape[1] < len(y) - len(y) // k:  # the primal fit, as Ridge's Cholesky solver's
         return _fixed_fold_scores(x, y, classify, classes, design, inputs, fixed, folds)
