@@ -40,6 +40,10 @@ def test_per_series_is_the_tokenisers_own_normalisation_of_each_series_and_chann
     assert torch.allclose(per_series(x * 3 - 2, lengths, 4), got, atol=1e-5)
     flat = per_series(torch.ones(1, 3, 4), None, 4)
     assert torch.equal(flat, torch.zeros(1, 3, 4))
+    constant = torch.full((1, 63, 16), 123.456)  # its float32 mean is off by rounding: a spread of ~3e-5
+    assert per_series(constant, None, 16).abs().max() < 1e-4  # its rounding left as it is, not blown up to +-1
+    two = per_series(torch.cat([constant, constant + torch.tensor([0.0, 1.0]).repeat(8)], -1), None, 16)
+    assert torch.allclose(two[..., 16:].abs(), torch.ones(1, 63, 16), atol=1e-3)  # a channel of two values: +-1
 
 
 def test_the_reads_and_the_column_sets_the_head_chooses_between(tiny_bert_dir):

@@ -210,12 +210,13 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
                 scale, ridge = ridge_loo_scaled(z if kept is None else z[:, kept], targets, design.alphas,
                                                 design.input_scales, inputs, design.penalty_rule, design.loo_guard)
                 tried.append((m, ppv, kept, scale, ridge))
-            m, ppv, kept, scale, ridge = max(tried, key=lambda t: t[4].score)  # the first of equals
+            best = max(range(len(tried)), key=lambda i: (tried[i][4].score, -i))  # the first of equals
+            m, ppv, kept, scale, ridge = tried[best]
             w, b = _widen(ridge.coef.copy(), scale, inputs, kept, z.shape[1]), ridge.intercept
             info = _loo_record(ridge, scale, y, classify, classes, design, inputs)
             if norm_columns is not None:
                 names = list(norm_columns)
-                info.update(series_norm_kept=names[[id(t[2]) for t in tried].index(id(kept))],
+                info.update(series_norm_kept=names[best],
                             series_norm_loo={n: t[4].score for n, t in zip(names, tried, strict=True)})
             elif ppv is not None:
                 info.update(ppv_kept=ppv, ppv_loo={("with" if t[1] else "without"): t[4].score for t in tried})

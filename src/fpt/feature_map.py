@@ -253,9 +253,10 @@ def member_reads(members: int, series_norm: str) -> tuple[tuple[int, bool], ...]
 def per_series(x: Tensor, lengths: Tensor | None, patch: int) -> Tensor:
     """Series tokens (B, T, c * patch), each token c channels' windows of ``patch`` points side by side, with every
     example's every channel normalised by its own mean and std over its real tokens' points (a constant channel to
-    0): the tokeniser's series_norm=series, whatever normalisation the tokens came with (a z-score does not see an
-    affine map of its input). Zeros past each length, as the tokeniser pads; a last token's zero-filled points count
-    among the points (at most patch - 1 of a series' values, about 1 in 64)."""
+    0, as one whose spread is float32 rounding): the tokeniser's series_norm=series, whatever normalisation the
+    tokens came with (a z-score does not see an affine map of its input). Zeros past each length, as the tokeniser
+    pads; a last token's zero-filled points count among the points (at most patch - 1 of a series' values, about 1
+    in 64)."""
     b, t, d = x.shape
     v = x.float().reshape(b, t, d // patch, patch)  # (B, T, c, patch)
     real = (torch.ones(b, t, device=x.device) if lengths is None
@@ -263,7 +264,9 @@ def per_series(x: Tensor, lengths: Tensor | None, patch: int) -> Tensor:
     count = (real.sum(1) * patch).clamp_min(1)  # (B, 1, 1): points per channel
     mean = (v * real).sum((1, 3), keepdim=True) / count[:, None]  # (B, 1, c, 1)
     std = ((((v - mean) ** 2) * real).sum((1, 3), keepdim=True) / count[:, None]).sqrt()
-    return (((v - mean) / torch.where(std > 0, std, torch.ones_like(std))) * real).reshape(b, t, d)
+    # a constant channel's float32 rounding is not a scale: left at 0, not blown up to +-1
+    flat = std <= 1e-6 * (1 + mean.abs())
+    return (((v - mean) / torch.where(flat, torch.ones_like(std), std)) * real).reshape(b, t, d)
 
 
 def options(config: RunConfig) -> ClosedForm:
