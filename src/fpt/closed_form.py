@@ -198,10 +198,9 @@ def fit_head(x: np.ndarray, y: np.ndarray, classify: bool, classes: int, design:
         elif member_widths and design.member_choices and len(z) <= design.choose_up_to:
             choices += [(m, None, _member_columns(member_widths, z.shape[1], inputs, m))
                         for m in design.member_choices if 0 < m < len(member_widths)]
-        if norm_columns is not None and design.search_rows is not None and len(z) > design.search_rows:
-            w, b, info = _norm_searched_on_rows(z, y, targets, classify, classes, design, seed, inputs, norm_columns)
-        elif len(choices) == 1 and design.search_rows is not None and len(z) > design.search_rows:
-            w, b, info = _fit_searched_on_rows(z, y, targets, classify, classes, design, seed, inputs)
+        if (norm_columns is not None or len(choices) == 1) and design.search_rows is not None \
+                and len(z) > design.search_rows:
+            w, b, info = _fit_searched_on_rows(z, y, targets, classify, classes, design, seed, inputs, norm_columns)
         else:
             tried = []
             for m, ppv, kept in choices:
@@ -236,45 +235,34 @@ def _loo_record(ridge: Any, scale: float, y: np.ndarray, classify: bool, classes
 
 
 def _fit_searched_on_rows(z: np.ndarray, y: np.ndarray, targets: np.ndarray, classify: bool, classes: int,
-                          design: ClosedForm, seed: int, inputs: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+                          design: ClosedForm, seed: int, inputs: int,
+                          norm_columns: dict[str, np.ndarray] | None = None
+                          ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """``fit_head``'s ridge over standardised ``z`` (weights over ``z``'s columns) with its penalty and the tokens'
     scale searched by leave-one-out over ``design.search_rows`` of the examples (``subsample``: seeded, stratified),
     then fitted at them on every example, whose exact leave-one-out figure at that penalty is the estimate recorded
-    (``cv_score``)."""
+    (``cv_score``). ``norm_columns`` (cf_series_norm=choose): each column set searched on the same subsample, the
+    one with the lower leave-one-out error there kept (a tie: the first, "global") and fitted on every example."""
     rows = subsample(y, classify, design.search_rows, seed)
-    scale, searched = ridge_loo_scaled(z[rows], targets[rows], design.alphas, design.input_scales, inputs,
-                                       design.penalty_rule, design.loo_guard)
-    if 0 < inputs < z.shape[1] and scale != 1.0:
-        z = z.copy()
-        z[:, -inputs:] *= scale
-    ridge = ridge_loo_at(z, targets, searched.alpha)
-    w, b = _widen(ridge.coef.copy(), scale, inputs, None, z.shape[1]), ridge.intercept
-    info = {**_loo_record(ridge, scale, y, classify, classes, design, inputs),
-            "search": {"examples": len(rows), "of": len(z), "seed": seed,
-                       "cv_score": _score(classify, searched.loo, y[rows], classes)}}
-    return w, b, info
-
-
-def _norm_searched_on_rows(z: np.ndarray, y: np.ndarray, targets: np.ndarray, classify: bool, classes: int,
-                           design: ClosedForm, seed: int, inputs: int, norm_columns: dict[str, np.ndarray]
-                           ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """``_fit_searched_on_rows`` for cf_series_norm=choose: each column set's search on the same subsample, the one
-    with the lower leave-one-out error there kept (a tie: "global") and fitted at its penalty on every example."""
-    rows = subsample(y, classify, design.search_rows, seed)
-    tried = {name: ridge_loo_scaled(z[rows][:, cols], targets[rows], design.alphas, design.input_scales, inputs,
-                                    design.penalty_rule, design.loo_guard) for name, cols in norm_columns.items()}
-    name = max(tried, key=lambda n: (tried[n][1].score, n == "global"))
+    sets: dict[str | None, np.ndarray | None] = dict(norm_columns) if norm_columns is not None else {None: None}
+    tried = {name: ridge_loo_scaled(z[rows] if cols is None else z[rows][:, cols], targets[rows], design.alphas,
+                                    design.input_scales, inputs, design.penalty_rule, design.loo_guard)
+             for name, cols in sets.items()}
+    names = list(tried)
+    name = max(names, key=lambda n: (tried[n][1].score, -names.index(n)))
     scale, searched = tried[name]
-    kept = norm_columns[name]
-    zk = z[:, kept].copy()
-    if scale != 1.0 and 0 < inputs < zk.shape[1]:
+    kept = sets[name]
+    zk = z if kept is None else z[:, kept]
+    if 0 < inputs < zk.shape[1] and scale != 1.0:
+        zk = zk.copy()
         zk[:, -inputs:] *= scale
     ridge = ridge_loo_at(zk, targets, searched.alpha)
     w, b = _widen(ridge.coef.copy(), scale, inputs, kept, z.shape[1]), ridge.intercept
     info = {**_loo_record(ridge, scale, y, classify, classes, design, inputs),
             "search": {"examples": len(rows), "of": len(z), "seed": seed,
-                       "cv_score": _score(classify, searched.loo, y[rows], classes)},
-            "series_norm_kept": name, "series_norm_loo": {n: t[1].score for n, t in tried.items()}}
+                       "cv_score": _score(classify, searched.loo, y[rows], classes)}}
+    if norm_columns is not None:
+        info.update(series_norm_kept=name, series_norm_loo={n: t[1].score for n, t in tried.items()})
     return w, b, info
 
 

@@ -222,8 +222,8 @@ def resolve(config: RunConfig, size: tuple[int, int, int] | None = None) -> RunC
                     if examples * member_tokens(tokens, m, scales, hop, norm) <= DEFAULTS.read_budget
                     and (m <= DEFAULTS.members or fitted <= DEFAULTS.small_fitted)]
             changes["cf_members"] = fits[0] if fits else DEFAULTS.members
-            single = examples * member_tokens(tokens, DEFAULTS.members, scales, hop) <= DEFAULTS.read_budget
-            if not fits and norm == "choose" and single:
+            if not fits and norm == "choose" \
+                    and examples * member_tokens(tokens, DEFAULTS.members, scales, hop) <= DEFAULTS.read_budget:
                 # past the budget with the odd members read twice, within it read once: the hop is worth more than
                 # the choice (TRAIN-only CV: at every token against side by side +3.7 points of mean CV, round 14;
                 # choose against global +1.2, round 18), so the members read the tokens as normalised
