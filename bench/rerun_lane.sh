@@ -8,7 +8,8 @@
 #
 #   bash bench/rerun_lane.sh run       # start or continue (nice 19, one thread per run, PARALLEL at once; resumable)
 #   bash bench/rerun_lane.sh collect   # copy the finished runs (config, metrics, summary) into docs/results/lane/runs
-#   bash bench/rerun_lane.sh status    # finished runs, and the runs the plan has in all
+#   bash bench/rerun_lane.sh status    # finished runs, and the last lines of the lane's log
+#   bash bench/rerun_lane.sh plan      # per table: runs finished / runs planned (fpt reproduce --dry-run: minutes)
 #   bash bench/rerun_lane.sh suspend   # SIGSTOP the lane and its runs (a timing sitting); `resume` continues them
 #
 # On a fresh machine `run` re-creates the worktree of the same commit and seeds its store with the committed runs,
@@ -37,11 +38,12 @@ PARALLEL=${PARALLEL:-2}
 # 18 and 20's layer-norm, input and position rows before output-only; between them 11, 4, 5. Then those tables whole
 # (their other rows), and 6, 7, 17, which read runs of the tables before them. The order decides nothing but which
 # verdict is ready first. Then the lr-grid tables again with --tuned-lr, whose lr is chosen on seed 0's validation
-# figure and reported on seeds 1-3 (the chooser is kept out of the reported seeds).
+# figure and reported on seeds 1-3 (the chooser is kept out of the reported seeds): Tables 14, 1 and 13 first (their
+# tuned rows and the whole model fine-tuned at its own lr on every column are what Step 17 asked for), then 2 and 3.
 FIXED="table2 table3 table13 table14 table10 table16 bit_xor_length table9 table1@full_transformer/ table1@control_
        table11 table4 table5 table18@output_layernorm table18@output_input table18@output_positions
        table20@output_layernorm table20@output_input table20@output_positions table1 table18 table20 table6 table7 table17"
-TUNED="table2 table3 table13 table14 table1"
+TUNED="table14 table1 table13 table2 table3"
 FIXED_SEEDS=0,1,2
 TUNED_SEEDS=0,1,2,3
 
@@ -117,6 +119,24 @@ case "${1:-}" in
     pids=$(lane_pids "$(cat "$LANE/lane.pid")")
     [ -n "$pids" ] || { echo "rerun_lane: no lane running ($LANE/lane.pid)" >&2; exit 1; }
     kill -s "$sig" $pids && echo "$1: $(echo $pids | wc -w) processes" ;;
+  plan)  # a run shared by tables (one resolved config) counts once; a tuned cell's seeds after its lr is chosen
+         # ('later' in the dry run: no run id until then) count as len(seeds) - 1 runs each, an upper bound
+    worktree; seed_store
+    for spec in $FIXED; do echo "${spec%%@*} $FIXED_SEEDS"; done | awk '!seen[$1]++' > "$LANE/plan.list"
+    for t in $TUNED; do echo "$t $TUNED_SEEDS --tuned-lr"; done >> "$LANE/plan.list"
+    while read -r t seeds tuned; do
+      name=$t; [ -n "$tuned" ] && name=$t-tuned
+      [ "$t" = bit_xor_length ] && t=$WT/bench/tables/bit_xor_length.yaml
+      (cd "$WT" && PYTHONPATH="$WT/src" HF_HUB_OFFLINE=1 python -m fpt reproduce "$t" --scale quick --seeds "$seeds" \
+         $tuned --store "$STORE" --out "$LANE/dry-run" --dry-run 2>/dev/null) |
+        awk -v name="$name" -v later=$(( $(echo "$seeds" | tr ',' '\n' | wc -l) - 1 )) '
+          $1 == "run" || $1 == "done" { if (match($0, /run=[0-9a-f]+/)) print name, $1, substr($0, RSTART + 4, RLENGTH - 4) }
+          $1 == "later" { for (i = 0; i < later; i++) print name, "later", name "/" $2 "/" i }'
+    done < "$LANE/plan.list" | tee "$LANE/plan.runs" | awk '
+      { if (!($3 in state)) { order[++n] = $3; table[$3] = $1 } if ($2 == "done") state[$3] = "done"; else if (!($3 in state)) state[$3] = $2 }
+      END { for (i = 1; i <= n; i++) { k = order[i]; t = table[k]; if (!(t in all)) names[++m] = t; all[t]++; if (state[k] == "done") fin[t]++ }
+            for (j = 1; j <= m; j++) { t = names[j]; printf "%-16s %4d of %4d\n", t, fin[t], all[t]; F += fin[t]; A += all[t] }
+            printf "%-16s %4d of %4d runs (a run shared by tables counted under the first)\n", "in all", F, A }' ;;
   status)
     echo "commit $COMMIT; finished runs in $STORE: $(finished); committed: $(ls "$RESULTS"/runs 2>/dev/null | wc -l)"
     tail -n 5 "$LANE/lane.log" 2>/dev/null ;;
