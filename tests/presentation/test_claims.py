@@ -158,6 +158,20 @@ def test_a_column_not_run_stays_in_holms_family(tmp_path):
     assert result["verdict"] == INCONCLUSIVE and "Holm over 2 column(s)" in result["why"]
 
 
+def test_a_check_with_no_column_to_read_says_why_for_each_column(tmp_path):
+    """The paper not showing the relation and a row not run at this scale are different reasons: each is named with
+    its columns (Table 17's GPT-2 row needs the hub; the paper does show bert >= gpt2 - 2 there)."""
+    root = tmp_path / "quick"
+    _write(root, "table17", [
+        row("table17", "bert", "listops", 38.3, 38.1), {**row("table17", "gpt2", "listops", 38.4, None),
+                                                        "status": "skipped"},
+        row("table17", "bert", "bits", 90.0, 95.0), row("table17", "gpt2", "bits", 100.0, 96.0)])
+    result = evaluate_check(root, Check("table17", ("bert", "gpt2"), "at_least", tolerance=2.0), "table17")
+    assert result["verdict"] == INCONCLUSIVE
+    assert result["why"] == ("no column to read: table17/listops [not run at this scale: gpt2]; "
+                             "table17/bits [the paper's own figures do not show it]"), result["why"]
+
+
 def test_a_claim_holds_only_when_every_check_holds(tmp_path):
     root = tmp_path / "quick"
     _write(root, "table2", [row("table2", "language_gpt2", "mnist", 98.0, 95.0),

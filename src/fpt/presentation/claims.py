@@ -361,6 +361,15 @@ def check_column(check: Check, cells: dict[str, dict[str, str]], table_dir: Path
     return {**out, "direction": direction, "p": p}
 
 
+def _no_column(columns: list[dict[str, Any]], table: str) -> str:
+    """Why no column was read, by reason: the paper not showing the relation is one, a cell not run here another."""
+    by_reason: dict[str, list[str]] = {}
+    for c in columns:
+        by_reason.setdefault(c["reason"] or "skipped", []).append(f"{table}/{c['column']}")
+    return "no column to read" + "".join(f"{'; ' if i else ': '}{', '.join(cols)} [{reason}]"
+                                         for i, (reason, cols) in enumerate(by_reason.items()))
+
+
 def _decide(check: Check, columns: list[dict[str, Any]], table: str) -> tuple[str, str]:
     """The check's verdict from its columns (rule 3), each column's outcome set in place."""
     family = [c for c in columns if c["outcome"] != "skip"]
@@ -370,7 +379,7 @@ def _decide(check: Check, columns: list[dict[str, Any]], table: str) -> tuple[st
                 c["outcome"] = (HOLDS if c["direction"] == HOLDS_DIRECTION else FAILS) if c["p"] < ALPHA else INCONCLUSIVE
                 c["reason"] = f"one-sided t p = {c['p']:.3g}"
         if not family:
-            return INCONCLUSIVE, "no column where the paper shows it"
+            return INCONCLUSIVE, _no_column(columns, table)
         names = [f"{table}/{c['column']}" for c in family]
         if all(c["outcome"] == HOLDS for c in family):
             return HOLDS, f"in every column read: {', '.join(names)}"
@@ -405,7 +414,7 @@ def _decide(check: Check, columns: list[dict[str, Any]], table: str) -> tuple[st
     if fails:
         return FAILS, f"carried by {', '.join(fails)} ({family_text}){rest}"
     if not family:
-        return INCONCLUSIVE, "no column where the paper shows it"
+        return INCONCLUSIVE, _no_column(columns, table)
     return INCONCLUSIVE, f"no column significant ({family_text}): {', '.join(unsure)}"
 
 
