@@ -69,12 +69,16 @@ reproduce() {  # reproduce TABLE[@ONLY] SEEDS [--tuned-lr]
   local spec=$1 seeds=$2; shift 2
   local t=${spec%%@*} only=; case $spec in *@*) only=${spec#*@} ;; esac
   local name; name=$(basename "$t" .yaml); [ $# -gt 0 ] && name=$name-tuned
-  [ "$t" = bit_xor_length ] && t=$WT/bench/tables/bit_xor_length.yaml
+  t=$(table_file "$t")
   echo "$(date -u +%FT%TZ) start $name${only:+ (only $only)} seeds $seeds" >> "$LANE/lane.log"
   (cd "$WT" && PYTHONPATH="$WT/src" HF_HUB_OFFLINE=1 nice -n 19 python -m fpt reproduce "$t" --scale quick \
      --seeds "$seeds" ${only:+--only "$only"} "$@" --store "$STORE" --out "$LANE/$name" --parallel "$PARALLEL" \
      --threads-per-trial "$THREADS" --quiet >> "$LANE/$name.log" 2>&1)
   echo "$(date -u +%FT%TZ) end $name rc=$? finished=$(finished)" >> "$LANE/lane.log"
+}
+
+table_file() {  # the plan's name of a table to fpt reproduce's argument: the paper's tables by name, ours by file
+  case $1 in bit_xor_length) echo "$WT/bench/tables/bit_xor_length.yaml" ;; *) echo "$1" ;; esac
 }
 
 finished() { ls "$STORE"/*/summary.json 2>/dev/null | wc -l; }
@@ -126,7 +130,7 @@ case "${1:-}" in
     for t in $TUNED; do echo "$t $TUNED_SEEDS --tuned-lr"; done >> "$LANE/plan.list"
     while read -r t seeds tuned; do
       name=$t; [ -n "$tuned" ] && name=$t-tuned
-      [ "$t" = bit_xor_length ] && t=$WT/bench/tables/bit_xor_length.yaml
+      t=$(table_file "$t")
       (cd "$WT" && PYTHONPATH="$WT/src" HF_HUB_OFFLINE=1 python -m fpt reproduce "$t" --scale quick --seeds "$seeds" \
          $tuned --store "$STORE" --out "$LANE/dry-run" --dry-run 2>/dev/null) |
         awk -v name="$name" -v later=$(( $(echo "$seeds" | tr ',' '\n' | wc -l) - 1 )) '
