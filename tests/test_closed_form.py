@@ -512,3 +512,19 @@ def test_a_logistic_head_gives_probabilities_to_predict_proba_and_predict_file(t
     assert np.allclose(proba.sum(axis=1), 1)
     table = model.predict_file(str(path)).columns
     assert [c for c in table if c.startswith(("proba_", "score_"))] == [f"proba_{c}" for c in model.classes[0]]
+
+
+def test_folds_with_a_one_example_class_are_made_without_a_warning():
+    import warnings
+
+    import fpt.closed_form
+
+    y = np.array([0, 0, 0, 1, 1, 1, 2])[:, None]  # class 2 has one fitted example: it can sit in one fold only
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        folds = fpt.closed_form.folds_of(y, True, 2, 0)
+    assert len(folds) == 2
+    held = np.concatenate([val for _, val in folds])
+    assert sorted(held.tolist()) == list(range(7))  # every example held out once
+    for train, val in folds:  # stratified: each fold holds out one or two of classes 0 and 1
+        assert set(np.bincount(y[val, 0], minlength=3)[:2]) <= {1, 2}

@@ -335,7 +335,11 @@ def folds_of(y: np.ndarray, classify: bool, k: int, seed: int) -> list[tuple[np.
     from sklearn.model_selection import KFold, StratifiedKFold
 
     if classify:
-        return list(StratifiedKFold(k, shuffle=True, random_state=seed).split(y, y[:, 0]))
+        with warnings.catch_warnings():
+            # k is at least 2 (_fold_count), so a class with one fitted example sits in one fold only: scikit-learn
+            # warns of it on every split, where the folds are still valid and that class is simply never held out
+            warnings.filterwarnings("ignore", "The least populated class", UserWarning)
+            return list(StratifiedKFold(k, shuffle=True, random_state=seed).split(y, y[:, 0]))
     return list(KFold(k, shuffle=True, random_state=seed).split(y))
 
 

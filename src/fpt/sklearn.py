@@ -139,7 +139,7 @@ class _FPTEstimator(BaseEstimator):
         fpt.data.modalities), and auto (or None) read from ``X``'s shape as an .npz's X is (fpt.data.arrays)."""
         given = modalities.requested(modalities.AUTO if self.modality is None else self.modality,
                                      type(self).__name__, "modality")
-        return modality_of(X) if given == modalities.AUTO and X is not None else given
+        return modality_of(X, f"{type(self).__name__}.fit: X") if given == modalities.AUTO and X is not None else given
 
     def _config(self, modality: str | None = None) -> RunConfig:
         """The RunConfig of a fit: the estimator's arguments, ``options``, and the data task (``modality``: the

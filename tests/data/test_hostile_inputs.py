@@ -104,6 +104,14 @@ def _misspelt_npz(root: Path) -> Path:
 CASES["npz misspelt X_test"] = (_misspelt_npz, *CASES["npz misspelt X_test"][1:])
 
 
+def _one_feature_npz(root: Path) -> Path:
+    np.savez(root / "d.npz", X=np.arange(10.0), y=np.arange(10) % 2)  # one feature, saved without its column axis
+    return root / "d.npz"
+
+
+CASES["npz X of one dimension"] = (_one_feature_npz, [], ["d.npz: X", "shape (10,)", "X.reshape(-1, 1)"])
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_hostile_data_fails_fpt_train_in_one_line(name, tmp_path, capsys):
     write, flags, words = CASES[name]

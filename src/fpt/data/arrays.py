@@ -22,9 +22,10 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
 
 
-def modality_of(X: Any) -> str:
+def modality_of(X: Any, where: str = "X") -> str:
     """The modality arrays hold by their shape (--modality auto): a list of series of different lengths
-    (``series_list``) and (n, C, L) floats are series, (n, d) a table, (n, H, W) uint8 or (n, H, W, C) images."""
+    (``series_list``) and (n, C, L) floats are series, (n, d) a table, (n, H, W) uint8 or (n, H, W, C) images.
+    ``where`` names the array in the error (the file and its key, or the estimator's argument)."""
     if isinstance(X, list):
         return "timeseries"
     if X.ndim == 2:
@@ -33,7 +34,9 @@ def modality_of(X: Any) -> str:
         return "image"
     if X.ndim == 3:
         return "timeseries"
-    raise DataError(f"X has shape {X.shape}; use (n, features), (n, H, W[, C]) images or (n, channels, length) series")
+    fix = "a column of one feature per example is X.reshape(-1, 1)" if X.ndim == 1 else \
+        "use (n, features), (n, H, W[, C]) images or (n, channels, length) series"
+    raise DataError(f"{where} has shape {X.shape}; {fix}")
 
 
 def read_npz(path: Path, modality: str, image_channels: str, image_size: int) -> RawData:
@@ -106,7 +109,7 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
     if "X" not in arrays or "y" not in arrays:
         raise DataError(f"{name}: arrays {sorted(arrays)}; an .npz needs X (inputs) and y (targets), optionally "
                         "X_val/y_val and X_test/y_test")
-    kind = modality_of(arrays["X"]) if modality == "auto" else modality
+    kind = modality_of(arrays["X"], f"{name}: X") if modality == "auto" else modality
     held = _held(kind, name)  # how arrays hold this modality (fpt.data.modalities: its entry's ``arrays``)
     channels = held.channels(arrays["X"], image_channels)
     splits = {}
