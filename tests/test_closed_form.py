@@ -526,5 +526,5 @@ def test_folds_with_a_one_example_class_are_made_without_a_warning():
     assert len(folds) == 2
     held = np.concatenate([val for _, val in folds])
     assert sorted(held.tolist()) == list(range(7))  # every example held out once
-    for train, val in folds:  # stratified: each fold holds out one or two of classes 0 and 1
+    for _, val in folds:  # stratified: each fold holds out one or two of classes 0 and 1
         assert set(np.bincount(y[val, 0], minlength=3)[:2]) <= {1, 2}
