@@ -4,12 +4,12 @@ import re
 
 import pytest
 import torch
+from tests.bodies.checks import assert_block_rows_agree, assert_fpt_last_block_rows_agree
 
 from fpt.bodies import BODIES, FAMILIES, Body, BodySpec, build_body
 from fpt.bodies import attention as attention_module
 from fpt.bodies.longformer import LONGFORMER_BASE, LongformerBody, band_mask, longformer_config
 from fpt.errors import BodyUnavailableError
-from fpt.model import FPT, InputSpec
 
 W, H = 32, 4
 WINDOWS = [4, 8]  # per layer: one-sided windows 2 and 4, both narrower than the sequences below
@@ -123,15 +123,8 @@ def test_attention_weights_block_rows_and_fpt(tiny_longformer_dir):
     assert torch.all(a[1, :, :7, 7:] == 0)
     far = (torch.arange(10)[:, None] - torch.arange(10)[None]).abs() > WINDOWS[0] // 2
     assert torch.all(a[:, :, far] == 0)
-    rows = torch.tensor([[8, 9], [5, 6]])
-    full = body.block(1, h, mask)
-    torch.testing.assert_close(body.block_rows(1, h, mask, rows), full.gather(1, rows[..., None].expand(-1, -1, W)))
-    model = FPT(body, InputSpec(seq_len=10, num_classes=3, token_dim=5, num_outputs=2))
-    x, lengths = torch.randn(2, 10, 5), torch.tensor([10, 7])
-    model.last_block_rows = False
-    slow = model(x, lengths)
-    model.last_block_rows = True
-    torch.testing.assert_close(model(x, lengths), slow)
+    assert_block_rows_agree(body, 1, h, mask, torch.tensor([[8, 9], [5, 6]]))
+    assert_fpt_last_block_rows_agree(body, [10, 7])
 
 
 def test_named_body_has_known_hyperparameters_and_fails_fast_offline(monkeypatch):

@@ -4,12 +4,12 @@ import re
 
 import pytest
 import torch
+from tests.bodies.checks import assert_block_rows_agree, assert_fpt_last_block_rows_agree
 
 from fpt.bodies import BODIES, FAMILIES, Body, BodySpec, build_body
 from fpt.bodies import attention as attention_module
 from fpt.bodies.t5 import T5_SIZES, T5Body, t5_config
 from fpt.errors import BodyUnavailableError
-from fpt.model import FPT, InputSpec
 
 W, H, BUCKETS = 32, 4, 8
 
@@ -100,15 +100,8 @@ def test_attention_weights_block_rows_and_fpt(tiny_t5_dir):
     assert a.shape == (2, H, 6, 6)
     torch.testing.assert_close(a.sum(-1), torch.ones(2, H, 6))
     assert torch.all(a[1, :, :, 4:] == 0)
-    rows = torch.tensor([[4, 5], [2, 3]])
-    full = body.block(1, h, mask)
-    torch.testing.assert_close(body.block_rows(1, h, mask, rows), full.gather(1, rows[..., None].expand(-1, -1, W)))
-    model = FPT(body, InputSpec(seq_len=6, num_classes=3, token_dim=5, num_outputs=2))
-    x, lengths = torch.randn(2, 6, 5), torch.tensor([6, 4])
-    model.last_block_rows = False
-    slow = model(x, lengths)
-    model.last_block_rows = True
-    torch.testing.assert_close(model(x, lengths), slow)
+    assert_block_rows_agree(body, 1, h, mask, torch.tensor([[4, 5], [2, 3]]))
+    assert_fpt_last_block_rows_agree(body, [6, 4])
 
 
 def test_positions_train_through_every_block(tiny_t5_dir):

@@ -4,6 +4,7 @@ import re
 
 import pytest
 import torch
+from tests.bodies.checks import assert_block_rows_agree
 
 from fpt.bodies import BODIES, FAMILIES, Body, BodySpec, build_body
 from fpt.bodies.vit import VIT_BASE, ViTBody, resize_positions, vit_config
@@ -135,9 +136,7 @@ def test_attention_weights_and_block_rows(tiny_vit_dir):
     assert a.shape == (2, 4, 6, 6)
     torch.testing.assert_close(a.sum(-1), torch.ones(2, 4, 6))
     assert torch.all(a[1, :, :, 4:] == 0)
-    rows = torch.tensor([[4, 5], [2, 3]])
-    full = body.block(0, h, mask)
-    torch.testing.assert_close(body.block_rows(0, h, mask, rows), full.gather(1, rows[..., None].expand(-1, -1, W)))
+    assert_block_rows_agree(body, 0, h, mask, torch.tensor([[4, 5], [2, 3]]))
 
 
 def test_named_body_is_vit_b16_and_fails_fast_offline(monkeypatch):
