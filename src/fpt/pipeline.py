@@ -260,7 +260,8 @@ def in_memory_raw(memory: Any, config: RunConfig) -> Any:
     """In-memory data (fpt.data.memory) read as ``config``'s target and modality say: ``RawData``, unsplit."""
     from fpt.data.memory import from_memory
 
-    return from_memory(memory, config.target_column, config.modality, config.image_channels, config.image_size)
+    return from_memory(memory, config.target_column, config.modality, config.image_channels, config.image_size,
+                       config.drop_columns)
 
 
 def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:

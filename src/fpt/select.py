@@ -36,8 +36,8 @@ MIN_PER_CLASS = 2  # fewer default folds where a fold's validation part would ho
 # Fields a candidate may not set: the folds are the procedure's, and the data is what is cross-validated; a
 # candidate that changed the objective, the target or the held-out test examples would be scored on another
 # question (accuracy against R², or of another column), so its fold scores could not be ranked against the others'.
-NOT_CANDIDATE_FIELDS = ("data", "folds", "fold", "train_on_val", "objective", "target_column", "task", "modality",
-                        "test_fraction", "split_seed")
+NOT_CANDIDATE_FIELDS = ("data", "folds", "fold", "train_on_val", "objective", "target_column", "drop_columns", "task",
+                        "modality", "test_fraction", "split_seed")
 
 
 @dataclass
@@ -135,7 +135,8 @@ def _smallest_class(config: RunConfig) -> tuple[int, bool]:
     from fpt.data import load
     from fpt.data.base import finish_splits, infer_objective
 
-    raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size)
+    raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size,
+               config.drop_columns)
     train = raw.splits["train"]
     classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)[0] == "classification"
     # any fold gives the pool (train + val); it also refuses data with its own validation split, early
@@ -465,7 +466,8 @@ def _pool_size(config: RunConfig) -> int:
     from fpt.data import load
     from fpt.data.base import finish_splits, infer_objective
 
-    raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size)
+    raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size,
+               config.drop_columns)
     train = raw.splits["train"]
     classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)[0] == \
         "classification"

@@ -58,6 +58,10 @@ class RunConfig:
                                       "a column named target, label, labels, class or y, else the last column; "
                                       "config.yaml records the one chosen); --target NAME sets it when NAME is not "
                                       "a number", None)
+    drop_columns: str | None = _help("--data tables: columns that are not features, left out of the model "
+                                     "(comma-separated: an identifier, a row number, a column that gives the answer "
+                                     "away); each must be a column of the table. fpt predict then accepts them in "
+                                     "new inputs and ignores them", None)
     objective: str = _help("--data: auto | classification | regression (auto: text, bool or <= 20 distinct integer "
                            "values classify, other numbers regress)", "auto")
     modality: str = _help("--data: auto, or the modality (an entry of fpt.data.modalities) to read it as (auto: from "
@@ -318,6 +322,8 @@ class RunConfig:
                                                                      f"{(self.folds or 2) - 1}): give both or neither"),
                 (self.fold is None or self.folds is None or 0 <= self.fold < self.folds, "fold",
                  f"must be in 0..{(self.folds or 2) - 1} (folds={self.folds})"),
+                (self.drop_columns is None or all(n.strip() for n in str(self.drop_columns).split(",")),
+                 "drop_columns", "must name columns, comma-separated (e.g. id,row), or be left out"),
                 (self.max_categories >= 1, "max_categories", "must be >= 1"),
                 (self.image_size >= 1, "image_size", "must be >= 1"),
                 (self.patch_size >= 1 and self.image_size % self.patch_size == 0, "patch_size",
@@ -354,7 +360,7 @@ FITS = ("gradient", "closed-form", "auto")  # RunConfig.fit (fpt.train.fit, fpt.
 CF_HEADS = ("ridge", "logistic")  # RunConfig.cf_head (fpt.closed_form)
 TIE_BREAKS = ("first", "loss")  # RunConfig.tie_break (fpt.train.fit's selection)
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
-DATA_FIELDS = ("data", "target_column", "objective", "modality", "val_fraction", "test_fraction", "folds", "fold",
+DATA_FIELDS = ("data", "target_column", "drop_columns", "objective", "modality", "val_fraction", "test_fraction", "folds", "fold",
                "split_seed", "train_on_val", "max_categories", "image_size", "patch_size", "image_channels",
                "series_patch", "series_stride", "series_norm", "sequence_tokens", "sequence_max_len",
                "cf_difference")  # the series tokeniser reads cf_difference: it cuts the difference's windows too

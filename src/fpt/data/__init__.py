@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from fpt.data.base import RawData
+from fpt.data.base import RawData, column_names
 from fpt.errors import DataError
 from fpt.settings import RunConfig
 
@@ -77,10 +77,11 @@ def detect(path: str) -> str:
 
 
 def load(path: str, target: str | None = RunConfig.target_column, modality: str = RunConfig.modality,
-         image_channels: str = RunConfig.image_channels, image_size: int = RunConfig.image_size) -> RawData:
+         image_channels: str = RunConfig.image_channels, image_size: int = RunConfig.image_size,
+         drop_columns: str | None = RunConfig.drop_columns) -> RawData:
     """Read ``path`` into ``RawData`` (splits as the data defines them; none carved out yet); inside a
     ``fpt.data.memory.held`` block, the in-memory data of that name. The options are the RunConfig fields of the
-    same names (--target, --modality, --image-channels, --image-size), their defaults RunConfig's."""
+    same names (--target, --modality, --image-channels, --image-size, --drop-columns), their defaults RunConfig's."""
     from fpt.data.formats import FORMATS, Request
     from fpt.data.memory import held_data
     from fpt.data.modalities import requested
@@ -89,7 +90,7 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     held = held_data(str(path))
     if held is not None:
         return held
-    read, key = _READ.get(), (str(path), target, modality, image_channels, image_size)
+    read, key = _READ.get(), (str(path), target, modality, image_channels, image_size, drop_columns)
     if read is not None and key in read:
         return read[key]
     fmt = FORMATS[detect(str(path))]
@@ -98,7 +99,12 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     if fmt.modality is not None and modality not in {"auto", fmt.modality}:
         raise DataError(f"{path}: holds {fmt.modality} data; --modality {modality} cannot apply (drop it or use "
                         f"{fmt.modality})")
-    raw = fmt.read(path, Request(target, modality, image_channels, image_size))
+    drop = column_names(drop_columns)
+    raw = fmt.read(path, Request(target, modality, image_channels, image_size, drop))
+    if drop and "dropped" not in raw.notes:  # only a table's readers leave columns out
+        kind = f"an {fmt.name} file" if fmt.name == "npz" else raw.source
+        raise DataError(f"{path}: --drop-columns (drop_columns) leaves out named columns of a table file (CSV, TSV, "
+                        f"JSON lines, Parquet) or a saved dataset, but this is {kind}; drop the option")
     if read is not None:
         read[key] = raw
     return raw

@@ -11,6 +11,7 @@ Errors are ``DataError``: one line naming the file (and column or row) and the f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,6 +121,11 @@ def rows(mask: np.ndarray, limit: int = 5) -> str:
     return f"{shown}{', ...' if len(where) > limit else ''} ({len(where)} in all)"
 
 
+def column_names(value: str | None) -> tuple[str, ...]:
+    """A comma-separated list of column names (RunConfig.drop_columns) as names, each stripped; () for None."""
+    return () if value is None else tuple(dict.fromkeys(n.strip() for n in str(value).split(",") if n.strip()))
+
+
 def choose_targets(columns: list[str], target: str | None, where: str) -> list[str]:
     """The target columns: ``target`` (comma-separated names), else a conventional name, else the last column."""
     if target is not None:
@@ -163,6 +169,56 @@ def _numbers(col: np.ndarray) -> np.ndarray:
 
 class ObjectiveInferred(FptWarning):
     """The objective was decided from the target's values (the user did not give it, the format does not say)."""
+
+
+class ColumnNote(FptWarning):
+    """A table's feature column is probably not read as its author meant: an identifier (a row number, a different
+    text on every row), which as a feature can only tell the training rows apart, or numbers written with thousands
+    separators, which read as text categories. The note names the fix (--drop-columns, or the file)."""
+
+
+# From this many training rows on, a column with a different value on every row is named (below it, a handful of
+# rows are often all different by chance).
+IDENTIFIER_MIN_ROWS = 20
+THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")  # 1,234 or -12,345,678.5: a number, as text
+
+
+def column_notes(raw: RawData) -> list[str]:
+    """One line per feature column of a table's training split that is probably not read as meant: numbers with
+    ',' between thousands (every present value; read as text categories), or a different value on every row that
+    is either whole numbers counting through a range (a row number or an id) or text (an id, a timestamp, free
+    text): as a category or a number it tells rows apart and nothing else. Real-valued measurements are never
+    named."""
+    if raw.modality != "tabular":
+        return []
+    train = raw.splits["train"]
+    n = len(train.y)
+    notes = []
+    for name in raw.notes.get("features", []):
+        col = train.x[name]
+        fix = f"--drop-columns {name} (Python: drop_columns={name!r})"
+        if col.dtype.kind == "O":
+            present = [str(v).strip() for v, m in zip(col, is_missing(col), strict=True) if not m]
+            if present and all(THOUSANDS.fullmatch(v) for v in present):
+                notes.append(f"{train.where}: column {name!r} holds numbers written with ',' between thousands "
+                             f"({present[0]!r}), so it is read as text categories; write them without separators "
+                             f"(e.g. {present[0].replace(',', '')}) to read them as numbers")
+                continue
+            if n < IDENTIFIER_MIN_ROWS or len(present) < n or len(set(present)) < n:
+                continue
+            what = "a different text on every training row (an identifier, a timestamp or free text?): as a " \
+                   "category it can only tell rows apart"
+        elif col.dtype.kind in "iuf":
+            values = col.astype(np.float64)
+            if n < IDENTIFIER_MIN_ROWS or not np.isfinite(values).all() or (values != np.round(values)).any() \
+                    or len(np.unique(values)) < n or values.max() - values.min() + 1 != n:
+                continue
+            what = "whole numbers counting through the rows (a row number or an id?): as a number it can only " \
+                   "tell rows apart"
+        else:
+            continue
+        notes.append(f"{train.where}: column {name!r} holds {what}; if it is not a feature, leave it out with {fix}")
+    return notes
 
 
 def inferred_note(objective: str, why: str, where: str) -> str:
@@ -308,8 +364,9 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
     return np.sort(rest), np.sort(held)
 
 
-__all__ = ["Checks", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets", "finish_splits", "fold_indices",
-           "from_numbers", "infer_objective", "is_missing", "plain_value", "shown"]
+__all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
+           "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective",
+           "is_missing", "plain_value", "shown"]
 
 
 def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -29,6 +29,7 @@ class Request:
     modality: str
     image_channels: str
     image_size: int
+    drop: tuple[str, ...] = ()  # drop_columns: a table's columns left out (a reader of other data leaves it)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def _tables_claim(p: Path) -> bool:
 def _read_tables(path: Any, r: Request) -> RawData:
     from fpt.data.tables import read_tables
 
-    return read_tables(Path(path), r.target, r.modality)
+    return read_tables(Path(path), r.target, r.modality, r.drop)
 
 
 def _images_claim(p: Path) -> bool:
@@ -102,7 +103,7 @@ def _hub_claim(p: Path) -> bool:
 def _read_hub(path: Any, r: Request) -> RawData:
     from fpt.data.hub import load_hub
 
-    return load_hub(str(path), r.target, r.modality, r.image_channels, r.image_size)
+    return load_hub(str(path), r.target, r.modality, r.image_channels, r.image_size, r.drop)
 
 
 def _predict_tables(path: Path, checks: Checks) -> Inputs:

@@ -28,7 +28,8 @@ def _offline() -> bool:
         os.environ.get("HF_DATASETS_OFFLINE", "0").lower() in {"1", "true", "yes"}
 
 
-def load_hub(name: str, target: str | None, modality: str, image_channels: str, image_size: int) -> RawData:
+def load_hub(name: str, target: str | None, modality: str, image_channels: str, image_size: int,
+             drop: tuple[str, ...] = ()) -> RawData:
     datasets = quiet_datasets()
     path = Path(name)
     if is_saved_dataset(path):
@@ -74,7 +75,7 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
                 values = np.array([feat.names[int(v)] for v in values], dtype=object)
             cols[col] = values
         parts[split] = (cols, f"{name} [{split}]")
-    return columns_to_raw(parts, target, modality, source, how)
+    return columns_to_raw(parts, target, modality, source, how, drop)
 
 
 def _images(splits, column: str, target: str | None, channels: str, size: int, source: str, how: str) -> RawData:  # noqa: ANN001

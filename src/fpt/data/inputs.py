@@ -79,6 +79,8 @@ class Schema:
                                **modality(self.modality).describe(self.prep.tokeniser, self.features, self.info)}
         if "X_shape" in self.info:
             out["npz_X_shape"] = self.info["X_shape"]
+        if getattr(self.prep, "dropped", None):  # in the training table, left out; read past in new inputs
+            out["dropped_columns"] = list(self.prep.dropped)
         return out
 
 
@@ -135,7 +137,8 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
                                                                   else "")
                           + f", which the model was trained on; add it (empty values count as missing). The model's "
                           f"feature columns: {shown(features)}")
-    extra = [c for c in cols if c not in features and c not in targets]
+    dropped = getattr(schema.prep, "dropped", [])  # left out in training (drop_columns): read past here too
+    extra = [c for c in cols if c not in features and c not in targets and c not in dropped]
     if extra:
         raise SchemaError(f"{where}: column {extra[0]!r}" + (f" (and {shown(extra[1:], 5)})" if len(extra) > 1 else "")
                           + f" was not a feature when the model was trained; drop it. The model's feature columns: "

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.arrays import from_arrays, series_list
-from fpt.data.base import SEEDED, RawData
+from fpt.data.base import SEEDED, RawData, column_names
 from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
 from fpt.errors import ConfigError, DataError
@@ -36,9 +36,12 @@ def _inputs(X: Any) -> Any:
     return series if series is not None else np.asarray(X)
 
 
-def from_memory(data: Any, target: str | None, modality: str, image_channels: str, image_size: int) -> RawData:
-    """``RawData`` (one training split: validation and test are held out as for a file) of in-memory data."""
+def from_memory(data: Any, target: str | None, modality: str, image_channels: str, image_size: int,
+                drop_columns: str | None = None) -> RawData:
+    """``RawData`` (one training split: validation and test are held out as for a file) of in-memory data;
+    ``drop_columns`` (comma-separated) leaves a table's columns out."""
     requested(modality, f"data={type(data).__name__}")
+    drop = column_names(drop_columns)
     if hasattr(data, "to_pandas") and hasattr(data, "column_names"):  # a datasets.Dataset, without importing datasets
         data = data.to_pandas()
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
@@ -48,7 +51,11 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
             raise DataError(f"the DataFrame has {names.count(clash[0])} columns named {clash[0]!r} (as text): give "
                             "every column its own name (df.columns = [...])")
         columns = {str(c): data[c].to_numpy() for c in data.columns}
-        return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED)
+        return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED,
+                              drop)
+    if drop:
+        raise ConfigError(f"drop_columns={drop_columns!r} leaves out a table's columns, but data={type(data).__name__} "
+                          "has none: drop the argument (or pass a pandas DataFrame)")
     if isinstance(data, tuple) and len(data) == 2:
         arrays = {"X": _inputs(data[0]), "y": np.asarray(data[1])}
     elif isinstance(data, Mapping):

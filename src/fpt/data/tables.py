@@ -185,8 +185,8 @@ def split_files(directory: Path) -> dict[str, Path]:
     return found
 
 
-def read_tables(path: Path, target: str | None, modality: str) -> RawData:
-    """A table file, or a directory of split files, as tabular or sequence ``RawData``."""
+def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, ...] = ()) -> RawData:
+    """A table file, or a directory of split files, as tabular or sequence ``RawData`` (``drop``: columns left out)."""
     if path.is_dir():
         files = split_files(path)
         if "train" not in files:
@@ -198,22 +198,35 @@ def read_tables(path: Path, target: str | None, modality: str) -> RawData:
         parts = _by_split_column(read_columns(path), path)
         split_from = f"the {SPLIT_COLUMN!r} column" if len(parts) > 1 else SEEDED
         source = f"{FORMAT_NAMES[BUILDERS[path.suffix.lower()]]} file {path}"
-    return columns_to_raw(parts, target, modality, source, split_from)
+    return columns_to_raw(parts, target, modality, source, split_from, drop)
 
 
 def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str,
-                   source: str, split_from: str) -> RawData:
-    """Split -> (columns, where) as tabular or sequence ``RawData``: targets chosen and checked."""
+                   source: str, split_from: str, drop: tuple[str, ...] = ()) -> RawData:
+    """Split -> (columns, where) as tabular or sequence ``RawData``: targets chosen and checked; the columns of
+    ``drop`` (--drop-columns) left out before anything is read of them (a split file may lack them), and named in
+    the notes (``dropped``) so that fpt predict ignores them in new inputs."""
     train_cols, train_where = parts["train"]
     names = [c for c in train_cols if c != SPLIT_COLUMN]
+    unknown = [c for c in drop if c not in names]
+    if unknown:
+        raise DataError(f"{train_where}: --drop-columns (drop_columns) names {unknown[0]!r}, which is not a column; its "
+                        f"columns are {shown(names)}")
     targets = choose_targets(names, target, train_where)
-    features = [c for c in names if c not in targets]
+    both = [c for c in drop if c in targets]
+    if both:
+        chosen = "" if target is not None else " (chosen by default: a column named target, label, labels, class " \
+                                                "or y, else the last)"
+        raise DataError(f"{train_where}: {both[0]!r} is the target{chosen} and in --drop-columns (drop_columns); a "
+                        "target is never a feature: take it out of --drop-columns, or name the target with --target")
+    features = [c for c in names if c not in targets and c not in drop]
     if not features:
-        raise DataError(f"{train_where}: every column is a target ({', '.join(targets)}); a table needs at least one "
+        raise DataError(f"{train_where}: every column is a target ({', '.join(targets)})"
+                        + (f" or dropped ({', '.join(drop)})" if drop else "") + "; a table needs at least one "
                         "feature column")
     splits = {}
     for split, (cols, where) in parts.items():
-        missing = [c for c in names if c not in cols]
+        missing = [c for c in (*targets, *features) if c not in cols]
         if missing:
             raise DataError(f"{where}: no column(s) {', '.join(map(repr, missing))}, which the training file has; "
                             "give every split file the same columns")
@@ -231,12 +244,14 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         text = [c for c in features if splits["train"].x[c].dtype.kind == "O"]
         if len(text) != 1:
             raise DataError(f"{train_where}: --modality sequence needs exactly one text feature column (found "
-                            f"{', '.join(text) or 'none'} among {', '.join(features)}); drop the other columns")
+                            f"{', '.join(text) or 'none'} among {', '.join(features)}); leave the others out with "
+                            "--drop-columns")
         for s in splits.values():
             s.x = {text[0]: s.x[text[0]]}
         features = text
+    notes: dict[str, Any] = {"features": features, **({"dropped": list(drop)} if drop else {})}
     return RawData(modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
-                   split_from, {"features": features})
+                   split_from, notes)
 
 
 def _stack_targets(cols: list[np.ndarray]) -> np.ndarray:

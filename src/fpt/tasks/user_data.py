@@ -69,6 +69,7 @@ class Preprocessing:
     targets: list[str]
     classes: list[list] | None  # classification: per target, the label of each class index
     features: list[str]
+    dropped: list[str] = dataclasses.field(default_factory=list)  # the table's columns left out (drop_columns)
 
     def encode_targets(self, y: np.ndarray, where: str) -> torch.Tensor:
         if self.classes is None:
@@ -88,7 +89,7 @@ class Preprocessing:
     def to_json(self) -> dict[str, Any]:
         return {"format": FITTED_FORMAT, "modality": self.modality, "targets": self.targets,
                 "features": self.features, "classes": self.classes, "objective": self.objective.to_json(),
-                "tokeniser": self.tokeniser.to_json()}
+                "tokeniser": self.tokeniser.to_json(), **({"dropped": self.dropped} if self.dropped else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Preprocessing:
@@ -101,11 +102,11 @@ class Preprocessing:
         classes = data.get("classes")
         if classes is not None and (not isinstance(classes, list) or not all(isinstance(c, list) and c for c in classes)):
             raise DataError(f"data.json field 'classes' is {str(classes)[:40]!r}; expected a list of class lists per target")
-        for name in ("targets", "features"):
-            if not isinstance(data.get(name), list):
+        for name in ("targets", "features", "dropped"):
+            if not isinstance(data.get(name, []), list):
                 raise DataError(f"data.json field {name!r} is {str(data.get(name))[:40]!r}; expected a list of names")
         return cls(data["modality"], from_json(data["tokeniser"]), objective_from_json(data["objective"]),
-                   list(data["targets"]), classes, list(data["features"]))
+                   list(data["targets"]), classes, list(data["features"]), list(data.get("dropped", [])))
 
 
 # The largest |target| a regression trains on: predictions are float32 (max 3.4e38) and the squared errors of
@@ -176,7 +177,8 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
                           f"{train.where} is {raw.modality} data: drop it (or give a series set)")
     entry = modality(raw.modality)
     tok = entry.tokeniser.fit_from(train.x, _declared(options, entry.facts(len(train.y), {})), raw.notes)
-    return Preprocessing(raw.modality, tok, obj, list(raw.targets), classes, list(raw.notes.get("features", [])))
+    return Preprocessing(raw.modality, tok, obj, list(raw.targets), classes, list(raw.notes.get("features", [])),
+                         list(raw.notes.get("dropped", [])))
 
 
 @TASKS.register(DATA_TASK)
@@ -191,7 +193,8 @@ class UserData:
 
         if options.data is None:
             raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with --data PATH")
-        raw = load(options.data, options.target_column, options.modality, options.image_channels, options.image_size)
+        raw = load(options.data, options.target_column, options.modality, options.image_channels, options.image_size,
+                   options.drop_columns)
         return task_from_loaded(raw, options, seed)
 
 
@@ -200,7 +203,15 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     decided, the missing validation/test splits held out, then ``task_from_raw``."""
     import warnings
 
-    from fpt.data.base import ObjectiveInferred, finish_splits, from_numbers, infer_objective, inferred_note
+    from fpt.data.base import (
+        ColumnNote,
+        ObjectiveInferred,
+        column_notes,
+        finish_splits,
+        from_numbers,
+        infer_objective,
+        inferred_note,
+    )
 
     train = raw.splits["train"]
     objective, why = infer_objective(train.y, raw.targets, options.objective, train.where, raw.declared)
@@ -209,6 +220,8 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     task = task_from_raw(split, options, seed, objective, why)
     if from_numbers(train.y, options.objective, raw.declared):  # said once the data trains (an error says enough)
         warnings.warn(inferred_note(objective, why, train.where), ObjectiveInferred, stacklevel=2)
+    for note in column_notes(raw):
+        warnings.warn(note, ColumnNote, stacklevel=2)
     return task
 
 

@@ -1,0 +1,163 @@
+"""--drop-columns (RunConfig.drop_columns): a table's columns that are not features, and the notes that point to it."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fpt
+from fpt.cli import main
+from fpt.data import load
+from fpt.data.base import ColumnNote, column_notes
+from fpt.errors import ConfigError, DataError, SchemaError
+from fpt.experiments.runner import config_key
+
+
+def _table(path, n=60, extra=None):
+    """row,x1,x2,label: row counts 0..n-1; label follows x1; ``extra``: more columns (name -> values)."""
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.normal(size=n), rng.normal(size=n)
+    frame = pd.DataFrame({"row": np.arange(n), "x1": x1.round(3), "x2": x2.round(3), **(extra or {}),
+                          "label": np.where(x1 > 0, "hi", "lo")})
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def _build(path, body, **kw):
+    fields = dict(data=str(path), body=body, init="random", steps=4, batch_size=8, eval_every=2, device="cpu",
+                  fit="gradient", baselines="none")
+    return fpt.build(**{**fields, **kw})
+
+
+def test_dropped_columns_are_not_features_and_predict_reads_past_them(tmp_path, tiny_bert_dir):
+    frame = _table(tmp_path / "t.csv")
+    exp = _build(tmp_path / "t.csv", tiny_bert_dir, drop_columns="row")
+    assert exp.config.drop_columns == "row" and exp.data.spec.seq_len == 2  # x1 and x2, one token each
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    fitted = json.loads((tmp_path / "run" / "data.json").read_text())
+    assert fitted["features"] == ["x1", "x2"] and fitted["dropped"] == ["row"]
+    model = fpt.load(tmp_path / "run")
+    with_row, without_row = model.predict(frame.drop(columns="label")), model.predict(frame[["x1", "x2"]])
+    assert (with_row == without_row).all() and len(with_row) == 60
+    with pytest.raises(SchemaError, match="'other' was not a feature"):  # a column never seen is still refused
+        model.predict(frame.drop(columns="label").assign(other=1.0))
+    assert model.schema.describe()["dropped_columns"] == ["row"]
+    # from the command line, into a CSV of predictions
+    frame.drop(columns="label").to_csv(tmp_path / "new.csv", index=False)
+    assert main(["predict", str(tmp_path / "run"), str(tmp_path / "new.csv"), "--out", str(tmp_path / "p.csv")]) == 0
+    assert len(pd.read_csv(tmp_path / "p.csv")) == 60
+
+
+def test_without_drop_columns_the_row_number_is_a_feature_and_the_key_is_unchanged(tmp_path, tiny_bert_dir):
+    _table(tmp_path / "t.csv")
+    exp = _build(tmp_path / "t.csv", tiny_bert_dir)
+    assert exp.config.drop_columns is None and exp.data.spec.seq_len == 3
+    plain = fpt.config.RunConfig(task="bit-xor")
+    assert config_key(plain) == config_key(fpt.config.RunConfig(task="bit-xor", drop_columns=None))
+
+
+def test_a_dataframe_drops_columns_and_arrays_refuse_them(tiny_bert_dir, tmp_path):
+    frame = _table(tmp_path / "t.csv")
+    exp = fpt.build(data=frame, target="label", drop_columns="row, x2", body=tiny_bert_dir, init="random", steps=2,
+                    eval_every=2, device="cpu", fit="gradient", baselines="none")
+    assert exp.data.spec.seq_len == 1
+    with pytest.raises(ConfigError, match=r"drop_columns='row'.*data=tuple has none"):
+        fpt.build(data=(frame[["x1", "x2"]].to_numpy(), frame["label"].to_numpy()), drop_columns="row",
+                  body=tiny_bert_dir)
+
+
+def test_dropping_every_column_but_one_text_column_reads_it_as_a_sequence(tmp_path):
+    _table(tmp_path / "t.csv", extra={"dna": ["ACGT"[i % 4] * 3 + "GA" for i in range(60)]})
+    assert load(str(tmp_path / "t.csv")).modality == "tabular"
+    raw = load(str(tmp_path / "t.csv"), drop_columns="row,x1,x2")
+    assert raw.modality == "sequence" and raw.notes["features"] == ["dna"] and raw.notes["dropped"] == ["row", "x1", "x2"]
+
+
+def test_a_split_file_may_lack_a_dropped_column(tmp_path):
+    (tmp_path / "d").mkdir()
+    _table(tmp_path / "d" / "train.csv")
+    _table(tmp_path / "d" / "test.csv", n=20).drop(columns="row").to_csv(tmp_path / "d" / "test.csv", index=False)
+    raw = load(str(tmp_path / "d"), drop_columns="row")
+    assert set(raw.splits) == {"train", "test"} and set(raw.splits["test"].x) == {"x1", "x2"}
+    with pytest.raises(DataError, match=r"test.csv: no column\(s\) 'row'"):
+        load(str(tmp_path / "d"))  # without --drop-columns every split file needs the training file's columns
+
+
+@pytest.mark.parametrize(("drop", "target", "words"), [
+    ("rowz", None, ["--drop-columns (drop_columns) names 'rowz', which is not a column", "row, x1, x2, label"]),
+    ("label", None, ["'label' is the target (chosen by default", "name the target with --target"]),
+    ("x1", "x1", ["'x1' is the target and in --drop-columns"]),
+    ("row,x1,x2", None, ["every column is a target (label) or dropped (row, x1, x2)"]),
+])
+def test_drop_columns_that_cannot_apply_are_one_line_errors(tmp_path, drop, target, words):
+    _table(tmp_path / "t.csv")
+    with pytest.raises(DataError) as err:
+        load(str(tmp_path / "t.csv"), target, drop_columns=drop)
+    assert str(tmp_path / "t.csv") in str(err.value)
+    for word in words:
+        assert word in str(err.value)
+
+
+def test_drop_columns_on_data_without_columns_and_empty_names_are_errors(tmp_path, capsys):
+    np.savez(tmp_path / "d.npz", X=np.zeros((20, 3)), y=np.arange(20) % 2)
+    assert main(["data", "--data", str(tmp_path / "d.npz"), "--drop-columns", "x0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fpt data: error: ") and "d.npz" in err and "but this is an npz file" in err
+    assert "leaves out named columns of a table file" in err and "drop the option" in err
+    assert len(err.splitlines()) == 1
+    with pytest.raises(ConfigError, match="'drop_columns'=' , ' must name columns"):
+        fpt.config.RunConfig(data="x.csv", task="data", drop_columns=" , ")
+
+
+def test_fpt_data_names_what_was_dropped(tmp_path, capsys):
+    _table(tmp_path / "t.csv")
+    assert main(["data", "--data", str(tmp_path / "t.csv"), "--drop-columns", "row"]) == 0
+    out = capsys.readouterr()
+    assert "  features: x1, x2\n" in out.out and "  dropped: row\n" in out.out
+    assert "note" not in out.err  # the row number is gone, so nothing is noted
+
+
+def _notes(path, **kw):
+    return column_notes(load(str(path), **kw))  # the data as read, before the held-out splits
+
+
+def test_a_row_number_and_all_different_text_are_noted_and_measurements_are_not(tmp_path, capsys):
+    n = 40
+    _table(tmp_path / "t.csv", n=n, extra={"when": [f"2020-01-{i % 28 + 1:02d}T{i:02d}" for i in range(n)],
+                                           "count": np.random.default_rng(1).permutation(n) * 7,
+                                           "kind": ["ab"[i % 2] for i in range(n)]})
+    notes = _notes(tmp_path / "t.csv")
+    assert [n.split("column ")[1].split(" ")[0] for n in notes] == ["'row'", "'when'"]
+    assert "whole numbers counting through the rows" in notes[0] and "--drop-columns row" in notes[0]
+    assert "a different text on every training row" in notes[1] and "drop_columns='when'" in notes[1]
+    # count: whole numbers all different, but not counting through a range (0, 7, 14, ...): a measurement
+    assert main(["data", "--data", str(tmp_path / "t.csv")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("fpt data: note: ") == 2 and "--drop-columns row" in err
+
+
+def test_few_rows_are_not_noted_and_sequences_never(tmp_path):
+    _table(tmp_path / "small.csv", n=12)
+    assert _notes(tmp_path / "small.csv") == []
+    _table(tmp_path / "s.csv", extra={"dna": [f"ACGT{i:03d}" for i in range(60)]})
+    assert _notes(tmp_path / "s.csv", drop_columns="row,x1,x2") == []  # every sequence differs: it is the input
+
+
+def test_numbers_with_thousands_separators_are_noted(tmp_path):
+    _table(tmp_path / "t.csv", n=12, extra={"amount": [f"{1000 + 250 * i:,}" for i in range(12)]})
+    (note,) = _notes(tmp_path / "t.csv")
+    assert "column 'amount' holds numbers written with ',' between thousands ('1,000')" in note
+    assert "e.g. 1000" in note
+
+
+def test_the_notes_come_once_as_fpt_warnings_when_the_task_is_built(tmp_path, tiny_bert_dir):
+    _table(tmp_path / "t.csv")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _build(tmp_path / "t.csv", tiny_bert_dir)
+    notes = [w for w in caught if issubclass(w.category, ColumnNote)]
+    assert len(notes) == 1 and "'row'" in str(notes[0].message)
