@@ -43,3 +43,25 @@ def test_regressor_takes_a_frame_with_a_text_column(tiny_gpt2_dir):
     assert reg.predict(X.iloc[:5]).shape == (5,)
     with pytest.raises(ValueError, match="feature names"):
         reg.predict(X.rename(columns={"kind": "other"}))
+
+
+def test_a_frame_of_pandas_own_dtypes_with_gaps_fits_each_column_as_its_values_say(tiny_gpt2_dir):
+    """Bool and int8 beside a category column made scikit-learn's validate_data cast the categories to float (a
+    ValueError), a datetime column failed its dtype promotion, and pd.NA was the category "<NA>" that turned a
+    nullable integer column categorical: X is now kept as objects and pandas' NA and NaT are missing values."""
+    n = 60
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"size": pd.Categorical(np.array(["S", "M", "L"])[np.arange(n) % 3]),
+                      "flag": rng.random(n) > 0.5, "small": rng.integers(0, 3, n).astype("int8"),
+                      "count": pd.array([1, None, 3] * (n // 3), dtype="Int64"),
+                      "maybe": pd.array([True, None, False] * (n // 3), dtype="boolean"),
+                      "note": pd.array(["u", None, "v"] * (n // 3), dtype="string"),
+                      "when": pd.date_range("2021-01-01", periods=n, freq="D").where(np.arange(n) % 9 > 0)})
+    y = (np.arange(n) % 3 == 0).astype(int)  # the size column's S
+    clf = FPTClassifier(body=tiny_gpt2_dir, **TINY).fit(X, y)
+    features = {f["name"]: f for f in clf.preprocessing_.tokeniser.features}
+    kinds = [features[f"x{j}"]["kind"] for j in range(7)]
+    assert kinds == ["categorical", "numeric", "numeric", "numeric", "numeric", "categorical", "categorical"]
+    assert 1 < features["x3"]["mean"] < 3  # of 1s and 3s on the training rows, the gaps missing (not "<NA>")
+    assert sorted(features["x5"]["categories"]) == ["u", "v"] and "NaT" not in features["x6"]["categories"]
+    assert clf.predict(X).shape == (n,) and clf.score(X, y) >= 0.9

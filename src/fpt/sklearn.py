@@ -88,7 +88,7 @@ def _has_text_columns(X: Any) -> bool:
 
 def _dtype(X: Any, categorical: bool = False) -> Any:
     """validate_data's dtype: float64, or None (keep the DataFrame's values) for text or category columns."""
-    return None if categorical or _has_text_columns(X) else np.float64
+    return object if categorical or _has_text_columns(X) else np.float64
 
 
 class _FPTEstimator(BaseEstimator):

@@ -57,3 +57,23 @@ def test_sklearn_estimators_take_aeon_3d_arrays(tiny_bert_dir):
     assert 0 <= clf.score(X, y) <= 1
     reg = FPTRegressor(body=tiny_bert_dir, init="random", steps=3, eval_every=3, device="cpu").fit(X, y * 1.5)
     assert reg.predict(X[:4]).shape == (4,)
+
+
+def test_pandas_missing_markers_are_missing_values_not_categories():
+    """pd.NA (nullable Int64, boolean, string columns) and pd.NaT read as missing: a nullable integer column with
+    gaps is numbers, not the categories "1", "3" and "<NA>"."""
+    pd = pytest.importorskip("pandas")
+    from fpt.data.base import is_missing
+    from fpt.data.memory import from_memory
+    from fpt.data.tables import column
+
+    frame = pd.DataFrame({"count": pd.array([1, None, 3, 4], dtype="Int64"),
+                          "note": pd.array(["u", None, "v", "u"], dtype="string"),
+                          "when": pd.to_datetime(["2021-01-01", None, "2021-01-03", "2021-01-04"]),
+                          "y": ["a", "b", "a", "b"]})
+    raw = from_memory(frame, "y", "auto", "auto", 32)
+    x = raw.splits["train"].x
+    counts = column(x["count"], "count")
+    assert counts.dtype == np.float64 and np.isnan(counts[1]) and counts[[0, 2, 3]].tolist() == [1.0, 3.0, 4.0]
+    assert is_missing(x["note"]).tolist() == [False, True, False, False]
+    assert is_missing(np.array([pd.NaT, pd.Timestamp("2021-01-01")], dtype=object)).tolist() == [True, False]

@@ -105,14 +105,20 @@ def shown(names: list[Any], limit: int = 12) -> str:
     return ", ".join(map(str, names[:limit])) + (" ..." if len(names) > limit else "")
 
 
+# pandas' missing markers (pd.NA of a nullable Int64/boolean/string column, pd.NaT of a datetime one), known by
+# their type's name so that pandas need not be imported: as text they were a category "<NA>", and they made a
+# column of whole numbers with a gap categorical
+_PANDAS_MISSING = ("NAType", "NaTType")
+
+
 def is_missing(values: np.ndarray) -> np.ndarray:
-    """Missing entries of a column: None, NaN, or empty text."""
+    """Missing entries of a column: None, NaN, pandas' NA or NaT, or empty text."""
     if values.dtype.kind == "f":
         return np.isnan(values)
     if values.dtype.kind in "iub":
         return np.zeros(len(values), dtype=bool)
     return np.array([v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip())
-                     for v in values], dtype=bool)
+                     or type(v).__name__ in _PANDAS_MISSING for v in values], dtype=bool)
 
 
 def rows(mask: np.ndarray, limit: int = 5) -> str:
