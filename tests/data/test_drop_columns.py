@@ -12,7 +12,7 @@ import pytest
 import fpt
 from fpt.cli import main
 from fpt.data import load
-from fpt.data.base import ColumnNote, column_notes
+from fpt.data.base import ColumnNote, column_notes, is_missing
 from fpt.errors import ConfigError, DataError, SchemaError
 from fpt.experiments.runner import config_key
 
@@ -127,13 +127,14 @@ def _notes(path, **kw):
 
 def test_a_row_number_and_all_different_text_are_noted_and_measurements_are_not(tmp_path, capsys):
     n = 40
-    _table(tmp_path / "t.csv", n=n, extra={"when": [f"2020-01-{i % 28 + 1:02d}T{i:02d}" for i in range(n)],
+    when = [f"2020-01-{i % 28 + 1:02d}T{i:02d}" if i != 5 else "" for i in range(n)]  # one gap
+    _table(tmp_path / "t.csv", n=n, extra={"when": when,
                                            "count": np.random.default_rng(1).permutation(n) * 7,
                                            "kind": ["ab"[i % 2] for i in range(n)]})
     notes = _notes(tmp_path / "t.csv")
     assert [n.split("column ")[1].split(" ")[0] for n in notes] == ["'row'", "'when'"]
     assert "whole numbers counting through the rows" in notes[0] and "--drop-columns row" in notes[0]
-    assert "a different text on every training row" in notes[1] and "drop_columns='when'" in notes[1]
+    assert "a different value on every training row that has one" in notes[1] and "drop_columns='when'" in notes[1]
     # count: whole numbers all different, but not counting through a range (0, 7, 14, ...): a measurement
     assert main(["data", "--data", str(tmp_path / "t.csv")]) == 0
     err = capsys.readouterr().err
@@ -145,6 +146,19 @@ def test_few_rows_are_not_noted_and_sequences_never(tmp_path):
     assert _notes(tmp_path / "small.csv") == []
     _table(tmp_path / "s.csv", extra={"dna": [f"ACGT{i:03d}" for i in range(60)]})
     assert _notes(tmp_path / "s.csv", drop_columns="row,x1,x2") == []  # every sequence differs: it is the input
+
+
+def test_a_datetime_column_with_a_gap_is_noted_and_its_gap_is_missing(tmp_path):
+    n = 30
+    when = pd.Series(pd.date_range("2021-01-01", periods=n, freq="h"))
+    when[4] = pd.NaT
+    pd.DataFrame({"when": when, "x": np.arange(n) % 5 * 1.5, "label": ["ab"[i % 2] for i in range(n)]}).to_parquet(
+        tmp_path / "t.parquet")
+    raw = load(str(tmp_path / "t.parquet"))
+    assert raw.splits["train"].x["when"].dtype.kind == "M"
+    assert is_missing(raw.splits["train"].x["when"]).tolist() == [i == 4 for i in range(n)]
+    (note,) = column_notes(raw)
+    assert "column 'when' holds a different value on every training row that has one" in note
 
 
 def test_numbers_with_thousands_separators_are_noted(tmp_path):

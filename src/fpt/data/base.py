@@ -115,6 +115,8 @@ def is_missing(values: np.ndarray) -> np.ndarray:
     """Missing entries of a column: None, NaN, pandas' NA or NaT, or empty text."""
     if values.dtype.kind == "f":
         return np.isnan(values)
+    if values.dtype.kind in "mM":  # a datetime or duration column (Parquet, a DataFrame): its NaT
+        return np.isnat(values)
     if values.dtype.kind in "iub":
         return np.zeros(len(values), dtype=bool)
     return np.array([v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip())
@@ -203,17 +205,18 @@ def column_notes(raw: RawData) -> list[str]:
     for name in raw.notes.get("features", []):
         col = train.x[name]
         fix = f"--drop-columns {name} (Python: drop_columns={name!r})"
-        if col.dtype.kind == "O":
+        if col.dtype.kind in "OmM":  # text, or datetimes (read as text categories)
             present = [str(v).strip() for v, m in zip(col, is_missing(col), strict=True) if not m]
             if present and all(THOUSANDS.fullmatch(v) for v in present):
                 notes.append(f"{train.where}: column {name!r} holds numbers written with ',' between thousands "
                              f"({present[0]!r}), so it is read as text categories; write them without separators "
                              f"(e.g. {present[0].replace(',', '')}) to read them as numbers")
                 continue
-            if n < IDENTIFIER_MIN_ROWS or len(present) < n or len(set(present)) < n:
+            # a timestamp column may have gaps: every present value different, and at most a tenth missing
+            if len(present) < max(IDENTIFIER_MIN_ROWS, 0.9 * n) or len(set(present)) < len(present):
                 continue
-            what = "a different text on every training row (an identifier, a timestamp or free text?): as a " \
-                   "category it can only tell rows apart"
+            what = "a different value on every training row that has one (an identifier, a timestamp or free " \
+                   "text?): read as categories, it can only tell rows apart"
         elif col.dtype.kind in "iuf":
             values = col.astype(np.float64)
             if n < IDENTIFIER_MIN_ROWS or not np.isfinite(values).all() or (values != np.round(values)).any() \
