@@ -88,12 +88,14 @@ def read_image_folder(path: Path, channels: str, size: int) -> RawData:
 
 
 def _open(path: Path):  # noqa: ANN202 (a PIL image)
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image, ImageOps, UnidentifiedImageError
 
     try:
         with Image.open(path) as im:
             im.load()
-            return _eight_bit(im)
+            # a camera's photo is stored as the sensor saw it and its EXIF orientation says how to turn it upright;
+            # as transformers' load_image does, apply it, or a phone's portrait photos train lying on their side
+            return _eight_bit(ImageOps.exif_transpose(im))
     except Image.DecompressionBombError as exc:  # a tiny compressed file that decodes to billions of pixels
         raise DataError(f"{path}: the image is too large to decode safely ({str(exc).split(' pixels')[0]} pixels); "
                         "resize it (e.g. to a few thousand pixels a side) or delete it") from None
@@ -140,6 +142,11 @@ def load_image(source: Path | np.ndarray | Any, channels: str, size: int) -> np.
         im = Image.fromarray(source[..., 0] if source.shape[-1] == 1 else source[..., :3])
     else:
         im = _eight_bit(source)
+    if im.mode in {"RGBA", "LA", "PA", "La", "RGBa"} or (im.mode == "P" and "transparency" in im.info):
+        # transparent pixels onto white, as transformers' convert_to_rgb does: convert() alone drops the alpha
+        # channel and shows whatever colour the transparent pixels hold (often black)
+        rgba = im.convert("RGBA")
+        im = Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba)
     im = im.convert("RGB" if channels == "rgb" else "L")
     if im.size != (size, size):
         im = im.resize((size, size), Image.BILINEAR)
