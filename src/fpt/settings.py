@@ -65,7 +65,8 @@ class RunConfig:
     objective: str = _help("--data: auto | classification | regression (auto: text, bool or <= 20 distinct integer "
                            "values classify, other numbers regress)", "auto")
     modality: str = _help("--data: auto, or the modality (an entry of fpt.data.modalities) to read it as (auto: from "
-                          "the files; a table whose only feature is text is a sequence)", "auto")
+                          "the files; a table whose only feature is text is a sequence; timeseries reads a "
+                          "table's rows as series, a point per column)", "auto")
     val_fraction: float = _help("--data without its own validation split: share held out of the training examples "
                                 "(all examples when the data has no splits) for validation (stratified for "
                                 "classification, seeded by split_seed)", 0.2)

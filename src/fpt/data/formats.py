@@ -142,7 +142,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            takes="an .npz of X (optionally y, to score)"),
     Format("tables", tuple(BUILDERS), ".csv, .tsv, .jsonl, .parquet", "train.csv (+ test.csv)", _tables_claim,
            _read_tables, predict=_predict_tables, takes="one table file (e.g. DIR/test.csv; CSV/TSV/JSON lines/Parquet)",
-           holds=("tabular", "sequence")),
+           holds=("tabular", "sequence", "timeseries")),
     Format("images", (), None, "class folders of images (DIR/<class>/*.png)", _images_claim, _read_images, "image",
            "each image's class folder", "class", _predict_images, "a folder of images (DIR/*.png or DIR/<class>/*.png)",
            ("image",)),

@@ -36,7 +36,7 @@ import numpy as np
 
 from fpt.data.arrays import load_npz
 from fpt.data.base import SPLIT_COLUMN, Checks, Inputs, check_target_values, plain_value, shown
-from fpt.data.formats import for_inputs
+from fpt.data.formats import FORMATS, for_inputs
 from fpt.data.images import check_images
 from fpt.data.modalities import modality
 from fpt.data.tables import ALLOW_UNSEEN_FIX
@@ -131,6 +131,11 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
     if len(lengths) > 1:
         raise SchemaError(f"{where}: columns of different lengths {sorted(lengths)}; give one value per row in each")
     features, targets = schema.features, schema.targets
+    if not features:  # a series model trained on series files or arrays: no column names to read a table by
+        others = [f.takes for f in FORMATS.values() if f.predicts(schema.modality) and f.takes
+                  and "tabular" not in (f.holds or ())]  # what reads its examples, a table file aside
+        raise SchemaError(f"{where}: columns of a table, but the model was trained on {schema.modality} data from "
+                          f"files or arrays, not on a table's columns; give {' or '.join(others) or 'arrays'}")
     missing = [f for f in features if f not in cols]
     if missing:
         raise SchemaError(f"{where}: no column {missing[0]!r}" + (f" (nor {shown(missing[1:], 5)})" if len(missing) > 1

@@ -22,7 +22,14 @@ import numpy as np
 
 from fpt.data.images import array_channels, as_images, check_images
 from fpt.data.images import array_notes as image_notes
-from fpt.data.tables import check_table, check_texts, sequence_columns, table_from_array, tabular_columns
+from fpt.data.tables import (
+    check_table,
+    check_texts,
+    sequence_columns,
+    series_columns,
+    table_from_array,
+    tabular_columns,
+)
 from fpt.data.timeseries import array_notes as series_notes
 from fpt.data.timeseries import check_series, series_from_array
 from fpt.data.tokenisers import ImageTokens, SequenceTokens, SeriesTokens, TabularTokens, Tokeniser, bad_field
@@ -120,7 +127,9 @@ def _image_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> dic
 
 
 def _series_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> dict[str, Any]:
-    return {"series": {"channels": tok.channels, "patch": tok.patch, "stride": tok.stride,
+    # features: the point columns of a table read one series per row (--modality timeseries), else none
+    return {**({"features": features} if features else {}),
+            "series": {"channels": tok.channels, "patch": tok.patch, "stride": tok.stride,
                        "max_points": max_points(tok), "train_lengths": info.get("train_lengths")}}
 
 
@@ -160,9 +169,12 @@ def _image_card(schema: Mapping[str, Any]) -> list[str]:
 
 def _series_card(schema: Mapping[str, Any]) -> list[str]:
     s = schema["series"]
-    return [f"Time series: a UCR/UEA .ts/.tsv file or arrays (n, {s['channels']}, length): {s['channels']} channel(s), "
-            f"at most {s['max_points']} points (training lengths {s['train_lengths'] or 'unknown'}), windows of "
-            f"{s['patch']} points every {s['stride']}."]
+    columns = schema.get("features")
+    rows = f" or a table of one series per row, its points in the columns {columns[0]} .. {columns[-1]}" \
+        if columns else ""
+    return [f"Time series: a UCR/UEA .ts/.tsv file or arrays (n, {s['channels']}, length){rows}: "
+            f"{s['channels']} channel(s), at most {s['max_points']} points (training lengths "
+            f"{s['train_lengths'] or 'unknown'}), windows of {s['patch']} points every {s['stride']}."]
 
 
 MODALITIES: dict[str, Modality] = {m.name: m for m in (
@@ -189,7 +201,8 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
     # CV 0.863 against 0.851; PigCVP +10.6, PickupGestureWiimoteZ +2.7, no set lower; PLAID, beside, +29.8).
     Modality("timeseries", SeriesTokens, {"series_patch": "patch", "series_stride": "stride", "series_norm": "norm"},
              True, series_features, ("nearest", "minirocket"), _series_schema, _series_card,
-             Arrays(series_from_array, series_notes, ragged=True), check_series, None, fast={"readout": "flatten"},
+             Arrays(series_from_array, series_notes, ragged=True), check_series, series_columns,
+             fast={"readout": "flatten"},
              closed_form={"cf_difference": True, "cf_gains": "0.25,4", "cf_hop": "one",
                           "cf_series_norm": "choose"}),
     # The closed-form fit of symbol sequences draws its members' embedding tables N(0, 0.02) (gpt2), whatever the

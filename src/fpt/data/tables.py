@@ -32,6 +32,7 @@ from fpt.data.base import (
     rows,
     shown,
 )
+from fpt.data.timeseries import check_series, series_from_rows
 from fpt.errors import DataError, SchemaError
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
@@ -237,9 +238,11 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     if modality == "auto":
         only = splits["train"].x[features[0]]
         modality = "sequence" if len(features) == 1 and only.dtype.kind == "O" else "tabular"
+    if modality == "timeseries":
+        return _series_raw(splits, features, targets, source, split_from, drop)
     if modality not in {"tabular", "sequence"}:
-        raise DataError(f"{train_where}: a table is tabular data or a text column of symbols (--modality "
-                        f"tabular|sequence), not {modality}")
+        raise DataError(f"{train_where}: a table is tabular data, a text column of symbols, or a series per row "
+                        f"(--modality tabular|sequence|timeseries), not {modality}")
     if modality == "sequence":
         text = [c for c in features if splits["train"].x[c].dtype.kind == "O"]
         if len(text) != 1:
@@ -251,6 +254,32 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         features = text
     notes: dict[str, Any] = {"features": features, **({"dropped": list(drop)} if drop else {})}
     return RawData(modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
+                   split_from, notes)
+
+
+def _series_values(cols: dict[str, Any], features: list[str], where: str, error: type[Exception]) -> np.ndarray:
+    """(n, len(features)) numbers: a table's feature columns as the points of one series per row."""
+    values = []
+    for name in features:
+        col = column(np.asarray(cols[name]), f"{where}, column {name!r}")
+        if col.dtype.kind != "f":
+            raise error(f"{where}: column {name!r} holds text; read as series (--modality timeseries), a table's "
+                        "feature columns are the points of one series per row, a number each (leave it out with "
+                        "--drop-columns, or fix its values)")
+        values.append(col)
+    return np.stack(values, axis=1)
+
+
+def _series_raw(splits: dict[str, Split], features: list[str], targets: list[str], source: str, split_from: str,
+                drop: tuple[str, ...]) -> RawData:
+    """A table read as series (--modality timeseries): each row one univariate series, its feature columns the points
+    in order, trailing empty cells a shorter series (``fpt.data.timeseries.series_from_rows``)."""
+    for s in splits.values():
+        s.x = series_from_rows(_series_values(s.x, features, s.where, DataError), s.where)
+    lengths = [x.shape[1] for x in splits["train"].x]
+    notes = {"features": features, "channels": 1, "train_lengths": f"{min(lengths)}..{max(lengths)}",
+             **({"dropped": list(drop)} if drop else {})}
+    return RawData("timeseries", {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
                    split_from, notes)
 
 
@@ -320,6 +349,13 @@ def tabular_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_
             for f in schema.prep.tokeniser.features}
 
 
+def series_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> list[np.ndarray]:
+    """A series model trained on a table's rows (--modality timeseries): each row's feature columns as one series,
+    checked as any new series are (``fpt.data.timeseries.check_series``)."""
+    rows = series_from_rows(_series_values(cols, schema.features, where, SchemaError), where)
+    return check_series(rows, schema, where, allow_unseen)
+
+
 def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
     """A sequence model's one text column, each value as text (missing: None)."""
     (name,) = schema.features
@@ -377,4 +413,4 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
 
 
 __all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "check_table", "check_texts", "column", "read_columns", "read_table_inputs",
-           "read_tables", "sequence_columns", "split_files", "table_from_array", "tabular_columns"]
+           "read_tables", "sequence_columns", "series_columns", "split_files", "table_from_array", "tabular_columns"]

@@ -228,6 +228,23 @@ def _declared(ts: bool, header: dict, y: np.ndarray) -> tuple[str, str] | None:
     return None
 
 
+def series_from_rows(X: np.ndarray, where: str) -> list[np.ndarray]:
+    """A table's rows (n, columns) of numbers as univariate (1, L) float32 series, one value per column in the
+    columns' order (a "wide" CSV, as aeon's and Kaggle's series often come): trailing missing values end a shorter
+    series, as in a UCR .tsv; a missing value inside one stays missing (NaN)."""
+    if np.isinf(X).any():
+        row = int(np.flatnonzero(np.isinf(X).any(axis=1))[0])
+        raise DataError(f"{where}, row {row + 1}: an infinite value; replace it with a finite number, or leave it empty "
+                        "where it is missing")
+    out = []
+    for i, row in enumerate(X):
+        real = np.flatnonzero(~np.isnan(row))
+        if not len(real):
+            raise DataError(f"{where}, row {i + 1}: a series with no values; give it values or drop the row")
+        out.append(row[: real[-1] + 1].astype(np.float32)[None, :])
+    return out
+
+
 def series_from_array(X: Any, channels: str, image_size: int, where: str) -> list[np.ndarray]:
     """(n, channels, length) or (n, length) arrays, or a list of (C, L) series (``fpt.data.arrays.series_list``),
     as a list of float32 (C, L) series."""
