@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from fpt.bodies import BodySpec, build_body
+from fpt.bodies import BodySpec, TooManyPositions, build_body
 from fpt.bodies.lora import LORA_GROUP
 from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
@@ -343,7 +343,15 @@ def assemble(config: RunConfig, data: TaskData) -> Experiment:
     config = resolved(config, data)
     if isinstance(data.train, TensorSource) and data.train.data.lengths is not None:
         data = replace(data, train=replace(data.train, bucket=config.bucket_batches))
-    model = build_model(config, data.spec)
+    try:
+        model = build_model(config, data.spec)
+    except TooManyPositions as exc:
+        if config.task != DATA_TASK or data.info.get("modality") not in MODALITIES:
+            raise
+        raise ConfigError(f"{data.info.get('data', 'the data')}: its examples make {exc.needed} tokens, but body "
+                          f"{exc.body!r} reads at most {exc.available} positions; "
+                          f"{MODALITIES[data.info['modality']].fewer_tokens}, or choose a body with more positions "
+                          "(--body gpt2 reads 1,024)") from None
     device = resolve_device(config.device)
     body_fp = fingerprint(model)
     if resolve_precision(config.precision, device, config.preset) == "bf16":

@@ -119,6 +119,16 @@ def test_every_modality_has_a_tokeniser_and_inputs_here():
         _inputs(name)
 
 
+def test_every_modality_says_how_to_make_fewer_tokens_with_a_flag_fpt_has():
+    from fpt.cli import parser
+
+    train = parser().subparsers_of["train"]
+    flags = {a for action in train._actions for a in action.option_strings}
+    for name, entry in MODALITIES.items():
+        named = [w.strip("(),.;") for w in entry.fewer_tokens.split() if w.startswith("--")]
+        assert named and all(flag in flags for flag in named), (name, named)
+
+
 @pytest.mark.parametrize("name", sorted(MODALITIES))
 def test_each_modality_tokenises_saves_and_reads_as_declared(name):
     entry = MODALITIES[name]

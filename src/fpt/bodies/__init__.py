@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fpt.bodies.base import BODIES, FAMILIES, Body, BodySpec
+from fpt.bodies.base import BODIES, FAMILIES, Body, BodySpec, TooManyPositions
 from fpt.errors import BodyUnavailableError
 from fpt.registry import import_submodules
 
@@ -28,4 +28,4 @@ def build_body(spec: BodySpec) -> Body:
     return finish_init(body, spec)
 
 
-__all__ = ["BODIES", "FAMILIES", "Body", "BodySpec", "BodyUnavailableError", "build_body"]
+__all__ = ["BODIES", "FAMILIES", "Body", "BodySpec", "BodyUnavailableError", "TooManyPositions", "build_body"]

@@ -69,6 +69,17 @@ FAMILIES: Registry = Registry("body family")
 BODIES: Registry = Registry("body")
 
 
+class TooManyPositions(ConfigError):
+    """A task's examples make more tokens than the body has learned positions (``needed``, ``available``): the
+    pipeline names the data's own fix for a --data run (fpt.data.modalities' ``fewer_tokens``)."""
+
+    def __init__(self, needed: int, available: int, body: str) -> None:
+        self.needed, self.available, self.body = needed, available, body
+        super().__init__(f"the task needs {needed} positions but body {body!r} has only {available} learned "
+                         "positions; shorten the task's sequences (e.g. task.max_len=...) or choose a body with more "
+                         "positions")
+
+
 def trimmed_positions(table: Tensor, seq_len: int, body_name: str) -> nn.Parameter:
     """Keep only the first ``seq_len`` rows of a learned position table.
 
@@ -76,11 +87,7 @@ def trimmed_positions(table: Tensor, seq_len: int, body_name: str) -> nn.Paramet
     dropped rather than frozen.
     """
     if seq_len > table.shape[0]:
-        raise ConfigError(
-            f"the task needs {seq_len} positions but body {body_name!r} has only "
-            f"{table.shape[0]} learned positions; shorten the task's sequences "
-            "(e.g. task.max_len=...) or choose a body with more positions"
-        )
+        raise TooManyPositions(seq_len, table.shape[0], body_name)
     return nn.Parameter(table[:seq_len].detach().clone())
 
 

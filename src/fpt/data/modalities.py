@@ -80,6 +80,8 @@ class Modality:
     # field of fpt.settings.DATA_DECLARED_FIELDS -> value): under preset fast, and for a closed-form fit
     fast: Mapping[str, Any] = field(default_factory=dict)
     closed_form: Mapping[str, Any] = field(default_factory=dict)
+    # what one token of it is and how to make fewer: the fix when a body has fewer positions than it makes tokens
+    fewer_tokens: str = "make fewer tokens per example"
 
     def facts(self, n_train: int, tokeniser: Mapping[str, Any], target_column: str | None = None) -> DataFacts:
         """What the defaults of a --data run of this modality read (fpt.settings.resolve): ``n_train`` training
@@ -179,10 +181,13 @@ def _series_card(schema: Mapping[str, Any]) -> list[str]:
 
 MODALITIES: dict[str, Modality] = {m.name: m for m in (
     Modality("tabular", TabularTokens, {"max_categories": None}, False, token_features, ("linear", "boosting"), _table_schema,
-             _table_card, Arrays(table_from_array, text=True), check_table, tabular_columns),
+             _table_card, Arrays(table_from_array, text=True), check_table, tabular_columns,
+             fewer_tokens="a table makes one token per feature column: leave columns out with --drop-columns (or "
+                          "reduce them beforehand, e.g. with PCA)"),
     Modality("image", ImageTokens, {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
              False, token_features, ("linear",), _image_schema, _image_card,
-             Arrays(as_images, image_notes, array_channels, missing=False), check_images, None),
+             Arrays(as_images, image_notes, array_channels, missing=False), check_images, None,
+             fewer_tokens="an image makes one token per patch: raise --patch-size or lower --image-size"),
     # Preset fast reads a time series with GPT4TS's flatten head: chosen on validation, where it beat the last
     # token on 5 of the 8 UCR/UEA sets aeon bundles, tied on 2 and lost on 1 (mean validation accuracy 0.774
     # against 0.707, seed 0; docs/results/own-data/screen/). A closed-form fit reads the series' first difference
@@ -204,7 +209,9 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
              Arrays(series_from_array, series_notes, ragged=True), check_series, series_columns,
              fast={"readout": "flatten"},
              closed_form={"cf_difference": True, "cf_gains": "0.25,4", "cf_hop": "one",
-                          "cf_series_norm": "choose"}),
+                          "cf_series_norm": "choose"},
+             fewer_tokens="a series makes one token per window: raise --series-patch (left unset, the longest "
+                          "training series makes at most 64)"),
     # The closed-form fit of symbol sequences draws its members' embedding tables N(0, 0.02) (gpt2), whatever the
     # preset. Chosen by cross-validation on the TRAIN files of bench/kinds_data.py's symbol sets
     # (docs/results/own-data/closed-form/seqinit, bench/closed_form_study.py --plan seqinit; its rule declared before
@@ -212,7 +219,8 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
     # the positions MiniLM reads order from (its own tables' std: 0.056 words, 0.025 positions).
     Modality("sequence", SequenceTokens, {"sequence_tokens": "mode", "sequence_max_len": "max_len"},
              True, symbol_counts, ("linear", "boosting"), _sequence_schema, _sequence_card, None,
-             check_texts, sequence_columns, closed_form={"input_init": "gpt2"}),
+             check_texts, sequence_columns, closed_form={"input_init": "gpt2"},
+             fewer_tokens="a sequence makes one token per symbol or word: lower --sequence-max-len"),
 )}
 PADDED = tuple(name for name, m in MODALITIES.items() if m.pads)  # the tokenisers that pad and return lengths
 
