@@ -161,11 +161,34 @@ def test_a_datetime_column_with_a_gap_is_noted_and_its_gap_is_missing(tmp_path):
     assert "column 'when' holds a different value on every training row that has one" in note
 
 
-def test_numbers_with_thousands_separators_are_noted(tmp_path):
-    _table(tmp_path / "t.csv", n=12, extra={"amount": [f"{1000 + 250 * i:,}" for i in range(12)]})
+@pytest.mark.parametrize(("values", "example", "plain"), [
+    ([f"{1000 + 250 * i:,}" for i in range(12)], "1,000", "1000"),
+    ([f"${1000 + 250 * i:,}.50" for i in range(12)], "$1,000.50", "1000.50"),
+    ([f"{5 * i}%" for i in range(12)], "0%", "0"),
+    ([f"{i}" if i % 2 else f"€{i}" for i in range(12)], "€0", "0"),
+])
+def test_numbers_written_for_people_are_noted(tmp_path, values, example, plain):
+    _table(tmp_path / "t.csv", n=12, extra={"amount": values})
     (note,) = _notes(tmp_path / "t.csv")
-    assert "column 'amount' holds numbers written with ',' between thousands ('1,000')" in note
-    assert "e.g. 1000" in note
+    assert f"column 'amount' holds numbers written with signs or separators ({example!r})" in note
+    assert f"e.g. {plain})" in note
+
+
+def test_codes_and_plain_text_are_not_numbers_written_for_people(tmp_path):
+    _table(tmp_path / "t.csv", n=12, extra={"code": [f"A{i},{i}" for i in range(12)], "eu": ["3,5"] * 12})
+    assert _notes(tmp_path / "t.csv") == []
+
+
+def test_a_target_of_numbers_written_for_people_names_the_fix(tmp_path):
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.normal(size=40), "price": [f"${rng.integers(1000, 99999):,}" for _ in range(40)]}).to_csv(
+        tmp_path / "p.csv", index=False)
+    for objective in ("auto", "regression"):
+        with pytest.raises(DataError) as err:
+            _build(tmp_path / "p.csv", "minilm", objective=objective)
+        text = str(err.value)
+        assert "p.csv: " in text and "target 'price' holds numbers written with signs or separators ('$" in text
+        assert "write them as plain numbers (e.g. " in text, text
 
 
 def test_the_notes_come_once_as_fpt_warnings_when_the_task_is_built(tmp_path, tiny_bert_dir):

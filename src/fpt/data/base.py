@@ -181,19 +181,37 @@ class ObjectiveInferred(FptWarning):
 
 class ColumnNote(FptWarning):
     """A table's feature column is probably not read as its author meant: an identifier (a row number, a different
-    text on every row), which as a feature can only tell the training rows apart, or numbers written with thousands
-    separators, which read as text categories. The note names the fix (--drop-columns, or the file)."""
+    text on every row), which as a feature can only tell the training rows apart, or numbers written with currency
+    signs, thousands separators or percent signs, which read as text categories. The note names the fix
+    (--drop-columns, or the file)."""
 
 
 # From this many training rows on, a column with a different value on every row is named (below it, a handful of
 # rows are often all different by chance).
 IDENTIFIER_MIN_ROWS = 20
-THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")  # 1,234 or -12,345,678.5: a number, as text
+# A number written for people: a currency sign, ',' between thousands, a percent sign ("$1,234.50", "12%", "-€3,000"):
+# fpt reads plain numbers only, so such a column reads as text; the notes and errors below name the fix.
+WRITTEN_NUMBER = re.compile(r"[+-]?[$€£¥]?[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?%?")
+
+
+def written_numbers(values: np.ndarray) -> str | None:
+    """The first present value of a text column whose every present value is a number written for people (with a
+    currency sign, thousands separators or a percent sign: ``WRITTEN_NUMBER``, not a plain number), else None."""
+    present = [str(v).strip() for v, m in zip(values, is_missing(values), strict=True) if not m]
+    if not present or not all(WRITTEN_NUMBER.fullmatch(v) for v in present):
+        return None
+    plain = re.compile(r"[+-]?\d+(\.\d+)?")
+    return next((v for v in present if not plain.fullmatch(v)), None)
+
+
+def plain_number(text: str) -> str:
+    """``text`` (a ``WRITTEN_NUMBER``) as fpt reads a number: without currency, thousands and percent signs."""
+    return re.sub(r"[$€£¥,%]", "", text)
 
 
 def column_notes(raw: RawData) -> list[str]:
-    """One line per feature column of a table's training split that is probably not read as meant: numbers with
-    ',' between thousands (every present value; read as text categories), or a different value on every row that
+    """One line per feature column of a table's training split that is probably not read as meant: numbers written
+    for people ("$1,234", "12%": every present value; read as text categories), or a different value on every row that
     is either whole numbers counting through a range (a row number or an id) or text (an id, a timestamp, free
     text): as a category or a number it tells rows apart and nothing else. Real-valued measurements are never
     named."""
@@ -207,10 +225,11 @@ def column_notes(raw: RawData) -> list[str]:
         fix = f"--drop-columns {name} (Python: drop_columns={name!r})"
         if col.dtype.kind in "OmM":  # text, or datetimes (read as text categories)
             present = [str(v).strip() for v, m in zip(col, is_missing(col), strict=True) if not m]
-            if present and all(THOUSANDS.fullmatch(v) for v in present):
-                notes.append(f"{train.where}: column {name!r} holds numbers written with ',' between thousands "
-                             f"({present[0]!r}), so it is read as text categories; write them without separators "
-                             f"(e.g. {present[0].replace(',', '')}) to read them as numbers")
+            example = written_numbers(col) if col.dtype.kind == "O" else None
+            if example is not None:
+                notes.append(f"{train.where}: column {name!r} holds numbers written with signs or separators "
+                             f"({example!r}), so it is read as text categories; write them as plain numbers "
+                             f"(e.g. {plain_number(example)}) to read them as numbers")
                 continue
             # a timestamp column may have gaps: every present value different, and at most a tenth missing
             if len(present) < max(IDENTIFIER_MIN_ROWS, 0.9 * n) or len(set(present)) < len(present):
@@ -256,6 +275,11 @@ def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: st
     if requested != "auto":
         for j, ((_, why), name) in enumerate(zip(kinds, targets, strict=True)):
             if requested == "regression" and _numbers(y[:, j]).dtype.kind not in "iubf":
+                example = written_numbers(y[:, j])
+                if example is not None:
+                    raise DataError(f"{where}: objective=regression, but target {name!r} holds numbers written with "
+                                    f"signs or separators ({example!r}); write them as plain numbers (e.g. "
+                                    f"{plain_number(example)})")
                 raise DataError(f"{where}: objective=regression, but target {name!r} is not numeric ({why}); use "
                                 "--objective classification or another --target")
         return requested, "given"
@@ -280,6 +304,11 @@ def check_class_counts(y: np.ndarray, targets: list[str], where: str) -> None:
     n = len(y)
     for j, name in enumerate(targets):
         k = len({str(v) for v in y[:, j]})
+        example = written_numbers(y[:, j]) if y.dtype.kind == "O" else None
+        if k > max(2, n // 2) and example is not None:
+            raise DataError(f"{where}: target {name!r} holds numbers written with signs or separators ({example!r}), "
+                            f"so they read as {k} text labels among {n} training examples; write them as plain "
+                            f"numbers (e.g. {plain_number(example)}) to predict the quantity")
         if k > max(2, n // 2):
             raise DataError(f"{where}: target {name!r} has {k} classes among {n} training examples ({n / k:.1f} per "
                             "class), too few to learn any class from; if it is an identifier give another --target, "
