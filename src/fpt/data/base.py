@@ -304,12 +304,12 @@ def check_class_counts(y: np.ndarray, targets: list[str], where: str) -> None:
     n = len(y)
     for j, name in enumerate(targets):
         k = len({str(v) for v in y[:, j]})
-        example = written_numbers(y[:, j]) if y.dtype.kind == "O" else None
-        if k > max(2, n // 2) and example is not None:
-            raise DataError(f"{where}: target {name!r} holds numbers written with signs or separators ({example!r}), "
-                            f"so they read as {k} text labels among {n} training examples; write them as plain "
-                            f"numbers (e.g. {plain_number(example)}) to predict the quantity")
         if k > max(2, n // 2):
+            example = written_numbers(y[:, j]) if y.dtype.kind == "O" else None
+            if example is not None:
+                raise DataError(f"{where}: target {name!r} holds numbers written with signs or separators "
+                                f"({example!r}), so they read as {k} text labels among {n} training examples; write "
+                                f"them as plain numbers (e.g. {plain_number(example)}) to predict the quantity")
             raise DataError(f"{where}: target {name!r} has {k} classes among {n} training examples ({n / k:.1f} per "
                             "class), too few to learn any class from; if it is an identifier give another --target, "
                             "if it is a quantity use --objective regression")
