@@ -361,8 +361,8 @@ FITS = ("gradient", "closed-form", "auto")  # RunConfig.fit (fpt.train.fit, fpt.
 CF_HEADS = ("ridge", "logistic")  # RunConfig.cf_head (fpt.closed_form)
 TIE_BREAKS = ("first", "loss")  # RunConfig.tie_break (fpt.train.fit's selection)
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
-DATA_FIELDS = ("data", "target_column", "drop_columns", "objective", "modality", "val_fraction", "test_fraction", "folds", "fold",
-               "split_seed", "train_on_val", "max_categories", "image_size", "patch_size", "image_channels",
+DATA_FIELDS = ("data", "target_column", "drop_columns", "objective", "modality", "val_fraction", "test_fraction",
+               "folds", "fold", "split_seed", "train_on_val", "max_categories", "image_size", "patch_size", "image_channels",
                "series_patch", "series_stride", "series_norm", "sequence_tokens", "sequence_max_len",
                "cf_difference")  # the series tokeniser reads cf_difference: it cuts the difference's windows too
 # Run fields that only an own-data run has (the paper's tasks are run one seed at a time, each a table cell)

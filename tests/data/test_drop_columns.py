@@ -198,3 +198,15 @@ def test_the_notes_come_once_as_fpt_warnings_when_the_task_is_built(tmp_path, ti
         _build(tmp_path / "t.csv", tiny_bert_dir)
     notes = [w for w in caught if issubclass(w.category, ColumnNote)]
     assert len(notes) == 1 and "'row'" in str(notes[0].message)
+
+
+def test_fpt_train_prints_each_note_once_though_fit_auto_builds_the_task_per_fold(tmp_path, tiny_bert_dir, capsys):
+    frame = _table(tmp_path / "t.csv")
+    frame.assign(label=(frame["label"] == "hi").astype(int)).to_csv(tmp_path / "t.csv", index=False)  # 0/1: inferred
+    assert main(["train", "--data", str(tmp_path / "t.csv"), "--body", tiny_bert_dir, "--init", "random",
+                 "--fit", "auto", "--steps", "4", "--eval-every", "2", "--baselines", "none",
+                 "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("fpt train: note: ")]
+    assert len(notes) == 2 and "objective classification, inferred" in notes[0] and "column 'row'" in notes[1]
+    assert main(["data", "--data", str(tmp_path / "t.csv")]) == 0  # a new command says them again
+    assert sum(line.startswith("fpt data: note: ") for line in capsys.readouterr().err.splitlines()) == 2

@@ -82,23 +82,31 @@ def parser() -> argparse.ArgumentParser:
 
 
 _COMMAND = ["fpt"]  # the running subcommand, for the notes' prefix
+# The notes a command has printed: each once per command, as fit=auto and cross-validation build the task once per
+# candidate and fold, and every catch_warnings block (scikit-learn's, fpt's) resets the registry that would have
+# shown it once.
+_SAID: set[str] = set()
 
 
 def _notes(command: str) -> None:
     """Print fpt's own warnings (``FptWarning``: a choice made for the user and how to change it) as one line, not
-    as Python's ``file:line: Category: message`` with a source line. Installed once per process."""
+    as Python's ``file:line: Category: message`` with a source line, each once per command (``_SAID``). Installed
+    once per process."""
     import warnings
 
     from fpt.errors import FptWarning
 
     _COMMAND[0] = f"fpt {command}"
+    _SAID.clear()
     if getattr(warnings.showwarning, "fpt_notes", False):
         return
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202 (warnings' signature)
         if isinstance(category, type) and issubclass(category, FptWarning):
-            print(f"{_COMMAND[0]}: note: {message}", file=sys.stderr)
+            if str(message) not in _SAID:
+                _SAID.add(str(message))
+                print(f"{_COMMAND[0]}: note: {message}", file=sys.stderr)
             return
         shown(message, category, filename, lineno, file, line)
 
