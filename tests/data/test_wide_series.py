@@ -80,6 +80,21 @@ def test_train_on_rows_then_predict_from_a_table_with_or_without_labels(tmp_path
     assert len(pd.read_csv(tmp_path / "p.csv")) == 40
     with pytest.raises(SchemaError, match="no column 't23'"):
         model.predict(points.drop(columns="t23"))
+    frame.to_csv(tmp_path / "new.tsv", sep="\t", index=False)  # a .tsv, which a UCR model would read as its own
+    assert (fpt.load(tmp_path / "run").predict(str(tmp_path / "new.tsv")) == model.predict(frame.drop(
+        columns="label"))).all()
+
+
+def test_a_ucr_model_still_reads_a_ucr_tsv_of_any_name(tmp_path, tiny_bert_dir):
+    rng = np.random.default_rng(2)
+    for split in ("TRAIN", "TEST"):
+        lines = [f"{i % 2 + 1}\t" + "\t".join(f"{v:.3f}" for v in rng.normal(size=12)) for i in range(20)]
+        (tmp_path / f"U_{split}.tsv").write_text("\n".join(lines) + "\n")
+    exp = fpt.build(data=str(tmp_path / "U_TRAIN.tsv"), body=tiny_bert_dir, init="random", steps=2, eval_every=2,
+                    device="cpu", fit="gradient", baselines="none")
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    (tmp_path / "new.tsv").write_text((tmp_path / "U_TEST.tsv").read_text())
+    assert fpt.load(tmp_path / "run").predict(str(tmp_path / "new.tsv")).shape == (20,)
 
 
 def test_a_model_of_series_files_refuses_a_table_and_says_what_it_reads(tmp_path, tiny_bert_dir):

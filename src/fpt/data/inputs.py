@@ -99,7 +99,11 @@ def read_inputs(path: str | Path, schema: Schema, allow_unseen: bool = False) ->
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or folder")
-    return for_inputs(p, schema.modality).predict(p, checks(schema, allow_unseen))
+    fmt = for_inputs(p, schema.modality)
+    tables = FORMATS["tables"]
+    if schema.features and p.is_file() and p.suffix.lower() in tables.suffixes and tables.predicts(schema.modality):
+        fmt = tables  # a model of a table's columns (a series per row) reads a .tsv as a table, not as a UCR file
+    return fmt.predict(p, checks(schema, allow_unseen))
 
 
 def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False) -> Inputs:
