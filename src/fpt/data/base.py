@@ -192,6 +192,7 @@ IDENTIFIER_MIN_ROWS = 20
 # A number written for people: a currency sign, ',' between thousands, a percent sign ("$1,234.50", "12%", "-€3,000"):
 # fpt reads plain numbers only, so such a column reads as text; the notes and errors below name the fix.
 WRITTEN_NUMBER = re.compile(r"[+-]?[$€£¥]?[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?%?")
+PLAIN_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")  # as fpt reads a number from text
 
 
 def written_numbers(values: np.ndarray) -> str | None:
@@ -200,8 +201,7 @@ def written_numbers(values: np.ndarray) -> str | None:
     present = [str(v).strip() for v, m in zip(values, is_missing(values), strict=True) if not m]
     if not present or not all(WRITTEN_NUMBER.fullmatch(v) for v in present):
         return None
-    plain = re.compile(r"[+-]?\d+(\.\d+)?")
-    return next((v for v in present if not plain.fullmatch(v)), None)
+    return next((v for v in present if not PLAIN_NUMBER.fullmatch(v)), None)
 
 
 def plain_number(text: str) -> str:
