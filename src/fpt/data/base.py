@@ -182,8 +182,9 @@ class ObjectiveInferred(FptWarning):
 class ColumnNote(FptWarning):
     """A table's feature column is probably not read as its author meant: an identifier (a row number, a different
     text on every row), which as a feature can only tell the training rows apart, or numbers written with currency
-    signs, thousands separators or percent signs, which read as text categories. The note names the fix
-    (--drop-columns, or the file)."""
+    signs, thousands separators or percent signs, which read as text categories; or labels or categories that differ
+    only in spaces or letter case ("yes", "Yes ", read as two). The note names the fix (--drop-columns, or the
+    file)."""
 
 
 # From this many training rows on, a column with a different value on every row is named (below it, a handful of
@@ -214,12 +215,20 @@ def column_notes(raw: RawData) -> list[str]:
     for people ("$1,234", "12%": every present value; read as text categories), or a different value on every row that
     is either whole numbers counting through a range (a row number or an id) or text (an id, a timestamp, free
     text): as a category or a number it tells rows apart and nothing else. Real-valued measurements are never
-    named."""
-    if raw.modality != "tabular":
-        return []
+    named. And, for any modality, target labels (text feature categories too) that differ only in spaces or letter
+    case: two classes where the author meant one."""
     train = raw.splits["train"]
-    n = len(train.y)
     notes = []
+    for j, name in enumerate(raw.targets):  # labels of any modality: a table's column, class folders' names
+        labels = np.concatenate([np.asarray(s.y, dtype=object)[:, j] for s in raw.splits.values()])
+        pair = same_but_spacing(labels)
+        if pair is not None:
+            notes.append(f"{train.where}: target {name!r} holds labels that differ only in spaces or letter case "
+                         f"({pair[0]!r} and {pair[1]!r}), read as different classes; write each class one way in the "
+                         "data if they are one")
+    if raw.modality != "tabular":
+        return notes
+    n = len(train.y)
     for name in raw.notes.get("features", []):
         col = train.x[name]
         fix = f"--drop-columns {name} (Python: drop_columns={name!r})"
@@ -231,6 +240,11 @@ def column_notes(raw: RawData) -> list[str]:
                              f"({example!r}), so it is read as text categories; write them as plain numbers "
                              f"(e.g. {plain_number(example)}) to read them as numbers")
                 continue
+            pair = same_but_spacing(col) if col.dtype.kind == "O" else None
+            if pair is not None:
+                notes.append(f"{train.where}: column {name!r} holds categories that differ only in spaces or letter "
+                             f"case ({pair[0]!r} and {pair[1]!r}), read as different categories; write each one way "
+                             "in the data if they are one")
             # a timestamp column may have gaps: every present value different, and at most a tenth missing
             if len(present) < max(IDENTIFIER_MIN_ROWS, 0.9 * n) or len(set(present)) < len(present):
                 continue
@@ -247,6 +261,18 @@ def column_notes(raw: RawData) -> list[str]:
             continue
         notes.append(f"{train.where}: column {name!r} holds {what}; if it is not a feature, leave it out with {fix}")
     return notes
+
+
+def same_but_spacing(values: np.ndarray) -> tuple[str, str] | None:
+    """Two distinct text values that differ only in surrounding spaces or letter case ("yes", "Yes ": a data-entry
+    slip that makes two classes or categories of one), or None. Numbers are never compared as text."""
+    seen: dict[str, str] = {}
+    for v in dict.fromkeys(v for v in values if isinstance(v, str)):
+        key = v.strip().casefold()
+        if key in seen:
+            return seen[key], v
+        seen[key] = v
+    return None
 
 
 def inferred_note(objective: str, why: str, where: str) -> str:
@@ -404,7 +430,7 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
 
 __all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
            "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective",
-           "is_missing", "plain_value", "shown"]
+           "is_missing", "plain_value", "same_but_spacing", "shown"]
 
 
 def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fpt.data.base import Checks, Inputs, RawData
-from fpt.data.tables import BUILDERS
+from fpt.data.tables import BUILDERS, table_suffix
 from fpt.errors import DataError, SchemaError
 
 
@@ -55,7 +55,7 @@ class Format:
 def _tables_claim(p: Path) -> bool:
     from fpt.data.tables import split_files
 
-    return p.suffix.lower() in BUILDERS if p.is_file() else bool(split_files(p))
+    return table_suffix(p) in BUILDERS if p.is_file() else bool(split_files(p))
 
 
 def _read_tables(path: Any, r: Request) -> RawData:
@@ -140,8 +140,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("npz", (".npz",), ".npz", None, lambda p: p.is_file() and p.suffix.lower() == ".npz", _read_npz,
            target="the array y", target_name="y", predict=_predict_npz,
            takes="an .npz of X (optionally y, to score)"),
-    Format("tables", tuple(BUILDERS), ".csv, .tsv, .jsonl, .parquet", "train.csv (+ test.csv)", _tables_claim,
-           _read_tables, predict=_predict_tables, takes="one table file (e.g. DIR/test.csv; CSV/TSV/JSON lines/Parquet)",
+    Format("tables", tuple(BUILDERS), ".csv, .tsv, .jsonl (each also .gz, .bz2, .xz, .zip), .parquet",
+           "train.csv (+ test.csv)", _tables_claim, _read_tables, predict=_predict_tables, takes="one table file (e.g. DIR/test.csv; CSV/TSV/JSON lines/Parquet)",
            holds=("tabular", "sequence", "timeseries")),
     Format("images", (), None, "class folders of images (DIR/<class>/*.png)", _images_claim, _read_images, "image",
            "each image's class folder", "class", _predict_images, "a folder of images (DIR/*.png or DIR/<class>/*.png)",
@@ -177,7 +177,7 @@ def for_inputs(p: Path, modality: str) -> Format:
     no such format reads is a one-line error saying what to give instead."""
     readers = [f for f in FORMATS.values() if f.predict is not None]
     found = [f for f in readers if not f.suffixes] if p.is_dir() else \
-        [f for f in readers if p.suffix.lower() in f.suffixes]
+        [f for f in readers if table_suffix(p) in f.suffixes]
     fit = next((f for f in found if f.predicts(modality)), None)
     if fit is not None:
         return fit

@@ -39,7 +39,7 @@ from fpt.data.base import SPLIT_COLUMN, Checks, Inputs, check_target_values, pla
 from fpt.data.formats import FORMATS, for_inputs
 from fpt.data.images import check_images
 from fpt.data.modalities import modality
-from fpt.data.tables import ALLOW_UNSEEN_FIX
+from fpt.data.tables import ALLOW_UNSEEN_FIX, table_suffix
 from fpt.data.timeseries import check_series
 from fpt.errors import SchemaError
 from fpt.settings import RunConfig
@@ -101,7 +101,7 @@ def read_inputs(path: str | Path, schema: Schema, allow_unseen: bool = False) ->
         raise FileNotFoundError(f"{p}: no such file or folder")
     fmt = for_inputs(p, schema.modality)
     tables = FORMATS["tables"]
-    if schema.features and p.is_file() and p.suffix.lower() in tables.suffixes and tables.predicts(schema.modality):
+    if schema.features and p.is_file() and table_suffix(p) in tables.suffixes and tables.predicts(schema.modality):
         fmt = tables  # a model of a table's columns (a series per row) reads a .tsv as a table, not as a UCR file
     return fmt.predict(p, checks(schema, allow_unseen))
 

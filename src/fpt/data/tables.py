@@ -3,7 +3,8 @@ pandas chunks its builder reads, without importing it); and a trained tabular or
 table columns and arrays (``fpt.data.modalities``' entries).
 
 One file (split by a ``split`` column if it has one, else held out by ``finish_splits``), or
-a directory of split files ``train.csv`` + ``test.csv`` (+ ``val.csv``; any of the formats).
+a directory of split files ``train.csv`` + ``test.csv`` (+ ``val.csv``; any of the formats). CSV, TSV and JSON lines
+may be compressed as pandas and ``datasets`` read them (``train.csv.gz``, ``.bz2``, ``.xz``, a one-file ``.zip``).
 Columns: the target(s) (``--target``, comma-separated; default a column named target/label/
 y/..., else the last), every other column a feature. A table whose only feature is text is a
 symbol sequence (DNA, proteins, expressions); ``--modality`` overrides.
@@ -11,6 +12,7 @@ symbol sequence (DNA, proteins, expressions); ``--modality`` overrides.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,60 @@ from fpt.errors import DataError, SchemaError
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet"}
 FORMAT_NAMES = {"csv": "CSV", "json": "JSON lines", "parquet": "Parquet"}
+# The compressions both readers open by the file's last suffix (pandas' compression="infer", datasets' xopen):
+# archives as they are downloaded (train.csv.gz, a Kaggle train.csv.zip). Parquet compresses inside its own format.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
+TSV_SUFFIXES = {".tsv", ".tab"}
+
+
+def table_suffix(path: Path) -> str:
+    """A table file's format suffix, read past a compression suffix (``train.csv.gz`` -> ``.csv``); any other
+    file's last suffix."""
+    suffix = path.suffix.lower()
+    if suffix in COMPRESSIONS and len(path.suffixes) > 1:
+        inner = path.suffixes[-2].lower()
+        if BUILDERS.get(inner) in ("csv", "json"):
+            return inner
+    return suffix
+
+
+def table_stem(path: Path) -> str:
+    """The file's name without its table suffix and compression (``train.csv.gz`` -> ``train``)."""
+    name = path.name
+    if table_suffix(path) != path.suffix.lower():
+        name = name[: -len(path.suffix)]
+    return Path(name).stem
+
+
+def _open_bytes(path: Path) -> Any:
+    """The file's bytes, decompressed as its suffix says (a .zip must hold one file: the table)."""
+    kind = COMPRESSIONS.get(path.suffix.lower()) if table_suffix(path) != path.suffix.lower() else None
+    if kind == "gzip":
+        import gzip
+
+        return gzip.open(path, "rb")
+    if kind == "bz2":
+        import bz2
+
+        return bz2.open(path, "rb")
+    if kind == "xz":
+        import lzma
+
+        return lzma.open(path, "rb")
+    if kind == "zip":
+        import zipfile
+
+        try:
+            archive = zipfile.ZipFile(path)
+        except zipfile.BadZipFile as exc:
+            raise DataError(f"{path}: not a zip archive ({exc}); unzip it with another tool or give the table "
+                            "file itself") from None
+        members = [m for m in archive.namelist() if not m.endswith("/") and not m.startswith("__MACOSX/")]
+        if len(members) != 1:
+            raise DataError(f"{path}: a zip archive of {len(members)} files ({shown(members)}); it must hold one "
+                            "table: unzip it and give the table file")
+        return archive.open(members[0])
+    return open(path, "rb")
 ALLOW_UNSEEN_FIX = "or pass --allow-unseen (Python: allow_unseen=True) to map unseen categories to the shared unknown slot"
 MIXED_SHARE = 0.9  # a text column whose values are at least this share numbers is a numeric column with bad entries
 
@@ -60,14 +116,15 @@ def _cause(exc: BaseException) -> str:
 
 def read_columns(path: Path) -> dict[str, np.ndarray]:
     """Every column of one table file as a numpy array (numbers as float/int, text as object)."""
-    builder = BUILDERS.get(path.suffix.lower())
+    suffix = table_suffix(path)
+    builder = BUILDERS.get(suffix)
     if builder is None:
         raise DataError(f"{path}: unknown table format {path.suffix!r}; use .csv, .tsv, .jsonl or .parquet")
     if path.stat().st_size == 0:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
     if builder == "csv":
-        _check_header(path, "\t" if path.suffix.lower() in {".tsv", ".tab"} else ",")
-    kwargs = {"sep": "\t"} if path.suffix.lower() in {".tsv", ".tab"} else {}
+        _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",")
+    kwargs = {"sep": "\t"} if suffix in TSV_SUFFIXES else {}
     table = _csv_table(path, kwargs.get("sep", ",")) if builder == "csv" else None
     if table is None:
         datasets = quiet_datasets()
@@ -76,6 +133,8 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
                 table = datasets.load_dataset(builder, data_files=str(path), split="train", cache_dir=cache,
                                               keep_in_memory=True, **kwargs).data
         except Exception as exc:  # datasets wraps the parser's error; name the file and the parser's reason
+            if _cause(exc).startswith("UnicodeDecodeError"):
+                _check_utf8(path)
             raise DataError(f"{path}: cannot be read as {FORMAT_NAMES[builder]} ({_cause(exc)}); fix the file or "
                             "convert it to CSV with a header row") from None
     if table.num_rows == 0:
@@ -87,7 +146,11 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
         if "json" in kind or kind.startswith(("struct", "list", "large_list", "map")):
             raise DataError(f"{path}: column {name!r} mixes types or holds nested values ({kind}); give it one type "
                             "(numbers or text) per column")
-        values = col.to_numpy(zero_copy_only=False)
+        try:
+            values = col.to_numpy(zero_copy_only=False)
+        except Exception:  # Arrow keeps text that is not UTF-8 (a JSON lines file) until it is converted
+            _check_utf8(path)
+            raise
         if values.dtype.kind == "O":
             values = _check_text_column(values, name, path)
         if values.dtype.kind == "f" and np.isinf(values).any():
@@ -112,7 +175,7 @@ def _csv_table(path: Path, sep: str) -> Any:
     import pyarrow as pa
 
     try:
-        with open(path, "rb") as f:
+        with _open_bytes(path) as f:
             chunks = [pa.Table.from_pandas(df) for df in pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS)]
     except Exception:  # a malformed file: datasets says what is wrong with it, as it always has
         return None
@@ -125,8 +188,9 @@ def _check_header(path: Path, sep: str) -> None:
     """A CSV/TSV header with every column named once, and at least one row under it (pandas would rename
     a repeated name to NAME.1 and an empty one to 'Unnamed: N' without a word)."""
     import csv
+    import io
 
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+    with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
         lines = [line for line in (f.readline() for _ in range(64)) if line.strip()][:2]
     if not lines:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
@@ -135,6 +199,13 @@ def _check_header(path: Path, sep: str) -> None:
         # A ';'-separated file (decimal commas): pandas would split its rows on the commas into index columns
         raise DataError(f"{path}: the header looks like ';'-separated columns ({lines[0].strip()[:60]!r}); fpt reads "
                         "','-separated CSV: save it with ',' between columns and '.' as the decimal point")
+    if len(lines) > 1 and _header_is_data(header, next(csv.reader([lines[1]], delimiter=sep))):
+        # A file saved without a header (numpy.savetxt, to_csv(header=False)): its first example would become the
+        # column names, and every name a number
+        shown_names = ", ".join(header[:4]) + (", ..." if len(header) > 4 else "")
+        raise DataError(f"{path}: the first row looks like data, not column names ({shown_names}: numbers, as in the "
+                        "row under it); add a header row naming each column (numpy.savetxt(..., header='x1,x2,label', "
+                        "comments=''); pandas: to_csv(..., header=True))")
     seen: dict[str, int] = {}
     for i, name in enumerate(header, 1):
         if not name and len(header) > 1:
@@ -145,6 +216,34 @@ def _check_header(path: Path, sep: str) -> None:
         seen[name] = i
     if len(lines) < 2:
         raise DataError(f"{path}: a header row and no data rows; add one row per example under the header")
+
+
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _header_is_data(header: list[str], row: list[str]) -> bool:
+    """Whether a header row is an example: a name that is a number above every column whose first value is a number
+    (two or more). Increasing numbers are names: time points, years, wavelengths of a wide series or spectra table."""
+    if len(row) != len(header):
+        return False
+    at = [i for i, v in enumerate(row) if NUMBER.fullmatch(v.strip())]
+    if len(at) < 2 or not all(NUMBER.fullmatch(header[i]) for i in at):
+        return False
+    names = [float(header[i]) for i in at]
+    return any(b <= a for a, b in zip(names, names[1:], strict=False))
+
+
+def _check_utf8(path: Path) -> None:
+    """After a reader failed: text in another encoding (Excel's Windows-1252, Latin-1) is an error naming the first
+    line that is not UTF-8 and the fix; a file that is all UTF-8 returns, so the reader's own error stands."""
+    with _open_bytes(path) as f:
+        for n, line in enumerate(f, 1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                raise DataError(f"{path}: line {n} is not UTF-8 text (byte {line[bad.start]:#04x} at column "
+                                f"{bad.start + 1}); save the file as UTF-8 (Excel: 'CSV UTF-8'; pandas: "
+                                "to_csv(..., encoding='utf-8'))") from None
 
 
 def _check_text_column(values: np.ndarray, name: str, path: Path) -> np.ndarray:
@@ -174,12 +273,12 @@ def split_files(directory: Path) -> dict[str, Path]:
     """``train.csv``/``val.csv``/``test.csv`` (any table format) in ``directory``: split -> file."""
     found: dict[str, Path] = {}
     for p in sorted(directory.iterdir()):
-        split = SPLIT_FILE_STEMS.get(p.stem.lower())
-        if split and p.suffix.lower() in BUILDERS and p.is_symlink() and not p.exists():
+        split = SPLIT_FILE_STEMS.get(table_stem(p).lower())
+        if split and table_suffix(p) in BUILDERS and p.is_symlink() and not p.exists():
             # a dangling link or a loop would be skipped, and part of train become the test split in its place
             raise DataError(f"{p}: a symbolic link that leads to no file (dangling, or a loop); fix the link or remove "
                             f"it (without {p.name}, fpt holds out its own {split} split)")
-        if split and p.is_file() and p.suffix.lower() in BUILDERS:
+        if split and p.is_file() and table_suffix(p) in BUILDERS:
             if split in found:
                 raise DataError(f"{directory}: two files for the {split} split ({found[split].name}, {p.name}); keep one")
             found[split] = p
@@ -194,11 +293,11 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
             raise DataError(f"{path}: no train.csv (or .tsv/.jsonl/.parquet) split file")
         parts = {split: (read_columns(f), str(f)) for split, f in files.items()}
         split_from = f"the data's own split files ({', '.join(f.name for f in files.values())})"
-        source = f"{FORMAT_NAMES[BUILDERS[files['train'].suffix.lower()]]} split files in {path}"
+        source = f"{FORMAT_NAMES[BUILDERS[table_suffix(files['train'])]]} split files in {path}"
     else:
         parts = _by_split_column(read_columns(path), path)
         split_from = f"the {SPLIT_COLUMN!r} column" if len(parts) > 1 else SEEDED
-        source = f"{FORMAT_NAMES[BUILDERS[path.suffix.lower()]]} file {path}"
+        source = f"{FORMAT_NAMES[BUILDERS[table_suffix(path)]]} file {path}"
     return columns_to_raw(parts, target, modality, source, split_from, drop)
 
 
@@ -412,5 +511,6 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
     return values
 
 
-__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "check_table", "check_texts", "column", "read_columns", "read_table_inputs",
-           "read_tables", "sequence_columns", "series_columns", "split_files", "table_from_array", "tabular_columns"]
+__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "COMPRESSIONS", "check_table", "check_texts", "column", "read_columns",
+           "read_table_inputs", "read_tables", "sequence_columns", "series_columns", "split_files", "table_from_array",
+           "table_stem", "table_suffix", "tabular_columns"]

@@ -1,0 +1,176 @@
+"""Table files as practitioners have them: compressed as downloaded (.csv.gz, .bz2, .xz, a one-file .zip, .jsonl.gz),
+saved without a header row (numpy.savetxt, to_csv(header=False)), saved in another encoding than UTF-8 (Excel's
+Windows-1252), and labels or categories that differ only in spaces or letter case."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import warnings
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fpt
+from fpt.cli import main
+from fpt.data import detect, load
+from fpt.data.base import ColumnNote, column_notes
+from fpt.data.tables import read_columns, split_files, table_stem, table_suffix
+from fpt.errors import DataError
+
+
+def _frame(n: int = 40) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.normal(size=n).round(3), rng.normal(size=n).round(3)
+    return pd.DataFrame({"x1": x1, "x2": x2, "kind": ["ab"[i % 2] for i in range(n)],
+                         "label": np.where(x1 > 0, "hi", "lo")})
+
+
+def _compress(text: str, path):
+    data = text.encode()
+    if path.suffix.lower() == ".zip":
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr(path.stem, data)
+    else:
+        path.write_bytes({".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[path.suffix.lower()](data))
+    return path
+
+
+@pytest.mark.parametrize("name", ["t.csv.gz", "t.csv.bz2", "t.csv.xz", "t.csv.zip", "t.tsv.gz", "t.jsonl.gz",
+                                  "T.CSV.GZ"])
+def test_compressed_tables_read_as_the_plain_file(tmp_path, name):
+    frame = _frame()
+    plain = tmp_path / "plain.csv"
+    frame.to_csv(plain, index=False)
+    text = frame.to_json(orient="records", lines=True) if ".jsonl" in name else \
+        frame.to_csv(index=False, sep="\t" if ".tsv" in name else ",")
+    path = _compress(text, tmp_path / name)
+    assert detect(str(path)) == "tables"
+    got, want = read_columns(path), read_columns(plain)
+    assert list(got) == list(want)
+    for c in want:
+        assert got[c].tolist() == want[c].tolist(), c
+    raw = load(str(path))
+    kind = "JSON lines" if ".jsonl" in name else "CSV"
+    assert raw.targets == ["label"] and raw.source == f"{kind} file {path}"
+
+
+def test_suffix_and_stem_read_past_compression_only_of_text_tables(tmp_path):
+    from pathlib import Path
+
+    assert table_suffix(Path("a/train.csv.gz")) == ".csv" and table_stem(Path("a/train.csv.gz")) == "train"
+    assert table_suffix(Path("x.TSV.bz2")) == ".tsv" and table_stem(Path("x.TSV.bz2")) == "x"
+    assert table_suffix(Path("x.parquet.gz")) == ".gz"  # Parquet compresses inside its own format
+    assert table_suffix(Path("x.npz.gz")) == ".gz" and table_suffix(Path("data.gz")) == ".gz"
+    assert table_suffix(Path("my.data.csv")) == ".csv" and table_stem(Path("train.csv")) == "train"
+
+
+def test_compressed_split_files_and_predict_from_a_compressed_file(tmp_path, tiny_bert_dir):
+    frame = _frame(60)
+    (tmp_path / "d").mkdir()
+    _compress(frame[:45].to_csv(index=False), tmp_path / "d" / "train.csv.gz")
+    _compress(frame[45:].to_csv(index=False), tmp_path / "d" / "test.csv.gz")
+    assert {k: v.name for k, v in split_files(tmp_path / "d").items()} == {"train": "train.csv.gz",
+                                                                           "test": "test.csv.gz"}
+    exp = fpt.build(data=str(tmp_path / "d"), body=tiny_bert_dir, init="random", fit="closed-form",
+                    baselines="none", device="cpu")
+    assert len(exp.data.eval_sets["test"].y) == 15
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    _compress(frame.drop(columns="label").to_csv(index=False), tmp_path / "new.csv.gz")
+    assert main(["predict", str(tmp_path / "run"), str(tmp_path / "new.csv.gz"), "--out", str(tmp_path / "p.csv")]) == 0
+    plain = fpt.load(tmp_path / "run").predict(frame.drop(columns="label"))
+    assert pd.read_csv(tmp_path / "p.csv")["prediction"].tolist() == list(plain)
+
+
+def test_a_zip_of_several_files_or_not_a_zip_is_one_line(tmp_path):
+    with zipfile.ZipFile(tmp_path / "t.csv.zip", "w") as z:
+        z.writestr("train.csv", "a,label\n1,x\n")
+        z.writestr("test.csv", "a,label\n1,x\n")
+    with pytest.raises(DataError, match=r"t\.csv\.zip: a zip archive of 2 files .*unzip it"):
+        read_columns(tmp_path / "t.csv.zip")
+    (tmp_path / "u.csv.zip").write_text("a,label\n1,x\n")
+    with pytest.raises(DataError, match=r"u\.csv\.zip: not a zip archive"):
+        read_columns(tmp_path / "u.csv.zip")
+
+
+def test_a_file_without_a_header_row_is_refused_not_read_with_its_first_example_as_names(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    np.savetxt(tmp_path / "saved.csv", np.c_[X, np.arange(30) % 2], delimiter=",")
+    with pytest.raises(DataError, match=r"saved\.csv: the first row looks like data, not column names .*header=True"):
+        load(str(tmp_path / "saved.csv"))
+    # pandas without its header: text labels in the last column, numbers before them; and a .tsv
+    frame = _frame()
+    frame[["x1", "x2", "label"]].to_csv(tmp_path / "nohead.csv", index=False, header=False)
+    frame[["x1", "x2", "label"]].to_csv(tmp_path / "nohead.tsv", index=False, header=False, sep="\t")
+    for name in ("nohead.csv", "nohead.tsv"):
+        assert main(["data", "--data", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"{name}: the first row looks like data" in err, err
+        assert f"({frame.x1[0]}, {frame.x2[0]}, {frame.label[0]}: numbers" in err
+
+
+@pytest.mark.parametrize("names", [
+    ["0", "1", "2", "3"],  # a wide series table's time points (pandas' default column names)
+    ["2019", "2020", "2021", "2022"],  # years
+    ["400.0", "400.5", "401.0", "401.5"],  # a spectrum's wavelengths
+    ["a", "b", "c", "d"],
+    ["x", "3", "y", "7"],  # one number above a number column: too little to say
+])
+def test_headers_of_numbers_that_name_columns_are_read(tmp_path, names):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(rng.normal(size=(20, 4)).round(2), columns=names).assign(label=["ab"[i % 2] for i in
+                                                                                         range(20)])
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    assert list(read_columns(tmp_path / "t.csv")) == [*names, "label"]
+
+
+def test_text_in_another_encoding_names_the_line_and_utf8(tmp_path, capsys):
+    frame = _frame()
+    frame.loc[5, "label"] = "élevé"
+    frame.to_csv(tmp_path / "t.csv", index=False, encoding="cp1252")
+    assert main(["data", "--data", str(tmp_path / "t.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "t.csv: line 7 is not UTF-8 text (byte 0xe9 at column" in err and "save the file as UTF-8" in err
+    # the same slip in a compressed file, and in JSON lines
+    _compress(frame.to_csv(index=False), tmp_path / "u.csv.gz")  # UTF-8: reads
+    assert read_columns(tmp_path / "u.csv.gz")["label"][5] == "élevé"
+    (tmp_path / "t.jsonl").write_bytes(frame.to_json(orient="records", lines=True, force_ascii=False)
+                                       .encode("cp1252"))
+    with pytest.raises(DataError, match=r"t\.jsonl: line 6 is not UTF-8 text"):
+        read_columns(tmp_path / "t.jsonl")
+
+
+def test_labels_and_categories_that_differ_only_in_spaces_or_case_are_noted(tmp_path, capsys):
+    frame = _frame()
+    frame.loc[::7, "label"] = frame.loc[::7, "label"] + " "
+    frame.loc[3, "kind"] = "A"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    notes = column_notes(load(str(tmp_path / "t.csv")))
+    assert len(notes) == 2
+    assert "target 'label' holds labels that differ only in spaces or letter case ('hi ' and 'hi')" in notes[0] \
+        or "target 'label' holds labels that differ only in spaces or letter case ('lo ' and 'lo')" in notes[0]
+    assert "column 'kind' holds categories that differ only in spaces or letter case ('a' and 'A')" in notes[1]
+    assert main(["data", "--data", str(tmp_path / "t.csv")]) == 0
+    assert capsys.readouterr().err.count("fpt data: note: ") == 2
+    _frame().to_csv(tmp_path / "clean.csv", index=False)  # written one way: nothing to say
+    assert column_notes(load(str(tmp_path / "clean.csv"))) == []
+
+
+def test_class_folders_that_differ_only_in_case_are_noted(tmp_path, tiny_bert_dir):
+    from PIL import Image
+
+    for c in ("Cat", "cat", "dog"):
+        (tmp_path / "img" / c).mkdir(parents=True)
+        for i in range(4):
+            Image.fromarray(np.full((8, 8), 30 * i + len(c), dtype=np.uint8)).save(tmp_path / "img" / c / f"{i}.png")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fpt.build(data=str(tmp_path / "img"), body=tiny_bert_dir, init="random", fit="closed-form", baselines="none",
+                  device="cpu", image_size=8, patch_size=4)
+    notes = [str(w.message) for w in caught if issubclass(w.category, ColumnNote)]
+    assert len(notes) == 1 and "('Cat' and 'cat')" in notes[0] and "different classes" in notes[0]
