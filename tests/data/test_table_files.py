@@ -174,3 +174,12 @@ def test_class_folders_that_differ_only_in_case_are_noted(tmp_path, tiny_bert_di
                   device="cpu", image_size=8, patch_size=4)
     notes = [str(w.message) for w in caught if issubclass(w.category, ColumnNote)]
     assert len(notes) == 1 and "('Cat' and 'cat')" in notes[0] and "different classes" in notes[0]
+
+
+def test_an_empty_last_column_as_the_default_target_says_to_name_the_target(tmp_path):
+    frame = _frame().rename(columns={"label": "species"}).assign(notes="")  # a spreadsheet's trailing empty column
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(DataError, match=r"t\.csv: target column 'notes' is empty on every row, so it cannot be "
+                                        r"predicted; name the column to predict with --target NAME"):
+        load(str(tmp_path / "t.csv"))
+    assert load(str(tmp_path / "t.csv"), target="species").targets == ["species"]  # the empty feature trains

@@ -156,6 +156,9 @@ def choose_targets(columns: list[str], target: str | None, where: str) -> list[s
 
 def check_target_values(values: np.ndarray, name: str, where: str) -> None:
     missing = is_missing(values)
+    if len(missing) > 1 and missing.all():  # most often the default target, the last column, is an empty one
+        raise DataError(f"{where}: target column {name!r} is empty on every row, so it cannot be predicted; name the "
+                        "column to predict with --target NAME (Python: target=NAME)")
     if missing.any():
         raise DataError(f"{where}: target column {name!r} is missing on row(s) {rows(missing)}; drop those rows or "
                         "fill them in")
