@@ -220,3 +220,27 @@ def test_many_classes_fit_without_scikit_learns_regression_guess(recwarn):
     got = baselines._choose(make, grid, sets, True, refit=True)
     assert 0 <= got["test"] <= 1 and got["protocol"] == baselines.REFIT
     assert not [w for w in recwarn if "unique classes" in str(w.message)]
+
+
+def test_small_data_fits_the_classic_models_on_one_thread(tmp_path, tiny_bert_dir, monkeypatch):
+    """OpenMP and BLAS pools spin at every barrier: beside a busy process, 2 threads on 300 rows took seconds where
+    one takes milliseconds. Small data fits on one thread; large data keeps the libraries' own counts."""
+    from threadpoolctl import threadpool_info
+
+    data = _build(_csv(tmp_path / "t.csv"), tiny_bert_dir).data
+    seen = []
+    choose = baselines._choose
+
+    def spy(make, grid, sets, *args):
+        seen.append({p["user_api"]: p["num_threads"] for p in threadpool_info()})
+        return choose(make, grid, sets, *args)
+
+    monkeypatch.setattr(baselines, "_choose", spy)
+    before = {p["user_api"]: p["num_threads"] for p in threadpool_info()}
+    result = baselines.fit_models(data)
+    assert set(result["models"]) == {"logistic regression", "gradient boosting"} and len(seen) == 2
+    assert all(threads == 1 for pools in seen for threads in pools.values()), seen
+    assert {p["user_api"]: p["num_threads"] for p in threadpool_info()} == before  # put back after
+    big = np.zeros((baselines.CLASSIC_ONE_THREAD_VALUES // 10, 10))
+    assert baselines.classic_threads({"train": (big, None)}) is None
+    assert baselines.classic_threads({"train": (big[:-1], None)}) == 1

@@ -183,3 +183,17 @@ def test_an_empty_last_column_as_the_default_target_says_to_name_the_target(tmp_
                                         r"predicted; name the column to predict with --target NAME"):
         load(str(tmp_path / "t.csv"))
     assert load(str(tmp_path / "t.csv"), target="species").targets == ["species"]  # the empty feature trains
+
+
+def test_a_default_target_with_gaps_says_it_was_chosen_by_default(tmp_path):
+    """A Titanic-like table: the label is not the last column and has no conventional name; the user forgot --target,
+    and the last column (a port of embarkation) has gaps."""
+    frame = _frame().rename(columns={"label": "Survived"})
+    frame["Embarked"] = ["S", "C", None, "Q"] * 10
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(DataError, match=r"target column 'Embarked' \(chosen by default: .* else the last\) is missing "
+                                        r"on row\(s\) 3, 7, .*if it is not the target, name the target with --target"):
+        load(str(tmp_path / "t.csv"))
+    with pytest.raises(DataError) as named:  # named by the user: no word of defaults
+        load(str(tmp_path / "t.csv"), target="Embarked")
+    assert "chosen by default" not in str(named.value) and "drop those rows or fill them in" in str(named.value)

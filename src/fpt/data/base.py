@@ -154,14 +154,17 @@ def choose_targets(columns: list[str], target: str | None, where: str) -> list[s
     return [candidates[-1]]
 
 
-def check_target_values(values: np.ndarray, name: str, where: str) -> None:
+def check_target_values(values: np.ndarray, name: str, where: str, chosen: str = "") -> None:
+    """Every row has a target value. ``chosen``: how fpt chose the column when the user named none (said in the
+    error: a user who forgot --target learns that first)."""
     missing = is_missing(values)
     if len(missing) > 1 and missing.all():  # most often the default target, the last column, is an empty one
-        raise DataError(f"{where}: target column {name!r} is empty on every row, so it cannot be predicted; name the "
-                        "column to predict with --target NAME (Python: target=NAME)")
+        raise DataError(f"{where}: target column {name!r}{chosen} is empty on every row, so it cannot be predicted; "
+                        "name the column to predict with --target NAME (Python: target=NAME)")
     if missing.any():
-        raise DataError(f"{where}: target column {name!r} is missing on row(s) {rows(missing)}; drop those rows or "
-                        "fill them in")
+        other = "; or, if it is not the target, name the target with --target NAME" if chosen else ""
+        raise DataError(f"{where}: target column {name!r}{chosen} is missing on row(s) {rows(missing)}; drop those "
+                        f"rows or fill them in{other}")
 
 
 def _integral(values: np.ndarray) -> bool:

@@ -313,10 +313,10 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         raise DataError(f"{train_where}: --drop-columns (drop_columns) names {unknown[0]!r}, which is not a column; its "
                         f"columns are {shown(names)}")
     targets = choose_targets(names, target, train_where)
+    chosen = "" if target is not None else " (chosen by default: a column named target, label, labels, class " \
+                                            "or y, else the last)"
     both = [c for c in drop if c in targets]
     if both:
-        chosen = "" if target is not None else " (chosen by default: a column named target, label, labels, class " \
-                                                "or y, else the last)"
         raise DataError(f"{train_where}: {both[0]!r} is the target{chosen} and in --drop-columns (drop_columns); a "
                         "target is never a feature: take it out of --drop-columns, or name the target with --target")
     features = [c for c in names if c not in targets and c not in drop]
@@ -331,7 +331,7 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
             raise DataError(f"{where}: no column(s) {', '.join(map(repr, missing))}, which the training file has; "
                             "give every split file the same columns")
         for t in targets:
-            check_target_values(cols[t], t, where)
+            check_target_values(cols[t], t, where, chosen)
         y = _stack_targets([cols[t] for t in targets])
         splits[split] = Split({c: cols[c] for c in features}, y, where)
     if modality == "auto":
