@@ -179,8 +179,8 @@ def test_class_folders_that_differ_only_in_case_are_noted(tmp_path, tiny_bert_di
 def test_an_empty_last_column_as_the_default_target_says_to_name_the_target(tmp_path):
     frame = _frame().rename(columns={"label": "species"}).assign(notes="")  # a spreadsheet's trailing empty column
     frame.to_csv(tmp_path / "t.csv", index=False)
-    with pytest.raises(DataError, match=r"t\.csv: target column 'notes' is empty on every row, so it cannot be "
-                                        r"predicted; name the column to predict with --target NAME"):
+    with pytest.raises(DataError, match=r"t\.csv: target column 'notes' \(chosen by default: .*\) is empty on every "
+                                        r"row, so it cannot be predicted; name the column to predict with --target"):
         load(str(tmp_path / "t.csv"))
     assert load(str(tmp_path / "t.csv"), target="species").targets == ["species"]  # the empty feature trains
 
