@@ -197,3 +197,48 @@ def test_a_default_target_with_gaps_says_it_was_chosen_by_default(tmp_path):
     with pytest.raises(DataError) as named:  # named by the user: no word of defaults
         load(str(tmp_path / "t.csv"), target="Embarked")
     assert "chosen by default" not in str(named.value) and "drop those rows or fill them in" in str(named.value)
+
+
+def _long(n_series=40, length=25, seed=0):
+    """tsfresh's / sktime's long format: a row per time point, the series' id and its label on every row."""
+    rng = np.random.default_rng(seed)
+    rows = [(sid, t, np.sin(t * (1 + sid % 2)) + rng.normal(0, 0.3), "ab"[sid % 2])
+            for sid in range(n_series) for t in range(length)]
+    return pd.DataFrame(rows, columns=["series_id", "time", "value", "label"])
+
+
+def test_a_long_format_series_table_names_the_id_that_gives_the_target_away(tmp_path, capsys):
+    _long().to_csv(tmp_path / "long.csv", index=False)
+    (note,) = column_notes(load(str(tmp_path / "long.csv")))
+    assert "column 'series_id' gives the target away: each of its 40 values comes with one target value on all of " \
+           "its rows (25-25 rows each)" in note
+    assert "long format" in note and "--modality timeseries" in note and "--drop-columns series_id" in note
+    assert main(["data", "--data", str(tmp_path / "long.csv")]) == 0
+    assert capsys.readouterr().err.count("gives the target away") == 1
+    # a regression target constant per series, and an id of text
+    frame = _long().assign(series_id=lambda f: "s" + f.series_id.astype(str),
+                           label=lambda f: f.series_id.str[1:].astype(float) * 0.5)
+    frame.to_csv(tmp_path / "r.csv", index=False)
+    (note,) = column_notes(load(str(tmp_path / "r.csv")))
+    assert "column 'series_id' gives the target away" in note
+
+
+@pytest.mark.parametrize("case", ["a predictor that is not a copy", "few rows", "values all different",
+                                  "one target value"])
+def test_what_does_not_give_the_target_away_is_not_named(tmp_path, case):
+    frame = _frame(60)
+    frame["grade"] = list("ABC") * 20
+    if case == "few rows":
+        frame = frame[:15].assign(grade=lambda f: f.label)
+    elif case == "values all different":
+        frame["grade"] = [f"{v}{i}" for i, v in enumerate(frame.label)]  # noted as an identifier instead
+    elif case == "one target value":
+        frame = frame.assign(label="hi", grade=list("AB") * 30)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    if case == "one target value":  # a constant target is its own error; the columns are not asked
+        with pytest.raises(DataError, match="one class"):
+            fpt.build(data=str(tmp_path / "t.csv"), fit="closed-form", baselines="none")
+        return
+    notes = column_notes(load(str(tmp_path / "t.csv")))
+    assert not any("gives the target away" in n for n in notes), notes
+    assert len(notes) == (1 if case == "values all different" else 0), notes

@@ -238,6 +238,15 @@ def column_notes(raw: RawData) -> list[str]:
     for name in raw.notes.get("features", []):
         col = train.x[name]
         fix = f"--drop-columns {name} (Python: drop_columns={name!r})"
+        groups = gives_target_away(col, train.y)
+        if groups is not None:
+            k, lo, hi = groups
+            notes.append(f"{train.where}: column {name!r} gives the target away: each of its {k} values comes with one "
+                         f"target value on all of its rows ({lo}-{hi} rows each). The id of a series in long format "
+                         "(a row per time point), or a copy of the target? Rows of one series on both sides of the "
+                         "split make the test figure meaningless: give one row per series (a wide table, --modality "
+                         f"timeseries), or leave the column out with {fix}")
+            continue
         if col.dtype.kind in "OmM":  # text, or datetimes (read as text categories)
             present = [str(v).strip() for v, m in zip(col, is_missing(col), strict=True) if not m]
             example = written_numbers(col) if col.dtype.kind == "O" else None
@@ -267,6 +276,27 @@ def column_notes(raw: RawData) -> list[str]:
             continue
         notes.append(f"{train.where}: column {name!r} holds {what}; if it is not a feature, leave it out with {fix}")
     return notes
+
+
+def gives_target_away(col: np.ndarray, y: np.ndarray) -> tuple[int, int, int] | None:
+    """(values, fewest rows, most rows of a value) when a feature column's values repeat (a third of the rows or
+    fewer distinct values, from 20 rows) and each comes with one target value on all of its rows: a series id of a
+    long-format table (tsfresh's, sktime's "pd-long"), or a copy of the target; else None."""
+    import pandas as pd
+
+    n = len(col)
+    if n < IDENTIFIER_MIN_ROWS:
+        return None
+    keys, _ = pd.factorize(pd.Series(col, dtype=object))
+    targets, _ = pd.factorize(pd.Series([tuple(r) for r in np.asarray(y, dtype=object).reshape(n, -1)]))
+    kept = keys >= 0  # a missing feature value belongs to no group
+    table = pd.DataFrame({"key": keys[kept], "target": targets[kept]})
+    if table.empty or table["target"].nunique() < 2:
+        return None
+    sizes = table.groupby("key").size()
+    if not 2 <= len(sizes) <= n / 3 or table.groupby("key")["target"].nunique().max() != 1:
+        return None
+    return len(sizes), int(sizes.min()), int(sizes.max())
 
 
 def same_but_spacing(values: np.ndarray) -> tuple[str, str] | None:
@@ -436,7 +466,7 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
 
 __all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
            "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective",
-           "is_missing", "plain_value", "same_but_spacing", "shown"]
+           "gives_target_away", "is_missing", "plain_value", "same_but_spacing", "shown"]
 
 
 def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
