@@ -261,7 +261,7 @@ def in_memory_raw(memory: Any, config: RunConfig) -> Any:
     from fpt.data.memory import from_memory
 
     return from_memory(memory, config.target_column, config.modality, config.image_channels, config.image_size,
-                       config.drop_columns)
+                       config.drop_columns, config.series_id)
 
 
 def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:

@@ -358,7 +358,7 @@ class Predictor:
         names = self.output_names
         columns: dict[str, list[Any]] = {}
         if read is not None and read.names is not None:
-            columns["file"] = list(read.names)
+            columns[read.names_as] = list(read.names)
         values = self._values(logits)
         single = values.shape[1] == 1
         for j in range(values.shape[1]):

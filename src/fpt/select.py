@@ -136,7 +136,7 @@ def _smallest_class(config: RunConfig) -> tuple[int, bool]:
     from fpt.data.base import finish_splits, infer_objective
 
     raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size,
-               config.drop_columns)
+               config.drop_columns, config.series_id)
     train = raw.splits["train"]
     classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)[0] == "classification"
     # any fold gives the pool (train + val); it also refuses data with its own validation split, early
@@ -467,7 +467,7 @@ def _pool_size(config: RunConfig) -> int:
     from fpt.data.base import finish_splits, infer_objective
 
     raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size,
-               config.drop_columns)
+               config.drop_columns, config.series_id)
     train = raw.splits["train"]
     classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)[0] == \
         "classification"

@@ -62,6 +62,12 @@ class RunConfig:
                                      "(comma-separated: an identifier, a row number, a column that gives the answer "
                                      "away); each must be a column of the table. fpt predict then accepts them in "
                                      "new inputs and ignores them", None)
+    series_id: str | None = _help("--data tables: read a long-format table of time series (a row per time point, as "
+                                  "tsfresh and sktime's pd-long keep them): ID or ID,ORDER: the rows with one ID are "
+                                  "one series (its target on each of its rows), in the order of the ORDER column "
+                                  "(numbers or datetimes; else as the rows come); every other feature column is a "
+                                  "channel. fpt predict reads new series the same way and writes one prediction per "
+                                  "ID", None)
     objective: str = _help("--data: auto | classification | regression (auto: text, bool or <= 20 distinct integer "
                            "values classify, other numbers regress)", "auto")
     modality: str = _help("--data: auto, or the modality (an entry of fpt.data.modalities) to read it as (auto: from "
@@ -325,6 +331,9 @@ class RunConfig:
                  f"must be in 0..{(self.folds or 2) - 1} (folds={self.folds})"),
                 (self.drop_columns is None or all(n.strip() for n in str(self.drop_columns).split(",")),
                  "drop_columns", "must name columns, comma-separated (e.g. id,row), or be left out"),
+                (self.series_id is None or (all(n.strip() for n in str(self.series_id).split(","))
+                                            and len(str(self.series_id).split(",")) <= 2),
+                 "series_id", "must name the series' id column, and optionally its order column: ID or ID,ORDER"),
                 (self.max_categories >= 1, "max_categories", "must be >= 1"),
                 (self.image_size >= 1, "image_size", "must be >= 1"),
                 (self.patch_size >= 1 and self.image_size % self.patch_size == 0, "patch_size",
@@ -361,7 +370,7 @@ FITS = ("gradient", "closed-form", "auto")  # RunConfig.fit (fpt.train.fit, fpt.
 CF_HEADS = ("ridge", "logistic")  # RunConfig.cf_head (fpt.closed_form)
 TIE_BREAKS = ("first", "loss")  # RunConfig.tie_break (fpt.train.fit's selection)
 # The fields that describe --data and how it is tokenised (fpt data --data PATH takes them as flags too).
-DATA_FIELDS = ("data", "target_column", "drop_columns", "objective", "modality", "val_fraction", "test_fraction",
+DATA_FIELDS = ("data", "target_column", "drop_columns", "series_id", "objective", "modality", "val_fraction", "test_fraction",
                "folds", "fold", "split_seed", "train_on_val", "max_categories", "image_size", "patch_size", "image_channels",
                "series_patch", "series_stride", "series_norm", "sequence_tokens", "sequence_max_len",
                "cf_difference")  # the series tokeniser reads cf_difference: it cuts the difference's windows too

@@ -21,8 +21,8 @@ from fpt.settings import default_text
 # fpt train --help shows RunConfig's flat fields in these groups; a field not named here lands in "other fields",
 # so a new field is never left out of the CLI.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "task and data": ("preset", "task", "data_dir", "download", "data", "target_column", "drop_columns", "objective",
-                      "modality", "val_fraction", "test_fraction", "folds", "fold", "split_seed", "train_on_val"),
+    "task and data": ("preset", "task", "data_dir", "download", "data", "target_column", "drop_columns", "series_id",
+                      "objective", "modality", "val_fraction", "test_fraction", "folds", "fold", "split_seed", "train_on_val"),
     "your own data (--data): encoding": ("max_categories", "image_size", "patch_size", "image_channels",
                                          "series_patch", "series_stride", "series_norm", "sequence_tokens",
                                          "sequence_max_len"),
@@ -38,7 +38,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 # Metavars that say what a value is (argparse's default would be the field name; the old one was X).
 _METAVARS = {"task": "NAME", "data": "PATH", "data_dir": "DIR", "target_column": "COLUMN",
-             "drop_columns": "COLUMN[,COLUMN]", "body": "NAME|DIR", "init": "INIT", "freeze": "POLICY",
+             "drop_columns": "COLUMN[,COLUMN]", "series_id": "ID[,ORDER]", "body": "NAME|DIR", "init": "INIT", "freeze": "POLICY",
              "device": "DEVICE", "layers": "N", "lr": "LR", "target": "SCORE", "seed": "SEED", "split_seed": "SEED",
              "image_size": "SIZE", "patch_size": "P"}
 _BOOL_WORDS = {"true", "1", "yes", "false", "0", "no"}

@@ -79,7 +79,7 @@ def detect(path: str) -> str:
 
 def load(path: str, target: str | None = RunConfig.target_column, modality: str = RunConfig.modality,
          image_channels: str = RunConfig.image_channels, image_size: int = RunConfig.image_size,
-         drop_columns: str | None = RunConfig.drop_columns) -> RawData:
+         drop_columns: str | None = RunConfig.drop_columns, series_id: str | None = RunConfig.series_id) -> RawData:
     """Read ``path`` into ``RawData`` (splits as the data defines them; none carved out yet); inside a
     ``fpt.data.memory.held`` block, the in-memory data of that name. The options are the RunConfig fields of the
     same names (--target, --modality, --image-channels, --image-size, --drop-columns), their defaults RunConfig's."""
@@ -91,7 +91,7 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     held = held_data(str(path))
     if held is not None:
         return held
-    read, key = _READ.get(), (str(path), target, modality, image_channels, image_size, drop_columns)
+    read, key = _READ.get(), (str(path), target, modality, image_channels, image_size, drop_columns, series_id)
     if read is not None and key in read:
         return read[key]
     fmt = FORMATS[detect(str(path))]
@@ -101,7 +101,11 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
         raise DataError(f"{path}: holds {fmt.modality} data; --modality {modality} cannot apply (drop it or use "
                         f"{fmt.modality})")
     drop = column_names(drop_columns)
-    raw = fmt.read(path, Request(target, modality, image_channels, image_size, drop))
+    series = column_names(series_id)
+    raw = fmt.read(path, Request(target, modality, image_channels, image_size, drop, series))
+    if series and "series_id" not in raw.notes:  # only a table's readers group rows into series
+        raise DataError(f"{path}: --series-id (series_id) groups the rows of a long-format table (CSV, TSV, JSON "
+                        f"lines, Parquet) into series, but this is {raw.source}; drop the option")
     if drop and "dropped" not in raw.notes:  # only a table's readers leave columns out
         kind = f"an {fmt.name} file" if fmt.name == "npz" else raw.source
         raise DataError(f"{path}: --drop-columns (drop_columns) leaves out named columns of a table file (CSV, TSV, "

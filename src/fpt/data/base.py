@@ -71,6 +71,7 @@ class Inputs:
     y: np.ndarray | None  # (n, m) raw target values, or None when the input has no targets
     where: str  # the file (or "inputs"), for messages
     names: list[str] | None = None  # per example, e.g. image files: written beside the predictions
+    names_as: str = "file"  # the column the names are written in (a long-format series table: its id column)
     notes: list[str] = field(default_factory=list)  # what was done to the inputs (e.g. series cut), for the user
 
     def __len__(self) -> int:
@@ -244,8 +245,8 @@ def column_notes(raw: RawData) -> list[str]:
             notes.append(f"{train.where}: column {name!r} gives the target away: each of its {k} values comes with one "
                          f"target value on all of its rows ({lo}-{hi} rows each). The id of a series in long format "
                          "(a row per time point), or a copy of the target? Rows of one series on both sides of the "
-                         "split make the test figure meaningless: give one row per series (a wide table, --modality "
-                         f"timeseries), or leave the column out with {fix}")
+                         f"split make the test figure meaningless: read a series per id with --series-id {name} "
+                         f"(Python: series_id={name!r}), or leave the column out with {fix}")
             continue
         if col.dtype.kind in "OmM":  # text, or datetimes (read as text categories)
             present = [str(v).strip() for v, m in zip(col, is_missing(col), strict=True) if not m]

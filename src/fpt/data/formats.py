@@ -30,6 +30,7 @@ class Request:
     image_channels: str
     image_size: int
     drop: tuple[str, ...] = ()  # drop_columns: a table's columns left out (a reader of other data leaves it)
+    series: tuple[str, ...] = ()  # series_id: a long-format table's id (and order) columns (a table's readers only)
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def _tables_claim(p: Path) -> bool:
 def _read_tables(path: Any, r: Request) -> RawData:
     from fpt.data.tables import read_tables
 
-    return read_tables(Path(path), r.target, r.modality, r.drop)
+    return read_tables(Path(path), r.target, r.modality, r.drop, r.series)
 
 
 def _images_claim(p: Path) -> bool:
@@ -103,7 +104,7 @@ def _hub_claim(p: Path) -> bool:
 def _read_hub(path: Any, r: Request) -> RawData:
     from fpt.data.hub import load_hub
 
-    return load_hub(str(path), r.target, r.modality, r.image_channels, r.image_size, r.drop)
+    return load_hub(str(path), r.target, r.modality, r.image_channels, r.image_size, r.drop, r.series)
 
 
 def _predict_tables(path: Path, checks: Checks) -> Inputs:

@@ -29,7 +29,7 @@ def _offline() -> bool:
 
 
 def load_hub(name: str, target: str | None, modality: str, image_channels: str, image_size: int,
-             drop: tuple[str, ...] = ()) -> RawData:
+             drop: tuple[str, ...] = (), series: tuple[str, ...] = ()) -> RawData:
     datasets = quiet_datasets()
     path = Path(name)
     if is_saved_dataset(path):
@@ -75,7 +75,7 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
                 values = np.array([feat.names[int(v)] for v in values], dtype=object)
             cols[col] = values
         parts[split] = (cols, f"{name} [{split}]")
-    return columns_to_raw(parts, target, modality, source, how, drop)
+    return columns_to_raw(parts, target, modality, source, how, drop, series)
 
 
 def _images(splits, column: str, target: str | None, channels: str, size: int, source: str, how: str) -> RawData:  # noqa: ANN001

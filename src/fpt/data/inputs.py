@@ -81,6 +81,8 @@ class Schema:
             out["npz_X_shape"] = self.info["X_shape"]
         if getattr(self.prep, "dropped", None):  # in the training table, left out; read past in new inputs
             out["dropped_columns"] = list(self.prep.dropped)
+        if getattr(self.prep, "series_id", None):  # a long-format table: rows grouped into series by these
+            out["series_id"] = list(self.prep.series_id)
         return out
 
 
@@ -140,14 +142,15 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
                   and "tabular" not in (f.holds or ())]  # what reads its examples, a table file aside
         raise SchemaError(f"{where}: columns of a table, but the model was trained on {schema.modality} data from "
                           f"files or arrays, not on a table's columns; give {' or '.join(others) or 'arrays'}")
-    missing = [f for f in features if f not in cols]
+    series_id = list(getattr(schema.prep, "series_id", []))
+    missing = [f for f in (*series_id, *features) if f not in cols]
     if missing:
         raise SchemaError(f"{where}: no column {missing[0]!r}" + (f" (nor {shown(missing[1:], 5)})" if len(missing) > 1
                                                                   else "")
                           + f", which the model was trained on; add it (empty values count as missing). The model's "
                           f"feature columns: {shown(features)}")
     dropped = getattr(schema.prep, "dropped", [])  # left out in training (drop_columns): read past here too
-    extra = [c for c in cols if c not in features and c not in targets and c not in dropped]
+    extra = [c for c in cols if c not in features and c not in targets and c not in dropped and c not in series_id]
     if extra:
         raise SchemaError(f"{where}: column {extra[0]!r}" + (f" (and {shown(extra[1:], 5)})" if len(extra) > 1 else "")
                           + f" was not a feature when the model was trained; drop it. The model's feature columns: "
@@ -157,6 +160,15 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
         absent = [t for t in targets if t not in cols]
         raise SchemaError(f"{where}: target column(s) {', '.join(map(repr, given))} but not {', '.join(map(repr, absent))}; "
                           "give every target column (to score the predictions) or none")
+    if series_id:  # a long-format table: its rows grouped into series, a prediction per id
+        from fpt.data.tables import long_series
+
+        for t in given:
+            check_target_values(cols[t], t, where)
+        x, y, ids = long_series(cols, tuple(series_id), features, given, where, SchemaError)
+        if y is not None:
+            check_labels(y, schema, where)
+        return Inputs(check_series(x, schema, where, allow_unseen), y, where, [str(i) for i in ids], series_id[0])
     x = from_columns(cols, schema, where, allow_unseen)
     y = None
     if given:

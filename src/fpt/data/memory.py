@@ -37,9 +37,10 @@ def _inputs(X: Any) -> Any:
 
 
 def from_memory(data: Any, target: str | None, modality: str, image_channels: str, image_size: int,
-                drop_columns: str | None = None) -> RawData:
+                drop_columns: str | None = None, series_id: str | None = None) -> RawData:
     """``RawData`` (one training split: validation and test are held out as for a file) of in-memory data;
-    ``drop_columns`` (comma-separated) leaves a table's columns out."""
+    ``drop_columns`` (comma-separated) leaves a table's columns out; ``series_id`` (ID or ID,ORDER) reads a
+    long-format table as series."""
     requested(modality, f"data={type(data).__name__}")
     drop = column_names(drop_columns)
     if hasattr(data, "to_pandas") and hasattr(data, "column_names"):  # a datasets.Dataset, without importing datasets
@@ -52,7 +53,10 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
                             "every column its own name (df.columns = [...])")
         columns = {str(c): data[c].to_numpy() for c in data.columns}
         return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED,
-                              drop)
+                              drop, column_names(series_id))
+    if series_id is not None:
+        raise ConfigError(f"series_id={series_id!r} groups the rows of a long-format table into series, but "
+                          f"data={type(data).__name__} has no columns: drop the argument (or pass a pandas DataFrame)")
     if drop:
         raise ConfigError(f"drop_columns={drop_columns!r} leaves out a table's columns, but data={type(data).__name__} "
                           "has none: drop the argument (or pass a pandas DataFrame)")

@@ -285,7 +285,8 @@ def split_files(directory: Path) -> dict[str, Path]:
     return found
 
 
-def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, ...] = ()) -> RawData:
+def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, ...] = (),
+                series: tuple[str, ...] = ()) -> RawData:
     """A table file, or a directory of split files, as tabular or sequence ``RawData`` (``drop``: columns left out)."""
     if path.is_dir():
         files = split_files(path)
@@ -298,20 +299,23 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
         parts = _by_split_column(read_columns(path), path)
         split_from = f"the {SPLIT_COLUMN!r} column" if len(parts) > 1 else SEEDED
         source = f"{FORMAT_NAMES[BUILDERS[table_suffix(path)]]} file {path}"
-    return columns_to_raw(parts, target, modality, source, split_from, drop)
+    return columns_to_raw(parts, target, modality, source, split_from, drop, series)
 
 
 def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str,
-                   source: str, split_from: str, drop: tuple[str, ...] = ()) -> RawData:
+                   source: str, split_from: str, drop: tuple[str, ...] = (), series: tuple[str, ...] = ()) -> RawData:
     """Split -> (columns, where) as tabular or sequence ``RawData``: targets chosen and checked; the columns of
     ``drop`` (--drop-columns) left out before anything is read of them (a split file may lack them), and named in
-    the notes (``dropped``) so that fpt predict ignores them in new inputs."""
+    the notes (``dropped``) so that fpt predict ignores them in new inputs. ``series`` (--series-id ID[,ORDER]): a
+    long-format table of series, its rows grouped into one series per ID (``long_series``)."""
     train_cols, train_where = parts["train"]
     names = [c for c in train_cols if c != SPLIT_COLUMN]
     unknown = [c for c in drop if c not in names]
     if unknown:
         raise DataError(f"{train_where}: --drop-columns (drop_columns) names {unknown[0]!r}, which is not a column; its "
                         f"columns are {shown(names)}")
+    if series:
+        return _long_raw(parts, target, modality, source, split_from, drop, series)
     targets = choose_targets(names, target, train_where)
     chosen = "" if target is not None else " (chosen by default: a column named target, label, labels, class " \
                                             "or y, else the last)"
@@ -356,15 +360,129 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
                    split_from, notes)
 
 
-def _series_values(cols: dict[str, Any], features: list[str], where: str, error: type[Exception]) -> np.ndarray:
-    """(n, len(features)) numbers: a table's feature columns as the points of one series per row."""
+def _long_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str, source: str,
+              split_from: str, drop: tuple[str, ...], series: tuple[str, ...]) -> RawData:
+    """A long-format table (a row per time point) as series ``RawData``: one example per series id, every feature
+    column a channel; a series' rows never straddle two splits."""
+    train_cols, train_where = parts["train"]
+    names = [c for c in train_cols if c != SPLIT_COLUMN]
+    unknown = [c for c in series if c not in names]
+    if unknown:
+        raise DataError(f"{train_where}: --series-id (series_id) names {unknown[0]!r}, which is not a column; its "
+                        f"columns are {shown(names)}")
+    if modality not in {"auto", "timeseries"}:
+        raise DataError(f"{train_where}: --series-id reads a long-format table as time series, not {modality}; drop "
+                        "--modality (or --series-id)")
+    both = [c for c in series if c in drop]
+    if both:
+        raise DataError(f"{train_where}: {both[0]!r} is in --series-id and --drop-columns; the series' id (and order) "
+                        "columns are read to group the rows and never features: take it out of --drop-columns")
+    # by default the target is chosen among the other columns (the id is often the last one)
+    targets = choose_targets(names if target is not None else [c for c in names if c not in series], target,
+                             train_where)
+    clash = [c for c in series if c in targets]
+    if clash:
+        raise DataError(f"{train_where}: {clash[0]!r} is the target and in --series-id; the series' id (and order) "
+                        "group the rows: name another target, or other --series-id columns")
+    chosen = "" if target is not None else " (chosen by default: a column named target, label, labels, class " \
+                                            "or y, else the last)"
+    channels = [c for c in names if c not in targets and c not in drop and c not in series]
+    if not channels:
+        raise DataError(f"{train_where}: no column is left for the series' values (the target: {', '.join(targets)}; "
+                        f"--series-id: {', '.join(series)}); a long-format table needs one value column per channel")
+    splits, owner = {}, {}
+    for split, (cols, where) in parts.items():
+        missing = [c for c in (*series, *targets, *channels) if c not in cols]
+        if missing:
+            raise DataError(f"{where}: no column(s) {', '.join(map(repr, missing))}, which the training file has; "
+                            "give every split file the same columns")
+        for t in targets:
+            check_target_values(cols[t], t, where, chosen)
+        x, y, ids = long_series(cols, series, channels, targets, where, DataError)
+        for i in ids:  # one series on both sides of a split would be tested on rows it trained on
+            if owner.setdefault(i, split) != split:
+                raise DataError(f"{where}: series {i!r} also has rows in the {owner[i]} split; give each series' rows "
+                                "one split")
+        splits[split] = Split(x, y, where)
+    lengths = [s.shape[1] for s in splits["train"].x]
+    notes = {"features": channels, "series_id": list(series), "channels": len(channels),
+             "train_lengths": f"{min(lengths)}..{max(lengths)}", **({"dropped": list(drop)} if drop else {})}
+    return RawData("timeseries", {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
+                   split_from, notes)
+
+
+def long_series(cols: dict[str, Any], series: tuple[str, ...], channels: list[str], targets: list[str], where: str,
+                error: type[Exception]) -> tuple[list[np.ndarray], np.ndarray | None, list[Any]]:
+    """A long-format table's rows (tsfresh's, sktime's "pd-long": a row per time point) as (C, L) float32 series, one
+    per value of the id column ``series[0]`` in order of first appearance, its points in the order of the column
+    ``series[1]`` when given (else as the rows come), a channel per column of ``channels``; with the targets of each
+    series ((n, m), one value per series: every row of a series must agree; None where ``targets`` is empty) and the
+    ids. A missing value is missing (NaN) at its point."""
+    import pandas as pd
+
+    ids = np.asarray(cols[series[0]])
+    gaps = is_missing(ids)
+    if gaps.any():
+        raise error(f"{where}: column {series[0]!r} (--series-id) is empty on row(s) {rows(gaps)}; every row needs the "
+                    "id of its series")
+    keys, uniques = pd.factorize(pd.Series(ids, dtype=object), sort=False)
+    order = np.argsort(keys, kind="stable")
+    if len(series) > 1:
+        when = np.asarray(cols[series[1]])
+        if is_missing(when).any():
+            raise error(f"{where}: column {series[1]!r} (the order of --series-id) is empty on row(s) "
+                        f"{rows(is_missing(when))}; give every row its time")
+        if when.dtype.kind == "O":  # a CSV's timestamps are text: read as datetimes, or refused
+            import warnings
+
+            try:
+                with warnings.catch_warnings():  # pandas' "could not infer format": each value is parsed, or refused
+                    warnings.simplefilter("ignore", UserWarning)
+                    when = pd.to_datetime(pd.Series(when)).to_numpy()
+            except (ValueError, TypeError):
+                raise error(f"{where}: column {series[1]!r} orders each series' rows, but holds text that is not a "
+                            f"date or time ({when[0]!r}); give numbers or datetimes (or leave the order out: the rows' "
+                            "own order)") from None
+        order = np.lexsort((when, keys))
+        repeated = (keys[order][1:] == keys[order][:-1]) & (when[order][1:] == when[order][:-1])
+        if repeated.any():
+            r = order[1:][repeated][0]
+            raise error(f"{where}: series {plain_value(ids[r])!r} has two rows at {series[1]} = "
+                        f"{plain_value(when[r])!r} (row {r + 1}); give one row per time point, a column per channel")
+    values = _series_values(cols, channels, where, error, long=True)[order]
+    if np.isinf(values).any():
+        r = int(order[np.flatnonzero(np.isinf(values).any(axis=1))[0]])
+        raise error(f"{where}, row {r + 1}: an infinite value; replace it with a finite number, or leave it empty "
+                    "where it is missing")
+    starts = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1]])
+    stops = np.r_[starts[1:], len(order)]
+    x = [values[a:b].T.astype(np.float32) for a, b in zip(starts, stops, strict=True)]
+    per_series = []
+    for t in targets:
+        col = np.asarray(cols[t])[order]
+        for a, b in zip(starts, stops, strict=True):
+            labels = list(dict.fromkeys(plain_value(v) for v in col[a:b]))
+            if len(labels) > 1:
+                raise error(f"{where}: target {t!r} changes within series {plain_value(ids[order[a]])!r} "
+                            f"({labels[0]!r}, {labels[1]!r}); a series has one target value: give it on every row "
+                            "of the series")
+        per_series.append(col[starts])
+    return x, _stack_targets(per_series) if per_series else None, [plain_value(v) for v in uniques]
+
+
+def _series_values(cols: dict[str, Any], features: list[str], where: str, error: type[Exception],
+                   long: bool = False) -> np.ndarray:
+    """(n, len(features)) numbers: a table's feature columns as the points of one series per row (``long``: the
+    channels of a long-format table, a point per row)."""
     values = []
     for name in features:
         col = column(np.asarray(cols[name]), f"{where}, column {name!r}")
         if col.dtype.kind != "f":
-            raise error(f"{where}: column {name!r} holds text; read as series (--modality timeseries), a table's "
-                        "feature columns are the points of one series per row, a number each (leave it out with "
-                        "--drop-columns, or fix its values)")
+            what = "a long-format table's (--series-id) feature columns are its channels, a number per row" if long \
+                else "read as series (--modality timeseries), a table's feature columns are the points of one series " \
+                     "per row, a number each"
+            raise error(f"{where}: column {name!r} holds text; {what} (leave it out with --drop-columns, or fix its "
+                        "values)")
         values.append(col)
     return np.stack(values, axis=1)
 
@@ -511,6 +629,6 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
     return values
 
 
-__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "COMPRESSIONS", "check_table", "check_texts", "column", "read_columns",
+__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "COMPRESSIONS", "check_table", "check_texts", "column", "long_series", "read_columns",
            "read_table_inputs", "read_tables", "sequence_columns", "series_columns", "split_files", "table_from_array",
            "table_stem", "table_suffix", "tabular_columns"]

@@ -60,6 +60,7 @@ KEY_BASELINE: dict[str, Any] = {
     "cf_inputs": None, "cf_scales": None, "cf_difference": None, "cf_gains": None, "cf_hop": None,
     "cf_series_norm": None,
     "drop_columns": None,  # every column but the target a feature, as before the field existed
+    "series_id": None,  # a row per example, as before the field existed
     "preset": "paper",  # the defaults of fields not given: runs keyed before presets existed ran the field defaults, paper
 }
 

@@ -70,6 +70,8 @@ class Preprocessing:
     classes: list[list] | None  # classification: per target, the label of each class index
     features: list[str]
     dropped: list[str] = dataclasses.field(default_factory=list)  # the table's columns left out (drop_columns)
+    # a long-format table's id (and order) columns (series_id): new inputs are grouped into series by them
+    series_id: list[str] = dataclasses.field(default_factory=list)
 
     def encode_targets(self, y: np.ndarray, where: str) -> torch.Tensor:
         if self.classes is None:
@@ -89,7 +91,8 @@ class Preprocessing:
     def to_json(self) -> dict[str, Any]:
         return {"format": FITTED_FORMAT, "modality": self.modality, "targets": self.targets,
                 "features": self.features, "classes": self.classes, "objective": self.objective.to_json(),
-                "tokeniser": self.tokeniser.to_json(), **({"dropped": self.dropped} if self.dropped else {})}
+                "tokeniser": self.tokeniser.to_json(), **({"dropped": self.dropped} if self.dropped else {}),
+                **({"series_id": self.series_id} if self.series_id else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Preprocessing:
@@ -102,11 +105,12 @@ class Preprocessing:
         classes = data.get("classes")
         if classes is not None and (not isinstance(classes, list) or not all(isinstance(c, list) and c for c in classes)):
             raise DataError(f"data.json field 'classes' is {str(classes)[:40]!r}; expected a list of class lists per target")
-        for name in ("targets", "features", "dropped"):
+        for name in ("targets", "features", "dropped", "series_id"):
             if not isinstance(data.get(name, []), list):
                 raise DataError(f"data.json field {name!r} is {str(data.get(name))[:40]!r}; expected a list of names")
         return cls(data["modality"], from_json(data["tokeniser"]), objective_from_json(data["objective"]),
-                   list(data["targets"]), classes, list(data["features"]), list(data.get("dropped", [])))
+                   list(data["targets"]), classes, list(data["features"]), list(data.get("dropped", [])),
+                   list(data.get("series_id", [])))
 
 
 # The largest |target| a regression trains on: predictions are float32 (max 3.4e38) and the squared errors of
@@ -178,7 +182,7 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
     entry = modality(raw.modality)
     tok = entry.tokeniser.fit_from(train.x, _declared(options, entry.facts(len(train.y), {})), raw.notes)
     return Preprocessing(raw.modality, tok, obj, list(raw.targets), classes, list(raw.notes.get("features", [])),
-                         list(raw.notes.get("dropped", [])))
+                         list(raw.notes.get("dropped", [])), list(raw.notes.get("series_id", [])))
 
 
 @TASKS.register(DATA_TASK)
@@ -194,7 +198,7 @@ class UserData:
         if options.data is None:
             raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with --data PATH")
         raw = load(options.data, options.target_column, options.modality, options.image_channels, options.image_size,
-                   options.drop_columns)
+                   options.drop_columns, options.series_id)
         return task_from_loaded(raw, options, seed)
 
 
