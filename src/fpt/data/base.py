@@ -71,8 +71,8 @@ class Inputs:
     y: np.ndarray | None  # (n, m) raw target values, or None when the input has no targets
     where: str  # the file (or "inputs"), for messages
     names: list[str] | None = None  # per example, e.g. image files: written beside the predictions
-    names_as: str = "file"  # the column the names are written in (a long-format series table: its id column)
     notes: list[str] = field(default_factory=list)  # what was done to the inputs (e.g. series cut), for the user
+    names_as: str = "file"  # the column the names are written in (a long-format series table: its id column)
 
     def __len__(self) -> int:
         if isinstance(self.x, dict):

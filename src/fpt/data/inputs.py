@@ -168,7 +168,8 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
         x, y, ids = long_series(cols, tuple(series_id), features, given, where, SchemaError)
         if y is not None:
             check_labels(y, schema, where)
-        return Inputs(check_series(x, schema, where, allow_unseen), y, where, [str(i) for i in ids], series_id[0])
+        return Inputs(check_series(x, schema, where, allow_unseen), y, where, [str(i) for i in ids],
+                      names_as=series_id[0])
     x = from_columns(cols, schema, where, allow_unseen)
     y = None
     if given:
