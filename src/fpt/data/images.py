@@ -1,23 +1,45 @@
 """Image folders, ``DIR/<class>/*.png|jpg`` (torchvision's ImageFolder layout), or with split
-directories ``DIR/train|val|test/<class>/...``, listed by Hugging Face ``datasets``' imagefolder
-builder. Each file is then decoded here with Pillow so that a corrupt one is named; images are
-resized (``image_size``) and converted to RGB or grayscale (``image_channels``) as they load.
-A trained image model's checks of new images (folders and arrays) live here too (``fpt.data.modalities``).
+directories ``DIR/train|val|test/<class>/...``, listed here (``list_image_folder``) by the rules
+below and decoded with Pillow so that a corrupt file is named; images are resized (``image_size``)
+and converted to RGB or grayscale (``image_channels``) as they load. A trained image model's checks
+of new images (folders and arrays) live here too (``fpt.data.modalities``).
+
+The folder is listed by fpt, not by Hugging Face ``datasets``' imagefolder builder, whose listing
+silently disagreed with the layout this module documents: it assigns files to splits by their
+*file* names (``cat/test_3.png`` went to the test split), reads a class folder named ``train`` or
+``dev_board`` as a split, takes ``Train/`` as a class folder (its split names are lower case), so
+the user's own test images were trained on, and drops the labels of every image once one lies in a
+subfolder. The rules: names starting with ``.`` or ``__`` are skipped (macOS zips' ``__MACOSX/``
+and ``._name`` files, ``.DS_Store``, ``.ipynb_checkpoints/``); a folder directly under ``DIR``
+named train/training, val/valid/validation/dev or test/testing/eval/evaluation (any case) that
+holds folders is a split folder; every other folder is a class, and its images are those anywhere
+below it (subfolders included, as torchvision's ImageFolder reads them); files are taken in order
+of their paths.
 """
 
 from __future__ import annotations
 
-import tempfile
+import os
+import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
-from fpt.errors import DataError, SchemaError
+from fpt.errors import DataError, FptWarning, SchemaError
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 HF_SPLITS = {"train": "train", "validation": "val", "valid": "val", "val": "val", "dev": "val", "test": "test"}
+# Split folder names (lower-cased), Hugging Face's split keywords: a folder of one of these names that holds folders.
+SPLIT_FOLDERS = {"train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val",
+                 "dev": "val", "test": "test", "testing": "test", "eval": "test", "evaluation": "test"}
+SYSTEM_FILES = {"thumbs.db", "desktop.ini"}  # written into folders by Windows Explorer: never data
+
+
+class SkippedFiles(FptWarning):
+    """Files in class folders that are not images fpt decodes (an iPhone's .heic, a .txt) were left out."""
 
 
 def has_images(directory: Path, depth: int = 2) -> bool:
@@ -26,61 +48,129 @@ def has_images(directory: Path, depth: int = 2) -> bool:
     return any(p.suffix.lower() in IMAGE_SUFFIXES for p in directory.glob(pattern))
 
 
-def _empty_class_dirs(directory: Path) -> list[str]:
-    out = []
-    for split_dir in [directory, *(d for d in directory.iterdir() if d.is_dir() and d.name.lower() in HF_SPLITS)]:
-        for d in split_dir.iterdir():
-            if d.is_dir() and d.name.lower() not in HF_SPLITS and not any(
-                    p.suffix.lower() in IMAGE_SUFFIXES for p in d.iterdir()):
-                out.append(str(d))
-    return out
+def _skipped(p: Path) -> bool:
+    """Hidden and system entries (Hugging Face's listing skips the same '.' and '__' names)."""
+    return p.name.startswith((".", "__")) or p.name.lower() in SYSTEM_FILES
+
+
+def _entries(directory: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """(folders, image files, other files) directly in ``directory``, hidden and system entries left out, sorted."""
+    folders, images, others = [], [], []
+    for p in sorted(directory.iterdir()):
+        if _skipped(p):
+            continue
+        if p.is_dir():
+            folders.append(p)
+        elif p.suffix.lower() in IMAGE_SUFFIXES:
+            images.append(p)
+        else:
+            others.append(p)
+    return folders, images, others
+
+
+def _images_below(folder: Path, others: list[Path]) -> list[Path]:
+    """The images anywhere below ``folder`` (not through hidden folders), in order of their paths; the other files
+    found are added to ``others``."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not _skipped(Path(d))]
+        for name in files:
+            p = Path(root) / name
+            if _skipped(p):
+                continue
+            (found if p.suffix.lower() in IMAGE_SUFFIXES else others).append(p)
+    return sorted(found, key=str)
+
+
+def _is_split_folder(d: Path) -> bool:
+    return d.name.lower() in SPLIT_FOLDERS and any(not _skipped(c) and c.is_dir() for c in d.iterdir())
+
+
+def _class_files(split_dir: Path, where: str, others: list[Path]) -> list[tuple[Path, str]]:
+    """(image, class) for every class folder of ``split_dir``, in order of the images' paths."""
+    folders, loose, _ = _entries(split_dir)
+    if loose:
+        raise DataError(f"{loose[0]}: an image outside the class folders of {where}; move it into its class's "
+                        f"folder ({split_dir}/<class>/) or delete it")
+    below = {d: _images_below(d, others) for d in folders}
+    if not any(below.values()):
+        raise DataError(f"{split_dir}: no images (.png/.jpg/...) in its class folders ({', '.join(d.name for d in folders)}"
+                        "); put each class's images in a folder named after the class")
+    empty = next((d for d in folders if not below[d]), None)
+    if empty is not None:
+        raise DataError(f"{empty}: empty class folder (no .png/.jpg images in it or its subfolders); add its images "
+                        "or remove it")
+    return sorted(((p, d.name) for d in folders for p in below[d]), key=lambda f: str(f[0]))
+
+
+def list_image_folder(path: Path) -> tuple[dict[str, list[tuple[Path, str]]], list[Path]]:
+    """The images of an image folder by split ('train', and 'val'/'test' when it has split folders), each with its
+    class (its class folder's name), and the files in class folders that are not images (left out)."""
+    if not path.is_dir():
+        raise DataError(f"{path}: an image dataset is a folder DIR/<class>/*.png (or DIR/train/<class>/...)")
+    folders, loose, _ = _entries(path)
+    split_dirs = [d for d in folders if _is_split_folder(d)]
+    others: list[Path] = []
+    if not split_dirs:
+        if loose:
+            raise DataError(f"{loose[0]}: an image directly in {path}, outside the class folders; put each class's "
+                            f"images in a folder named after the class ({path}/<class>/*.png)")
+        if not folders:
+            raise DataError(f"{path}: no images (.png/.jpg/...) in DIR/<class>/ or DIR/train/<class>/; put each "
+                            "class's images in a folder named after the class")
+        return {"train": _class_files(path, str(path), others)}, others
+    names = ", ".join(d.name for d in split_dirs)
+    for d in folders:
+        if d in split_dirs:
+            continue
+        if d.name.lower() in SPLIT_FOLDERS:  # e.g. Kaggle's test/ of unlabelled images beside train/<class>/
+            raise DataError(f"{d}: images but no class folders, beside split folders with them ({names}); put them in "
+                            f"{d}/<class>/, or move the folder out and predict it with `fpt predict RUN {d}`")
+        raise DataError(f"{d}: a folder beside the split folders ({names}); move it into a split folder as a class "
+                        "folder, or out of the data folder")
+    if loose:
+        raise DataError(f"{loose[0]}: an image beside the split folders ({names}); move it into a split's class folder "
+                        "or delete it")
+    splits: dict[str, list[tuple[Path, str]]] = {}
+    seen: dict[str, Path] = {}
+    for d in split_dirs:
+        split = SPLIT_FOLDERS[d.name.lower()]
+        if split in seen:
+            raise DataError(f"{path}: two {split} folders, {seen[split].name}/ and {d.name}/; merge them or rename one")
+        seen[split] = d
+        splits[split] = _class_files(d, str(d), others)
+    if "train" not in splits:
+        raise DataError(f"{path}: split folders {sorted(d.name for d in split_dirs)} but no train/; name the training "
+                        "folder train")
+    return splits, others
+
+
+def skipped_note(others: list[Path], where: Path) -> str:
+    """One line naming the files in class folders that were left out because they are not images fpt decodes."""
+    kinds = Counter(p.suffix.lower() or "(no suffix)" for p in others)
+    return (f"{where}: left out {len(others)} file(s) in class folders that are not "
+            f"{'/'.join(sorted(s[1:] for s in IMAGE_SUFFIXES))} images ("
+            + ", ".join(f"{k}: {n}" for k, n in kinds.most_common(5)) + f"), e.g. {others[0]}; convert them "
+            "(an iPhone's .heic to .jpg) to read them")
 
 
 def read_image_folder(path: Path, channels: str, size: int) -> RawData:
-    if not path.is_dir():
-        raise DataError(f"{path}: an image dataset is a folder DIR/<class>/*.png (or DIR/train/<class>/...)")
-    if not (has_images(path, 2) or has_images(path, 3)):
-        raise DataError(f"{path}: no images (.png/.jpg/...) in DIR/<class>/ or DIR/train/<class>/; put each class's "
-                        "images in a folder named after the class")
-    empty = _empty_class_dirs(path)
-    if empty:
-        raise DataError(f"{empty[0]}: empty class folder (no .png/.jpg images); add its images or remove it")
-    train_dir = next((d for d in path.iterdir() if d.is_dir() and HF_SPLITS.get(d.name.lower()) == "train"), path)
-    classes = sorted(d.name for d in train_dir.iterdir() if d.is_dir() and d.name.lower() not in HF_SPLITS)
-    if len(classes) == 1:
-        raise DataError(f"{train_dir}: one class folder only ({classes[0]!r}); classification needs a folder of images "
+    listed, others = list_image_folder(path)
+    names = sorted({label for files in listed.values() for _, label in files})
+    if len(names) == 1:
+        train_dir = next((d for d in path.iterdir() if SPLIT_FOLDERS.get(d.name.lower()) == "train"
+                          and _is_split_folder(d)), path)
+        raise DataError(f"{train_dir}: one class folder only ({names[0]!r}); classification needs a folder of images "
                         "for each of at least two classes")
-    from fpt.data.tables import _cause, quiet_datasets
-
-    datasets = quiet_datasets()
-    try:
-        with tempfile.TemporaryDirectory(prefix="fpt-datasets-") as cache:
-            dd = datasets.load_dataset("imagefolder", data_dir=str(path), cache_dir=cache, keep_in_memory=True)
-    except Exception as exc:
-        raise DataError(f"{path}: cannot be listed as an image folder ({_cause(exc)}); lay it out as "
-                        "DIR/<class>/*.png or DIR/train|val|test/<class>/*.png") from None
-    names = None
-    paths: dict[str, tuple[list[str], np.ndarray]] = {}
-    for split, ds in dd.items():
-        if "label" not in ds.column_names:
-            raise DataError(f"{path}: images must sit in one folder per class (DIR/<class>/*.png); found no class "
-                            "folders")
-        ds = ds.cast_column("image", datasets.Image(decode=False))
-        split_names = ds.features["label"].names
-        if names is not None and split_names != names:
-            raise DataError(f"{path / split}: class folders {split_names} differ from train's {names}; give every "
-                            "split the same class folders")
-        names = split_names
-        files = [item["path"] for item in ds["image"]]
-        paths[HF_SPLITS.get(split, split)] = (files, np.asarray(ds["label"]))
-    if "train" not in paths:
-        raise DataError(f"{path}: split folders {sorted(paths)} but no train/; name the training folder train")
+    if others:
+        warnings.warn(skipped_note(others, path), SkippedFiles, stacklevel=2)
+    paths = {split: ([str(p) for p, _ in files], [label for _, label in files]) for split, files in listed.items()}
     if channels == "auto":
         channels = "rgb" if any(_has_colour(f) for f in paths["train"][0][:200]) else "gray"
     splits = {}
     for split, (files, labels) in paths.items():
         images = [load_image(Path(f), channels, size) for f in files]
-        label_names = np.array([names[i] for i in labels], dtype=object)[:, None]
+        label_names = np.array(labels, dtype=object)[:, None]
         splits[split] = Split(images, label_names, f"{path}/{'' if len(paths) == 1 else split + '/'}<class>/")
     split_from = "the data's own split folders" if len(paths) > 1 else SEEDED
     return RawData("image", {k: splits[k] for k in ("train", "val", "test") if k in splits}, ["class"],
@@ -187,19 +277,19 @@ def as_images(X: np.ndarray, channels: str, size: int, where: str) -> list[np.nd
 
 
 def read_image_inputs(path: Path, checks: Checks) -> Inputs:
-    """``fpt predict``'s reader of ``DIR/*.png`` (unlabelled) or ``DIR/<class>/*.png`` (labelled by folder),
-    decoded as training did."""
-    flat = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
-    folders = sorted(d for d in path.iterdir() if d.is_dir() and not d.name.startswith("."))
-    splits = [d.name for d in folders if d.name.lower() in HF_SPLITS]
+    """``fpt predict``'s reader of ``DIR/*.png`` (unlabelled) or ``DIR/<class>/*.png`` (labelled by folder), listed
+    by training's rules (hidden files skipped, a class folder's subfolders read) and decoded as training did."""
+    folders, flat, others = _entries(path)
+    splits = [d.name for d in folders if _is_split_folder(d)]
     if splits:
         raise DataError(f"{path}: split folders ({', '.join(splits)}); give one split's folder, e.g. {path / splits[-1]}")
     if flat and folders:
         raise DataError(f"{path}: both images and class folders ({folders[0].name}/); give a folder of images "
                         "(unlabelled) or of class folders (labelled), not both")
     files: list[tuple[Path, str | None]] = [(p, None) for p in flat]
-    for d in folders:
-        files += [(p, d.name) for p in sorted(d.iterdir()) if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
+    if folders:
+        others = []
+        files += _class_files(path, str(path), others)
     if not files:
         raise DataError(f"{path}: no images (.png/.jpg/...) in it or in class folders DIR/<class>/")
     tok = checks.schema.prep.tokeniser
@@ -208,7 +298,9 @@ def read_image_inputs(path: Path, checks: Checks) -> Inputs:
     if folders:
         y = np.array([label for _, label in files], dtype=object)[:, None]
         checks.labels(y, f"{path}/<class>/")
-    return Inputs(images, y, str(path), [str(p.relative_to(path)) for p, _ in files])
+    # a folder of unlabelled images may hold anything beside them; a class folder holds the class's images
+    notes = [skipped_note(others, path)] if folders and others else []
+    return Inputs(images, y, str(path), [str(p.relative_to(path)) for p, _ in files], notes)
 
 
 def _input_image(file: Path, channels: str, size: int) -> np.ndarray:
