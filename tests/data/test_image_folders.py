@@ -136,3 +136,21 @@ def test_layouts_that_cannot_be_read_are_one_line(tmp_path, counts, words):
     assert "\n" not in message
     for word in words:
         assert word in message, (word, message)
+
+
+def test_float_images_are_read_as_image_arrays_are_and_never_clipped(tmp_path):
+    """Pillow's convert("L") rounds a 0-1 float TIFF to 0/1 (black) and clips one of 0-1000 at 255."""
+    from fpt.data.images import load_image
+
+    ramp = np.linspace(0, 1, 16, dtype=np.float32).reshape(4, 4)
+    Image.fromarray(ramp).save(tmp_path / "unit.tif")
+    assert load_image(tmp_path / "unit.tif", "gray", 4)[..., 0].tolist() == np.round(ramp * 255).astype(int).tolist()
+    Image.fromarray(ramp * 200).save(tmp_path / "bytes.tif")
+    assert int(load_image(tmp_path / "bytes.tif", "rgb", 4).max()) == 200
+    Image.fromarray(ramp * 1000).save(tmp_path / "wide.tif")
+    with pytest.raises(DataError, match=r"wide\.tif: float pixels in \[0, 1000\]; .*rescale"):
+        load_image(tmp_path / "wide.tif", "gray", 4)
+    ramp[0, 0] = np.nan
+    Image.fromarray(ramp).save(tmp_path / "nan.tif")
+    with pytest.raises(DataError, match=r"nan\.tif: float pixels that are NaN"):
+        load_image(tmp_path / "nan.tif", "gray", 4)

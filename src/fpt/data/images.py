@@ -185,22 +185,27 @@ def _open(path: Path):  # noqa: ANN202 (a PIL image)
             im.load()
             # a camera's photo is stored as the sensor saw it and its EXIF orientation says how to turn it upright;
             # as transformers' load_image does, apply it, or a phone's portrait photos train lying on their side
-            return _eight_bit(ImageOps.exif_transpose(im))
+            return _eight_bit(ImageOps.exif_transpose(im), path)
     except Image.DecompressionBombError as exc:  # a tiny compressed file that decodes to billions of pixels
         raise DataError(f"{path}: the image is too large to decode safely ({str(exc).split(' pixels')[0]} pixels); "
                         "resize it (e.g. to a few thousand pixels a side) or delete it") from None
     except MemoryError:
         raise DataError(f"{path}: the image does not fit in memory when decoded; resize it or delete it") from None
+    except DataError:  # already one line naming the file (_float_pixels), not an unreadable file
+        raise
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise DataError(f"{path}: not a readable image ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
                         "; replace or delete the file") from None
 
 
-def _eight_bit(im):  # noqa: ANN001, ANN202 (PIL images)
-    """The image with 16/32-bit integer pixels scaled to 0-255: Pillow's convert("L") clips them at 255,
-    which makes every pixel above 255 white (a 16-bit image of 1000 and one of 60000 would be the same)."""
+def _eight_bit(im, path: Path | None = None):  # noqa: ANN001, ANN202 (PIL images)
+    """The image with 16/32-bit integer or float pixels brought to 0-255: Pillow's convert("L") clips them at 255,
+    which makes every pixel above 255 white (a 16-bit image of 1000 and one of 60000 would be the same) and rounds
+    a float image of 0-1 (a microscope's or a satellite's TIFF) to black and 1/255."""
     from PIL import Image
 
+    if im.mode == "F":
+        return Image.fromarray(_float_pixels(np.asarray(im, dtype=np.float64), path), "L")
     if not im.mode.startswith("I"):
         return im.copy()
     arr = np.asarray(im).astype(np.float64)
@@ -210,6 +215,20 @@ def _eight_bit(im):  # noqa: ANN001, ANN202 (PIL images)
     else:  # 32-bit integers outside the 16-bit range: the image's own range
         arr = (arr - lo) * (255 / (hi - lo)) if hi > lo else np.zeros_like(arr)
     return Image.fromarray(np.round(arr).astype(np.uint8), "L")
+
+
+def _float_pixels(arr: np.ndarray, path: Path | None) -> np.ndarray:
+    """Float pixels as uint8, read as image arrays are (``as_images``): 0-1 scaled to 0-255, 0-255 as they are;
+    anything else has no one reading (a depth in metres, a temperature), so it is refused, not clipped."""
+    where = path if path is not None else "an image"
+    if not np.isfinite(arr).all():
+        raise DataError(f"{where}: float pixels that are NaN or infinite ({int((~np.isfinite(arr)).sum())} of "
+                        f"{arr.size}); fill them, or save the image as 8- or 16-bit integers")
+    lo, hi = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 0.0)
+    if lo < 0 or hi > 255:
+        raise DataError(f"{where}: float pixels in [{lo:g}, {hi:g}]; fpt reads float images in [0, 1] or [0, 255]: "
+                        "rescale it, or save it as 8- or 16-bit integers")
+    return np.round(arr * 255 if hi <= 1 else arr).astype(np.uint8)
 
 
 def _has_colour(path: str) -> bool:
