@@ -112,6 +112,10 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
     kind = modality_of(arrays["X"], f"{name}: X") if modality == "auto" else modality
     held = _held(kind, name)  # how arrays hold this modality (fpt.data.modalities: its entry's ``arrays``)
     channels = held.channels(arrays["X"], image_channels)
+    if kind == "timeseries":
+        from fpt.data.timeseries import check_series_layout
+
+        check_series_layout(arrays["X"], f"{name}: X")
     splits = {}
     for split, (xk, yk) in SPLIT_KEYS.items():
         if (xk in arrays) != (yk in arrays):
@@ -147,6 +151,7 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
             raise DataError(f"{where}: {xk} has series of 0 points (shape {X.shape}); give at least one point per series")
         if not isinstance(X, list) and X.shape[1:] != arrays["X"].shape[1:] and not held.ragged:
             raise DataError(f"{where}: {xk} has shape {X.shape[1:]} per example but X has {arrays['X'].shape[1:]}")
+        y = decoded(y, where, yk)
         y = y.reshape(len(y), -1) if y.ndim > 1 else y[:, None]
         for j in range(y.shape[1]):
             missing = is_missing(y[:, j])
@@ -164,6 +169,19 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                              [len(arrays["X"]), "series of different lengths"]}
     notes |= held.notes(splits, channels)  # the input contract a trained model checks new inputs against
     return RawData(kind, splits, targets, source, how, notes)
+
+
+def decoded(y: np.ndarray, where: str, key: str) -> np.ndarray:
+    """Labels stored as bytes (numpy's 'S' arrays, as h5py and Python 2 pickles give them) as text: kept as bytes,
+    the class b'cat' is a different class from the 'cat' of new inputs, and predictions print "b'cat'"."""
+    if y.dtype.kind != "S" and not (y.dtype.kind == "O" and any(isinstance(v, bytes) for v in y.ravel())):
+        return y
+    try:
+        return np.array([v.decode("utf-8") if isinstance(v, bytes) else v for v in y.ravel()],
+                        dtype=object).reshape(y.shape)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{where}: {key} holds bytes that are not UTF-8 text ({exc.reason}); give labels as "
+                        "text or numbers") from None
 
 
 def series_list(X: Any) -> list[np.ndarray] | None:
@@ -221,6 +239,7 @@ def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
     if y is not None:
         if len(y) != len(X):
             raise DataError(f"{path}: {len(X)} inputs in {xk} but {len(y)} targets in {yk}; they must match one to one")
+        y = decoded(y, str(path), yk)
         y = y.reshape(len(y), -1) if y.ndim > 1 else y[:, None]
         if y.shape[1] != len(targets):
             raise SchemaError(f"{path}: {yk} has {y.shape[1]} target(s) per example, the model predicts "
@@ -232,4 +251,4 @@ def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
     return Inputs(checks.arrays(X, f"{path} ({xk})"), y, str(path))
 
 
-__all__ = ["check_names", "from_arrays", "load_npz", "modality_of", "read_npz", "read_npz_inputs", "series_list"]
+__all__ = ["check_names", "decoded", "from_arrays", "load_npz", "modality_of", "read_npz", "read_npz_inputs", "series_list"]

@@ -14,13 +14,14 @@ A trained time series model's checks of new series (files and arrays) live here 
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
-from fpt.errors import DataError, SchemaError
+from fpt.errors import DataError, FptWarning, SchemaError
 
 # The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
 DIRECTIVE_NAMES = ("problemName", "timeStamps", "missing", "univariate", "dimension", "dimensions", "equalLength",
@@ -89,8 +90,9 @@ def _values(channel: str, path: Path, line: int) -> np.ndarray | list[float]:
     return _numbers(parts, path, line)
 
 
-def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
-    """An sktime ``.ts`` file: series (C, L_i) float arrays, (n,) targets, header facts."""
+def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], np.ndarray | None, dict]:
+    """An sktime ``.ts`` file: series (C, L_i) float arrays, (n,) targets, header facts. With ``targets_needed``
+    false (new series to predict), a file that says @classLabel false holds series only, and the targets are None."""
     header: dict[str, str] = {}
     series: list[np.ndarray] = []
     targets: list[str] = []
@@ -124,11 +126,11 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
             raise DataError(f"{path}, line {i}: series with timestamps '(t,v)' are not supported; write the values only")
         labelled = header.get("classlabel", "true").split(" ")[0].lower() == "true" or \
             header.get("targetlabel", "false").lower() == "true"
-        if not labelled:
+        if not labelled and targets_needed:
             raise DataError(f"{path}: no @classLabel/@targetLabel; each series needs its target after the last ':'")
-        if len(fields) < 2:
+        if labelled and len(fields) < 2:
             raise DataError(f"{path}, line {i}: no ':' before the target; write values:target")
-        *dims, target = fields
+        *dims, target = fields if labelled else [*fields, ""]
         values = [_values(d, path, i) for d in dims]
         if series and len(values) != series[0].shape[0]:
             raise DataError(f"{path}, line {i}: {len(values)} channel(s), but earlier series have {series[0].shape[0]}; "
@@ -140,10 +142,16 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
         if header.get("univariate", "").lower() == "true" and len(values) > 1:
             raise DataError(f"{path}, line {i}: {len(values)} channels, but the header says @univariate true; set "
                             "@univariate false (and @dimensions) or fix the line")
+        if all(np.isnan(v).all() for v in values):  # as a UCR .tsv line of no values: nothing to learn or predict from
+            raise DataError(f"{path}, line {i}: a series with no values (every point missing); give it values or drop "
+                            "the line")
         declared = header.get("classlabel", "").split()[1:]
         if declared and target.strip() not in declared:
+            # @classLabel lists the labels separated by spaces, so a label with a space can never be declared
+            spaced = "; a label cannot hold a space in a .ts file (@classLabel separates them by spaces): write " \
+                f"{'_'.join(target.split())!r}" if len(target.split()) > 1 else ""
             raise DataError(f"{path}, line {i}: label {target.strip()!r} is not one of the classes @classLabel declares "
-                            f"({' '.join(declared[:20])}); add it to @classLabel or fix the label")
+                            f"({', '.join(map(repr, declared[:20]))}){spaced or '; add it to @classLabel or fix the label'}")
         series.append(np.array(values, dtype=np.float32))
         targets.append(target.strip())
         target_lines.append(i)
@@ -161,6 +169,9 @@ def read_ts(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
         if declared_length.isdigit() and int(declared_length) != lengths[0]:
             raise DataError(f"{path}: @seriesLength {declared_length}, but the series have {lengths[0]} points; fix "
                             "@seriesLength")
+    if not (header.get("classlabel", "true").split(" ")[0].lower() == "true"
+            or header.get("targetlabel", "false").lower() == "true"):
+        return series, None, header
     y = np.array(targets, dtype=object)
     if header.get("targetlabel", "false").lower() == "true":
         y = np.array([_number(t, path, i) for t, i in zip(targets, target_lines, strict=True)])
@@ -245,6 +256,26 @@ def series_from_rows(X: np.ndarray, where: str) -> list[np.ndarray]:
     return out
 
 
+class SeriesLayout(FptWarning):
+    """An (n, a, b) series array with more channels than points: read as (n, channels, length), as aeon and sktime
+    lay it out, though tslearn and Keras lay out (n, length, channels)."""
+
+
+def check_series_layout(X: Any, where: str) -> None:
+    """Refuse an (n, L, 1) array (a series of one point is no series: it is tslearn's or Keras' (n, length,
+    channels) layout) and say so where (n, a, b) holds more channels than points, which is that layout too, or a
+    short recording of many sensors."""
+    if isinstance(X, list) or np.ndim(X) != 3 or X.shape[1] <= X.shape[2]:
+        return
+    transpose = "if it is (n, length, channels) (tslearn, Keras), give X.transpose(0, 2, 1)"
+    if X.shape[2] == 1:
+        raise DataError(f"{where} has shape {X.shape}: read as (n, channels, length), as aeon and sktime lay series out, "
+                        f"that is {X.shape[1]} channels of 1 point each; {transpose}; a table of features is X of "
+                        "shape (n, features)")
+    warnings.warn(f"{where} has shape {X.shape}, read as (n, channels, length) as aeon and sktime lay series out: "
+                  f"{X.shape[1]} channels of {X.shape[2]} points each; {transpose}", SeriesLayout, stacklevel=3)
+
+
 def series_from_array(X: Any, channels: str, image_size: int, where: str) -> list[np.ndarray]:
     """(n, channels, length) or (n, length) arrays, or a list of (C, L) series (``fpt.data.arrays.series_list``),
     as a list of float32 (C, L) series."""
@@ -277,9 +308,10 @@ def array_notes(splits: dict[str, Split], channels: str) -> dict[str, Any]:
 
 def read_series_inputs(path: Path, checks: Checks) -> Inputs:
     """``fpt predict``'s reader of one UCR/UEA file (e.g. ``NAME_TEST.ts``): its series and their labels, checked."""
-    reader = read_ts if path.suffix.lower() == ".ts" else read_ucr_tsv
-    series, y, _ = reader(path)
+    series, y, _ = read_ts(path, targets_needed=False) if path.suffix.lower() == ".ts" else read_ucr_tsv(path)
     checked = checks.arrays(series, str(path))
+    if y is None:  # a .ts of new series that says @classLabel false: predicted, not scored
+        return Inputs(checked, None, str(path))
     y2 = y[:, None].astype(object)
     checks.labels(y2, str(path))
     return Inputs(checked, y2, str(path))
@@ -311,8 +343,9 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
             raise SchemaError(f"{where}: series {i + 1} holds an infinite value; replace it with a finite number, or "
                               "NaN where a value is missing")
         if s.shape[0] != tok.channels:
+            flipped = "; it looks like (length, channels): transpose it" if s.shape[1] == tok.channels else ""
             raise SchemaError(f"{where}: series {i + 1} has {s.shape[0]} channel(s), but the model was trained on "
-                              f"{tok.channels}; give series of {tok.channels} channel(s) in the training order")
+                              f"{tok.channels}; give series of {tok.channels} channel(s) in the training order{flipped}")
         n = s.shape[1]
         if lengths is not None and lengths[0] == lengths[1] and n != lengths[0]:
             raise SchemaError(f"{where}: series {i + 1} has {n} points, but every training series had {lengths[0]}; "
@@ -326,5 +359,6 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     return out
 
 
-__all__ = ["array_notes", "check_series", "is_ucr", "pair", "read_series_inputs", "read_timeseries", "read_ts", "read_ucr_tsv",
+__all__ = ["SeriesLayout", "array_notes", "check_series", "check_series_layout", "is_ucr", "pair", "read_series_inputs",
+           "read_timeseries", "read_ts", "read_ucr_tsv",
            "series_from_array", "train_lengths"]
