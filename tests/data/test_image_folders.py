@@ -154,3 +154,28 @@ def test_float_images_are_read_as_image_arrays_are_and_never_clipped(tmp_path):
     Image.fromarray(ramp).save(tmp_path / "nan.tif")
     with pytest.raises(DataError, match=r"nan\.tif: float pixels that are NaN"):
         load_image(tmp_path / "nan.tif", "gray", 4)
+
+
+def test_one_image_file_is_predicted(tmp_path, tiny_bert_dir):
+    """fpt predict RUN photo.jpg: one image, as a folder of one would be (it was 'unknown format .png')."""
+    import fpt
+    from fpt.cli import main
+    from fpt.errors import SchemaError
+
+    root = _tree(tmp_path / "img", {"cat": 6, "dog": 6})
+    fpt.fit(fpt.build(data=str(root), body=tiny_bert_dir, init="random", fit="closed-form", baselines="none",
+                      device="cpu", image_size=8, patch_size=4), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    one = root / "dog" / "3.PNG"
+    (root / "dog" / "3.png").rename(one)  # any case of the suffix
+    (tmp_path / "alone").mkdir()
+    _png(tmp_path / "alone" / "3.png", 40 * 3)
+    assert list(model.predict(str(one))) == list(model.predict(str(tmp_path / "alone")))
+    assert main(["predict", str(tmp_path / "run"), str(one), "--out", str(tmp_path / "p.csv")]) == 0
+    assert (tmp_path / "p.csv").read_text().splitlines()[1].startswith("3.PNG,")
+    # a table model given an image: said, not read
+    (tmp_path / "t.csv").write_text("a,b,label\n" + "".join(f"{i},{i % 3},{'xy'[i % 2]}\n" for i in range(30)))
+    fpt.fit(fpt.build(data=str(tmp_path / "t.csv"), body=tiny_bert_dir, init="random", fit="closed-form",
+                      baselines="none", device="cpu"), out=tmp_path / "trun", progress=False)
+    with pytest.raises(SchemaError, match=r"3\.PNG: an image file or a folder of images .* trained on tabular data"):
+        fpt.load(tmp_path / "trun").predict(str(one))

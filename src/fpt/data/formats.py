@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fpt.data.base import Checks, Inputs, RawData
+from fpt.data.images import IMAGE_SUFFIXES
 from fpt.data.tables import BUILDERS, table_suffix
 from fpt.errors import DataError, SchemaError
 
@@ -47,6 +48,7 @@ class Format:
     predict: Callable[[Path, Checks], Inputs] | None = None  # fpt predict's reader of one set (None: not read)
     takes: str | None = None  # what fpt predict reads of it, as the texts name it
     holds: tuple[str, ...] | None = None  # the modalities fpt predict reads from it (None: any)
+    predict_files: tuple[str, ...] = ()  # file suffixes fpt predict reads one example from (a folder format's files)
 
     def predicts(self, modality: str) -> bool:
         """Whether fpt predict reads new inputs of a ``modality`` model from this format."""
@@ -146,8 +148,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            takes="one table file (e.g. DIR/test.csv; CSV/TSV/JSON lines/Parquet)",
            holds=("tabular", "sequence", "timeseries")),
     Format("images", (), None, "class folders of images (DIR/<class>/*.png)", _images_claim, _read_images, "image",
-           "each image's class folder", "class", _predict_images, "a folder of images (DIR/*.png or DIR/<class>/*.png)",
-           ("image",)),
+           "each image's class folder", "class", _predict_images,
+           "an image file or a folder of images (DIR/*.png or DIR/<class>/*.png)", ("image",),
+           tuple(sorted(IMAGE_SUFFIXES))),
 )}
 SUFFIXES = tuple(dict.fromkeys(s for f in FORMATS.values() for s in f.suffixes))  # every suffix --data may name
 
@@ -179,7 +182,7 @@ def for_inputs(p: Path, modality: str) -> Format:
     no such format reads is a one-line error saying what to give instead."""
     readers = [f for f in FORMATS.values() if f.predict is not None]
     found = [f for f in readers if not f.suffixes] if p.is_dir() else \
-        [f for f in readers if table_suffix(p) in f.suffixes]
+        [f for f in readers if table_suffix(p) in f.suffixes or p.suffix.lower() in f.predict_files]
     fit = next((f for f in found if f.predicts(modality)), None)
     if fit is not None:
         return fit

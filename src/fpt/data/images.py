@@ -296,8 +296,12 @@ def as_images(X: np.ndarray, channels: str, size: int, where: str) -> list[np.nd
 
 
 def read_image_inputs(path: Path, checks: Checks) -> Inputs:
-    """``fpt predict``'s reader of ``DIR/*.png`` (unlabelled) or ``DIR/<class>/*.png`` (labelled by folder), listed
-    by training's rules (hidden files skipped, a class folder's subfolders read) and decoded as training did."""
+    """``fpt predict``'s reader of one image file, ``DIR/*.png`` (unlabelled) or ``DIR/<class>/*.png`` (labelled by
+    folder), listed by training's rules (hidden files skipped, a class folder's subfolders read) and decoded as
+    training did."""
+    if path.is_file():
+        tok = checks.schema.prep.tokeniser
+        return Inputs([_input_image(path, tok.channels, tok.image_size)], None, str(path), [path.name])
     folders, flat, others = _entries(path)
     splits = [d.name for d in folders if _is_split_folder(d)]
     if splits:
