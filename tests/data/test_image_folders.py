@@ -179,3 +179,16 @@ def test_one_image_file_is_predicted(tmp_path, tiny_bert_dir):
                       baselines="none", device="cpu"), out=tmp_path / "trun", progress=False)
     with pytest.raises(SchemaError, match=r"3\.PNG: an image file or a folder of images .* trained on tabular data"):
         fpt.load(tmp_path / "trun").predict(str(one))
+
+
+def test_a_class_folder_the_model_does_not_know_names_the_folder(tmp_path, tiny_bert_dir):
+    import fpt
+    from fpt.errors import SchemaError
+
+    root = _tree(tmp_path / "img", {"cat": 6, "dog": 6})
+    fpt.fit(fpt.build(data=str(root), body=tiny_bert_dir, init="random", fit="closed-form", baselines="none",
+                      device="cpu", image_size=8, patch_size=4), out=tmp_path / "run", progress=False)
+    new = _tree(tmp_path / "new", {"cat": 1, "horse": 1})
+    with pytest.raises(SchemaError, match=r"class folder 'horse' is not one of the model's classes \('cat', 'dog'\); "
+                                          r"rename it .* \(DIR/\*\.png\) to predict without scoring"):
+        fpt.load(tmp_path / "run").predict(str(new))

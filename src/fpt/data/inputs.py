@@ -195,6 +195,10 @@ def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
             continue
         known = set(classes[j])
         for i, v in enumerate(y[:, j]):
+            if plain_value(v) not in known and schema.modality == "image":  # the label is a class folder's name
+                raise SchemaError(f"{where}: class folder {v!r} is not one of the model's classes "
+                                  f"({shown([repr(c) for c in classes[j]], 10)}); rename it to one of them, or give "
+                                  "the images in one folder (DIR/*.png) to predict without scoring")
             if plain_value(v) not in known:
                 raise SchemaError(f"{where}: target {target!r}, row {i + 1}: label {v!r} is not one of the model's "
                                   f"classes ({shown([repr(c) for c in classes[j]], 10)}); fix it, or drop the target "
