@@ -357,6 +357,9 @@ class Predictor:
         logits = self.forward(x, lens)
         names = self.output_names
         columns: dict[str, list[Any]] = {}
+        if read is not None:
+            # the input's own id columns first (dropped in training), unless a name of fpt's columns
+            columns.update({k: v for k, v in read.carried.items() if not _output_name(k)})
         if read is not None and read.names is not None:
             columns[read.names_as] = list(read.names)
         values = self._values(logits)
@@ -374,6 +377,11 @@ class Predictor:
                     columns[name] = [float(f"{p:.6g}") for p in proba[:, j, c]]
         where = read.where if read is not None else (str(inputs) if isinstance(inputs, (str, Path)) else "inputs")
         return Prediction(columns, self._metrics(logits, read), len(x), where, list(read.notes) if read is not None else [])
+
+
+def _output_name(name: str) -> bool:
+    """Whether a column name is one of the prediction table's own (a carried input column of that name is left out)."""
+    return name in {"file", "prediction"} or name.startswith(("prediction_", "proba_", "score_"))
 
 
 def combine(outputs: list[Tensor], objective: Objective) -> Tensor:

@@ -210,3 +210,22 @@ def test_fpt_train_prints_each_note_once_though_fit_auto_builds_the_task_per_fol
     assert len(notes) == 2 and "objective classification, inferred" in notes[0] and "column 'row'" in notes[1]
     assert main(["data", "--data", str(tmp_path / "t.csv")]) == 0  # a new command says them again
     assert sum(line.startswith("fpt data: note: ") for line in capsys.readouterr().err.splitlines()) == 2
+
+
+def test_dropped_columns_of_new_inputs_are_written_beside_the_predictions(tmp_path, tiny_bert_dir):
+    """A Kaggle habit: train with the id left out, predict test.csv, submit id + prediction without pasting."""
+    frame = _table(tmp_path / "t.csv")
+    fpt.fit(_build(tmp_path / "t.csv", tiny_bert_dir, drop_columns="row", fit="closed-form"), out=tmp_path / "run",
+            progress=False)
+    new = frame.drop(columns="label").assign(row=lambda f: f.row + 1000)
+    new.loc[3, "row"] = None
+    new.to_csv(tmp_path / "new.csv", index=False)
+    assert main(["predict", str(tmp_path / "run"), str(tmp_path / "new.csv"), "--out", str(tmp_path / "p.csv")]) == 0
+    out = pd.read_csv(tmp_path / "p.csv")
+    assert list(out.columns[:2]) == ["row", "prediction"]
+    assert out.row.isna().tolist() == [i == 3 for i in range(60)]  # a missing id stays missing
+    assert out.row.dropna().astype(int).tolist() == [r for r in range(1000, 1060) if r != 1003]
+    # without the column, the predictions alone, as before
+    frame[["x1", "x2"]].to_csv(tmp_path / "bare.csv", index=False)
+    assert main(["predict", str(tmp_path / "run"), str(tmp_path / "bare.csv"), "--out", str(tmp_path / "b.csv")]) == 0
+    assert pd.read_csv(tmp_path / "b.csv").columns[0] == "prediction"

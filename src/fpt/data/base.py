@@ -73,6 +73,9 @@ class Inputs:
     names: list[str] | None = None  # per example, e.g. image files: written beside the predictions
     notes: list[str] = field(default_factory=list)  # what was done to the inputs (e.g. series cut), for the user
     names_as: str = "file"  # the column the names are written in (a long-format series table: its id column)
+    # columns of the input written back beside the predictions: a table's dropped columns (drop_columns), such as
+    # the id a submission file needs
+    carried: dict[str, list[Any]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         if isinstance(self.x, dict):

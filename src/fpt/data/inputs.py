@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.arrays import load_npz
-from fpt.data.base import SPLIT_COLUMN, Checks, Inputs, check_target_values, plain_value, shown
+from fpt.data.base import SPLIT_COLUMN, Checks, Inputs, check_target_values, is_missing, plain_value, shown
 from fpt.data.formats import FORMATS, for_inputs
 from fpt.data.images import check_images
 from fpt.data.modalities import modality
@@ -177,7 +177,9 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
             check_target_values(cols[t], t, where)
         y = np.stack([cols[t].astype(object) for t in targets], axis=1)
         check_labels(y, schema, where)
-    return Inputs(x, y, where)
+    carried = {c: [None if m else plain_value(v) for v, m in zip(cols[c], is_missing(cols[c]), strict=True)]
+               for c in dropped if c in cols}
+    return Inputs(x, y, where, carried=carried)
 
 
 def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
