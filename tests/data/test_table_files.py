@@ -243,3 +243,16 @@ def test_what_does_not_give_the_target_away_is_not_named(tmp_path, case):
     notes = column_notes(load(str(tmp_path / "t.csv")))
     assert not any("gives the target away" in n for n in notes), notes
     assert len(notes) == (1 if case == "values all different" else 0), notes
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("sheet.xlsx", "a spreadsheet: save its sheet as CSV"), ("sheet.XLS", "a spreadsheet"),
+    ("iris.data", "numpy.savetxt's default"), ("x.txt", "named .csv or .tsv"),
+    ("x.npy", "numpy.savez('d.npz', X=X, y=y)"), ("df.pkl", "fpt never reads"),
+    ("set.arff", "NAME_TRAIN.ts"), ("a.h5", "HDF5"), ("x.weird", "unknown format '.weird'; give a .csv"),
+])
+def test_files_of_kinds_fpt_does_not_read_say_how_to_convert_them(tmp_path, name, words, capsys):
+    (tmp_path / name).write_bytes(b"1 2 3\n")
+    assert main(["data", "--data", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and words in err and name in err, err

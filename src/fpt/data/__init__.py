@@ -59,7 +59,7 @@ def read_once() -> Iterator[None]:
 
 def detect(path: str) -> str:
     """Which format (``fpt.data.formats.FORMATS``) reads ``path``: the first entry that claims it."""
-    from fpt.data.formats import SUFFIXES, claiming, file_kinds, folder_kinds
+    from fpt.data.formats import SUFFIXES, claiming, file_kinds, folder_kinds, unknown_format
     from fpt.data.tables import table_suffix
 
     p = Path(path)
@@ -68,7 +68,7 @@ def detect(path: str) -> str:
         if found is not None:
             return found.name
         if p.is_file():
-            raise DataError(f"{p}: unknown format {p.suffix or '(no suffix)'!r}; give a {file_kinds()} file, or a folder")
+            raise DataError(unknown_format(p, f"a {file_kinds()} file, or a folder"))
         raise DataError(f"{p}: an empty folder or one fpt cannot read; give {folder_kinds()}")
     if path.startswith((".", "/", "~")) or table_suffix(p) in SUFFIXES or not HUB_ID.match(path):
         where = "" if Path(path).expanduser().is_absolute() else f" (relative to the current directory {Path.cwd()})"

@@ -155,6 +155,34 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 SUFFIXES = tuple(dict.fromkeys(s for f in FORMATS.values() for s in f.suffixes))  # every suffix --data may name
 
 
+# Files practitioners point --data at that fpt does not read, with the one step that makes them a file it does.
+_SPREADSHEET = "a spreadsheet: save its sheet as CSV (Excel: Save As 'CSV UTF-8'; pandas: read_excel(...).to_csv(" \
+               "'x.csv', index=False))"
+_TEXT = "text of no declared layout: a comma- or tab-separated table with a header row is read when named .csv or " \
+        ".tsv; one separated by spaces (numpy.savetxt's default): pandas.read_csv(path, sep=r'\s+', header=None)" \
+        ".to_csv('x.csv', index=False) and name its columns"
+CONVERT = {
+    ".xlsx": _SPREADSHEET, ".xls": _SPREADSHEET, ".xlsm": _SPREADSHEET, ".ods": _SPREADSHEET,
+    ".txt": _TEXT, ".data": _TEXT, ".dat": _TEXT,
+    ".npy": "one array: save it in an .npz, numpy.savez('d.npz', X=X, y=y) (y to train or to score)",
+    ".pkl": "a pickle, which fpt never reads (loading one can run any code): save a DataFrame with to_parquet("
+            "'x.parquet'), arrays with numpy.savez('d.npz', X=X, y=y)",
+    ".arff": "Weka's ARFF: the UCR/UEA archive ships each set as .ts too (NAME_TRAIN.ts); else scipy.io.arff.loadarff "
+             "and save a .csv",
+    ".h5": "HDF5: save the arrays as numpy.savez('d.npz', X=X, y=y)",
+}
+CONVERT.update({".pickle": CONVERT[".pkl"], ".hdf5": CONVERT[".h5"]})
+
+
+def unknown_format(p: Path, give: str) -> str:
+    """The one-line error for a file no format reads: what it is and how to convert it where fpt knows the kind,
+    else what to give instead (``give``)."""
+    how = CONVERT.get(p.suffix.lower())
+    if how is not None:
+        return f"{p}: {how}"
+    return f"{p}: unknown format {p.suffix or '(no suffix)'!r}; give {give}"
+
+
 def file_kinds() -> str:
     """The files --data reads, as the texts list them."""
     return ", ".join(f.files for f in reversed(FORMATS.values()) if f.files)
@@ -195,7 +223,7 @@ def for_inputs(p: Path, modality: str) -> Format:
     if not found:
         suffixes = ", ".join(dict.fromkeys(s for f in readers for s in f.suffixes))
         folders = " or ".join(f.takes for f in readers if not f.suffixes and f.takes)
-        raise DataError(f"{p}: unknown format {p.suffix or '(no suffix)'!r}; give a {suffixes} file or {folders}")
+        raise DataError(unknown_format(p, f"a {suffixes} file or {folders}"))
     raise SchemaError(f"{p}: {found[0].takes}, but the model was trained on {modality} data; give {takes(modality)}")
 
 
@@ -204,5 +232,5 @@ def claiming(p: Path) -> Format | None:
     return next((f for f in FORMATS.values() if f.claims(p)), None)
 
 
-__all__ = ["FORMATS", "SUFFIXES", "Format", "Request", "claiming", "file_kinds", "folder_kinds", "for_inputs",
-           "predict_kinds", "takes"]
+__all__ = ["CONVERT", "FORMATS", "SUFFIXES", "Format", "Request", "claiming", "file_kinds", "folder_kinds", "for_inputs",
+           "predict_kinds", "takes", "unknown_format"]
