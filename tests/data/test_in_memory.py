@@ -77,3 +77,21 @@ def test_pandas_missing_markers_are_missing_values_not_categories():
     assert counts.dtype == np.float64 and np.isnan(counts[1]) and counts[[0, 2, 3]].tolist() == [1.0, 3.0, 4.0]
     assert is_missing(x["note"]).tolist() == [False, True, False, False]
     assert is_missing(np.array([pd.NaT, pd.Timestamp("2021-01-01")], dtype=object)).tolist() == [True, False]
+
+
+@pytest.mark.parametrize("as_frame", [False, True])
+def test_a_scikit_learn_bunch_is_the_table_it_describes(as_frame):
+    """fpt.build(data=load_wine()) was 'unknown array DESCR': the loaders' Bunch is read as its table, the target
+    its own column, the features under their names."""
+    from sklearn.datasets import load_diabetes, load_wine
+
+    from fpt.data.memory import from_memory
+
+    raw = from_memory(load_wine(as_frame=as_frame), None, "auto", "auto", 32)
+    assert raw.targets == ["target"] and raw.modality == "tabular"
+    assert raw.notes["features"][:2] == ["alcohol", "malic_acid"] and len(raw.notes["features"]) == 13
+    assert sorted(set(raw.splits["train"].y[:, 0].tolist())) == [0, 1, 2]
+    reg = from_memory(load_diabetes(as_frame=as_frame), None, "auto", "auto", 32)
+    assert reg.targets == ["target"] and len(reg.splits["train"].y) == 442
+    named = from_memory(load_wine(as_frame=as_frame), "alcohol", "auto", "auto", 32)  # another target, if asked
+    assert named.targets == ["alcohol"]

@@ -36,6 +36,36 @@ def _inputs(X: Any) -> Any:
     return series if series is not None else np.asarray(X)
 
 
+def _is_bunch(data: Any) -> bool:
+    """A scikit-learn dataset as its loaders return it (a ``Bunch``: data, target, feature_names, ...)."""
+    return isinstance(data, Mapping) and "data" in data and "target" in data and not any(
+        str(k).startswith(("X", "y")) for k in data)
+
+
+def _from_bunch(bunch: Any, target: str | None) -> tuple[Any, str | None]:
+    """A scikit-learn ``Bunch`` as the table it describes: its ``frame`` when it has one (``as_frame=True``), else its
+    ``data`` under its ``feature_names`` beside its ``target``; and the target's column(s) unless one was named."""
+    import pandas as pd
+
+    y = bunch["target"]
+    names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "target")]
+    if bunch.get("frame") is not None:
+        return bunch["frame"], target if target is not None else ",".join(names)
+    X = np.asarray(bunch["data"])
+    if X.ndim != 2:
+        raise DataError(f"a scikit-learn Bunch whose data has shape {X.shape}; pass (X, y) arrays instead")
+    features = [str(f) for f in bunch.get("feature_names", [])] or [f"x{j}" for j in range(X.shape[1])]
+    frame = pd.DataFrame(X, columns=features)
+    y = np.asarray(y)
+    if y.ndim == 1:
+        frame[names[0]] = y
+    else:
+        names = [f"target{j}" for j in range(y.shape[1])]
+        for j, name in enumerate(names):
+            frame[name] = y[:, j]
+    return frame, target if target is not None else ",".join(names)
+
+
 def from_memory(data: Any, target: str | None, modality: str, image_channels: str, image_size: int,
                 drop_columns: str | None = None, series_id: str | None = None) -> RawData:
     """``RawData`` (one training split: validation and test are held out as for a file) of in-memory data;
@@ -45,6 +75,8 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     drop = column_names(drop_columns)
     if hasattr(data, "to_pandas") and hasattr(data, "column_names"):  # a datasets.Dataset, without importing datasets
         data = data.to_pandas()
+    if _is_bunch(data):
+        data, target = _from_bunch(data, target)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
         names = [str(c) for c in data.columns]
         clash = sorted({n for n in names if names.count(n) > 1})
