@@ -117,6 +117,7 @@ def test_a_file_without_a_header_row_is_refused_not_read_with_its_first_example_
     ["0", "1", "2", "3"],  # a wide series table's time points (pandas' default column names)
     ["2019", "2020", "2021", "2022"],  # years
     ["400.0", "400.5", "401.0", "401.5"],  # a spectrum's wavelengths
+    ["4000", "3998", "3996", "3994"],  # an infrared spectrum's wavenumbers, falling
     ["a", "b", "c", "d"],
     ["x", "3", "y", "7"],  # one number above a number column: too little to say
 ])

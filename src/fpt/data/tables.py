@@ -223,14 +223,15 @@ NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 def _header_is_data(header: list[str], row: list[str]) -> bool:
     """Whether a header row is an example: a name that is a number above every column whose first value is a number
-    (two or more). Increasing numbers are names: time points, years, wavelengths of a wide series or spectra table."""
+    (two or more). Numbers in order are names: time points, years, the wavelengths or wavenumbers (often falling,
+    4000 to 400 cm-1) of a wide series or spectra table."""
     if len(row) != len(header):
         return False
     at = [i for i, v in enumerate(row) if NUMBER.fullmatch(v.strip())]
     if len(at) < 2 or not all(NUMBER.fullmatch(header[i]) for i in at):
         return False
-    names = [float(header[i]) for i in at]
-    return any(b <= a for a, b in zip(names, names[1:], strict=False))
+    steps = np.diff([float(header[i]) for i in at])
+    return not ((steps > 0).all() or (steps < 0).all())
 
 
 def _check_utf8(path: Path) -> None:
