@@ -110,7 +110,8 @@ def test_a_file_without_a_header_row_is_refused_not_read_with_its_first_example_
         assert main(["data", "--data", str(tmp_path / name)]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and f"{name}: the first row looks like data" in err, err
-        assert f"({frame.x1[0]}, {frame.x2[0]}, {frame.label[0]}: numbers" in err
+        # two numbers are always in some order: the label, one of its column's values, gives the row away
+        assert f"({frame.x1[0]}, {frame.x2[0]}, {frame.label[0]}: values like the rows under it)" in err
 
 
 @pytest.mark.parametrize("names", [
@@ -119,14 +120,17 @@ def test_a_file_without_a_header_row_is_refused_not_read_with_its_first_example_
     ["400.0", "400.5", "401.0", "401.5"],  # a spectrum's wavelengths
     ["4000", "3998", "3996", "3994"],  # an infrared spectrum's wavenumbers, falling
     ["a", "b", "c", "d"],
-    ["x", "3", "y", "7"],  # one number above a number column: too little to say
+    ["x", "3", "y", "7"],  # names that are not all numbers
+    ["0", "1", "label", "3"],  # in order; a name above the text column that none of its values is
 ])
 def test_headers_of_numbers_that_name_columns_are_read(tmp_path, names):
     rng = np.random.default_rng(1)
-    frame = pd.DataFrame(rng.normal(size=(20, 4)).round(2), columns=names).assign(label=["ab"[i % 2] for i in
-                                                                                         range(20)])
+    frame = pd.DataFrame(rng.normal(size=(20, 4)).round(2), columns=names).assign(kind=["ab"[i % 2] for i in
+                                                                                        range(20)])
+    if "label" in names:
+        frame["label"] = ["xy"[i % 2] for i in range(20)]
     frame.to_csv(tmp_path / "t.csv", index=False)
-    assert list(read_columns(tmp_path / "t.csv")) == [*names, "label"]
+    assert list(read_columns(tmp_path / "t.csv")) == list(frame.columns)
 
 
 def test_text_in_another_encoding_names_the_line_and_utf8(tmp_path, capsys):

@@ -191,7 +191,8 @@ def _check_header(path: Path, sep: str) -> None:
     import io
 
     with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
-        lines = [line for line in (f.readline() for _ in range(64)) if line.strip()][:2]
+        sample = [line for line in (f.readline() for _ in range(64)) if line.strip()]
+    lines = sample[:2]
     if not lines:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
     header = [h.strip() for h in next(csv.reader([lines[0]], delimiter=sep))]
@@ -199,12 +200,12 @@ def _check_header(path: Path, sep: str) -> None:
         # A ';'-separated file (decimal commas): pandas would split its rows on the commas into index columns
         raise DataError(f"{path}: the header looks like ';'-separated columns ({lines[0].strip()[:60]!r}); fpt reads "
                         "','-separated CSV: save it with ',' between columns and '.' as the decimal point")
-    if len(lines) > 1 and _header_is_data(header, next(csv.reader([lines[1]], delimiter=sep))):
+    if len(lines) > 1 and _header_is_data(header, list(csv.reader(sample[1:], delimiter=sep))):
         # A file saved without a header (numpy.savetxt, to_csv(header=False)): its first example would become the
         # column names, and every name a number
         shown_names = ", ".join(header[:4]) + (", ..." if len(header) > 4 else "")
-        raise DataError(f"{path}: the first row looks like data, not column names ({shown_names}: numbers, as in the "
-                        "row under it); add a header row naming each column (numpy.savetxt(..., header='x1,x2,label', "
+        raise DataError(f"{path}: the first row looks like data, not column names ({shown_names}: values like the "
+                        "rows under it); add a header row naming each column (numpy.savetxt(..., header='x1,x2,label', "
                         "comments=''); pandas: to_csv(..., header=True))")
     seen: dict[str, int] = {}
     for i, name in enumerate(header, 1):
@@ -221,17 +222,22 @@ def _check_header(path: Path, sep: str) -> None:
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
-def _header_is_data(header: list[str], row: list[str]) -> bool:
-    """Whether a header row is an example: a name that is a number above every column whose first value is a number
-    (two or more). Numbers in order are names: time points, years, the wavelengths or wavenumbers (often falling,
-    4000 to 400 cm-1) of a wide series or spectra table."""
-    if len(row) != len(header):
+def _header_is_data(header: list[str], rows: list[list[str]]) -> bool:
+    """Whether a header row is an example (a file saved without one): a name that is a number above every column
+    whose first value is a number, and either those numbers out of order (three or more: numbers in order, rising or
+    falling, are names, such as time points, years, the wavelengths or wavenumbers of a wide series or spectra
+    table), or a name above a text column that is one of that column's values in the rows sampled (a label)."""
+    rows = [r for r in rows if len(r) == len(header)]
+    if not rows:
         return False
-    at = [i for i, v in enumerate(row) if NUMBER.fullmatch(v.strip())]
-    if len(at) < 2 or not all(NUMBER.fullmatch(header[i]) for i in at):
+    at = [i for i, v in enumerate(rows[0]) if NUMBER.fullmatch(v.strip())]
+    if not at or not all(NUMBER.fullmatch(header[i]) for i in at):
         return False
     steps = np.diff([float(header[i]) for i in at])
-    return not ((steps > 0).all() or (steps < 0).all())
+    if len(at) >= 3 and not ((steps > 0).all() or (steps < 0).all()):
+        return True
+    text = [i for i in range(len(header)) if i not in at and header[i]]
+    return any(header[i] in {r[i].strip() for r in rows} for i in text)
 
 
 def _check_utf8(path: Path) -> None:
