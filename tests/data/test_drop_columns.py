@@ -229,3 +229,13 @@ def test_dropped_columns_of_new_inputs_are_written_beside_the_predictions(tmp_pa
     frame[["x1", "x2"]].to_csv(tmp_path / "bare.csv", index=False)
     assert main(["predict", str(tmp_path / "run"), str(tmp_path / "bare.csv"), "--out", str(tmp_path / "b.csv")]) == 0
     assert pd.read_csv(tmp_path / "b.csv").columns[0] == "prediction"
+
+
+def test_a_dropped_datetime_column_is_written_as_a_date(tmp_path, tiny_bert_dir):
+    frame = _table(tmp_path / "t.csv").assign(when=pd.date_range("2024-01-01", periods=60, freq="D"))
+    frame.to_parquet(tmp_path / "t.parquet")
+    fpt.fit(_build(tmp_path / "t.parquet", tiny_bert_dir, drop_columns="row,when", fit="closed-form"),
+            out=tmp_path / "run", progress=False)
+    out = fpt.load(tmp_path / "run").predict_file(frame.drop(columns="label"))
+    assert out.columns["when"][:2] == ["2024-01-01", "2024-01-02"]
+    assert out.columns["row"][:3] == [0, 1, 2]

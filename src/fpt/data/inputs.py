@@ -177,9 +177,17 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
             check_target_values(cols[t], t, where)
         y = np.stack([cols[t].astype(object) for t in targets], axis=1)
         check_labels(y, schema, where)
-    carried = {c: [None if m else plain_value(v) for v, m in zip(cols[c], is_missing(cols[c]), strict=True)]
-               for c in dropped if c in cols}
-    return Inputs(x, y, where, carried=carried)
+    return Inputs(x, y, where, carried={c: _as_written(cols[c]) for c in dropped if c in cols})
+
+
+def _as_written(col: np.ndarray) -> list[Any]:
+    """A column's values as the input held them, for the prediction table: datetimes as ISO text (numpy's ``item``
+    of a nanosecond datetime is an integer), missing as None."""
+    missing = is_missing(col)
+    if col.dtype.kind == "M":
+        text = np.datetime_as_string(col, unit="auto")  # the shortest exact: 2024-01-01, or with the time
+        return [None if m else str(t) for t, m in zip(text, missing, strict=True)]
+    return [None if m else plain_value(v) for v, m in zip(col, missing, strict=True)]
 
 
 def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
