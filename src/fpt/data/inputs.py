@@ -133,6 +133,12 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
     cols = {str(k): np.asarray(v) for k, v in columns.items() if str(k) != SPLIT_COLUMN}
     if not cols:
         raise SchemaError(f"{where}: no columns; the model needs {shown(schema.features)}")
+    scalars = [k for k, v in cols.items() if v.ndim == 0]
+    if len(scalars) == len(cols):  # one example as {column: value} (a JSON request's record): a table of one row
+        cols = {k: v.reshape(1) for k, v in cols.items()}
+    elif scalars:
+        raise SchemaError(f"{where}: column {scalars[0]!r} is one value but others are lists; give one value per "
+                          "column (one example) or a list per column (one value per row in each)")
     lengths = {len(v) for v in cols.values()}
     if len(lengths) > 1:
         raise SchemaError(f"{where}: columns of different lengths {sorted(lengths)}; give one value per row in each")
