@@ -57,17 +57,92 @@ class Prediction:
     notes: list[str] = field(default_factory=list)  # what was done to the inputs (e.g. series cut to the trained length)
 
     def to_csv(self, path: str | Path) -> None:
-        import csv
-        import io
+        """The table as CSV at ``path`` (whatever its suffix; ``write`` picks the format from it)."""
+        from fpt import rundir
+
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        rundir.write_text(Path(path), self._delimited(","))  # atomic: a kill never leaves half a table
+
+    def write(self, path: str | Path) -> None:
+        """The table at ``path`` in the format its suffix names (``output_format``): CSV (.csv, .txt, none), TSV
+        (.tsv, .tab), JSON lines (.jsonl, .ndjson, .json) or Parquet (.parquet, .pq); ``-``: CSV on stdout."""
+        import sys
 
         from fpt import rundir
 
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(list(self.columns))
-        writer.writerows([_cell(v) for v in row] for row in zip(*self.columns.values(), strict=True))
+        kind = output_format(path)
+        if str(path) == STDOUT:  # row by row: a reader that stops early (| head) is told at the next row
+            self._delimited(",", sys.stdout)
+            sys.stdout.flush()
+            return
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        rundir.write_text(Path(path), buf.getvalue())  # atomic: a kill never leaves half a table
+        if kind == "parquet":
+            rundir.write_bytes(Path(path), self._parquet(path))
+        else:
+            rundir.write_text(Path(path), self._jsonl() if kind == "jsonl" else self._delimited("\t" if kind == "tsv"
+                                                                                                 else ","))
+
+    def _rows(self) -> Any:
+        return zip(*self.columns.values(), strict=True)
+
+    def _delimited(self, delimiter: str, stream: Any = None) -> str:
+        """The table as delimited text, returned, or written to ``stream`` (then "")."""
+        import csv
+        import io
+
+        buf = io.StringIO() if stream is None else stream
+        writer = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
+        writer.writerow(list(self.columns))
+        for row in self._rows():
+            writer.writerow([_cell(v) for v in row])
+        return buf.getvalue() if stream is None else ""
+
+    def _jsonl(self) -> str:
+        import json
+
+        names = list(self.columns)
+        # strict JSON: a value JSON cannot hold (NaN) is null, as fpt's own JSON files write it
+        return "".join(json.dumps(dict(zip(names, [_json_value(v) for v in row], strict=True)), allow_nan=False) + "\n"
+                       for row in self._rows())
+
+    def _parquet(self, path: str | Path) -> bytes:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        arrays = {}
+        for name, values in self.columns.items():
+            try:
+                arrays[name] = pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # labels of mixed types: no one Parquet type holds them
+                raise ConfigError(f"--out {path}: column {name!r} mixes value types ({exc}), which no Parquet column "
+                                  "holds; write .csv or .jsonl instead") from None
+        sink = pa.BufferOutputStream()
+        pq.write_table(pa.table(arrays), sink)
+        return sink.getvalue().to_pybytes()
+
+
+STDOUT = "-"  # --out -: the CSV on standard output
+# --out's suffix -> the format written; the table formats --data reads (fpt.data.tables), so a prediction reads back
+OUTPUT_FORMATS = {".csv": "csv", ".txt": "csv", "": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl",
+                  ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def output_format(path: str | Path) -> str:
+    """The format a predictions file at ``path`` is written in, from its suffix: csv, tsv, jsonl or parquet. Any
+    other suffix (.xlsx, .npz, ...) is a ConfigError: CSV text under such a name would be read as garbage."""
+    if str(path) == STDOUT:
+        return "csv"
+    suffix = Path(path).suffix.lower()
+    if suffix not in OUTPUT_FORMATS:
+        raise ConfigError(f"--out {path}: fpt writes predictions as .csv, .tsv, .jsonl or .parquet (or - for CSV on "
+                          f"standard output), not {suffix!r}; choose one of those names")
+    return OUTPUT_FORMATS[suffix]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -436,4 +511,4 @@ def _plain(v: Any) -> Any:
     return float(f"{v:.7g}") if isinstance(v, float) else v
 
 
-__all__ = ["Prediction", "Predictor", "input_spec", "rebuild"]
+__all__ = ["OUTPUT_FORMATS", "STDOUT", "Prediction", "Predictor", "input_spec", "output_format", "rebuild"]

@@ -145,6 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"fpt {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of a pipe stopped reading (fpt runs | head): not a bug, and nothing left to say to it. Standard
+        # output goes to /dev/null so that the interpreter's final flush cannot fail again; 141 is a shell's status
+        # for a command ended by SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
     except Exception:
         # Not an error fpt raised on purpose: a bug. Keep the whole traceback, and say where it goes.
         import traceback

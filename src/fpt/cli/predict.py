@@ -21,7 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"examples in a format --data reads: {predict_kinds()}; a paper task's model: an .npz of its "
                         "tokens X (optionally y, lengths)")
     p.add_argument("--out", default="predictions.csv",
-                   help="CSV to write: prediction (and proba_<class>) per example (default: predictions.csv)")
+                   help="file to write: prediction (and proba_<class>) per example, as its suffix says: .csv, .tsv, "
+                        ".jsonl or .parquet; - writes CSV to standard output (default: predictions.csv)")
     p.add_argument("--force", action="store_true",
                    help="replace --out if it exists (never the input file or a file inside the run or export)")
     add_which_argument(p, where="run directories: ")
@@ -33,14 +34,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def check_out(out: str | Path, model: str | Path, inputs: str | Path, force: bool) -> None:
     """Refuse an --out that would destroy something: the inputs, a file of the run/export, a link out of its
-    folder, or (without --force) any existing file (fpt.outputs)."""
+    folder, or (without --force) any existing file (fpt.outputs); or whose suffix names a format fpt does not write
+    (a .xlsx would get CSV text). ``-`` (standard output) destroys nothing."""
     from fpt.outputs import check_file
+    from fpt.predictor import STDOUT, output_format
 
-    check_file(out, force=force, never=(inputs, model))
+    output_format(out)
+    if str(out) != STDOUT:
+        check_file(out, force=force, never=(inputs, model))
 
 
 def run(args: argparse.Namespace) -> int:
     from fpt.data.inputs import CutInputWarning
+    from fpt.predictor import STDOUT
     from fpt.run import load
 
     model = load(args.model, which=args.which, device=args.device)  # first: a wrong model path is the first error
@@ -50,9 +56,13 @@ def run(args: argparse.Namespace) -> int:
         result = model.predict_file(args.inputs, allow_unseen=args.allow_unseen)
     for note in result.notes:
         print(f"fpt predict: warning: {note}", file=sys.stderr)
-    result.to_csv(args.out)
+    result.write(args.out)
     # One JSON line (as fpt train prints): the count, the metrics when the inputs held their targets, and notes on
-    # what was done to the inputs (series cut to the trained length).
-    print(json.dumps({"rows": result.rows, **(result.metrics or {}), **({"notes": result.notes} if result.notes else {})}))
-    print(f"predictions: {args.out}")
+    # what was done to the inputs (series cut to the trained length). With --out -, standard output is the table
+    # alone (a pipe into another tool reads CSV only), so the line goes to standard error.
+    said = sys.stderr if str(args.out) == STDOUT else sys.stdout
+    print(json.dumps({"rows": result.rows, **(result.metrics or {}), **({"notes": result.notes} if result.notes else {})}),
+          file=said)
+    if str(args.out) != STDOUT:
+        print(f"predictions: {args.out}")
     return 0

@@ -1,0 +1,96 @@
+"""What a user does with a trained model's predictions: --out in the format its suffix names (CSV, TSV, JSON lines,
+Parquet) or ``-`` for CSV on standard output, read back with the labels' own types; a pipe closed early; one example
+given as a record ({column: value})."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fpt
+from fpt.cli import main
+from fpt.errors import SchemaError
+
+FIT = ["--fit", "closed-form", "--baselines", "none", "--device", "cpu", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def run(tiny_bert_dir, tmp_path_factory):
+    """A closed-form tabular classifier whose labels are the integers 1 and 2, and a file of new rows."""
+    from conftest import TinyTables
+
+    root = tmp_path_factory.mktemp("predict-outputs")
+    train = TinyTables(root).classification("train.csv", labels=("1", "2"))
+    assert main(["train", "--data", str(train), "--body", tiny_bert_dir, "--cf-head", "logistic", *FIT,
+                 "--out", str(root / "run")]) == 0
+    new = root / "new.csv"
+    new.write_text("".join(line.rsplit(",", 1)[0] + "\n" for line in train.read_text().splitlines()[:7]))
+    return root / "run", new
+
+
+def test_out_dash_writes_the_csv_alone_to_stdout(run, tmp_path, capsys, monkeypatch):
+    model, new = run
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["predict", str(model), str(new), "--out", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert not (tmp_path / "-").exists()  # was: a file named "-", and nothing on stdout but the summary
+    lines = out.splitlines()
+    assert lines[0] == "prediction,proba_1,proba_2" and len(lines) == 7
+    assert json.loads(err.splitlines()[-1]) == {"rows": 6}  # the summary line, off the table's stream
+
+
+@pytest.mark.parametrize("name", ["p.parquet", "p.jsonl", "p.tsv", "p.csv"])
+def test_out_suffix_picks_the_format_and_labels_keep_their_type(name, run, tmp_path):
+    import pandas as pd
+
+    model, new = run
+    out = tmp_path / name
+    assert main(["predict", str(model), str(new), "--out", str(out)]) == 0
+    read = {".parquet": pd.read_parquet, ".jsonl": lambda p: pd.read_json(p, lines=True),
+            ".tsv": lambda p: pd.read_csv(p, sep="\t"), ".csv": pd.read_csv}[out.suffix]
+    frame = read(out)  # was: CSV text under every name (pyarrow: "Parquet magic bytes not found")
+    assert list(frame.columns) == ["prediction", "proba_1", "proba_2"] and len(frame) == 6
+    predicted = fpt.load(model).predict(new)
+    assert frame["prediction"].tolist() == predicted.tolist()
+    assert all(isinstance(v, int) for v in frame["prediction"].tolist())
+    assert np.allclose(frame[["proba_1", "proba_2"]].sum(axis=1), 1, atol=1e-5)
+
+
+def test_an_out_of_a_format_fpt_does_not_write_is_refused(run, tmp_path, capsys):
+    model, new = run
+    assert main(["predict", str(model), str(new), "--out", str(tmp_path / "p.xlsx")]) == 2
+    assert "writes predictions as .csv, .tsv, .jsonl or .parquet" in capsys.readouterr().err
+    assert not (tmp_path / "p.xlsx").exists()  # was: CSV text that a spreadsheet reads as a corrupt workbook
+
+
+def test_a_pipe_closed_early_ends_quietly(run, tmp_path):
+    """fpt predict ... --out - | head -1: the reader stops, fpt stops, with no traceback and no 'bug in fpt'."""
+    model, new = run
+    many = tmp_path / "many.csv"
+    lines = new.read_text().splitlines()
+    many.write_text("\n".join([lines[0], *lines[1:] * 3000]) + "\n")  # 18000 rows: more than a pipe holds
+    proc = subprocess.Popen([sys.executable, "-m", "fpt", "predict", str(model), str(many), "--out", "-"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert proc.stdout.readline().startswith(b"prediction,")
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "bug in fpt" not in err
+
+
+def test_one_example_as_a_record_of_values(run):
+    import pandas as pd
+
+    model, new = run
+    predictor = fpt.load(model)
+    frame = pd.read_csv(new)
+    record = frame.iloc[0].to_dict()  # {column: value}, as a JSON request holds one example
+    assert predictor.predict(record).tolist() == predictor.predict(frame.head(1)).tolist()  # was: TypeError
+    assert np.allclose(predictor.predict_proba(record), predictor.predict_proba(frame.head(1)))
+    with pytest.raises(SchemaError, match="is one value but others are lists"):
+        predictor.predict({**record, "x2": [0.1, 0.2]})
