@@ -104,3 +104,46 @@ def test_cli_table_csv_and_json(runs, capsys):
     assert main(["runs", str(runs), "--columns", "run,speed"]) == 2
     assert "unknown field(s) speed" in capsys.readouterr().err
     assert main(["runs", str(runs / "nothing")]) == 2
+
+
+def test_a_damaged_run_is_listed_as_unreadable_and_the_others_as_ever(runs, tmp_path, capsys):
+    """One truncated summary.json (or half-written metrics line) among many runs: fpt runs stopped at it with an
+    error and listed none; now that run's row says unreadable, the reason goes to stderr, the rest are listed."""
+    for name in ("a", "b", "summary", "metrics"):
+        shutil.copytree(runs / "a", tmp_path / name)
+    (tmp_path / "summary" / "summary.json").write_text('{"val_accuracy": 0.')  # killed mid-copy
+    (tmp_path / "metrics" / "summary.json").unlink()
+    with open(tmp_path / "metrics" / "metrics.jsonl", "a") as f:
+        f.write('{"step": 9, "val_acc')
+    states = {r["run"]: r["state"] for r in list_runs(tmp_path)}
+    assert states == {"a": "finished", "b": "finished", "summary": "unreadable", "metrics": "unreadable"}
+    capsys.readouterr()
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [(r["run"], r["state"]) for r in json.loads(out)][:2] == [("a", "finished"), ("b", "finished")]
+    assert f"metrics: {tmp_path / 'metrics' / 'metrics.jsonl'}, line" in err
+    assert f"summary: {tmp_path / 'summary' / 'summary.json'} is not valid JSON" in err
+    # while a live run holds its lock, a half-written last line is its next row being appended: running, not damaged
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path / "metrics")], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        row = {r["run"]: r for r in list_runs(tmp_path)}["metrics"]
+        assert row["state"] == "running" and row["step"] == json.loads(
+            (runs / "a" / "metrics.jsonl").read_text().splitlines()[-1])["step"]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_reader_that_stops_early_ends_fpt_runs_quietly(runs, tmp_path):
+    """fpt runs DIR --json | head -1: was a BrokenPipeError traceback and 'this is a bug in fpt'."""
+    for i in range(300):  # a JSON listing larger than a pipe holds
+        shutil.copytree(runs / "a", tmp_path / f"r{i:03d}", ignore=shutil.ignore_patterns("best", "checkpoint"))
+    proc = subprocess.Popen([sys.executable, "-m", "fpt", "runs", str(tmp_path), "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"["
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "bug in fpt" not in err

@@ -44,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from fpt.presentation.listing import COLUMNS, list_runs, select
 
     rows = select(list_runs(args.dir), args.filter, args.sort, args.desc)
+    for row in rows:
+        if row.get("error"):  # listed as unreadable; what is damaged, once, beside the table
+            print(f"fpt runs: warning: {row['run']}: {row['error']}", file=sys.stderr)
     if args.columns:
         columns = [c.strip() for c in args.columns.split(",") if c.strip()]
         unknown = [c for c in columns if c not in COLUMNS]

@@ -4,7 +4,9 @@ State is read from the files alone, so it works on runs made by any process (or 
 ``running`` (a live process holds the run's lock), ``finished``, ``diverged`` (stopped on a
 NaN/inf or exploding loss), ``stopped`` (a checkpoint to resume from, no summary, nobody
 holding it), ``failed`` (no summary, no checkpoint: it ended before its first checkpoint),
-``interrupted`` (only its config.yaml: killed or interrupted before its first evaluation).
+``interrupted`` (only its config.yaml: killed or interrupted before its first evaluation),
+``unreadable`` (a file of it is damaged: its row says which, and the other runs in the folder are listed as
+ever; a damaged run named itself is a one-line error).
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from fpt import rundir
-from fpt.errors import ConfigError
-from fpt.rundir import find_runs, read_config, read_metrics, read_summary
+from fpt.errors import ConfigError, FptError
+from fpt.rundir import find_runs, read_config, read_metrics, read_metrics_so_far, read_summary
 
-STATES = ("running", "finished", "diverged", "stopped", "failed", "interrupted")
+STATES = ("running", "finished", "diverged", "stopped", "failed", "interrupted", "unreadable")
 CONFIG_FIELDS = ("task", "data", "body", "init", "freeze", "layers", "lr", "batch_size", "seed")
 METRICS = ("val_accuracy", "test_accuracy", "test_accuracy_last", "val_r2", "test_r2")
 COLUMNS = ("run", "state", *CONFIG_FIELDS, "step", "steps", *METRICS, "wall_seconds")
@@ -45,9 +47,11 @@ def run_row(run_dir: Path, root: Path) -> dict[str, Any]:
     """The listing row of one run directory."""
     config = read_config(run_dir)
     summary = read_summary(run_dir)
-    metrics = read_metrics(run_dir)
+    running = rundir.holder(run_dir) is not None
+    # a live run may be mid-way through appending its metrics line: the rows so far, not a damaged file
+    metrics = read_metrics_so_far(run_dir) if running else read_metrics(run_dir)
     last = metrics[-1] if metrics else {}
-    if rundir.holder(run_dir) is not None:
+    if running:
         state = "running"
     elif summary is not None:
         state = "diverged" if summary.get("stopped") == "diverged" or summary.get("diverged_at") else "finished"
@@ -76,7 +80,21 @@ def list_runs(root: str | Path) -> list[dict[str, Any]]:
     root = Path(root)
     if not root.exists():
         raise FileNotFoundError(f"{root} does not exist: give a directory holding fpt runs")
-    return [run_row(path, root) for path in find_runs(root, started=True)]
+    found = find_runs(root, started=True)
+    if found == [root]:  # the run named itself: its damage is the answer, a one-line error
+        return [run_row(root, root)]
+    return [_row_or_damage(path, root) for path in found]
+
+
+def _row_or_damage(run_dir: Path, root: Path) -> dict[str, Any]:
+    """``run_row``, or for a run whose files cannot be read (a truncated summary.json, a half-written metrics line,
+    a file it may not read) an ``unreadable`` row whose ``error`` says which and the fix: one damaged run in a
+    folder of hundreds must not hide the others."""
+    try:
+        return run_row(run_dir, root)
+    except (FptError, OSError, UnicodeDecodeError) as exc:
+        name = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
+        return {"run": name, "state": "unreadable", "error": str(exc)}
 
 
 def parse_filter(text: str) -> tuple[str, str, str]:
