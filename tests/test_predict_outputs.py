@@ -94,3 +94,65 @@ def test_one_example_as_a_record_of_values(run):
     assert np.allclose(predictor.predict_proba(record), predictor.predict_proba(frame.head(1)))
     with pytest.raises(SchemaError, match="is one value but others are lists"):
         predictor.predict({**record, "x2": [0.1, 0.2]})
+
+
+def _shifted_tables(root, shift: float):
+    """y = shift + 100 a - 50 b (+ c's noise): the same data about 0 and about ``shift``."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 3))
+    y = 100 * x[:, 0] - 50 * x[:, 1]
+    paths = []
+    for name, offset in (("about-0.csv", 0.0), ("about-shift.csv", shift)):
+        path = root / name
+        path.write_text("a,b,c,t\n" + "".join(f"{r[0]:.4f},{r[1]:.4f},{r[2]:.4f},{float(v + offset)!r}\n"
+                                               for r, v in zip(x, y, strict=True)))
+        paths.append(path)
+    return x, y, paths
+
+
+def test_a_target_with_a_large_mean_keeps_its_precision(tiny_bert_dir, tmp_path):
+    """A timestamp-like target (1.7e9, spread 100): the model is the same as on the target about 0 (standardised
+    alike), so its predictions must be the same plus 1.7e9. They came back in float32 steps of 128 (predict), and
+    the CSV wrote every one as 1700000000.0 (7 significant digits of the value)."""
+    import pandas as pd
+
+    shift = 1.7e9
+    x, y, (small, big) = _shifted_tables(tmp_path, shift)
+    for path in (small, big):
+        assert main(["train", "--data", str(path), "--target", "t", "--body", tiny_bert_dir, *FIT,
+                     "--out", str(tmp_path / path.stem)]) == 0
+    about_0, about_shift = fpt.load(tmp_path / small.stem), fpt.load(tmp_path / big.stem)
+    new = pd.read_csv(small).drop(columns=["t"])
+    expected = about_0.predict(new) + shift
+    assert np.allclose(about_shift.predict(new), expected, rtol=0, atol=1e-2)
+    assert main(["predict", str(tmp_path / big.stem), str(big), "--out", str(tmp_path / "p.csv")]) == 0
+    written = pd.read_csv(tmp_path / "p.csv")["prediction"].to_numpy()
+    assert np.allclose(written, expected, rtol=0, atol=1e-2)
+    assert np.abs(written - (y + shift)).mean() == pytest.approx(about_shift.score(big)["mae"], rel=1e-3)
+
+
+def test_the_sklearn_regressor_keeps_a_large_means_precision(tiny_bert_dir, tmp_path):
+    from fpt.sklearn import FPTRegressor
+
+    x, y, _ = _shifted_tables(tmp_path, 0.0)
+    args = dict(body=tiny_bert_dir, fitting="closed-form", device="cpu", seed=0)
+    about_0 = FPTRegressor(**args).fit(x, y).predict(x)
+    about_shift = FPTRegressor(**args).fit(x, y + 1.7e9).predict(x)
+    assert np.allclose(about_shift - 1.7e9, about_0, rtol=0, atol=1e-2)  # was up to 64 apart: float32 steps of 128
+
+
+def test_float_class_labels_are_written_exactly(tiny_bert_dir, tmp_path):
+    """A classifier whose labels are floats with more than 7 digits: the CSV wrote 100000000.0, no class at all."""
+    import pandas as pd
+
+    train = tmp_path / "train.csv"
+    rng = np.random.default_rng(0)
+    labels = (100000001.5, 100000002.5)
+    train.write_text("x1,x2,label\n" + "".join(f"{rng.normal() + 3 * (i % 2):.3f},{rng.normal():.3f},{labels[i % 2]}\n"
+                                               for i in range(40)))
+    assert main(["train", "--data", str(train), "--objective", "classification", "--body", tiny_bert_dir, *FIT,
+                 "--out", str(tmp_path / "run")]) == 0
+    assert main(["predict", str(tmp_path / "run"), str(train), "--out", str(tmp_path / "p.csv")]) == 0
+    written = pd.read_csv(tmp_path / "p.csv")["prediction"].tolist()
+    assert set(written) <= set(labels)
+    assert written == fpt.load(tmp_path / "run").predict(train).tolist()

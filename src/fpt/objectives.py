@@ -82,9 +82,10 @@ class Regression:
                 "mse": float((sse / n * scale ** 2).mean())}
 
     def predict(self, out: Tensor) -> Tensor:
-        """Predictions (B, m) in the targets' own units."""
-        pred = out.reshape(out.shape[0], -1).float()
-        return pred * torch.tensor(self.scale, device=out.device) + torch.tensor(self.mean, device=out.device)
+        """Predictions (B, m) in the targets' own units, float64 on the CPU: in float32 a target whose mean is large
+        against its spread (a timestamp near 1.7e9, spread 100) would come back in steps of 128."""
+        pred = out.reshape(out.shape[0], -1).detach().cpu().double()
+        return pred * torch.tensor(self.scale, dtype=torch.float64) + torch.tensor(self.mean, dtype=torch.float64)
 
     def to_json(self) -> dict[str, Any]:
         return {"objective": self.name, "mean": list(self.mean), "scale": list(self.scale)}

@@ -440,7 +440,10 @@ class Predictor:
         values = self._values(logits)
         single = values.shape[1] == 1
         for j in range(values.shape[1]):
-            columns["prediction" if single else f"prediction_{names[j]}"] = [_plain(v) for v in values[:, j]]
+            # labels exactly as trained (a float label 100000001.5 is that class, not 1e8); values to the digits the
+            # model's float32 outputs carry at the target's own spread
+            scale = None if self.is_classifier else self.objective.scale[j]
+            columns["prediction" if single else f"prediction_{names[j]}"] = [_plain(v, scale) for v in values[:, j]]
         if self.is_classifier:
             # a ridge head's class scores are written as what they are (score_), not softmaxed into "probabilities"
             kind = "proba" if self.gives_probabilities else "score"
@@ -505,10 +508,15 @@ def _few(values: list, limit: int = 10) -> str:
     return "[" + ", ".join(repr(v) for v in values[:limit]) + (", ..." if len(values) > limit else "") + "]"
 
 
-def _plain(v: Any) -> Any:
+def _plain(v: Any, scale: float | None = None) -> Any:
+    """A prediction as a plain Python value; a regression value (``scale``: its target's standard deviation) rounded
+    to 7 significant digits of that spread, which is what the model's float32 output resolves: never to 7 digits
+    of the value itself, which would write every timestamp near 1.7e9 as 1700000000.0."""
     if isinstance(v, np.generic):
         v = v.item()
-    return float(f"{v:.7g}") if isinstance(v, float) else v
+    if scale is None or not isinstance(v, float) or not math.isfinite(v) or not scale > 0:
+        return v
+    return round(v, 6 - math.floor(math.log10(scale)))
 
 
 __all__ = ["OUTPUT_FORMATS", "STDOUT", "Prediction", "Predictor", "input_spec", "output_format", "rebuild"]
