@@ -156,3 +156,14 @@ def test_float_class_labels_are_written_exactly(tiny_bert_dir, tmp_path):
     written = pd.read_csv(tmp_path / "p.csv")["prediction"].tolist()
     assert set(written) <= set(labels)
     assert written == fpt.load(tmp_path / "run").predict(train).tolist()
+
+
+def test_eval_of_an_export_names_what_reads_it(run, tmp_path, capsys):
+    """fpt eval EXPORT said only that config.yaml is missing; now it says the folder is an export and what scores it."""
+    model, new = run
+    assert main(["export", str(model), str(tmp_path / "export")]) == 0
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "export")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert f"{tmp_path / 'export'} is an export (fpt export)" in err and "fpt predict" in err

@@ -71,8 +71,22 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
 
     path = Path(run_dir) / CONFIG
     if not path.is_file():
+        if _is_export(Path(run_dir)):  # fpt eval EXPORT: what it is, and the command that reads it
+            raise FileNotFoundError(f"{path} does not exist: {run_dir} is an export (fpt export), which holds the model "
+                                    "but not the run's data or held-out sets; fpt predict and fpt.load read it (fpt "
+                                    f"predict {run_dir} test.csv scores it on a labelled file)")
         raise FileNotFoundError(f"{path} does not exist: {run_dir} is not a run directory written by fpt train")
     return load_yaml(path)
+
+
+def _is_export(path: Path) -> bool:
+    """Whether ``path`` holds an fpt export (its config.json names the format in its first bytes; fpt.export reads
+    it fully)."""
+    try:
+        with open(path / "config.json", "rb") as f:
+            return b'"fpt-export-' in f.read(200)
+    except OSError:
+        return False
 
 
 def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
