@@ -21,10 +21,11 @@ FIT = ["--fit", "closed-form", "--baselines", "none", "--device", "cpu", "--quie
 @pytest.fixture(scope="module")
 def run(tiny_bert_dir, tmp_path_factory):
     """A closed-form tabular classifier whose labels are the integers 1 and 2, and a file of new rows."""
-    from conftest import TinyTables
-
     root = tmp_path_factory.mktemp("predict-outputs")
-    train = TinyTables(root).classification("train.csv", labels=("1", "2"))
+    rng = np.random.default_rng(0)
+    train = root / "train.csv"
+    train.write_text("x1,x2,label\n" + "".join(f"{rng.normal() + 2 * (i % 2):.3f},{rng.normal():.3f},{1 + i % 2}\n"
+                                               for i in range(60)))
     assert main(["train", "--data", str(train), "--body", tiny_bert_dir, "--cf-head", "logistic", *FIT,
                  "--out", str(root / "run")]) == 0
     new = root / "new.csv"
