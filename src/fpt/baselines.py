@@ -239,10 +239,11 @@ MODELS: dict[str, tuple[Callable[[bool, int], Any], Callable[[dict], dict]]] = {
 }
 
 
-# Below this many training values (rows x features), the classic models fit on one thread: threads buy nothing on
-# small data, and OpenMP's barriers (HistGradientBoosting) and BLAS's spin-waits cost seconds per fit when another
-# process holds a core: 300 rows x 12 features took 13.6 s on 2 threads beside a busy job, 0.04 s on one (AMD EPYC,
-# 2 cores). Above it, the libraries keep their own thread counts.
+# Below this many training values (rows x features), the classic models fit on one thread: threads buy little on
+# small data, and OpenMP's barriers (HistGradientBoosting) and BLAS's spin-waits cost a scheduler slice each when
+# another process holds a core: beside 2 or 6 busy processes, 2 threads took 1.5-6x one thread's time; idle, one
+# thread costs 1.3x at 10,000 x 20 and 1.6x at 80,000 x 20 (docs/results/bench/classic_threads.json, AMD EPYC,
+# 2 cores; bench/classic_threads.py). Above it, the libraries keep their own thread counts.
 CLASSIC_ONE_THREAD_VALUES = 2_000_000
 
 
