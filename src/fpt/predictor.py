@@ -219,6 +219,11 @@ class Predictor:
         if self.preprocessing is None:
             return self._raw_tokens(inputs, lengths)
         read = as_inputs(inputs, self.schema, allow_unseen)
+        if not len(read):  # nothing new (a header-only file): no tokens, and no tokeniser asked (encoders refuse 0 rows)
+            s = self.spec
+            empty = torch.zeros((0, s.seq_len, s.token_dim)) if s.token_dim is not None else \
+                torch.zeros((0, s.seq_len), dtype=torch.long)
+            return empty, None, read
         tokeniser = self.preprocessing.tokeniser
         x, lens = tokeniser(read.x)
         check_finite(x, read.where)  # inf or 1e40 would be NaN probabilities
@@ -454,7 +459,8 @@ class Predictor:
                     name = f"{kind}_{label}" if single else f"{kind}_{names[j]}_{label}"
                     columns[name] = [float(f"{p:.6g}") for p in proba[:, j, c]]
         where = read.where if read is not None else (str(inputs) if isinstance(inputs, (str, Path)) else "inputs")
-        return Prediction(columns, self._metrics(logits, read), len(x), where, list(read.notes) if read is not None else [])
+        metrics = self._metrics(logits, read) if len(x) else None  # no rows: nothing to score
+        return Prediction(columns, metrics, len(x), where, list(read.notes) if read is not None else [])
 
 
 def _output_name(name: str) -> bool:

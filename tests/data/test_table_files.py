@@ -261,3 +261,19 @@ def test_files_of_kinds_fpt_does_not_read_say_how_to_convert_them(tmp_path, name
     assert main(["data", "--data", str(tmp_path / name)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and words in err and name in err, err
+
+
+def test_a_header_only_file_of_new_inputs_predicts_nothing(tmp_path, tiny_bert_dir, capsys):
+    """A batch job on a day with nothing new: the header and no rows is an empty table of predictions, not an error
+    (it was a traceback from the category encoder, which refuses 0 rows); training on it is still an error."""
+    frame = _frame()
+    fpt.fit(fpt.build(data=frame, body=tiny_bert_dir, init="random", fit="closed-form", baselines="none",
+                      device="cpu"), out=tmp_path / "run", progress=False)
+    for name, cols in (("new.csv", "x1,x2,kind"), ("scored.csv", "x1,x2,kind,label")):
+        (tmp_path / name).write_text(cols + "\n")
+        out = tmp_path / f"p-{name}"
+        assert main(["predict", str(tmp_path / "run"), str(tmp_path / name), "--out", str(out)]) == 0
+        assert out.read_text() == "prediction,score_hi,score_lo\n"
+    assert fpt.load(tmp_path / "run").predict_file(str(tmp_path / "scored.csv")).metrics is None
+    with pytest.raises(DataError, match="a header row and no data rows"):
+        load(str(tmp_path / "new.csv"))

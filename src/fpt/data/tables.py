@@ -114,8 +114,9 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
 
 
-def read_columns(path: Path) -> dict[str, np.ndarray]:
-    """Every column of one table file as a numpy array (numbers as float/int, text as object)."""
+def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
+    """Every column of one table file as a numpy array (numbers as float/int, text as object). ``empty``: a header
+    with no rows is columns of no values (new inputs: a batch job's file on a day with nothing new), not an error."""
     suffix = table_suffix(path)
     builder = BUILDERS.get(suffix)
     if builder is None:
@@ -123,7 +124,7 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
     if path.stat().st_size == 0:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
     if builder == "csv":
-        _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",")
+        _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty)
     kwargs = {"sep": "\t"} if suffix in TSV_SUFFIXES else {}
     table = _csv_table(path, kwargs.get("sep", ",")) if builder == "csv" else None
     if table is None:
@@ -137,7 +138,7 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
                 _check_utf8(path)
             raise DataError(f"{path}: cannot be read as {FORMAT_NAMES[builder]} ({_cause(exc)}); fix the file or "
                             "convert it to CSV with a header row") from None
-    if table.num_rows == 0:
+    if table.num_rows == 0 and not empty:
         raise DataError(f"{path}: no rows; it needs one row per example under the header")
     columns: dict[str, np.ndarray] = {}
     for name in table.column_names:
@@ -184,7 +185,7 @@ def _csv_table(path: Path, sep: str) -> Any:
     return pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
 
 
-def _check_header(path: Path, sep: str) -> None:
+def _check_header(path: Path, sep: str, empty: bool = False) -> None:
     """A CSV/TSV header with every column named once, and at least one row under it (pandas would rename
     a repeated name to NAME.1 and an empty one to 'Unnamed: N' without a word)."""
     import csv
@@ -215,7 +216,7 @@ def _check_header(path: Path, sep: str) -> None:
             raise DataError(f"{path}: column {name!r} appears twice in the header (columns {seen[name]} and {i}); give "
                             "each column its own name")
         seen[name] = i
-    if len(lines) < 2:
+    if len(lines) < 2 and not empty:
         raise DataError(f"{path}: a header row and no data rows; add one row per example under the header")
 
 
@@ -563,7 +564,7 @@ def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str) 
 
 def read_table_inputs(path: Path, checks: Checks) -> Inputs:
     """``fpt predict``'s reader of one table file: its columns, checked as the model's features (and targets)."""
-    return checks.columns(read_columns(path), str(path))
+    return checks.columns(read_columns(path, empty=True), str(path))
 
 
 def tabular_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
