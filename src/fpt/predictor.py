@@ -174,6 +174,7 @@ class Predictor:
     info: dict[str, Any] = field(default_factory=dict)  # facts about the training data (task_info)
     source: str = ""  # the run or export directory, for messages
     checkpoint: dict[str, Any] = field(default_factory=dict)  # which parameters: slot, step, version
+    progress: bool = False  # a bar of the examples done while they run, on a terminal's stderr (fpt predict's)
 
     # ------------------------------------------------------------------------------------------ what it is
 
@@ -308,7 +309,7 @@ class Predictor:
         if precision is None:  # as training ran
             precision = resolve_precision(self.config.precision, self.device, self.config.preset)
         return batched_outputs(self.model, x, lengths, self.config.eval_batch_size, self.device, precision,
-                               trim=self.config.trim_padding)
+                               trim=self.config.trim_padding, progress=self.progress)
 
     def logits(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> np.ndarray:
         """Raw outputs (n, k * m, C): class logits, or standardised values (C = 1) for regression."""

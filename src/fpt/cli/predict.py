@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from fpt.run import load
 
     model = load(args.model, which=args.which, device=args.device)  # first: a wrong model path is the first error
+    model.progress = True  # a bar on a terminal's stderr while large inputs run (none into a file or a pipe)
     check_out(args.out, args.model, args.inputs, args.force)  # before predicting: nothing computed for nothing
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CutInputWarning)  # said below as one plain line, and in the JSON's notes

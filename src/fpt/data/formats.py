@@ -159,7 +159,7 @@ SUFFIXES = tuple(dict.fromkeys(s for f in FORMATS.values() for s in f.suffixes))
 _SPREADSHEET = "a spreadsheet: save its sheet as CSV (Excel: Save As 'CSV UTF-8'; pandas: read_excel(...).to_csv(" \
                "'x.csv', index=False))"
 _TEXT = "text of no declared layout: a comma- or tab-separated table with a header row is read when named .csv or " \
-        ".tsv; one separated by spaces (numpy.savetxt's default): pandas.read_csv(path, sep=r'\s+', header=None)" \
+        ".tsv; one separated by spaces (numpy.savetxt's default): pandas.read_csv(path, sep=r'\\s+', header=None)" \
         ".to_csv('x.csv', index=False) and name its columns"
 CONVERT = {
     ".xlsx": _SPREADSHEET, ".xls": _SPREADSHEET, ".xlsm": _SPREADSHEET, ".ods": _SPREADSHEET,
