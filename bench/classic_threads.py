@@ -17,25 +17,18 @@ import argparse
 import json
 import multiprocessing
 import os
-import platform
 import statistics
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from closed_form_speed import processor  # noqa: E402
 
 
 def _spin() -> None:  # a busy process: the load another program puts on a core
     while True:
         pass
-
-
-def _processor() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def fit_seconds(rows: int, features: int, threads: int) -> float:
@@ -81,7 +74,7 @@ def main() -> None:
         finally:
             for p in spinners:
                 p.terminate()
-    out = {"processor": _processor(), "cores": cores, "load_average_at_end": os.getloadavg(), "repeats": args.repeats,
+    out = {"processor": processor(), "cores": cores, "load_average_at_end": os.getloadavg(), "repeats": args.repeats,
            "command": "python bench/classic_threads.py " + " ".join(f"--{k} {v}" for k, v in (
                ("sizes", args.sizes), ("repeats", args.repeats))) + " --busy " + " ".join(map(str, args.busy)),
            "results": results}

@@ -318,11 +318,9 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     long-format table of series, its rows grouped into one series per ID (``long_series``)."""
     train_cols, train_where = parts["train"]
     names = [c for c in train_cols if c != SPLIT_COLUMN]
-    unknown = [c for c in drop if c not in names]
-    if unknown:
-        raise DataError(f"{train_where}: --drop-columns (drop_columns) names {unknown[0]!r}, which is not a column; its "
-                        f"columns are {shown(names)}")
+    _check_named(drop, names, "--drop-columns (drop_columns)", train_where)
     if series:
+        _check_named(series, names, "--series-id (series_id)", train_where)
         return _long_raw(parts, target, modality, source, split_from, drop, series)
     targets = choose_targets(names, target, train_where)
     chosen = "" if target is not None else " (chosen by default: a column named target, label, labels, class " \
@@ -368,16 +366,19 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
                    split_from, notes)
 
 
+def _check_named(given: tuple[str, ...], names: list[str], option: str, where: str) -> None:
+    """Every column an option names is a column of the training table."""
+    unknown = [c for c in given if c not in names]
+    if unknown:
+        raise DataError(f"{where}: {option} names {unknown[0]!r}, which is not a column; its columns are {shown(names)}")
+
+
 def _long_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str, source: str,
               split_from: str, drop: tuple[str, ...], series: tuple[str, ...]) -> RawData:
     """A long-format table (a row per time point) as series ``RawData``: one example per series id, every feature
     column a channel; a series' rows never straddle two splits."""
     train_cols, train_where = parts["train"]
     names = [c for c in train_cols if c != SPLIT_COLUMN]
-    unknown = [c for c in series if c not in names]
-    if unknown:
-        raise DataError(f"{train_where}: --series-id (series_id) names {unknown[0]!r}, which is not a column; its "
-                        f"columns are {shown(names)}")
     if modality not in {"auto", "timeseries"}:
         raise DataError(f"{train_where}: --series-id reads a long-format table as time series, not {modality}; drop "
                         "--modality (or --series-id)")
