@@ -12,7 +12,7 @@ import pytest
 import fpt
 from fpt.cli import main
 from fpt.data import load
-from fpt.errors import ConfigError, DataError, SchemaError
+from fpt.errors import ConfigError, DataError, FptError, SchemaError
 
 ACTIVITIES = ["walk", "run", "sit"]
 
@@ -162,3 +162,15 @@ def test_predict_needs_the_id_columns_and_refuses_a_label_per_row(tmp_path, tiny
     mixed.loc[mixed.index[mixed.id == "s1"][0], "activity"] = "sit"
     with pytest.raises(SchemaError, match="target 'activity' changes within series 's1'"):
         model.predict_file(mixed)
+
+
+def test_a_tampered_series_id_in_data_json_is_one_line(tmp_path, tiny_bert_dir):
+    frame = _long()
+    fpt.fit(fpt.build(data=frame, series_id="id,t", body=tiny_bert_dir, init="random", fit="closed-form",
+                      baselines="none", device="cpu"), out=tmp_path / "run", progress=False)
+    path = tmp_path / "run" / "data.json"
+    saved = json.loads(path.read_text())
+    for bad in ("id", [1], ["id", "t", "x"]):
+        path.write_text(json.dumps({**saved, "series_id": bad}))
+        with pytest.raises(FptError, match=r"data\.json cannot be read \(DataError: data\.json field 'series_id'"):
+            fpt.load(tmp_path / "run")

@@ -106,8 +106,12 @@ class Preprocessing:
         if classes is not None and (not isinstance(classes, list) or not all(isinstance(c, list) and c for c in classes)):
             raise DataError(f"data.json field 'classes' is {str(classes)[:40]!r}; expected a list of class lists per target")
         for name in ("targets", "features", "dropped", "series_id"):
-            if not isinstance(data.get(name, []), list):
-                raise DataError(f"data.json field {name!r} is {str(data.get(name))[:40]!r}; expected a list of names")
+            value = data.get(name, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise DataError(f"data.json field {name!r} is {str(value)[:40]!r}; expected a list of names")
+        if len(data.get("series_id", [])) > 2 or (data.get("series_id") and data.get("modality") != "timeseries"):
+            raise DataError(f"data.json field 'series_id' is {str(data['series_id'])[:40]!r}; expected the id column "
+                            "and at most an order column of a time series model")
         return cls(data["modality"], from_json(data["tokeniser"]), objective_from_json(data["objective"]),
                    list(data["targets"]), classes, list(data["features"]), list(data.get("dropped", [])),
                    list(data.get("series_id", [])))
