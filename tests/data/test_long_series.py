@@ -115,6 +115,8 @@ CASES = {
                                                                  "series, not tabular"]),
     "id also dropped": (None, "id,t", {"drop_columns": "t"}, ["'t' is in --series-id and --drop-columns"]),
     "a series in two splits": ("split", "id,t", {}, ["series 's0' also has rows in the train split"]),
+    "a row id as the series id": ("row id", "row", {"drop_columns": "id"},
+                                  ["--series-id 'row' gives every row a series of its own"]),
 }
 
 
@@ -132,6 +134,8 @@ def test_a_long_table_that_cannot_be_read_as_series_is_one_line(tmp_path, name, 
         frame["t"] = "t" + frame["t"].astype(str)
     elif change == "text channel":
         frame["note"] = "x"
+    elif change == "row id":
+        frame["row"] = np.arange(len(frame))
     elif change == "split":
         frame["split"] = np.where(frame.index % 2 == 0, "train", "test")
     frame.to_csv(tmp_path / "long.csv", index=False)

@@ -414,6 +414,10 @@ def _long_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str |
                                 "one split")
         splits[split] = Split(x, y, where)
     lengths = [s.shape[1] for s in splits["train"].x]
+    if max(lengths) == 1:  # a row id named as the series' id: every row its own series
+        raise DataError(f"{train_where}: --series-id {series[0]!r} gives every row a series of its own (one point "
+                        "each); name the column that the rows of one series share, or drop --series-id to read the "
+                        "rows as examples of a table")
     notes = {"features": channels, "series_id": list(series), "channels": len(channels),
              "train_lengths": f"{min(lengths)}..{max(lengths)}", **({"dropped": list(drop)} if drop else {})}
     return RawData("timeseries", {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
