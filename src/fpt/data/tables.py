@@ -44,6 +44,8 @@ FORMAT_NAMES = {"csv": "CSV", "json": "JSON lines", "parquet": "Parquet"}
 # archives as they are downloaded (train.csv.gz, a Kaggle train.csv.zip). Parquet compresses inside its own format.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
 TSV_SUFFIXES = {".tsv", ".tab"}
+# said beside a target column the user did not name, in errors about it (a user who forgot --target learns that first)
+DEFAULT_TARGET = " (chosen by default: a column named target, label, labels, class or y, else the last)"
 
 
 def table_suffix(path: Path) -> str:
@@ -323,8 +325,7 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         _check_named(series, names, "--series-id (series_id)", train_where)
         return _long_raw(parts, target, modality, source, split_from, drop, series)
     targets = choose_targets(names, target, train_where)
-    chosen = "" if target is not None else " (chosen by default: a column named target, label, labels, class " \
-                                            "or y, else the last)"
+    chosen = "" if target is not None else DEFAULT_TARGET
     both = [c for c in drop if c in targets]
     if both:
         raise DataError(f"{train_where}: {both[0]!r} is the target{chosen} and in --drop-columns (drop_columns); a "
@@ -393,8 +394,7 @@ def _long_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str |
     if clash:
         raise DataError(f"{train_where}: {clash[0]!r} is the target and in --series-id; the series' id (and order) "
                         "group the rows: name another target, or other --series-id columns")
-    chosen = "" if target is not None else " (chosen by default: a column named target, label, labels, class " \
-                                            "or y, else the last)"
+    chosen = "" if target is not None else DEFAULT_TARGET
     channels = [c for c in names if c not in targets and c not in drop and c not in series]
     if not channels:
         raise DataError(f"{train_where}: no column is left for the series' values (the target: {', '.join(targets)}; "

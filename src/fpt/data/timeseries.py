@@ -90,6 +90,12 @@ def _values(channel: str, path: Path, line: int) -> np.ndarray | list[float]:
     return _numbers(parts, path, line)
 
 
+def _labelled(header: dict[str, str]) -> bool:
+    """Whether a .ts header says each series carries a target (@classLabel true, or @targetLabel true)."""
+    return header.get("classlabel", "true").split(" ")[0].lower() == "true" or \
+        header.get("targetlabel", "false").lower() == "true"
+
+
 def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], np.ndarray | None, dict]:
     """An sktime ``.ts`` file: series (C, L_i) float arrays, (n,) targets, header facts. With ``targets_needed``
     false (new series to predict), a file that says @classLabel false holds series only, and the targets are None."""
@@ -124,8 +130,7 @@ def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], 
         # Timestamps are '(t,v)' pairs in the values; a '(' in the target after the last ':' is just a label.
         if header.get("timestamps", "false").lower() == "true" or any("(" in f for f in fields[:-1]):
             raise DataError(f"{path}, line {i}: series with timestamps '(t,v)' are not supported; write the values only")
-        labelled = header.get("classlabel", "true").split(" ")[0].lower() == "true" or \
-            header.get("targetlabel", "false").lower() == "true"
+        labelled = _labelled(header)
         if not labelled and targets_needed:
             raise DataError(f"{path}: no @classLabel/@targetLabel; each series needs its target after the last ':'")
         if labelled and len(fields) < 2:
@@ -169,8 +174,7 @@ def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], 
         if declared_length.isdigit() and int(declared_length) != lengths[0]:
             raise DataError(f"{path}: @seriesLength {declared_length}, but the series have {lengths[0]} points; fix "
                             "@seriesLength")
-    if not (header.get("classlabel", "true").split(" ")[0].lower() == "true"
-            or header.get("targetlabel", "false").lower() == "true"):
+    if not _labelled(header):
         return series, None, header
     y = np.array(targets, dtype=object)
     if header.get("targetlabel", "false").lower() == "true":
