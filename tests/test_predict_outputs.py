@@ -45,14 +45,14 @@ def test_out_dash_writes_the_csv_alone_to_stdout(run, tmp_path, capsys, monkeypa
     assert json.loads(err.splitlines()[-1]) == {"rows": 6}  # the summary line, off the table's stream
 
 
-@pytest.mark.parametrize("name", ["p.parquet", "p.jsonl", "p.tsv", "p.csv"])
+@pytest.mark.parametrize("name", ["p.parquet", "p.feather", "p.jsonl", "p.tsv", "p.csv"])
 def test_out_suffix_picks_the_format_and_labels_keep_their_type(name, run, tmp_path):
     import pandas as pd
 
     model, new = run
     out = tmp_path / name
     assert main(["predict", str(model), str(new), "--out", str(out)]) == 0
-    read = {".parquet": pd.read_parquet, ".jsonl": lambda p: pd.read_json(p, lines=True),
+    read = {".parquet": pd.read_parquet, ".feather": pd.read_feather, ".jsonl": lambda p: pd.read_json(p, lines=True),
             ".tsv": lambda p: pd.read_csv(p, sep="\t"), ".csv": pd.read_csv}[out.suffix]
     frame = read(out)  # was: CSV text under every name (pyarrow: "Parquet magic bytes not found")
     assert list(frame.columns) == ["prediction", "proba_1", "proba_2"] and len(frame) == 6
@@ -65,7 +65,7 @@ def test_out_suffix_picks_the_format_and_labels_keep_their_type(name, run, tmp_p
 def test_an_out_of_a_format_fpt_does_not_write_is_refused(run, tmp_path, capsys):
     model, new = run
     assert main(["predict", str(model), str(new), "--out", str(tmp_path / "p.xlsx")]) == 2
-    assert "writes predictions as .csv, .tsv, .jsonl or .parquet" in capsys.readouterr().err
+    assert "writes predictions as .csv, .tsv, .jsonl, .parquet or .feather" in capsys.readouterr().err
     assert not (tmp_path / "p.xlsx").exists()  # was: CSV text that a spreadsheet reads as a corrupt workbook
 
 

@@ -76,8 +76,8 @@ class Prediction:
             sys.stdout.flush()
             return
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        if kind == "parquet":
-            rundir.write_bytes(Path(path), self._parquet(path))
+        if kind in ("parquet", "feather"):
+            rundir.write_bytes(Path(path), self._arrow(path, kind))
         else:
             rundir.write_text(Path(path), self._jsonl() if kind == "jsonl" else self._delimited("\t" if kind == "tsv"
                                                                                                  else ","))
@@ -105,8 +105,10 @@ class Prediction:
         return "".join(json.dumps(dict(zip(names, [_json_value(v) for v in row], strict=True)), allow_nan=False) + "\n"
                        for row in self._rows())
 
-    def _parquet(self, path: str | Path) -> bytes:
+    def _arrow(self, path: str | Path, kind: str) -> bytes:
+        """The table as a Parquet or Arrow/Feather file's bytes."""
         import pyarrow as pa
+        import pyarrow.feather as feather
         import pyarrow.parquet as pq
 
         arrays = {}
@@ -114,27 +116,28 @@ class Prediction:
             try:
                 arrays[name] = pa.array(values)
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # labels of mixed types: no one Parquet type holds them
-                raise ConfigError(f"--out {path}: column {name!r} mixes value types ({exc}), which no Parquet column "
-                                  "holds; write .csv or .jsonl instead") from None
+                raise ConfigError(f"--out {path}: column {name!r} mixes value types ({exc}), which no {kind.title()} "
+                                  "column holds; write .csv or .jsonl instead") from None
         sink = pa.BufferOutputStream()
-        pq.write_table(pa.table(arrays), sink)
+        (pq.write_table if kind == "parquet" else feather.write_feather)(pa.table(arrays), sink)
         return sink.getvalue().to_pybytes()
 
 
 STDOUT = "-"  # --out -: the CSV on standard output
 # --out's suffix -> the format written; the table formats --data reads (fpt.data.tables), so a prediction reads back
 OUTPUT_FORMATS = {".csv": "csv", ".txt": "csv", "": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl",
-                  ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+                  ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet", ".feather": "feather",
+                  ".arrow": "feather"}
 
 
 def output_format(path: str | Path) -> str:
-    """The format a predictions file at ``path`` is written in, from its suffix: csv, tsv, jsonl or parquet. Any
+    """The format a predictions file at ``path`` is written in, from its suffix: csv, tsv, jsonl, parquet or feather. Any
     other suffix (.xlsx, .npz, ...) is a ConfigError: CSV text under such a name would be read as garbage."""
     if str(path) == STDOUT:
         return "csv"
     suffix = Path(path).suffix.lower()
     if suffix not in OUTPUT_FORMATS:
-        raise ConfigError(f"--out {path}: fpt writes predictions as .csv, .tsv, .jsonl or .parquet (or - for CSV on "
+        raise ConfigError(f"--out {path}: fpt writes predictions as .csv, .tsv, .jsonl, .parquet or .feather (or - for CSV on "
                           f"standard output), not {suffix!r}; choose one of those names")
     return OUTPUT_FORMATS[suffix]
 

@@ -277,3 +277,51 @@ def test_a_header_only_file_of_new_inputs_predicts_nothing(tmp_path, tiny_bert_d
     assert fpt.load(tmp_path / "run").predict_file(str(tmp_path / "scored.csv")).metrics is None
     with pytest.raises(DataError, match="a header row and no data rows"):
         load(str(tmp_path / "new.csv"))
+
+
+@pytest.mark.parametrize("index", ["range", "names"])
+def test_a_row_index_written_by_to_csv_is_left_out_and_written_back_beside_predictions(tmp_path, tiny_bert_dir, index,
+                                                                                       capsys):
+    """df.to_csv('x.csv') (pandas' default index=True) and R's write.csv put the row index first under an empty
+    header cell; it was an error ('column 1 of the header has no name'). It is the row index, never a feature (a
+    counting column that only tells the training rows apart): left out with a note, and written back first beside
+    each prediction, so that pd.read_csv(predictions, index_col=0) lines up with the input."""
+    frame = _frame()
+    if index == "names":  # R's row names, such as mtcars' car models
+        frame.index = [f"row-{i}" for i in range(len(frame))]
+    frame.to_csv(tmp_path / "train.csv")
+    assert (tmp_path / "train.csv").read_text().startswith(",x1,x2,kind,label")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exp = fpt.build(data=str(tmp_path / "train.csv"), body=tiny_bert_dir, init="random", fit="closed-form",
+                        baselines="none", device="cpu")
+    assert exp.data.info["features"] == ["x1", "x2", "kind"] and exp.data.info["row_index"] == [
+        str(tmp_path / "train.csv")]
+    notes = [str(w.message) for w in caught if issubclass(w.category, ColumnNote)]
+    assert len(notes) == 1 and "first column has no name" in notes[0] and "row index" in notes[0], notes
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    new = frame.drop(columns="label").iloc[5:12]
+    new.to_csv(tmp_path / "new.csv")
+    assert main(["predict", str(tmp_path / "run"), str(tmp_path / "new.csv"), "--out", str(tmp_path / "p.csv")]) == 0
+    got = pd.read_csv(tmp_path / "p.csv", index_col=0)
+    assert got.index.astype(str).tolist() == new.index.astype(str).tolist()
+    assert got["prediction"].tolist() == list(fpt.load(tmp_path / "run").predict(new.reset_index(drop=True)))
+    # a file without the index predicts the same, without it
+    new.to_csv(tmp_path / "plain.csv", index=False)
+    assert main(["predict", str(tmp_path / "run"), str(tmp_path / "plain.csv"), "--out", str(tmp_path / "q.csv")]) == 0
+    assert pd.read_csv(tmp_path / "q.csv").columns[0] == "prediction"
+
+
+def test_an_unnamed_column_other_than_the_first_is_still_refused(tmp_path):
+    (tmp_path / "t.csv").write_text("a,,label\n1,2,x\n3,4,y\n")
+    with pytest.raises(DataError, match="column 2 of the header has no name"):
+        read_columns(tmp_path / "t.csv")
+
+
+def test_a_json_object_of_columns_says_to_write_records(tmp_path, capsys):
+    """pandas' to_json default (orient='columns') read as one row of nested objects; the error printed the nested
+    type of every row (thousands of characters)."""
+    _frame(200).to_json(tmp_path / "t.json")
+    assert main(["data", "--data", str(tmp_path / "t.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err) < 300 and "orient='records', lines=True" in err and "object of columns" in err, err

@@ -43,15 +43,17 @@ def test_csv_infers_target_objective_and_splits(tmp_path):
     assert d.fitted["tokeniser"]["kind"] == "tabular"
 
 
-def test_tsv_jsonl_parquet_read_the_same_table(tmp_path):
+def test_tsv_jsonl_parquet_feather_read_the_same_table(tmp_path):
     import pandas as pd
 
     frame = pd.read_csv(write_table(tmp_path / "t.csv"))
     frame.to_csv(tmp_path / "t.tsv", sep="\t", index=False)
     frame.to_json(tmp_path / "t.jsonl", orient="records", lines=True)
+    frame.to_json(tmp_path / "t.json", orient="records")  # one array of records
     frame.to_parquet(tmp_path / "t.parquet")
+    frame.to_feather(tmp_path / "t.feather")  # was: unknown format '.feather'
     ref = data(tmp_path / "t.csv")
-    for name in ("t.tsv", "t.jsonl", "t.parquet"):
+    for name in ("t.tsv", "t.jsonl", "t.json", "t.parquet", "t.feather"):
         d = data(tmp_path / name)
         assert d.info["targets"] == ["label"] and d.spec == ref.spec, name
         assert torch.allclose(d.eval_sets["test"].x, ref.eval_sets["test"].x, atol=1e-5), name

@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "tokens X (optionally y, lengths)")
     p.add_argument("--out", default="predictions.csv",
                    help="file to write: prediction (and proba_<class>) per example, as its suffix says: .csv, .tsv, "
-                        ".jsonl or .parquet; - writes CSV to standard output (default: predictions.csv)")
+                        ".jsonl, .parquet or .feather; - writes CSV to standard output (default: predictions.csv)")
     p.add_argument("--force", action="store_true",
                    help="replace --out if it exists (never the input file or a file inside the run or export)")
     add_which_argument(p, where="run directories: ")

@@ -229,6 +229,11 @@ def column_notes(raw: RawData) -> list[str]:
     case: two classes where the author meant one."""
     train = raw.splits["train"]
     notes = []
+    for where in raw.notes.get("row_index", [])[:1]:
+        notes.append(f"{where}: the first column has no name in the header: read as the row index that pandas' to_csv "
+                     "(index=True, its default) and R's write.csv write, and left out of the features (fpt predict "
+                     "writes it back beside the predictions); save with index=False (R: row.names=FALSE) to leave it "
+                     "out of the file")
     for j, name in enumerate(raw.targets):  # labels of any modality: a table's column, class folders' names
         labels = np.concatenate([np.asarray(s.y, dtype=object)[:, j] for s in raw.splits.values()])
         pair = same_but_spacing(labels)

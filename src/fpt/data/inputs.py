@@ -39,7 +39,7 @@ from fpt.data.base import SPLIT_COLUMN, Checks, Inputs, check_target_values, is_
 from fpt.data.formats import FORMATS, for_inputs
 from fpt.data.images import check_images
 from fpt.data.modalities import modality
-from fpt.data.tables import ALLOW_UNSEEN_FIX, table_suffix
+from fpt.data.tables import ALLOW_UNSEEN_FIX, ROW_INDEX, table_suffix
 from fpt.data.timeseries import check_series
 from fpt.errors import SchemaError
 from fpt.settings import RunConfig
@@ -156,7 +156,8 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
                           + f", which the model was trained on; add it (empty values count as missing). The model's "
                           f"feature columns: {shown(features)}")
     dropped = getattr(schema.prep, "dropped", [])  # left out in training (drop_columns): read past here too
-    extra = [c for c in cols if c not in features and c not in targets and c not in dropped and c not in series_id]
+    extra = [c for c in cols if c not in features and c not in targets and c not in dropped and c not in series_id
+             and c != ROW_INDEX]
     if extra:
         raise SchemaError(f"{where}: column {extra[0]!r}" + (f" (and {shown(extra[1:], 5)})" if len(extra) > 1 else "")
                           + f" was not a feature when the model was trained; drop it. The model's feature columns: "
@@ -183,7 +184,9 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
             check_target_values(cols[t], t, where)
         y = np.stack([cols[t].astype(object) for t in targets], axis=1)
         check_labels(y, schema, where)
-    return Inputs(x, y, where, carried={c: _as_written(cols[c]) for c in dropped if c in cols})
+    # a row index first, as its writer placed it (pandas reads the predictions back with read_csv(..., index_col=0))
+    carried = [c for c in (ROW_INDEX, *dropped) if c in cols]
+    return Inputs(x, y, where, carried={c: _as_written(cols[c]) for c in carried})
 
 
 def _as_written(col: np.ndarray) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Tables: CSV, TSV, JSON lines and Parquet, read as Hugging Face ``datasets`` reads them (Arrow; a CSV through the
+"""Tables: CSV, TSV, JSON lines, Parquet and Arrow/Feather, read as Hugging Face ``datasets`` reads them (Arrow; a CSV through the
 pandas chunks its builder reads, without importing it); and a trained tabular or sequence model's checks of new
 table columns and arrays (``fpt.data.modalities``' entries).
 
@@ -38,8 +38,11 @@ from fpt.data.timeseries import check_series, series_from_rows
 from fpt.errors import DataError, SchemaError
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
-            ".parquet": "parquet", ".pq": "parquet"}
-FORMAT_NAMES = {"csv": "CSV", "json": "JSON lines", "parquet": "Parquet"}
+            ".parquet": "parquet", ".pq": "parquet", ".feather": "arrow", ".arrow": "arrow"}
+FORMAT_NAMES = {"csv": "CSV", "json": "JSON lines", "parquet": "Parquet", "arrow": "Arrow/Feather"}
+# The name a CSV's first column is read under when its header cell is empty: the row index that pandas' to_csv
+# (index=True, its default) and R's write.csv write there. Never a feature: fpt predict writes it back, first.
+ROW_INDEX = ""
 # The compressions both readers open by the file's last suffix (pandas' compression="infer", datasets' xopen):
 # archives as they are downloaded (train.csv.gz, a Kaggle train.csv.zip). Parquet compresses inside its own format.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
@@ -57,6 +60,12 @@ def table_suffix(path: Path) -> str:
         if BUILDERS.get(inner) in ("csv", "json"):
             return inner
     return suffix
+
+
+def format_name(path: Path) -> str:
+    """How the texts name a table file's format (a .json file of one array of records is not JSON lines)."""
+    suffix = table_suffix(path)
+    return "JSON" if suffix == ".json" else FORMAT_NAMES[BUILDERS[suffix]]
 
 
 def table_stem(path: Path) -> str:
@@ -122,11 +131,10 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
     suffix = table_suffix(path)
     builder = BUILDERS.get(suffix)
     if builder is None:
-        raise DataError(f"{path}: unknown table format {path.suffix!r}; use .csv, .tsv, .jsonl or .parquet")
+        raise DataError(f"{path}: unknown table format {path.suffix!r}; use .csv, .tsv, .jsonl, .parquet or .feather")
     if path.stat().st_size == 0:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
-    if builder == "csv":
-        _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty)
+    indexed = builder == "csv" and _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty)
     kwargs = {"sep": "\t"} if suffix in TSV_SUFFIXES else {}
     table = _csv_table(path, kwargs.get("sep", ",")) if builder == "csv" else None
     if table is None:
@@ -138,15 +146,20 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
         except Exception as exc:  # datasets wraps the parser's error; name the file and the parser's reason
             if _cause(exc).startswith("UnicodeDecodeError"):
                 _check_utf8(path)
-            raise DataError(f"{path}: cannot be read as {FORMAT_NAMES[builder]} ({_cause(exc)}); fix the file or "
+            raise DataError(f"{path}: cannot be read as {format_name(path)} ({_cause(exc)}); fix the file or "
                             "convert it to CSV with a header row") from None
     if table.num_rows == 0 and not empty:
         raise DataError(f"{path}: no rows; it needs one row per example under the header")
+    if builder == "json" and table.num_rows == 1 and all(str(t).startswith("struct") for t in table.schema.types):
+        # pandas' to_json default (orient="columns"): one object of columns, each an object of row -> value
+        raise DataError(f"{path}: one JSON object of columns (pandas' to_json default, orient='columns'), not a record "
+                        "per example; save it as JSON lines: df.to_json('x.jsonl', orient='records', lines=True)")
     columns: dict[str, np.ndarray] = {}
-    for name in table.column_names:
+    for i, name in enumerate(table.column_names):
         col = table.column(name)
         kind = str(col.type)
         if "json" in kind or kind.startswith(("struct", "list", "large_list", "map")):
+            kind = kind if len(kind) <= 60 else kind[:57] + "..."
             raise DataError(f"{path}: column {name!r} mixes types or holds nested values ({kind}); give it one type "
                             "(numbers or text) per column")
         try:
@@ -159,7 +172,7 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
         if values.dtype.kind == "f" and np.isinf(values).any():
             raise DataError(f"{path}: column {name!r} holds infinite values on row(s) {rows(np.isinf(values))}; replace "
                             "them with finite numbers or leave them empty (missing)")
-        columns[str(name)] = values
+        columns[ROW_INDEX if indexed and i == 0 else str(name)] = values  # pandas named it 'Unnamed: 0'
     return columns
 
 
@@ -187,9 +200,10 @@ def _csv_table(path: Path, sep: str) -> Any:
     return pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
 
 
-def _check_header(path: Path, sep: str, empty: bool = False) -> None:
+def _check_header(path: Path, sep: str, empty: bool = False) -> bool:
     """A CSV/TSV header with every column named once, and at least one row under it (pandas would rename
-    a repeated name to NAME.1 and an empty one to 'Unnamed: N' without a word)."""
+    a repeated name to NAME.1 and an empty one to 'Unnamed: N' without a word); whether its first column is a row
+    index (``ROW_INDEX``: the first name alone empty, as pandas' to_csv and R's write.csv write it)."""
     import csv
     import io
 
@@ -210,9 +224,10 @@ def _check_header(path: Path, sep: str, empty: bool = False) -> None:
         raise DataError(f"{path}: the first row looks like data, not column names ({shown_names}: values like the "
                         "rows under it); add a header row naming each column (numpy.savetxt(..., header='x1,x2,label', "
                         "comments=''); pandas: to_csv(..., header=True))")
+    indexed = len(header) > 1 and not header[0]
     seen: dict[str, int] = {}
     for i, name in enumerate(header, 1):
-        if not name and len(header) > 1:
+        if not name and len(header) > 1 and not (indexed and i == 1):
             raise DataError(f"{path}: column {i} of the header has no name; name every column in the first row")
         if name in seen:
             raise DataError(f"{path}: column {name!r} appears twice in the header (columns {seen[name]} and {i}); give "
@@ -220,6 +235,7 @@ def _check_header(path: Path, sep: str, empty: bool = False) -> None:
         seen[name] = i
     if len(lines) < 2 and not empty:
         raise DataError(f"{path}: a header row and no data rows; add one row per example under the header")
+    return indexed
 
 
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -301,15 +317,20 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
     if path.is_dir():
         files = split_files(path)
         if "train" not in files:
-            raise DataError(f"{path}: no train.csv (or .tsv/.jsonl/.parquet) split file")
+            raise DataError(f"{path}: no train.csv (or .tsv/.jsonl/.parquet/.feather) split file")
         parts = {split: (read_columns(f), str(f)) for split, f in files.items()}
         split_from = f"the data's own split files ({', '.join(f.name for f in files.values())})"
-        source = f"{FORMAT_NAMES[BUILDERS[table_suffix(files['train'])]]} split files in {path}"
+        source = f"{format_name(files['train'])} split files in {path}"
     else:
         parts = _by_split_column(read_columns(path), path)
         split_from = f"the {SPLIT_COLUMN!r} column" if len(parts) > 1 else SEEDED
-        source = f"{FORMAT_NAMES[BUILDERS[table_suffix(path)]]} file {path}"
-    return columns_to_raw(parts, target, modality, source, split_from, drop, series)
+        source = f"{format_name(path)} file {path}"
+    indexed = [where for cols, where in parts.values() if ROW_INDEX in cols]
+    parts = {split: ({k: v for k, v in cols.items() if k != ROW_INDEX}, where) for split, (cols, where) in parts.items()}
+    raw = columns_to_raw(parts, target, modality, source, split_from, drop, series)
+    if indexed:
+        raw.notes["row_index"] = indexed
+    return raw
 
 
 def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str,
@@ -642,6 +663,6 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
     return values
 
 
-__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "COMPRESSIONS", "check_table", "check_texts", "column", "long_series", "read_columns",
-           "read_table_inputs", "read_tables", "sequence_columns", "series_columns", "split_files", "table_from_array",
-           "table_stem", "table_suffix", "tabular_columns"]
+__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
+           "format_name", "long_series", "read_columns", "read_table_inputs", "read_tables", "sequence_columns",
+           "series_columns", "split_files", "table_from_array", "table_stem", "table_suffix", "tabular_columns"]
