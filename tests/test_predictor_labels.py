@@ -51,3 +51,16 @@ def test_labels_that_match_no_class_name_both(ucr_run):
         model.score(series, np.array(["a", "b"] * 6))
     with pytest.raises(SchemaError, match=r"label 7 is not one of the model's classes"):
         model.score(series, labels.astype(int) + 6)
+
+
+def test_a_new_file_whose_column_differs_in_case_says_to_rename_it(tmp_path, tiny_bert_dir):
+    """A feature missing from new inputs, and a column of the same name but its case there: the error names both."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"age": np.arange(30) % 7 * 1.5, "size": np.arange(30) % 5 * 1.0,
+                          "label": ["ab"[i % 2] for i in range(30)]})
+    fpt.fit(fpt.build(data=frame, body=tiny_bert_dir, init="random", fit="closed-form", baselines="none",
+                      device="cpu"), out=tmp_path / "run", progress=False)
+    frame.drop(columns="label").rename(columns={"age": "Age"}).to_csv(tmp_path / "new.csv", index=False)
+    with pytest.raises(SchemaError, match=r"no column 'age' \(the input has 'Age': rename it to 'age'\)"):
+        fpt.load(tmp_path / "run").predict(str(tmp_path / "new.csv"))

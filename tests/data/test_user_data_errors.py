@@ -123,3 +123,28 @@ def test_data_options_need_data_and_no_other_task(capsys):
     assert "drop --task" in capsys.readouterr().err
     assert main(["train", "--task", "data", "--steps", "1"]) == 2
     assert "--data PATH" in capsys.readouterr().err
+
+
+WIDE = "patient id,Mean Radius,mean texture,worst area,Diagnosis\n" + "".join(
+    f"{i},{i * 0.5},{i % 3},{i * 2},{'ab'[i % 2]}\n" for i in range(12))
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["--target", "diagnosis"], "no column 'diagnosis' (did you mean 'Diagnosis'?)"),  # letter case
+    (["--target", "Diagnosis", "--drop-columns", "patientid"], "(did you mean 'patient id'?)"),  # a space
+    (["--target", "Diagnosis", "--drop-columns", "mean radius"], "(did you mean 'Mean Radius'?)"),
+    (["--target", "Diagnosis", "--drop-columns", "worst aera"], "(did you mean 'worst area'?)"),  # a near spelling
+])
+def test_a_column_named_almost_right_says_which_was_meant(tmp_path, capsys, args, hint):
+    """The list of columns the error printed hid the one meant among dozens (breast cancer's 30)."""
+    (tmp_path / "d.csv").write_text(WIDE)
+    assert main(["data", "--data", str(tmp_path / "d.csv"), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and hint in err, err
+
+
+def test_a_column_named_nothing_like_any_says_no_more_than_the_columns(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text(WIDE)
+    assert main(["data", "--data", str(tmp_path / "d.csv"), "--target", "price"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean" not in err and "its columns are patient id" in err

@@ -109,6 +109,23 @@ def shown(names: list[Any], limit: int = 12) -> str:
     return ", ".join(map(str, names[:limit])) + (" ..." if len(names) > limit else "")
 
 
+def closest(name: str, names: list[Any]) -> str | None:
+    """The one of ``names`` a ``name`` that is not among them probably means: the same but for letter case or spaces,
+    else a near spelling (difflib); None when none is close. A list of hundreds of columns hides the one meant."""
+    import difflib
+
+    texts = [str(n) for n in names]
+    folded = [t for t in texts if "".join(t.split()).lower() == "".join(str(name).split()).lower()]
+    close = folded or difflib.get_close_matches(str(name), texts, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def near(name: str, names: list[Any]) -> str:
+    """" (did you mean 'x'?)" when ``closest`` finds one, else ""."""
+    found = closest(name, names)
+    return f" (did you mean {found!r}?)" if found is not None else ""
+
+
 # pandas' missing markers (pd.NA of a nullable Int64/boolean/string column, pd.NaT of a datetime one), known by
 # their type's name so that pandas need not be imported: as text they were a category "<NA>", and they made a
 # column of whole numbers with a gap categorical
@@ -144,7 +161,8 @@ def choose_targets(columns: list[str], target: str | None, where: str) -> list[s
         names = [t.strip() for t in str(target).split(",") if t.strip()]
         missing = [n for n in names if n not in columns]
         if not names or missing:
-            raise DataError(f"{where}: no column {', '.join(map(repr, missing or [target]))}; its columns are "
+            hint = near(missing[0], columns) if missing else ""
+            raise DataError(f"{where}: no column {', '.join(map(repr, missing or [target]))}{hint}; its columns are "
                             f"{', '.join(columns[:30])}{' ...' if len(columns) > 30 else ''}; give --target NAME")
         return names
     for name in TARGET_NAMES:
@@ -473,8 +491,8 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
     return np.sort(rest), np.sort(held)
 
 
-__all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
-           "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective",
+__all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets", "closest",
+           "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective", "near",
            "gives_target_away", "is_missing", "plain_value", "same_but_spacing", "shown"]
 
 

@@ -35,7 +35,16 @@ from typing import Any
 import numpy as np
 
 from fpt.data.arrays import load_npz
-from fpt.data.base import SPLIT_COLUMN, Checks, Inputs, check_target_values, is_missing, plain_value, shown
+from fpt.data.base import (
+    SPLIT_COLUMN,
+    Checks,
+    Inputs,
+    check_target_values,
+    closest,
+    is_missing,
+    plain_value,
+    shown,
+)
 from fpt.data.formats import FORMATS, for_inputs
 from fpt.data.images import check_images
 from fpt.data.modalities import modality
@@ -151,8 +160,10 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
     series_id = list(getattr(schema.prep, "series_id", []))
     missing = [f for f in (*series_id, *features) if f not in cols]
     if missing:
+        other = closest(missing[0], [c for c in cols if c not in features])
         raise SchemaError(f"{where}: no column {missing[0]!r}" + (f" (nor {shown(missing[1:], 5)})" if len(missing) > 1
                                                                   else "")
+                          + (f" (the input has {other!r}: rename it to {missing[0]!r})" if other is not None else "")
                           + f", which the model was trained on; add it (empty values count as missing). The model's "
                           f"feature columns: {shown(features)}")
     dropped = getattr(schema.prep, "dropped", [])  # left out in training (drop_columns): read past here too

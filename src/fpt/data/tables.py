@@ -30,6 +30,7 @@ from fpt.data.base import (
     check_target_values,
     choose_targets,
     is_missing,
+    near,
     plain_value,
     rows,
     shown,
@@ -392,7 +393,8 @@ def _check_named(given: tuple[str, ...], names: list[str], option: str, where: s
     """Every column an option names is a column of the training table."""
     unknown = [c for c in given if c not in names]
     if unknown:
-        raise DataError(f"{where}: {option} names {unknown[0]!r}, which is not a column; its columns are {shown(names)}")
+        raise DataError(f"{where}: {option} names {unknown[0]!r}, which is not a column{near(unknown[0], names)}; its "
+                        f"columns are {shown(names)}")
 
 
 def _long_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str, source: str,
