@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -528,3 +529,29 @@ def test_folds_with_a_one_example_class_are_made_without_a_warning():
     assert sorted(held.tolist()) == list(range(7))  # every example held out once
     for _, val in folds:  # stratified: each fold holds out one or two of classes 0 and 1
         assert set(np.bincount(y[val, 0], minlength=3)[:2]) <= {1, 2}
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_the_feature_read_shows_a_bar_per_set_on_a_terminal(tiny_tables, tiny_bert_dir, monkeypatch, progress):
+    """The one long step of a closed-form fit (minutes on a table of 100,000 rows) printed nothing until it ended;
+    gradient training has always shown its bar. A bar per set read, named by the body read, shown on a terminal only
+    (tqdm's disable=None) and only when the run shows progress."""
+    import tqdm.auto
+
+    bars = []
+    real = tqdm.auto.tqdm
+
+    def recording(*args, **kwargs):
+        bars.append((kwargs.get("desc"), kwargs.get("disable"), kwargs.get("total")))
+        return real(*args, **{**kwargs, "disable": True})
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", recording)
+    exp = _build(_three_classes(tiny_tables), tiny_bert_dir, baselines="none")
+    fpt.fit(exp, progress=progress)
+    sizes = {name: len(batch.y) for name, batch in exp.data.eval_sets.items()}
+    if progress:
+        assert [(d, t) for d, _, t in bars] == [(f"features {Path(tiny_bert_dir).name}/random {name}", len(exp.data.train.data.y)
+                                                 if name == "train" else sizes[name]) for name in ("train", *sizes)]
+        assert {disable for _, disable, _ in bars} == {None}
+    else:
+        assert {disable for _, disable, _ in bars} == {True}

@@ -136,7 +136,7 @@ def test_the_closed_form_fit_alone_on_validation_fits_no_head_for_the_choice(tmp
     assert choice.selection.candidates == [{"fit": "closed-form"}] and choice.selection.scores == [[None]]
     assert "not compared" in choice.notes[0] and "not scored on the validation split" in choice.notes[1]
     summary = fit(choice.experiment, out=None, progress=False)
-    assert solved == [{}]  # the run's own fit, on train + validation: the only head fitted
+    assert solved == [{"progress": False}]  # the run's own fit, on train + validation: the only head fitted
     # the same run as after a choice that scored the closed-form fit on validation first
     scored = replace(AUTO, cv_max=10, gradient_budget_s=math.inf, candidates=({"fit": "closed-form"},
                                                                               {"fit": "closed-form", "seed": 0}))

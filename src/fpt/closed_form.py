@@ -33,6 +33,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,8 +51,9 @@ LOO = "leave-one-out"
 MISSING_CLASS_BIAS = -1e4  # a class absent from the fitted examples never wins (logistic head)
 
 
-def read_features(exp: Experiment, batch: Batch, transform: Any = None) -> np.ndarray:
-    """The pooled features (N, F) of every example of ``batch`` (float32, on the CPU)."""
+def read_features(exp: Experiment, batch: Batch, transform: Any = None, progress: str | None = None) -> np.ndarray:
+    """The pooled features (N, F) of every example of ``batch`` (float32, on the CPU). ``progress``: the name of a bar
+    of the examples read, on a terminal (the one long step of a closed-form fit: minutes on a large table)."""
     model = exp.model
     if not isinstance(model, FeatureMap):
         raise ConfigError(f"fit={exp.config.fit}: the model is not a feature map (fpt.feature_map); build it with "
@@ -63,7 +65,8 @@ def read_features(exp: Experiment, batch: Batch, transform: Any = None) -> np.nd
                           "flatten from cf_poolings, or use fewer cf_members")
     out = batched_outputs(exp, batch.x, batch.lengths, trim=exp.config.trim_padding,
                           call=lambda x, lengths: model.features(x, lengths)[:, 0],
-                          transform=None if transform is None else (lambda xb: transform(xb, None)))
+                          transform=None if transform is None else (lambda xb: transform(xb, None)),
+                          progress=progress is not None, desc=progress or "")
     return out.numpy()
 
 
@@ -112,13 +115,13 @@ _FITTED_ON: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def cached_features(exp: Experiment, batch: Batch, transform: Any = None) -> np.ndarray:
+def cached_features(exp: Experiment, batch: Batch, transform: Any = None, progress: str | None = None) -> np.ndarray:
     """``read_features``, once per (model, batch) for as long as the model lives."""
     seen = _READ.setdefault(exp.model, [])
     for known, feats in seen:
         if known is batch:
             return feats
-    feats = read_features(exp, batch, transform)
+    feats = read_features(exp, batch, transform, progress)
     seen.append((batch, feats))
     return feats
 
@@ -495,10 +498,11 @@ def subsample_fold_scores(exp: Experiment, rows: np.ndarray) -> list[float]:
                        chosen=chosen, member_widths=widths, norm_columns=norms)
 
 
-def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None = None) -> dict[str, Any]:
+def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None = None,
+          progress: bool = False) -> dict[str, Any]:
     """Fit ``exp``'s head in closed form (the model is left holding it) and score every held-out set. ``folds``: k of
     the fold figures (``fold_scores``; None: the design's up to ``CONTROLS_UP_TO`` fitted examples and none above,
-    0: none).
+    0: none). ``progress``: a bar per set of the features read, on a terminal.
 
     Returns {"eval": {SET_METRIC: value, ...} as fpt.train.evaluate gives them (the validation figure: the
     cross-validation estimate when validation was fitted), "train": the fitted examples' own figures,
@@ -512,9 +516,12 @@ def solve(exp: Experiment, hold_out_val: bool | None = None, folds: int | None =
     classes = data.spec.num_classes
     train = data.train.data
     fit_thresholds(exp, train, exp.config.split_seed, data.train.transform)  # ppv pooling: before any feature is read
-    feats = {"train": cached_features(exp, train, data.train.transform)}
+    # the bar names the body read (a control's random body or no-lm block reads the same sets again)
+    body = Path(str(exp.config.body)).name  # a body given as a folder: its name
+    bar = (lambda name: f"features {body}/{exp.config.init} {name}") if progress else (lambda name: None)
+    feats = {"train": cached_features(exp, train, data.train.transform, bar("train"))}
     for name, batch in data.eval_sets.items():
-        feats[name] = feats["train"] if batch is train else cached_features(exp, batch)
+        feats[name] = feats["train"] if batch is train else cached_features(exp, batch, progress=bar(name))
     features_seconds = time.perf_counter() - started
     # a fold run keeps its fold held out; so does a comparison by validation (``hold_out_val``)
     with_val = exp.config.folds is None and not exp.config.train_on_val if hold_out_val is None else not hold_out_val

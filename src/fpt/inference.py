@@ -86,17 +86,17 @@ def iter_outputs(model: Experiment | torch.nn.Module, x: Tensor, lengths: Tensor
 @torch.inference_mode()
 def batched_outputs(model: Experiment | torch.nn.Module, x: Tensor, lengths: Tensor | None = None,
                     batch_size: int | None = None, device: torch.device | None = None, precision: str | None = None,
-                    *, trim: bool = False, progress: bool = False, **kwargs: Any) -> Tensor:
+                    *, trim: bool = False, progress: bool = False, desc: str = "predict", **kwargs: Any) -> Tensor:
     """Outputs (N, ...) as fp32 on the CPU for every example of ``x``, in the order given; see ``iter_outputs``.
     With ``trim``, examples run sorted by length (as ``fpt.train.evaluate`` runs them). ``progress``: a bar of the
-    examples done on a terminal's stderr (tqdm; nothing when stderr is a file or a pipe)."""
+    examples done on a terminal's stderr (tqdm; nothing when stderr is a file or a pipe), named ``desc``."""
     order = length_order(lengths, trim)
     if order is not None:
         x, lengths = x[order], lengths[order]
     from tqdm.auto import tqdm
 
     outs = []
-    with tqdm(total=len(x), unit="ex", desc="predict", disable=None if progress else True, leave=False) as bar:
+    with tqdm(total=len(x), unit="ex", desc=desc, disable=None if progress else True, leave=False) as bar:
         for _, out in iter_outputs(model, x, lengths, batch_size, device, precision, trim=trim, **kwargs):
             outs.append(out.float().cpu())
             bar.update(len(out))

@@ -346,7 +346,8 @@ def choose_fit(config: RunConfig, folds: int | None = None, progress: Callable[[
 
     def closed_form_figures(i: int, exp: Any) -> None:
         started = time.perf_counter()
-        solved = solve(exp, hold_out_val=True, folds=k if protocol == "k-fold" else 0)  # 0: no fold figures
+        solved = solve(exp, hold_out_val=True, folds=k if protocol == "k-fold" else 0,  # 0: no fold figures
+                       progress=progress is not None)
         figures = (solved["closed_form"]["fold_scores"] if protocol == "k-fold"
                    else [solved["eval"][f"{exp.data.val}_{metric}"]])
         results[i] = (figures, [0] * len(figures))

@@ -206,7 +206,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     """``fit``, with the run directory (if any) locked by the caller: cache features, open the run directory, share
     the start over the ranks, train, evaluate the selected and last steps, write the summary."""
     if exp.config.fit == CLOSED_FORM:
-        return _fit_closed_form(exp, out, resume, track)
+        return _fit_closed_form(exp, out, resume, track, progress)
     group = distributed.current()
     group.per_rank(exp.config.batch_size, exp.config.grad_accum)  # the global batch must divide over the ranks
     exp, cache_seconds = _feature_cache(exp)
@@ -393,7 +393,8 @@ class _Loop:
         return None
 
 
-def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tracking.Tracker) -> dict[str, Any]:
+def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tracking.Tracker,
+                     progress: bool = False) -> dict[str, Any]:
     """``fit`` of fit=closed-form (fpt.closed_form): no step; one row in metrics.jsonl, the fitted pieces (members'
     input layers and the head) in best/ and checkpoint/, the summary as a gradient run's. A finished run is complete:
     resuming it returns its summary; one stopped before its summary is fitted again (it takes seconds)."""
@@ -417,7 +418,7 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
             rundir.write_data(out, exp.data.fitted)
     track.start(exp, out, 0)
     started = time.perf_counter()
-    solved = solve(exp)
+    solved = solve(exp, progress=progress)
     wall = time.perf_counter() - started
     objective = exp.data.objective
     val = {k: v for k, v in solved["eval"].items() if k.startswith(f"{exp.data.val}_")}
