@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
+from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, plain_value, shown
 from fpt.errors import DataError, FptWarning, SchemaError
 
 # The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
@@ -182,16 +182,21 @@ def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], 
     return series, y, header
 
 
-def read_ucr_tsv(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
-    """A UCR 2018 ``.tsv``: label, then the values; trailing NaN marks a shorter series."""
+def _tsv_lines(path: Path) -> list[tuple[int, list[str]]]:
+    """A UCR .tsv's non-empty lines as (line number, fields): tab-separated, or comma-separated without a tab."""
+    return [(i, raw.rstrip("\n").split("\t") if "\t" in raw else raw.split(","))
+            for i, raw in enumerate(path.read_text().splitlines(), 1) if raw.strip()]
+
+
+def read_ucr_tsv(path: Path, labelled: bool = True,
+                 lines: list[tuple[int, list[str]]] | None = None) -> tuple[list[np.ndarray], np.ndarray | None, dict]:
+    """A UCR 2018 ``.tsv``: label, then the values; trailing NaN marks a shorter series. With ``labelled`` false
+    (new series to predict, ``read_series_inputs`` decides) every field is a value and the targets are None."""
     series, targets = [], []
-    for i, raw in enumerate(path.read_text().splitlines(), 1):
-        if not raw.strip():
-            continue
-        fields = raw.rstrip("\n").split("\t") if "\t" in raw else raw.split(",")
-        if len(fields) < 2:
+    for i, fields in lines if lines is not None else _tsv_lines(path):
+        if labelled and len(fields) < 2:
             raise DataError(f"{path}, line {i}: a label and no values; a line is label<TAB>v1<TAB>v2...")
-        values = np.array(_numbers(fields[1:], path, i), dtype=np.float32)
+        values = np.array(_numbers(fields[1:] if labelled else fields, path, i), dtype=np.float32)
         real = np.flatnonzero(~np.isnan(values))
         values = values[: real[-1] + 1] if len(real) else values[:0]
         if not len(values):
@@ -200,7 +205,7 @@ def read_ucr_tsv(path: Path) -> tuple[list[np.ndarray], np.ndarray, dict]:
         targets.append(fields[0].strip())
     if not series:
         raise DataError(f"{path}: no series; a line is label<TAB>v1<TAB>v2...")
-    return series, np.array(targets, dtype=object), {}
+    return series, np.array(targets, dtype=object) if labelled else None, {}
 
 
 def read_timeseries(path: Path) -> RawData:
@@ -312,13 +317,58 @@ def array_notes(splits: dict[str, Split], channels: str) -> dict[str, Any]:
 
 def read_series_inputs(path: Path, checks: Checks) -> Inputs:
     """``fpt predict``'s reader of one UCR/UEA file (e.g. ``NAME_TEST.ts``): its series and their labels, checked."""
-    series, y, _ = read_ts(path, targets_needed=False) if path.suffix.lower() == ".ts" else read_ucr_tsv(path)
+    if path.suffix.lower() == ".ts":
+        series, y, _ = read_ts(path, targets_needed=False)
+    else:
+        lines = _tsv_lines(path)
+        series, y, _ = read_ucr_tsv(path, _tsv_labelled(path, lines, checks.schema), lines)
+        classes = _classes(checks.schema)
+        if y is not None and classes is not None:
+            bad = next(((i, f[0]) for i, f in lines if f[0].strip() not in classes), None)
+            if bad is not None:  # the values alone, read label first: say why, not "fix the label"
+                raise SchemaError(f"{path}, line {bad[0]}: {bad[1].strip()[:30]!r} is not one of the model's classes "
+                                  f"({shown(sorted(classes), 10)}); a UCR .tsv line starts with its label. Series to "
+                                  "predict without labels: a .tsv of the values alone where the training series had "
+                                  "one length, else a .ts file that says @classLabel false, or an .npz of X")
     checked = checks.arrays(series, str(path))
-    if y is None:  # a .ts of new series that says @classLabel false: predicted, not scored
+    if y is None:  # a .ts of new series that says @classLabel false, a .tsv of values alone: predicted, not scored
         return Inputs(checked, None, str(path))
     y2 = y[:, None].astype(object)
     checks.labels(y2, str(path))
     return Inputs(checked, y2, str(path))
+
+
+def _tsv_labelled(path: Path, lines: list[tuple[int, list[str]]], schema: Any) -> bool:
+    """Whether a .tsv of new series starts each line with a label. A UCR .tsv has no header to say so, and a file of
+    series to predict often holds the values alone: read as labelled, its first value was taken for a label (a
+    regression model scored the shifted series against it). A model of one training length L decides by the fields:
+    L + 1 on every line is a label and the series, L the series alone; anything else is an error naming the line.
+    A model of varied lengths cannot tell, so the file is read as the format defines it, label first."""
+    lengths = train_lengths(schema.info)
+    if lengths is None or lengths[0] != lengths[1] or not lines:
+        return True
+    n = lengths[0]
+    counts = {len(fields) for _, fields in lines}
+    if counts == {n + 1}:
+        return True
+    layout = (f"a line of a UCR .tsv is a label and the series' {n} points ({n + 1} values), or, to predict without "
+              f"scoring, the {n} points alone; every line alike")
+    if counts != {n}:
+        i, fields = next((i, f) for i, f in lines if len(f) != len(lines[0][1]) or len(f) not in (n, n + 1))
+        raise SchemaError(f"{path}, line {i}: {len(fields)} values, but every training series had {n} points: {layout}")
+    classes = _classes(schema)
+    if classes is not None and all(f[0].strip() in classes for _, f in lines):
+        # label + n - 1 points reads the same; a first value that is always a class is a label, the series too short
+        raise SchemaError(f"{path}: every line has {n} values and starts with one of the model's classes: as a label, "
+                          f"the series that follows has {n - 1} points, but every training series had {n}; {layout}")
+    return False
+
+
+def _classes(schema: Any) -> set[str] | None:
+    """The texts of a classifier's classes (a .tsv's first field is text; a class trained from arrays may be 1), or
+    None for regression."""
+    classes = getattr(schema.prep, "classes", None)
+    return {str(plain_value(c)) for c in classes[0]} if classes else None
 
 
 def train_lengths(info: dict[str, Any]) -> tuple[int, int] | None:
