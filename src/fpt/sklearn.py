@@ -46,7 +46,7 @@ except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn
 
 from fpt.config import DATA_FIELDS, FITS, RunConfig, from_dict
 from fpt.data import modalities
-from fpt.data.arrays import from_arrays, modality_of, series_list
+from fpt.data.arrays import from_arrays, modality_of, series_frame, series_list
 from fpt.data.base import finish_splits, plain_value
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.tokenisers import check_finite
@@ -186,7 +186,9 @@ class _FPTEstimator(BaseEstimator):
     def _validate_fit(self, X: Any, y: Any, y_numeric: bool = False) -> tuple[Any, np.ndarray]:
         """(X, y) checked by scikit-learn's validate_data; series of different lengths (a list, or an object array
         of (L,) or (C, L) arrays: fpt.data.arrays.series_list) stay a list, y checked alone, n_features_in_ the
-        channels (as for a 3-D X)."""
+        channels (as for a 3-D X); sktime's DataFrames of series (fpt.data.arrays.series_frame) are read as series."""
+        frame = series_frame(X, f"{type(self).__name__}.fit: X", len(y))
+        X = frame if frame is not None else X
         series = series_list(X)
         if series is None:
             return validate_data(self, X, y, dtype=_dtype(X), ensure_all_finite="allow-nan", y_numeric=y_numeric,
@@ -267,6 +269,8 @@ class _FPTEstimator(BaseEstimator):
         categorical = any(f["kind"] == "categorical" for f in getattr(prep.tokeniser, "features", []))
         # a list of examples of several lengths, for a modality whose arrays may hold them (fpt.data.modalities)
         held = modalities.modality(prep.modality).arrays
+        frame = series_frame(X, f"{type(self).__name__}.predict: X") if prep.modality == "timeseries" else None
+        X = frame if frame is not None else X
         series = series_list(X) if held is not None and held.ragged else None
         if series is None:
             X = validate_data(self, X, reset=False, dtype=_dtype(X, categorical), ensure_all_finite="allow-nan",

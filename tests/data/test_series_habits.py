@@ -1,15 +1,17 @@
 """Series as aeon, sktime, tslearn and UCR users bring them, beyond the formats' own tests: a UCR .tsv of series to
-predict without labels, ..."""
+predict without labels, sktime's nested and multi-indexed DataFrames of series, ..."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from fpt.data.memory import from_memory
 from fpt.data.timeseries import check_series, read_series_inputs
-from fpt.errors import SchemaError
+from fpt.errors import DataError, SchemaError
 
 
 def _checks(lengths: str, classes: list[str] | None = ("1", "2")) -> SimpleNamespace:  # type: ignore[assignment]
@@ -87,3 +89,77 @@ def test_fpt_predict_on_a_ucr_test_file_without_labels(ucr_run, tmp_path, capsys
     assert "accuracy" in capsys.readouterr().out
     unlabelled, labelled = (np.loadtxt(tmp_path / f, delimiter=",", skiprows=1) for f in ("p.csv", "q.csv"))
     np.testing.assert_allclose(unlabelled, labelled)  # the same series read, so the same predictions
+
+
+def _nested(n: int = 24, lengths: tuple[int, int] = (20, 20), seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    """sktime's "nested_univ" X: a row per series, a column per channel, each cell a pd.Series; class b is higher."""
+    rng = np.random.default_rng(seed)
+    y = np.array(["a", "b"] * (n // 2))
+    size = [int(rng.integers(lengths[0], lengths[1] + 1)) for _ in range(n)]
+    return pd.DataFrame({f"dim_{c}": [pd.Series(rng.normal(size=size[i]) + (y[i] == "b")) for i in range(n)]
+                         for c in range(2)}), y
+
+
+def _multiindex(nested: pd.DataFrame) -> pd.DataFrame:
+    """The same series as sktime's "pd-multiindex": a row per time point, indexed by (instances, timepoints)."""
+    frames = [pd.DataFrame({c: nested[c].iloc[i].to_numpy() for c in nested.columns}).assign(instances=i)
+              for i in range(len(nested))]
+    long = pd.concat(frames).rename_axis("timepoints").reset_index()
+    return long.set_index(["instances", "timepoints"])
+
+
+def _read(data, **kw):  # noqa: ANN001, ANN202
+    return from_memory(data, kw.pop("target", None), "auto", "auto", 32, **kw)
+
+
+def test_sktime_dataframes_of_series_are_series_not_a_table():
+    """A nested DataFrame was read as a table of two text columns (each cell a Series, a category of its own) and
+    trained without a word; with its target as a column it was a TypeError from pandas; a multi-index one had '480
+    inputs but 24 targets'."""
+    nested, y = _nested()
+    raw = _read((nested, y))
+    assert raw.modality == "timeseries" and raw.notes["channels"] == 2 and raw.notes["train_lengths"] == "20..20"
+    np.testing.assert_allclose(raw.splits["train"].x[3][1], nested["dim_1"].iloc[3].to_numpy(), rtol=1e-6)
+    with_target = _read(nested.assign(class_val=y), target="class_val")
+    assert with_target.modality == "timeseries" and with_target.splits["train"].y[:, 0].tolist() == y.tolist()
+    multi = _read((_multiindex(nested), y))
+    np.testing.assert_allclose(np.stack(multi.splits["train"].x), np.stack(raw.splits["train"].x))
+    long = _read(_multiindex(nested).assign(label=np.repeat(y, 20)))  # the target on each row: the long format
+    assert long.modality == "timeseries" and long.notes["series_id"] == ["instances", "timepoints"]
+    ragged, y = _nested(lengths=(8, 16))
+    assert sorted({s.shape[1] for s in _read((ragged, y)).splits["train"].x}) != [20]
+
+
+def test_a_table_with_a_two_level_index_stays_a_table():
+    rng = np.random.default_rng(0)
+    panel = pd.DataFrame({"a": rng.normal(size=40), "sales": rng.normal(size=40)},
+                         index=pd.MultiIndex.from_product([range(4), range(10)], names=["store", "day"]))
+    assert _read(panel, target="sales").modality == "tabular"  # a target per row, not per store
+    assert _read((panel[["a"]], panel["sales"].to_numpy())).modality == "tabular"
+
+
+@pytest.mark.parametrize(("frame", "message"), [
+    (pd.DataFrame({"dim_0": [pd.Series([1.0, 2.0]), pd.Series([1.0])], "dim_1": [pd.Series([1.0]), pd.Series([2.0])]}),
+     r"row 1: channels of \[1, 2\] points in one series"),
+    (pd.DataFrame({"dim_0": [pd.Series(["x", "y"]), pd.Series(["z"])]}), r"row 1: a cell that is not a series of numbers"),
+    (pd.DataFrame({"c": ["x"] * 4}, index=pd.MultiIndex.from_product([range(2), range(2)])), r"column 'c' is not numbers"),
+])
+def test_a_dataframe_of_series_that_cannot_be_read_is_one_line(frame, message):
+    with pytest.raises(DataError, match=message):
+        _read((frame, np.arange(2)))
+
+
+def test_a_model_of_sktime_frames_predicts_them(tiny_bert_dir, tmp_path):
+    import fpt
+    from fpt.sklearn import FPTClassifier
+
+    nested, y = _nested()
+    exp = fpt.build(data=(nested, y), body=tiny_bert_dir, init="random", steps=2, eval_every=2, device="cpu",
+                    baselines="none")
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    np.testing.assert_array_equal(model.predict(nested.head(5)), model.predict(_multiindex(nested.head(5))))
+    assert 0 <= model.score(nested, y) <= 1
+    clf = FPTClassifier(body=tiny_bert_dir, init="random", steps=2, eval_every=2, device="cpu").fit(nested, y)
+    assert clf.n_features_in_ == 2
+    np.testing.assert_array_equal(clf.predict(nested.head(5)), clf.predict(_multiindex(nested.head(5))))

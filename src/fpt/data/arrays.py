@@ -203,6 +203,63 @@ def series_list(X: Any) -> list[np.ndarray] | None:
     return [(s[None, :] if s.ndim == 1 else s).astype(np.float32) for s in items]
 
 
+def _nested(cell: Any) -> bool:
+    """A DataFrame cell that holds a channel's points (a pd.Series, an array or a list), not one value."""
+    return isinstance(cell, (list, tuple, np.ndarray)) or (hasattr(cell, "to_numpy") and hasattr(cell, "index"))
+
+
+def is_nested_frame(X: Any) -> bool:
+    """sktime's "nested_univ" DataFrame: a row per series, a column per channel, each cell the channel's points."""
+    return hasattr(X, "columns") and hasattr(X, "iloc") and len(X) > 0 and len(X.columns) > 0 and \
+        any(_nested(c) for c in X.iloc[0])
+
+
+def is_multiindex_frame(X: Any) -> bool:
+    """sktime's "pd-multiindex" DataFrame: a row per time point, indexed by (instance, time), a column per channel."""
+    return hasattr(X, "columns") and getattr(getattr(X, "index", None), "nlevels", 1) >= 2
+
+
+def series_frame(X: Any, where: str, targets: int | None = None) -> np.ndarray | list[np.ndarray] | None:
+    """sktime's DataFrames of series (``is_nested_frame``, ``is_multiindex_frame``) as (n, C, L) float32 series, a
+    list of (C, L) ones where their lengths differ; None for any other ``X``, and for a multi-index frame with one of
+    ``targets`` per row (a table that happens to have a two-level index). Read as a table, a nested frame was a table
+    of text categories (each cell a Series) and a multi-index frame a table of a row per time point."""
+    if is_nested_frame(X):
+        flat = [str(c) for c, cell in zip(X.columns, X.iloc[0], strict=True) if not _nested(cell)]
+        if flat:
+            raise DataError(f"{where}: column {flat[0]!r} holds one value per row beside columns of series (sktime's "
+                            "nested DataFrame: a column per channel, each cell a series); pass the target apart, "
+                            "as (X, y), or name it with target=")
+        series = []
+        for i, row in enumerate(X.itertuples(index=False)):
+            try:
+                channels = [np.asarray(c.to_numpy() if hasattr(c, "to_numpy") else c, dtype=np.float32).ravel()
+                            for c in row]
+            except (TypeError, ValueError):
+                raise DataError(f"{where}, row {i + 1}: a cell that is not a series of numbers; every cell of a nested "
+                                "DataFrame is one channel's points (a pd.Series or an array of numbers)") from None
+            if len({len(c) for c in channels}) > 1:
+                raise DataError(f"{where}, row {i + 1}: channels of {sorted({len(c) for c in channels})} points in one "
+                                "series; give every channel of a series the same length (NaN where a point is missing)")
+            series.append(np.stack(channels))
+    elif is_multiindex_frame(X) and targets != len(X):
+        text = [str(c) for c in X.columns if getattr(X[c].dtype, "kind", "O") not in "iufb"]
+        if text:
+            raise DataError(f"{where}: column {text[0]!r} is not numbers; a multi-index DataFrame of series (sktime's "
+                            "pd-multiindex: rows indexed by instance and time) holds a channel per column")
+        levels = list(range(X.index.nlevels - 1))  # every level but the last names the series; the last is time
+        series = []
+        for key, rows in X.groupby(level=levels, sort=False):  # the series in order of first appearance, as y is
+            if rows.index.get_level_values(-1).has_duplicates:
+                raise DataError(f"{where}: series {key!r} has two rows at one time; give one row per time point")
+            series.append(rows.sort_index(level=-1).to_numpy(dtype=np.float32).T)
+    else:
+        return None
+    if any(s.shape[1] == 0 for s in series):
+        raise DataError(f"{where}: series {next(i for i, s in enumerate(series) if not s.shape[1])} has no points")
+    return np.stack(series) if len({s.shape for s in series}) == 1 else series
+
+
 def _check_series_list(X: list[np.ndarray], kind: str, ragged: bool, where: str, xk: str) -> None:
     if not ragged:
         raise DataError(f"{where}: {xk} is a list of series of different lengths, which only modality timeseries "
@@ -251,4 +308,5 @@ def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
     return Inputs(checks.arrays(X, f"{path} ({xk})"), y, str(path))
 
 
-__all__ = ["check_names", "decoded", "from_arrays", "load_npz", "modality_of", "read_npz", "read_npz_inputs", "series_list"]
+__all__ = ["check_names", "decoded", "from_arrays", "is_multiindex_frame", "is_nested_frame", "load_npz", "modality_of",
+           "read_npz", "read_npz_inputs", "series_frame", "series_list"]

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.arrays import load_npz
+from fpt.data.arrays import is_multiindex_frame, load_npz, series_frame
 from fpt.data.base import (
     SPLIT_COLUMN,
     Checks,
@@ -122,6 +122,13 @@ def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False) -> Inputs:
     if isinstance(data, (str, Path)):
         return read_inputs(data, schema, allow_unseen)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
+        series_id = list(getattr(schema.prep, "series_id", None) or [])
+        if series_id and is_multiindex_frame(data) and set(data.index.names) & set(series_id):
+            data = data.reset_index()  # a long table indexed by its id and order, as fpt.build(data=...) reads it
+        elif schema.modality == "timeseries" and not schema.features and not series_id:
+            frame = series_frame(data, "inputs")  # sktime's nested or multi-indexed DataFrame of series
+            if frame is not None:
+                return Inputs(check_arrays(frame, schema, "inputs", allow_unseen), None, "inputs")
         data = {str(c): data[c].to_numpy() for c in data.columns}
     if isinstance(data, Mapping):
         return check_columns(data, schema, "inputs", allow_unseen)

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.arrays import from_arrays, series_list
-from fpt.data.base import SEEDED, RawData, column_names
+from fpt.data.arrays import from_arrays, is_multiindex_frame, is_nested_frame, series_frame, series_list
+from fpt.data.base import SEEDED, RawData, choose_targets, column_names
 from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
 from fpt.errors import ConfigError, DataError
@@ -30,10 +30,43 @@ def describe(data: Any) -> str:
     return f"in-memory {type(data).__name__}" + (f" {tuple(shape)}" if shape is not None else "")
 
 
-def _inputs(X: Any) -> Any:
-    """An input array; series of different lengths (a list, or an object array) stay a list of (C, L) arrays."""
+def _inputs(X: Any, where: str, targets: int | None) -> Any:
+    """An input array; series of different lengths (a list, or an object array) stay a list of (C, L) arrays, and
+    sktime's DataFrames of series (nested, or multi-indexed by instance and time, ``targets`` not one per row) are
+    read as series."""
+    frame = series_frame(X, where, targets)
+    if frame is not None:
+        return frame
     series = series_list(X)
     return series if series is not None else np.asarray(X)
+
+
+def _long_index(data: Any, target: str | None) -> bool:
+    """Whether a DataFrame is series in long format under a two-level (series, time) index, as sktime's pd-multiindex
+    with the target beside the channels: every first-level group of several rows has one target value. A table
+    that only has such an index (a panel of stores by date, a target per row) stays a table."""
+    if not is_multiindex_frame(data) or data.index.nlevels != 2 or len(data) < 2:
+        return False
+    names = [str(c) for c in data.columns]
+    try:
+        targets = choose_targets(names, target, "the DataFrame")
+    except DataError:
+        return False  # the table's reading says what is wrong with the target
+    column = data[[c for c, n in zip(data.columns, names, strict=True) if n in targets]]
+    per_series = column.groupby(level=0, sort=False).nunique(dropna=False)
+    return bool((per_series <= 1).all().all()) and data.index.get_level_values(0).has_duplicates
+
+
+def _nested_raw(data: Any, target: str | None, modality: str, image_channels: str, image_size: int,
+                drop: tuple[str, ...]) -> RawData:
+    """sktime's nested DataFrame with its target as a column beside the channels: the channels as series."""
+    names = [str(c) for c in data.columns]
+    targets = choose_targets(names, target, "the DataFrame")
+    channels = [c for c, n in zip(data.columns, names, strict=True) if n not in targets and n not in drop]
+    X = series_frame(data[channels], "the DataFrame")
+    y = np.stack([data[c].to_numpy() for c, n in zip(data.columns, names, strict=True) if n in targets], axis=1)
+    return from_arrays({"X": X, "y": y[:, 0] if y.shape[1] == 1 else y}, modality, image_channels, image_size,
+                       "the DataFrame", "a nested pandas DataFrame of series")
 
 
 def _is_bunch(data: Any) -> bool:
@@ -83,6 +116,13 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         if clash:  # two columns of one name (or 1 and "1") would silently become one
             raise DataError(f"the DataFrame has {names.count(clash[0])} columns named {clash[0]!r} (as text): give "
                             "every column its own name (df.columns = [...])")
+        if is_nested_frame(data) and series_id is None:
+            return _nested_raw(data, target, modality, image_channels, image_size, drop)
+        if series_id is None and _long_index(data, target):
+            # a row per time point indexed by (series, time), the series' target on each row: the long format, its
+            # index the id and order columns (read by its columns alone, each time point was a table row of its own)
+            data = data.reset_index()
+            series_id = ",".join(str(c) for c in data.columns[:2])
         columns = {str(c): data[c].to_numpy() for c in data.columns}
         return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED,
                               drop, column_names(series_id))
@@ -93,9 +133,10 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         raise ConfigError(f"drop_columns={drop_columns!r} leaves out a table's columns, but data={type(data).__name__} "
                           "has none: drop the argument (or pass a pandas DataFrame)")
     if isinstance(data, tuple) and len(data) == 2:
-        arrays = {"X": _inputs(data[0]), "y": np.asarray(data[1])}
+        arrays = {"X": _inputs(data[0], "data arrays: X", len(data[1])), "y": np.asarray(data[1])}
     elif isinstance(data, Mapping):
-        arrays = {str(k): _inputs(v) if str(k).startswith("X") else np.asarray(v) for k, v in data.items()}
+        arrays = {str(k): _inputs(v, f"data arrays: {k}", len(data.get(k.replace("X", "y", 1), ())) or None)
+                  if str(k).startswith("X") else np.asarray(v) for k, v in data.items()}
     else:
         raise ConfigError(f"data={type(data).__name__}: give a path, a pandas DataFrame, a datasets.Dataset, a tuple "
                           "(X, y) of arrays or a dict of arrays named as in an .npz (X, y, X_val, ...)")
