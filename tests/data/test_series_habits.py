@@ -163,3 +163,16 @@ def test_a_model_of_sktime_frames_predicts_them(tiny_bert_dir, tmp_path):
     clf = FPTClassifier(body=tiny_bert_dir, init="random", steps=2, eval_every=2, device="cpu").fit(nested, y)
     assert clf.n_features_in_ == 2
     np.testing.assert_array_equal(clf.predict(nested.head(5)), clf.predict(_multiindex(nested.head(5))))
+
+
+@pytest.mark.parametrize(("series", "what"), [(np.zeros((1, 0)), "no points"),
+                                              (np.full((1, 12), np.nan), "every point missing")])
+def test_a_series_with_no_values_is_not_predicted(series, what, ucr_run):
+    """Training refuses a series with no values; at predict it was given a class from its padding alone."""
+    import fpt
+
+    model = fpt.load(ucr_run / "run")
+    ok = np.random.default_rng(0).normal(size=(1, 12))
+    with pytest.raises(SchemaError, match=rf"inputs: series 2 has no values \({what}\); give it values or leave it"):
+        model.predict([ok, series])
+    assert model.predict([ok, np.where(np.arange(12) < 6, np.nan, ok)]).shape == (2,)  # a missing part is fine

@@ -393,6 +393,10 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         s = s[None, :] if s.ndim == 1 else s
         if s.ndim != 2:
             raise SchemaError(f"{where}: series {i + 1} has shape {s.shape}; give (channels, length)")
+        if s.ndim == 2 and (not s.shape[1] or np.isnan(s).all()):
+            # training refuses such a series (nothing to learn from); here it was a prediction from padding alone
+            what = "every point missing" if s.shape[1] else "no points"
+            raise SchemaError(f"{where}: series {i + 1} has no values ({what}); give it values or leave it out")
         if np.isinf(s).any():
             raise SchemaError(f"{where}: series {i + 1} holds an infinite value; replace it with a finite number, or "
                               "NaN where a value is missing")
