@@ -46,7 +46,7 @@ except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn
 
 from fpt.config import DATA_FIELDS, FITS, RunConfig, from_dict
 from fpt.data import modalities
-from fpt.data.arrays import from_arrays, modality_of, series_frame, series_list
+from fpt.data.arrays import from_arrays, is_multiindex_frame, modality_of, series_frame, series_list
 from fpt.data.base import finish_splits, plain_value
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.tokenisers import check_finite
@@ -187,7 +187,8 @@ class _FPTEstimator(BaseEstimator):
         """(X, y) checked by scikit-learn's validate_data; series of different lengths (a list, or an object array
         of (L,) or (C, L) arrays: fpt.data.arrays.series_list) stay a list, y checked alone, n_features_in_ the
         channels (as for a 3-D X); sktime's DataFrames of series (fpt.data.arrays.series_frame) are read as series."""
-        frame = series_frame(X, f"{type(self).__name__}.fit: X", len(y))
+        # a multi-index X is series when y has one target per series, a table when one per row
+        frame = series_frame(X, f"{type(self).__name__}.fit: X", len(np.asarray(y)) if is_multiindex_frame(X) else None)
         X = frame if frame is not None else X
         series = series_list(X)
         if series is None:
