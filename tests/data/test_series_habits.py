@@ -176,3 +176,23 @@ def test_a_series_with_no_values_is_not_predicted(series, what, ucr_run):
     with pytest.raises(SchemaError, match=rf"inputs: series 2 has no values \({what}\); give it values or leave it"):
         model.predict([ok, series])
     assert model.predict([ok, np.where(np.arange(12) < 6, np.nan, ok)]).shape == (2,)  # a missing part is fine
+
+
+def test_a_run_trained_on_a_list_of_series_loads(tiny_bert_dir, tmp_path):
+    """fpt.build(data=(list of series, y)) wrote X_shape [n, 'series of different lengths'], which loading reads as
+    a damaged summary.json: the run could not predict at all."""
+    import json
+
+    import fpt
+
+    rng = np.random.default_rng(0)
+    X, y = [rng.normal(size=(1, 5 + i % 3)) for i in range(24)], np.arange(24) % 2
+    fpt.fit(fpt.build(data=(X, y), body=tiny_bert_dir, init="random", steps=2, eval_every=2, device="cpu",
+                      baselines="none"), out=tmp_path / "run", progress=False)
+    assert fpt.load(tmp_path / "run").predict(X[:3]).shape == (3,)
+    summary = tmp_path / "run" / "summary.json"
+    doc = json.loads(summary.read_text())
+    assert "X_shape" not in doc["task_info"] and doc["task_info"]["train_lengths"] == "5..7"
+    doc["task_info"]["X_shape"] = [24, "series of different lengths"]  # as runs saved before wrote it
+    summary.write_text(json.dumps(doc))
+    assert fpt.load(tmp_path / "run").predict(X[:3]).shape == (3,)

@@ -165,8 +165,9 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
     targets = [f"y{j}" for j in range(splits["train"].y.shape[1])] if splits["train"].y.shape[1] > 1 else ["y"]
     how = "the data's own arrays (" + ", ".join(SPLIT_KEYS[s][0] for s in splits) + ")" if len(splits) > 1 else \
         SEEDED
-    notes: dict[str, Any] = {"X_shape": list(np.shape(arrays["X"])) if not isinstance(arrays["X"], list) else
-                             [len(arrays["X"]), "series of different lengths"]}
+    # a list of series has no shape: its channels and lengths are in the modality's notes (a shape of [n, text] made
+    # the run directory unreadable: fpt.rundir.stored reads X_shape as whole numbers)
+    notes: dict[str, Any] = {} if isinstance(arrays["X"], list) else {"X_shape": list(np.shape(arrays["X"]))}
     notes |= held.notes(splits, channels)  # the input contract a trained model checks new inputs against
     return RawData(kind, splits, targets, source, how, notes)
 

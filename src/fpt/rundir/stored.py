@@ -84,6 +84,10 @@ def metrics_row(row: Any, path: Any, line: int) -> dict[str, Any]:
     return row
 
 
+# What runs trained on a list of series of different lengths recorded as X_shape's second item until fpt recorded none.
+RAGGED = "series of different lengths"
+
+
 def task_info(info: Any, path: Any, field: str = "task_info") -> dict[str, Any]:
     """The facts about the training data (``{}`` when absent)."""
     fix = "restore the file, or train the run again"
@@ -96,7 +100,9 @@ def task_info(info: Any, path: Any, field: str = "task_info") -> dict[str, Any]:
         raise _bad(path, f"{field}.split_sizes", sizes, "a mapping of split names to example counts", fix)
     for key in ("X_shape",):
         value = info.get(key)
-        if value is not None and (not isinstance(value, list) or not all(_is_count(v) for v in value)):
+        # a run trained on a list of series of different lengths before fpt stopped recording a shape for it
+        legacy = isinstance(value, list) and len(value) == 2 and _is_count(value[0]) and value[1] == RAGGED
+        if value is not None and not legacy and (not isinstance(value, list) or not all(_is_count(v) for v in value)):
             raise _bad(path, f"{field}.{key}", value, "a list of whole numbers", fix)
     for key in ("train_lengths",):
         value = info.get(key)
