@@ -3,12 +3,14 @@ predict without labels, sktime's nested and multi-indexed DataFrames of series, 
 
 from __future__ import annotations
 
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from fpt.data.inputs import CutInputWarning
 from fpt.data.memory import from_memory
 from fpt.data.timeseries import check_series, read_series_inputs
 from fpt.errors import DataError, SchemaError
@@ -189,10 +191,43 @@ def test_a_run_trained_on_a_list_of_series_loads(tiny_bert_dir, tmp_path):
     X, y = [rng.normal(size=(1, 5 + i % 3)) for i in range(24)], np.arange(24) % 2
     fpt.fit(fpt.build(data=(X, y), body=tiny_bert_dir, init="random", steps=2, eval_every=2, device="cpu",
                       baselines="none"), out=tmp_path / "run", progress=False)
-    assert fpt.load(tmp_path / "run").predict(X[:3]).shape == (3,)
+    model = fpt.load(tmp_path / "run")
+    padded = np.full((3, 1, 7), np.nan)  # the same series as tslearn pads them into one array
+    for i in range(3):
+        padded[i, :, : X[i].shape[1]] = X[i]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CutInputWarning)  # the padding is not a longer series cut
+        np.testing.assert_array_equal(model.predict_proba(padded), model.predict_proba(X[:3]))
     summary = tmp_path / "run" / "summary.json"
     doc = json.loads(summary.read_text())
     assert "X_shape" not in doc["task_info"] and doc["task_info"]["train_lengths"] == "5..7"
     doc["task_info"]["X_shape"] = [24, "series of different lengths"]  # as runs saved before wrote it
     summary.write_text(json.dumps(doc))
     assert fpt.load(tmp_path / "run").predict(X[:3]).shape == (3,)
+
+
+def test_nan_padding_ends_a_shorter_series_as_in_a_ucr_tsv():
+    """tslearn pads shorter series with NaN to one array: read as missing points, every series was the longest one's
+    length (its tail the training mean) and a model of equal lengths refused the series unpadded."""
+    from fpt.data.arrays import from_arrays
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 2, 30))
+    for i in range(10):
+        X[i, :, 20 + i:] = np.nan  # series i has 20 + i points
+    X[4, 1, 10] = X[5, 0, 24] = np.nan  # missing points inside a series (one channel of a time) stay missing
+    raw = from_arrays({"X": X, "y": np.arange(10) % 2}, "auto", "auto", 32, "d", "arrays")
+    assert [s.shape[1] for s in raw.splits["train"].x] == [20 + i for i in range(10)]
+    assert raw.notes["train_lengths"] == "20..29" and np.isnan(raw.splits["train"].x[4][1, 10])
+    X[3] = np.nan
+    with pytest.raises(DataError, match=r"series 3 has no values \(every point missing\)"):
+        from_arrays({"X": X, "y": np.arange(10) % 2}, "auto", "auto", 32, "d", "arrays")
+
+
+def test_nan_padding_at_predict_is_read_as_training_read_it():
+    padded = np.array([[0.5, 1.0, np.nan, np.nan, np.nan, np.nan]])
+    varied = _checks("2..6").schema
+    assert check_series([padded], varied, "X")[0].shape == (1, 2)
+    equal = _checks("4..4").schema
+    assert check_series([padded[:, :4]], equal, "X")[0].shape == (1, 4)  # up to the length: missing points
+    assert check_series([np.array([[0.5, 1, 2, 3, np.nan, np.nan]])], equal, "X")[0].shape == (1, 4)  # past: padding

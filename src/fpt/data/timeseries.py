@@ -285,16 +285,27 @@ def check_series_layout(X: Any, where: str) -> None:
                   f"{X.shape[1]} channels of {X.shape[2]} points each; {transpose}", SeriesLayout, stacklevel=3)
 
 
+def unpadded(s: np.ndarray) -> np.ndarray:
+    """A (C, L) series without its trailing points that are NaN in every channel: the padding of a shorter series in
+    an array of equal rows, as tslearn's ``to_time_series_dataset`` and the UCR archive's .tsv files pad (read as
+    missing points, the padding made every series the longest one's length, its tail the training mean)."""
+    real = np.flatnonzero(~np.isnan(s).all(axis=0))
+    return s[:, : real[-1] + 1] if len(real) else s[:, :0]
+
+
 def series_from_array(X: Any, channels: str, image_size: int, where: str) -> list[np.ndarray]:
     """(n, channels, length) or (n, length) arrays, or a list of (C, L) series (``fpt.data.arrays.series_list``),
-    as a list of float32 (C, L) series."""
-    if isinstance(X, list):
-        return X
-    if X.ndim == 2:
-        X = X[:, None, :]
-    if X.ndim != 3:
-        raise DataError(f"{where}: --modality timeseries needs X of shape (n, channels, length), not {X.shape}")
-    return [s.astype(np.float32) for s in X]
+    as a list of float32 (C, L) series, each without its trailing NaN padding (``unpadded``)."""
+    if not isinstance(X, list):
+        if X.ndim == 2:
+            X = X[:, None, :]
+        if X.ndim != 3:
+            raise DataError(f"{where}: --modality timeseries needs X of shape (n, channels, length), not {X.shape}")
+    out = [unpadded(s.astype(np.float32)) for s in X]
+    empty = next((i for i, s in enumerate(out) if not s.shape[1] and X[i].shape[-1]), None)
+    if empty is not None:  # as a .ts or .tsv line of no values: nothing to learn from
+        raise DataError(f"{where}: series {empty} has no values (every point missing); give it values or drop it")
+    return out
 
 
 
@@ -404,6 +415,10 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
             flipped = "; it looks like (length, channels): transpose it" if s.shape[1] == tok.channels else ""
             raise SchemaError(f"{where}: series {i + 1} has {s.shape[0]} channel(s), but the model was trained on "
                               f"{tok.channels}; give series of {tok.channels} channel(s) in the training order{flipped}")
+        if lengths is None or lengths[0] != lengths[1]:
+            s = unpadded(s)  # as training read its series: trailing NaN is the padding of a shorter one
+        elif s.shape[1] > lengths[0] and np.isnan(s[:, lengths[0]:]).all():
+            s = s[:, : lengths[0]]  # NaN past the one training length pads; up to it, NaN is a missing point
         n = s.shape[1]
         if lengths is not None and lengths[0] == lengths[1] and n != lengths[0]:
             raise SchemaError(f"{where}: series {i + 1} has {n} points, but every training series had {lengths[0]}; "
@@ -419,4 +434,4 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
 
 __all__ = ["SeriesLayout", "array_notes", "check_series", "check_series_layout", "is_ucr", "pair", "read_series_inputs",
            "read_timeseries", "read_ts", "read_ucr_tsv",
-           "series_from_array", "train_lengths"]
+           "series_from_array", "train_lengths", "unpadded"]
