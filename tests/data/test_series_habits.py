@@ -12,7 +12,7 @@ import pytest
 
 from fpt.data.inputs import CutInputWarning
 from fpt.data.memory import from_memory
-from fpt.data.timeseries import check_series, read_series_inputs
+from fpt.data.timeseries import check_series, read_series_inputs, read_ts
 from fpt.errors import DataError, SchemaError
 
 
@@ -231,3 +231,17 @@ def test_nan_padding_at_predict_is_read_as_training_read_it():
     equal = _checks("4..4").schema
     assert check_series([padded[:, :4]], equal, "X")[0].shape == (1, 4)  # up to the length: missing points
     assert check_series([np.array([[0.5, 1, 2, 3, np.nan, np.nan]])], equal, "X")[0].shape == (1, 4)  # past: padding
+
+
+def test_a_ts_of_new_series_that_says_targetlabel_false_holds_no_target(tmp_path):
+    """The regression archive's header says @targetLabel, not @classLabel: a file of series to predict that said
+    @targetLabel false had its last channel read as the target ('1 channel(s), but the model was trained on 2')."""
+    path = tmp_path / "new.ts"
+    path.write_text("@problemName r\n@univariate false\n@dimensions 2\n@targetLabel false\n@data\n1,2,3:4,5,6\n"
+                    "1,2,3,4:4,5,6,7\n")
+    checks = _checks("3..4", classes=None)
+    checks.schema.prep.tokeniser.channels = 2
+    read = read_series_inputs(path, checks)
+    assert read.y is None and [s.shape for s in read.x] == [(2, 3), (2, 4)]
+    with pytest.raises(DataError, match="no @classLabel/@targetLabel"):  # training still needs the targets
+        read_ts(path)

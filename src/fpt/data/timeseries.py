@@ -91,7 +91,11 @@ def _values(channel: str, path: Path, line: int) -> np.ndarray | list[float]:
 
 
 def _labelled(header: dict[str, str]) -> bool:
-    """Whether a .ts header says each series carries a target (@classLabel true, or @targetLabel true)."""
+    """Whether a .ts header says each series carries a target (@classLabel true, or @targetLabel true). A header
+    without @classLabel has class labels, unless it says @targetLabel false: the regression archive's file of series
+    to predict, whose last channel was read as its target."""
+    if "classlabel" not in header and "targetlabel" in header:
+        return header["targetlabel"].lower() == "true"
     return header.get("classlabel", "true").split(" ")[0].lower() == "true" or \
         header.get("targetlabel", "false").lower() == "true"
 
