@@ -517,3 +517,22 @@ def test_a_full_disk_is_a_clear_error_and_keeps_the_newest_checkpoint(run, where
     assert not [p for p in run.iterdir() if p.name.startswith(".")]
     summary = _resume(run)
     assert summary["steps"] == 15 and _steps(run) == [5, 10, 15]
+
+
+def test_a_folder_of_runs_or_a_file_given_as_the_run_says_which_to_give(tmp_path, xor_run, capsys):
+    """fpt predict runs new.csv (the folder above the runs) and fpt predict new.csv runs/x (the arguments swapped) said
+    only what the path is not."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    for name in ("b", "a"):
+        shutil.copytree(xor_run, root / name)
+    (root / "notes").mkdir()
+    new = tmp_path / "new.csv"
+    new.write_text("x\n1\n")
+    assert main(["predict", str(root), str(new)]) == 2
+    assert f"it holds runs: give one of them ({root / 'a'}, {root / 'b'})" in capsys.readouterr().err
+    assert main(["eval", str(root)]) == 2
+    assert f"it holds runs: give one of them ({root / 'a'}, {root / 'b'})" in capsys.readouterr().err
+    assert main(["predict", str(new), str(root / "a"), "--out", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "it is a file: give a run directory (fpt predict takes the run first" in err and len(err.splitlines()) == 1

@@ -211,7 +211,7 @@ def load(path: str | Path, which: str | None = None, device: str | None = None) 
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such run or export directory")
     raise CheckpointError(f"{path} is neither a run directory (config.yaml, written by fpt train) nor an export "
-                          "(config.json + fpt_model.safetensors, written by fpt export)")
+                          f"(config.json + fpt_model.safetensors, written by fpt export){rundir.not_a_run(path)}")
 
 
 def load_ensemble(path: Path, which: str | None = None, device: str | None = None) -> Predictor:

@@ -43,6 +43,7 @@ from fpt.rundir.files import (
     is_ensemble,
     is_run_dir,
     is_started_run,
+    not_a_run,
     read_config,
     read_data,
     read_ensemble,
@@ -89,7 +90,7 @@ __all__ = ["BEST", "BODY_DIR", "BODY_FILE", "BODY_META", "CONFIG", "DATA", "ENSE
            "METRICS", "OPTIMIZER", "POINTER", "RNG", "SELECTION_FILE", "SELECTION_RUN", "SLOTS", "STATE", "SUMMARY", "TRAINABLE",
            "CheckpointError", "RunDirBusyError", "TrainState", "append_line", "append_metrics", "checkpoint_paths",
            "clear_debris", "find_runs", "fsync_dir", "has_body", "holder", "holds_lock", "is_ensemble", "is_run_dir",
-           "is_started_run", "lock", "no_space", "read_config", "read_data", "read_ensemble", "read_metrics",
+           "is_started_run", "lock", "no_space", "not_a_run", "read_config", "read_data", "read_ensemble", "read_metrics",
            "read_metrics_so_far", "read_selection", "read_summary", "record_selection", "start_clean", "summary_json", "tmp_name",
            "truncate_metrics", "write_bytes", "write_config", "write_data", "write_ensemble", "write_error", "write_selection",
            "write_summary", "write_text", "write_with", "written_by_fpt"]

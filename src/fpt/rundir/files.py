@@ -75,8 +75,23 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
             raise FileNotFoundError(f"{path} does not exist: {run_dir} is an export (fpt export), which holds the model "
                                     "but not the run's data or held-out sets; fpt predict and fpt.load read it (fpt "
                                     f"predict {run_dir} test.csv scores it on a labelled file)")
-        raise FileNotFoundError(f"{path} does not exist: {run_dir} is not a run directory written by fpt train")
+        raise FileNotFoundError(f"{path} does not exist: {run_dir} is not a run directory written by fpt train"
+                                f"{not_a_run(Path(run_dir))}")
     return load_yaml(path)
+
+
+def not_a_run(path: Path) -> str:
+    """What a path given as a run (fpt predict/eval/export RUN, fpt.load) is instead, and which to give: a file (the
+    inputs named first?), or a folder of runs (their names). "" for anything else."""
+    if path.is_file():
+        return "; it is a file: give a run directory (fpt predict takes the run first, then the inputs)"
+    if not path.is_dir():
+        return ""
+    inside = sorted(p.name for p in path.iterdir() if p.is_dir() and ((p / CONFIG).is_file() or _is_export(p)))
+    if not inside:
+        return ""
+    names = ", ".join(str(path / n) for n in inside[:5]) + (f" and {len(inside) - 5} more" if len(inside) > 5 else "")
+    return f"; it holds runs: give one of them ({names})"
 
 
 def _is_export(path: Path) -> bool:
