@@ -133,3 +133,25 @@ def test_a_refit_run_s_baselines_say_their_protocol(tmp_path):
                               "validation before test, as fpt train --refit does.")
     assert table.rows[0][:4] == ["fpt", "this run", "80.0", "90.0"] and table.rows[1][-1] == "refit"
     assert line.text.endswith("then refit on train+validation")
+
+
+def test_a_closed_form_run_s_report_says_why_it_has_no_curve_and_repeats_no_note(tiny_bert_dir, tmp_path, capsys):
+    """A closed-form run's one metrics row at step 0 was drawn as a learning curve of one point; and rebuilding the
+    run to count its parameters read its data again, printing its notes (objective inferred, ...) a second time."""
+    import warnings
+
+    import fpt
+    from fpt.cli import main
+
+    rows = ["a,b,label"] + [f"{i % 7},{(i * 3) % 5},{i % 2}" for i in range(40)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(fpt.build(data=str(tmp_path / "t.csv"), body=tiny_bert_dir, init="random", fit="closed-form",
+                          baselines="none", device="cpu"), out=tmp_path / "run", progress=False)
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "run"), "--attention", "never"]) == 0
+    assert "note:" not in capsys.readouterr().err
+    page = (tmp_path / "run" / "report.md").read_text()
+    assert "`run`: fitted in closed form (no gradient step), so no learning curve" in page
+    assert "curves-" not in page and not list((tmp_path / "run").glob("report_files/curves-*"))

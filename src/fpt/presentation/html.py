@@ -20,11 +20,13 @@ import math
 import os
 import shlex
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fpt.config import train_command
+from fpt.errors import FptWarning
 from fpt.presentation import document as doc
 from fpt.presentation.curves import run_label
 from fpt.rundir import CONFIG, LATEST, METRICS, find_runs, read_config, read_summary
@@ -154,10 +156,18 @@ def curve_blocks(runs: list[Path]) -> list[doc.Block]:
     from fpt.presentation.curves import plot_curves
 
     by_task: dict[str, list[Path]] = {}
+    fitted = []  # closed-form runs: one row at step 0, no curve to draw
     for run in runs:
         if (run / METRICS).is_file():
+            if read_config(run).get("fit") == "closed-form":
+                fitted.append(run)
+                continue
             by_task.setdefault(str(read_config(run).get("task", "?")), []).append(run)
     blocks: list[doc.Block] = []
+    if fitted:
+        blocks.append(doc.Para(f"{', '.join(f'`{run.name}`' for run in fitted[:5])}{' ...' if len(fitted) > 5 else ''}: "
+                               "fitted in closed form (no gradient step), so no learning curve; its figures are in the "
+                               "tables above."))
     for task, task_runs in by_task.items():
         buf = io.BytesIO()
         try:
@@ -266,7 +276,9 @@ def counts_table(runs: list[Path], root: Path) -> doc.Table:
                          sort_keys=True)
         if key not in cache:
             try:
-                cache[key] = parameter_counts(config)
+                with warnings.catch_warnings():  # the run's data is read again to rebuild it: its notes were said
+                    warnings.simplefilter("ignore", FptWarning)
+                    cache[key] = parameter_counts(config)
             except Exception as exc:  # any failure (missing dataset, uncached hub config): fall back to the file
                 cache[key] = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         counts = cache[key]
