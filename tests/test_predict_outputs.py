@@ -168,3 +168,40 @@ def test_eval_of_an_export_names_what_reads_it(run, tmp_path, capsys):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
     assert f"{tmp_path / 'export'} is an export (fpt export)" in err and "fpt predict" in err
+
+
+@pytest.mark.parametrize("kind", ["csv", "tsv", "jsonl"])
+def test_inputs_piped_into_standard_input(run, tmp_path, monkeypatch, capsys, kind):
+    """cat new.csv | fpt predict RUN - --out -: a shell pipeline end to end (--out - existed; INPUT - was 'no such
+    file or folder')."""
+    import io
+
+    import pandas as pd
+
+    model, new = run
+    frame = pd.read_csv(new)
+    text = {"csv": lambda: frame.to_csv(index=False), "tsv": lambda: frame.to_csv(index=False, sep="\t"),
+            "jsonl": lambda: frame.to_json(orient="records", lines=True)}[kind]()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    capsys.readouterr()
+    assert main(["predict", str(model), "-", "--out", "-"]) == 0
+    out = capsys.readouterr().out
+    assert pd.read_csv(io.StringIO(out))["prediction"].tolist() == fpt.load(model).predict(new).tolist()
+
+
+def test_standard_input_errors_name_it_and_a_terminal_is_refused(run, monkeypatch, capsys):
+    import io
+
+    model, new = run
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"x1,nope\n1,2\n")))
+    assert main(["predict", str(model), "-", "--out", "-"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fpt predict: error: standard input: ") and "fpt-stdin" not in err, err
+
+    class Terminal(io.TextIOWrapper):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Terminal(io.BytesIO(b"")))
+    assert main(["predict", str(model), "-"]) == 2
+    assert "standard input is a terminal, not a table; pipe one in" in capsys.readouterr().err

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 HELP = "predict with a trained run or export on new inputs (the training formats); scores them if they hold targets"
@@ -18,8 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from fpt.data.formats import predict_kinds
 
     p.add_argument("inputs", metavar="INPUT",
-                   help=f"examples in a format --data reads: {predict_kinds()}; a paper task's model: an .npz of its "
-                        "tokens X (optionally y, lengths)")
+                   help=f"examples in a format --data reads: {predict_kinds()}; - reads a table (CSV, TSV or JSON "
+                        "lines) from standard input; a paper task's model: an .npz of its tokens X (optionally y, "
+                        "lengths)")
     p.add_argument("--out", default="predictions.csv",
                    help="file to write: prediction (and proba_<class>) per example, as its suffix says: .csv, .tsv, "
                         ".jsonl, .parquet or .feather; - writes CSV to standard output (default: predictions.csv)")
@@ -44,6 +48,37 @@ def check_out(out: str | Path, model: str | Path, inputs: str | Path, force: boo
         check_file(out, force=force, never=(inputs, model))
 
 
+STDIN = "-"
+STDIN_NAME = "standard input"
+
+
+@contextlib.contextmanager
+def _inputs(inputs: str) -> Iterator[str]:
+    """The path fpt reads the inputs from: ``inputs`` itself, or for ``-`` (a pipe: ``... | fpt predict RUN -``) a
+    temporary file of standard input's table, named by its first line (CSV, TSV or JSON lines), removed after; fpt's
+    errors about it name standard input, not the temporary file."""
+    if inputs != STDIN:
+        yield inputs
+        return
+    from fpt.errors import DataError, FptError
+
+    if sys.stdin is None or sys.stdin.isatty():
+        raise DataError(f"INPUT -: {STDIN_NAME} is a terminal, not a table; pipe one in (cat new.csv | fpt predict "
+                        "RUN -) or name the file")
+    data = sys.stdin.buffer.read()
+    first = data.lstrip()[:1000].split(b"\n", 1)[0]
+    suffix = ".jsonl" if first.startswith(b"{") else ".tsv" if b"\t" in first and b"," not in first else ".csv"
+    with tempfile.TemporaryDirectory(prefix="fpt-stdin-") as tmp:
+        path = Path(tmp) / f"stdin{suffix}"
+        path.write_bytes(data)
+        try:
+            yield str(path)
+        except FptError as exc:
+            if str(path) not in str(exc):
+                raise
+            raise type(exc)(str(exc).replace(str(path), STDIN_NAME)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from fpt.data.inputs import CutInputWarning
     from fpt.predictor import STDOUT
@@ -52,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.model, which=args.which, device=args.device)  # first: a wrong model path is the first error
     model.progress = True  # a bar on a terminal's stderr while large inputs run (none into a file or a pipe)
     check_out(args.out, args.model, args.inputs, args.force)  # before predicting: nothing computed for nothing
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _inputs(args.inputs) as inputs:
         warnings.simplefilter("ignore", CutInputWarning)  # said below as one plain line, and in the JSON's notes
-        result = model.predict_file(args.inputs, allow_unseen=args.allow_unseen)
+        result = model.predict_file(inputs, allow_unseen=args.allow_unseen)
     for note in result.notes:
         print(f"fpt predict: warning: {note}", file=sys.stderr)
     result.write(args.out)
