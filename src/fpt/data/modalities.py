@@ -144,7 +144,7 @@ def _targets(schema: Mapping[str, Any]) -> str:
 
 
 def _table_card(schema: Mapping[str, Any]) -> list[str]:
-    out = ["A table (CSV, TSV, JSON lines, Parquet, a DataFrame) with these columns; the target column(s) "
+    out = ["A table (CSV, TSV, JSON lines, Parquet, Feather, a DataFrame) with these columns; the target column(s) "
            f"{_targets(schema)} are optional (given, the predictions are scored).", "",
            "| column | kind | categories |", "|---|---|---|"]
     for f in schema["features"]:

@@ -1,5 +1,5 @@
-"""Tables: CSV, TSV, JSON lines, Parquet and Arrow/Feather, read as Hugging Face ``datasets`` reads them (Arrow; a CSV through the
-pandas chunks its builder reads, without importing it); and a trained tabular or sequence model's checks of new
+"""Tables: CSV, TSV, JSON lines, Parquet and Arrow/Feather, read as Hugging Face ``datasets`` reads them (Arrow; a
+CSV through the pandas chunks its builder reads, without importing it); and a trained tabular or sequence model's checks of new
 table columns and arrays (``fpt.data.modalities``' entries).
 
 One file (split by a ``split`` column if it has one, else held out by ``finish_splits``), or
