@@ -132,3 +132,23 @@ def test_raw_graph_is_checked_in_fp32_when_the_run_computed_in_bf16(tiny_bert_di
     x, lengths, _ = pred.tokens(X[:5])
     bf16, fp32 = pred.forward(x, lengths), pred.forward(x, lengths, precision="fp32")
     assert (bf16 - fp32).abs().max() > 0  # the run's own precision is bf16: the check above is not vacuous
+
+
+def test_a_closed_form_runs_export_writes_the_body_too(tiny_bert_dir, tmp_path):
+    """A closed-form fit trains nothing by gradient, so fpt's copy of the position rows is frozen: it is still the
+    body's own table (value for value), and the export writes body/ as it does for gradient training (the
+    default fit of `fpt train --data`, which docs/predict-export.md's `fpt export runs/bc exports/bc` exports)."""
+    from transformers import AutoModel
+
+    rng = np.random.default_rng(0)
+    rows = ["x1,x2,label"] + [f"{rng.normal() + i % 2:.3f},{rng.normal():.3f},{'ab'[i % 2]}" for i in range(40)]
+    (tmp_path / "train.csv").write_text("\n".join(rows) + "\n")
+    exp = fpt.build(data=str(tmp_path / "train.csv"), body=tiny_bert_dir, fit="closed-form", cf_members=2,
+                    device="cpu")
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    Run(tmp_path / "run").export(tmp_path / "export")
+    layout = json.loads((tmp_path / "export" / "config.json").read_text())["body"]["hf_layout"]
+    assert layout["written"], layout
+    hf = AutoModel.from_pretrained(tmp_path / "export" / "body")
+    positions = exp.model.body.positions.detach()
+    assert torch.equal(hf.embeddings.position_embeddings.weight[: len(positions)], positions)

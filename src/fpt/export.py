@@ -280,7 +280,8 @@ def write_hf_body(pred: Predictor, hf_models: dict[str, Any], out: Path) -> dict
     own = {p.data_ptr() for p in hf.parameters()} | {b.data_ptr() for b in hf.buffers()}
     if any("lora" in name for name in frozen):
         return {"written": False, "why": "LoRA adapters are not part of the Hugging Face body"}
-    missing = [name for name, p in frozen.items() if p.data_ptr() not in own]
+    hf_tensors = [t.detach() for t in (*hf.parameters(), *hf.buffers())]
+    missing = [name for name, p in frozen.items() if p.data_ptr() not in own and not _leading_rows_of(p, hf_tensors)]
     if missing:
         return {"written": False, "why": f"fpt's frozen weights {missing[:3]} are not the Hugging Face model's own"}
     hf.save_pretrained(str(out))
@@ -288,9 +289,18 @@ def write_hf_body(pred: Predictor, hf_models: dict[str, Any], out: Path) -> dict
         _default_mode(file)
     trained = sorted({name.split(".")[0] for name, p in model.body.named_parameters() if p.requires_grad})
     return {"written": True, "dir": BODY_DIR, "class": type(hf).__name__, "frozen_tensors": len(frozen),
-            "note": "every frozen weight is fpt's; the trained layer norms are the run's; fpt's trained positions "
-                    "(its own copy of the first rows) and input layer and head are in model.safetensors only",
+            "note": "every frozen weight is fpt's; the trained layer norms are the run's; fpt's positions (its own "
+                    f"copy of the first rows, trained or not) and input layer and head are in {WEIGHTS} only",
             "trained_groups_in_fpt": trained}
+
+
+def _leading_rows_of(tensor: torch.Tensor, hf_tensors: list[torch.Tensor]) -> bool:
+    """Whether ``tensor`` is, value for value, the first rows of one of the Hugging Face model's tensors: fpt's own
+    copy of a position table (``trimmed_positions``) left frozen, as a closed-form fit leaves it, is the model's own
+    table as far as fpt reads it, so the body written beside it is still the one fpt ran."""
+    t = tensor.detach()
+    return t.dim() >= 1 and any(h.dim() == t.dim() and h.shape[1:] == t.shape[1:] and h.shape[0] >= t.shape[0]
+                                and torch.equal(h[: t.shape[0]], t) for h in hf_tensors)
 
 
 # ---------------------------------------------------------------------------------------------- ONNX
