@@ -99,3 +99,30 @@ def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
     graph = _graph()
     assert graph["fpt.data.x"] == {"fpt.train"}
     assert LAYERS.index(layer_of("fpt.train")) > LAYERS.index(layer_of("fpt.data.x"))
+
+
+def test_docs_layout_names_every_module_in_its_layer():
+    """docs/layout.md's diagram is the stack: each top-level module of src/fpt (a file or a package) is named there,
+    in the rows of the layer fpt.layers puts it in, so a module added or moved shows up as drift here."""
+    import re
+
+    from fpt.layers import STACK
+
+    text = (SRC.parents[1] / "docs" / "layout.md").read_text().split("## Layers", 1)[1]
+    diagram = re.search(r"```\n(.*?)```", text, flags=re.S).group(1)
+    rows: dict[str, str] = {}
+    layer = None
+    for line in diagram.splitlines():
+        first = line.split(" ", 1)[0]
+        if first in LAYERS:
+            layer = first
+        rows[layer] = rows.get(layer, "") + line[len(first):] + "\n"
+    assert set(rows) == set(LAYERS)
+    for layer, modules in STACK:
+        for module in modules:
+            name = module.split(".")[-1]
+            if module == "fpt.__main__":
+                continue  # `python -m fpt`, the command line's other door
+            is_package = (SRC / name).is_dir()
+            pattern = rf"(?<![\w.]){re.escape(name)}{'/' if is_package else '[.]py'}"
+            assert re.search(pattern, rows[layer]), f"docs/layout.md: {module} is not named in layer {layer}"
