@@ -555,3 +555,21 @@ def test_the_feature_read_shows_a_bar_per_set_on_a_terminal(tiny_tables, tiny_be
         assert {disable for _, disable, _ in bars} == {None}
     else:
         assert {disable for _, disable, _ in bars} == {True}
+
+
+def test_fpt_eval_prints_no_held_out_figure_on_the_examples_the_fit_learnt_from(tmp_path, tiny_bert_dir, tiny_tables,
+                                                                               capsys):
+    """A closed-form fit learns from train + validation, so `fpt eval` (docs/user-data.md: `fpt train --data bc.csv
+    ... # then: fpt eval runs/bc`) cannot call a validation figure held out: it prints val_* as null with a note,
+    and the test figures, which it can, as fpt.evaluate gives them."""
+    from fpt.cli import main
+
+    exp = _build(_three_classes(tiny_tables), tiny_bert_dir, cf_members=1)
+    summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
+    assert summary["closed_form"]["fitted_sets"] == ["train", "val"]
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "run")]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["val_accuracy"] is None and printed["val_loss"] is None and "fitted on" in printed["note"]
+    assert printed["test_accuracy"] == pytest.approx(fpt.evaluate(exp)["test_accuracy"])
+    assert fpt.Run(tmp_path / "run").fitted_sets() == ["val"]

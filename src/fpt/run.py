@@ -89,6 +89,16 @@ class Run:
     def metrics(self) -> list[dict[str, Any]]:
         return rundir.read_metrics(self.path)
 
+    def fitted_sets(self) -> list[str]:
+        """The held-out sets whose examples the trained model learnt from, so no figure on them is held out: the
+        validation split of a closed-form fit on train + validation (summary.json's ``closed_form.fitted_sets``)
+        and of ``fpt train --refit``'s model (``train_on_val``)."""
+        summary = self.summary() or {}
+        fitted = set((summary.get("closed_form") or {}).get("fitted_sets") or ())
+        if self.config().train_on_val:
+            fitted.add(summary.get("val_set") or "val")
+        return sorted(fitted - {"train"})
+
     def preprocessing(self) -> Preprocessing | None:
         """What turns raw inputs into tokens and outputs into labels (``--data`` runs), from data.json."""
         doc = rundir.read_data(self.path)

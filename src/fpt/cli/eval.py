@@ -20,6 +20,14 @@ def run(args: argparse.Namespace) -> int:
     from fpt.run import Run
     from fpt.train import evaluate
 
-    exp = Run(args.run_dir).experiment(args.which, args.device)
-    print(json.dumps(evaluate(exp), indent=1))
+    run = Run(args.run_dir)
+    exp = run.experiment(args.which, args.device)
+    scores: dict = evaluate(exp)
+    learnt = run.fitted_sets()
+    if learnt:  # a figure on examples the model was fitted on is a training figure: printed as held out, it misleads
+        scores = {k: None if any(k.startswith(f"{s}_") for s in learnt) else v for k, v in scores.items()}
+        scores["note"] = (f"{', '.join(f'{s}_*' for s in learnt)}: null, the model was fitted on those examples (a "
+                          "closed-form fit on train + validation, or --refit's model); summary.json holds the run's "
+                          "estimate")
+    print(json.dumps(scores, indent=1))
     return 0
