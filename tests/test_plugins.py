@@ -159,3 +159,33 @@ def test_registry_plugins_in_process(monkeypatch, capsys):
     with pytest.raises(RegistryError, match="'bad' is a plugin that could not be loaded"):
         reg.get("bad")
     assert reg.names() == ["good", "own"] and not capsys.readouterr().err  # read once per process
+
+
+def test_the_plugin_of_docs_user_data_runs_as_written(tmp_path, tiny_bert_dir):
+    """docs/user-data.md's parity plugin and its entry point, as the page gives them, installed as pip would leave
+    them: `fpt list` shows it as the page's comment says and `fpt train --task parity task.n_bits=6` trains it (a
+    tiny body and a few steps here), so the task API the page shows cannot drift from the one fpt reads."""
+    import re
+    import tomllib
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "user-data.md").read_text()
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, flags=re.S) if "# my_tasks/parity.py" in b]
+    (toml,) = [b for b in re.findall(r"```toml\n(.*?)```", page, flags=re.S) if "fpt.tasks" in b]
+    entry_points = tomllib.loads(toml)["project"]["entry-points"]["fpt.tasks"]
+    site = tmp_path / "site"
+    (site / "my_tasks").mkdir(parents=True)
+    (site / "my_tasks" / "__init__.py").write_text("")
+    (site / "my_tasks" / "parity.py").write_text(code)
+    info = site / "my_tasks-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-tasks\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[fpt.tasks]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
+    r = fpt_cmd(site, "list")
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    assert "parity" in r.stdout.splitlines()[0].removeprefix("tasks:").replace(",", " ").split()
+    assert "plugin parity  " in r.stdout and "(distribution my-tasks 0.1)" in r.stdout
+    out = tmp_path / "runs" / "parity"
+    r = fpt_cmd(site, "train", "--task", "parity", "task.n_bits=6", "--out", str(out), "--body", tiny_bert_dir,
+                "--init", "random", "--steps", "4", "--eval-every", "2", "--device", "cpu", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "n_bits: 6" in (out / "config.yaml").read_text() and (out / "summary.json").is_file()
