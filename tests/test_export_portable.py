@@ -152,3 +152,12 @@ def test_a_closed_form_runs_export_writes_the_body_too(tiny_bert_dir, tmp_path):
     hf = AutoModel.from_pretrained(tmp_path / "export" / "body")
     positions = exp.model.body.positions.detach()
     assert torch.equal(hf.embeddings.position_embeddings.weight[: len(positions)], positions)
+    # the model card says what was fitted: no gradient step, the input layers as drawn (not "trained positions")
+    card = (tmp_path / "export" / "README.md").read_text()
+    assert "2 seeded input layers left as drawn" in card and "no gradient step" in card
+    assert "trained" not in card.split("## Use")[0].lower().replace("pretrained", "") and "selected on the validation" not in card
+
+
+def test_the_model_card_names_the_groups_gradient_training_trained(exported):
+    card = (exported["root"] / "export" / "README.md").read_text()
+    assert "with its input, layernorm, output, positions groups trained (freeze policy `paper`:" in card

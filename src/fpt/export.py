@@ -189,12 +189,13 @@ def _replace(tmp: Path, out: Path) -> None:
 def _config_doc(run: Run, pred: Predictor, config: Any, summary: dict[str, Any], hf_configs: dict[str, Any],
                 state: dict[str, torch.Tensor], sha: str) -> dict[str, Any]:
     from fpt.config import train_command
-    from fpt.freeze import parameter_totals
+    from fpt.freeze import group_of_parameters, parameter_totals
     from fpt.version import __version__
 
     objective = pred.objective
     schema = pred.schema
     trained = {n for n, p in pred.model.named_parameters() if p.requires_grad}
+    groups = group_of_parameters(pred.model)
     totals = parameter_totals(pred.model)
     metrics = {f"{split}_{name}": summary.get(f"{split}_{name}") for name in objective.reported
                for split in ("val", "test") if f"{split}_{name}" in summary}
@@ -220,7 +221,7 @@ def _config_doc(run: Run, pred: Predictor, config: Any, summary: dict[str, Any],
         "command": train_command(config.to_dict(), str(run.path)),
         "weights": {"file": WEIGHTS, "sha256": sha, "tensors": len(state),
                     "parameters": totals.total, "trained_parameters": totals.trainable,
-                    "trained": sorted(trained)},
+                    "trained": sorted(trained), "trained_groups": sorted({groups[n] for n in trained})},
     }
 
 
@@ -497,6 +498,20 @@ def _fmt(value: Any) -> str:
     return "–" if value is None else str(value)
 
 
+def _what_was_fitted(doc: dict[str, Any]) -> str:
+    """The model card's account of what the run fitted around the frozen body: a closed-form fit trains nothing by
+    gradient (its input layers stay as drawn), gradient training the groups its freeze policy names."""
+    cfg, weights = doc["run_config"], doc["weights"]
+    counts = f"{weights['trained_parameters']:,} of {weights['parameters']:,} parameters"
+    if cfg.get("fit") == "closed-form":
+        return (f"read as a feature map through {cfg.get('cf_members')} seeded input layers left as drawn, with an "
+                f"output head fitted in closed form (`{cfg.get('cf_head')}`; no gradient step; {counts} saved with "
+                "the run)")
+    groups = weights.get("trained_groups")  # exports written before recorded only the tensors' names
+    trained = f"its {', '.join(groups)} groups trained" if groups else "trained groups"
+    return f"with {trained} (freeze policy `{cfg['freeze']}`: {counts} trained)"
+
+
 def model_card(doc: dict[str, Any], out: Path) -> str:
     """README.md: what the model is, its inputs and outputs, metrics from summary.json, the command."""
     cfg, body, inp = doc["run_config"], doc["body"], doc["input"]
@@ -509,9 +524,7 @@ def model_card(doc: dict[str, Any], out: Path) -> str:
              f"# FPT: {what} {objective} on a frozen `{body_name}`", "",
              f"A frozen pretrained transformer (Lu et al., 2021, *Pretrained Transformers As Universal Computation "
              f"Engines*): the body `{body['id']}` (init `{body['init']}`, frozen weights fingerprint "
-             f"`{body['fingerprint']}`) with trained input layer, positions, layer norms and output head "
-             f"(freeze policy `{cfg['freeze']}`: {doc['weights']['trained_parameters']:,} of "
-             f"{doc['weights']['parameters']:,} parameters trained). Exported by fpt {doc['fpt_version']} from "
+             f"`{body['fingerprint']}`) {_what_was_fitted(doc)}. Exported by fpt {doc['fpt_version']} from "
              f"`{doc['source_run']}`, checkpoint `{doc['checkpoint'].get('slot')}` "
              f"(step {_fmt(doc['checkpoint'].get('step'))}).", "",
              "## Use", "", "```bash", f"fpt predict {out.name} inputs.csv --out predictions.csv", "```", "",
@@ -540,9 +553,14 @@ def model_card(doc: dict[str, Any], out: Path) -> str:
     lines += ["", "## Metrics", ""]
     scores = {k: v for k, v in metrics.items() if k.startswith(("val_", "test_")) and k not in ("val_set", "test_set")}
     if scores:
-        lines += [f"From the run's `summary.json`: the checkpoint selected on the validation set "
-                  f"(`{metrics.get('val_set', 'val')}`), the test set (`{metrics.get('test_set', 'test')}`) evaluated "
-                  "once, at that step.", "", "| metric | value |", "|---|---|"]
+        if cfg.get("fit") == "closed-form":  # no step was selected: the head was fitted once, in closed form
+            lines += [f"From the run's `summary.json`: the closed-form fit's validation figure (its own estimate: "
+                      f"`closed_form.val_figure` there says which), the test set (`{metrics.get('test_set', 'test')}`) "
+                      "evaluated once.", "", "| metric | value |", "|---|---|"]
+        else:
+            lines += [f"From the run's `summary.json`: the checkpoint selected on the validation set "
+                      f"(`{metrics.get('val_set', 'val')}`), the test set (`{metrics.get('test_set', 'test')}`) "
+                      "evaluated once, at that step.", "", "| metric | value |", "|---|---|"]
         lines += [f"| `{key}` | {_fmt(value)} |" for key, value in scores.items()]
     else:
         lines.append("None: the run had not finished (no `summary.json`).")
