@@ -117,7 +117,7 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
                           "another DIR")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (force and is_export(out)))):
         what = "a file" if not out.is_dir() else "a directory holding files" if not is_export(out) else "an export"
-        fix = "; give --force to replace it" if is_export(out) else \
+        fix = "; give --force to replace it (Python: force=True)" if is_export(out) else \
             "; fpt replaces only an export it wrote (even with --force): choose a new or empty DIR"
         raise FileExistsError(f"{out} is {what}{fix}")
     if out.is_dir() and is_export(out):
