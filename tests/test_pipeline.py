@@ -168,3 +168,15 @@ def test_a_data_time_series_is_standardised_per_channel_unless_a_normalisation_i
         train = exp.data.train.data  # global: the classes' levels stay apart; per series: both at mean 0
         means = [float(train.x[train.y[:, 0] == c].mean()) for c in (0, 1)]
         assert (abs(means[1] - means[0]) > 1.0) is apart
+
+
+def test_an_experiment_shows_itself_in_one_short_line(tiny_bert_dir):
+    """A notebook prints an Experiment left on a cell's last line: it was the dataclass's repr, the whole RunConfig
+    and every field (about 5,000 characters)."""
+
+    exp = fpt.build(task="bit-xor", body=tiny_bert_dir, init="random", steps=3, device="cpu",
+                    task_options={"n_bits": 4, "eval_size": 16})
+    text = repr(exp)
+    assert "\n" not in text and len(text) < 300, text
+    assert text.startswith("Experiment(task 'bit-xor': classification, train generated, val 16, test 16; body ")
+    assert "(random, freeze 'paper')" in text and "fit gradient, 3 steps at lr" in text and "device cpu" in text

@@ -58,6 +58,17 @@ class Experiment:
         bf16 (``store_frozen_bf16``) and need autocast to meet fp32 activations."""
         return autocast(self.config.precision, self.device, self.config.preset)
 
+    def __repr__(self) -> str:
+        # a notebook shows this on its own line: the dataclass's repr printed the whole RunConfig (~5,000 characters)
+        c, data = self.config, self.data
+        what = f"data {c.data!r}" if c.data is not None else f"task {c.task!r}"
+        sizes = ", ".join(f"{name} {len(batch.y)}" for name, batch in data.eval_sets.items())
+        train = getattr(data.train, "data", None)
+        sizes = (f"train {len(train.y)}, " if train is not None else "train generated, ") + sizes
+        fit = "closed-form" if c.fit == "closed-form" else f"gradient, {c.steps} steps at lr {c.lr:g}"
+        return (f"Experiment({what}: {data.objective.name}, {sizes}; body {c.body!r} ({c.init}, freeze {c.freeze!r}), "
+                f"{data.spec.seq_len} tokens; fit {fit}; device {self.device.type})")
+
     def forward(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """The model's forward under the configured precision (compiled when asked)."""
         if self.config.compile and self._compiled is None:
