@@ -147,3 +147,21 @@ def test_a_reader_that_stops_early_ends_fpt_runs_quietly(runs, tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
     assert "Traceback" not in err and "bug in fpt" not in err
+
+
+def test_a_closed_form_run_shows_its_fit_and_no_gradient_settings(tmp_path, tiny_bert_dir, capsys):
+    """A closed-form run's row showed the preset's lr, batch size and 'steps 640' it never read, beside 'step 0'."""
+    import warnings
+
+    rows = ["a,b,label"] + [f"{i % 7},{(i * 3) % 5},{i % 2}" for i in range(40)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(fpt.build(data=str(tmp_path / "t.csv"), body=tiny_bert_dir, init="random", fit="closed-form",
+                          baselines="none", device="cpu"), out=tmp_path / "runs" / "cf", progress=False)
+    (row,) = list_runs(tmp_path / "runs")
+    assert row["fit"] == "closed-form" and row["lr"] is None and row["batch_size"] is None and row["steps"] is None
+    assert row["step"] == 0 and row["val_accuracy"] is not None
+    assert main(["runs", str(tmp_path / "runs"), "--json"]) == 0
+    (shown,) = json.loads(capsys.readouterr().out)
+    assert shown["fit"] == "closed-form" and "lr" not in shown and "steps" not in shown

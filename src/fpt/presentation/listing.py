@@ -20,7 +20,8 @@ from fpt.errors import ConfigError, FptError
 from fpt.rundir import find_runs, read_config, read_metrics, read_metrics_so_far, read_summary
 
 STATES = ("running", "finished", "diverged", "stopped", "failed", "interrupted", "unreadable")
-CONFIG_FIELDS = ("task", "data", "body", "init", "freeze", "layers", "lr", "batch_size", "seed")
+CONFIG_FIELDS = ("task", "data", "body", "init", "freeze", "layers", "fit", "lr", "batch_size", "seed")
+GRADIENT_ONLY = ("lr", "batch_size", "steps")  # fields a closed-form fit never reads: blank in its row
 METRICS = ("val_accuracy", "test_accuracy", "test_accuracy_last", "val_r2", "test_r2")
 COLUMNS = ("run", "state", *CONFIG_FIELDS, "step", "steps", *METRICS, "wall_seconds")
 
@@ -68,6 +69,8 @@ def run_row(run_dir: Path, root: Path) -> dict[str, Any]:
         row["lr"] = _task_lr(config.get("data"), config.get("task"))
     row["step"] = (summary or {}).get("steps", last.get("step"))
     row["steps"] = config.get("steps")
+    if config.get("fit") == "closed-form":  # its config still holds the preset's lr and steps: it read none of them
+        row.update(dict.fromkeys(GRADIENT_ONLY))
     source = summary if summary is not None else {k: last.get(k) for k in ("val_accuracy", "val_r2")}
     for metric in METRICS:
         row[metric] = source.get(metric)
