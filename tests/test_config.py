@@ -60,3 +60,24 @@ def test_yaml_errors_name_the_file(tmp_path):
     (tmp_path / "list.yaml").write_text("- 1\n")
     with pytest.raises(ConfigError, match="mapping"):
         load_yaml(tmp_path / "list.yaml")
+
+
+def test_lists_of_column_names_are_taken_as_pandas_and_scikit_learn_take_them(tmp_path):
+    """fpt.build(data=df, target=["y"], drop_columns=["id", "row"]) was "field 'target': expected a number" and
+    "field 'drop_columns': expected a string"; a config file's YAML list was the same."""
+    import pandas as pd
+
+    import fpt
+    from fpt.config import target_alias
+
+    assert target_alias({"data": "x.csv", "target": ["a", "b"], "drop_columns": ("id", " row"), "series_id": ["s"]}) \
+        == {"data": "x.csv", "target_column": "a,b", "drop_columns": "id,row", "series_id": "s"}
+    assert target_alias({"target": [0.9]}) == {"target": [0.9]}  # no data: target is the stopping accuracy
+    with pytest.raises(ConfigError, match=r"column 'a,b' has a comma in its name"):
+        target_alias({"data": "x.csv", "drop_columns": ["a,b"]})
+    frame = pd.DataFrame({"id": range(30), "x": [i % 5 for i in range(30)], "y": [i % 2 for i in range(30)]})
+    exp = fpt.build(data=frame, target=["y"], drop_columns=["id"], fit="closed-form", device="cpu", init="random")
+    assert exp.data.info["targets"] == ["y"] and exp.data.info["dropped"] == ["id"]
+    (tmp_path / "run.yaml").write_text("data: t.csv\ndrop_columns: [id]\ntarget_column: [y]\n")
+    config = from_dict(RunConfig, target_alias(load_yaml(tmp_path / "run.yaml")), where="run.yaml")
+    assert (config.drop_columns, config.target_column) == ("id", "y")

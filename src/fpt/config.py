@@ -34,11 +34,33 @@ from fpt.settings import (  # noqa: F401  (re-exported: the run's fields and the
     resolve,
 )
 
+# The fields that name columns, comma-separated: Python callers (and YAML files) give lists of names, as pandas and
+# scikit-learn take them (df.drop(columns=[...])); a list was "expected a string" (target: "expected a number")
+COLUMN_LISTS = ("target", "target_column", "drop_columns", "series_id")
+
+
+def _joined(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with a list or tuple of column names in a ``COLUMN_LISTS`` field as the comma-separated text the
+    field holds (``target`` only with ``data``: without it, target is the stopping accuracy)."""
+    out = dict(fields)
+    for name in COLUMN_LISTS:
+        value = fields.get(name)
+        if name == "target" and fields.get("data") is None:
+            continue
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+            commas = [v for v in value if "," in v]
+            if commas:
+                raise ConfigError(f"{name}={show(list(value))}: column {commas[0]!r} has a comma in its name, which "
+                                  f"{name} reads as a separator; rename the column")
+            out[name] = ",".join(v.strip() for v in value)
+    return out
+
 
 def target_alias(fields: dict[str, Any]) -> dict[str, Any]:
     """``target=NAME`` with ``data``: NAME is the target column when it is not a number (a number in (0, 1] is
     still the target accuracy; any other number is ambiguous: an error naming both fixes). Returns the fields
-    with a column moved to ``target_column``."""
+    with a column moved to ``target_column``, and lists of column names (``COLUMN_LISTS``) comma-joined."""
+    fields = _joined(fields)
     target = fields.get("target")
     if fields.get("data") is None or target is None or isinstance(target, bool):
         return fields

@@ -92,9 +92,18 @@ def show(value: Any) -> str:
     return _SHOW.repr(value)
 
 
-def near(name: Any, known: list[str]) -> str:
-    """' (did you mean 'x'?)' for the closest known name, or '' when none is close: an error's hint."""
+def closest(name: Any, known: list[Any]) -> str | None:
+    """The one of ``known`` a ``name`` that is not among them probably means: the same but for letter case or spaces
+    (a column 'Target' for 'target'), else the closest spelling (difflib); None when none is close."""
     import difflib
 
-    close = difflib.get_close_matches(str(name), known, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    texts = [str(k) for k in known]
+    folded = [t for t in texts if "".join(t.split()).lower() == "".join(str(name).split()).lower()]
+    close = folded or difflib.get_close_matches(str(name), texts, n=1)
+    return close[0] if close else None
+
+
+def near(name: Any, known: list[Any]) -> str:
+    """' (did you mean 'x'?)' for the closest known name (``closest``), or '' when none is close: an error's hint."""
+    found = closest(name, known)
+    return f" (did you mean {found!r}?)" if found is not None else ""

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.errors import DataError, FptWarning
+from fpt.errors import DataError, FptWarning, near
 
 TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
 SPLIT_COLUMN = "split"
@@ -107,23 +107,6 @@ def plain_value(v: Any) -> Any:
 def shown(names: list[Any], limit: int = 12) -> str:
     """The first ``limit`` of ``names`` for a message, "..." after them when there are more."""
     return ", ".join(map(str, names[:limit])) + (" ..." if len(names) > limit else "")
-
-
-def closest(name: str, names: list[Any]) -> str | None:
-    """The one of ``names`` a ``name`` that is not among them probably means: the same but for letter case or spaces,
-    else a near spelling (difflib); None when none is close. A list of hundreds of columns hides the one meant."""
-    import difflib
-
-    texts = [str(n) for n in names]
-    folded = [t for t in texts if "".join(t.split()).lower() == "".join(str(name).split()).lower()]
-    close = folded or difflib.get_close_matches(str(name), texts, n=1, cutoff=0.75)
-    return close[0] if close else None
-
-
-def near(name: str, names: list[Any]) -> str:
-    """" (did you mean 'x'?)" when ``closest`` finds one, else ""."""
-    found = closest(name, names)
-    return f" (did you mean {found!r}?)" if found is not None else ""
 
 
 # pandas' missing markers (pd.NA of a nullable Int64/boolean/string column, pd.NaT of a datetime one), known by
@@ -491,8 +474,8 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
     return np.sort(rest), np.sort(held)
 
 
-__all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets", "closest",
-           "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective", "near",
+__all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
+           "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective",
            "gives_target_away", "is_missing", "plain_value", "same_but_spacing", "shown"]
 
 

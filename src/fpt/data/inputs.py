@@ -40,7 +40,6 @@ from fpt.data.base import (
     Checks,
     Inputs,
     check_target_values,
-    closest,
     is_missing,
     plain_value,
     shown,
@@ -50,7 +49,7 @@ from fpt.data.images import check_images
 from fpt.data.modalities import modality
 from fpt.data.tables import ALLOW_UNSEEN_FIX, ROW_INDEX, table_suffix
 from fpt.data.timeseries import check_series
-from fpt.errors import SchemaError
+from fpt.errors import SchemaError, closest
 from fpt.settings import RunConfig
 
 

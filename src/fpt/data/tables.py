@@ -30,13 +30,12 @@ from fpt.data.base import (
     check_target_values,
     choose_targets,
     is_missing,
-    near,
     plain_value,
     rows,
     shown,
 )
 from fpt.data.timeseries import check_series, series_from_rows
-from fpt.errors import DataError, SchemaError
+from fpt.errors import DataError, SchemaError, near
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet", ".feather": "arrow", ".arrow": "arrow"}
