@@ -80,6 +80,72 @@ def test_mlflow_logs_params_metrics_and_artifacts_and_resume_continues_the_run(t
     assert len(client.search_runs([client.get_experiment_by_name("mine").experiment_id])) == 1
 
 
+def test_mlflow_joins_the_callers_active_run_and_experiment_as_mlflow_would(tiny_gpt2_dir, tmp_path, monkeypatch):
+    """A script's own ``with mlflow.start_run():`` around fpt.fit gets the fpt run as its child, in its experiment;
+    ``mlflow.set_experiment`` and MLFLOW_EXPERIMENT_ID choose the experiment (all were ignored: runs went to 'fpt')."""
+    mlflow = pytest.importorskip("mlflow")
+    from mlflow.tracking import MlflowClient, fluent
+
+    monkeypatch.chdir(tmp_path)
+    uri = f"sqlite:///{tmp_path / 'user.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_ID", "restored-then-removed")  # set_experiment sets it; undone after
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID")
+    monkeypatch.setattr(fluent, "_active_experiment_id", None)  # set_experiment's module global, undone after
+    mine = mlflow.set_experiment("mine").experiment_id
+    with mlflow.start_run(run_name="parent") as parent:
+        fpt.fit(_exp(tiny_gpt2_dir, steps=2), out=tmp_path / "child", progress=False, trackers=["mlflow"])
+        assert mlflow.active_run().info.run_id == parent.info.run_id  # the caller's run is still the active one
+    fpt.fit(_exp(tiny_gpt2_dir, steps=2), out=tmp_path / "alone", progress=False, trackers=["mlflow"])
+    monkeypatch.setattr(fluent, "_active_experiment_id", None)
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_ID", mine)  # the variable alone, as a job scheduler sets it
+    fpt.fit(_exp(tiny_gpt2_dir, steps=2), out=tmp_path / "by-id", progress=False, trackers=["mlflow"])
+
+    client = MlflowClient(tracking_uri=uri)
+    runs = {r.info.run_name: r for r in client.search_runs([mine])}
+    assert set(runs) == {"parent", "child", "alone", "by-id"} and client.get_experiment_by_name("fpt") is None
+    assert runs["child"].data.tags["mlflow.parentRunId"] == parent.info.run_id
+    assert "mlflow.parentRunId" not in runs["alone"].data.tags and "mlflow.parentRunId" not in runs["by-id"].data.tags
+
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_ID", "987654")
+    with pytest.raises(ConfigError, match=r"^MLFLOW_EXPERIMENT_ID=987654: no such experiment in sqlite:.*MLFLOW_EXP"):
+        fpt.fit(_exp(tiny_gpt2_dir, steps=2), out=tmp_path / "nowhere", progress=False, trackers=["mlflow"])
+
+
+def test_a_finished_closed_form_run_resumed_with_trackers_logs_to_the_same_run(tiny_bert_dir, tiny_tables, tmp_path,
+                                                                               monkeypatch, capsys):
+    """``fpt train --resume`` of a finished closed-form run with --log: the trackers' finish came without their start
+    ("mlflow tracking failed (AttributeError: 'NoneType' object has no attribute 'log_batch')", the same for
+    TensorBoard); now the MLflow run and TensorBoard's step axis are the first attempt's."""
+    pytest.importorskip("mlflow")
+    pytest.importorskip("tensorboard")
+    from mlflow.tracking import MlflowClient
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    monkeypatch.chdir(tmp_path)
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
+    data = tiny_tables.classification("c.csv", labels=("a", "b", "c"), kinds="pqr")
+    exp = fpt.build(data=str(data), body=tiny_bert_dir, init="random", fit="closed-form", device="cpu")
+    first = fpt.fit(exp, out=tmp_path / "run", progress=False, trackers=["mlflow", "tensorboard"])
+    again = fpt.fit(fpt.build(fpt.Run(tmp_path / "run").config()), out=tmp_path / "run", resume=True, progress=False,
+                    trackers=["mlflow", "tensorboard"])
+    assert again == first and "warning" not in capsys.readouterr().err
+
+    client = MlflowClient(tracking_uri=uri)
+    (run,) = client.search_runs([client.get_experiment_by_name("fpt").experiment_id])  # one run, not a second
+    assert run.info.status == "FINISHED" and run.data.metrics["summary.val_accuracy"] == first["val_accuracy"]
+    assert [m.step for m in client.get_metric_history(run.info.run_id, "val_accuracy")] == [0]
+    events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
+    events.Reload()
+    assert [e.step for e in events.Scalars("accuracy/val")] == [0]
+    assert {e.step for e in events.Scalars("summary/val_accuracy")} == {0}
+    assert len(events.Tensors("config/text_summary")) == 1  # the config once, not again at the resume
+
+
 @pytest.mark.parametrize("store", ["default", "sqlite"])
 def test_fpt_train_log_mlflow_works_with_no_variable_and_with_a_sqlite_uri(store, tiny_gpt2_dir, tmp_path, monkeypatch):
     mlflow = pytest.importorskip("mlflow")

@@ -2,7 +2,8 @@
 
 ``fit(exp, out, trackers=[...])`` calls each tracker as the run goes (rank 0 only):
 
-    start(exp, out, step)   once, after a resumed run's state is restored (``step``: where it continues)
+    start(exp, out, step)   once, first, after a resumed run's state is restored (``step``: where it continues;
+                            ``continues(out, step)`` says whether the run was logged before)
     step(state, loss)       after every optimizer step (``state``: fpt.rundir.TrainState)
     evaluated(row)          after every evaluation, with the row written to metrics.jsonl
     finish(summary)         once, with summary.json's content
@@ -206,6 +207,13 @@ def session(trackers: Sequence[str | Tracker]) -> Iterator[Trackers]:
     both.close(None)
 
 
+def continues(out: str | Path | None, step: int) -> bool:
+    """Whether ``start(exp, out, step)`` continues a run logged before: a resumed one (``step`` > 0), or a finished
+    closed-form run given again (no step at all; its summary is there), which trackers log to the same place again
+    rather than as a new run."""
+    return step > 0 or (out is not None and (Path(out) / SUMMARY).is_file())
+
+
 def summary_scalars(summary: dict[str, Any]) -> dict[str, float]:
     """The summary's top-level numbers (scores, steps, times), for trackers."""
     return {k: float(v) for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -241,7 +249,7 @@ class TensorBoard(Tracker):
         log_dir = Path(self.log_dir) if self.log_dir is not None else Path(out) / "tensorboard"
         self.sets = sorted({"train", exp.data.val, *exp.data.eval_sets}, key=len, reverse=True)
         self.writer = SummaryWriter(str(log_dir), purge_step=step + 1)
-        if step == 0:
+        if not continues(out, step):
             import yaml
 
             text = yaml.safe_dump(exp.config.to_dict(), sort_keys=False)
@@ -275,8 +283,10 @@ class MLflow(Tracker):
     ``summary.*`` metrics, and config.yaml, metrics.jsonl, summary.json (and data.json) as artifacts.
 
     The tracking store is ``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else MLflow's default in the
-    working directory (see ``mlflow_store_uri``); the experiment is ``MLFLOW_EXPERIMENT_NAME`` or ``fpt``. A resumed run
-    continues the MLflow run tagged with its run directory.
+    working directory (see ``mlflow_store_uri``). Inside the caller's ``with mlflow.start_run():`` the run is that
+    run's child, in its experiment; otherwise the experiment is ``experiment``, ``mlflow.set_experiment``'s,
+    ``MLFLOW_EXPERIMENT_NAME``, ``MLFLOW_EXPERIMENT_ID``, or ``fpt``. A resumed run continues the MLflow run tagged
+    with its run directory.
     """
 
     name = "mlflow"
@@ -295,18 +305,10 @@ class MLflow(Tracker):
         uri = mlflow_store_uri(self.tracking_uri)
         self.out = Path(out) if out is not None else None
         self.client = client = MlflowClient(tracking_uri=uri)
-        name = self.experiment or os.environ.get("MLFLOW_EXPERIMENT_NAME") or "fpt"
-        found = client.get_experiment_by_name(name)
-        if found is None:
-            try:
-                experiment_id = client.create_experiment(name)
-            except Exception:  # noqa: BLE001 - created meanwhile by another run sharing the store
-                experiment_id = client.get_experiment_by_name(name).experiment_id
-        else:
-            experiment_id = found.experiment_id
+        experiment_id, parent = self._experiment(client)
         where = str(self.out.resolve()) if self.out is not None else None
         previous = None
-        if step > 0 and where is not None:
+        if where is not None and continues(self.out, step):
             previous = _previous_run(client, experiment_id, where)
         if previous is not None:
             self.run_id = previous.info.run_id
@@ -314,6 +316,8 @@ class MLflow(Tracker):
             logged = previous.data.params
         else:
             tags = {"fpt.task": exp.config.task, "fpt.body": exp.config.body}
+            if parent is not None:  # MLflow's own tag for a child run: the UI shows it under the user's run
+                tags["mlflow.parentRunId"] = parent
             if where is not None:
                 tags["fpt.run_dir"] = where
                 tags[_RUN_DIR_ID] = _run_dir_id(where)
@@ -324,6 +328,36 @@ class MLflow(Tracker):
         params = [Param(k, v) for k, v in _flat_params(exp.config).items() if k not in logged]
         for first in range(0, len(params), 100):  # MLflow takes at most 100 params per call
             client.log_batch(self.run_id, params=params[first:first + 100])
+
+    def _experiment(self, client: Any) -> tuple[str, str | None]:
+        """(experiment id, parent run id or None), as MLflow's own ``mlflow.start_run(nested=True)`` would choose them:
+        the ``experiment`` given here; else the run active in this thread (``with mlflow.start_run():`` around
+        ``fpt.fit``), whose experiment the fpt run joins as its child; else ``mlflow.set_experiment``'s, then
+        ``MLFLOW_EXPERIMENT_NAME``, then ``MLFLOW_EXPERIMENT_ID``; else ``fpt``."""
+        if self.experiment:
+            return _experiment_named(client, self.experiment), None
+        active = _active_mlflow_run()
+        if active is not None:
+            try:
+                client.get_run(active.info.run_id)
+            except Exception:  # noqa: BLE001 - MLflow's not-found errors have no common class across stores
+                print(f"fpt: warning: the active MLflow run {active.info.run_id} is not in the store fpt logs to "
+                      f"({client.tracking_uri}); the fpt run is logged there, not under it", file=sys.stderr)
+            else:
+                return active.info.experiment_id, active.info.run_id
+        chosen = _active_mlflow_experiment()
+        if chosen and _experiment_exists(client, chosen):  # chosen in another store: not this one's
+            return chosen, None
+        name = os.environ.get("MLFLOW_EXPERIMENT_NAME")
+        if name:
+            return _experiment_named(client, name), None
+        given = os.environ.get("MLFLOW_EXPERIMENT_ID")
+        if given:
+            if not _experiment_exists(client, given):
+                raise ConfigError(f"MLFLOW_EXPERIMENT_ID={given}: no such experiment in {client.tracking_uri}; give "
+                                  "an existing experiment's id, or MLFLOW_EXPERIMENT_NAME (created if missing)")
+            return given, None
+        return _experiment_named(client, "fpt"), None
 
     def _metrics(self, values: dict[str, float], step: int) -> None:
         from mlflow.entities import Metric
@@ -349,6 +383,47 @@ class MLflow(Tracker):
         status = "FINISHED" if error is None else "KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED"
         self.client.set_terminated(self.run_id, status=status)
         self.client = None
+
+
+def _experiment_named(client: Any, name: str) -> str:
+    """The id of MLflow experiment ``name``, created if missing."""
+    found = client.get_experiment_by_name(name)
+    if found is not None:
+        return found.experiment_id
+    try:
+        return client.create_experiment(name)
+    except Exception:  # noqa: BLE001 - created meanwhile by another run sharing the store
+        return client.get_experiment_by_name(name).experiment_id
+
+
+def _experiment_exists(client: Any, experiment_id: str) -> bool:
+    """Whether the store holds the live (not deleted) experiment ``experiment_id``."""
+    try:
+        found = client.get_experiment(experiment_id)
+    except Exception:  # noqa: BLE001 - MLflow's not-found errors have no common class across stores
+        return False
+    return found is not None and getattr(found, "lifecycle_stage", "active") == "active"
+
+
+def _active_mlflow_run() -> Any:
+    """The MLflow run the caller started in this thread (``mlflow.start_run()``), or None."""
+    try:
+        import mlflow
+
+        return mlflow.active_run()
+    except Exception:  # noqa: BLE001 - mlflow-skinny layouts without the fluent API: no active run to join
+        return None
+
+
+def _active_mlflow_experiment() -> str | None:
+    """The experiment id the caller chose with ``mlflow.set_experiment`` in this process, or None. MLflow keeps it in
+    a module global (it also sets MLFLOW_EXPERIMENT_ID, which the caller's MLFLOW_EXPERIMENT_NAME would outrank)."""
+    try:
+        from mlflow.tracking import fluent
+    except ImportError:
+        return None
+    chosen = getattr(fluent, "_active_experiment_id", None)
+    return str(chosen) if chosen else None
 
 
 _RUN_DIR_ID = "fpt.run_dir_id"  # the run directory's hash: a filter matches it whatever quotes the path holds
@@ -453,5 +528,5 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-__all__ = ["MLflow", "NAMES", "ProgressLine", "TensorBoard", "Tracker", "Trackers", "check", "live_terminal", "make",
+__all__ = ["MLflow", "NAMES", "ProgressLine", "TensorBoard", "Tracker", "Trackers", "check", "continues", "live_terminal", "make",
            "mlflow_store_uri", "session"]

@@ -406,8 +406,9 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
     if out:
         rundir.clear_debris(out)
         finished = (out / SUMMARY).exists()
-        if resume and finished:
+        if resume and finished:  # nothing to fit; the trackers get the run as a finished gradient run's resume does
             summary = rundir.read_summary(out)
+            track.start(exp, out, 0)  # every tracker's first hook: finish alone found them unopened
             track.finish(summary)
             return summary
         if not resume and (finished or checkpoint.has_checkpoint(out)):
