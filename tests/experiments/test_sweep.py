@@ -68,6 +68,13 @@ GOOD = {"name": "s", "base": {"task": "bit-xor"}, "grid": {"lr": [1.0e-3]}, "see
     ({"grid": None, "random": {"trials": 0, "space": {"lr": [0.1]}}}, "random.trials"),
     ({"grid": None, "random": {"trials": 2, "space": {}}}, "random.space is empty"),
     ({"random": {"trials": 2, "space": {"lr": [0.1]}}}, "either grid: (every combination) or random:"),
+    ({"grid": {"lr": [1.0e-3, 0.001]}}, "config 2 (lr=0.001) is the same config as config 1 (lr=0.001): a value "
+                                        "repeated in grid"),
+    ({"grid": {"dropout": [0, 0.0], "lr": [1.0e-3]}}, "config 2 (dropout=0.0 lr=0.001) is the same config as config 1"),
+    ({"grid": {"task.n_bits": [4, 6], "task_options.n_bits": [8]}},
+     "grid.task.n_bits and grid.task_options.n_bits set the same task option 'n_bits'; keep one of them"),
+    ({"grid": None, "random": {"trials": 2, "space": {"task_options.n_bits": [4], "task.n_bits": [5]}}},
+     "random.space.task_options.n_bits and random.space.task.n_bits set the same task option"),
     ({"seeds": [0, 0]}, "seeds: give a list of distinct integers"),
     ({"seeds": "0,1"}, "seeds: give a list of distinct integers"),
     ({"metric": "test_accuracy"}, "not a validation metric"),
@@ -122,6 +129,8 @@ def test_random_search_is_reproducible_and_within_bounds():
     assert [c.params for c in other] != [c.params for c in first]
     small = sweep.expand(sweep.parse_spec({**raw, "random": {"trials": 20, "space": {"batch_size": [8, 16]}}}, "r"))
     assert sorted(c.params["batch_size"] for c in small) == [8, 16]  # repeated draws are one config
+    same = sweep.expand(sweep.parse_spec({**raw, "random": {"trials": 20, "space": {"dropout": [0, 0.0]}}}, "r"))
+    assert [(c.index, c.params) for c in same] == [(1, {"dropout": same[0].params["dropout"]})]  # 0 and 0.0: one config
 
 
 def test_dry_run_lists_trials_and_writes_nothing(tiny_gpt2_dir, tmp_path, capsys):

@@ -199,9 +199,24 @@ def _base_fields(base: Any, where: str) -> dict[str, Any]:
     return fields
 
 
+def _check_aliases(keys: list[Any], where: str, section: str) -> None:
+    """task.NAME and task_options.NAME are one option: both in one grid or space would let the later silently win
+    over the values the results table shows for the other."""
+    seen: dict[str, str] = {}
+    for key in keys:
+        if not isinstance(key, str) or not key.startswith(TASK_PREFIXES):
+            continue
+        name = key.split(".", 1)[1]
+        if name in seen:
+            raise _fail(where, f"{section}.{seen[name]} and {section}.{key} set the same task option {name!r}; "
+                               "keep one of them")
+        seen[name] = key
+
+
 def _check_grid(grid: Any, where: str) -> None:
     if not isinstance(grid, dict) or not grid:
         raise _fail(where, "grid is empty; give fields and their values, e.g. grid: {lr: [1.0e-3, 1.0e-4]}")
+    _check_aliases(list(grid), where, "grid")
     for key, values in grid.items():
         check_key(key, where, "grid")
         if not isinstance(values, list):
@@ -228,6 +243,7 @@ def _random_search(rand: Any, where: str) -> dict[str, Any]:
     if not isinstance(space, dict) or not space:
         raise _fail(where, "random.space is empty; give fields and distributions, e.g. space: "
                            "{lr: {loguniform: [1.0e-5, 1.0e-2]}, batch_size: [8, 16]}")
+    _check_aliases(list(space), where, "random.space")
     for key, dist in space.items():
         check_key(key, where, "random.space")
         check_distribution(key, dist, where)
@@ -332,9 +348,13 @@ def _fmt_value(value: Any) -> str:
 
 
 def expand(spec: SweepSpec) -> list[SweepConfig]:
-    """The spec's configs, each checked (one-line errors naming the config and the field)."""
-    configs = []
-    for index, params in enumerate(param_sets(spec), 1):
+    """The spec's configs, each checked (one-line errors naming the config and the field). Two grid cells that make
+    the same config (a value repeated as ``1.0e-3`` and ``0.001``) are an error: they would be one run listed as two
+    ranked configs. Two random draws that do are one config, as repeated draws are."""
+    configs: list[SweepConfig] = []
+    made: dict[str, SweepConfig] = {}
+    for params in param_sets(spec):
+        index = len(configs) + 1
         fields = target_alias(apply(spec.base, params))
         where = f"sweep spec {spec.source}: config {index} ({describe(params)})"
         try:
@@ -343,7 +363,15 @@ def expand(spec: SweepSpec) -> list[SweepConfig]:
                 requested(config.modality, where)
         except ConfigError as exc:
             raise ConfigError(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
-        configs.append(SweepConfig(index, params, config))
+        text = json.dumps(config.to_dict(), sort_keys=True, default=str)
+        if text in made:
+            if spec.grid is None:
+                continue
+            first = made[text]
+            raise ConfigError(f"{where} is the same config as config {first.index} ({describe(first.params)}): a "
+                              "value repeated in grid; list each value once")
+        made[text] = SweepConfig(index, params, config)
+        configs.append(made[text])
     return configs
 
 
