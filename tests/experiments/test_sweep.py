@@ -141,6 +141,23 @@ def test_dry_run_lists_trials_and_writes_nothing(tiny_gpt2_dir, tmp_path, capsys
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({"task.nbits": 3}, "config 1 (lr=0.001): task 'bit-xor' options: unknown field(s) ['nbits'] (did you mean 'n_bits'?)"),
+    ({"freeze": "output,inptu"}, "config 1 (lr=0.001): freeze policy 'output,inptu': unknown group(s) ['inptu']"),
+    ({"layers": 9}, "config 1 (lr=0.001): layers=9 must be in 1..2"),
+])
+def test_a_config_every_trial_would_fail_on_stops_the_sweep_before_any_trial(extra, expected, tiny_gpt2_dir, tmp_path,
+                                                                             capsys):
+    """A misspelt task option or freeze group, or layers beyond the body: every trial used to start and fail (6 s each
+    here, minutes on a real body), the sweep reporting them one by one; now one line before anything runs."""
+    base = {k: v for k, v in _base(tiny_gpt2_dir, **extra).items()}
+    path = _write(tmp_path, {"name": "typo", "base": base, "grid": {"lr": [1.0e-3, 1.0e-4]}, "seeds": [0, 1]})
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1 and "--dry-run" in err
+    assert not (tmp_path / "out").exists()
+
+
 # --- (a) the local executor ---------------------------------------------------------------------
 
 def _csv(path: Path) -> list[dict[str, str]]:

@@ -57,6 +57,22 @@ def dry_run(spec, planned, out: Path, store) -> int:
     return 0
 
 
+def _refuse_failing_configs(spec, planned) -> None:
+    """What --dry-run reports (task options, freeze groups, layers beyond the body), refused before any trial starts:
+    otherwise every trial of such a config starts, loads its body and fails the same way, one after another."""
+    from fpt.errors import ConfigError
+    from fpt.experiments.sweep import describe
+    from fpt.experiments.validate import check_config
+
+    configs = {c.index: c for c, _, _ in planned}.values()  # each config once, not once per seed
+    bad = [(c, problems) for c in configs if (problems := check_config(c.config))]
+    if bad:
+        c, problems = bad[0]
+        more = f" ({len(bad)} configs have errors)" if len(bad) > 1 else ""
+        raise ConfigError(f"sweep spec {spec.source}: config {c.index} ({describe(c.params)}): {problems[0]}{more}; "
+                          "fix the spec (fpt sweep SPEC --dry-run lists every problem)")
+
+
 def run(args: argparse.Namespace) -> int:
     from fpt.errors import ConfigError
     from fpt.experiments import sweep
@@ -74,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"{flag} {value}: give an integer >= 1")
     if args.dry_run:
         return dry_run(spec, planned, out, store)
+    _refuse_failing_configs(spec, planned)
     from fpt.outputs import check_results, starts_with
 
     # before any trial: the files of a sweep folder fpt wrote (results.json says so), never a user's of the same names
