@@ -536,3 +536,17 @@ def test_a_folder_of_runs_or_a_file_given_as_the_run_says_which_to_give(tmp_path
     assert main(["predict", str(new), str(root / "a"), "--out", str(tmp_path / "p.csv")]) == 2
     err = capsys.readouterr().err
     assert "it is a file: give a run directory (fpt predict takes the run first" in err and len(err.splitlines()) == 1
+
+
+def test_resume_reads_target_beside_data_as_the_column_as_the_start_did(tmp_path):
+    """The start command given again with --resume added (fpt train --data t.csv --target label ... --resume RUN):
+    --target named the column at the start but a stopping accuracy on resume ("resume overrides: field 'target':
+    expected a number, got 'label'")."""
+    from fpt.config import RunConfig
+
+    (tmp_path / "run").mkdir()
+    saved = RunConfig(data=str(tmp_path / "t.csv"), target_column="label", steps=10)
+    rundir.write_config(tmp_path / "run", saved)
+    resumed = resume_config(tmp_path / "run", {"data": saved.data, "target": "label", "steps": 20})
+    assert (resumed.target_column, resumed.target, resumed.steps) == ("label", saved.target, 20)
+    assert resume_config(tmp_path / "run", {"target": 0.9}).target == 0.9  # a number is still the accuracy

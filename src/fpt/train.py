@@ -582,7 +582,7 @@ def _epoch_seconds(exp: Experiment, state: TrainState) -> float | None:
 
 def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     """The saved config of a run directory, with the changes resuming allows."""
-    from fpt.config import from_dict, from_saved, load_yaml, merge
+    from fpt.config import from_dict, from_saved, load_yaml, merge, target_alias
 
     path = Path(out) / CONFIG
     if not path.exists():
@@ -590,7 +590,9 @@ def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConf
     saved = from_saved(load_yaml(path), where=str(path))
     if not overrides:
         return saved
-    return _check_resume(saved, from_dict(RunConfig, merge(saved.to_dict(), overrides), where="resume overrides"))
+    # target=COLUMN beside data names the column, as at the start (the command given again with --resume added)
+    fields = target_alias(merge(saved.to_dict(), overrides))
+    return _check_resume(saved, from_dict(RunConfig, fields, where="resume overrides"))
 
 
 __all__ = ["baselines", "evaluate", "fit", "majority_accuracy", "predict", "resume_config", "train_step"]
