@@ -75,6 +75,22 @@ def test_rows_carry_config_and_the_summary_metrics(runs):
     assert rows["failed"]["val_accuracy"] is None and rows["stopped"]["test_accuracy"] is None
 
 
+def test_a_closed_form_run_is_told_apart_from_gradient_runs(runs, tmp_path):
+    """Compared beside gradient runs, a closed-form run showed the lr, batch size and steps its config.yaml holds but
+    it never used (lr 0.001, batch_size 16, steps 200 beside step 0), and nothing said it took no gradient step."""
+    import yaml
+
+    shutil.copytree(runs / "a", tmp_path / "cf")
+    config = yaml.safe_load((tmp_path / "cf" / "config.yaml").read_text())
+    (tmp_path / "cf" / "config.yaml").write_text(yaml.safe_dump({**config, "fit": "closed-form"}))
+    shutil.copytree(runs / "a", tmp_path / "gradient")
+    rows = {r["run"]: r for r in list_runs(tmp_path)}
+    assert rows["gradient"]["fit"] == "gradient" and rows["gradient"]["lr"] == 1e-3 and rows["gradient"]["steps"] == 4
+    assert rows["cf"]["fit"] == "closed-form"
+    assert (rows["cf"]["lr"], rows["cf"]["batch_size"], rows["cf"]["steps"]) == (None, None, None)
+    assert [r["run"] for r in select(list(rows.values()), ["fit=closed-form"])] == ["cf"]
+
+
 def test_filters_and_sorting(runs):
     rows = list_runs(runs)
     assert [r["run"] for r in select(rows, ["state=finished"], sort="lr", descending=True)] == ["b", "a"]
@@ -147,21 +163,3 @@ def test_a_reader_that_stops_early_ends_fpt_runs_quietly(runs, tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
     assert "Traceback" not in err and "bug in fpt" not in err
-
-
-def test_a_closed_form_run_shows_its_fit_and_no_gradient_settings(tmp_path, tiny_bert_dir, capsys):
-    """A closed-form run's row showed the preset's lr, batch size and 'steps 640' it never read, beside 'step 0'."""
-    import warnings
-
-    rows = ["a,b,label"] + [f"{i % 7},{(i * 3) % 5},{i % 2}" for i in range(40)]
-    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fpt.fit(fpt.build(data=str(tmp_path / "t.csv"), body=tiny_bert_dir, init="random", fit="closed-form",
-                          baselines="none", device="cpu"), out=tmp_path / "runs" / "cf", progress=False)
-    (row,) = list_runs(tmp_path / "runs")
-    assert row["fit"] == "closed-form" and row["lr"] is None and row["batch_size"] is None and row["steps"] is None
-    assert row["step"] == 0 and row["val_accuracy"] is not None
-    assert main(["runs", str(tmp_path / "runs"), "--json"]) == 0
-    (shown,) = json.loads(capsys.readouterr().out)
-    assert shown["fit"] == "closed-form" and "lr" not in shown and "steps" not in shown
