@@ -119,6 +119,18 @@ def mlflow_store_uri(tracking_uri: str | None = None) -> str:
     return uri
 
 
+def prepare_mlflow_store(tracking_uri: str | None = None) -> str:
+    """Open the MLflow store fpt logs to (``mlflow_store_uri``) once, creating and migrating a new database's tables,
+    and return its URI. For callers that start several runs at once on one store (``fpt sweep --log mlflow
+    --parallel N``): two processes creating a new sqlite store together race in MLflow's alembic migration, and the
+    loser's run failed ("Online migration expected to match one row ...")."""
+    from mlflow.tracking import MlflowClient
+
+    uri = mlflow_store_uri(tracking_uri)
+    MlflowClient(tracking_uri=uri).search_experiments(max_results=1)  # the store is built on first use
+    return uri
+
+
 def _check_store(uri: str, scheme: str, where: str, given: bool) -> None:
     """A server that does not answer, or a sqlite store that is another kind of file: one line now (the caller holds
     no lock yet), not MLflow's retries for minutes or its traceback from deep in SQLAlchemy."""
@@ -529,4 +541,4 @@ def _clock(seconds: float) -> str:
 
 
 __all__ = ["MLflow", "NAMES", "ProgressLine", "TensorBoard", "Tracker", "Trackers", "check", "continues", "live_terminal", "make",
-           "mlflow_store_uri", "session"]
+           "mlflow_store_uri", "prepare_mlflow_store", "session"]

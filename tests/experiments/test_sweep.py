@@ -160,6 +160,35 @@ def test_a_config_every_trial_would_fail_on_stops_the_sweep_before_any_trial(ext
 
 # --- (a) the local executor ---------------------------------------------------------------------
 
+def test_sweep_log_tracks_every_trial_in_one_store(tiny_gpt2_dir, tmp_path, monkeypatch, capsys):
+    """fpt sweep had no --log (argparse: 'unrecognized arguments: --log mlflow'): no trial reached TensorBoard or
+    MLflow. Now each trial is tracked as fpt train --log tracks it, every MLflow run in one store (the one the
+    sweep's own folder names, whatever folder a worker runs in); a tracker that cannot start is one line first."""
+    pytest.importorskip("mlflow")
+    pytest.importorskip("tensorboard")
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the sweep sets it for its workers: undone after
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'runs.db'}")
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
+    path = _write(tmp_path, {**_spec(tiny_gpt2_dir), "seeds": [0]})
+    assert main(["sweep", str(path), "--out", "out", "--log", "tensorbord"]) == 2
+    assert "--log 'tensorbord': known trackers are" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+    assert main(["sweep", str(path), "--out", "out", "--log", "tensorboard,mlflow", "--quiet", "--parallel", "2",
+                 "--threads-per-trial", "1"]) == 0
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert doc["command"].endswith("--log tensorboard,mlflow")
+    keys = [t["key"] for t in doc["trials"]]
+    assert len(keys) == 2 and all((tmp_path / "out" / "runs" / k / "tensorboard").is_dir() for k in keys)
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'runs.db'}")
+    runs = client.search_runs([client.get_experiment_by_name("fpt").experiment_id])
+    assert sorted(r.info.run_name for r in runs) == sorted(keys) and {r.info.status for r in runs} == {"FINISHED"}
+    assert sorted(float(r.data.params["lr"]) for r in runs) == [1e-4, 1e-3]
+
+
 def _csv(path: Path) -> list[dict[str, str]]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))

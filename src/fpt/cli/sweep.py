@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from fpt.cli._args import add_ray_arguments
@@ -24,6 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="torch/OpenMP threads (Ray: CPUs) per trial (default: cores // parallel)")
     p.add_argument("--dry-run", action="store_true", help="list the trials, their run keys and state, and config "
                                                           "errors; train nothing")
+    p.add_argument("--log", default=None, metavar="TRACKERS",
+                   help="live tracking of every trial, as fpt train --log: tensorboard (STORE/KEY/tensorboard), "
+                        "mlflow (MLFLOW_TRACKING_URI, else ./mlflow.db), or both: tensorboard,mlflow")
     p.add_argument("--quiet", action="store_true", help="less output")
     ray = add_ray_arguments(p, "trial")
     ray.add_argument("--asha", action="store_true", help="stop poor trials early (ASHA) on the validation metric")
@@ -91,6 +95,17 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return dry_run(spec, planned, out, store)
     _refuse_failing_configs(spec, planned)
+    if args.log:  # a missing extra or a store that does not answer: one line now, not once per trial
+        import dataclasses
+
+        from fpt import tracking
+
+        names = tuple(tracking.check([args.log]))
+        if "mlflow" in names:  # one store for every trial, built here before trials open it together; a Ray trial
+            # runs in its own folder, where MLflow's default ./mlflow.db would be another store
+            os.environ["MLFLOW_TRACKING_URI"] = tracking.prepare_mlflow_store()
+        planned = [(c, seed, dataclasses.replace(t, planned=dataclasses.replace(t.planned, trackers=names)))
+                   for c, seed, t in planned]
     from fpt.outputs import check_results, starts_with
 
     # before any trial: the files of a sweep folder fpt wrote (results.json says so), never a user's of the same names
@@ -114,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
         if args.address or args.asha:
             raise ConfigError("--address and --asha apply to --executor ray; add --executor ray (or drop them)")
         executor = LocalExecutor(args.parallel or 1, args.threads_per_trial, out / "logs", prefix="fpt sweep")
+    if args.log:
+        extra += ["--log", args.log]
     outcomes = executor.run([t for _, _, t in planned], progress=not args.quiet)
     by_key = {t.key: o for (_, _, t), o in zip(planned, outcomes, strict=True)}
     cmd = sweep.command(args.spec, out, store.root, extra)

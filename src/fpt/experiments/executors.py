@@ -109,7 +109,7 @@ def planned_to_dict(planned: Planned) -> dict[str, Any]:
     if planned.pretrain is not None:
         pre = {"config": planned.pretrain[0].to_dict(), "run_dir": str(Path(planned.pretrain[1]).absolute())}
     return {"config": planned.config.to_dict(), "run_dir": str(Path(planned.run_dir).absolute()), "key": planned.key,
-            "pretrain": pre}
+            "pretrain": pre, "trackers": list(planned.trackers)}
 
 
 def planned_from_dict(data: dict[str, Any]) -> Planned:
@@ -118,7 +118,7 @@ def planned_from_dict(data: dict[str, Any]) -> Planned:
     if pre:
         pretrain = (from_dict(RunConfig, pre["config"], where="trial pretraining config"), Path(pre["run_dir"]))
     return Planned(from_dict(RunConfig, data["config"], where=f"trial {data.get('key')} config"),
-                   Path(data["run_dir"]), data["key"], pretrain)
+                   Path(data["run_dir"]), data["key"], pretrain, tuple(data.get("trackers") or ()))
 
 
 @dataclass

@@ -24,6 +24,7 @@ class Planned:
     run_dir: Path
     key: str
     pretrain: tuple[RunConfig, Path] | None = None  # (config, run directory) of the body pretraining
+    trackers: tuple[str, ...] = ()  # live tracking of the run (fpt.tracking names: fpt sweep --log); not in the key
 
 
 
@@ -76,7 +77,7 @@ def run_planned(planned: Planned, progress: bool = True) -> dict[str, Any]:
                 return done
             resume = Run(planned.run_dir).resumable(planned.config, f"run key {planned.key}")
             exp = build(planned.config)
-            return fit(exp, out=planned.run_dir, resume=resume, progress=progress)
+            return fit(exp, out=planned.run_dir, resume=resume, progress=progress, trackers=planned.trackers)
     except BaseException:
         if created:  # a run that failed before writing anything (no body, no data) leaves no directory behind
             with contextlib.suppress(OSError):

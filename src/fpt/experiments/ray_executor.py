@@ -166,7 +166,7 @@ def trainable(config: dict[str, Any]) -> None:
 
         def work() -> None:
             try:
-                box["summary"] = fit(exp, out=run_dir, resume=resume, progress=False)
+                box["summary"] = fit(exp, out=run_dir, resume=resume, progress=False, trackers=planned.trackers)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the trial's thread
                 box["error"] = exc
 
