@@ -385,6 +385,25 @@ def test_ray_restore_copies_a_newer_checkpoint_into_the_run_directory(tiny_gpt2_
     assert resumed["test_accuracy"] == pytest.approx(reference["test_accuracy"], abs=1e-6)
 
 
+def test_ray_trials_never_ask_more_cpus_than_the_local_instance_has(tmp_path, monkeypatch):
+    """--executor ray --num-cpus 1 on a 2-core machine: each trial asked for cores // parallel = 2 CPUs, which the
+    1-CPU instance never has, and Tune waited forever ("No trial is running ... You asked for 2.0 CPUs ... but the
+    cluster only has 1.0 CPUs"). A default is capped at the instance's CPUs; a larger --threads-per-trial is one line."""
+    import types
+
+    from fpt.experiments import ray_executor
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray_executor, "default_threads", lambda parallel: 2)  # a 2-core machine, one trial at once
+    one_cpu = types.SimpleNamespace(cluster_resources=lambda: {"CPU": 1.0})
+    assert ray_executor.RayExecutor(tmp_path, "s", "id", num_cpus=1)._threads(one_cpu, None) == 1
+    with pytest.raises(ConfigError, match=r"^--threads-per-trial 4: the local Ray instance has 1 CPU\(s\), so no trial "
+                                          r"could start; give --threads-per-trial 1 or less"):
+        ray_executor.RayExecutor(tmp_path, "s", "id", threads=4)._threads(one_cpu, None)
+    # a cluster may grow (autoscaling): what was asked stands
+    assert ray_executor.RayExecutor(tmp_path, "s", "id", threads=4)._threads(one_cpu, "10.0.0.1:6379") == 4
+
+
 def test_ray_missing_is_a_one_line_error_naming_the_extra(tmp_path, monkeypatch, capsys):
     import builtins
 

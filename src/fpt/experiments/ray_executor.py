@@ -297,7 +297,8 @@ class RayExecutor:
                              log_to_driver=self.verbose > 1, configure_logging=False)
                 started = True
             try:
-                grid, statuses = self._fit(tune, todo, storage, state, identity)
+                threads = self._threads(ray, address)
+                grid, statuses = self._fit(tune, todo, storage, state, identity, threads)
             finally:
                 if started:
                     ray.shutdown()
@@ -319,8 +320,25 @@ class RayExecutor:
         except (OSError, ValueError):
             return {}
 
-    def _fit(self, tune: Any, todo: list[Trial], storage: Path, state: dict[str, Any], identity: str) -> dict[str, Any]:
+    def _threads(self, ray: Any, address: str | None) -> int:
+        """CPUs per trial: ``threads``, else this machine's cores shared by ``parallel`` trials, at most the local Ray
+        instance's CPUs. A trial asking more CPUs than a local instance has is never scheduled: Tune waited forever
+        ("No trial is running ... You asked for 2.0 CPUs ... but the cluster only has 1.0 CPUs"). A cluster's
+        (``address``) may grow by autoscaling, so it is not checked."""
         threads = self.threads or default_threads(self.parallel or 1)
+        if address and address != "local":
+            return threads
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if cpus and threads > cpus:
+            if self.threads:
+                raise ConfigError(f"--threads-per-trial {self.threads}: the local Ray instance has {cpus} CPU(s), so "
+                                  f"no trial could start; give --threads-per-trial {cpus} or less (or --num-cpus "
+                                  f"{self.threads})")
+            threads = cpus
+        return threads
+
+    def _fit(self, tune: Any, todo: list[Trial], storage: Path, state: dict[str, Any], identity: str,
+             threads: int) -> dict[str, Any]:
         resources = {"cpu": threads, **({"gpu": self.gpus} if self.gpus else {})}
         fn = tune.with_resources(trainable, resources)
         events = Path(self.events_dir).absolute() if self.events_dir else None
