@@ -250,6 +250,22 @@ def test_the_language_model_line_reads_paired_fold_scores():
     assert pig["controls"]["random body"]["p"] == 1.0 and not pig["hurt"] and "not shown" in pig["line"]
 
 
+def test_a_control_above_the_run_is_said_under_holms_correction_over_the_controls():
+    """"no: a control is significantly better" claims one of the two controls is: each was tested at 0.05, so the
+    chance of a false "no" was nearly doubled. Holm's first step over 2: the smallest p against 0.025."""
+    from fpt.baselines import language_model_verdict
+
+    ours = {"closed_form": {"fold_scores": [0.80, 0.82, 0.79, 0.83, 0.81]}}
+    above = {"fold_scores": [0.84, 0.83, 0.80, 0.85, 0.86]}  # above the run on every fold by 0.01-0.05
+    same = {"fold_scores": list(ours["closed_form"]["fold_scores"])}
+    one = language_model_verdict(ours, {"random body": above}, "accuracy")
+    p = one["controls"]["random body"]["p"]
+    assert 0.025 <= p < 0.05, p  # significant alone, not over two
+    assert one["hurt"] and "no:" in one["line"]
+    two = language_model_verdict(ours, {"random body": above, "no language model": same}, "accuracy")
+    assert not two["hurt"] and "not shown" in two["line"]
+
+
 def test_the_sklearn_estimators_fit_in_closed_form(tiny_bert_dir):
     from sklearn.base import clone
 

@@ -433,8 +433,12 @@ def language_model_verdict(summary: dict[str, Any], controls: dict[str, Any], me
         words.append(f"{name} {np.mean(theirs):.3f} ± {np.std(theirs):.3f} (p = {p:.3f})")
     if not rows:
         return None
+    # "yes" claims the run is above every control: each test at the level (an intersection-union test needs no
+    # correction). "no" claims some control is above it, any one of the k tested: Holm's step-down over the k
+    # (its first step, the smallest p against level / k, decides "any"), so two controls do not double the chance
+    # of a false "no"
     better = all(r["difference"] > 0 and r["p"] < SIGNIFICANCE for r in rows.values())
-    worse = any(r["difference"] < 0 and r["p"] < SIGNIFICANCE for r in rows.values())
+    worse = any(r["difference"] < 0 and r["p"] < SIGNIFICANCE / len(rows) for r in rows.values())
     answer = ("yes: above every control" if better else
               "no: a control is significantly better" if worse else "not shown: no significant difference from every control")
     label = "R²" if metric == "r2" else metric
