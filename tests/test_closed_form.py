@@ -14,6 +14,7 @@ import fpt
 from fpt.closed_form import fit_head, fold_scores, read_features
 from fpt.feature_map import DEFAULTS
 from fpt.rundir import METRICS
+from fpt.tracking import summary_scalars
 
 
 def _three_classes(tables):
@@ -146,6 +147,9 @@ def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir, ti
     exp = _build(_three_classes(tiny_tables), tiny_bert_dir, cf_members=2, cf_blocks="all", cf_poolings="mean,max")
     summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
     assert summary["steps"] == 0 and summary["stopped"] == "closed-form"
+    # no step taken: no throughput of 0 examples/s, no batch size (both were logged to trackers as figures)
+    assert summary["train_samples_per_second"] is None and summary["global_batch_size"] is None
+    assert "summary.train_samples_per_second" not in {f"summary.{k}" for k in summary_scalars(summary)}
     record = summary["closed_form"]
     assert record["fitted_sets"] == ["train", "val"] and record["val_figure"] == "leave-one-out"
     assert summary["val_accuracy"] == record["cv_score"] and len(record["fold_scores"]) == DEFAULTS.folds

@@ -435,6 +435,9 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
             checkpoint.save(checkpoint.slot(out, which), exp.model, cfg.to_dict(), exp.body_fingerprint,
                             state=state if which == checkpoint.LATEST else None, step=0)
     summary = _summary(exp, state, history, {"selected": solved["eval"], "last": solved["eval"]}, CLOSED_FORM)
+    # no step was taken: a throughput of 0 examples per second and the preset's batch size read as figures of a run
+    # (printed, and logged to MLflow/TensorBoard as summary metrics); the fit's time is feature_cache_seconds
+    summary.update(train_samples_per_second=None, global_batch_size=None)
     summary["closed_form"] = solved["closed_form"]
     summary["feature_cache_seconds"] = solved["closed_form"]["seconds"]["features"]
     summary["health"] = health(summary, history, {name: int(b.y.shape[0]) for name, b in exp.data.eval_sets.items()})

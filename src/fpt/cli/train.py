@@ -113,7 +113,8 @@ def _print_summary(summary: dict, out: Path) -> None:
     scores = ("val_accuracy", "test_accuracy", "test_accuracy_last") if "val_accuracy" in summary else \
         ("val_r2", "test_r2", "test_mae", "test_r2_last")  # regression
     shown = {k: summary.get(k) for k in (*scores, "selected_step", "steps", "steps_to_target", "stopped",
-                                         "wall_seconds", "train_samples_per_second") if k in summary}
+                                         "wall_seconds", "train_samples_per_second")
+             if k in summary and not (k == "train_samples_per_second" and summary[k] is None)}
     if "ensemble" in summary:  # figures of the members' averaged predictions; the members' own are in the summary
         shown = {"ensemble_of": summary["ensemble"]["size"], **shown}
     if "refit" in summary:  # the refit model has no validation figures: the selection run's say how it was chosen
