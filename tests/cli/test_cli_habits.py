@@ -125,3 +125,26 @@ def test_every_command_prints_its_help():
     assert "train" in commands and "data" in commands
     for command in commands:  # a help text's own "%" broke argparse's formatting of a whole command's help
         assert parser().subparsers_of[command].format_help().startswith("usage:"), command
+
+
+def test_ctrl_c_says_what_was_kept_and_how_to_continue(xor_run, tmp_path, monkeypatch, capsys):
+    """Ctrl-C during fpt train printed "fpt train: interrupted" alone: nothing said a checkpoint was kept, at which
+    step, or that --resume continues it."""
+    import shutil
+
+    import fpt.modes
+    from fpt.checkpoint import committed_step
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fpt.modes, "train_run", interrupted)
+    run = tmp_path / "xor"
+    shutil.copytree(xor_run, run)
+    assert main(["train", "--resume", str(run)]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == (f"fpt train: interrupted; its latest checkpoint (step {committed_step(run)}) is in {run}: continue "
+                   f"with fpt train --resume {run}")
+    fresh = tmp_path / "fresh"
+    assert main(["train", "--task", "bit-xor", "--out", str(fresh)]) == 130
+    assert f"no checkpoint was saved in {fresh} yet: the same command starts it again" in capsys.readouterr().err

@@ -93,9 +93,25 @@ def run(args: argparse.Namespace) -> int:
     except distributed.MainFailed as exc:
         print(f"fpt train: rank {os.environ.get('RANK', '?')}: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if args.choose or args.refit or config.ensemble > 1:  # several runs under OUT: the generic line (rerun resumes)
+            raise
+        print(f"fpt train: interrupted; {_what_was_kept(out)}", file=sys.stderr)
+        return 130
     if summary is not None:  # None: a data-parallel rank other than the first
         _print_summary(summary, out)
     return 0
+
+
+def _what_was_kept(out: Path) -> str:
+    """After Ctrl-C: the step a run's latest checkpoint holds and the command that continues from it, or that there
+    is none yet (Ctrl-C alone said "interrupted", and the user had to know --resume and that a checkpoint exists)."""
+    from fpt.checkpoint import committed_step
+
+    step = committed_step(out)
+    if step is None:
+        return f"no checkpoint was saved in {out} yet: the same command starts it again"
+    return f"its latest checkpoint (step {step}) is in {out}: continue with fpt train --resume {out}"
 
 
 def _cross_validation_folds(args: argparse.Namespace) -> int | None:
