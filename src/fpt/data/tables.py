@@ -105,6 +105,52 @@ def _open_bytes(path: Path) -> Any:
                             "table: unzip it and give the table file")
         return archive.open(members[0])
     return open(path, "rb")
+# A compressed table may expand to at most this many times its size once past EXPANDED_FLOOR bytes: a few MB of gzip
+# or bz2 can hold gigabytes (a decompression bomb), which the readers would hold in memory (datasets extracts a zip to
+# disk). Real tables compress 3-20 times (a sparse one of zeros up to ~100); past both, the user decompresses it.
+MAX_EXPANSION = 100
+EXPANDED_FLOOR = 1 << 30
+SCAN_CHUNK = 1 << 20
+
+
+def _check_bytes(path: Path, builder: str) -> None:
+    """One streaming pass over the decoded bytes of a CSV/TSV or a compressed table, before a reader holds them: a
+    compressed file that expands past ``MAX_EXPANSION`` times its size (and ``EXPANDED_FLOOR``), and NUL bytes in a
+    CSV (pandas' C parser ends a cell at one, so a zero-filled block left by a write cut short, or UTF-16 text, would
+    read as missing values or mangled names without a word). Memory: one chunk."""
+    compressed = table_suffix(path) != path.suffix.lower()
+    if not compressed and builder != "csv":
+        return
+    limit = max(EXPANDED_FLOOR, MAX_EXPANSION * path.stat().st_size) if compressed else None
+    total = lines = 0
+    with _open_bytes(path) as f:
+        while chunk := f.read(SCAN_CHUNK):
+            if builder == "csv" and (at := chunk.find(b"\0")) >= 0:
+                line = lines + chunk.count(b"\n", 0, at) + 1
+                raise DataError(f"{path}: line {line} holds NUL bytes (0x00), which text never does: the file is damaged "
+                                "(a copy or write cut short) or UTF-16 text (Excel's 'Unicode Text'); save it again as "
+                                "UTF-8 CSV (pandas: to_csv(..., encoding='utf-8'))")
+            total += len(chunk)
+            lines += chunk.count(b"\n")
+            if limit is not None and total > limit:
+                raise DataError(f"{path}: expands to more than {limit >> 20} MiB, over {MAX_EXPANSION} times its "
+                                f"{path.stat().st_size / (1 << 20):.1f} MiB (a decompression bomb, or a table too large "
+                                "to read whole): decompress it yourself and give the table file")
+
+
+def _csv_fields(lines: list[str], sep: str) -> list[list[str]]:
+    """``csv.reader``'s rows of lines already read, with no limit on a field's length: its default (128 KiB) is a
+    traceback on a long text cell, or on a wide header read with the other separator (one field)."""
+    import csv
+
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, max(map(len, lines), default=0) + 1))
+    try:
+        return list(csv.reader(lines, delimiter=sep))
+    finally:
+        csv.field_size_limit(limit)
+
+
 ALLOW_UNSEEN_FIX = "or pass --allow-unseen (Python: allow_unseen=True) to map unseen categories to the shared unknown slot"
 MIXED_SHARE = 0.9  # a text column whose values are at least this share numbers is a numeric column with bad entries
 
@@ -134,6 +180,7 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
         raise DataError(f"{path}: unknown table format {path.suffix!r}; use .csv, .tsv, .jsonl, .parquet or .feather")
     if path.stat().st_size == 0:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
+    _check_bytes(path, builder)
     indexed = builder == "csv" and _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty)
     kwargs = {"sep": "\t"} if suffix in TSV_SUFFIXES else {}
     table = _csv_table(path, kwargs.get("sep", ",")) if builder == "csv" else None
@@ -204,7 +251,6 @@ def _check_header(path: Path, sep: str, empty: bool = False) -> bool:
     """A CSV/TSV header with every column named once, and at least one row under it (pandas would rename
     a repeated name to NAME.1 and an empty one to 'Unnamed: N' without a word); whether its first column is a row
     index (``ROW_INDEX``: the first name alone empty, as pandas' to_csv and R's write.csv write it)."""
-    import csv
     import io
 
     with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
@@ -212,12 +258,12 @@ def _check_header(path: Path, sep: str, empty: bool = False) -> bool:
     lines = sample[:2]
     if not lines:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
-    header = [h.strip() for h in next(csv.reader([lines[0]], delimiter=sep))]
-    if sep == "," and len(next(csv.reader([lines[0]], delimiter=";"))) > len(header):
+    header = [h.strip() for h in _csv_fields(lines[:1], sep)[0]]
+    if sep == "," and len(_csv_fields(lines[:1], ";")[0]) > len(header):
         # A ';'-separated file (decimal commas): pandas would split its rows on the commas into index columns
         raise DataError(f"{path}: the header looks like ';'-separated columns ({lines[0].strip()[:60]!r}); fpt reads "
                         "','-separated CSV: save it with ',' between columns and '.' as the decimal point")
-    if len(lines) > 1 and _header_is_data(header, list(csv.reader(sample[1:], delimiter=sep))):
+    if len(lines) > 1 and _header_is_data(header, _csv_fields(sample[1:], sep)):
         # A file saved without a header (numpy.savetxt, to_csv(header=False)): its first example would become the
         # column names, and every name a number
         shown_names = ", ".join(header[:4]) + (", ..." if len(header) > 4 else "")
