@@ -149,10 +149,16 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                             "the model computes in; rescale the inputs (e.g. divide by a power of ten)")
         if held.ragged and not isinstance(X, list) and X.ndim >= 2 and X.shape[-1] == 0:
             raise DataError(f"{where}: {xk} has series of 0 points (shape {X.shape}); give at least one point per series")
+        if not isinstance(X, list) and X.size == 0:  # (n, 0) features or (n, 0, 0) images: nothing to make tokens of
+            raise DataError(f"{where}: {xk} has shape {X.shape}, no values per example; give at least one feature, "
+                            "pixel or point per example")
         if not isinstance(X, list) and X.shape[1:] != arrays["X"].shape[1:] and not held.ragged:
             raise DataError(f"{where}: {xk} has shape {X.shape[1:]} per example but X has {arrays['X'].shape[1:]}")
         y = decoded(y, where, yk)
         y = y.reshape(len(y), -1) if y.ndim > 1 else y[:, None]
+        if y.shape[1] == 0:  # y of shape (n, 0): no target to learn (each output is a column of y)
+            raise DataError(f"{where}: {yk} has shape {y.shape}, no target per example; give one target per example "
+                            "(shape (n,)) or one column per output (n, k)")
         for j in range(y.shape[1]):
             missing = is_missing(y[:, j])
             if missing.any():
