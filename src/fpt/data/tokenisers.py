@@ -23,6 +23,7 @@ be tokenised later without the training data.
 from __future__ import annotations
 
 import math
+import warnings
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -89,8 +90,9 @@ class TabularTokens:
             if col.dtype.kind in "iubf":
                 vals = col[~missing].astype(np.float64)
                 mean = float(vals.mean()) if len(vals) else 0.0
-                std = float(vals.std()) if len(vals) else 1.0
-                features.append({"name": name, "kind": "numeric", "mean": mean, "std": std if std > 0 else 1.0})
+                std = fitted_std(float(vals.std()) if len(vals) else 1.0, float(np.ptp(vals)) if len(vals) else 0.0,
+                                 f"column {name!r}")
+                features.append({"name": name, "kind": "numeric", "mean": mean, "std": std})
             else:
                 counts = Counter(str(v) for v in col[~missing])
                 cats = [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:max_categories]]
@@ -301,8 +303,12 @@ class SeriesTokens:
         flat = np.concatenate([s for s in series], axis=1).astype(np.float64)  # (C, total)
         mean, std = np.nanmean(flat, axis=1), np.nanstd(flat, axis=1)
         tokens = cls._count(longest, patch, stride)
+        with warnings.catch_warnings():  # a channel missing throughout: no spread, its std is written as 1
+            warnings.simplefilter("ignore", RuntimeWarning)
+            spread = np.nanmax(flat, axis=1) - np.nanmin(flat, axis=1)
         return cls(series[0].shape[0], patch, stride, norm, [float(m) for m in np.nan_to_num(mean)],
-                   [float(s) if s > 0 else 1.0 for s in np.nan_to_num(std)], tokens)
+                   [fitted_std(float(s), float(r), f"channel {c}") for c, (s, r) in
+                    enumerate(zip(np.nan_to_num(std), spread, strict=True))], tokens)
 
     @staticmethod
     def _count(length: int, patch: int, stride: int) -> int:
@@ -457,6 +463,20 @@ def check_finite(x: Tensor, where: str) -> Tensor:
 
 
 _SMALLEST_STD = 1e-30  # smaller: a difference of 1e9 from the mean leaves float32's range
+
+
+def fitted_std(std: float, spread: float, what: str) -> float:
+    """The standard deviation fitting writes for a column or channel: 1 where it is constant (``spread``, max - min,
+    0 or NaN); a spread so small that the std falls below ``_SMALLEST_STD`` is an error, naming ``what``: values of
+    1e-40 trained and then ``fpt.load`` refused the run as corrupt (``_scale``), and subnormal ones (1e-315), whose
+    variance underflows to 0, trained as a constant, their differences lost without a word."""
+    if std >= _SMALLEST_STD:
+        return std
+    if not spread > 0:
+        return 1.0
+    raise DataError(f"{what} varies by only {spread:.3g} (standard deviation {std:.3g}), below the {_SMALLEST_STD:g} "
+                    "a model can standardise by in float32; rescale it (multiply it by a power of ten)")
+
 
 
 def bad_field(field: str, value: Any, expected: str) -> DataError:

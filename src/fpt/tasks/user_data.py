@@ -184,7 +184,10 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
         raise ConfigError(f"config field 'cf_difference'=true reads a time series' first difference, but "
                           f"{train.where} is {raw.modality} data: drop it (or give a series set)")
     entry = modality(raw.modality)
-    tok = entry.tokeniser.fit_from(train.x, _declared(options, entry.facts(len(train.y), {})), raw.notes)
+    try:
+        tok = entry.tokeniser.fit_from(train.x, _declared(options, entry.facts(len(train.y), {})), raw.notes)
+    except DataError as exc:  # a tokeniser's fit names the column or series, not the file it came from
+        raise DataError(f"{train.where}: {exc}" if not str(exc).startswith(train.where) else str(exc)) from None
     return Preprocessing(raw.modality, tok, obj, list(raw.targets), classes, list(raw.notes.get("features", [])),
                          list(raw.notes.get("dropped", [])), list(raw.notes.get("series_id", [])))
 
