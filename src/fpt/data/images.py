@@ -71,8 +71,17 @@ def _entries(directory: Path) -> tuple[list[Path], list[Path], list[Path]]:
 def _images_below(folder: Path, others: list[Path]) -> list[Path]:
     """The images anywhere below ``folder`` (not through hidden folders), in order of their paths; the other files
     found are added to ``others``."""
-    found = []
-    for root, dirs, files in os.walk(folder):
+    found, seen, top = [], set(), os.path.realpath(folder)
+    # through linked folders, as torchvision's ImageFolder walks (followlinks=True): a class assembled from links
+    # (ln -s /data/cats-2023 cat/) lost their images without a word. Each real folder once, and never one holding the
+    # class folder: a link back up (cat/loop -> ..) would walk cat/loop/cat/loop/... until the path is too long, and
+    # read the other classes' images as this one's
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if root != str(folder) and (real in seen or (top + os.sep).startswith(real + os.sep)):
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs[:] = [d for d in dirs if not _skipped(Path(d))]
         for name in files:
             p = Path(root) / name
