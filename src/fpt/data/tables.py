@@ -105,6 +105,8 @@ def _open_bytes(path: Path) -> Any:
                             "table: unzip it and give the table file")
         return archive.open(members[0])
     return open(path, "rb")
+
+
 # A compressed table may expand to at most this many times its size once past EXPANDED_FLOOR bytes: a few MB of gzip
 # or bz2 can hold gigabytes (a decompression bomb), which the readers would hold in memory (datasets extracts a zip to
 # disk). Real tables compress 3-20 times (a sparse one of zeros up to ~100); past both, the user decompresses it.
