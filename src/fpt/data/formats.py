@@ -172,6 +172,10 @@ CONVERT = {
     ".h5": "HDF5: save the arrays as numpy.savez('d.npz', X=X, y=y)",
 }
 CONVERT.update({".pickle": CONVERT[".pkl"], ".hdf5": CONVERT[".h5"]})
+# an iPhone's photos (HEIC/HEIF): Pillow has no decoder for them, so they are an image fpt cannot read, not an unknown file
+_HEIC = ("an HEIC/HEIF photo (an iPhone's), which Pillow does not decode: convert it to .jpg (macOS: sips -s format "
+         "jpeg IN.heic --out OUT.jpg; Python: pillow-heif's register_heif_opener(), then Image.open(...).save('x.jpg'))")
+CONVERT.update({".heic": _HEIC, ".heif": _HEIC})
 
 
 def unknown_format(p: Path, give: str) -> str:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from fpt.data.base import SEEDED, RawData, Split
-from fpt.data.images import HF_SPLITS, load_image
+from fpt.data.images import HF_SPLITS, load_image, shows_colour
 from fpt.data.tables import _cause, columns_to_raw, quiet_datasets
 from fpt.errors import DataError
 
@@ -55,6 +56,23 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
                             f"cannot be loaded ({cause}); give a local file or folder, or a saved dataset "
                             "directory (save_to_disk)") from None
         source = f"Hugging Face dataset {name}"
+    return from_datasets(dd, name, source, target, modality, image_channels, image_size, drop, series)
+
+
+def is_datasets(data: Any) -> bool:
+    """Whether ``data`` is a ``datasets.Dataset`` or ``DatasetDict`` (without importing ``datasets`` when it is not
+    loaded: nothing else can be one then)."""
+    import sys
+
+    datasets = sys.modules.get("datasets")
+    return datasets is not None and isinstance(data, (datasets.Dataset, datasets.DatasetDict))
+
+
+def from_datasets(dd: Any, name: str, source: str, target: str | None, modality: str, image_channels: str,
+                  image_size: int, drop: tuple[str, ...] = (), series: tuple[str, ...] = ()) -> RawData:
+    """A ``datasets.Dataset`` (one split, held out as for a file) or ``DatasetDict`` (its own splits), saved or in
+    memory, read by its features: an ``Image`` column makes images, a ``ClassLabel`` gives its names as the labels."""
+    datasets = quiet_datasets()
     if isinstance(dd, datasets.Dataset):
         dd = {"train": dd}
     splits = {HF_SPLITS.get(k, k): v for k, v in dd.items()}
@@ -62,6 +80,9 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
     if unknown or "train" not in splits:
         raise DataError(f"{name}: splits {sorted(dd)}; fpt reads train (and validation/test); save the dataset with "
                         "those split names")
+    # a dataset in memory may be a view (select, shuffle, train_test_split): its Arrow table ``.data`` is then the
+    # whole underlying table, in its own order, so the view is written out first
+    splits = {k: v.flatten_indices() if getattr(v, "_indices", None) is not None else v for k, v in splits.items()}
     image_cols = [c for c, f in splits["train"].features.items() if isinstance(f, datasets.Image)]
     how = "the dataset's own splits" if len(splits) > 1 else SEEDED
     if image_cols:
@@ -72,10 +93,23 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
         for col, feat in ds.features.items():
             values = ds.data.column(col).to_numpy(zero_copy_only=False)
             if isinstance(feat, datasets.ClassLabel):
-                values = np.array([feat.names[int(v)] for v in values], dtype=object)
+                values = _class_names(feat, values, col, f"{source} [{split}]")
             cols[col] = values
         parts[split] = (cols, f"{name} [{split}]")
     return columns_to_raw(parts, target, modality, source, how, drop, series)
+
+
+def _class_names(feat: Any, values: Any, column: str, where: str) -> np.ndarray:
+    """A ClassLabel column's values as its class names. -1 is datasets' "no label" (a benchmark's hidden test labels,
+    GLUE's and Kaggle's): indexing the names with it would give every such row the last class, and a test split
+    scored against it."""
+    codes = np.asarray(values, dtype=np.int64)
+    unlabelled = np.flatnonzero(codes < 0)
+    if unlabelled.size:
+        raise DataError(f"{where}: column {column!r} is -1 (no label) on {unlabelled.size} of {codes.size} rows (first "
+                        f"row {int(unlabelled[0])}); leave those rows out (ds.filter(lambda r: r[{column!r}] != -1)), or "
+                        "the split if none has a label, and predict them with fpt.load(RUN).predict")
+    return np.array([feat.names[int(v)] for v in codes], dtype=object)
 
 
 def _images(splits, column: str, target: str | None, channels: str, size: int, source: str, how: str) -> RawData:  # noqa: ANN001
@@ -84,16 +118,22 @@ def _images(splits, column: str, target: str | None, channels: str, size: int, s
     if label is None or label not in train.features:
         raise DataError(f"{source}: no label column among {list(train.features)}; give --target NAME")
     if channels == "auto":
-        channels = "rgb" if any(img.mode not in {"L", "1", "I", "F", "LA"} for img in train[column][:200]) else "gray"
+        # as for an image folder: colour shown, not the mode (a grayscale photo saved as RGB, a palette PNG)
+        channels = "rgb" if any(img is not None and shows_colour(img) for img in train[column][:200]) else "gray"
     out = {}
     for split, ds in splits.items():
         feat = ds.features[label]
-        images = [load_image(img, channels, size) for img in ds[column]]
+        column_images = ds[column]
+        missing = [i for i, img in enumerate(column_images) if img is None]
+        if missing:
+            raise DataError(f"{source} [{split}]: column {column!r} has no image on {len(missing)} row(s) (first row "
+                            f"{missing[0]}); leave those rows out (ds.filter(lambda r: r[{column!r}] is not None))")
+        images = [load_image(img, channels, size) for img in column_images]
         labels = ds[label]
-        if hasattr(feat, "names"):
-            labels = [feat.names[int(v)] for v in labels]
+        if hasattr(feat, "names") and hasattr(feat, "str2int"):  # a ClassLabel (datasets is imported by the caller)
+            labels = _class_names(feat, labels, label, f"{source} [{split}]")
         out[split] = Split(images, np.array(labels, dtype=object)[:, None], f"{source} [{split}]")
     return RawData("image", out, [label], source, how, {"image_channels": channels})
 
 
-__all__ = ["is_saved_dataset", "load_hub"]
+__all__ = ["from_datasets", "is_datasets", "is_saved_dataset", "load_hub"]

@@ -20,6 +20,7 @@ of their paths.
 from __future__ import annotations
 
 import os
+import unicodedata
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -30,7 +31,7 @@ import numpy as np
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
 from fpt.errors import DataError, FptWarning, SchemaError
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".avif"}
 HF_SPLITS = {"train": "train", "validation": "val", "valid": "val", "val": "val", "dev": "val", "test": "test"}
 # Split folder names (lower-cased), Hugging Face's split keywords: a folder of one of these names that holds folders.
 SPLIT_FOLDERS = {"train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val",
@@ -109,7 +110,31 @@ def _class_files(split_dir: Path, where: str, others: list[Path]) -> list[tuple[
     if empty is not None:
         raise DataError(f"{empty}: empty class folder (no .png/.jpg images in it or its subfolders); add its images "
                         "or remove it")
-    return sorted(((p, d.name) for d in folders for p in below[d]), key=lambda f: str(f[0]))
+    return sorted(((p, class_name(d)) for d in folders for p in below[d]), key=lambda f: str(f[0]))
+
+
+def class_name(folder: Path) -> str:
+    """A class folder's name as its class, in Unicode's composed form (NFC): macOS writes names decomposed (NFD:
+    'e' and a combining accent), Linux and Windows as they were typed (NFC), so one folder name 'café' unzipped on two
+    machines would otherwise be two classes that print alike, and a model trained on one refuses the other's."""
+    return unicodedata.normalize("NFC", folder.name)
+
+
+LABEL_FILES = {".csv", ".tsv", ".txt", ".json", ".jsonl", ".parquet"}
+
+
+def _unlabelled_splits(path: Path, folders: list[Path]) -> None:
+    """Refuse split folders of loose images (Kaggle's train/*.jpg, test/*.jpg and a labels.csv): read as class folders
+    they would train a model telling the training images from the test images, the classes 'test' and 'train'. A
+    split-named class folder beside others (Pascal VOC's 'train' beside 'bus' and 'car') stays a class."""
+    tables = [p.name for p in _entries(path)[2] if p.suffix.lower() in LABEL_FILES]
+    names = "/, ".join(d.name for d in folders) + "/"
+    beside = f", with {tables[0]} beside them" if tables else ""
+    train = next((d.name for d in folders if SPLIT_FOLDERS[d.name.lower()] == "train"), "train")
+    raise DataError(f"{path}: {names} {'holds' if len(folders) == 1 else 'hold'} images but no class folders{beside}"
+                    f"; fpt reads each image's class from its folder: move the training images into "
+                    f"{train}/<class>/ (one folder per label), and predict unlabelled images with "
+                    "`fpt predict RUN FOLDER`")
 
 
 def list_image_folder(path: Path) -> tuple[dict[str, list[tuple[Path, str]]], list[Path]]:
@@ -127,6 +152,8 @@ def list_image_folder(path: Path) -> tuple[dict[str, list[tuple[Path, str]]], li
         if not folders:
             raise DataError(f"{path}: no images (.png/.jpg/...) in DIR/<class>/ or DIR/train/<class>/; put each "
                             "class's images in a folder named after the class")
+        if all(d.name.lower() in SPLIT_FOLDERS for d in folders):
+            _unlabelled_splits(path, folders)
         return {"train": _class_files(path, str(path), others)}, others
     names = ", ".join(d.name for d in split_dirs)
     for d in folders:
@@ -203,6 +230,11 @@ def _open(path: Path):  # noqa: ANN202 (a PIL image)
     except DataError:  # already one line naming the file (_float_pixels), not an unreadable file
         raise
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        from PIL import features
+
+        if path.suffix.lower() == ".avif" and not features.check("avif"):  # Pillow reads AVIF from 11.3 where built so
+            raise DataError(f"{path}: this Pillow ({Image.__version__}) cannot decode AVIF; upgrade it (pip install -U "
+                            "pillow) or convert the image to .png/.jpg") from None
         raise DataError(f"{path}: not a readable image ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
                         "; replace or delete the file") from None
 
@@ -241,7 +273,11 @@ def _float_pixels(arr: np.ndarray, path: Path | None) -> np.ndarray:
 
 
 def _has_colour(path: str) -> bool:
-    im = _open(Path(path))
+    return shows_colour(_open(Path(path)))
+
+
+def shows_colour(im: Any) -> bool:
+    """Whether a PIL image shows colour: a grayscale photo saved as RGB (equal channels, within JPEG's noise) does not."""
     if im.mode in {"L", "1", "I", "I;16", "F", "LA"}:
         return False
     rgb = np.asarray(im.convert("RGB"), dtype=np.int16)
@@ -258,8 +294,10 @@ def load_image(source: Path | np.ndarray | Any, channels: str, size: int) -> np.
         im = _open(Path(source))
     elif isinstance(source, np.ndarray):
         im = Image.fromarray(source[..., 0] if source.shape[-1] == 1 else source[..., :3])
-    else:
-        im = _eight_bit(source)
+    else:  # a PIL image: upright by its EXIF orientation as a file is (Image.open does not turn it; datasets does)
+        from PIL import ImageOps
+
+        im = _eight_bit(ImageOps.exif_transpose(source))
     if im.mode in {"RGBA", "LA", "PA", "La", "RGBa"} or (im.mode == "P" and "transparency" in im.info):
         # transparent pixels onto white, as transformers' convert_to_rgb does: convert() alone drops the alpha
         # channel and shows whatever colour the transparent pixels hold (often black)
@@ -270,6 +308,14 @@ def load_image(source: Path | np.ndarray | Any, channels: str, size: int) -> np.
         im = im.resize((size, size), Image.BILINEAR)
     arr = np.asarray(im, dtype=np.uint8)
     return arr[:, :, None] if arr.ndim == 2 else arr
+
+
+def _is_pil(x: Any) -> bool:
+    """Whether ``x`` is a PIL image (without importing Pillow when it is not loaded: nothing else can be one then)."""
+    import sys
+
+    pil = sys.modules.get("PIL.Image")
+    return pil is not None and isinstance(x, pil.Image)
 
 
 def array_channels(X: Any, channels: str) -> str:
@@ -348,6 +394,21 @@ def _input_image(file: Path, channels: str, size: int) -> np.ndarray:
 def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> list[np.ndarray]:
     """Image arrays, (n, H, W[, C]) or a list of (H, W[, C]): the training array shape, or the model's own."""
     tok = schema.prep.tokeniser
+    if _is_pil(X):  # one image, as one image file is one example (np.asarray would make its rows the examples)
+        X = [X]
+    if isinstance(X, (list, tuple)) and X and any(_is_pil(img) for img in X):
+        # PIL images (Image.open's, a datasets.Dataset's) are read as image files are: any size, resized to the
+        # model's, converted to its channels; colour for a grayscale model is refused, as for a file
+        bad = next((i for i, img in enumerate(X) if not _is_pil(img)), None)
+        if bad is not None:
+            raise SchemaError(f"{where}: image {bad + 1} is a {type(X[bad]).__name__} among PIL images; give all "
+                              "of them as PIL images or all as arrays")
+        for i, img in enumerate(X):
+            if tok.channels == "gray" and shows_colour(img):
+                raise SchemaError(f"{where}: image {i + 1} is a colour image, but the model was trained on grayscale "
+                                  "images; convert it to grayscale (img.convert('L')), or train a model on colour "
+                                  "images (--image-channels rgb)")
+        return [load_image(img, tok.channels, tok.image_size) for img in X]
     c = 3 if tok.channels == "rgb" else 1
     own = {(tok.image_size, tok.image_size, c), (c, tok.image_size, tok.image_size)} | \
         ({(tok.image_size, tok.image_size)} if c == 1 else set())
@@ -366,4 +427,4 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
 
 
 __all__ = ["IMAGE_SUFFIXES", "array_channels", "array_notes", "as_images", "check_images", "has_images", "load_image",
-           "read_image_folder", "read_image_inputs"]
+           "read_image_folder", "read_image_inputs", "shows_colour"]

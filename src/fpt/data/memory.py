@@ -12,6 +12,7 @@ import numpy as np
 
 from fpt.data.arrays import from_arrays, is_multiindex_frame, is_nested_frame, series_frame, series_list
 from fpt.data.base import SEEDED, RawData, choose_targets, column_names
+from fpt.data.hub import from_datasets, is_datasets
 from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
 from fpt.errors import ConfigError, DataError
@@ -106,8 +107,11 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     long-format table as series."""
     requested(modality, f"data={type(data).__name__}")
     drop = column_names(drop_columns)
-    if hasattr(data, "to_pandas") and hasattr(data, "column_names"):  # a datasets.Dataset, without importing datasets
-        data = data.to_pandas()
+    if is_datasets(data):
+        # read by its features, as a saved one is: through pandas an Image column would be dicts of PNG bytes (trained
+        # on as text) and a ClassLabel its integers, not its names
+        return from_datasets(data, "the Dataset", f"a datasets.{type(data).__name__}", target, modality,
+                             image_channels, image_size, drop, column_names(series_id))
     if _is_bunch(data):
         data, target = _from_bunch(data, target)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas

@@ -1,0 +1,150 @@
+"""Images as a computer-vision practitioner hands them over: a ``datasets.Dataset`` of ``Image()`` and ``ClassLabel``
+features built in memory, PIL images to predict, Kaggle's train/ and test/ of loose images beside a labels file, class
+folders unzipped on a Mac (names in Unicode's decomposed form), an iPhone's HEIC and an AVIF.
+
+Each test failed before its fix: the in-memory Dataset went through pandas and trained on the repr of its PNG bytes
+as a symbol sequence, its classes the ClassLabel's integers; a ClassLabel of -1 (no label) became the last class; a
+PIL image of any size but the model's was refused and one PIL image was read as a batch of its rows; train/ and
+test/ of loose images trained a classifier of 'test' against 'train'; a model trained on 'café' from a Mac refused
+'café' typed on Linux; a .heic was an 'unknown format'.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import fpt
+from fpt.data.base import Checks
+from fpt.data.images import read_image_folder, read_image_inputs
+from fpt.errors import DataError, SchemaError
+
+Image = pytest.importorskip("PIL.Image")
+datasets = pytest.importorskip("datasets")
+
+TINY = dict(init="random", fit="closed-form", baselines="none", device="cpu", image_size=8, patch_size=4)
+
+
+def _photo(value: int, size: tuple[int, int] = (8, 8), colour: bool = True):  # noqa: ANN202 (a PIL image)
+    rgb = np.zeros((size[1], size[0], 3), dtype=np.uint8)
+    rgb[...] = (value, 255 - value, value // 2) if colour else value
+    return Image.fromarray(rgb)
+
+
+def _dataset(n: int = 12, labels: list[int] | None = None):  # noqa: ANN202 (a datasets.Dataset)
+    features = datasets.Features({"image": datasets.Image(), "label": datasets.ClassLabel(names=["cat", "dog"])})
+    labels = [i % 2 for i in range(n)] if labels is None else labels
+    return datasets.Dataset.from_dict({"image": [_photo(200 * (y > 0) + i) for i, y in enumerate(labels)], "label": labels},
+                                      features=features)
+
+
+@pytest.fixture(scope="module")
+def image_run(tmp_path_factory, tiny_bert_dir) -> Path:
+    """A model trained on an in-memory Dataset of RGB images (a view of it, as train_test_split gives)."""
+    out = tmp_path_factory.mktemp("ds") / "run"
+    whole = _dataset(16)
+    exp = fpt.build(data=whole.select(range(2, 16)), body=tiny_bert_dir, **TINY)
+    assert exp.data.info["modality"] == "image", exp.data.info  # was 'sequence': the PNG bytes' repr as words
+    fpt.fit(exp, out=out, progress=False)
+    return out
+
+
+def test_a_datasets_dataset_of_images_trains_on_its_pixels_and_predicts_class_names(image_run, tiny_bert_dir):
+    model = fpt.load(image_run)
+    assert [list(c) for c in model.classes] == [["cat", "dog"]]  # the ClassLabel's names, not 0 and 1
+    assert set(model.predict([_photo(0), _photo(200)])) <= {"cat", "dog"}
+    # a DatasetDict in memory keeps its own splits, as a saved one does
+    dd = datasets.DatasetDict({"train": _dataset(12), "test": _dataset(4)})
+    exp = fpt.build(data=dd, body=tiny_bert_dir, **TINY)
+    assert exp.data.info["split_sizes"]["test"] == 4 and exp.data.info["modality"] == "image"
+
+
+def test_a_class_label_of_minus_one_is_no_label_not_the_last_class(tiny_bert_dir):
+    dd = datasets.DatasetDict({"train": _dataset(12), "test": _dataset(4, labels=[-1] * 4)})
+    with pytest.raises(DataError, match=r"\[test\]: column 'label' is -1 \(no label\) on 4 of 4 rows .*ds\.filter"):
+        fpt.build(data=dd, body=tiny_bert_dir, **TINY)
+    table = datasets.Dataset.from_dict({"f": [float(i) for i in range(12)], "label": [0, 1] * 5 + [-1, 1]},
+                                       features=datasets.Features({"f": datasets.Value("float32"),
+                                                                   "label": datasets.ClassLabel(names=["no", "yes"])}))
+    with pytest.raises(DataError, match=r"column 'label' is -1 \(no label\) on 1 of 12 rows \(first row 10\)"):
+        fpt.build(data=table, body=tiny_bert_dir, **TINY)
+
+
+def test_pil_images_are_predicted_as_image_files_are(image_run, tmp_path):
+    model = fpt.load(image_run)
+    big = _photo(200, size=(30, 20))
+    big.save(tmp_path / "big.png")
+    # any size, resized as a file is; one image is one example (it was read as a batch of its 20 rows)
+    assert list(model.predict([big])) == list(model.predict(big)) == list(model.predict(str(tmp_path / "big.png")))
+    assert len(model.predict([big, _photo(0)])) == 2
+    with pytest.raises(SchemaError, match=r"image 2 is a ndarray among PIL images"):
+        model.predict([big, np.zeros((8, 8, 3), np.uint8)])
+
+
+def test_a_grayscale_model_refuses_a_colour_pil_image(tmp_path, tiny_bert_dir):
+    root = tmp_path / "gray"
+    for c, v in (("dark", 10), ("light", 240)):
+        (root / c).mkdir(parents=True)
+        for i in range(6):
+            _photo(v + i, colour=False).convert("L").save(root / c / f"{i}.png")
+    fpt.fit(fpt.build(data=str(root), body=tiny_bert_dir, **TINY), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    assert len(model.predict([_photo(100, size=(16, 16), colour=False)])) == 1  # RGB mode, gray pixels: read
+    with pytest.raises(SchemaError, match=r"image 1 is a colour image, but the model was trained on grayscale"):
+        model.predict(_photo(100))
+
+
+def _png(path: Path, value: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.full((4, 4), value, dtype=np.uint8)).save(path)
+
+
+@pytest.mark.parametrize("splits", [("train", "test"), ("train",), ("Train", "Valid", "Test")])
+def test_split_folders_of_loose_images_are_not_classes(tmp_path, splits):
+    root = tmp_path / "kaggle"
+    for s in splits:
+        for i in range(3):
+            _png(root / s / f"{i}.png", 40 * i)
+    (root / "labels.csv").write_text("id,label\n0,cat\n")
+    with pytest.raises(DataError) as info:
+        read_image_folder(root, "gray", 4)  # was: classes 'test' and 'train' (a model telling the splits apart)
+    message = str(info.value)
+    assert "\n" not in message and "images but no class folders, with labels.csv beside them" in message
+    assert f"move the training images into {splits[0]}/<class>/" in message
+
+
+def test_class_folder_names_are_one_unicode_form(tmp_path):
+    nfc = "café"
+    nfd = unicodedata.normalize("NFD", nfc)
+    assert nfc != nfd
+    for i in range(2):
+        _png(tmp_path / "mac" / nfd / f"{i}.png", 10)  # as macOS writes the name
+        _png(tmp_path / "mac" / "tea" / f"{i}.png", 200)
+        _png(tmp_path / "linux" / nfc / f"{i}.png", 10)  # as it is typed elsewhere
+    raw = read_image_folder(tmp_path / "mac", "gray", 4)
+    assert raw.notes["class_folders"] == [nfc, "tea"]
+
+    seen: list = []
+    tokeniser = SimpleNamespace(channels="gray", image_size=4)
+    checks = Checks(SimpleNamespace(prep=SimpleNamespace(tokeniser=tokeniser)), None, None,
+                    lambda y, where: seen.extend(y[:, 0]))
+    read_image_inputs(tmp_path / "linux", checks)
+    read_image_inputs(tmp_path / "mac", checks)
+    assert set(seen) == {nfc, "tea"}
+
+
+def test_an_iphone_heic_is_named_and_an_avif_is_read(image_run, tmp_path):
+    from PIL import features
+
+    model = fpt.load(image_run)
+    (tmp_path / "IMG_0001.HEIC").write_bytes(b"\x00\x00\x00\x18ftypheic")
+    with pytest.raises(DataError, match=r"IMG_0001\.HEIC: an HEIC/HEIF photo .* convert it to \.jpg"):
+        model.predict(str(tmp_path / "IMG_0001.HEIC"))
+    if not features.check("avif"):
+        pytest.skip("this Pillow has no AVIF codec")
+    _photo(200).save(tmp_path / "a.avif")
+    assert len(model.predict(str(tmp_path / "a.avif"))) == 1
