@@ -148,3 +148,23 @@ def test_an_iphone_heic_is_named_and_an_avif_is_read(image_run, tmp_path):
         pytest.skip("this Pillow has no AVIF codec")
     _photo(200).save(tmp_path / "a.avif")
     assert len(model.predict(str(tmp_path / "a.avif"))) == 1
+
+
+def test_a_column_of_image_file_names_is_refused_not_read_as_text(tmp_path, tiny_bert_dir):
+    """Kaggle's train.csv of filepath,label: it trained a symbol-sequence model of the paths' letters (accuracy 1.0
+    where the path runs through the class folder). Cast to images, the same Dataset trains on the pixels."""
+    import pandas as pd
+
+    paths, labels = [], []
+    for i in range(12):
+        label = "cat" if i % 2 else "dog"
+        _png(tmp_path / "imgs" / label / f"{i}.png", 200 * (i % 2) + i)
+        paths.append(str(tmp_path / "imgs" / label / f"{i}.png"))
+        labels.append(label)
+    frame = pd.DataFrame({"filepath": [p.upper() for p in paths], "label": labels})
+    frame.to_csv(tmp_path / "train.csv", index=False)
+    for data in (str(tmp_path / "train.csv"), frame, datasets.Dataset.from_pandas(frame)):
+        with pytest.raises(DataError, match=r"column 'filepath' holds image file names .*cast_column\('filepath'"):
+            fpt.build(data=data, body=tiny_bert_dir, **TINY)
+    cast = datasets.Dataset.from_dict({"filepath": paths, "label": labels}).cast_column("filepath", datasets.Image())
+    assert fpt.build(data=cast, body=tiny_bert_dir, **TINY).data.info["modality"] == "image"

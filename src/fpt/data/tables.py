@@ -34,6 +34,7 @@ from fpt.data.base import (
     rows,
     shown,
 )
+from fpt.data.images import IMAGE_SUFFIXES
 from fpt.data.timeseries import check_series, series_from_rows
 from fpt.errors import DataError, SchemaError, near
 
@@ -404,6 +405,8 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         raise DataError(f"{train_where}: every column is a target ({', '.join(targets)})"
                         + (f" or dropped ({', '.join(drop)})" if drop else "") + "; a table needs at least one "
                         "feature column")
+    if modality != "sequence":  # asked for as symbols, a column of file names is read as the user said
+        _refuse_image_paths(train_cols, features, train_where)
     splits = {}
     for split, (cols, where) in parts.items():
         missing = [c for c in (*targets, *features) if c not in cols]
@@ -434,6 +437,22 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     notes: dict[str, Any] = {"features": features, **({"dropped": list(drop)} if drop else {})}
     return RawData(modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
                    split_from, notes)
+
+
+def _refuse_image_paths(cols: dict[str, np.ndarray], features: list[str], where: str) -> None:
+    """A feature column of image file names (Kaggle's train.csv of ``filepath,label``, a Dataset of paths not cast to
+    images) would be read as text, one token per character: a model of the names' letters, whose accuracy says
+    nothing of the images (a path through a class folder spells its label). fpt opens no file a table names."""
+    for c in features:
+        values = cols[c]
+        if values.dtype.kind not in "OU":
+            continue
+        sample = [v for v in values[:1000] if isinstance(v, str) and v.strip()]
+        if sample and all(Path(v.strip()).suffix.lower() in IMAGE_SUFFIXES for v in sample):
+            raise DataError(f"{where}: column {c!r} holds image file names ({sample[0]!r}), which would be read as "
+                            "text, not opened; put the images in class folders and give the folder (--data DIR, "
+                            f"DIR/<class>/*.png), or in Python a datasets.Dataset with the column cast to images "
+                            f"(ds.cast_column({c!r}, datasets.Image()))")
 
 
 def _check_named(given: tuple[str, ...], names: list[str], option: str, where: str) -> None:
