@@ -255,8 +255,13 @@ class Predictor:
         spec = self.spec
         if spec.token_dim is not None:
             if x.ndim != 3 or x.shape[2] != spec.token_dim or not 1 <= x.shape[1] <= spec.seq_len:
+                # a batch of images as torchvision gives it, (n, C, H, W): a tensor is read as tokens, an array as images
+                images = self.schema is not None and self.schema.modality == "image" and x.ndim in (3, 4)
                 raise SchemaError(f"{where}: tokens of shape {tuple(x.shape)}; the model takes (n, T, {spec.token_dim}) "
-                                  f"values with T <= {spec.seq_len}")
+                                  f"values with T <= {spec.seq_len}" + ("; to give images, pass a NumPy array "
+                                                                        "(tensor.numpy(): uint8 0-255 or floats 0-1, "
+                                                                        "not normalised) or PIL images" if images
+                                                                        else ""))
             return x.float()
         if x.ndim != 2 or not 1 <= x.shape[1] <= spec.seq_len:
             raise SchemaError(f"{where}: ids of shape {tuple(x.shape)}; the model takes (n, T) token ids with "

@@ -168,3 +168,36 @@ def test_a_column_of_image_file_names_is_refused_not_read_as_text(tmp_path, tiny
             fpt.build(data=data, body=tiny_bert_dir, **TINY)
     cast = datasets.Dataset.from_dict({"filepath": paths, "label": labels}).cast_column("filepath", datasets.Image())
     assert fpt.build(data=cast, body=tiny_bert_dir, **TINY).data.info["modality"] == "image"
+
+
+def test_a_datasets_dataset_is_predicted_and_scored_by_its_features(image_run):
+    """model.predict(ds) raised AttributeError ('dict' object has no attribute 'shape'), and model.predict(ds["image"])
+    (a datasets Column) a ValueError of inhomogeneous shapes."""
+    model = fpt.load(image_run)
+    test = _dataset(6)
+    predicted = model.predict(test)
+    assert list(predicted) == list(model.predict(test["image"])) == list(model.predict(list(test["image"])))
+    assert model.score(test)["accuracy"] == np.mean(predicted == np.array(["cat", "dog"] * 3))  # the ClassLabel names
+    unlabelled = _dataset(2, labels=[-1, -1])  # a benchmark's hidden test labels: predicted, not scored
+    assert len(model.predict(unlabelled)) == 2 and model.predict_file(unlabelled).metrics is None
+    with pytest.raises(DataError, match=r"a DatasetDict of splits \['test', 'train'\]; give one split"):
+        model.predict(datasets.DatasetDict({"train": test, "test": test}))
+    with pytest.raises(SchemaError, match=r"no Image\(\) column .*ds\.cast_column"):
+        model.predict(datasets.Dataset.from_dict({"path": ["a.png"], "label": ["cat"]}))
+
+
+def test_a_torch_batch_of_images_says_how_to_give_images(image_run):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(SchemaError, match=r"tokens of shape \(2, 3, 8, 8\).*to give images, pass a NumPy array"):
+        fpt.load(image_run).predict(torch.rand(2, 3, 8, 8))
+
+
+def test_an_iphone_photo_among_unlabelled_images_is_named(image_run, tmp_path):
+    folder = tmp_path / "new"
+    folder.mkdir()
+    _photo(0).save(folder / "a.jpg")
+    (folder / "IMG_0002.HEIC").write_bytes(b"\x00\x00\x00\x18ftypheic")
+    (folder / "notes.txt").write_text("a README beside the images is no photo")
+    result = fpt.load(image_run).predict_file(str(folder))
+    assert result.rows == 1 and len(result.notes) == 1
+    assert "left out 1 file(s) in the folder" in result.notes[0] and "IMG_0002.HEIC" in result.notes[0]

@@ -112,6 +112,30 @@ def _class_names(feat: Any, values: Any, column: str, where: str) -> np.ndarray:
     return np.array([feat.names[int(v)] for v in codes], dtype=object)
 
 
+def dataset_columns(ds: Any, where: str) -> tuple[dict[str, Any], str | None]:
+    """A ``datasets.Dataset`` given to a trained model, as (columns, its Image column or None): a ClassLabel's names
+    for its integers, and a ClassLabel of -1 throughout (a benchmark's unlabelled test split) left out, so that the
+    examples are predicted without scoring."""
+    datasets = quiet_datasets()
+    if isinstance(ds, datasets.DatasetDict):
+        raise DataError(f"{where}: a DatasetDict of splits {sorted(ds)}; give one split, e.g. dd[{sorted(ds)[-1]!r}]")
+    if getattr(ds, "_indices", None) is not None:
+        ds = ds.flatten_indices()
+    image = next((c for c, f in ds.features.items() if isinstance(f, datasets.Image)), None)
+    cols: dict[str, Any] = {}
+    for col, feat in ds.features.items():
+        if col == image:
+            cols[col] = list(ds[col])
+            continue
+        values = ds.data.column(col).to_numpy(zero_copy_only=False)
+        if isinstance(feat, datasets.ClassLabel):
+            if len(values) and (np.asarray(values, dtype=np.int64) < 0).all():
+                continue  # no labels at all: nothing to score
+            values = _class_names(feat, values, col, where)
+        cols[col] = values
+    return cols, image
+
+
 def _images(splits, column: str, target: str | None, channels: str, size: int, source: str, how: str) -> RawData:  # noqa: ANN001
     train = splits["train"]
     label = target or next((c for c in ("label", "labels", "target", "class", "y") if c in train.features), None)
@@ -136,4 +160,4 @@ def _images(splits, column: str, target: str | None, channels: str, size: int, s
     return RawData("image", out, [label], source, how, {"image_channels": channels})
 
 
-__all__ = ["from_datasets", "is_datasets", "is_saved_dataset", "load_hub"]
+__all__ = ["dataset_columns", "from_datasets", "is_datasets", "is_saved_dataset", "load_hub"]

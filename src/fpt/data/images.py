@@ -36,6 +36,7 @@ HF_SPLITS = {"train": "train", "validation": "val", "valid": "val", "val": "val"
 # Split folder names (lower-cased), Hugging Face's split keywords: a folder of one of these names that holds folders.
 SPLIT_FOLDERS = {"train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val",
                  "dev": "val", "test": "test", "testing": "test", "eval": "test", "evaluation": "test"}
+UNREAD_PHOTOS = {".heic", ".heif"}  # photos (an iPhone's) that Pillow does not decode: named when left out
 SYSTEM_FILES = {"thumbs.db", "desktop.ini"}  # written into folders by Windows Explorer: never data
 
 
@@ -181,10 +182,11 @@ def list_image_folder(path: Path) -> tuple[dict[str, list[tuple[Path, str]]], li
     return splits, others
 
 
-def skipped_note(others: list[Path], where: Path) -> str:
-    """One line naming the files in class folders that were left out because they are not images fpt decodes."""
+def skipped_note(others: list[Path], where: Path, inside: str = "in class folders") -> str:
+    """One line naming the files (``inside`` class folders, or a folder) that were left out because they are not
+    images fpt decodes."""
     kinds = Counter(p.suffix.lower() or "(no suffix)" for p in others)
-    return (f"{where}: left out {len(others)} file(s) in class folders that are not "
+    return (f"{where}: left out {len(others)} file(s) {inside} that are not "
             f"{'/'.join(sorted(s[1:] for s in IMAGE_SUFFIXES))} images ("
             + ", ".join(f"{k}: {n}" for k, n in kinds.most_common(5)) + f"), e.g. {others[0]}; convert them "
             "(an iPhone's .heic to .jpg) to read them")
@@ -376,8 +378,10 @@ def read_image_inputs(path: Path, checks: Checks) -> Inputs:
     if folders:
         y = np.array([label for _, label in files], dtype=object)[:, None]
         checks.labels(y, f"{path}/<class>/")
-    # a folder of unlabelled images may hold anything beside them; a class folder holds the class's images
-    notes = [skipped_note(others, path)] if folders and others else []
+    # a folder of unlabelled images may hold anything beside them (a CSV, a README); a class folder holds the class's
+    # images, and an iPhone's photo (.heic) among unlabelled ones is a photo the user expects a prediction for
+    left_out = others if folders else [p for p in others if p.suffix.lower() in UNREAD_PHOTOS]
+    notes = [skipped_note(left_out, path, "in class folders" if folders else "in the folder")] if left_out else []
     return Inputs(images, y, str(path), [str(p.relative_to(path)) for p, _ in files], notes)
 
 
@@ -396,6 +400,8 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     tok = schema.prep.tokeniser
     if _is_pil(X):  # one image, as one image file is one example (np.asarray would make its rows the examples)
         X = [X]
+    elif not isinstance(X, (np.ndarray, list, tuple)) and hasattr(X, "__len__") and hasattr(X, "__iter__"):
+        X = list(X)  # a datasets Column (ds["image"]: PIL images decoded as read), a pandas Series of images
     if isinstance(X, (list, tuple)) and X and any(_is_pil(img) for img in X):
         # PIL images (Image.open's, a datasets.Dataset's) are read as image files are: any size, resized to the
         # model's, converted to its channels; colour for a grayscale model is refused, as for a file

@@ -45,6 +45,7 @@ from fpt.data.base import (
     shown,
 )
 from fpt.data.formats import FORMATS, for_inputs
+from fpt.data.hub import dataset_columns, is_datasets
 from fpt.data.images import check_images
 from fpt.data.modalities import modality
 from fpt.data.tables import ALLOW_UNSEEN_FIX, ROW_INDEX, table_suffix
@@ -120,6 +121,22 @@ def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False) -> Inputs:
     """In-memory inputs (Python API): a file path, a pandas DataFrame, a dict of columns, or arrays / lists."""
     if isinstance(data, (str, Path)):
         return read_inputs(data, schema, allow_unseen)
+    if is_datasets(data):  # read by its features, as fpt.build(data=Dataset) reads one
+        where = f"the {type(data).__name__}"
+        columns, image = dataset_columns(data, where)
+        if schema.modality != "image":
+            data = {k: v for k, v in columns.items() if k != image}
+        elif image is None:
+            raise SchemaError(f"{where}: no Image() column (columns {shown(list(columns))}), but the model was trained "
+                              "on images; cast the column of images or paths: ds.cast_column(NAME, datasets.Image())")
+        else:
+            # the model's target, else the label column training would choose (a model of class folders, whose
+            # target is 'class', scoring a Dataset's 'label')
+            given = [t for t in (*schema.targets, "label", "labels", "target", "class", "y") if t in columns]
+            y = np.array(columns[given[0]], dtype=object)[:, None] if given else None
+            if y is not None:
+                check_labels(y, schema, where)
+            return Inputs(check_images(columns[image], schema, where, allow_unseen), y, where)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
         series_id = list(getattr(schema.prep, "series_id", None) or [])
         if series_id and is_multiindex_frame(data) and set(data.index.names) & set(series_id):
