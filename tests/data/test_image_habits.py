@@ -201,3 +201,23 @@ def test_an_iphone_photo_among_unlabelled_images_is_named(image_run, tmp_path):
     result = fpt.load(image_run).predict_file(str(folder))
     assert result.rows == 1 and len(result.notes) == 1
     assert "left out 1 file(s) in the folder" in result.notes[0] and "IMG_0002.HEIC" in result.notes[0]
+
+
+def test_auto_channels_look_through_every_class_not_the_first(tmp_path):
+    """A class of grayscale scans listed first made a grayscale model of colour photos (the first 200 in order of
+    paths were all that class's)."""
+    root = tmp_path / "d"
+    for i in range(205):
+        _png(root / "a_scans" / f"{i:03d}.png", i)
+    for i in range(3):
+        path = root / "b_photos" / f"{i}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _photo(50 * i).save(path)
+    raw = read_image_folder(root, "auto", 4)
+    assert raw.notes["image_channels"] == "rgb" and raw.splits["train"].x[-1].shape == (4, 4, 3)
+    pixels = [{"image": _photo(i, colour=False)} for i in range(205)] + [{"image": _photo(9)} for _ in range(3)]
+    ds = datasets.Dataset.from_list([{**p, "label": int(i >= 205)} for i, p in enumerate(pixels)],
+                                    features=datasets.Features({"image": datasets.Image(), "label": datasets.Value("int64")}))
+    from fpt.data.hub import from_datasets
+
+    assert from_datasets(ds, "ds", "ds", None, "auto", "auto", 4).notes["image_channels"] == "rgb"

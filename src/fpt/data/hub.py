@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import SEEDED, RawData, Split
-from fpt.data.images import HF_SPLITS, load_image, shows_colour
+from fpt.data.images import HF_SPLITS, load_image, shows_colour, spread
 from fpt.data.tables import _cause, columns_to_raw, quiet_datasets
 from fpt.errors import DataError
 
@@ -143,7 +143,8 @@ def _images(splits, column: str, target: str | None, channels: str, size: int, s
         raise DataError(f"{source}: no label column among {list(train.features)}; give --target NAME")
     if channels == "auto":
         # as for an image folder: colour shown, not the mode (a grayscale photo saved as RGB, a palette PNG)
-        channels = "rgb" if any(img is not None and shows_colour(img) for img in train[column][:200]) else "gray"
+        sample = train.select(spread(list(range(len(train)))))[column]  # through every class, not the first's
+        channels = "rgb" if any(img is not None and shows_colour(img) for img in sample) else "gray"
     out = {}
     for split, ds in splits.items():
         feat = ds.features[label]

@@ -204,7 +204,7 @@ def read_image_folder(path: Path, channels: str, size: int) -> RawData:
         warnings.warn(skipped_note(others, path), SkippedFiles, stacklevel=2)
     paths = {split: ([str(p) for p, _ in files], [label for _, label in files]) for split, files in listed.items()}
     if channels == "auto":
-        channels = "rgb" if any(_has_colour(f) for f in paths["train"][0][:200]) else "gray"
+        channels = "rgb" if any(_has_colour(f) for f in spread(paths["train"][0])) else "gray"
     splits = {}
     for split, (files, labels) in paths.items():
         images = [load_image(Path(f), channels, size) for f in files]
@@ -213,6 +213,15 @@ def read_image_folder(path: Path, channels: str, size: int) -> RawData:
     split_from = "the data's own split folders" if len(paths) > 1 else SEEDED
     return RawData("image", {k: splits[k] for k in ("train", "val", "test") if k in splits}, ["class"],
                    f"image folder {path}", split_from, {"image_channels": channels, "class_folders": names})
+
+
+def spread(items: list, n: int = 200) -> list:  # noqa: ANN001 (any items)
+    """``n`` of ``items`` evenly spaced through them: what ``--image-channels auto`` looks at. The first ``n`` of a
+    listing in order of paths are the first class's alone (a class of grayscale scans before classes of colour photos
+    made a grayscale model, and every colour image was trained on as gray)."""
+    if len(items) <= n:
+        return list(items)
+    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
 
 
 def _open(path: Path):  # noqa: ANN202 (a PIL image)
@@ -433,4 +442,4 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
 
 
 __all__ = ["IMAGE_SUFFIXES", "array_channels", "array_notes", "as_images", "check_images", "has_images", "load_image",
-           "read_image_folder", "read_image_inputs", "shows_colour"]
+           "read_image_folder", "read_image_inputs", "shows_colour", "spread"]
