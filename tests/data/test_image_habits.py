@@ -221,3 +221,12 @@ def test_auto_channels_look_through_every_class_not_the_first(tmp_path):
     from fpt.data.hub import from_datasets
 
     assert from_datasets(ds, "ds", "ds", None, "auto", "auto", 4).notes["image_channels"] == "rgb"
+
+
+def test_an_image_column_not_decoded_is_decoded(image_run, tiny_bert_dir):
+    """Image(decode=False), as a pipeline keeps bytes to decode lazily: AttributeError 'dict' object has no attribute
+    'mode' in training and at predict."""
+    raw = _dataset(12).cast_column("image", datasets.Image(decode=False))
+    assert fpt.build(data=raw, body=tiny_bert_dir, **TINY).data.info["modality"] == "image"
+    model = fpt.load(image_run)
+    assert list(model.predict(raw)) == list(model.predict(_dataset(12)))

@@ -86,6 +86,9 @@ def from_datasets(dd: Any, name: str, source: str, target: str | None, modality:
     image_cols = [c for c, f in splits["train"].features.items() if isinstance(f, datasets.Image)]
     how = "the dataset's own splits" if len(splits) > 1 else SEEDED
     if image_cols:
+        # Image(decode=False) gives dicts of bytes and path: decoded here as any image column is
+        splits = {k: v.cast_column(image_cols[0], datasets.Image()) if not v.features[image_cols[0]].decode else v
+                  for k, v in splits.items()}
         return _images(splits, image_cols[0], target, image_channels, image_size, source, how)
     parts = {}
     for split, ds in splits.items():
@@ -122,6 +125,8 @@ def dataset_columns(ds: Any, where: str) -> tuple[dict[str, Any], str | None]:
     if getattr(ds, "_indices", None) is not None:
         ds = ds.flatten_indices()
     image = next((c for c, f in ds.features.items() if isinstance(f, datasets.Image)), None)
+    if image is not None and not ds.features[image].decode:  # Image(decode=False): dicts of bytes and path
+        ds = ds.cast_column(image, datasets.Image())
     cols: dict[str, Any] = {}
     for col, feat in ds.features.items():
         if col == image:
