@@ -205,3 +205,35 @@ def test_standard_input_errors_name_it_and_a_terminal_is_refused(run, monkeypatc
     monkeypatch.setattr("sys.stdin", Terminal(io.BytesIO(b"")))
     assert main(["predict", str(model), "-"]) == 2
     assert "standard input is a terminal, not a table; pipe one in" in capsys.readouterr().err
+
+
+def test_a_labelled_file_is_scored_per_class_and_by_balanced_accuracy(tmp_path, tiny_bert_dir, capsys):
+    """Scoring a labelled file printed accuracy alone: a class the model never predicts (imbalanced data) went
+    unseen. Now each class's precision, recall, F1 and support, and balanced accuracy and macro F1, as scikit-learn
+    computes them."""
+    import pandas as pd
+    from sklearn.metrics import balanced_accuracy_score, classification_report, f1_score
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=90), "z": rng.normal(size=90)})
+    frame["label"] = np.where(frame.x > 0.9, "rare", np.where(frame.x > 0, "hi", "lo"))
+    fpt.fit(fpt.build(data=frame, body=tiny_bert_dir, init="random", fit="closed-form", baselines="none",
+                      device="cpu"), out=tmp_path / "run", progress=False)
+    frame.to_csv(tmp_path / "scored.csv", index=False)
+    result = fpt.load(tmp_path / "run").predict_file(str(tmp_path / "scored.csv"))
+    predicted = pd.Series(result.columns["prediction"])
+    want = classification_report(frame.label, predicted, labels=["hi", "lo", "rare"], output_dict=True,
+                                 zero_division=0)
+    assert [r["class"] for r in result.per_class] == ["hi", "lo", "rare"]
+    for r in result.per_class:
+        assert r["support"] == want[r["class"]]["support"]
+        assert np.isclose(r["precision"], want[r["class"]]["precision"]) and np.isclose(r["f1"], want[r["class"]]["f1-score"])
+    assert np.isclose(result.metrics["balanced_accuracy"], balanced_accuracy_score(frame.label, predicted))
+    assert np.isclose(result.metrics["macro_f1"], f1_score(frame.label, predicted, average="macro"))
+    assert main(["predict", str(tmp_path / "run"), str(tmp_path / "scored.csv"), "--out", str(tmp_path / "p.csv")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "per class:" and out[1].split() == ["class", "precision", "recall", "f1", "support"]
+    assert [line.split()[0] for line in out[2:5]] == ["hi", "lo", "rare"]
+    assert {"accuracy", "balanced_accuracy", "macro_f1"} <= set(json.loads(out[5]))
+    frame.drop(columns="label").to_csv(tmp_path / "new.csv", index=False)
+    assert fpt.load(tmp_path / "run").predict_file(str(tmp_path / "new.csv")).per_class is None  # nothing to score

@@ -55,6 +55,9 @@ class Prediction:
     rows: int
     where: str
     notes: list[str] = field(default_factory=list)  # what was done to the inputs (e.g. series cut to the trained length)
+    # a classifier of one output scored on labelled inputs: each class's precision, recall, F1 and support (the rows
+    # of scikit-learn's classification_report), in the model's class order
+    per_class: list[dict[str, Any]] | None = None
 
     def to_csv(self, path: str | Path) -> None:
         """The table as CSV at ``path`` (whatever its suffix; ``write`` picks the format from it)."""
@@ -469,7 +472,30 @@ class Predictor:
                     columns[name] = [float(f"{p:.6g}") for p in proba[:, j, c]]
         where = read.where if read is not None else (str(inputs) if isinstance(inputs, (str, Path)) else "inputs")
         metrics = self._metrics(logits, read) if len(x) else None  # no rows: nothing to score
-        return Prediction(columns, metrics, len(x), where, list(read.notes) if read is not None else [])
+        per_class = None
+        if metrics is not None and self.is_classifier and values.shape[1] == 1:
+            per_class = self._per_class(logits, read, metrics)
+        return Prediction(columns, metrics, len(x), where, list(read.notes) if read is not None else [], per_class)
+
+    def _per_class(self, logits: Tensor, read: Inputs, metrics: dict[str, float]) -> list[dict[str, Any]]:
+        """A labelled file's scores per class, and (into ``metrics``) balanced accuracy and macro F1 as scikit-learn
+        computes them: on imbalanced data accuracy alone hides a class the model never predicts."""
+        import warnings
+
+        from sklearn.metrics import balanced_accuracy_score, f1_score, precision_recall_fscore_support
+
+        y = self.preprocessing.encode_targets(read.y, read.where) if self.preprocessing is not None else \
+            torch.as_tensor(read.y.astype(np.int64))
+        truth, predicted = y[:, 0].numpy(), logits.argmax(-1)[:, 0].numpy()
+        labels = self.classes[0] if self.classes is not None else list(range(self.spec.num_classes))
+        with warnings.catch_warnings():  # a class absent from the file: scikit-learn's warning, its figures 0
+            warnings.simplefilter("ignore")
+            precision, recall, f1, support = precision_recall_fscore_support(
+                truth, predicted, labels=list(range(len(labels))), zero_division=0)
+            metrics["balanced_accuracy"] = float(balanced_accuracy_score(truth, predicted))
+            metrics["macro_f1"] = float(f1_score(truth, predicted, average="macro", zero_division=0))
+        return [{"class": label, "precision": float(p), "recall": float(r), "f1": float(f), "support": int(n)}
+                for label, p, r, f, n in zip(labels, precision, recall, f1, support, strict=True)]
 
 
 def _output_name(name: str) -> bool:

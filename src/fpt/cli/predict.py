@@ -79,6 +79,21 @@ def _inputs(inputs: str) -> Iterator[str]:
             raise type(exc)(str(exc).replace(str(path), STDIN_NAME)) from None
 
 
+PER_CLASS_SHOWN = 30  # classes printed; a model of hundreds of classes prints its worst by F1
+
+
+def _print_per_class(rows: list[dict], stream: object) -> None:
+    """scikit-learn's classification_report rows, as a labelled file is scored: the classes by the model's order, or
+    for more than PER_CLASS_SHOWN classes the worst by F1 (the ones to look at)."""
+    shown = rows if len(rows) <= PER_CLASS_SHOWN else sorted(rows, key=lambda r: (r["f1"], -r["support"]))[:PER_CLASS_SHOWN]
+    width = max(5, *(len(str(r["class"])) for r in shown))
+    head = "per class" if len(shown) == len(rows) else f"the {len(shown)} classes of lowest F1 of {len(rows)}"
+    print(f"{head}:\n  {'class':<{width}}  precision  recall     f1  support", file=stream)
+    for r in shown:
+        print(f"  {str(r['class']):<{width}}  {r['precision']:9.3f}  {r['recall']:6.3f}  {r['f1']:5.3f}  {r['support']:7d}",
+              file=stream)
+
+
 def run(args: argparse.Namespace) -> int:
     from fpt.data.inputs import CutInputWarning
     from fpt.predictor import STDOUT
@@ -97,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     # what was done to the inputs (series cut to the trained length). With --out -, standard output is the table
     # alone (a pipe into another tool reads CSV only), so the line goes to standard error.
     said = sys.stderr if str(args.out) == STDOUT else sys.stdout
+    if result.per_class:
+        _print_per_class(result.per_class, said)
     print(json.dumps({"rows": result.rows, **(result.metrics or {}), **({"notes": result.notes} if result.notes else {})}),
           file=said)
     if str(args.out) != STDOUT:
