@@ -270,6 +270,19 @@ def test_a_control_above_the_run_is_said_under_holms_correction_over_the_control
     assert not two["hurt"] and "not shown" in two["line"]
 
 
+def test_holms_second_step_holds_the_other_control_to_the_level():
+    """Holm's step-down, not Bonferroni's: once the control the run beats clearly is significant at 0.05 / 2, the
+    control above the run is held to 0.05 (it was held to 0.025 as well, and "no" went unsaid)."""
+    from fpt.baselines import language_model_verdict
+
+    ours = {"closed_form": {"fold_scores": [0.80, 0.82, 0.79, 0.83, 0.81]}}
+    above = {"fold_scores": [0.84, 0.83, 0.80, 0.85, 0.86]}
+    below = {"fold_scores": [0.50, 0.53, 0.49, 0.52, 0.515]}
+    verdict = language_model_verdict(ours, {"random body": below, "no language model": above}, "accuracy")
+    assert verdict["controls"]["random body"]["p"] < 0.025 <= verdict["controls"]["no language model"]["p"] < 0.05
+    assert verdict["hurt"] and not verdict["helped"] and "no: a control is significantly better" in verdict["line"]
+
+
 def test_the_sklearn_estimators_fit_in_closed_form(tiny_bert_dir):
     from sklearn.base import clone
 

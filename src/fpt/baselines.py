@@ -434,11 +434,11 @@ def language_model_verdict(summary: dict[str, Any], controls: dict[str, Any], me
     if not rows:
         return None
     # "yes" claims the run is above every control: each test at the level (an intersection-union test needs no
-    # correction). "no" claims some control is above it, any one of the k tested: Holm's step-down over the k
-    # (its first step, the smallest p against level / k, decides "any"), so two controls do not double the chance
-    # of a false "no"
+    # correction). "no" claims some control is above it, any one of the k tested: Holm's step-down over the k, so
+    # two controls do not double the chance of a false "no" (the smallest p against level / k alone was Bonferroni's:
+    # a control the run beats clearly, first in that order, left a second control above it held to level / k)
     better = all(r["difference"] > 0 and r["p"] < SIGNIFICANCE for r in rows.values())
-    worse = any(r["difference"] < 0 and r["p"] < SIGNIFICANCE / len(rows) for r in rows.values())
+    worse = any(rows[name]["difference"] < 0 for name in _holm(rows))
     answer = ("yes: above every control" if better else
               "no: a control is significantly better" if worse else "not shown: no significant difference from every control")
     label = "R²" if metric == "r2" else metric
@@ -449,6 +449,19 @@ def language_model_verdict(summary: dict[str, Any], controls: dict[str, Any], me
     return {"helped": better, "hurt": worse, "folds": len(ours), "mean": float(np.mean(ours)),
             "std": float(np.std(ours)), "controls": rows, "line": line,
             **({"examples": sample["examples"], "of": sample["of"], "seed": sample["seed"]} if sample else {})}
+
+
+def _holm(rows: dict[str, dict[str, Any]]) -> list[str]:
+    """The controls whose p is significant under Holm's step-down at ``SIGNIFICANCE`` over all of ``rows``: the i-th
+    smallest p (from 0) is held to SIGNIFICANCE / (k - i) until the first that fails (as
+    fpt.presentation.verdict_stats.holm, a layer above)."""
+    ordered = sorted(rows, key=lambda name: (rows[name]["p"], name))
+    significant = []
+    for i, name in enumerate(ordered):
+        if rows[name]["p"] >= SIGNIFICANCE / (len(ordered) - i):
+            break
+        significant.append(name)
+    return significant
 
 
 def _fmt(value: float | None) -> str:
