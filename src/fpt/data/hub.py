@@ -19,6 +19,9 @@ from fpt.data.images import HF_SPLITS, load_image, shows_colour, spread
 from fpt.data.tables import _cause, columns_to_raw, quiet_datasets
 from fpt.errors import DataError
 
+# A dataset's label column, where none is named: the first of these it has (Hugging Face's image sets call it "label")
+LABEL_COLUMNS = ("label", "labels", "target", "class", "y")
+
 
 def is_saved_dataset(path: Path) -> bool:
     return path.is_dir() and ((path / "dataset_dict.json").exists() or (path / "state.json").exists())
@@ -80,16 +83,12 @@ def from_datasets(dd: Any, name: str, source: str, target: str | None, modality:
     if unknown or "train" not in splits:
         raise DataError(f"{name}: splits {sorted(dd)}; fpt reads train (and validation/test); save the dataset with "
                         "those split names")
-    # a dataset in memory may be a view (select, shuffle, train_test_split): its Arrow table ``.data`` is then the
-    # whole underlying table, in its own order, so the view is written out first
-    splits = {k: v.flatten_indices() if getattr(v, "_indices", None) is not None else v for k, v in splits.items()}
-    image_cols = [c for c, f in splits["train"].features.items() if isinstance(f, datasets.Image)]
+    readable = {k: _readable(v) for k, v in splits.items()}
+    splits = {k: ds for k, (ds, _) in readable.items()}
+    image = readable["train"][1]
     how = "the dataset's own splits" if len(splits) > 1 else SEEDED
-    if image_cols:
-        # Image(decode=False) gives dicts of bytes and path: decoded here as any image column is
-        splits = {k: v.cast_column(image_cols[0], datasets.Image()) if not v.features[image_cols[0]].decode else v
-                  for k, v in splits.items()}
-        return _images(splits, image_cols[0], target, image_channels, image_size, source, how)
+    if image is not None:
+        return _images(splits, image, target, image_channels, image_size, source, how)
     parts = {}
     for split, ds in splits.items():
         cols = {}
@@ -115,6 +114,19 @@ def _class_names(feat: Any, values: Any, column: str, where: str) -> np.ndarray:
     return np.array([feat.names[int(v)] for v in codes], dtype=object)
 
 
+def _readable(ds: Any) -> tuple[Any, str | None]:
+    """A ``datasets.Dataset`` as fpt reads it, and its first ``Image`` column (None without one). A view (select,
+    shuffle, train_test_split) is written out first: its Arrow table ``.data`` is the whole underlying table, in its
+    own order. An ``Image(decode=False)`` column (dicts of bytes and path) is decoded as any image column is."""
+    datasets = quiet_datasets()
+    if getattr(ds, "_indices", None) is not None:
+        ds = ds.flatten_indices()
+    image = next((c for c, f in ds.features.items() if isinstance(f, datasets.Image)), None)
+    if image is not None and not ds.features[image].decode:
+        ds = ds.cast_column(image, datasets.Image())
+    return ds, image
+
+
 def dataset_columns(ds: Any, where: str) -> tuple[dict[str, Any], str | None]:
     """A ``datasets.Dataset`` given to a trained model, as (columns, its Image column or None): a ClassLabel's names
     for its integers, and a ClassLabel of -1 throughout (a benchmark's unlabelled test split) left out, so that the
@@ -122,11 +134,7 @@ def dataset_columns(ds: Any, where: str) -> tuple[dict[str, Any], str | None]:
     datasets = quiet_datasets()
     if isinstance(ds, datasets.DatasetDict):
         raise DataError(f"{where}: a DatasetDict of splits {sorted(ds)}; give one split, e.g. dd[{sorted(ds)[-1]!r}]")
-    if getattr(ds, "_indices", None) is not None:
-        ds = ds.flatten_indices()
-    image = next((c for c, f in ds.features.items() if isinstance(f, datasets.Image)), None)
-    if image is not None and not ds.features[image].decode:  # Image(decode=False): dicts of bytes and path
-        ds = ds.cast_column(image, datasets.Image())
+    ds, image = _readable(ds)
     cols: dict[str, Any] = {}
     for col, feat in ds.features.items():
         if col == image:
@@ -143,7 +151,7 @@ def dataset_columns(ds: Any, where: str) -> tuple[dict[str, Any], str | None]:
 
 def _images(splits, column: str, target: str | None, channels: str, size: int, source: str, how: str) -> RawData:  # noqa: ANN001
     train = splits["train"]
-    label = target or next((c for c in ("label", "labels", "target", "class", "y") if c in train.features), None)
+    label = target or next((c for c in LABEL_COLUMNS if c in train.features), None)
     if label is None or label not in train.features:
         raise DataError(f"{source}: no label column among {list(train.features)}; give --target NAME")
     if channels == "auto":
@@ -166,4 +174,4 @@ def _images(splits, column: str, target: str | None, channels: str, size: int, s
     return RawData("image", out, [label], source, how, {"image_channels": channels})
 
 
-__all__ = ["dataset_columns", "from_datasets", "is_datasets", "is_saved_dataset", "load_hub"]
+__all__ = ["LABEL_COLUMNS", "dataset_columns", "from_datasets", "is_datasets", "is_saved_dataset", "load_hub"]

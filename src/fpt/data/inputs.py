@@ -45,7 +45,7 @@ from fpt.data.base import (
     shown,
 )
 from fpt.data.formats import FORMATS, for_inputs
-from fpt.data.hub import dataset_columns, is_datasets
+from fpt.data.hub import LABEL_COLUMNS, dataset_columns, is_datasets
 from fpt.data.images import check_images
 from fpt.data.modalities import modality
 from fpt.data.tables import ALLOW_UNSEEN_FIX, ROW_INDEX, table_suffix
@@ -132,7 +132,7 @@ def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False) -> Inputs:
         else:
             # the model's target, else the label column training would choose (a model of class folders, whose
             # target is 'class', scoring a Dataset's 'label')
-            given = [t for t in (*schema.targets, "label", "labels", "target", "class", "y") if t in columns]
+            given = [t for t in (*schema.targets, *LABEL_COLUMNS) if t in columns]
             y = np.array(columns[given[0]], dtype=object)[:, None] if given else None
             if y is not None:
                 check_labels(y, schema, where)
