@@ -394,12 +394,17 @@ def read_image_inputs(path: Path, checks: Checks) -> Inputs:
     return Inputs(images, y, str(path), [str(p.relative_to(path)) for p, _ in files], notes)
 
 
+def _colour_for_gray(what: str, how: str = "") -> SchemaError:
+    """Colour given to a grayscale model (``what``: the image, ending in a verb or a colon): training converted every
+    image to the channels it chose, so the colour would be silently dropped; it is refused (grayscale to an RGB model
+    is lossless, as training did it). ``how``: the conversion to name, e.g. `` (img.convert('L'))``."""
+    return SchemaError(f"{what} a colour image, but the model was trained on grayscale images; convert it to grayscale"
+                       f"{how}, or train a model on colour images (--image-channels rgb)")
+
+
 def _input_image(file: Path, channels: str, size: int) -> np.ndarray:
-    # Training converted every image to the channels it chose; colour given to a grayscale model would be
-    # silently dropped, so it is refused (grayscale to an RGB model is lossless, as training did it).
     if channels == "gray" and _has_colour(str(file)):
-        raise SchemaError(f"{file}: a colour image, but the model was trained on grayscale images; convert it to "
-                          "grayscale, or train a model on colour images (--image-channels rgb)")
+        raise _colour_for_gray(f"{file}:")
     # Files of any size are resized to image_size, as the training images were.
     return load_image(file, channels, size)
 
@@ -420,9 +425,7 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
                               "of them as PIL images or all as arrays")
         for i, img in enumerate(X):
             if tok.channels == "gray" and shows_colour(img):
-                raise SchemaError(f"{where}: image {i + 1} is a colour image, but the model was trained on grayscale "
-                                  "images; convert it to grayscale (img.convert('L')), or train a model on colour "
-                                  "images (--image-channels rgb)")
+                raise _colour_for_gray(f"{where}: image {i + 1} is", " (img.convert('L'))")
         return [load_image(img, tok.channels, tok.image_size) for img in X]
     c = 3 if tok.channels == "rgb" else 1
     own = {(tok.image_size, tok.image_size, c), (c, tok.image_size, tok.image_size)} | \
