@@ -478,7 +478,6 @@ def fitted_std(std: float, spread: float, what: str) -> float:
                     "a model can standardise by in float32; rescale it (multiply it by a power of ten)")
 
 
-
 def bad_field(field: str, value: Any, expected: str) -> DataError:
     """A saved tokeniser's field that fitting would not have written, as a one-line DataError."""
     return DataError(f"tokeniser field {field!r} is {str(value)[:40]!r}, expected {expected}")

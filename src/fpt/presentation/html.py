@@ -159,10 +159,11 @@ def curve_blocks(runs: list[Path]) -> list[doc.Block]:
     fitted = []  # closed-form runs: one row at step 0, no curve to draw
     for run in runs:
         if (run / METRICS).is_file():
-            if read_config(run).get("fit") == "closed-form":
+            config = read_config(run)
+            if config.get("fit") == "closed-form":
                 fitted.append(run)
                 continue
-            by_task.setdefault(str(read_config(run).get("task", "?")), []).append(run)
+            by_task.setdefault(str(config.get("task", "?")), []).append(run)
     blocks: list[doc.Block] = []
     if fitted:
         blocks.append(doc.Para(f"{', '.join(f'`{run.name}`' for run in fitted[:5])}{' ...' if len(fitted) > 5 else ''}: "
