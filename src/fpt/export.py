@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import torch
 
 from fpt.errors import CheckpointError, ConfigError, DependencyError
-from fpt.feature_map import scores_only
+from fpt.feature_map import CLOSED_FORM, scores_only
 
 if TYPE_CHECKING:
     from fpt.predictor import Predictor
@@ -503,7 +503,7 @@ def _what_was_fitted(doc: dict[str, Any]) -> str:
     gradient (its input layers stay as drawn), gradient training the groups its freeze policy names."""
     cfg, weights = doc["run_config"], doc["weights"]
     counts = f"{weights['trained_parameters']:,} of {weights['parameters']:,} parameters"
-    if cfg.get("fit") == "closed-form":
+    if cfg.get("fit") == CLOSED_FORM:
         return (f"read as a feature map through {cfg.get('cf_members')} seeded input layers left as drawn, with an "
                 f"output head fitted in closed form (`{cfg.get('cf_head')}`; no gradient step; {counts} saved with "
                 "the run)")
@@ -553,7 +553,7 @@ def model_card(doc: dict[str, Any], out: Path) -> str:
     lines += ["", "## Metrics", ""]
     scores = {k: v for k, v in metrics.items() if k.startswith(("val_", "test_")) and k not in ("val_set", "test_set")}
     if scores:
-        if cfg.get("fit") == "closed-form":  # no step was selected: the head was fitted once, in closed form
+        if cfg.get("fit") == CLOSED_FORM:  # no step was selected: the head was fitted once, in closed form
             lines += [f"From the run's `summary.json`: the closed-form fit's validation figure (its own estimate: "
                       f"`closed_form.val_figure` there says which), the test set (`{metrics.get('test_set', 'test')}`) "
                       "evaluated once.", "", "| metric | value |", "|---|---|"]

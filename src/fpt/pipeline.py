@@ -65,7 +65,7 @@ class Experiment:
         sizes = ", ".join(f"{name} {len(batch.y)}" for name, batch in data.eval_sets.items())
         train = getattr(data.train, "data", None)
         sizes = (f"train {len(train.y)}, " if train is not None else "train generated, ") + sizes
-        fit = "closed-form" if c.fit == "closed-form" else f"gradient, {c.steps} steps at lr {c.lr:g}"
+        fit = CLOSED_FORM if c.fit == CLOSED_FORM else f"gradient, {c.steps} steps at lr {c.lr:g}"
         return (f"Experiment({what}: {data.objective.name}, {sizes}; body {c.body!r} ({c.init}, freeze {c.freeze!r}), "
                 f"{data.spec.seq_len} tokens; fit {fit}; device {self.device.type})")
 
