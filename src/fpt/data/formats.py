@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fpt.data.base import Checks, Inputs, RawData
-from fpt.data.images import IMAGE_SUFFIXES
+from fpt.data.images import IMAGE_SUFFIXES, UNREAD_PHOTOS
 from fpt.data.tables import BUILDERS, table_suffix
 from fpt.errors import DataError, SchemaError
 
@@ -175,7 +175,7 @@ CONVERT.update({".pickle": CONVERT[".pkl"], ".hdf5": CONVERT[".h5"]})
 # an iPhone's photos (HEIC/HEIF): Pillow has no decoder for them, so they are an image fpt cannot read, not an unknown file
 _HEIC = ("an HEIC/HEIF photo (an iPhone's), which Pillow does not decode: convert it to .jpg (macOS: sips -s format "
          "jpeg IN.heic --out OUT.jpg; Python: pillow-heif's register_heif_opener(), then Image.open(...).save('x.jpg'))")
-CONVERT.update({".heic": _HEIC, ".heif": _HEIC})
+CONVERT.update(dict.fromkeys(sorted(UNREAD_PHOTOS), _HEIC))
 
 
 def unknown_format(p: Path, give: str) -> str:

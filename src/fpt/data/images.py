@@ -36,7 +36,8 @@ HF_SPLITS = {"train": "train", "validation": "val", "valid": "val", "val": "val"
 # Split folder names (lower-cased), Hugging Face's split keywords: a folder of one of these names that holds folders.
 SPLIT_FOLDERS = {"train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val",
                  "dev": "val", "test": "test", "testing": "test", "eval": "test", "evaluation": "test"}
-UNREAD_PHOTOS = {".heic", ".heif"}  # photos (an iPhone's) that Pillow does not decode: named when left out
+# photos (an iPhone's) that Pillow does not decode: named when left out, and by fpt.data.formats when given
+UNREAD_PHOTOS = {".heic", ".heif"}
 SYSTEM_FILES = {"thumbs.db", "desktop.ini"}  # written into folders by Windows Explorer: never data
 
 
