@@ -93,8 +93,8 @@ def show(value: Any) -> str:
 
 
 def closest(name: Any, known: list[Any]) -> str | None:
-    """The one of ``known`` a ``name`` that is not among them probably means: the same but for letter case or spaces
-    (a column 'Target' for 'target'), else the closest spelling (difflib); None when none is close."""
+    """The one of ``known`` (as text) a ``name`` that is not among them probably means: the same but for letter case
+    or spaces (a column 'Target' for 'target'), else the closest spelling (difflib); None when none is close."""
     import difflib
 
     texts = [str(k) for k in known]

@@ -10,6 +10,7 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 HELP = "predict with a trained run or export on new inputs (the training formats); scores them if they hold targets"
 
@@ -82,7 +83,7 @@ def _inputs(inputs: str) -> Iterator[str]:
 PER_CLASS_SHOWN = 30  # classes printed; a model of hundreds of classes prints its worst by F1
 
 
-def _print_per_class(rows: list[dict], stream: object) -> None:
+def _print_per_class(rows: list[dict], stream: TextIO) -> None:
     """scikit-learn's classification_report rows, as a labelled file is scored: the classes by the model's order, or
     for more than PER_CLASS_SHOWN classes the worst by F1 (the ones to look at)."""
     shown = rows if len(rows) <= PER_CLASS_SHOWN else sorted(rows, key=lambda r: (r["f1"], -r["support"]))[:PER_CLASS_SHOWN]
