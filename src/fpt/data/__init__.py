@@ -105,11 +105,11 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     raw = fmt.read(path, Request(target, modality, image_channels, image_size, drop, series))
     if series and "series_id" not in raw.notes:  # only a table's readers group rows into series
         raise DataError(f"{path}: --series-id (series_id) groups the rows of a long-format table (CSV, TSV, JSON "
-                        f"lines, Parquet) into series, but this is {raw.source}; drop the option")
+                        f"lines, Parquet, Feather) into series, but this is {raw.source}; drop the option")
     if drop and "dropped" not in raw.notes:  # only a table's readers leave columns out
         kind = f"an {fmt.name} file" if fmt.name == "npz" else raw.source
         raise DataError(f"{path}: --drop-columns (drop_columns) leaves out named columns of a table file (CSV, TSV, "
-                        f"JSON lines, Parquet) or a saved dataset, but this is {kind}; drop the option")
+                        f"JSON lines, Parquet, Feather) or a saved dataset, but this is {kind}; drop the option")
     if read is not None:
         read[key] = raw
     return raw
