@@ -100,3 +100,32 @@ def test_reading_a_csv_for_a_run_imports_no_datasets(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_whole_numbers_beyond_64_bits_read_as_text_as_written(tmp_path):
+    """A column of 2**70 values (hashes, long ids or labels) was `cannot be read as CSV (OverflowError: Python int
+    too large to convert to C long)`, naming no column: it reads as text, as written (labels, categories), in every
+    chunk; a target of them is classification, and regression on them says to write a decimal point."""
+    big = 2**70
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,label\n" + _rows(CHUNK + 30, lambda i: f"{i},{big + i % 3 if i > CHUNK else i % 3},{big + i % 2}"))
+    cols = tables.read_columns(path)
+    assert cols["a"].dtype.kind == "i"
+    assert cols["label"][:2].tolist() == [str(big), str(big + 1)]
+    assert cols["b"][0] == "0" and cols["b"][-1] == str(big + (CHUNK + 29) % 3)  # the second chunk made it text
+    from fpt.data.base import infer_objective
+
+    y = cols["label"].reshape(-1, 1)
+    assert infer_objective(y, ["label"], "auto", "t")[0] == "classification"
+    with pytest.raises(DataError, match="beyond 64 bits .*decimal point"):
+        infer_objective(y, ["label"], "regression", "t")
+
+
+def test_whole_numbers_beyond_64_bits_where_datasets_reads_name_the_column(tmp_path, monkeypatch):
+    pytest.importorskip("datasets")
+    path = tmp_path / "t.csv"
+    path.write_text("a,label\n" + _rows(30, lambda i: f"{i},{2**70 + i % 2}"))
+    monkeypatch.setattr(tables, "_csv_table", lambda *a: None)
+    words = r"t.csv: column 'label' holds whole numbers beyond 64 bits \(1180591620717411303424\).*decimal point"
+    with pytest.raises(DataError, match=words):
+        tables.read_columns(path)

@@ -176,14 +176,20 @@ def _integral(values: np.ndarray) -> bool:
     return values.dtype.kind in "iub" or (values.dtype.kind == "f" and bool(np.all(np.mod(values, 1) == 0)))
 
 
+WHOLE_NUMBER = re.compile(r"[+-]?\d+")
+
+
 def _numbers(col: np.ndarray) -> np.ndarray:
     """A target column as numbers where every value is one (several targets of mixed kinds share an object array)."""
     if col.dtype.kind != "O":
         return col
     try:
-        return np.array([float(v) for v in col])
+        out = np.array([float(v) for v in col])
     except (TypeError, ValueError):
         return col
+    # whole numbers beyond 64 bits are read as text (tables._wide_integer_columns): labels, which float64 would merge
+    wide = [isinstance(v, str) and abs(x) >= 2**63 and WHOLE_NUMBER.fullmatch(v.strip()) for v, x in zip(col, out, strict=True)]
+    return col if any(wide) else out
 
 
 class ObjectiveInferred(FptWarning):
@@ -352,6 +358,12 @@ def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: st
                     raise DataError(f"{where}: objective=regression, but target {name!r} holds numbers written with "
                                     f"signs or separators ({example!r}); write them as plain numbers (e.g. "
                                     f"{plain_number(example)})")
+                big = next((v for v in y[:, j] if isinstance(v, str) and WHOLE_NUMBER.fullmatch(v.strip())
+                            and abs(int(v)) >= 2**63), None)
+                if big is not None:
+                    raise DataError(f"{where}: objective=regression, but target {name!r} holds whole numbers beyond "
+                                    f"64 bits ({big!r}), read as text labels; to regress on them, write them with a "
+                                    "decimal point or an exponent (e.g. 1.2e21), or use --objective classification")
                 raise DataError(f"{where}: objective=regression, but target {name!r} is not numeric ({why}); use "
                                 "--objective classification or another --target")
         return requested, "given"

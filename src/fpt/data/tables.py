@@ -23,6 +23,7 @@ from fpt.data.base import (
     SEEDED,
     SPLIT_COLUMN,
     SPLIT_NAMES,
+    WHOLE_NUMBER,
     Checks,
     Inputs,
     RawData,
@@ -196,6 +197,12 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
         except Exception as exc:  # datasets wraps the parser's error; name the file and the parser's reason
             if _cause(exc).startswith("UnicodeDecodeError"):
                 _check_utf8(path)
+            if _cause(exc).startswith("OverflowError") and builder == "csv":  # _csv_table reads them as text
+                name, value = _wide_integer_cell(path, kwargs.get("sep", ","))
+                raise DataError(f"{path}: column {name!r} holds whole numbers beyond 64 bits ({value}), which cannot "
+                                "be read as text here because a column's type changes after 10,000 rows (or the rows "
+                                "do not read cleanly); write them with a decimal point to read them as numbers, or "
+                                "with a letter in front as ids or labels") from None
             raise DataError(f"{path}: cannot be read as {format_name(path)} ({_cause(exc)}); fix the file or "
                             "convert it to CSV with a header row") from None
     if table.num_rows == 0 and not empty:
@@ -240,14 +247,51 @@ def _csv_table(path: Path, sep: str) -> Any:
     import pandas as pd
     import pyarrow as pa
 
+    text: set[str] = set()
     try:
-        with _open_bytes(path) as f:
-            chunks = [pa.Table.from_pandas(df) for df in pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS)]
+        while True:  # once, or again for each chunk that shows a column of whole numbers too wide for 64 bits
+            with _open_bytes(path) as f:
+                chunks = []
+                for df in pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS, dtype=dict.fromkeys(text, str) or None):
+                    wide = _wide_integer_columns(df) - text
+                    if wide:
+                        text |= wide
+                        break
+                    chunks.append(pa.Table.from_pandas(df))
+                else:
+                    break
     except Exception:  # a malformed file: datasets says what is wrong with it, as it always has
         return None
     if not chunks or any(not c.schema.equals(chunks[0].schema, check_metadata=False) for c in chunks[1:]):
         return None
     return pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
+
+
+def _wide_integer_columns(df: Any) -> set[str]:
+    """Columns of whole numbers beyond 64 bits (2**64 and up: a hash, a long id or label), which pandas keeps as
+    Python ints that Arrow cannot convert (an OverflowError naming no column). They are read as text, as written: such
+    numbers are names (as a target, class labels; as a feature, categories), and as float64 they would lose digits and
+    merge; a quantity is written with a decimal point or an exponent (1.2e21), which reads as a number."""
+    objects = [i for i, t in enumerate(df.dtypes) if str(t) == "object"]  # df.dtypes once: a column at a time costs seconds
+    return {str(df.columns[i]) for i in objects  # on a table of 100,000 columns
+            if any(isinstance(v, int) and not isinstance(v, bool) for v in df.iloc[:, i])}
+
+
+def _wide_integer_cell(path: Path, sep: str) -> tuple[str, str]:
+    """The first column and value of a whole number beyond 64 bits (for the error where datasets, not _csv_table,
+    read the file), or ('?', '?')."""
+    import pandas as pd
+
+    try:
+        with _open_bytes(path) as f:
+            for df in pd.read_csv(f, sep=sep, dtype=str, chunksize=CSV_CHUNK_ROWS, on_bad_lines="skip"):
+                for c in df.columns:
+                    for v in df[c].dropna():
+                        if WHOLE_NUMBER.fullmatch(v.strip()) and abs(int(v)) >= 2**63:
+                            return str(c), v.strip()
+    except Exception:  # noqa: S110 (the error still names the file and the fix)
+        pass
+    return "?", "?"
 
 
 def _check_header(path: Path, sep: str, empty: bool = False) -> bool:
