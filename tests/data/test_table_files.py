@@ -166,6 +166,22 @@ def test_labels_and_categories_that_differ_only_in_spaces_or_case_are_noted(tmp_
     assert column_notes(load(str(tmp_path / "clean.csv"))) == []
 
 
+def test_labels_and_categories_that_differ_only_in_unicode_form_are_noted(tmp_path):
+    """'café' composed (NFC) and decomposed (NFD, as macOS writes it) print alike and were two classes, silently."""
+    nfc, nfd = "caf\u00e9", "cafe\u0301"
+    frame = _frame()
+    frame["label"] = [nfc if i % 2 else "tea" for i in range(len(frame))]
+    frame.loc[::5, "label"] = nfd
+    frame["kind"] = [nfd if i % 3 else "b" for i in range(len(frame))]
+    frame.loc[1, "kind"] = nfc
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    notes = column_notes(load(str(tmp_path / "t.csv")))
+    assert len(notes) == 2, notes
+    assert "target 'label' holds labels that differ only in Unicode form" in notes[0]
+    assert "'caf\\xe9'" in notes[0] and "'cafe\\u0301'" in notes[0] and "unicodedata.normalize('NFC'" in notes[0]
+    assert "column 'kind' holds categories that differ only in Unicode form" in notes[1]
+
+
 def test_class_folders_that_differ_only_in_case_are_noted(tmp_path, tiny_bert_dir):
     from PIL import Image
 

@@ -12,6 +12,7 @@ Errors are ``DataError``: one line naming the file (and column or row) and the f
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,8 +201,8 @@ class ColumnNote(FptWarning):
     """A table's feature column is probably not read as its author meant: an identifier (a row number, a different
     text on every row), which as a feature can only tell the training rows apart, or numbers written with currency
     signs, thousands separators or percent signs, which read as text categories; or labels or categories that differ
-    only in spaces or letter case ("yes", "Yes ", read as two). The note names the fix (--drop-columns, or the
-    file)."""
+    only in spaces, letter case or Unicode form ("yes", "Yes "; "café" composed and decomposed: read as two). The
+    note names the fix (--drop-columns, or the file)."""
 
 
 # From this many training rows on, a column with a different value on every row is named (below it, a handful of
@@ -232,8 +233,8 @@ def column_notes(raw: RawData) -> list[str]:
     for people ("$1,234", "12%": every present value; read as text categories), or a different value on every row that
     is either whole numbers counting through a range (a row number or an id) or text (an id, a timestamp, free
     text): as a category or a number it tells rows apart and nothing else. Real-valued measurements are never
-    named. And, for any modality, target labels (text feature categories too) that differ only in spaces or letter
-    case: two classes where the author meant one."""
+    named. And, for any modality, target labels (text feature categories too) that differ only in spaces, letter
+    case or Unicode form (NFC/NFD): two classes where the author meant one."""
     train = raw.splits["train"]
     notes = []
     for where in raw.notes.get("row_index", [])[:1]:
@@ -245,9 +246,8 @@ def column_notes(raw: RawData) -> list[str]:
         labels = np.concatenate([np.asarray(s.y, dtype=object)[:, j] for s in raw.splits.values()])
         pair = same_but_spacing(labels)
         if pair is not None:
-            notes.append(f"{train.where}: target {name!r} holds labels that differ only in spaces or letter case "
-                         f"({pair[0]!r} and {pair[1]!r}), read as different classes; write each class one way in the "
-                         "data if they are one")
+            notes.append(f"{train.where}: target {name!r} holds labels that differ {differ_how(pair)}, read as "
+                         f"different classes; {one_way('class', pair)}")
     if raw.modality != "tabular":
         return notes
     n = len(train.y)
@@ -273,9 +273,8 @@ def column_notes(raw: RawData) -> list[str]:
                 continue
             pair = same_but_spacing(col) if col.dtype.kind == "O" else None
             if pair is not None:
-                notes.append(f"{train.where}: column {name!r} holds categories that differ only in spaces or letter "
-                             f"case ({pair[0]!r} and {pair[1]!r}), read as different categories; write each one way "
-                             "in the data if they are one")
+                notes.append(f"{train.where}: column {name!r} holds categories that differ {differ_how(pair)}, "
+                             f"read as different categories; {one_way('category', pair)}")
             # a timestamp column may have gaps: every present value different, and at most a tenth missing
             if len(present) < max(IDENTIFIER_MIN_ROWS, 0.9 * n) or len(set(present)) < len(present):
                 continue
@@ -316,15 +315,34 @@ def gives_target_away(col: np.ndarray, y: np.ndarray) -> tuple[int, int, int] | 
 
 
 def same_but_spacing(values: np.ndarray) -> tuple[str, str] | None:
-    """Two distinct text values that differ only in surrounding spaces or letter case ("yes", "Yes ": a data-entry
-    slip that makes two classes or categories of one), or None. Numbers are never compared as text."""
+    """Two distinct text values that differ only in surrounding spaces, letter case or Unicode form ("yes", "Yes ": a
+    data-entry slip; "café" composed (NFC) and decomposed (NFD, as macOS writes names): one text that looks the same)
+    that make two classes or categories of one, or None. Numbers are never compared as text."""
     seen: dict[str, str] = {}
     for v in dict.fromkeys(v for v in values if isinstance(v, str)):
-        key = v.strip().casefold()
+        key = unicodedata.normalize("NFC", v.strip().casefold())
         if key in seen:
             return seen[key], v
         seen[key] = v
     return None
+
+
+def differ_how(pair: tuple[str, str]) -> str:
+    """How the two values of ``same_but_spacing`` differ and are shown, for its note: values that differ only in
+    Unicode form print alike, so they are shown with their code points escaped."""
+    a, b = pair
+    if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
+        return f"only in Unicode form, composed (NFC) or decomposed (NFD, as macOS writes names) ({ascii(a)} and " \
+               f"{ascii(b)}: both {a!r})"
+    return f"only in spaces or letter case ({a!r} and {b!r})"
+
+
+def one_way(kind: str, pair: tuple[str, str]) -> str:
+    """The fix in a ``same_but_spacing`` note."""
+    a, b = pair
+    if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
+        return f"write each {kind} in one form if they are one (Python: unicodedata.normalize('NFC', text))"
+    return f"write each {kind} one way in the data if they are one"
 
 
 def inferred_note(objective: str, why: str, where: str) -> str:
