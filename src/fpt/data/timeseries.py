@@ -168,6 +168,15 @@ def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], 
         raise DataError(f"{path}: no @data line; a .ts file has @ directives, then @data, then one series per line")
     if not series:
         raise DataError(f"{path}: no series after @data")
+    channels = series[0].shape[0]  # every line has these (checked above)
+    declared_channels = header.get("dimensions", header.get("dimension", ""))
+    if declared_channels.isdigit() and int(declared_channels) != channels:
+        raise DataError(f"{path}: @dimensions {declared_channels}, but the series have {channels} channel(s); fix "
+                        "@dimensions, or the lines (a series' channels are separated by ':', its points by ',')")
+    if header.get("univariate", "").lower() == "false" and channels == 1:
+        # channels written with another separator read as one long channel: a different series, silently
+        raise DataError(f"{path}: @univariate false, but every series has one channel; set @univariate true, or "
+                        "separate a series' channels by ':' (its points by ',')")
     if header.get("equallength", "").lower() == "true":
         lengths = [s.shape[1] for s in series]
         bad = next((j for j, n in enumerate(lengths) if n != lengths[0]), None)
