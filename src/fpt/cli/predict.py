@@ -113,10 +113,10 @@ def run(args: argparse.Namespace) -> int:
     # what was done to the inputs (series cut to the trained length). With --out -, standard output is the table
     # alone (a pipe into another tool reads CSV only), so the line goes to standard error.
     said = sys.stderr if str(args.out) == STDOUT else sys.stdout
-    if result.per_class:
-        _print_per_class(result.per_class, said)
     print(json.dumps({"rows": result.rows, **(result.metrics or {}), **({"notes": result.notes} if result.notes else {})}),
           file=said)
+    if result.per_class:  # after the JSON line, which scripts read first
+        _print_per_class(result.per_class, said)
     if str(args.out) != STDOUT:
         print(f"predictions: {args.out}")
     return 0

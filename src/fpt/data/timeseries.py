@@ -209,13 +209,12 @@ def read_ucr_tsv(path: Path, labelled: bool = True,
     for i, fields in lines if lines is not None else _tsv_lines(path):
         if labelled and len(fields) < 2:
             raise DataError(f"{path}, line {i}: a label and no values; a line is label<TAB>v1<TAB>v2...")
-        values = np.array(_numbers(fields[1:] if labelled else fields, path, i), dtype=np.float32)
-        real = np.flatnonzero(~np.isnan(values))
-        values = values[: real[-1] + 1] if len(real) else values[:0]
-        if not len(values):
+        values = unpadded(np.array(_numbers(fields[1:] if labelled else fields, path, i), dtype=np.float32)[None, :])
+        if not values.shape[1]:
             raise DataError(f"{path}, line {i}: a series with no values")
-        series.append(values[None, :])
-        targets.append(fields[0].strip())
+        series.append(values)
+        if labelled:
+            targets.append(fields[0].strip())
     if not series:
         raise DataError(f"{path}: no series; a line is label<TAB>v1<TAB>v2...")
     return series, np.array(targets, dtype=object) if labelled else None, {}
@@ -417,7 +416,7 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         s = s[None, :] if s.ndim == 1 else s
         if s.ndim != 2:
             raise SchemaError(f"{where}: series {i + 1} has shape {s.shape}; give (channels, length)")
-        if s.ndim == 2 and (not s.shape[1] or np.isnan(s).all()):
+        if not s.shape[1] or np.isnan(s).all():
             # training refuses such a series (nothing to learn from); here it was a prediction from padding alone
             what = "every point missing" if s.shape[1] else "no points"
             raise SchemaError(f"{where}: series {i + 1} has no values ({what}); give it values or leave it out")
