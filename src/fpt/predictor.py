@@ -369,19 +369,23 @@ class Predictor:
         values = self._values(torch.from_numpy(self.logits(inputs, lengths, allow_unseen)))
         return values[:, 0] if values.shape[1] == 1 else values
 
-    def _metrics(self, logits: Tensor, read: Inputs | None) -> dict[str, float] | None:
-        """The objective's metrics (accuracy, or R², MAE, MSE) when the inputs hold targets; as evaluate computes them."""
+    def _targets(self, logits: Tensor, read: Inputs) -> Tensor:
+        """The inputs' targets as the model's outputs are scored against them: class indices, or standardised values."""
+        if self.preprocessing is not None:
+            return self.preprocessing.encode_targets(read.y, read.where)
+        y = torch.as_tensor(read.y.astype(np.int64))
+        if y.shape[1] != logits.shape[1] or int(y.min()) < 0 or int(y.max()) >= self.spec.num_classes:
+            raise SchemaError(f"{read.where}: y must be (n, {logits.shape[1]}) class indices in "
+                              f"0..{self.spec.num_classes - 1}, not shape {tuple(y.shape)} in "
+                              f"[{int(y.min())}, {int(y.max())}]")
+        return y
+
+    def _metrics(self, logits: Tensor, read: Inputs | None, y: Tensor | None = None) -> dict[str, float] | None:
+        """The objective's metrics (accuracy, or R², MAE, MSE) when the inputs hold targets; as evaluate computes them.
+        ``y``: the targets already encoded (``_targets``)."""
         if read is None or read.y is None:
             return None
-        if self.preprocessing is not None:
-            y = self.preprocessing.encode_targets(read.y, read.where)  # class indices, or standardised values
-        else:
-            y = torch.as_tensor(read.y.astype(np.int64))
-            if y.shape[1] != logits.shape[1] or int(y.min()) < 0 or int(y.max()) >= self.spec.num_classes:
-                raise SchemaError(f"{read.where}: y must be (n, {logits.shape[1]}) class indices in "
-                                  f"0..{self.spec.num_classes - 1}, not shape {tuple(y.shape)} in "
-                                  f"[{int(y.min())}, {int(y.max())}]")
-        return self.objective.summarise(self.objective.tally(logits, y))
+        return self.objective.summarise(self.objective.tally(logits, self._targets(logits, read) if y is None else y))
 
     def score(self, inputs: Any, y: Any = None, lengths: Any = None, allow_unseen: bool = False) -> Any:
         """With ``y``: as scikit-learn's ``score(X, y)``, one number: the accuracy of ``predict(inputs)`` against
@@ -471,21 +475,20 @@ class Predictor:
                     name = f"{kind}_{label}" if single else f"{kind}_{names[j]}_{label}"
                     columns[name] = [float(f"{p:.6g}") for p in proba[:, j, c]]
         where = read.where if read is not None else (str(inputs) if isinstance(inputs, (str, Path)) else "inputs")
-        metrics = self._metrics(logits, read) if len(x) else None  # no rows: nothing to score
+        y = self._targets(logits, read) if len(x) and read is not None and read.y is not None else None
+        metrics = self._metrics(logits, read, y) if y is not None else None  # no rows: nothing to score
         per_class = None
         if metrics is not None and self.is_classifier and values.shape[1] == 1:
-            per_class = self._per_class(logits, read, metrics)
+            per_class = self._per_class(logits, y, metrics)
         return Prediction(columns, metrics, len(x), where, list(read.notes) if read is not None else [], per_class)
 
-    def _per_class(self, logits: Tensor, read: Inputs, metrics: dict[str, float]) -> list[dict[str, Any]]:
+    def _per_class(self, logits: Tensor, y: Tensor, metrics: dict[str, float]) -> list[dict[str, Any]]:
         """A labelled file's scores per class, and (into ``metrics``) balanced accuracy and macro F1 as scikit-learn
         computes them: on imbalanced data accuracy alone hides a class the model never predicts."""
         import warnings
 
         from sklearn.metrics import balanced_accuracy_score, f1_score, precision_recall_fscore_support
 
-        y = self.preprocessing.encode_targets(read.y, read.where) if self.preprocessing is not None else \
-            torch.as_tensor(read.y.astype(np.int64))
         truth, predicted = y[:, 0].numpy(), logits.argmax(-1)[:, 0].numpy()
         labels = self.classes[0] if self.classes is not None else list(range(self.spec.num_classes))
         with warnings.catch_warnings():  # a class absent from the file: scikit-learn's warning, its figures 0
