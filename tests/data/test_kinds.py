@@ -50,6 +50,16 @@ def _images(path: Path) -> Path:
     return path / "img"
 
 
+def _image_table(path: Path) -> Path:
+    from PIL import Image
+
+    (path / "kaggle" / "train").mkdir(parents=True)
+    for i in range(8):
+        Image.fromarray(np.full((6, 6), 40 + 150 * (i % 2) + i, dtype=np.uint8)).save(path / "kaggle" / "train" / f"{i}.png")
+    (path / "kaggle" / "labels.csv").write_text("id,label\n" + "".join(f"{i},{'cd'[i % 2]}\n" for i in range(8)))
+    return path / "kaggle"
+
+
 def _hub(path: Path) -> Path:
     import datasets
 
@@ -65,7 +75,7 @@ def _texts(path: Path) -> Path:
 
 # One small example of each format, written in its real layout: (writer, the modality it reads as).
 EXAMPLES = {"tables": (_table, "tabular"), "timeseries": (_series, "timeseries"), "npz": (_npz, "tabular"),
-            "images": (_images, "image"), "hub": (_hub, "tabular")}
+            "images": (_images, "image"), "image-table": (_image_table, "image"), "hub": (_hub, "tabular")}
 # Files that train a model and are then given to it again as new inputs (fpt predict): (format, modality, writer),
 # every format fpt predict reads and every modality among them.
 PREDICTED = [(name, modality, write) for name, (write, modality) in EXAMPLES.items() if FORMATS[name].predict] + \

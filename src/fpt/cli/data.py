@@ -134,7 +134,8 @@ def describe_user_data(stats: dict, config: object) -> list[str]:
                      for name, key in modality(info["modality"]).options.items()}
     options = [f"{flag(n)} {value if value is not None else getattr(config, n)}" for n, value in fitted_values.items()]
     lines.append(f"  tokeniser options: {'  '.join(options)}")
-    for key in ("features", "series_id", "dropped", "class_folders", "channels", "train_lengths", "problem", "cut_to_max_tokens",
+    for key in ("features", "series_id", "dropped", "class_folders", "labels_table", "id_column", "label_column",
+                "channels", "train_lengths", "problem", "cut_to_max_tokens",
                 "X_shape"):
         if key in info:
             value = info[key]

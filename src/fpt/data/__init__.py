@@ -15,6 +15,7 @@ Your own data (``--data``):
 ``x.csv``/``.tsv``/``.jsonl``/``.parquet``   ``tables``         ``datasets`` (Arrow)
 directory of ``train.csv`` + ``test.csv``    ``tables``         ``datasets``
 ``DIR/<class>/*.png`` (``DIR/train/...``)    ``images``         Pillow (listed by fpt)
+``DIR/labels.csv`` + ``DIR/train/*.png``     ``image_table``    a table naming the images
 ``NAME_TRAIN.ts``/``.tsv`` (UCR/UEA)         ``timeseries``     own parser (see its docstring)
 ``x.npz`` (``X``, ``y``, ``X_test``, ...)    ``arrays``         ``numpy.load``
 saved dataset dir or hub id                  ``hub``            ``datasets``

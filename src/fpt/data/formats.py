@@ -79,6 +79,31 @@ def _read_images(path: Any, r: Request) -> RawData:
     return read_image_folder(Path(path), r.image_channels, r.image_size)
 
 
+def _image_table_claim(p: Path) -> bool:
+    from fpt.data.image_table import find
+
+    return find(p) is not None
+
+
+def _read_image_table(path: Any, r: Request) -> RawData:
+    from fpt.data.image_table import read_image_table
+
+    return read_image_table(Path(path), r.target, r.image_channels, r.image_size)
+
+
+def _predict_image_table(path: Path, checks: Checks) -> Inputs:
+    from fpt.data.image_table import find, read_labelled_inputs
+    from fpt.data.images import read_image_inputs
+
+    if path.is_dir():  # the images' reader reads a folder of either layout
+        return read_image_inputs(path, checks)
+    found = find(path)
+    if found is None:
+        raise SchemaError(f"{path}: a table, but none of its columns names the images beside it, and the model was "
+                          f"trained on image data; give {takes('image')}")
+    return read_labelled_inputs(path, checks, found)
+
+
 def _series_claim(p: Path) -> bool:
     from fpt.data.timeseries import is_ucr
 
@@ -134,7 +159,8 @@ def _predict_npz(path: Path, checks: Checks) -> Inputs:
 
 
 # In the order detect asks them: a saved dataset folder before anything else, a UCR file before a table of the
-# same suffix (.tsv), a table folder of split files before a folder of class folders.
+# same suffix (.tsv), images with their labels' table before a table folder (Kaggle's train.csv names the images of
+# train/), a table folder of split files before a folder of class folders.
 FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("hub", (), None, "a dataset saved with save_to_disk()", _hub_claim, _read_hub),
     Format("timeseries", (".ts", ".tsv"), "*_TRAIN.ts or *_TRAIN.tsv", "*_TRAIN.ts", _series_claim, _read_series,
@@ -143,6 +169,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("npz", (".npz",), ".npz", None, lambda p: p.is_file() and p.suffix.lower() == ".npz", _read_npz,
            target="the array y", target_name="y", predict=_predict_npz,
            takes="an .npz of X (optionally y, to score)"),
+    Format("image-table", (), "labels.csv beside the images it names", "images and a table naming them "
+           "(DIR/labels.csv of id,label + DIR/train/*.png)", _image_table_claim, _read_image_table, "image",
+           predict=_predict_image_table, takes="a folder of images and a table naming them (DIR/labels.csv + "
+           "DIR/train/*.png), or that table", holds=("image",), predict_files=tuple(BUILDERS)),
     Format("tables", tuple(BUILDERS), ".csv, .tsv, .jsonl (each also .gz, .bz2, .xz, .zip), .parquet, .feather",
            "train.csv (+ test.csv)", _tables_claim, _read_tables, predict=_predict_tables,
            takes="one table file (e.g. DIR/test.csv; CSV/TSV/JSON lines/Parquet/Feather)",
@@ -215,7 +245,10 @@ def for_inputs(p: Path, modality: str) -> Format:
     readers = [f for f in FORMATS.values() if f.predict is not None]
     found = [f for f in readers if not f.suffixes] if p.is_dir() else \
         [f for f in readers if table_suffix(p) in f.suffixes or p.suffix.lower() in f.predict_files]
-    fit = next((f for f in found if f.predicts(modality)), None)
+    fits = [f for f in found if f.predicts(modality)]
+    # of several folder readers (class folders, or images beside their labels' table), the one that claims it; of
+    # several file readers, the first (a .tsv: a UCR file before a table)
+    fit = next((f for f in fits if p.is_dir() and len(fits) > 1 and f.claims(p)), fits[0] if fits else None)
     if fit is not None:
         return fit
     if p.is_dir():

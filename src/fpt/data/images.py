@@ -135,8 +135,9 @@ def _unlabelled_splits(path: Path, folders: list[Path]) -> None:
     train = next((d.name for d in folders if SPLIT_FOLDERS[d.name.lower()] == "train"), "train")
     raise DataError(f"{path}: {names} {'holds' if len(folders) == 1 else 'hold'} images but no class folders{beside}"
                     f"; fpt reads each image's class from its folder: move the training images into "
-                    f"{train}/<class>/ (one folder per label), and predict unlabelled images with "
-                    "`fpt predict RUN FOLDER`")
+                    f"{train}/<class>/ (one folder per label), or name each image in a table beside them whose "
+                    "rows give its file name and label (labels.csv of id,label: docs/user-data.md), and predict "
+                    "unlabelled images with `fpt predict RUN FOLDER`")
 
 
 def list_image_folder(path: Path) -> tuple[dict[str, list[tuple[Path, str]]], list[Path]]:
@@ -369,6 +370,11 @@ def read_image_inputs(path: Path, checks: Checks) -> Inputs:
     if path.is_file():
         tok = checks.schema.prep.tokeniser
         return Inputs([_input_image(path, tok.channels, tok.image_size)], None, str(path), [path.name])
+    from fpt.data.image_table import find, read_labelled_inputs
+
+    found = find(path)
+    if found is not None:  # images beside a table that names them (Kaggle's layout): labelled by its rows
+        return read_labelled_inputs(path, checks, found)
     folders, flat, others = _entries(path)
     splits = [d.name for d in folders if _is_split_folder(d)]
     if splits:

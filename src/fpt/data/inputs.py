@@ -11,6 +11,7 @@ input                                        read as
 ``x.csv``/``.tsv``/``.jsonl``/``.parquet``   a table: the training feature columns, optionally the
                                              target column(s) (then the predictions are scored)
 ``DIR/*.png`` or ``DIR/<class>/*.png``       images, unlabelled or labelled by their class folder
+``DIR/labels.csv`` + ``DIR/train/*.png``     images named by a table's rows, labelled if it holds labels
 ``NAME.ts``/``NAME_TEST.tsv`` (UCR/UEA)      time series with their labels
 ``x.npz``                                    ``X`` (and optionally ``y``), or ``X_test``/``y_test``
 ==========================================  =====================================================
@@ -248,7 +249,8 @@ def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
             continue
         known = set(classes[j])
         for i, v in enumerate(y[:, j]):
-            if plain_value(v) not in known and schema.modality == "image":  # the label is a class folder's name
+            if plain_value(v) not in known and schema.modality == "image" and where.endswith("<class>/"):
+                # the label is a class folder's name
                 raise SchemaError(f"{where}: class folder {v!r} is not one of the model's classes "
                                   f"({shown([repr(c) for c in classes[j]], 10)}); rename it to one of them, or give "
                                   "the images in one folder (DIR/*.png) to predict without scoring")

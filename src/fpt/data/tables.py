@@ -495,8 +495,9 @@ def _refuse_image_paths(cols: dict[str, np.ndarray], features: list[str], where:
         if sample and all(Path(v.strip()).suffix.lower() in IMAGE_SUFFIXES for v in sample):
             raise DataError(f"{where}: column {c!r} holds image file names ({sample[0]!r}), which would be read as "
                             "text, not opened; put the images in class folders and give the folder (--data DIR, "
-                            f"DIR/<class>/*.png), or in Python a datasets.Dataset with the column cast to images "
-                            f"(ds.cast_column({c!r}, datasets.Image()))")
+                            "DIR/<class>/*.png), or the table beside the one folder of images it names and give their "
+                            "folder (--data DIR: DIR/labels.csv + DIR/train/*.png), or in Python a datasets.Dataset "
+                            f"with the column cast to images (ds.cast_column({c!r}, datasets.Image()))")
 
 
 def _check_named(given: tuple[str, ...], names: list[str], option: str, where: str) -> None:
