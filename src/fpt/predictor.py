@@ -218,14 +218,15 @@ class Predictor:
 
     # ------------------------------------------------------------------------------------------ inputs
 
-    def tokens(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> tuple[Tensor, Tensor | None,
-                                                                                             Inputs | None]:
-        """(tokens, lengths, the raw Inputs read) for any accepted input; tensors pass through as tokens."""
+    def tokens(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
+               no_targets: bool = False) -> tuple[Tensor, Tensor | None, Inputs | None]:
+        """(tokens, lengths, the raw Inputs read) for any accepted input; tensors pass through as tokens.
+        ``no_targets``: the inputs hold no targets (a UCR .tsv of the series alone: every field a value)."""
         if isinstance(inputs, Tensor):
             return self._check_tokens(inputs, "inputs"), self._lengths(lengths, len(inputs)), None
         if self.preprocessing is None:
             return self._raw_tokens(inputs, lengths)
-        read = as_inputs(inputs, self.schema, allow_unseen)
+        read = as_inputs(inputs, self.schema, allow_unseen, no_targets)
         if not len(read):  # nothing new (a header-only file): no tokens, and no tokeniser asked (encoders refuse 0 rows)
             s = self.spec
             empty = torch.zeros((0, s.seq_len, s.token_dim)) if s.token_dim is not None else \
@@ -322,9 +323,10 @@ class Predictor:
         return batched_outputs(self.model, x, lengths, self.config.eval_batch_size, self.device, precision,
                                trim=self.config.trim_padding, progress=self.progress)
 
-    def logits(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> np.ndarray:
+    def logits(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
+               no_targets: bool = False) -> np.ndarray:
         """Raw outputs (n, k * m, C): class logits, or standardised values (C = 1) for regression."""
-        x, lens, _ = self.tokens(inputs, lengths, allow_unseen)
+        x, lens, _ = self.tokens(inputs, lengths, allow_unseen, no_targets)
         return self.forward(x, lens).numpy()
 
     def _masked(self, logits: Tensor) -> Tensor:
@@ -359,14 +361,17 @@ class Predictor:
         kinds = {type(v) for v in out.ravel()}
         return out.astype(kinds.pop()) if len(kinds) == 1 and kinds <= {int, float, str, bool} else out
 
-    def predict_proba(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> np.ndarray:
+    def predict_proba(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
+                      no_targets: bool = False) -> np.ndarray:
         """Class probabilities: (n, C), or (n, outputs, C) for several outputs per example."""
-        proba = self._proba(torch.from_numpy(self.logits(inputs, lengths, allow_unseen)))
+        proba = self._proba(torch.from_numpy(self.logits(inputs, lengths, allow_unseen, no_targets)))
         return proba[:, 0] if proba.shape[1] == 1 else proba
 
-    def predict(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> np.ndarray:
-        """Labels (values for regression): (n,), or (n, outputs) for several outputs per example."""
-        values = self._values(torch.from_numpy(self.logits(inputs, lengths, allow_unseen)))
+    def predict(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
+                no_targets: bool = False) -> np.ndarray:
+        """Labels (values for regression): (n,), or (n, outputs) for several outputs per example. ``no_targets``:
+        the inputs hold no targets (``fpt predict --no-targets``: a UCR .tsv of the series alone)."""
+        values = self._values(torch.from_numpy(self.logits(inputs, lengths, allow_unseen, no_targets)))
         return values[:, 0] if values.shape[1] == 1 else values
 
     def _targets(self, logits: Tensor, read: Inputs) -> Tensor:
@@ -445,11 +450,13 @@ class Predictor:
                                       f"{_few(given)} ({np.asarray(truth[:, j]).dtype}); give y in the trained classes")
         return out
 
-    def predict_file(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False) -> Prediction:
+    def predict_file(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
+                     no_targets: bool = False) -> Prediction:
         """Predictions as a table: ``prediction`` (and ``proba_<class>`` columns; a closed-form ridge head's class
         scores, ``score_<class>``), one row per example, and the metrics when the inputs hold targets. Several
-        outputs: ``prediction_<name>``, ``proba_<name>_<class>``."""
-        x, lens, read = self.tokens(inputs, lengths, allow_unseen)
+        outputs: ``prediction_<name>``, ``proba_<name>_<class>``. ``no_targets``: the inputs hold no targets
+        (``fpt predict --no-targets``)."""
+        x, lens, read = self.tokens(inputs, lengths, allow_unseen, no_targets)
         logits = self.forward(x, lens)
         names = self.output_names
         columns: dict[str, list[Any]] = {}

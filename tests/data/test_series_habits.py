@@ -16,12 +16,13 @@ from fpt.data.timeseries import check_series, read_series_inputs, read_ts
 from fpt.errors import DataError, SchemaError
 
 
-def _checks(lengths: str, classes: list[str] | None = ("1", "2")) -> SimpleNamespace:  # type: ignore[assignment]
+def _checks(lengths: str, classes: list[str] | None = ("1", "2"),  # type: ignore[assignment]
+            no_targets: bool = False) -> SimpleNamespace:
     schema = SimpleNamespace(prep=SimpleNamespace(tokeniser=SimpleNamespace(channels=1),
                                                   classes=[list(classes)] if classes else None),
                              info={"train_lengths": lengths})
     return SimpleNamespace(schema=schema, arrays=lambda x, where: check_series(x, schema, where),
-                           labels=lambda y, where: None)
+                           labels=lambda y, where: None, no_targets=no_targets)
 
 
 def _tsv(path, rows: list[list[float | str]]):  # noqa: ANN202
@@ -63,6 +64,70 @@ def test_a_varied_length_model_says_why_a_tsv_needs_its_labels(tmp_path):
         read_series_inputs(path, _checks("3..6"))
     read = read_series_inputs(_tsv(tmp_path / "ok.tsv", [[1, 0.5, 0.25], [2, 0.5, 0.25, 0.1]]), _checks("3..6"))
     assert read.y[:, 0].tolist() == ["1", "2"] and [s.shape[1] for s in read.x] == [2, 3]
+
+
+def test_no_targets_reads_every_field_of_a_varied_length_tsv_as_a_value(tmp_path):
+    """A regression model of varied lengths read a .tsv of the series alone label first, silently: its first value
+    became the target and the series lost it (scored against it). --no-targets (no_targets=True) says there are none;
+    without it, the reading is said in a note. A classifier's file of values alone is read the same way."""
+    from fpt.data.timeseries import TargetsRead
+
+    path = _tsv(tmp_path / "new.tsv", [[0.5, 0.25, 0.125], [0.75, 0.5, 0.25, 0.1]])
+    regression = _checks("3..6", classes=None, no_targets=True)
+    read = read_series_inputs(path, regression)
+    assert read.y is None and [s.shape[1] for s in read.x] == [3, 4] and not read.notes
+    np.testing.assert_allclose(read.x[0][0], [0.5, 0.25, 0.125])
+    with pytest.warns(TargetsRead, match=r"new\.tsv: read each line's first field as its target .*--no-targets"):
+        read = read_series_inputs(path, _checks("3..6", classes=None))
+    assert read.y[:, 0].tolist() == ["0.5", "0.75"] and "no_targets=True" in read.notes[0]
+    read = read_series_inputs(path, _checks("3..6", no_targets=True))  # a classifier: no longer refused
+    assert read.y is None and [s.shape[1] for s in read.x] == [3, 4]
+    ts = tmp_path / "new.ts"  # a .ts whose header says @classLabel true, lines without their labels
+    ts.write_text("@problemName t\n@univariate true\n@classLabel true 1 2\n@data\n0.5,0.25,0.125\n0.75,0.5,0.25,0.1\n")
+    with pytest.raises(DataError, match=r"no ':' before the target"):
+        read_series_inputs(ts, _checks("3..6"))
+    assert read_series_inputs(ts, _checks("3..6", no_targets=True)).y is None
+
+
+@pytest.fixture(scope="module")
+def regression_run(tiny_bert_dir, tmp_path_factory):  # noqa: ANN201
+    """A tiny regression model of a .ts of varied-length series (@targetLabel true)."""
+    import fpt
+
+    root = tmp_path_factory.mktemp("reg")
+    rng = np.random.default_rng(3)
+    lines = [",".join(map(str, rng.normal(size=5 + i % 4).round(3))) + f":{i * 0.5}" for i in range(24)]
+    (root / "R_TRAIN.ts").write_text("@problemName r\n@univariate true\n@equalLength false\n@targetLabel true\n"
+                                     "@data\n" + "\n".join(lines) + "\n")
+    exp = fpt.build(data=str(root / "R_TRAIN.ts"), body=tiny_bert_dir, init="random", device="cpu",
+                    fit="closed-form", baselines="none")
+    fpt.fit(exp, out=root / "run", progress=False)
+    return root
+
+
+def test_fpt_predict_no_targets_on_a_regression_model_of_varied_lengths(regression_run, tmp_path, capsys):
+    import json
+
+    import fpt
+    from fpt.cli import main
+
+    rows = [[0.1, 0.2, 0.3, 0.4, 0.5], [0.5, 0.4, 0.3, 0.2, 0.1, 0.0, 0.2]]
+    _tsv(tmp_path / "new.tsv", rows)
+    run = str(regression_run / "run")
+    assert main(["predict", run, str(tmp_path / "new.tsv"), "--no-targets", "--out", str(tmp_path / "p.csv")]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out.splitlines()[0]) == {"rows": 2} and "first field" not in out.err
+    model = fpt.load(run)
+    expected = model.predict([np.array(r) for r in rows])  # the series as arrays: no label to mistake
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "p.csv")["prediction"], expected, rtol=1e-4)
+    np.testing.assert_allclose(model.predict(str(tmp_path / "new.tsv"), no_targets=True), expected, rtol=1e-6)
+    assert main(["predict", run, str(tmp_path / "new.tsv"), "--out", str(tmp_path / "q.csv")]) == 0  # as before
+    out = capsys.readouterr()
+    assert "r2" in out.out and "read each line's first field as its target" in out.err and "--no-targets" in out.err
+    # a layout that shows its targets: the declaration contradicts it
+    np.savez(tmp_path / "x.npz", X=np.ones((2, 1, 5)), y=np.array([1.0, 2.0]))
+    assert main(["predict", run, str(tmp_path / "x.npz"), "--no-targets", "--out", str(tmp_path / "r.csv")]) == 2
+    assert "--no-targets (Python: no_targets=True) says it holds no targets" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ def test_new_series_without_labels_are_predicted_not_refused(tmp_path):
                     "1,2,3:4,5,6\n?,2,3:4,5,6\n")
     schema = _schema(channels=2)
     checks = SimpleNamespace(schema=schema, arrays=lambda x, where: check_series(x, schema, where),
-                             labels=lambda y, where: pytest.fail("no labels to check"))
+                             labels=lambda y, where: pytest.fail("no labels to check"), no_targets=False)
     read = read_series_inputs(path, checks)
     assert read.y is None and len(read.x) == 2 and read.x[0].shape == (2, 3)
     assert np.isnan(read.x[1][0, 0]) and read.x[1][1].tolist() == [4, 5, 6]

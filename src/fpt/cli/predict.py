@@ -35,6 +35,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-unseen", action="store_true",
                    help="tables: map categories never seen in training to the shared unknown slot instead of "
                         "stopping with an error")
+    p.add_argument("--no-targets", action="store_true",
+                   help="INPUT holds no targets: every field is a value (a UCR .tsv of the series alone, whose first "
+                        "field would otherwise be read as the label where the training series varied in length; a "
+                        ".ts whose lines end without ':label'); predicted, not scored. A file whose layout shows "
+                        "targets (a target column, class folders, an .npz's y) is then an error")
 
 
 def check_out(out: str | Path, model: str | Path, inputs: str | Path, force: bool) -> None:
@@ -97,6 +102,7 @@ def _print_per_class(rows: list[dict], stream: TextIO) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fpt.data.inputs import CutInputWarning
+    from fpt.data.timeseries import TargetsRead
     from fpt.predictor import STDOUT
     from fpt.run import load
 
@@ -105,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     check_out(args.out, args.model, args.inputs, args.force)  # before predicting: nothing computed for nothing
     with warnings.catch_warnings(), _inputs(args.inputs) as inputs:
         warnings.simplefilter("ignore", CutInputWarning)  # said below as one plain line, and in the JSON's notes
-        result = model.predict_file(inputs, allow_unseen=args.allow_unseen)
+        warnings.simplefilter("ignore", TargetsRead)  # the same
+        result = model.predict_file(inputs, allow_unseen=args.allow_unseen, no_targets=args.no_targets)
     for note in result.notes:
         print(f"fpt predict: warning: {note}", file=sys.stderr)
     result.write(args.out)

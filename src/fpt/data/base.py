@@ -94,6 +94,9 @@ class Checks:
     arrays: Callable[[Any, str], Any]  # (arrays or a list of examples, where) -> the modality's raw form, checked
     columns: Callable[[Mapping[str, Any], str], Inputs]  # (table columns, where) -> Inputs (targets if all given)
     labels: Callable[[np.ndarray, str], None]  # ((n, m) targets, where): each one the model can score
+    # the user declared that the inputs hold no targets (fpt predict --no-targets): a reader whose format cannot say
+    # (a UCR .tsv's first field, a .ts line's last) reads every field as a value
+    no_targets: bool = False
 
 
 def plain_value(v: Any) -> Any:

@@ -99,15 +99,20 @@ class Schema:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def checks(schema: Schema, allow_unseen: bool = False) -> Checks:
+NO_TARGETS = "--no-targets (Python: no_targets=True)"
+
+
+def checks(schema: Schema, allow_unseen: bool = False, no_targets: bool = False) -> Checks:
     """The model's checks of new inputs, for a format's predict reader."""
     return Checks(schema, lambda x, where: check_arrays(x, schema, where, allow_unseen),
                   lambda cols, where: check_columns(cols, schema, where, allow_unseen),
-                  lambda y, where: check_labels(y, schema, where))
+                  lambda y, where: check_labels(y, schema, where), no_targets)
 
 
-def read_inputs(path: str | Path, schema: Schema, allow_unseen: bool = False) -> Inputs:
-    """Read and check the examples in ``path`` (one set: a file, or a folder of images)."""
+def read_inputs(path: str | Path, schema: Schema, allow_unseen: bool = False, no_targets: bool = False) -> Inputs:
+    """Read and check the examples in ``path`` (one set: a file, or a folder of images). ``no_targets``: the user
+    says the file holds no targets (a UCR .tsv of the series alone); one that shows targets by its own layout (a
+    table's target column, class folders, an .npz's y) is then an error, not read past."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or folder")
@@ -115,13 +120,26 @@ def read_inputs(path: str | Path, schema: Schema, allow_unseen: bool = False) ->
     tables = FORMATS["tables"]
     if schema.features and p.is_file() and table_suffix(p) in tables.suffixes and tables.predicts(schema.modality):
         fmt = tables  # a model of a table's columns (a series per row) reads a .tsv as a table, not as a UCR file
-    return fmt.predict(p, checks(schema, allow_unseen))
+    return _no_targets(fmt.predict(p, checks(schema, allow_unseen, no_targets)), no_targets)
 
 
-def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False) -> Inputs:
-    """In-memory inputs (Python API): a file path, a pandas DataFrame, a dict of columns, or arrays / lists."""
+def _no_targets(read: Inputs, no_targets: bool) -> Inputs:
+    """``read``, unless the user declared no targets and its layout holds them."""
+    if no_targets and read.y is not None:
+        raise SchemaError(f"{read.where}: {NO_TARGETS} says it holds no targets, but its layout gives them (a target "
+                          "column, class folders, an array y); drop the option to score them, or leave them out")
+    return read
+
+
+def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False, no_targets: bool = False) -> Inputs:
+    """In-memory inputs (Python API): a file path, a pandas DataFrame, a dict of columns, or arrays / lists.
+    ``no_targets``: the inputs hold no targets (``read_inputs``)."""
+    return _no_targets(_as_inputs(data, schema, allow_unseen, no_targets), no_targets)
+
+
+def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) -> Inputs:
     if isinstance(data, (str, Path)):
-        return read_inputs(data, schema, allow_unseen)
+        return read_inputs(data, schema, allow_unseen, no_targets)
     if is_datasets(data):  # read by its features, as fpt.build(data=Dataset) reads one
         where = f"the {type(data).__name__}"
         columns, image = dataset_columns(data, where)

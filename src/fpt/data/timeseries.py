@@ -100,9 +100,11 @@ def _labelled(header: dict[str, str]) -> bool:
         header.get("targetlabel", "false").lower() == "true"
 
 
-def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], np.ndarray | None, dict]:
+def read_ts(path: Path, targets_needed: bool = True,
+            labels: bool | None = None) -> tuple[list[np.ndarray], np.ndarray | None, dict]:
     """An sktime ``.ts`` file: series (C, L_i) float arrays, (n,) targets, header facts. With ``targets_needed``
-    false (new series to predict), a file that says @classLabel false holds series only, and the targets are None."""
+    false (new series to predict), a file that says @classLabel false holds series only, and the targets are None.
+    ``labels`` False: the user says the lines hold no target (fpt predict --no-targets), whatever the header says."""
     header: dict[str, str] = {}
     series: list[np.ndarray] = []
     targets: list[str] = []
@@ -134,7 +136,7 @@ def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], 
         # Timestamps are '(t,v)' pairs in the values; a '(' in the target after the last ':' is just a label.
         if header.get("timestamps", "false").lower() == "true" or any("(" in f for f in fields[:-1]):
             raise DataError(f"{path}, line {i}: series with timestamps '(t,v)' are not supported; write the values only")
-        labelled = _labelled(header)
+        labelled = _labelled(header) if labels is None else labels
         if not labelled and targets_needed:
             raise DataError(f"{path}: no @classLabel/@targetLabel; each series needs its target after the last ':'")
         if labelled and len(fields) < 2:
@@ -155,7 +157,7 @@ def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], 
             raise DataError(f"{path}, line {i}: a series with no values (every point missing); give it values or drop "
                             "the line")
         declared = header.get("classlabel", "").split()[1:]
-        if declared and target.strip() not in declared:
+        if declared and labelled and target.strip() not in declared:
             # @classLabel lists the labels separated by spaces, so a label with a space can never be declared
             spaced = "; a label cannot hold a space in a .ts file (@classLabel separates them by spaces): write " \
                 f"{'_'.join(target.split())!r}" if len(target.split()) > 1 else ""
@@ -187,7 +189,7 @@ def read_ts(path: Path, targets_needed: bool = True) -> tuple[list[np.ndarray], 
         if declared_length.isdigit() and int(declared_length) != lengths[0]:
             raise DataError(f"{path}: @seriesLength {declared_length}, but the series have {lengths[0]} points; fix "
                             "@seriesLength")
-    if not _labelled(header):
+    if not (_labelled(header) if labels is None else labels):
         return series, None, header
     y = np.array(targets, dtype=object)
     if header.get("targetlabel", "false").lower() == "true":
@@ -338,27 +340,45 @@ def array_notes(splits: dict[str, Split], channels: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- new inputs
 
 
+class TargetsRead(FptWarning):
+    """A .tsv of new series was read label first (the format's layout) where the model cannot tell: say so."""
+
+
+NO_TARGETS = "give --no-targets (Python: no_targets=True)"
+
+
 def read_series_inputs(path: Path, checks: Checks) -> Inputs:
-    """``fpt predict``'s reader of one UCR/UEA file (e.g. ``NAME_TEST.ts``): its series and their labels, checked."""
+    """``fpt predict``'s reader of one UCR/UEA file (e.g. ``NAME_TEST.ts``): its series and their labels, checked.
+    ``checks.no_targets`` (fpt predict --no-targets): the user says the lines hold the series alone."""
+    notes = []
     if path.suffix.lower() == ".ts":
-        series, y, _ = read_ts(path, targets_needed=False)
+        series, y, _ = read_ts(path, targets_needed=False, labels=False if checks.no_targets else None)
     else:
         lines = _tsv_lines(path)
-        series, y, _ = read_ucr_tsv(path, _tsv_labelled(path, lines, checks.schema), lines)
+        labelled = not checks.no_targets and _tsv_labelled(path, lines, checks.schema)
+        series, y, _ = read_ucr_tsv(path, labelled, lines)
         classes = _classes(checks.schema)
+        lengths = train_lengths(checks.schema.info)
+        if labelled and classes is None and (lengths is None or lengths[0] != lengths[1]):
+            # any number is a target, so nothing shows a file of the series alone read label first (its first value
+            # taken for the target, the series one point short, scored against it): say how it was read
+            notes.append(f"{path}: read each line's first field as its target (a UCR .tsv line is the label, then the "
+                         "series; the training series varied in length, so the number of values cannot tell); if "
+                         f"the lines hold the series alone, {NO_TARGETS}")
+            warnings.warn(notes[-1], TargetsRead, stacklevel=3)
         if y is not None and classes is not None:
             bad = next(((i, f[0]) for i, f in lines if f[0].strip() not in classes), None)
             if bad is not None:  # the values alone, read label first: say why, not "fix the label"
                 raise SchemaError(f"{path}, line {bad[0]}: {bad[1].strip()[:30]!r} is not one of the model's classes "
                                   f"({shown(sorted(classes), 10)}); a UCR .tsv line starts with its label. Series to "
-                                  "predict without labels: a .tsv of the values alone where the training series had "
-                                  "one length, else a .ts file that says @classLabel false, or an .npz of X")
+                                  f"predict without labels: {NO_TARGETS}, or a .ts file that says @classLabel false, "
+                                  "or an .npz of X")
     checked = checks.arrays(series, str(path))
     if y is None:  # a .ts of new series that says @classLabel false, a .tsv of values alone: predicted, not scored
-        return Inputs(checked, None, str(path))
+        return Inputs(checked, None, str(path), notes=notes)
     y2 = y[:, None].astype(object)
     checks.labels(y2, str(path))
-    return Inputs(checked, y2, str(path))
+    return Inputs(checked, y2, str(path), notes=notes)
 
 
 def _tsv_labelled(path: Path, lines: list[tuple[int, list[str]]], schema: Any) -> bool:
@@ -375,7 +395,7 @@ def _tsv_labelled(path: Path, lines: list[tuple[int, list[str]]], schema: Any) -
     if counts == {n + 1}:
         return True
     layout = (f"a line of a UCR .tsv is a label and the series' {n} points ({n + 1} values), or, to predict without "
-              f"scoring, the {n} points alone; every line alike")
+              f"scoring, the {n} points alone ({NO_TARGETS} to say so); every line alike")
     if counts != {n}:
         i, fields = next((i, f) for i, f in lines if len(f) != len(lines[0][1]) or len(f) not in (n, n + 1))
         raise SchemaError(f"{path}, line {i}: {len(fields)} values, but every training series had {n} points: {layout}")
@@ -444,6 +464,6 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     return out
 
 
-__all__ = ["SeriesLayout", "array_notes", "check_series", "check_series_layout", "is_ucr", "pair", "read_series_inputs",
-           "read_timeseries", "read_ts", "read_ucr_tsv",
-           "series_from_array", "train_lengths", "unpadded"]
+__all__ = ["SeriesLayout", "TargetsRead", "array_notes", "check_series", "check_series_layout", "is_ucr", "pair",
+           "read_series_inputs", "read_timeseries", "read_ts", "read_ucr_tsv", "series_from_array", "train_lengths",
+           "unpadded"]
