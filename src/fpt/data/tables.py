@@ -603,7 +603,9 @@ def long_series(cols: dict[str, Any], series: tuple[str, ...], channels: list[st
                     "where it is missing")
     starts = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1]])
     stops = np.r_[starts[1:], len(order)]
-    x = [values[a:b].T.astype(np.float32) for a, b in zip(starts, stops, strict=True)]
+    from fpt.data.timeseries import narrowed
+
+    x = narrowed([values[a:b].T.astype(np.float64) for a, b in zip(starts, stops, strict=True)], where, error)
     per_series = []
     for t in targets:
         col = np.asarray(cols[t])[order]

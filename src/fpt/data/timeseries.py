@@ -52,6 +52,49 @@ def is_ucr(path: Path) -> bool:
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # 1.18e-38: below it float32 keeps fewer digits, below 1.4e-45 none
+_SMALLEST_SCALE = 1e-30  # as fpt.data.tokenisers._SMALLEST_STD: a channel varying on a smaller scale is refused
+
+
+class TinyValues(FptWarning):
+    """Values below float32's smallest normal number became 0 (or lost digits) where the rest of their channel is so
+    much larger that float32 could not tell them from 0 beside it anyway."""
+
+
+def narrowed(series: list[np.ndarray], where: str, error: type[Exception] = DataError) -> list[np.ndarray]:
+    """(C, L) float64 series as float32, as every series is read. A value of 0 < |v| < 1.2e-38 (float32's smallest
+    normal number; 1e-315 in a float64 file) becomes 0 or loses digits in the cast, silently. So, per channel of
+    ``where`` (the file or array), such values are counted: where the whole channel is that small (every value under
+    1e-30, the scale fpt.data.tokenisers refuses to standardise by), its series would read as zeros, and that is an
+    ``error`` naming the channel, the count and the rescaling; where the channel holds larger values, they lie below
+    float32's precision beside them (at most 1.2e-8 of its largest), so the model reads the same, and a note says so."""
+    tiny: dict[int, int] = {}
+    smallest: dict[int, float] = {}
+    for s in series:
+        if s.dtype.itemsize <= 4 or s.dtype.kind != "f":
+            continue
+        with np.errstate(invalid="ignore"):
+            a = np.abs(s)
+            under = (a < _FLOAT32_TINY) & (a > 0)
+        if under.any():
+            for c in np.flatnonzero(under.any(axis=1)):
+                tiny[int(c)] = tiny.get(int(c), 0) + int(under[c].sum())
+                smallest[int(c)] = min(smallest.get(int(c), math.inf), float(a[c][under[c]].min()))
+    if tiny:
+        total = sum(s.size // max(s.shape[0], 1) for s in series)
+        for c, count in sorted(tiny.items()):
+            largest = max((float(np.nanmax(np.abs(s[c]), initial=0.0)) for s in series if c < s.shape[0]), default=0.0)
+            channel = f"{where}, channel {c + 1}" if series[0].shape[0] > 1 else where
+            what = (f"{count} of {total} values below float32's smallest normal number (1.2e-38; as small as "
+                    f"{smallest[c]:.3g})")
+            if largest < _SMALLEST_SCALE:
+                power = math.ceil(-math.log10(largest)) if largest > 0 else 300
+                raise error(f"{channel}: {what}, and none above {largest:.3g}: in float32, as fpt reads series, they "
+                            f"would be 0 or lose their digits; rescale the values (multiply them by 1e{power})")
+            warnings.warn(f"{channel}: {what} read as 0 or with fewer digits; beside the channel's values (up to "
+                          f"{largest:.3g}) they are below float32's precision, so the model reads the same; rescale "
+                          "them if they matter", TinyValues, stacklevel=3)
+    return [s.astype(np.float32) for s in series]
 
 
 def _number(text: str, path: Path, line: int) -> float:
@@ -163,13 +206,14 @@ def read_ts(path: Path, targets_needed: bool = True,
                 f"{'_'.join(target.split())!r}" if len(target.split()) > 1 else ""
             raise DataError(f"{path}, line {i}: label {target.strip()!r} is not one of the classes @classLabel declares "
                             f"({', '.join(map(repr, declared[:20]))}){spaced or '; add it to @classLabel or fix the label'}")
-        series.append(np.array(values, dtype=np.float32))
+        series.append(np.array(values, dtype=np.float64))  # narrowed to float32 below, tiny values counted
         targets.append(target.strip())
         target_lines.append(i)
     if not in_data:
         raise DataError(f"{path}: no @data line; a .ts file has @ directives, then @data, then one series per line")
     if not series:
         raise DataError(f"{path}: no series after @data")
+    series = narrowed(series, str(path))
     channels = series[0].shape[0]  # every line has these (checked above)
     declared_channels = header.get("dimensions", header.get("dimension", ""))
     if declared_channels.isdigit() and int(declared_channels) != channels:
@@ -211,7 +255,7 @@ def read_ucr_tsv(path: Path, labelled: bool = True,
     for i, fields in lines if lines is not None else _tsv_lines(path):
         if labelled and len(fields) < 2:
             raise DataError(f"{path}, line {i}: a label and no values; a line is label<TAB>v1<TAB>v2...")
-        values = unpadded(np.array(_numbers(fields[1:] if labelled else fields, path, i), dtype=np.float32)[None, :])
+        values = unpadded(np.array(_numbers(fields[1:] if labelled else fields, path, i), dtype=np.float64)[None, :])
         if not values.shape[1]:
             raise DataError(f"{path}, line {i}: a series with no values")
         series.append(values)
@@ -219,6 +263,7 @@ def read_ucr_tsv(path: Path, labelled: bool = True,
             targets.append(fields[0].strip())
     if not series:
         raise DataError(f"{path}: no series; a line is label<TAB>v1<TAB>v2...")
+    series = narrowed(series, str(path))
     return series, np.array(targets, dtype=object) if labelled else None, {}
 
 
@@ -275,8 +320,8 @@ def series_from_rows(X: np.ndarray, where: str) -> list[np.ndarray]:
         real = np.flatnonzero(~np.isnan(row))
         if not len(real):
             raise DataError(f"{where}, row {i + 1}: a series with no values; give it values or drop the row")
-        out.append(row[: real[-1] + 1].astype(np.float32)[None, :])
-    return out
+        out.append(row[: real[-1] + 1].astype(np.float64)[None, :])
+    return narrowed(out, where)
 
 
 class SeriesLayout(FptWarning):
@@ -315,7 +360,8 @@ def series_from_array(X: Any, channels: str, image_size: int, where: str) -> lis
             X = X[:, None, :]
         if X.ndim != 3:
             raise DataError(f"{where}: --modality timeseries needs X of shape (n, channels, length), not {X.shape}")
-    out = [unpadded(s.astype(np.float32)) for s in X]
+    out = [unpadded(s) for s in narrowed([np.asarray(s, dtype=np.float64) if np.asarray(s).dtype.kind != "f" else
+                                          np.asarray(s) for s in X], where)]
     empty = next((i for i, s in enumerate(out) if not s.shape[1] and X[i].shape[-1]), None)
     if empty is not None:  # as a .ts or .tsv line of no values: nothing to learn from
         raise DataError(f"{where}: series {empty} has no values (every point missing); give it values or drop it")
@@ -431,6 +477,9 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         X = X[:, None, :]
     out = []
     lengths = train_lengths(schema.info)
+    X = [np.asarray(s, dtype=np.float64) if np.asarray(s).dtype.kind != "f" else np.asarray(s) for s in X]
+    if all(s.ndim in (1, 2) for s in X):
+        X = narrowed([s[None, :] if s.ndim == 1 else s for s in X], where, SchemaError)
     for i, s in enumerate(X):
         s = np.asarray(s, dtype=np.float32)
         s = s[None, :] if s.ndim == 1 else s
@@ -464,6 +513,6 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     return out
 
 
-__all__ = ["SeriesLayout", "TargetsRead", "array_notes", "check_series", "check_series_layout", "is_ucr", "pair",
-           "read_series_inputs", "read_timeseries", "read_ts", "read_ucr_tsv", "series_from_array", "train_lengths",
-           "unpadded"]
+__all__ = ["SeriesLayout", "TargetsRead", "TinyValues", "array_notes", "check_series", "check_series_layout", "is_ucr",
+           "narrowed", "pair", "read_series_inputs", "read_timeseries", "read_ts", "read_ucr_tsv", "series_from_array",
+           "train_lengths", "unpadded"]
