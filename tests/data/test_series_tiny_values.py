@@ -48,3 +48,23 @@ def test_arrays_tables_and_inputs_at_predict_are_checked_the_same_way(tmp_path):
     schema = SimpleNamespace(prep=SimpleNamespace(tokeniser=SimpleNamespace(channels=1)), info={})
     with pytest.raises(SchemaError, match=r"new: 4 of 4 values below float32's smallest normal"):
         check_series(np.array([[1e-320, 2e-320, 3e-320, 4e-320]]), schema, "new")
+
+
+def test_in_memory_lists_and_sktime_frames_are_checked_before_the_cast():
+    """A list of series of different lengths and sktime's nested and multi-index frames were cast to float32 as they
+    were recognised, before the check, so their 1e-320 values were zeros without a word (failed before the fix)."""
+    from fpt.data.arrays import series_frame, series_list
+    from fpt.data.timeseries import series_from_array
+
+    ragged = [np.full(3 + i, 1e-320) * (i + 1) for i in range(4)]
+    with pytest.raises(DataError, match=r"X: 18 of 18 values below float32's smallest normal"):
+        series_from_array(series_list(ragged), "timeseries", 0, "X")
+    nested = pd.DataFrame({"dim_0": [pd.Series(np.full(4, 1e-320) * (i + 1)) for i in range(3)]})
+    with pytest.raises(DataError, match=r"X: 12 of 12 values below"):
+        series_from_array(series_frame(nested, "X"), "timeseries", 0, "X")
+    index = pd.MultiIndex.from_product([range(3), range(4)], names=["instance", "time"])
+    multi = pd.DataFrame({"dim_0": np.full(12, 1e-320)}, index=index)
+    with pytest.raises(DataError, match=r"X: 12 of 12 values below"):
+        series_from_array(series_frame(multi, "X"), "timeseries", 0, "X")
+    kept = series_from_array(series_list([np.arange(3.0), np.arange(5.0)]), "timeseries", 0, "X")
+    assert [s.dtype for s in kept] == [np.float32, np.float32] and kept[1][0, 4] == 4

@@ -193,8 +193,9 @@ def decoded(y: np.ndarray, where: str, key: str) -> np.ndarray:
 
 def series_list(X: Any) -> list[np.ndarray] | None:
     """Series of different lengths, given as a list (or tuple) of (L,) or (C, L) arrays or as an object array of
-    them: each as a (C, L) float32 array (as the .ts/.tsv readers give them). None when ``X`` is not one: a
-    regular array, or a list of equal-length rows (np.asarray reads those, as before)."""
+    them: each as a (C, L) float array (float64 ones kept, so that fpt.data.timeseries.narrowed counts the values
+    float32 cannot hold before the cast). None when ``X`` is not one: a regular array, or a list of equal-length rows
+    (np.asarray reads those, as before)."""
     if isinstance(X, np.ndarray) and X.dtype != object:
         return None
     if not isinstance(X, (list, tuple, np.ndarray)) or not len(X) or hasattr(X, "columns"):
@@ -207,7 +208,12 @@ def series_list(X: Any) -> list[np.ndarray] | None:
         return None
     if len({s.shape for s in items}) == 1 and not isinstance(X, np.ndarray):
         return None
-    return [(s[None, :] if s.ndim == 1 else s).astype(np.float32) for s in items]
+    return [(s[None, :] if s.ndim == 1 else s).astype(_wide(s.dtype)) for s in items]
+
+
+def _wide(dtype: np.dtype) -> type:
+    """float64 for float64 values (narrowed to float32 where their values are checked), float32 for the rest."""
+    return np.float64 if dtype.kind == "f" and dtype.itemsize > 4 else np.float32
 
 
 def _nested(cell: Any) -> bool:
@@ -227,7 +233,8 @@ def is_multiindex_frame(X: Any) -> bool:
 
 
 def series_frame(X: Any, where: str, targets: int | None = None) -> np.ndarray | list[np.ndarray] | None:
-    """sktime's DataFrames of series (``is_nested_frame``, ``is_multiindex_frame``) as (n, C, L) float32 series, a
+    """sktime's DataFrames of series (``is_nested_frame``, ``is_multiindex_frame``) as (n, C, L) float64 series (as
+    their columns hold them; narrowed where their values are checked, fpt.data.timeseries.narrowed), a
     list of (C, L) ones where their lengths differ; None for any other ``X``, and for a multi-index frame with one of
     ``targets`` per row (a table that happens to have a two-level index). Read as a table, a nested frame was a table
     of text categories (each cell a Series) and a multi-index frame a table of a row per time point."""
@@ -240,7 +247,7 @@ def series_frame(X: Any, where: str, targets: int | None = None) -> np.ndarray |
         series = []
         for i, row in enumerate(X.itertuples(index=False)):
             try:
-                channels = [np.asarray(c.to_numpy() if hasattr(c, "to_numpy") else c, dtype=np.float32).ravel()
+                channels = [np.asarray(c.to_numpy() if hasattr(c, "to_numpy") else c, dtype=np.float64).ravel()
                             for c in row]
             except (TypeError, ValueError):
                 raise DataError(f"{where}, row {i + 1}: a cell that is not a series of numbers; every cell of a nested "
@@ -259,7 +266,7 @@ def series_frame(X: Any, where: str, targets: int | None = None) -> np.ndarray |
         for key, rows in X.groupby(level=levels, sort=False):  # the series in order of first appearance, as y is
             if rows.index.get_level_values(-1).has_duplicates:
                 raise DataError(f"{where}: series {key!r} has two rows at one time; give one row per time point")
-            series.append(rows.sort_index(level=-1).to_numpy(dtype=np.float32).T)
+            series.append(rows.sort_index(level=-1).to_numpy(dtype=np.float64).T)
     else:
         return None
     if any(s.shape[1] == 0 for s in series):
