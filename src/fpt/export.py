@@ -686,7 +686,8 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
         config = loaded(doc["run_config"], str(file), device or "auto")
         spec = InputSpec(**doc["input"]["spec"])
         prep = Preprocessing.from_json(doc["preprocessing"]) if doc.get("preprocessing") else None
-        objective = objective_from_json(doc["objective"])
+        # a --data model's objective as its preprocessing has it (targets of different class counts: each one's)
+        objective = prep.objective if prep is not None else objective_from_json(doc["objective"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CheckpointError(f"{file}: not a readable fpt export config ({type(exc).__name__}: {exc}); export the "
                               "run again with fpt export") from None

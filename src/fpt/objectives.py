@@ -33,11 +33,27 @@ class Classification:
     name: str = field(default="classification", init=False)
     metric: str = field(default="accuracy", init=False)  # selects the checkpoint, reaches the target
     reported: tuple[str, ...] = field(default=("accuracy",), init=False)  # summary keys: val_<m>, test_<m>, ...
+    # --data targets of different class counts (several target columns): each output's own count. The head has the
+    # largest count's slots for every output; a slot an output has no class for is never its answer (``masked``), as
+    # the predictions written (fpt.predictor) never give it. Empty: every output has every slot (the paper's tasks).
+    sizes: tuple[int, ...] = ()
 
     def loss(self, out: Tensor, y: Tensor) -> Tensor:
         return F.cross_entropy(out.reshape(-1, out.shape[-1]).float(), y.reshape(-1))
 
+    def masked(self, out: Tensor) -> Tensor:
+        """``out`` (B, P, C) with the slots an output has no class for at -inf (output p has ``sizes[p % m]``)."""
+        classes = out.shape[-1]
+        if not self.sizes or all(s >= classes for s in self.sizes):
+            return out
+        shape = out.shape
+        out = out.reshape(shape[0], -1, classes)
+        sizes = torch.tensor(self.sizes, device=out.device).repeat(out.shape[1] // len(self.sizes))  # (P,)
+        missing = torch.arange(classes, device=out.device)[None, :] >= sizes[:, None]  # (P, C)
+        return out.masked_fill(missing, float("-inf")).reshape(shape)
+
     def tally(self, out: Tensor, y: Tensor) -> np.ndarray:
+        out = self.masked(out.reshape(len(y), -1, out.shape[-1]))
         correct = int((out.reshape(-1, out.shape[-1]).argmax(-1) == y.reshape(-1)).sum())
         return np.array([correct, y.numel()], dtype=np.float64)
 
@@ -45,7 +61,7 @@ class Classification:
         return {"accuracy": int(sums[0]) / int(sums[1])}
 
     def predict(self, out: Tensor) -> Tensor:
-        return out.argmax(-1)
+        return self.masked(out).argmax(-1)
 
     def to_json(self) -> dict[str, Any]:
         return {"objective": self.name}

@@ -136,7 +136,8 @@ def baselines(exp: Experiment) -> dict[str, Any]:
                                       objective.summarise(objective.tally(torch.zeros_like(b.y), b.y)).items()}
                                for name, b in exp.data.eval_sets.items()}}
     classes = exp.data.spec.num_classes
-    return {"chance": 1 / classes,
+    sizes = getattr(objective, "sizes", ()) or (classes,)  # targets of different class counts: each its own
+    return {"chance": float(np.mean([1 / size for size in sizes])),
             "majority": {name: round(majority_accuracy(b.y, classes), 4) for name, b in exp.data.eval_sets.items()}}
 
 

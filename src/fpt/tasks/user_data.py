@@ -26,7 +26,7 @@ from fpt.data.base import plain_value  # labels as plain, hashable JSON values (
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
-from fpt.objectives import CLASSIFICATION, Objective, Regression
+from fpt.objectives import CLASSIFICATION, Classification, Objective, Regression
 from fpt.objectives import from_json as objective_from_json
 from fpt.settings import DataFacts, TaskDefaults, tokenised
 from fpt.tasks.base import TASKS, Batch, DataSource, TaskData, TensorSource
@@ -52,6 +52,13 @@ DataOptions = dataclasses.make_dataclass(
     [(f.name, _HINTS[f.name], dataclasses.field(default=f.default, metadata=f.metadata))
      for f in dataclasses.fields(RunConfig) if f.name in OPTION_FIELDS],
     frozen=True, namespace={"__post_init__": _validate, "__module__": __name__})
+
+
+def classification(classes: list[list]) -> Objective:
+    """The classification objective of targets with these classes: targets of different class counts mask the
+    head's slots a target has no class for (``Classification.sizes``), so that the metrics score what is predicted."""
+    sizes = tuple(len(c) for c in classes)
+    return Classification(sizes=sizes) if len(set(sizes)) > 1 else CLASSIFICATION
 
 
 def _sorted_labels(values: set) -> list:
@@ -112,7 +119,10 @@ class Preprocessing:
         if len(data.get("series_id", [])) > 2 or (data.get("series_id") and data.get("modality") != "timeseries"):
             raise DataError(f"data.json field 'series_id' is {str(data['series_id'])[:40]!r}; expected the id column "
                             "and at most an order column of a time series model")
-        return cls(data["modality"], from_json(data["tokeniser"]), objective_from_json(data["objective"]),
+        objective = objective_from_json(data["objective"])
+        if classes is not None and objective.name == "classification":
+            objective = classification(classes)  # each target's class count, from its classes
+        return cls(data["modality"], from_json(data["tokeniser"]), objective,
                    list(data["targets"]), classes, list(data["features"]), list(data.get("dropped", [])),
                    list(data.get("series_id", [])))
 
@@ -163,7 +173,7 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
                 raise DataError(f"{train.where}: class(es) {sorted(map(str, unseen))[:5]} of {name!r} appear only in "
                                 "validation/test, so nothing can learn them; add training examples of them")
             classes.append(_sorted_labels(labels))
-        obj: Objective = CLASSIFICATION
+        obj: Objective = classification(classes)
     else:
         try:
             y = train.y.astype(np.float64)
