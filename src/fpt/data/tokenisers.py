@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
-from fpt.data.base import is_missing
+from fpt.data.base import is_missing, plain_value
 from fpt.errors import DataError
 
 Tensor = torch.Tensor
@@ -136,6 +136,15 @@ class TabularTokens:
         return asdict(self)
 
 
+def category_texts(col: np.ndarray) -> np.ndarray:
+    """A categorical feature's values as the category names they are: text as it is, a number as it is written
+    (``plain_value``: 1.0 is '1'). A split file whose column of codes read as numbers (a gap makes pandas read '1'
+    as 1.0) is then tokenised as fpt predict tokenises the same file (fpt.data.tables._check_feature), not as the
+    unseen category '1.0'."""
+    numbers = col.dtype.kind in "iubf"
+    return np.array([str(plain_value(v)) if numbers else str(v) for v in col], dtype=object)
+
+
 def _one_hot(col: np.ndarray, missing: np.ndarray, categories: list[str]) -> np.ndarray:
     """(n, len(categories) + 1): a category's slot, or the last slot (shared by rarer and unseen categories) for a
     value not among ``categories``; a missing value has no slot set. scikit-learn's OneHotEncoder with the saved
@@ -153,7 +162,7 @@ def _one_hot(col: np.ndarray, missing: np.ndarray, categories: list[str]) -> np.
                                 dtype=np.float32).fit(kept)
         with warnings.catch_warnings():  # unknown categories are expected: they take the shared slot below
             warnings.simplefilter("ignore", UserWarning)
-            known = encoder.transform(np.array([str(v) for v in col], dtype=object)[:, None])  # (n, k)
+            known = encoder.transform(category_texts(col)[:, None])  # (n, k)
     other = known.sum(axis=1, keepdims=True) == 0  # (n, 1)
     return np.where(missing[:, None], 0.0, np.concatenate([known, other], axis=1))
 
