@@ -46,7 +46,16 @@ except ImportError as exc:  # scikit-learn < 1.6: no validate_data, no __sklearn
 
 from fpt.config import DATA_FIELDS, FITS, RunConfig, from_dict
 from fpt.data import modalities
-from fpt.data.arrays import from_arrays, is_multiindex_frame, modality_of, series_frame, series_list
+from fpt.data.arrays import (
+    CHANNEL_NAMES,
+    frame_channels,
+    from_arrays,
+    in_trained_order,
+    is_multiindex_frame,
+    modality_of,
+    series_frame,
+    series_list,
+)
 from fpt.data.base import finish_splits, plain_value
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.tokenisers import check_finite
@@ -189,6 +198,8 @@ class _FPTEstimator(BaseEstimator):
         channels (as for a 3-D X); sktime's DataFrames of series (fpt.data.arrays.series_frame) are read as series."""
         # a multi-index X is series when y has one target per series, a table when one per row
         frame = series_frame(X, f"{type(self).__name__}.fit: X", len(np.asarray(y)) if is_multiindex_frame(X) else None)
+        # a DataFrame of series: its columns are the channels, which predict then reads by name (in_trained_order)
+        self._channels = frame_channels(X) if frame is not None else None
         X = frame if frame is not None else X
         series = series_list(X)
         if series is None:
@@ -223,6 +234,8 @@ class _FPTEstimator(BaseEstimator):
         try:
             raw = from_arrays({"X": X, "y": y}, modality, config.image_channels, config.image_size, f"{name}.fit",
                               f"arrays passed to {name}.fit")
+            if getattr(self, "_channels", None) and raw.modality == "timeseries":
+                raw.notes[CHANNEL_NAMES] = self._channels
             config = self._choose(config, raw)
             raw = finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
             options = DataOptions(**{field: getattr(config, field) for field in OPTION_FIELDS})
@@ -270,6 +283,8 @@ class _FPTEstimator(BaseEstimator):
         categorical = any(f["kind"] == "categorical" for f in getattr(prep.tokeniser, "features", []))
         # a list of examples of several lengths, for a modality whose arrays may hold them (fpt.data.modalities)
         held = modalities.modality(prep.modality).arrays
+        if prep.modality == "timeseries":  # a DataFrame of series: its channels by the names fit read
+            X = in_trained_order(X, exp.data.info.get(CHANNEL_NAMES), f"{type(self).__name__}.predict: X")
         frame = series_frame(X, f"{type(self).__name__}.predict: X") if prep.modality == "timeseries" else None
         X = frame if frame is not None else X
         series = series_list(X) if held is not None and held.ragged else None

@@ -232,6 +232,31 @@ def test_a_model_of_sktime_frames_predicts_them(tiny_bert_dir, tmp_path):
     np.testing.assert_array_equal(clf.predict(nested.head(5)), clf.predict(_multiindex(nested.head(5))))
 
 
+def test_a_frame_of_series_is_read_by_its_channels_names(tiny_bert_dir, tmp_path):
+    """A DataFrame of series whose channel columns come in another order than training's was read column by column
+    as it came: each channel where another was trained, predictions without a word. Its channels are now read by
+    name (fpt.load's model and the estimators); other names are an error naming both."""
+    import fpt
+    from fpt.sklearn import FPTClassifier
+
+    nested, y = _nested()
+    nested["dim_1"] = [s * 10 + 5 for s in nested["dim_1"]]  # channels of different scales: a swap changes the tokens
+    swapped = nested[["dim_1", "dim_0"]]
+    exp = fpt.build(data=(nested, y), body=tiny_bert_dir, init="random", steps=2, eval_every=2, device="cpu",
+                    baselines="none")
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    for X in (nested, _multiindex(nested)):
+        np.testing.assert_array_equal(model.logits(X), model.logits(X[["dim_1", "dim_0"]]))
+    with pytest.raises(SchemaError, match="dim_0, dim_1"):
+        model.predict(swapped.rename(columns={"dim_1": "other"}))
+    clf = FPTClassifier(body=tiny_bert_dir, init="random", fitting="gradient", steps=2, eval_every=2,
+                        device="cpu").fit(nested, y)
+    np.testing.assert_array_equal(clf.predict_proba(nested), clf.predict_proba(swapped))
+    with pytest.raises(SchemaError, match="dim_0, dim_1"):
+        clf.predict(swapped.rename(columns={"dim_1": "other"}))
+
+
 @pytest.mark.parametrize(("series", "what"), [(np.zeros((1, 0)), "no points"),
                                               (np.full((1, 12), np.nan), "every point missing")])
 def test_a_series_with_no_values_is_not_predicted(series, what, ucr_run):

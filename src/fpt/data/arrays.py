@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, check_target_values, is_missing
+from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, check_target_values, is_missing, shown
 from fpt.errors import DataError, SchemaError
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -274,6 +274,28 @@ def series_frame(X: Any, where: str, targets: int | None = None) -> np.ndarray |
     return np.stack(series) if len({s.shape for s in series}) == 1 else series
 
 
+CHANNEL_NAMES = "channel_names"  # the task_info key: a DataFrame of series' columns, the channels in training order
+
+
+def frame_channels(X: Any) -> list[str] | None:
+    """The channel names (columns) of a DataFrame of series (``series_frame`` reads one), or None."""
+    return [str(c) for c in X.columns] if is_nested_frame(X) or is_multiindex_frame(X) else None
+
+
+def in_trained_order(X: Any, names: list[str] | None, where: str) -> Any:
+    """A DataFrame of series with its channel columns in the order training read them (``names``, recorded as
+    ``CHANNEL_NAMES``): a frame whose columns were in another order was read channel by channel as it came, each
+    channel where another was trained, without a word. Columns of other names are an error naming both; any other
+    ``X`` (arrays carry no names), or a model that recorded none, is returned as it is."""
+    given = frame_channels(X)
+    if given is None or not names or given == list(names):
+        return X
+    if sorted(given) != sorted(names):
+        raise SchemaError(f"{where}: channels (columns) {shown(given)}, but the model was trained on {shown(names)}; "
+                          "give the same channels, by the same names")
+    return X[[X.columns[given.index(n)] for n in names]]
+
+
 def _check_series_list(X: list[np.ndarray], kind: str, ragged: bool, where: str, xk: str) -> None:
     if not ragged:
         raise DataError(f"{where}: {xk} is a list of series of different lengths, which only modality timeseries "
@@ -322,5 +344,6 @@ def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
     return Inputs(checks.arrays(X, f"{path} ({xk})"), y, str(path))
 
 
-__all__ = ["check_names", "decoded", "from_arrays", "is_multiindex_frame", "is_nested_frame", "load_npz", "modality_of",
-           "read_npz", "read_npz_inputs", "series_frame", "series_list"]
+__all__ = ["CHANNEL_NAMES", "check_names", "decoded", "frame_channels", "from_arrays", "in_trained_order",
+           "is_multiindex_frame", "is_nested_frame", "load_npz", "modality_of", "read_npz", "read_npz_inputs",
+           "series_frame", "series_list"]

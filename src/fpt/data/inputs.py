@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.arrays import is_multiindex_frame, load_npz, series_frame
+from fpt.data.arrays import CHANNEL_NAMES, in_trained_order, is_multiindex_frame, load_npz, series_frame
 from fpt.data.base import (
     SPLIT_COLUMN,
     Checks,
@@ -161,6 +161,7 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
         if series_id and is_multiindex_frame(data) and set(data.index.names) & set(series_id):
             data = data.reset_index()  # a long table indexed by its id and order, as fpt.build(data=...) reads it
         elif schema.modality == "timeseries" and not schema.features and not series_id:
+            data = in_trained_order(data, schema.info.get(CHANNEL_NAMES), "inputs")  # channels by name
             frame = series_frame(data, "inputs")  # sktime's nested or multi-indexed DataFrame of series
             if frame is not None:
                 return Inputs(check_arrays(frame, schema, "inputs", allow_unseen), None, "inputs")

@@ -10,7 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.arrays import from_arrays, is_multiindex_frame, is_nested_frame, series_frame, series_list
+from fpt.data.arrays import (
+    CHANNEL_NAMES,
+    frame_channels,
+    from_arrays,
+    is_multiindex_frame,
+    is_nested_frame,
+    series_frame,
+    series_list,
+)
 from fpt.data.base import SEEDED, RawData, choose_targets, column_names
 from fpt.data.hub import from_datasets, is_datasets
 from fpt.data.modalities import requested
@@ -66,8 +74,10 @@ def _nested_raw(data: Any, target: str | None, modality: str, image_channels: st
     channels = [c for c, n in zip(data.columns, names, strict=True) if n not in targets and n not in drop]
     X = series_frame(data[channels], "the DataFrame")
     y = np.stack([data[c].to_numpy() for c, n in zip(data.columns, names, strict=True) if n in targets], axis=1)
-    return from_arrays({"X": X, "y": y[:, 0] if y.shape[1] == 1 else y}, modality, image_channels, image_size,
-                       "the DataFrame", "a nested pandas DataFrame of series")
+    raw = from_arrays({"X": X, "y": y[:, 0] if y.shape[1] == 1 else y}, modality, image_channels, image_size,
+                      "the DataFrame", "a nested pandas DataFrame of series")
+    raw.notes[CHANNEL_NAMES] = [str(c) for c in channels]  # new frames' channels are read by these names
+    return raw
 
 
 def _is_bunch(data: Any) -> bool:
@@ -136,15 +146,27 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     if drop:
         raise ConfigError(f"drop_columns={drop_columns!r} leaves out a table's columns, but data={type(data).__name__} "
                           "has none: drop the argument (or pass a pandas DataFrame)")
+    channels = None
     if isinstance(data, tuple) and len(data) == 2:
         arrays = {"X": _inputs(data[0], "data arrays: X", len(data[1])), "y": np.asarray(data[1])}
+        if series_frame_read(data[0], arrays["X"]):  # a DataFrame of series: new frames' channels read by name
+            channels = frame_channels(data[0])
     elif isinstance(data, Mapping):
         arrays = {str(k): _inputs(v, f"data arrays: {k}", len(data.get(k.replace("X", "y", 1), ())) or None)
                   if str(k).startswith("X") else np.asarray(v) for k, v in data.items()}
     else:
         raise ConfigError(f"data={type(data).__name__}: give a path, a pandas DataFrame, a datasets.Dataset, a tuple "
                           "(X, y) of arrays or a dict of arrays named as in an .npz (X, y, X_val, ...)")
-    return from_arrays(arrays, modality, image_channels, image_size, "data arrays", "NumPy arrays passed to fpt.build")
+    raw = from_arrays(arrays, modality, image_channels, image_size, "data arrays", "NumPy arrays passed to fpt.build")
+    if channels is not None and raw.modality == "timeseries":
+        raw.notes[CHANNEL_NAMES] = channels
+    return raw
+
+
+def series_frame_read(X: Any, read: Any) -> bool:
+    """Whether ``read`` (what ``_inputs`` made of ``X``) is a DataFrame of series read as series, not a table."""
+    return frame_channels(X) is not None and not hasattr(read, "columns") and (isinstance(read, list) or
+                                                                               np.ndim(read) == 3)
 
 
 # In-memory data readable by its recorded name (``describe``) for the duration of a ``held`` block: fpt.select's
