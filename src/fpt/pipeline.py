@@ -74,7 +74,10 @@ class Experiment:
         if self.config.compile and self._compiled is None:
             self._compiled = torch.compile(self.model)
         with self.autocast:
-            return (self._compiled or self.model)(x, lengths, self.input_start)
+            # never ``self._compiled or self.model``: a compiled module hands bool() to the model's __len__, which
+            # FPT has not (TypeError: every --compile run failed at its first step)
+            model = self.model if self._compiled is None else self._compiled
+            return model(x, lengths, self.input_start)
 
 
 def resolve_precision(precision: str, device: torch.device, preset: str = RunConfig.preset) -> str:
