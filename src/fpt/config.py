@@ -203,7 +203,7 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         if not key or key == "task.":
             raise ConfigError(f"override {show(item)} has no key before '='; write key=value (e.g. steps=500)")
         try:
-            value = yaml.safe_load(raw) if raw else ""
+            value = yaml.load(raw, Loader=StrictLoader) if raw else ""  # noqa: S506 (a SafeLoader)
         except yaml.YAMLError as exc:
             problem = getattr(exc, "problem", None) or type(exc).__name__
             raise ConfigError(f"override {show(item)}: the value is not valid YAML ({problem}); give a number, "
@@ -225,31 +225,62 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def load_yaml(path: str | Path) -> dict[str, Any]:
+class StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader (no tags that build objects) that refuses a key given twice in one mapping: the safe
+    loader keeps the last of ``lr: 1e-3`` ... ``lr: 0.5`` in silence, so a run trained with the value read last."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *base' entries may be overridden by own keys
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node.start_mark)
+                except TypeError:  # an unhashable key: the safe loader's own error names it
+                    continue
+                if first is not key_node.start_mark:
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping", node.start_mark,
+                        f"the key {key!r} is given twice (first on line {first.line + 1}); give each key once",
+                        key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(path: str | Path, what: str = "config file") -> Any:
+    """The YAML document of a file a user gives or fpt wrote (``what`` names it in errors): read within
+    ``bounded.CONFIG_LIMIT``, as UTF-8, by ``StrictLoader`` (no tags that build objects, no key given twice), and
+    checked for an alias bomb; every problem is one ``ConfigError`` naming the file and, where YAML knows it, the line."""
     path = Path(path)
     try:
         text = bounded.read_bytes(path, bounded.CONFIG_LIMIT, ConfigError).decode("utf-8")
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=StrictLoader)  # noqa: S506 (StrictLoader is a SafeLoader)
     except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
+        raise ConfigError(f"{what} {path} does not exist") from None
     except IsADirectoryError:
-        raise ConfigError(f"config file {path} is a directory; give the YAML file (e.g. {path / 'config.yaml'})") from None
+        raise ConfigError(f"{what} {path} is a directory; give the YAML file (e.g. {path / 'config.yaml'})") from None
     except OSError as exc:
-        raise ConfigError(f"config file {path} cannot be read: {exc.strerror or exc}") from None
+        raise ConfigError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         line = exc.object[:exc.start].count(b"\n") + 1
-        raise ConfigError(f"config file {path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} on line {line}); "
+        raise ConfigError(f"{what} {path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} on line {line}); "
                           "save it as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"config file {path} is not valid YAML{at}: {problem}") from None
+        raise ConfigError(f"{what} {path} is not valid YAML{at}: {problem}") from None
     except RecursionError:
-        raise ConfigError(f"config file {path}: nested too deeply to read") from None
+        raise ConfigError(f"{what} {path}: nested too deeply to read") from None
+    bounded.expanded(data, f"{what} {path}", error=ConfigError)  # an alias bomb, before anyone walks it
+    return data
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    data = read_yaml(path)
     if data is None:
         return {}
-    bounded.expanded(data, f"config file {path}", error=ConfigError)  # an alias bomb, before anyone walks it
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: expected a mapping of fields at the top level (key: value lines), "
                           f"got a {type(data).__name__}")

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import functools
 
+import pytest
 import torch
-from hostile_helpers import FAST, table
+from hostile_helpers import FAST, one_line, table
 
 import fpt
+from fpt.cli import main
+from fpt.config import load_yaml, parse_overrides
+from fpt.errors import ConfigError
 
 
 def test_compile_trains(tiny_bert_dir, tmp_path, monkeypatch):
@@ -19,3 +23,41 @@ def test_compile_trains(tiny_bert_dir, tmp_path, monkeypatch):
     exp = fpt.build(data=str(table(tmp_path / "d.csv")), body=tiny_bert_dir, **{**FAST, "compile": True})
     summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
     assert summary["steps"] == 2 and exp._compiled is not None
+
+
+@pytest.mark.parametrize("text, line", [
+    ("lr: 1e-3\nsteps: 3\nlr: 0.5\n", 3),  # the safe loader kept lr 0.5 in silence
+    ("task_options:\n  n_bits: 5\n  n_bits: 6\n", 3),
+    ("base: &b {steps: 3}\nrun:\n  <<: *b\n  steps: 4\nrun: {}\n", 5),
+])
+def test_a_key_given_twice_in_a_config_file_is_refused(text, line, tmp_path):
+    (tmp_path / "c.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=rf"c.yaml is not valid YAML \(line {line}, .* twice"):
+        load_yaml(tmp_path / "c.yaml")
+
+
+def test_a_merge_key_overridden_by_its_own_key_is_not_a_duplicate(tmp_path):
+    (tmp_path / "c.yaml").write_text("base: &b {steps: 3, lr: 0.1}\nrun:\n  <<: *b\n  steps: 4\n")
+    assert load_yaml(tmp_path / "c.yaml")["run"] == {"steps": 4, "lr": 0.1}
+
+
+def test_a_key_given_twice_in_fpt_train_config_is_one_line(tmp_path, capsys):
+    (tmp_path / "c.yaml").write_text("lr: 1e-3\nlr: 0.5\n")
+    assert main(["train", "--config", str(tmp_path / "c.yaml"), "--data", str(table(tmp_path / "d.csv")),
+                 "--out", str(tmp_path / "r")]) == 2
+    one_line(capsys, "train", "c.yaml", "line 2", "'lr' is given twice")
+    assert not (tmp_path / "r").exists()
+
+
+def test_an_override_value_with_a_key_given_twice_is_refused():
+    with pytest.raises(ConfigError, match="task_options=.*not valid YAML"):
+        parse_overrides(["task_options={a: 1, a: 2}"])
+
+
+@pytest.mark.parametrize("raw, needle", [(b"columns: [a]\nrows: [b]\ncolumns: [c]\n", "'columns' is given twice"),
+                                         (b"title: \xff\n", "not UTF-8 text (byte 0xff on line 1)")])
+def test_a_hostile_table_file_is_one_line(raw, needle, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a non-UTF-8 table file was a UnicodeDecodeError traceback
+    (tmp_path / "t.yaml").write_bytes(raw)
+    assert main(["reproduce", "t.yaml", "--dry-run"]) == 2
+    one_line(capsys, "reproduce", "table file t.yaml", needle)

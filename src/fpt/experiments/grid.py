@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from fpt.config import RunConfig, from_dict, merge, near, show
+from fpt.config import RunConfig, from_dict, merge, near, read_yaml, show
 from fpt.errors import ConfigError
 
 SCALES = ("quick", "paper")
@@ -142,10 +142,7 @@ def _user_table(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"{path}: no such table file; give the path of a YAML table (rows x columns) or one of "
                           f"the paper's tables (fpt reproduce list)")
-    try:
-        spec = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]}); fix the file") from None
+    spec = read_yaml(path, "table file")  # within a size, as UTF-8, no key given twice, no alias bomb: one line
     if not isinstance(spec, dict):
         raise ConfigError(f"{path}: a table file is a mapping with 'columns' and 'rows' (see docs/sweeps.md)")
     for key in spec:
