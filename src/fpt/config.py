@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shlex
 import types
 import typing
@@ -127,14 +128,21 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
                 return int(number)
         raise ConfigError(f"{where}: expected an integer, got {show(value)}")
     if hint is float:
+        number = None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
+            number = float(value)
+        elif isinstance(value, str):
             try:
-                return float(value)
+                number = float(value)
             except ValueError:
                 pass
-        raise ConfigError(f"{where}: expected a number, got {show(value)}")
+        if number is None:
+            raise ConfigError(f"{where}: expected a number, got {show(value)}")
+        if not math.isfinite(number):
+            # inf passed every one-sided range check (lr > 0, lora_alpha > 0, clip >= 0): lr=inf trained a run that
+            # diverged at its first step and exited 0
+            raise ConfigError(f"{where}: expected a finite number, got {show(value)}")
+        return number
     if hint is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)

@@ -61,3 +61,18 @@ def test_a_hostile_table_file_is_one_line(raw, needle, tmp_path, capsys, monkeyp
     (tmp_path / "t.yaml").write_bytes(raw)
     assert main(["reproduce", "t.yaml", "--dry-run"]) == 2
     one_line(capsys, "reproduce", "table file t.yaml", needle)
+
+
+@pytest.mark.parametrize("field, value", [("lr", ".inf"), ("lora_alpha", "inf"), ("clip", "-.inf"), ("diverge_loss", "inf"),
+                                          ("lr", "nan")])
+def test_a_number_that_is_not_finite_is_one_line_before_training(field, value, tiny_bert_dir, tmp_path, capsys):
+    # lr=inf and lora_alpha=inf trained a run that diverged at once, exit status 0
+    assert main(["train", "--data", str(table(tmp_path / "d.csv")), "--body", tiny_bert_dir, "--out", str(tmp_path / "r"),
+                 "--quiet", *(f"{k}={v}" for k, v in FAST.items()), f"{field}={value}"]) == 2
+    one_line(capsys, "train", f"field {field!r}: expected a finite number")
+    assert not (tmp_path / "r").exists()
+
+
+def test_python_refuses_an_infinite_learning_rate(tiny_bert_dir, tmp_path):
+    with pytest.raises(ConfigError, match="'lr': expected a finite number, got inf"):
+        fpt.build(data=str(table(tmp_path / "d.csv")), body=tiny_bert_dir, **{**FAST, "lr": float("inf")})
