@@ -21,6 +21,7 @@ ValueError`` around a config or data call still works.
 
 from __future__ import annotations
 
+import errno
 import reprlib
 from typing import Any
 
@@ -78,8 +79,28 @@ class FptWarning(UserWarning):
 USER_ERRORS: tuple[type[BaseException], ...] = (
     FptError, FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
+# OS errors of a path or a disk the user chose that have no class of their own (a plain OSError): what to do about each.
+# ENAMETOOLONG was a traceback asking for a bug report (fpt train --out of a 300-character name).
+_PATH_ERRNOS = {
+    errno.ENAMETOOLONG: "give a shorter path (most file systems take at most 255 bytes per name, 4096 in all)",
+    errno.ELOOP: "a link on the path loops (or is followed too often); fix or remove the link",
+    errno.EROFS: "the file system is read-only; give a path on a writable one",
+    errno.ENOSPC: "the disk is full; free some space or give a path on another disk",
+    errno.EDQUOT: "the disk quota is used up; free some space or give a path on another disk",
+}
+
+
+def user_os_error(exc: BaseException) -> str | None:
+    """The one-line message of an OS error that is about the user's path or disk (``_PATH_ERRNOS``): the error as
+    the system words it, naming the file, then the fix; None for any other exception (a bug keeps its traceback)."""
+    fix = _PATH_ERRNOS.get(getattr(exc, "errno", None)) if isinstance(exc, OSError) else None
+    if fix is None:
+        return None
+    where = f": {show(exc.filename)}" if exc.filename is not None else ""
+    return f"{exc.strerror or exc}{where}; {fix}"
+
 __all__ = ["USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError", "DependencyError",
-           "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError"]
+           "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError", "user_os_error"]
 
 
 _SHOW = reprlib.Repr()

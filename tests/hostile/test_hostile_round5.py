@@ -5,6 +5,7 @@ directory read from another working directory."""
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
 import torch
@@ -76,3 +77,33 @@ def test_a_number_that_is_not_finite_is_one_line_before_training(field, value, t
 def test_python_refuses_an_infinite_learning_rate(tiny_bert_dir, tmp_path):
     with pytest.raises(ConfigError, match="'lr': expected a finite number, got inf"):
         fpt.build(data=str(table(tmp_path / "d.csv")), body=tiny_bert_dir, **{**FAST, "lr": float("inf")})
+
+
+LONG = "x" * 300  # one name past the 255 bytes a file system takes
+
+
+def test_a_train_out_name_too_long_is_one_line(tmp_path, capsys):
+    # OSError(ENAMETOOLONG) has no class of its own: it was a traceback asking for a bug report
+    assert main(["train", "--data", str(table(tmp_path / "d.csv")), "--out", str(tmp_path / LONG)]) == 2
+    one_line(capsys, "train", "File name too long", "give a shorter path")
+
+
+def test_a_predict_out_name_too_long_is_one_line(run_copy, tmp_path, capsys):
+    assert main(["predict", str(run_copy), str(table(tmp_path / "n.csv", n=4)), "--out", str(tmp_path / LONG)]) == 2
+    one_line(capsys, "predict", "File name too long", "give a shorter path")
+
+
+def test_a_read_only_disk_is_one_line_and_other_os_errors_keep_their_traceback(monkeypatch, capsys):
+    import errno
+
+    from fpt.cli import runs
+
+    for code, status in [(errno.EROFS, 2), (errno.ENOSPC, 2), (errno.EIO, 1)]:
+        def fail(args, code=code):
+            raise OSError(code, os.strerror(code), "/mnt/runs")
+        monkeypatch.setattr(runs, "run", fail)
+        assert main(["runs", "anywhere"]) == status
+        if status == 2:
+            one_line(capsys, "runs", os.strerror(code), "'/mnt/runs'", "give a path on")
+        else:  # not about the user's path: a bug's traceback
+            assert "Traceback" in capsys.readouterr().err

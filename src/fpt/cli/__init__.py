@@ -12,7 +12,7 @@ import pkgutil
 import sys
 
 # Errors a user can fix: printed as one line, no traceback (fpt.errors lists them).
-from fpt.errors import USER_ERRORS
+from fpt.errors import USER_ERRORS, user_os_error
 
 
 def _commands() -> dict[str, object]:
@@ -153,7 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return 141
-    except Exception:
+    except Exception as exc:
+        said = user_os_error(exc)  # a path too long, a read-only or full disk: the user's to fix, one line
+        if said is not None and not os.environ.get("FPT_DEBUG"):
+            print(f"fpt {args.command}: error: {said}", file=sys.stderr)
+            return 2
         # Not an error fpt raised on purpose: a bug. Keep the whole traceback, and say where it goes.
         import traceback
 
