@@ -83,6 +83,16 @@ def _never(target: Path, never: Iterable[str | Path], flag: str, path: Path) -> 
                               f"--force); choose an {flag} outside it")
 
 
+def _unexpanded(path: str | Path, flag: str) -> None:
+    """Refuse an output path that begins with ``~`` as text: a shell expands ``~`` only unquoted and at a word's start
+    (not in '~/runs', nor in --out=~/runs), and fpt would make a folder named '~' in the working directory (which a
+    later ``rm -r ~`` would take for the home folder)."""
+    if str(path).startswith("~"):
+        raise ConfigError(f"{flag} {path} begins with '~', which nothing expanded (a shell does only unquoted, at a "
+                          f"word's start): fpt would make a folder named '~' here; write the home folder out (e.g. {flag} "
+                          f"{os.path.expanduser('~')}{str(path)[1:] if str(path).startswith('~/') else ''})")
+
+
 def check_file(path: str | Path, *, force: bool = False, flag: str = "--out", never: Iterable[str | Path] = (),
                fpt_wrote: Callable[[Path], bool] | None = None) -> Path:
     """Refuse a file output that would destroy something (see the module's rules); returns ``path`` as a Path.
@@ -90,6 +100,7 @@ def check_file(path: str | Path, *, force: bool = False, flag: str = "--out", ne
     ``never``: paths (files or folders) the output must not be nor lie in; ``fpt_wrote(path)``: whether an
     existing file is this command's own earlier output, which is replaced without ``--force``.
     """
+    _unexpanded(path, flag)
     path = Path(path)
     _link_target(path, flag)
     target = Path(os.path.realpath(path))
@@ -110,6 +121,7 @@ def check_dir(path: str | Path, *, flag: str = "--out", ours: Callable[[Path], b
               what: str = "fpt") -> Path:
     """Refuse a folder output that is a file, a link out of its folder, another run's or export's entry, or a
     non-empty folder that ``ours(path)`` does not recognise as this command's own (None: any folder will do)."""
+    _unexpanded(path, flag)
     path = Path(path)
     _link_target(path, flag)
     target = Path(os.path.realpath(path))

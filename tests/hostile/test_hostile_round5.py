@@ -107,3 +107,15 @@ def test_a_read_only_disk_is_one_line_and_other_os_errors_keep_their_traceback(m
             one_line(capsys, "runs", os.strerror(code), "'/mnt/runs'", "give a path on")
         else:  # not about the user's path: a bug's traceback
             assert "Traceback" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["train", "predict", "export"])
+def test_an_output_path_with_a_tilde_no_shell_expanded_is_refused(command, run_copy, tmp_path, monkeypatch, capsys):
+    # '--out ~/runs/a' quoted (or --out=~/runs/a) made a folder named '~' in the working directory
+    monkeypatch.chdir(tmp_path)
+    argv = {"train": ["train", "--data", str(table(tmp_path / "d.csv")), "--out", "~/runs/a"],
+            "predict": ["predict", str(run_copy), str(table(tmp_path / "n.csv", n=4)), "--out", "~/p.csv"],
+            "export": ["export", str(run_copy), "~/export"]}[command]
+    assert main(argv) == 2
+    one_line(capsys, command, "begins with '~'", os.path.expanduser("~"))
+    assert not (tmp_path / "~").exists()
