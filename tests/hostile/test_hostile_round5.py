@@ -119,3 +119,21 @@ def test_an_output_path_with_a_tilde_no_shell_expanded_is_refused(command, run_c
     assert main(argv) == 2
     one_line(capsys, command, "begins with '~'", os.path.expanduser("~"))
     assert not (tmp_path / "~").exists()
+
+
+@pytest.mark.parametrize("argv", [["steps=9", "--steps", "5"], ["--steps", "5", "steps=9"], ["--lr", "0.1", "lr=0.2"]])
+def test_a_field_given_as_a_flag_and_as_key_value_with_two_values_is_refused(argv):
+    # key=value won wherever it stood: steps=9 --steps 5 trained 9 steps
+    from fpt.cli import parser
+    from fpt.cli._args import config_from_args
+
+    with pytest.raises(ConfigError, match=r"is given twice, as --(steps 5 and steps=9|lr 0.1 and lr=0.2); give it once"):
+        config_from_args(parser().parse_args(["train", *argv]))
+
+
+def test_a_field_given_twice_with_one_value_is_taken():
+    from fpt.cli import parser
+    from fpt.cli._args import config_from_args
+
+    config = config_from_args(parser().parse_args(["train", "--steps", "5", "steps=5", "--compile", "compile=true"]))
+    assert (config.steps, config.compile) == (5, True)

@@ -16,6 +16,7 @@ from fpt.config import (
     parse_overrides,
     target_alias,
 )
+from fpt.errors import ConfigError
 from fpt.settings import default_text
 
 # fpt train --help shows RunConfig's flat fields in these groups; a field not named here lands in "other fields",
@@ -124,7 +125,14 @@ def given_fields(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, f.name, None)
         if value is not None:
             out[f.name] = value
-    return merge(out, parse_overrides([*(args.overrides or []), *getattr(args, "_stray_overrides", [])]))
+    overrides = parse_overrides([*(args.overrides or []), *getattr(args, "_stray_overrides", [])])
+    for name, value in overrides.items():
+        # key=value won over its flag wherever it stood (steps=9 --steps 5 trained 9 steps): two values, one kept
+        if name in out and str(out[name]).lower() != str(value).lower():
+            flag = f"--{name.replace('_', '-')}"
+            raise ConfigError(f"command line: {name} is given twice, as {flag} {out[name]} and {name}={value}; "
+                              "give it once")
+    return merge(out, overrides)
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
