@@ -84,13 +84,15 @@ def _never(target: Path, never: Iterable[str | Path], flag: str, path: Path) -> 
 
 
 def _unexpanded(path: str | Path, flag: str) -> None:
-    """Refuse an output path that begins with ``~`` as text: a shell expands ``~`` only unquoted and at a word's start
-    (not in '~/runs', nor in --out=~/runs), and fpt would make a folder named '~' in the working directory (which a
-    later ``rm -r ~`` would take for the home folder)."""
-    if str(path).startswith("~"):
+    """Refuse an output path that begins with a ``~`` a shell would have expanded: it expands ``~`` only unquoted and
+    at a word's start (not in '~/runs', nor in --out=~/runs), and fpt would make a folder named '~' in the working
+    directory (which a later ``rm -r ~`` would take for the home folder). A name that merely begins with '~' and names
+    no home folder ('~draft') is a name like any other."""
+    home = os.path.expanduser(str(path))
+    if home != str(path):
         raise ConfigError(f"{flag} {path} begins with '~', which nothing expanded (a shell does only unquoted, at a "
-                          f"word's start): fpt would make a folder named '~' here; write the home folder out (e.g. {flag} "
-                          f"{os.path.expanduser('~')}{str(path)[1:] if str(path).startswith('~/') else ''})")
+                          f"word's start): fpt would make a folder named '~' here; write the home folder out "
+                          f"({flag} {home})")
 
 
 def check_file(path: str | Path, *, force: bool = False, flag: str = "--out", never: Iterable[str | Path] = (),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -119,6 +120,14 @@ def test_an_output_path_with_a_tilde_no_shell_expanded_is_refused(command, run_c
     assert main(argv) == 2
     one_line(capsys, command, "begins with '~'", os.path.expanduser("~"))
     assert not (tmp_path / "~").exists()
+
+
+def test_a_name_that_merely_begins_with_a_tilde_is_an_output_like_any_other(tmp_path, monkeypatch):
+    from fpt.outputs import check_dir, check_file
+
+    monkeypatch.chdir(tmp_path)
+    assert check_file("~draft.csv") == Path("~draft.csv")  # names no home folder: nothing a shell would expand
+    assert check_dir("~nouser-xyz/run") == Path("~nouser-xyz/run")
 
 
 @pytest.mark.parametrize("argv", [["steps=9", "--steps", "5"], ["--steps", "5", "steps=9"], ["--lr", "0.1", "lr=0.2"]])
