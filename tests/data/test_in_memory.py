@@ -95,3 +95,28 @@ def test_a_scikit_learn_bunch_is_the_table_it_describes(as_frame):
     assert reg.targets == ["target"] and len(reg.splits["train"].y) == 442
     named = from_memory(load_wine(as_frame=as_frame), "alcohol", "auto", "auto", 32)  # another target, if asked
     assert named.targets == ["alcohol"]
+
+
+def test_object_columns_of_numbers_are_numbers_and_complex_ones_are_refused():
+    """A DataFrame's object column whose values are all numbers (Decimal from a database, Python ints and floats
+    beside None, a nullable boolean with gaps) was read by fpt.build as text categories (each amount a category of
+    its own), where the scikit-learn estimators read the same column as numbers; a complex column was categories."""
+    import decimal
+
+    pd = pytest.importorskip("pandas")
+    from fpt.data.memory import from_memory
+    from fpt.errors import DataError
+
+    n = 8
+    frame = pd.DataFrame({"amount": [decimal.Decimal(f"{i}.25") for i in range(n)],
+                          "mixed": np.array([1, 2.5, None, 4] * (n // 4), dtype=object),
+                          "flag": pd.array([True, None, False, True] * (n // 4), dtype="boolean"),
+                          "kind": np.array([1, "x"] * (n // 2), dtype=object),  # text among numbers: categories
+                          "y": ["a", "b"] * (n // 2)})
+    x = from_memory(frame, "y", "auto", "auto", 32).splits["train"].x
+    assert x["amount"].dtype == np.float64 and x["amount"].tolist() == [i + 0.25 for i in range(n)]
+    assert x["mixed"].dtype == np.float64 and np.isnan(x["mixed"][2]) and x["mixed"][1] == 2.5
+    assert x["flag"].dtype == np.float64 and np.isnan(x["flag"][1]) and x["flag"][[0, 2]].tolist() == [1.0, 0.0]
+    assert x["kind"].dtype == object
+    with pytest.raises(DataError, match="'z'.*complex"):
+        from_memory(frame.assign(z=np.arange(n) + 1j), "y", "auto", "auto", 32)

@@ -460,7 +460,8 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         for t in targets:
             check_target_values(cols[t], t, where, chosen)
         y = _stack_targets([cols[t] for t in targets])
-        splits[split] = Split({c: cols[c] for c in features}, y, where)
+        splits[split] = Split({c: numbers_column(np.asarray(cols[c]), f"{where}: column {c!r}") for c in features}, y,
+                              where)
     if modality == "auto":
         only = splits["train"].x[features[0]]
         modality = "sequence" if len(features) == 1 and only.dtype.kind == "O" else "tabular"
@@ -674,16 +675,43 @@ def _by_split_column(columns: dict[str, np.ndarray], path: Path) -> dict[str, tu
     return out
 
 
+def _complex(values: np.ndarray, present: np.ndarray, where: str) -> None:
+    """A column of complex numbers (a complex dtype, or complex values among objects) is refused: neither a number a
+    token holds nor a category."""
+    if values.dtype.kind == "c" or any(isinstance(v, complex | np.complexfloating) for v in present):
+        first = plain_value(next(iter(present), None))
+        raise DataError(f"{where}: holds complex numbers ({first!r}); a feature is real numbers or text: give the real "
+                        "and imaginary parts as two columns (numpy.real, numpy.imag), or its magnitude (numpy.abs)")
+
+
+def numbers_column(values: np.ndarray, where: str) -> np.ndarray:
+    """A table's column as given, or as float64 (missing: NaN) where it is an object column whose present values are
+    all numbers (a DataFrame's column of Decimals from a database, of ints and floats beside None, a nullable boolean
+    with gaps): read as numbers, as a column of a numeric dtype is, not as a category per value. Complex numbers
+    are refused."""
+    import numbers
+
+    if values.dtype.kind not in "Oc":
+        return values
+    missing = is_missing(values)
+    present = values[~missing]
+    _complex(values, present, where)
+    if len(present) and all(isinstance(v, numbers.Number) for v in present):
+        return column(values, where)
+    return values
+
+
 def column(values: np.ndarray, where: str) -> np.ndarray:
     """One table column as the tabular tokeniser reads it: numbers as float64 (missing: NaN); a column of an object
     array (a DataFrame with text or category columns) whose present values are all numbers likewise, else text
-    (a categorical column: each value as ``str``, missing as None)."""
+    (a categorical column: each value as ``str``, missing as None). Complex numbers are refused."""
     import numbers
 
     if values.dtype.kind in "iubf":
         return values.astype(np.float64)
     missing = is_missing(values)
     present = values[~missing]
+    _complex(values, present, where)
     if all(isinstance(v, numbers.Number) for v in present):
         out = np.full(len(values), np.nan)
         out[~missing] = present.astype(np.float64)
@@ -779,5 +807,5 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
 
 
 __all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
-           "format_name", "long_series", "read_columns", "read_table_inputs", "read_tables", "sequence_columns",
+           "format_name", "long_series", "numbers_column", "read_columns", "read_table_inputs", "read_tables", "sequence_columns",
            "series_columns", "split_files", "table_from_array", "table_stem", "table_suffix", "tabular_columns"]
