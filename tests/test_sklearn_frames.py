@@ -65,3 +65,15 @@ def test_a_frame_of_pandas_own_dtypes_with_gaps_fits_each_column_as_its_values_s
     assert 1 < features["x3"]["mean"] < 3  # of 1s and 3s on the training rows, the gaps missing (not "<NA>")
     assert sorted(features["x5"]["categories"]) == ["u", "v"] and "NaT" not in features["x6"]["categories"]
     assert clf.predict(X).shape == (n,) and clf.score(X, y) >= 0.9
+
+
+@pytest.mark.parametrize("column", [pd.date_range("2021-01-01", periods=60, freq="D"),
+                                    pd.to_timedelta(np.arange(60), unit="h")], ids=["datetime", "timedelta"])
+def test_a_frame_of_numbers_and_datetimes_fits_and_predicts(tiny_gpt2_dir, column):
+    """A DataFrame of numeric columns beside a datetime (or timedelta) column, and no text or category column, was
+    scikit-learn's DTypePromotionError in fit (check_array promotes the numpy dtypes of the columns together)."""
+    X, y = frame()
+    X = X[["x", "w"]].assign(when=column)
+    clf = FPTClassifier(body=tiny_gpt2_dir, init="random", device="cpu", fitting="closed-form").fit(X, y)
+    assert [f["kind"] for f in clf.preprocessing_.tokeniser.features] == ["numeric", "numeric", "categorical"]
+    assert list(clf.feature_names_in_) == ["x", "w", "when"] and clf.predict(X.iloc[:7]).shape == (7,)

@@ -95,6 +95,22 @@ def _has_text_columns(X: Any) -> bool:
     return hasattr(X, "columns") and dtypes is not None and any(getattr(d, "kind", "O") not in "iufb" for d in dtypes)
 
 
+def _as_objects(X: Any) -> Any:
+    """A DataFrame's datetime and timedelta columns as objects (each a category, as ``fpt.build`` reads them):
+    beside numeric columns only, scikit-learn's check_array promotes the columns' numpy dtypes together first, which
+    fails for a datetime beside a float (DTypePromotionError). Anything else as it is."""
+    dtypes = getattr(X, "dtypes", None)
+    if not hasattr(X, "columns") or not hasattr(X, "isetitem") or dtypes is None:
+        return X
+    at = [i for i, d in enumerate(dtypes) if isinstance(d, np.dtype) and d.kind in "mM"]
+    if not at:
+        return X
+    X = X.copy(deep=False)
+    for i in at:
+        X.isetitem(i, X.iloc[:, i].astype(object))
+    return X
+
+
 def _dtype(X: Any, categorical: bool = False) -> Any:
     """validate_data's dtype: float64, or None (keep the DataFrame's values) for text or category columns."""
     return object if categorical or _has_text_columns(X) else np.float64
@@ -203,7 +219,7 @@ class _FPTEstimator(BaseEstimator):
         X = frame if frame is not None else X
         series = series_list(X)
         if series is None:
-            return validate_data(self, X, y, dtype=_dtype(X), ensure_all_finite="allow-nan", y_numeric=y_numeric,
+            return validate_data(self, _as_objects(X), y, dtype=_dtype(X), ensure_all_finite="allow-nan", y_numeric=y_numeric,
                                  allow_nd=True)
         from sklearn.utils import check_array, check_consistent_length
 
@@ -289,7 +305,7 @@ class _FPTEstimator(BaseEstimator):
         X = frame if frame is not None else X
         series = series_list(X) if held is not None and held.ragged else None
         if series is None:
-            X = validate_data(self, X, reset=False, dtype=_dtype(X, categorical), ensure_all_finite="allow-nan",
+            X = validate_data(self, _as_objects(X), reset=False, dtype=_dtype(X, categorical), ensure_all_finite="allow-nan",
                               allow_nd=True)
         where = f"{type(self).__name__}.predict"
         # the modality's own check of new inputs (fpt.data.modalities), against the input contract fit recorded
