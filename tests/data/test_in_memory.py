@@ -120,3 +120,22 @@ def test_object_columns_of_numbers_are_numbers_and_complex_ones_are_refused():
     assert x["kind"].dtype == object
     with pytest.raises(DataError, match="'z'.*complex"):
         from_memory(frame.assign(z=np.arange(n) + 1j), "y", "auto", "auto", 32)
+
+
+@pytest.mark.parametrize("extra", ["a", 1], ids=["same-name", "int-and-text"])
+def test_new_inputs_with_two_columns_of_one_name_are_refused(tmp_path, tiny_bert_dir, extra):
+    """Training refuses a DataFrame with two columns of one name; predicting read one as a (n, 2) column (numpy's
+    'could not broadcast') or, for 1 and "1", kept whichever came last without a word."""
+    pd = pytest.importorskip("pandas")
+    from fpt.errors import SchemaError
+
+    frame = _frame().rename(columns={"b": "1"})
+    exp = fpt.build(data=frame, target="label", body=tiny_bert_dir, **{**TINY, "fit": "closed-form"})
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    inputs = frame.drop(columns=["label"])
+    clash = pd.concat([inputs, inputs[["a"]].rename(columns={"a": extra}) * 100], axis=1)
+    with pytest.raises(SchemaError, match=f"2 columns named {str(extra)!r}"):
+        model.predict(clash)
+    with pytest.raises(SchemaError, match="2 columns named '1'"):  # a dict's keys, read as text
+        model.predict({**{c: inputs[c].to_numpy() for c in inputs}, 1: inputs["a"].to_numpy()})

@@ -137,6 +137,17 @@ def rows(mask: np.ndarray, limit: int = 5) -> str:
     return f"{shown}{', ...' if len(where) > limit else ''} ({len(where)} in all)"
 
 
+def unique_names(names: Any, where: str, error: type[Exception], fix: str) -> None:
+    """Every column has its own name read as text: two of one name (or 1 and "1") would become one column, the
+    other's values lost without a word."""
+    names = [str(n) for n in names]
+    seen: set[str] = set()
+    clash = next((n for n in names if n in seen or seen.add(n)), None)
+    if clash is not None:
+        raise error(f"{where} has {names.count(clash)} columns named {clash!r} (as text): give every column its own "
+                    f"name ({fix})")
+
+
 def column_names(value: str | None) -> tuple[str, ...]:
     """A comma-separated list of column names (RunConfig.drop_columns) as names, each stripped; () for None."""
     return () if value is None else tuple(dict.fromkeys(n.strip() for n in str(value).split(",") if n.strip()))

@@ -44,6 +44,7 @@ from fpt.data.base import (
     is_missing,
     plain_value,
     shown,
+    unique_names,
 )
 from fpt.data.formats import FORMATS, for_inputs
 from fpt.data.hub import LABEL_COLUMNS, dataset_columns, is_datasets
@@ -165,6 +166,7 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
             frame = series_frame(data, "inputs")  # sktime's nested or multi-indexed DataFrame of series
             if frame is not None:
                 return Inputs(check_arrays(frame, schema, "inputs", allow_unseen), None, "inputs")
+        unique_names(data.columns, "inputs", SchemaError, "df.columns = [...]")
         data = {str(c): data[c].to_numpy() for c in data.columns}
     if isinstance(data, Mapping):
         return check_columns(data, schema, "inputs", allow_unseen)
@@ -182,6 +184,7 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
     from_columns = modality(schema.modality).columns
     if from_columns is None:
         raise SchemaError(f"{where}: columns of a table, but the model was trained on {schema.modality} data")
+    unique_names(columns, where, SchemaError, "one key per column")
     cols = {str(k): np.asarray(v) for k, v in columns.items() if str(k) != SPLIT_COLUMN}
     if not cols:
         raise SchemaError(f"{where}: no columns; the model needs {shown(schema.features)}")

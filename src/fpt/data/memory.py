@@ -19,7 +19,7 @@ from fpt.data.arrays import (
     series_frame,
     series_list,
 )
-from fpt.data.base import SEEDED, RawData, choose_targets, column_names
+from fpt.data.base import SEEDED, RawData, choose_targets, column_names, unique_names
 from fpt.data.hub import from_datasets, is_datasets
 from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
@@ -125,11 +125,7 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     if _is_bunch(data):
         data, target = _from_bunch(data, target)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
-        names = [str(c) for c in data.columns]
-        clash = sorted({n for n in names if names.count(n) > 1})
-        if clash:  # two columns of one name (or 1 and "1") would silently become one
-            raise DataError(f"the DataFrame has {names.count(clash[0])} columns named {clash[0]!r} (as text): give "
-                            "every column its own name (df.columns = [...])")
+        unique_names(data.columns, "the DataFrame", DataError, "df.columns = [...]")
         if is_nested_frame(data) and series_id is None:
             return _nested_raw(data, target, modality, image_channels, image_size, drop)
         if series_id is None and _long_index(data, target):
