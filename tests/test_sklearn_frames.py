@@ -77,3 +77,14 @@ def test_a_frame_of_numbers_and_datetimes_fits_and_predicts(tiny_gpt2_dir, colum
     clf = FPTClassifier(body=tiny_gpt2_dir, init="random", device="cpu", fitting="closed-form").fit(X, y)
     assert [f["kind"] for f in clf.preprocessing_.tokeniser.features] == ["numeric", "numeric", "categorical"]
     assert list(clf.feature_names_in_) == ["x", "w", "when"] and clf.predict(X.iloc[:7]).shape == (7,)
+
+
+def test_a_pyarrow_table_with_a_text_column_fits_and_predicts(tiny_gpt2_dir):
+    """A pyarrow Table (which scikit-learn takes as a DataFrame) with a text column was converted to float64: "could not
+    convert string to float: 'a'" from numpy, where a pandas frame of the same columns fits."""
+    pa = pytest.importorskip("pyarrow")
+    X, y = frame()
+    table = pa.Table.from_pandas(X[["x", "kind"]], preserve_index=False)
+    clf = FPTClassifier(body=tiny_gpt2_dir, init="random", device="cpu", fitting="closed-form").fit(table, y)
+    assert [f["kind"] for f in clf.preprocessing_.tokeniser.features] == ["numeric", "categorical"]
+    assert list(clf.feature_names_in_) == ["x", "kind"] and clf.score(table, y) >= 0.9

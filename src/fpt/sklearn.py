@@ -89,8 +89,14 @@ def _plain(value: Any) -> Any:
 
 
 def _has_text_columns(X: Any) -> bool:
-    """Whether ``X`` is a DataFrame with a column that is not numbers (text, category, ...): then X stays an
-    object array and each such column is categorical, as ``fpt train --data table.csv`` reads it."""
+    """Whether ``X`` is a DataFrame (pandas', polars', a pyarrow Table) with a column that is not numbers (text,
+    category, ...): then X stays an object array and each such column is categorical, as ``fpt train --data
+    table.csv`` reads it."""
+    types = getattr(getattr(X, "schema", None), "types", None)
+    if types is not None and hasattr(X, "column_names"):  # a pyarrow Table or RecordBatch: its Arrow types
+        import pyarrow as pa
+
+        return not all(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) for t in types)
     dtypes = getattr(X, "dtypes", None)
     return hasattr(X, "columns") and dtypes is not None and any(getattr(d, "kind", "O") not in "iufb" for d in dtypes)
 
