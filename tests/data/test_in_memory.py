@@ -139,3 +139,29 @@ def test_new_inputs_with_two_columns_of_one_name_are_refused(tmp_path, tiny_bert
         model.predict(clash)
     with pytest.raises(SchemaError, match="2 columns named '1'"):  # a dict's keys, read as text
         model.predict({**{c: inputs[c].to_numpy() for c in inputs}, 1: inputs["a"].to_numpy()})
+
+
+def test_a_structured_array_is_a_table_and_a_polars_lazyframe_is_refused_naming_collect(tmp_path, tiny_bert_dir):
+    """A NumPy record array (DataFrame.to_records, numpy.genfromtxt(names=True)) holds named columns: fpt.build
+    refused it (data=recarray) and predict read it as one column of (n,) records ("shape (40,); a table model takes
+    (n, 3) values"). A polars LazyFrame is a query, not rows: predict said "shape ()", the estimators scikit-learn's
+    "Expected 2D array, got scalar array"."""
+    pl = pytest.importorskip("polars")
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    frame = _frame()
+    exp = fpt.build(data=frame.to_records(index=False), target="label", body=tiny_bert_dir,
+                    **{**TINY, "fit": "closed-form"})
+    assert exp.data.info["features"] == ["a", "b", "kind"]
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    inputs = frame.drop(columns=["label"])
+    assert model.predict(inputs.to_records(index=False)).tolist() == model.predict(inputs).tolist()
+    lazy = pl.from_pandas(inputs).lazy()
+    with pytest.raises(DataError, match=r"LazyFrame.*\.collect\(\)"):
+        model.predict(lazy)
+    with pytest.raises(DataError, match=r"LazyFrame.*\.collect\(\)"):
+        fpt.build(data=pl.from_pandas(frame).lazy(), target="label", body=tiny_bert_dir, **TINY)
+    with pytest.raises(DataError, match=r"LazyFrame.*\.collect\(\)"):
+        FPTClassifier(body=tiny_bert_dir, fitting="closed-form", device="cpu").fit(lazy, frame["label"])

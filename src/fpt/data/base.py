@@ -148,6 +148,29 @@ def unique_names(names: Any, where: str, error: type[Exception], fix: str) -> No
                     f"name ({fix})")
 
 
+def lazy_frame(data: Any, where: str, error: type[Exception]) -> None:
+    """A polars LazyFrame is a query, not its rows: refused, naming ``.collect()`` (read as anything else, it was
+    one value of shape ())."""
+    if type(data).__name__ == "LazyFrame" and hasattr(data, "collect"):
+        raise error(f"{where}: a polars LazyFrame is a query, not its rows; collect it first and pass the DataFrame "
+                    "(lf.collect())")
+
+
+def record_columns(data: Any, where: str, error: type[Exception]) -> dict[str, np.ndarray] | None:
+    """A NumPy structured (record) array's fields as columns (DataFrame.to_records, numpy.genfromtxt(names=True)),
+    or None for anything else. A field of several values per row is refused."""
+    names = getattr(getattr(data, "dtype", None), "names", None)
+    if not isinstance(data, np.ndarray) or not names:
+        return None
+    if data.ndim != 1:
+        raise error(f"{where}: a structured array of shape {data.shape}; give one record per row (shape (n,))")
+    wide = [n for n in names if data.dtype[n].shape]
+    if wide:
+        raise error(f"{where}: field {wide[0]!r} holds {data.dtype[wide[0]].shape} values per row; a table's column "
+                    "holds one value per row: give each value a field of its own")
+    return {n: data[n] for n in names}
+
+
 def column_names(value: str | None) -> tuple[str, ...]:
     """A comma-separated list of column names (RunConfig.drop_columns) as names, each stripped; () for None."""
     return () if value is None else tuple(dict.fromkeys(n.strip() for n in str(value).split(",") if n.strip()))

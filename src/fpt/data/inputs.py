@@ -42,7 +42,9 @@ from fpt.data.base import (
     Inputs,
     check_target_values,
     is_missing,
+    lazy_frame,
     plain_value,
+    record_columns,
     shown,
     unique_names,
 )
@@ -141,6 +143,8 @@ def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False, no_targets:
 def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) -> Inputs:
     if isinstance(data, (str, Path)):
         return read_inputs(data, schema, allow_unseen, no_targets)
+    lazy_frame(data, "inputs", SchemaError)
+    data = record_columns(data, "inputs", SchemaError) or data  # a record array's fields: a table's columns
     if is_datasets(data):  # read by its features, as fpt.build(data=Dataset) reads one
         where = f"the {type(data).__name__}"
         columns, image = dataset_columns(data, where)

@@ -19,7 +19,7 @@ from fpt.data.arrays import (
     series_frame,
     series_list,
 )
-from fpt.data.base import SEEDED, RawData, choose_targets, column_names, unique_names
+from fpt.data.base import SEEDED, RawData, choose_targets, column_names, lazy_frame, record_columns, unique_names
 from fpt.data.hub import from_datasets, is_datasets
 from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
@@ -124,6 +124,12 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
                              image_channels, image_size, drop, column_names(series_id))
     if _is_bunch(data):
         data, target = _from_bunch(data, target)
+    lazy_frame(data, f"data={type(data).__name__}", DataError)
+    records = record_columns(data, f"data={type(data).__name__}", DataError)
+    if records is not None:  # a record array's fields: a table's columns
+        import pandas as pd
+
+        data = pd.DataFrame(records)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
         unique_names(data.columns, "the DataFrame", DataError, "df.columns = [...]")
         if is_nested_frame(data) and series_id is None:
@@ -151,7 +157,8 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         arrays = {str(k): _inputs(v, f"data arrays: {k}", len(data.get(k.replace("X", "y", 1), ())) or None)
                   if str(k).startswith("X") else np.asarray(v) for k, v in data.items()}
     else:
-        raise ConfigError(f"data={type(data).__name__}: give a path, a pandas DataFrame, a datasets.Dataset, a tuple "
+        raise ConfigError(f"data={type(data).__name__}: give a path, a pandas or polars DataFrame, a datasets.Dataset, a "
+                          "NumPy record array, a tuple "
                           "(X, y) of arrays or a dict of arrays named as in an .npz (X, y, X_val, ...)")
     raw = from_arrays(arrays, modality, image_channels, image_size, "data arrays", "NumPy arrays passed to fpt.build")
     if channels is not None and raw.modality == "timeseries":
