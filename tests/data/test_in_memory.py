@@ -165,3 +165,20 @@ def test_a_structured_array_is_a_table_and_a_polars_lazyframe_is_refused_naming_
         fpt.build(data=pl.from_pandas(frame).lazy(), target="label", body=tiny_bert_dir, **TINY)
     with pytest.raises(DataError, match=r"LazyFrame.*\.collect\(\)"):
         FPTClassifier(body=tiny_bert_dir, fitting="closed-form", device="cpu").fit(lazy, frame["label"])
+
+
+def test_a_scipy_sparse_matrix_is_refused_in_one_line_without_densifying(tmp_path, tiny_bert_dir):
+    """fpt.build(data=(csr, y)) and predict(csr) said "X has shape ()" / "shape ()" (numpy's 0-d array of the matrix
+    object); now the error names the sparse matrix and the fix, and nothing is densified (1e9 columns here)."""
+    sparse = pytest.importorskip("scipy.sparse")
+    from fpt.errors import DataError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 3)), np.arange(30) % 2
+    huge = sparse.csr_matrix((np.ones(30), np.arange(30), np.arange(31)), shape=(30, 10**9))
+    with pytest.raises(DataError, match=r"X is a scipy sparse matrix \(30, 1000000000\).*toarray"):
+        fpt.build(data=(huge, y), body=tiny_bert_dir, **TINY)
+    exp = fpt.build(data=(X, y), body=tiny_bert_dir, **{**TINY, "fit": "closed-form"})
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    with pytest.raises(DataError, match=r"inputs is a scipy sparse matrix \(30, 3\).*toarray"):
+        fpt.load(tmp_path / "run").predict(sparse.csr_matrix(X))

@@ -156,6 +156,16 @@ def lazy_frame(data: Any, where: str, error: type[Exception]) -> None:
                     "(lf.collect())")
 
 
+def sparse_matrix(data: Any, where: str, error: type[Exception]) -> None:
+    """A SciPy sparse matrix (or array) is refused, naming its size dense, never densified in silence: read as an
+    array it was one value of shape ()."""
+    if hasattr(data, "tocsr") and hasattr(data, "nnz") and hasattr(data, "shape"):
+        n, m = data.shape[0], data.shape[-1]
+        raise error(f"{where} is a scipy sparse matrix {tuple(data.shape)}; fpt reads dense values: pass .toarray() if "
+                    f"it fits in memory ({n * m * 8 / 2**30:.3g} GiB as float64), or reduce its columns first (e.g. "
+                    "sklearn.decomposition.TruncatedSVD)")
+
+
 def record_columns(data: Any, where: str, error: type[Exception]) -> dict[str, np.ndarray] | None:
     """A NumPy structured (record) array's fields as columns (DataFrame.to_records, numpy.genfromtxt(names=True)),
     or None for anything else. A field of several values per row is refused."""

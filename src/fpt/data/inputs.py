@@ -46,6 +46,7 @@ from fpt.data.base import (
     plain_value,
     record_columns,
     shown,
+    sparse_matrix,
     unique_names,
 )
 from fpt.data.formats import FORMATS, for_inputs
@@ -144,6 +145,7 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
     if isinstance(data, (str, Path)):
         return read_inputs(data, schema, allow_unseen, no_targets)
     lazy_frame(data, "inputs", SchemaError)
+    sparse_matrix(data, "inputs", SchemaError)
     data = record_columns(data, "inputs", SchemaError) or data  # a record array's fields: a table's columns
     if is_datasets(data):  # read by its features, as fpt.build(data=Dataset) reads one
         where = f"the {type(data).__name__}"

@@ -19,7 +19,16 @@ from fpt.data.arrays import (
     series_frame,
     series_list,
 )
-from fpt.data.base import SEEDED, RawData, choose_targets, column_names, lazy_frame, record_columns, unique_names
+from fpt.data.base import (
+    SEEDED,
+    RawData,
+    choose_targets,
+    column_names,
+    lazy_frame,
+    record_columns,
+    sparse_matrix,
+    unique_names,
+)
 from fpt.data.hub import from_datasets, is_datasets
 from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
@@ -43,6 +52,7 @@ def _inputs(X: Any, where: str, targets: int | None) -> Any:
     """An input array; series of different lengths (a list, or an object array) stay a list of (C, L) arrays, and
     sktime's DataFrames of series (nested, or multi-indexed by instance and time, ``targets`` not one per row) are
     read as series."""
+    sparse_matrix(X, where, DataError)
     frame = series_frame(X, where, targets)
     if frame is not None:
         return frame
