@@ -182,3 +182,14 @@ def test_a_scipy_sparse_matrix_is_refused_in_one_line_without_densifying(tmp_pat
     fpt.fit(exp, out=tmp_path / "run", progress=False)
     with pytest.raises(DataError, match=r"inputs is a scipy sparse matrix \(30, 3\).*toarray"):
         fpt.load(tmp_path / "run").predict(sparse.csr_matrix(X))
+
+
+def test_a_dict_of_columns_is_a_table_as_predict_reads_one():
+    """predict took {column: values}, fpt.build refused the same dict: "unknown array 'a'; an .npz holds X, y, ...".
+    A dict of equal-length one-dimensional columns, none of them named as an .npz's arrays, is a table."""
+    from fpt.data.memory import from_memory
+
+    frame = _frame()
+    raw = from_memory({c: frame[c].tolist() for c in frame}, "label", "auto", "auto", 32)
+    assert raw.modality == "tabular" and raw.notes["features"] == ["a", "b", "kind"] and raw.targets == ["label"]
+    assert raw.splits["train"].x["a"].dtype == np.float64 and len(raw.splits["train"].y) == 40

@@ -12,6 +12,7 @@ import numpy as np
 
 from fpt.data.arrays import (
     CHANNEL_NAMES,
+    SPLIT_KEYS,
     frame_channels,
     from_arrays,
     is_multiindex_frame,
@@ -33,6 +34,8 @@ from fpt.data.hub import from_datasets, is_datasets
 from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
 from fpt.errors import ConfigError, DataError
+
+NPZ_NAMES = {name for pair in SPLIT_KEYS.values() for name in pair}
 
 
 def is_in_memory(data: Any) -> bool:
@@ -90,6 +93,17 @@ def _nested_raw(data: Any, target: str | None, modality: str, image_channels: st
     return raw
 
 
+def _is_columns(data: Any) -> bool:
+    """A dict of a table's columns (``{"age": [...], "label": [...]}``): two or more equal-length one-dimensional
+    columns, none named as an .npz's arrays (X, y, X_val, ...: a dict of those is arrays, and a misspelt one beside
+    them an error)."""
+    if not isinstance(data, Mapping) or len(data) < 2 or any(str(k) in NPZ_NAMES for k in data):
+        return False
+    shapes = {np.shape(v) if isinstance(v, (list, tuple, np.ndarray)) or hasattr(v, "to_numpy") else None
+              for v in data.values()}
+    return len(shapes) == 1 and None not in shapes and len(next(iter(shapes))) == 1
+
+
 def _is_bunch(data: Any) -> bool:
     """A scikit-learn dataset as its loaders return it (a ``Bunch``: data, target, feature_names, ...)."""
     return isinstance(data, Mapping) and "data" in data and "target" in data and not any(
@@ -140,6 +154,10 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         import pandas as pd
 
         data = pd.DataFrame(records)
+    if _is_columns(data):  # {column: values}, as predict reads one: a table
+        import pandas as pd
+
+        data = pd.DataFrame({k: np.asarray(v) for k, v in data.items()})
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
         unique_names(data.columns, "the DataFrame", DataError, "df.columns = [...]")
         if is_nested_frame(data) and series_id is None:
@@ -168,7 +186,7 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
                   if str(k).startswith("X") else np.asarray(v) for k, v in data.items()}
     else:
         raise ConfigError(f"data={type(data).__name__}: give a path, a pandas or polars DataFrame, a datasets.Dataset, a "
-                          "NumPy record array, a tuple "
+                          "NumPy record array, a dict of columns, a tuple "
                           "(X, y) of arrays or a dict of arrays named as in an .npz (X, y, X_val, ...)")
     raw = from_arrays(arrays, modality, image_channels, image_size, "data arrays", "NumPy arrays passed to fpt.build")
     if channels is not None and raw.modality == "timeseries":
