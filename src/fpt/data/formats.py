@@ -93,10 +93,9 @@ def _read_image_table(path: Any, r: Request) -> RawData:
 
 def _predict_image_table(path: Path, checks: Checks) -> Inputs:
     from fpt.data.image_table import find, read_labelled_inputs
-    from fpt.data.images import read_image_inputs
 
-    if path.is_dir():  # the images' reader reads a folder of either layout
-        return read_image_inputs(path, checks)
+    if path.is_dir():  # a folder of either layout
+        return _predict_images(path, checks)
     found = find(path)
     if found is None:
         raise SchemaError(f"{path}: a table, but none of its columns names the images beside it, and the model was "
@@ -141,8 +140,14 @@ def _predict_tables(path: Path, checks: Checks) -> Inputs:
 
 
 def _predict_images(path: Path, checks: Checks) -> Inputs:
+    """A folder of images beside a table that names them (Kaggle's layout) is labelled by its rows; any other image
+    file or folder is read as training read images (here, not in fpt.data.images: image_table reads through it)."""
+    from fpt.data.image_table import find, read_labelled_inputs
     from fpt.data.images import read_image_inputs
 
+    found = find(path) if path.is_dir() else None
+    if found is not None:
+        return read_labelled_inputs(path, checks, found)
     return read_image_inputs(path, checks)
 
 

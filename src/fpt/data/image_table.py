@@ -11,7 +11,7 @@ with ``fpt predict RUN DIR/test``. Nothing is guessed silently: an id that names
 without extension that names two files (``a.png``, ``a.jpg``) are one-line errors naming the table, row and fix;
 images the table does not name are left out with a note.
 
-``fpt predict RUN DIR`` reads the same layout (``images.read_image_inputs``): scored when the table holds the model's
+``fpt predict RUN DIR`` reads the same layout (``fpt.data.formats``): scored when the table holds the model's
 target column (or a label column), predicted in the table's order otherwise (Kaggle's ``test.csv`` of ids).
 """
 

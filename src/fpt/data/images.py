@@ -370,11 +370,6 @@ def read_image_inputs(path: Path, checks: Checks) -> Inputs:
     if path.is_file():
         tok = checks.schema.prep.tokeniser
         return Inputs([_input_image(path, tok.channels, tok.image_size)], None, str(path), [path.name])
-    from fpt.data.image_table import find, read_labelled_inputs
-
-    found = find(path)
-    if found is not None:  # images beside a table that names them (Kaggle's layout): labelled by its rows
-        return read_labelled_inputs(path, checks, found)
     folders, flat, others = _entries(path)
     splits = [d.name for d in folders if _is_split_folder(d)]
     if splits:
