@@ -61,6 +61,9 @@ class RawData:
     # (objective, why) where the format itself says what the target is (a UCR/UEA archive file: class labels
     # unless a .ts says @targetLabel), so the values are not asked; None: inferred from the values
     declared: tuple[str, str] | None = None
+    # run once the objective is classification: a reader's check that its class labels are the labels as written
+    # (a CSV's "01" and "1" read as the one number 1: tables.label_text_check); None where the format keeps them
+    check_labels: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

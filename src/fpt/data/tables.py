@@ -12,6 +12,7 @@ symbol sequence (DNA, proteins, expressions); ``--modality`` overrides.
 
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 from pathlib import Path
@@ -414,16 +415,57 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
         parts = {split: (read_columns(f), str(f)) for split, f in files.items()}
         split_from = f"the data's own split files ({', '.join(f.name for f in files.values())})"
         source = f"{format_name(files['train'])} split files in {path}"
+        paths = list(files.values())
     else:
         parts = _by_split_column(read_columns(path), path)
         split_from = f"the {SPLIT_COLUMN!r} column" if len(parts) > 1 else SEEDED
         source = f"{format_name(path)} file {path}"
+        paths = [path]
     indexed = [where for cols, where in parts.values() if ROW_INDEX in cols]
     parts = {split: ({k: v for k, v in cols.items() if k != ROW_INDEX}, where) for split, (cols, where) in parts.items()}
     raw = columns_to_raw(parts, target, modality, source, split_from, drop, series)
     if indexed:
         raw.notes["row_index"] = indexed
+    if not series:
+        csv = [p for p in paths if BUILDERS[table_suffix(p)] == "csv"]
+        numeric = [t for t in raw.targets
+                   if any(t in cols and cols[t].dtype.kind in "iuf" for cols, _ in parts.values())]
+        if csv and numeric:  # run only for a classification (fpt.tasks.user_data), so a regression reads once;
+            # once per reading (fpt.data.read_once hands the same RawData to every fold and candidate)
+            raw.check_labels = functools.cache(lambda: label_text_check(csv, numeric))
     return raw
+
+
+def label_text_check(paths: list[Path], targets: list[str]) -> None:
+    """A CSV's target column read as numbers (``read_columns``) holds the labels as written: no two texts of it read
+    as one number ("01" and "1", "1.0" and "1", "007" and "7"), which would train as one class. JSON lines and Parquet
+    keep "01" as text (a quoted string) apart from a number; a CSV's quotes do not (pandas and datasets read a quoted
+    "01" as the number 1). Each target column alone is read again, as text; a feature keeps its numbers ("09": 9)."""
+    import pandas as pd
+
+    for t in targets:
+        seen: dict[float, tuple[str, Path]] = {}
+        for p in paths:
+            sep = "\t" if table_suffix(p) in TSV_SUFFIXES else ","
+            try:
+                with _open_bytes(p) as f:
+                    texts = pd.read_csv(f, sep=sep, usecols=[t], dtype=str, na_filter=False)[t]
+            except Exception:  # noqa: S112 (read once already; a file that differs now has nothing more to say here)
+                continue
+            for text in pd.unique(texts.str.strip()):
+                try:
+                    number = float(text)
+                except ValueError:
+                    continue
+                first, where = seen.setdefault(number, (text, p))
+                if first != text:
+                    also = "" if where == p else f" ({first!r} in {where})"
+                    raise DataError(
+                        f"{p}: target column {t!r} holds {first!r} and {text!r}{also}, two labels as written that read "
+                        f"as the one number {number:g}, so they would train as one class (quoting them in the CSV does "
+                        f"not keep them apart); if they are different classes write them as distinct text (e.g. "
+                        f"'a{first}' and 'a{text}'), if the same class write them the same way, or if the target is a "
+                        "quantity give --objective regression")
 
 
 def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str,
@@ -807,5 +849,6 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
 
 
 __all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
-           "format_name", "long_series", "numbers_column", "read_columns", "read_table_inputs", "read_tables", "sequence_columns",
+           "format_name", "label_text_check", "long_series", "numbers_column", "read_columns", "read_table_inputs",
+           "read_tables", "sequence_columns",
            "series_columns", "split_files", "table_from_array", "table_stem", "table_suffix", "tabular_columns"]

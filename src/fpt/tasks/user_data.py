@@ -236,6 +236,8 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
 
     train = raw.splits["train"]
     objective, why = infer_objective(train.y, raw.targets, options.objective, train.where, raw.declared)
+    if objective == "classification" and raw.check_labels is not None:
+        raw.check_labels()
     split = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
                           stratify=objective == "classification", folds=options.folds, fold=options.fold)
     task = task_from_raw(split, options, seed, objective, why)

@@ -1,0 +1,94 @@
+"""A CSV's class labels that differ as text but read as one number ("01" and "1", "1.0" and "1", "007" and "7")
+would train as one class: a one-line error naming the file, the column, the pair and the fix. Only for a
+classification target of a CSV: features keep their numbers, a regression target is a quantity, and JSON lines keep
+a quoted "01" as text."""
+
+from __future__ import annotations
+
+import pytest
+
+from fpt.cli import main
+
+
+def _rows(labels: list[str], n: int = 30, feature: str = "{i}") -> str:
+    return "a,label\n" + "".join(f"{feature.format(i=i)},{labels[i % len(labels)]}\n" for i in range(n))
+
+
+def _run(capsys, *args: str) -> tuple[int, str]:
+    rc = main(["data", *args])
+    return rc, capsys.readouterr().err.strip()
+
+
+@pytest.mark.parametrize(("labels", "pair"), [
+    (["01", "1", "2"], ("'01'", "'1'")),
+    (['"01"', '"1"', '"2"'], ("'01'", "'1'")),  # quoting does not keep them apart
+    (["1.0", "1", "2"], ("'1.0'", "'1'")),
+    (["007", "7", "3"], ("'007'", "'7'")),
+])
+def test_csv_labels_that_read_as_one_number_are_one_clear_line(tmp_path, capsys, labels, pair):
+    path = tmp_path / "d.csv"
+    path.write_text(_rows(labels))
+    rc, err = _run(capsys, "--data", str(path))
+    assert rc == 2, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for word in (str(path), "'label'", *pair, "one class", "distinct text", "--objective regression"):
+        assert word in err, (word, err)
+
+
+def test_split_files_whose_labels_read_as_one_number_name_both_files(tmp_path, capsys):
+    (tmp_path / "train.csv").write_text(_rows(["01", "2"]))
+    (tmp_path / "test.csv").write_text(_rows(["1", "2"], n=10))
+    rc, err = _run(capsys, "--data", str(tmp_path))
+    assert rc == 2, err
+    assert "test.csv" in err and "train.csv" in err and "'01'" in err and "'1'" in err, err
+
+
+def test_a_given_classification_objective_checks_float_labels(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    path.write_text(_rows(["1.5", "1.50", "2.5"]))
+    rc, err = _run(capsys, "--data", str(path), "--objective", "classification")
+    assert rc == 2 and "'1.5'" in err and "'1.50'" in err, err
+
+
+def test_regression_targets_features_and_json_lines_keep_todays_reading(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    path.write_text(_rows(["01", "1", "2"]))
+    rc, err = _run(capsys, "--data", str(path), "--objective", "regression")
+    assert rc == 0, err
+    path.write_text(_rows(["1", "2"], feature="0{i}"))  # a feature "09" is the number 9, as before
+    rc, err = _run(capsys, "--data", str(path))
+    assert rc == 0, err
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text("".join(f'{{"a": {i}, "label": "{["01", "1", "2"][i % 3]}"}}\n' for i in range(30)))
+    rc = main(["data", "--data", str(jsonl)])
+    out = capsys.readouterr().out
+    assert rc == 0 and "label: 3 (01, 1, 2)" in out, out
+
+
+def test_the_text_is_read_only_for_a_classification(tmp_path, monkeypatch, capsys):
+    import fpt.data.tables as tables
+
+    calls = []
+    monkeypatch.setattr(tables, "label_text_check", lambda *a: calls.append(a))
+    path = tmp_path / "d.csv"
+    path.write_text("a,y\n" + "".join(f"{i},{i * 0.37:.2f}\n" for i in range(30)))
+    rc, err = _run(capsys, "--data", str(path))
+    assert rc == 0 and calls == [], err
+    path.write_text(_rows(["1", "2"]))
+    rc, err = _run(capsys, "--data", str(path))
+    assert rc == 0 and len(calls) == 1 and calls[0][1] == ["label"], err
+
+
+def test_the_text_is_read_once_per_reading(tmp_path, monkeypatch):
+    import fpt.data.tables as tables
+    from fpt.data import load, read_once
+    from fpt.tasks.user_data import DataOptions, task_from_loaded
+
+    calls = []
+    monkeypatch.setattr(tables, "label_text_check", lambda *a: calls.append(a))
+    path = tmp_path / "d.csv"
+    path.write_text(_rows(["1", "2"]))
+    with read_once():
+        for fold in range(2):
+            task_from_loaded(load(str(path)), DataOptions(data=str(path), folds=2, fold=fold), 0)
+    assert len(calls) == 1
