@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from fpt.bodies import BodySpec, TooManyPositions, build_body
+from fpt.bodies import BodySpec, TooManyPositions, build_body, located
 from fpt.bodies.lora import LORA_GROUP
 from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
@@ -291,6 +291,8 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
     every value the run uses, as config.yaml records it."""
     facts = data_facts(config, data)
     config = resolve(unresolved(config), task_defaults(config.task), facts)
+    if located(config.body) != config.body:  # a relative local folder: saved absolute, as --data is
+        config = replace(config, body=located(config.body))
     if config.fit != CLOSED_FORM:
         return config
     # the closed-form design's defaults written into the config (config.yaml); a --data run's members by its size

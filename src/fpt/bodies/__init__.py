@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fpt.bodies.base import BODIES, FAMILIES, Body, BodySpec, TooManyPositions
 from fpt.errors import BodyUnavailableError
 from fpt.registry import import_submodules
@@ -28,4 +30,15 @@ def build_body(spec: BodySpec) -> Body:
     return finish_init(body, spec)
 
 
-__all__ = ["BODIES", "FAMILIES", "Body", "BodySpec", "BodyUnavailableError", "TooManyPositions", "build_body"]
+def located(name: str) -> str:
+    """A body given as a relative local folder, as the absolute folder: it means the directory the run was started
+    in, as --data does, so that a run's config.yaml names the folder and fpt eval and predict from another directory
+    (or on a moved run) load it, not 'not in the local Hugging Face cache'. A registered name (minilm, gpt2) stays a
+    name, as ``build_body`` reads it before any folder of that name; a hub id with no such folder stays an id."""
+    local = Path(name).expanduser()
+    if name in BODIES or local.is_absolute() or not local.is_dir():
+        return name
+    return str(local.absolute())
+
+
+__all__ = ["BODIES", "FAMILIES", "Body", "BodySpec", "BodyUnavailableError", "TooManyPositions", "build_body", "located"]

@@ -1,0 +1,46 @@
+"""A relative --body folder is saved absolute in the run's config, as --data is: fpt predict and eval from another
+directory (or on a moved run) load the same folder, not 'not in the local Hugging Face cache'. A registered name or
+a hub id with no folder of that name stays a name; a stored run's relative body still reads as before."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from fpt.bodies import located
+from fpt.cli import main
+
+STEPS = ["--init", "random", "--steps", "4", "--eval-every", "2", "--batch-size", "8", "--device", "cpu", "--quiet"]
+
+
+def test_a_relative_body_folder_is_absolute_and_a_name_stays_a_name(tmp_path, monkeypatch, tiny_bert_dir):
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(tiny_bert_dir, tmp_path / "bodies" / "tiny")
+    assert located("bodies/tiny") == str(tmp_path / "bodies" / "tiny")
+    assert located("bodies/none") == "bodies/none"  # no such folder: a hub id, as given
+    (tmp_path / "minilm").mkdir()  # a registered name is read before any folder of that name (build_body)
+    assert located("minilm") == "minilm"
+    assert located(tiny_bert_dir) == tiny_bert_dir
+
+
+def test_predict_from_another_directory_loads_a_relative_body(tmp_path, monkeypatch, capsys, tiny_bert_dir,
+                                                           tiny_tables):
+    work, other = tmp_path / "work", tmp_path / "other"
+    other.mkdir()
+    shutil.copytree(tiny_bert_dir, work / "tiny")
+    data = tiny_tables.classification("d.csv")
+    monkeypatch.chdir(work)
+    assert main(["train", "--data", str(data), "--body", "tiny", *STEPS, "--out", str(work / "run")]) == 0
+    monkeypatch.chdir(other)
+    assert main(["predict", str(work / "run"), str(data), "--out", str(other / "p.csv")]) == 0, \
+        capsys.readouterr().err  # it was: cannot load the model config for 'tiny': it is not in the local HF cache
+    saved = yaml.safe_load((work / "run" / "config.yaml").read_text())
+    assert saved["body"] == str(work / "tiny")
+    # a run stored before: its body relative, read from the directory it names, as it always was
+    saved["body"] = "tiny"
+    (work / "run" / "config.yaml").write_text(yaml.safe_dump(saved))
+    monkeypatch.chdir(work)
+    assert main(["predict", str(work / "run"), str(data), "--out", str(other / "q.csv")]) == 0
+    assert Path(other / "q.csv").read_text() == Path(other / "p.csv").read_text()
