@@ -74,6 +74,27 @@ def memory_run(tiny_bert_dir, tmp_path_factory) -> Path:
                 task_options={"n_strings": 3, "n_bits": 20, "token_dim": 10, "eval_size": 16})
 
 
+# --- the README's paper-task example, run once per session ----------------------------------------
+
+@pytest.fixture(scope="session")
+def readme_paper_block(tmp_path_factory) -> dict:
+    """The namespace of the README's second python block, executed as written (in an empty folder): the pretrained
+    MiniLM trained on bit-xor to its target. tests/test_readme.py checks what the block computes, and
+    tests/test_e2e.py reads its run as Table 6's pretrained side, the same config it would otherwise train again."""
+    import re
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    _, paper_task = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+    cwd = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("readme-paper-task"))  # the block may write runs/ (out="runs/xor")
+    try:
+        namespace: dict = {}
+        exec(compile(paper_task, str(readme), "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+    return namespace
+
+
 # --- small tables for --data runs ----------------------------------------------------------------
 
 class TinyTables:
@@ -115,6 +136,9 @@ def tiny_tables(tmp_path) -> TinyTables:
 def pytest_collection_modifyitems(config, items) -> None:
     """Under pytest-xdist, the slow end-to-end tests (a minute or more each on CI) come first: each worker steals
     from the other's queue, so a long test started early leaves short ones to share at the end instead of one core
-    idle while the other finishes it. The order within each part is kept."""
+    idle while the other finishes it. The order within each part is kept, except that the tests reading
+    ``readme_paper_block`` lead: the head of the collection is the first worker's and is never stolen (worksteal
+    takes from the tail of a queue), so they share one run of that session fixture instead of one per worker."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+        items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                     "readme_paper_block" not in getattr(item, "fixturenames", ())))

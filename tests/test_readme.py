@@ -89,15 +89,16 @@ def test_the_own_data_quick_start_runs(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.slow
-def test_readme_python_blocks_run(tmp_path, monkeypatch):
+def test_readme_python_blocks_run(tmp_path, monkeypatch, readme_paper_block):
+    """Both python blocks run as written; the paper-task block is run once per session by the readme_paper_block
+    fixture (conftest.py), which tests/test_e2e.py reads too."""
     monkeypatch.chdir(tmp_path)  # the examples write runs/
     own_data, paper_task = _blocks("python")
     namespace: dict = {}
     exec(compile(own_data, str(README), "exec"), namespace)
     assert 0 <= namespace["summary"]["test_accuracy"] <= 1 and (tmp_path / "runs" / "iris" / "data.json").is_file()
     assert namespace["model"].predict(namespace["frame"].drop(columns="target").head(3)).shape == (3,)
-    namespace = {}
-    exec(compile(paper_task, str(README), "exec"), namespace)
+    namespace = readme_paper_block
     summary = namespace["summary"]
     assert summary["test_accuracy"] == 1.0 and summary["steps_to_target"] <= 400
     assert namespace["fpt"].predict(namespace["exp"], namespace["x"]).shape == (4, 5)
