@@ -136,9 +136,14 @@ def tiny_tables(tmp_path) -> TinyTables:
 def pytest_collection_modifyitems(config, items) -> None:
     """Under pytest-xdist, the slow end-to-end tests (a minute or more each on CI) come first: each worker steals
     from the other's queue, so a long test started early leaves short ones to share at the end instead of one core
-    idle while the other finishes it. The order within each part is kept, except that the tests reading
-    ``readme_paper_block`` lead: the head of the collection is the first worker's and is never stolen (worksteal
-    takes from the tail of a queue), so they share one run of that session fixture instead of one per worker."""
+    idle while the other finishes it. The order within each part is kept, except that the tests reading a fixture
+    of SHARED lead: the head of the collection is the first worker's and is never stolen (worksteal takes from the
+    tail of a queue), so they share one run of that fixture instead of one per worker."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
-                                     "readme_paper_block" not in getattr(item, "fixturenames", ())))
+        items.sort(key=lambda item: (not SHARED & set(getattr(item, "fixturenames", ())),
+                                     item.get_closest_marker("slow") is None))
+
+
+# Fixtures that a slow test shares with another test (each trains something the tests only read): here and in
+# tests/experiments/test_sweep.py (local_sweep, module-scoped).
+SHARED = {"readme_paper_block", "local_sweep"}

@@ -194,12 +194,27 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def test_local_sweep_results_match_the_runs_and_a_rerun_retrains_nothing(tiny_gpt2_dir, tmp_path, capsys):
-    path = _write(tmp_path, _spec(tiny_gpt2_dir))
-    out = tmp_path / "out"
+@pytest.fixture(scope="module")
+def local_sweep(tiny_gpt2_dir, tmp_path_factory) -> dict:
+    """``fpt sweep`` of _spec (2 lrs x 2 seeds) on the local executor, run once per module: the local executor's test
+    below checks it and reruns it (a rerun changes no run), and the Ray test compares Ray's results with its own."""
+    import contextlib
+    import io
+
+    root = tmp_path_factory.mktemp("local-sweep")
+    path = _write(root, _spec(tiny_gpt2_dir))
+    out = root / "out"
     args = ["sweep", str(path), "--out", str(out), "--parallel", "2", "--threads-per-trial", "1", "--quiet"]
-    assert main(args) == 0
-    printed = capsys.readouterr().out
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):  # what capsys would read: main prints to sys.stdout
+        rc = main(args)
+    return {"rc": rc, "printed": printed.getvalue(), "out": out, "args": args}
+
+
+def test_local_sweep_results_match_the_runs_and_a_rerun_retrains_nothing(local_sweep, capsys):
+    out, args = local_sweep["out"], local_sweep["args"]
+    assert local_sweep["rc"] == 0
+    printed = local_sweep["printed"]
     assert printed.count(": started (") == 4
     rows = _csv(out / "results.csv")
     assert len(rows) == 2 and {r["lr"] for r in rows} == {"0.001", "0.0001"}
@@ -285,12 +300,12 @@ def _ray_sweep(spec_path: Path, out: Path, *extra: str) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-def test_ray_executor_gives_the_local_results(tiny_gpt2_dir, tmp_path):
+def test_ray_executor_gives_the_local_results(tiny_gpt2_dir, tmp_path, local_sweep):
+    """The same spec swept by Ray and by the local executor (the module's local_sweep, run once) agree."""
     pytest.importorskip("ray")
     path = _write(tmp_path, _spec(tiny_gpt2_dir))
-    local, ray_out = tmp_path / "local", tmp_path / "ray"
-    assert main(["sweep", str(path), "--out", str(local), "--parallel", "2", "--threads-per-trial", "1",
-                 "--quiet"]) == 0
+    local, ray_out = local_sweep["out"], tmp_path / "ray"
+    assert local_sweep["rc"] == 0
     proc = _ray_sweep(path, ray_out)
     output, _ = proc.communicate(timeout=900)
     assert proc.returncode == 0, output[-3000:]
