@@ -137,13 +137,18 @@ def pytest_collection_modifyitems(config, items) -> None:
     """Under pytest-xdist, the slow end-to-end tests (a minute or more each on CI) come first: each worker steals
     from the other's queue, so a long test started early leaves short ones to share at the end instead of one core
     idle while the other finishes it. The order within each part is kept, except that the tests reading a fixture
-    of SHARED lead: the head of the collection is the first worker's and is never stolen (worksteal takes from the
-    tail of a queue), so they share one run of that fixture instead of one per worker."""
+    of SHARED lead, grouped by that fixture: the head of the collection is the first worker's and is never stolen
+    (worksteal takes from the tail of a queue), so they share one run of that fixture instead of one per worker; a
+    module-scoped one is torn down once the next test is another module's, hence adjacent."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: (not SHARED & set(getattr(item, "fixturenames", ())),
-                                     item.get_closest_marker("slow") is None))
+        def key(item) -> tuple[int, bool]:
+            names = getattr(item, "fixturenames", ())
+            return next((i for i, name in enumerate(SHARED) if name in names), len(SHARED)), \
+                item.get_closest_marker("slow") is None
+
+        items.sort(key=key)
 
 
 # Fixtures that a slow test shares with another test (each trains something the tests only read): here and in
 # tests/experiments/test_sweep.py (local_sweep, module-scoped).
-SHARED = {"readme_paper_block", "local_sweep"}
+SHARED = ("readme_paper_block", "local_sweep")
