@@ -11,6 +11,7 @@ import yaml
 
 from fpt.bodies import located
 from fpt.cli import main
+from fpt.settings import RunConfig
 
 STEPS = ["--init", "random", "--steps", "4", "--eval-every", "2", "--batch-size", "8", "--device", "cpu", "--quiet"]
 
@@ -44,3 +45,17 @@ def test_predict_from_another_directory_loads_a_relative_body(tmp_path, monkeypa
     monkeypatch.chdir(work)
     assert main(["predict", str(work / "run"), str(data), "--out", str(other / "q.csv")]) == 0
     assert Path(other / "q.csv").read_text() == Path(other / "p.csv").read_text()
+
+
+def test_a_run_saved_with_the_absolute_body_agrees_with_the_relative_config_that_started_it(tmp_path, monkeypatch,
+                                                                                            tiny_bert_dir):
+    # a sweep or reproduce re-run plans the config as written (body 'tiny'); the run saved it absolute, and the resume
+    # check (fpt.run.Run.resumable) called the two different experiments
+    from fpt.pipeline import agrees
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(tiny_bert_dir, tmp_path / "tiny")
+    wanted = RunConfig(task="bit-xor", body="tiny")
+    saved = RunConfig(task="bit-xor", body=str(tmp_path / "tiny"))
+    assert agrees(saved, wanted) and agrees(wanted, saved)
+    assert not agrees(RunConfig(task="bit-xor", body=tiny_bert_dir), wanted)

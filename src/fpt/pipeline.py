@@ -349,7 +349,8 @@ def with_task(config: RunConfig) -> RunConfig:
 def agrees(saved: RunConfig, wanted: RunConfig) -> bool:
     """Whether a run saved with ``saved`` is a run of ``wanted``: equal in every field ``wanted`` sets, once both
     take their task's declaration (a config.yaml written before it recorded the lr it used has None there)."""
-    have, want = (with_task(c).to_dict() for c in (saved, wanted))
+    # a relative local body folder is saved absolute (``resolved``): the same folder either way
+    have, want = (with_task(replace(c, body=located(c.body))).to_dict() for c in (saved, wanted))
     return all(have[k] == v for k, v in want.items() if not (v is None and k in UNSET))
 
 
