@@ -16,7 +16,7 @@ import numpy as np
 
 from fpt.data.base import SEEDED, RawData, Split
 from fpt.data.images import HF_SPLITS, load_image, shows_colour, spread
-from fpt.data.tables import _cause, columns_to_raw, quiet_datasets
+from fpt.data.tables import _cause, arrow_values, columns_to_raw, quiet_datasets
 from fpt.errors import DataError
 
 # A dataset's label column, where none is named: the first of these it has (Hugging Face's image sets call it "label")
@@ -93,7 +93,7 @@ def from_datasets(dd: Any, name: str, source: str, target: str | None, modality:
     for split, ds in splits.items():
         cols = {}
         for col, feat in ds.features.items():
-            values = ds.data.column(col).to_numpy(zero_copy_only=False)
+            values = arrow_values(ds.data.column(col))
             if isinstance(feat, datasets.ClassLabel):
                 values = _class_names(feat, values, col, f"{source} [{split}]")
             cols[col] = values

@@ -221,7 +221,7 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
             raise DataError(f"{path}: column {name!r} mixes types or holds nested values ({kind}); give it one type "
                             "(numbers or text) per column")
         try:
-            values = col.to_numpy(zero_copy_only=False)
+            values = arrow_values(col)
         except Exception:  # Arrow keeps text that is not UTF-8 (a JSON lines file) until it is converted
             _check_utf8(path)
             raise
@@ -232,6 +232,16 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
                             "them with finite numbers or leave them empty (missing)")
         columns[ROW_INDEX if indexed and i == 0 else str(name)] = values  # pandas named it 'Unnamed: 0'
     return columns
+
+
+def arrow_values(col: Any) -> np.ndarray:
+    """An Arrow column's values as numpy holds them: decimals (a database's NUMERIC, decimal128) as float64 numbers,
+    not the text of each (which read as a category per amount); anything else as Arrow converts it."""
+    import pyarrow as pa
+
+    if pa.types.is_decimal(col.type):
+        return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    return col.to_numpy(zero_copy_only=False)
 
 
 # datasets' CSV builder reads pandas chunks of this many rows (its CsvConfig.chunksize) and casts each to the first's
@@ -848,7 +858,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
     return values
 
 
-__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
+__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "arrow_values", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
            "format_name", "label_text_check", "long_series", "numbers_column", "read_columns", "read_table_inputs",
            "read_tables", "sequence_columns",
            "series_columns", "split_files", "table_from_array", "table_stem", "table_suffix", "tabular_columns"]
