@@ -61,9 +61,12 @@ def test_a_frame_of_pandas_own_dtypes_with_gaps_fits_each_column_as_its_values_s
     clf = FPTClassifier(body=tiny_gpt2_dir, **TINY).fit(X, y)
     features = {f["name"]: f for f in clf.preprocessing_.tokeniser.features}
     kinds = [features[f"x{j}"]["kind"] for j in range(7)]
-    assert kinds == ["categorical", "numeric", "numeric", "numeric", "numeric", "categorical", "categorical"]
+    assert kinds == ["categorical", "numeric", "numeric", "numeric", "numeric", "categorical", "datetime"]
     assert 1 < features["x3"]["mean"] < 3  # of 1s and 3s on the training rows, the gaps missing (not "<NA>")
-    assert sorted(features["x5"]["categories"]) == ["u", "v"] and "NaT" not in features["x6"]["categories"]
+    assert sorted(features["x5"]["categories"]) == ["u", "v"]
+    # the dates as dates, the NaT gaps missing (a day per row: 2021-01-01 is day 18628 since 1970)
+    days = [f for f in clf.preprocessing_.tokeniser.features if f["name"] == "x6" and f["part"] == "time"][0]
+    assert 18628 <= days["low"] < days["high"] <= 18628 + n
     assert clf.predict(X).shape == (n,) and clf.score(X, y) >= 0.9
 
 
@@ -75,7 +78,9 @@ def test_a_frame_of_numbers_and_datetimes_fits_and_predicts(tiny_gpt2_dir, colum
     X, y = frame()
     X = X[["x", "w"]].assign(when=column)
     clf = FPTClassifier(body=tiny_gpt2_dir, init="random", device="cpu", fitting="closed-form").fit(X, y)
-    assert [f["kind"] for f in clf.preprocessing_.tokeniser.features] == ["numeric", "numeric", "categorical"]
+    kinds = [f["kind"] for f in clf.preprocessing_.tokeniser.features]
+    # dates as dates (a token per part: time, year, month, day, weekday), durations as categories
+    assert kinds == ["numeric", "numeric", *(["datetime"] * 5 if column.dtype.kind == "M" else ["categorical"])]
     assert list(clf.feature_names_in_) == ["x", "w", "when"] and clf.predict(X.iloc[:7]).shape == (7,)
 
 

@@ -91,9 +91,12 @@ class RawModel(nn.Module):
 
 
 def _tabular(tok: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[int, ...], str]:
-    text = [f["name"] for f in tok.features if f["kind"] != "numeric"]
+    text = list(dict.fromkeys(f["name"] for f in tok.features if f["kind"] == "categorical"))
     if text:
         return None, (), f"text columns ({', '.join(text[:3])}) need fpt's category lookup"
+    dates = list(dict.fromkeys(f["name"] for f in tok.features if f["kind"] == "datetime"))
+    if dates:
+        return None, (), f"date columns ({', '.join(dates[:3])}) need fpt's reading of dates and calendars"
     names = ", ".join(f["name"] for f in tok.features)
     return TabularRaw(tok), (len(tok.features),), f"(batch, {len(tok.features)}) float32 columns {names}; NaN where missing"
 

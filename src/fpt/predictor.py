@@ -245,6 +245,15 @@ class Predictor:
                     "own longer ones")
             read.notes.append(note)
             warnings.warn(note, CutInputWarning, stacklevel=3)
+        for name, (count, low, high) in getattr(tokeniser, "beyond", {}).items():  # a table's date columns
+            from fpt.data.dates import day_text
+            from fpt.data.inputs import DatesBeyondWarning
+
+            note = (f"{read.where}: column {name!r} holds {count} of {len(read)} dates beyond the training dates "
+                    f"({day_text(low)} .. {day_text(high)}); the model reads their time and year as that range's "
+                    "nearest end (their calendar parts as they are): it learnt no trend beyond it")
+            read.notes.append(note)
+            warnings.warn(note, DatesBeyondWarning, stacklevel=3)
         return x, lens, read
 
     def _lengths(self, lengths: Any, n: int) -> Tensor | None:

@@ -102,7 +102,8 @@ def _has_text_columns(X: Any) -> bool:
 
 
 def _as_objects(X: Any) -> Any:
-    """A DataFrame's datetime and timedelta columns as objects (each a category, as ``fpt.build`` reads them):
+    """A DataFrame's datetime and timedelta columns as objects (dates read as dates, durations as categories, as
+    ``fpt.build`` reads them):
     beside numeric columns only, scikit-learn's check_array promotes the columns' numpy dtypes together first, which
     fails for a datetime beside a float (DTypePromotionError). Anything else as it is."""
     dtypes = getattr(X, "dtypes", None)
@@ -303,8 +304,8 @@ class _FPTEstimator(BaseEstimator):
         check_is_fitted(self)
         lazy_frame(X, f"{type(self).__name__}.predict: X", DataError)
         prep, exp = self.preprocessing_, self.experiment_
-        # text or category columns (a tabular tokeniser's features; other tokenisers have none) keep their values
-        categorical = any(f["kind"] == "categorical" for f in getattr(prep.tokeniser, "features", []))
+        # text, category or date columns (a tabular tokeniser's features; other tokenisers have none) keep their values
+        categorical = any(f["kind"] != "numeric" for f in getattr(prep.tokeniser, "features", []))
         # a list of examples of several lengths, for a modality whose arrays may hold them (fpt.data.modalities)
         held = modalities.modality(prep.modality).arrays
         if prep.modality == "timeseries":  # a DataFrame of series: its channels by the names fit read

@@ -64,6 +64,8 @@ class RawData:
     # run once the objective is classification: a reader's check that its class labels are the labels as written
     # (a CSV's "01" and "1" read as the one number 1: tables.label_text_check); None where the format keeps them
     check_labels: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+    # target columns of dates (fpt.data.dates), held as their text: class labels only if the user says classification
+    date_targets: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -313,7 +315,9 @@ def column_notes(raw: RawData) -> list[str]:
                          f"split make the test figure meaningless: read a series per id with --series-id {name} "
                          f"(Python: series_id={name!r}), or leave the column out with {fix}")
             continue
-        if col.dtype.kind in "OmM":  # text, or datetimes (read as text categories)
+        if name in raw.notes.get("dates", {}):  # read as dates (fpt.data.dates): a time, not an identifier
+            continue
+        if col.dtype.kind in "Om":  # text, or durations (read as text categories)
             present = [str(v).strip() for v, m in zip(col, is_missing(col), strict=True) if not m]
             example = written_numbers(col) if col.dtype.kind == "O" else None
             if example is not None:

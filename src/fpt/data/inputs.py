@@ -49,6 +49,7 @@ from fpt.data.base import (
     sparse_matrix,
     unique_names,
 )
+from fpt.data.dates import as_labels, held_dates
 from fpt.data.formats import FORMATS, for_inputs
 from fpt.data.hub import LABEL_COLUMNS, dataset_columns, is_datasets
 from fpt.data.images import check_images
@@ -61,6 +62,10 @@ from fpt.settings import RunConfig
 
 class CutInputWarning(UserWarning):
     """Inputs longer than the model reads were cut, as training cut its own longer examples."""
+
+
+class DatesBeyondWarning(CutInputWarning):
+    """Dates beyond the training dates were read as the training range's nearest end in their trend parts."""
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,8 @@ class Schema:
     def features(self) -> list[str]:
         """The feature columns; a table from arrays (an .npz, the scikit-learn estimators) names them x0, x1, ...
         in its tokeniser only (images and series have none)."""
-        if not self.prep.features:
-            return [f["name"] for f in getattr(self.prep.tokeniser, "features", [])]
+        if not self.prep.features:  # a date column makes several tokens of one column
+            return list(dict.fromkeys(f["name"] for f in getattr(self.prep.tokeniser, "features", [])))
         return list(self.prep.features)
 
     @property
@@ -245,7 +250,9 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
     if given:
         for t in targets:
             check_target_values(cols[t], t, where)
-        y = np.stack([cols[t].astype(object) for t in targets], axis=1)
+        # dates as the class labels training made of them (fpt.data.dates.as_labels); other values as they are
+        y = np.stack([as_labels(cols[t]) if held_dates(cols[t]) is not None else cols[t].astype(object)
+                      for t in targets], axis=1)
         check_labels(y, schema, where)
     # a row index first, as its writer placed it (pandas reads the predictions back with read_csv(..., index_col=0))
     carried = [c for c in (ROW_INDEX, *dropped) if c in cols]
@@ -288,5 +295,5 @@ def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
                                   "column to predict without scoring")
 
 
-__all__ = ["ALLOW_UNSEEN_FIX", "CutInputWarning", "Inputs", "Schema", "as_inputs", "check_arrays", "check_columns",
-           "check_images", "check_labels", "check_series", "checks", "load_npz", "read_inputs"]
+__all__ = ["ALLOW_UNSEEN_FIX", "CutInputWarning", "DatesBeyondWarning", "Inputs", "Schema", "as_inputs", "check_arrays",
+           "check_columns", "check_images", "check_labels", "check_series", "checks", "load_npz", "read_inputs"]

@@ -119,9 +119,15 @@ def max_points(tok: Any) -> int:
 
 
 def _table_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> dict[str, Any]:
-    return {"features": [{"name": f["name"], "kind": f["kind"],
-                          **({"categories": f["categories"]} if f["kind"] == "categorical" else {})}
-                         for f in tok.features]}
+    out: dict[str, dict[str, Any]] = {}  # a date column once, with the parts its tokens hold
+    for f in tok.features:
+        entry = out.setdefault(f["name"], {"name": f["name"], "kind": f["kind"]})
+        if f["kind"] == "categorical":
+            entry["categories"] = f["categories"]
+        elif f["kind"] == "datetime":
+            entry["timezone"] = f["tz"]
+            entry.setdefault("parts", []).append(f["part"])
+    return {"features": list(out.values())}
 
 
 def _image_schema(tok: Any, features: list[str], info: Mapping[str, Any]) -> dict[str, Any]:
@@ -150,7 +156,9 @@ def _table_card(schema: Mapping[str, Any]) -> list[str]:
     for f in schema["features"]:
         cats = f.get("categories")
         shown = "" if cats is None else ", ".join(map(str, cats[:15])) + (" ..." if len(cats) > 15 else "")
-        out.append(f"| `{f['name']}` | {f['kind']} | {shown} |")
+        kind = f["kind"] if f["kind"] != "datetime" else \
+            f"datetime ({f.get('timezone') or 'no timezone'}: {', '.join(f.get('parts', []))})"
+        out.append(f"| `{f['name']}` | {kind} | {shown} |")
     return out
 
 

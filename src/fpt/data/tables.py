@@ -36,6 +36,7 @@ from fpt.data.base import (
     rows,
     shown,
 )
+from fpt.data.dates import as_labels, find_dates, read_dates
 from fpt.data.images import IMAGE_SUFFIXES
 from fpt.data.timeseries import check_series, series_from_rows
 from fpt.errors import DataError, SchemaError, near
@@ -225,7 +226,7 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
         except Exception:  # Arrow keeps text that is not UTF-8 (a JSON lines file) until it is converted
             _check_utf8(path)
             raise
-        if values.dtype.kind == "O":
+        if values.dtype.kind == "O" and not kind.startswith("timestamp"):  # text (a zone's timestamps: objects)
             values = _check_text_column(values, name, path)
         if values.dtype.kind == "f" and np.isinf(values).any():
             raise DataError(f"{path}: column {name!r} holds infinite values on row(s) {rows(np.isinf(values))}; replace "
@@ -236,11 +237,15 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
 
 def arrow_values(col: Any) -> np.ndarray:
     """An Arrow column's values as numpy holds them: decimals (a database's NUMERIC, decimal128) as float64 numbers,
-    not the text of each (which read as a category per amount); anything else as Arrow converts it."""
+    not the text of each (which read as a category per amount); timestamps with a timezone as pandas Timestamps in
+    their zone (numpy's datetime64 has none: the zone, and the wall-clock time the calendar is read in, were lost);
+    anything else as Arrow converts it."""
     import pyarrow as pa
 
     if pa.types.is_decimal(col.type):
         return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    if pa.types.is_timestamp(col.type) and col.type.tz is not None:
+        return col.to_pandas().to_numpy(dtype=object)
     return col.to_numpy(zero_copy_only=False)
 
 
@@ -503,6 +508,10 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
                         "feature column")
     if modality != "sequence":  # asked for as symbols, a column of file names is read as the user said
         _refuse_image_paths(train_cols, features, train_where)
+    # dates are read as dates (fpt.data.dates) in a table, not in the one text column of symbols asked for
+    dated = {c: kind for c in features if modality in ("auto", "tabular")
+             and (kind := find_dates(np.asarray(train_cols[c]), f"{train_where}: column {c!r}", DataError)) is not None}
+    date_targets = [t for t in targets if _date_target(np.asarray(train_cols[t]))]
     splits = {}
     for split, (cols, where) in parts.items():
         missing = [c for c in (*targets, *features) if c not in cols]
@@ -511,12 +520,15 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
                             "give every split file the same columns")
         for t in targets:
             check_target_values(cols[t], t, where, chosen)
-        y = _stack_targets([cols[t] for t in targets])
-        splits[split] = Split({c: numbers_column(np.asarray(cols[c]), f"{where}: column {c!r}") for c in features}, y,
-                              where)
+        # dates as class labels: the text they are written as (a datetime64's item() is an integer of nanoseconds)
+        y = _stack_targets([as_labels(np.asarray(cols[t])) if t in date_targets else cols[t] for t in targets])
+        splits[split] = Split({c: read_dates(np.asarray(cols[c]), dated[c].zone, f"{where}: column {c!r}", DataError)
+                               if c in dated else numbers_column(np.asarray(cols[c]), f"{where}: column {c!r}")
+                               for c in features}, y, where)
     if modality == "auto":
         only = splits["train"].x[features[0]]
-        modality = "sequence" if len(features) == 1 and only.dtype.kind == "O" else "tabular"
+        modality = "sequence" if len(features) == 1 and only.dtype.kind == "O" and features[0] not in dated \
+            else "tabular"
     if modality == "timeseries":
         return _series_raw(splits, features, targets, source, split_from, drop)
     if modality not in {"tabular", "sequence"}:
@@ -531,9 +543,18 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         for s in splits.values():
             s.x = {text[0]: s.x[text[0]]}
         features = text
-    notes: dict[str, Any] = {"features": features, **({"dropped": list(drop)} if drop else {})}
+    notes: dict[str, Any] = {"features": features, **({"dropped": list(drop)} if drop else {}),
+                             **({"dates": {c: k.zone or "naive" for c, k in dated.items()}} if dated else {})}
     return RawData(modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
-                   split_from, notes)
+                   split_from, notes, date_targets=date_targets)
+
+
+def _date_target(values: np.ndarray) -> bool:
+    """Whether a target column holds dates (its type, or text of ISO dates on every row)."""
+    try:
+        return find_dates(values, "", DataError) is not None
+    except DataError:  # a few labels among dates, or times with and without offsets: labels, as written
+        return False
 
 
 def _refuse_image_paths(cols: dict[str, np.ndarray], features: list[str], where: str) -> None:
@@ -774,10 +795,16 @@ def column(values: np.ndarray, where: str) -> np.ndarray:
 
 
 def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str) -> dict[str, np.ndarray]:
-    """(n, features) arrays (an .npz's X, Python's) as a table's columns x0, x1, ..."""
+    """(n, features) arrays (an .npz's X, Python's) as a table's columns x0, x1, ...; a column of dates (a
+    DataFrame's datetime column, which fpt.sklearn passes as objects) as dates."""
     if X.ndim != 2:
         raise DataError(f"{where}: --modality tabular needs X of shape (n, features), not {X.shape}")
-    return {f"x{j}": column(X[:, j], f"{where}, column {j}") for j in range(X.shape[1])}
+    out = {}
+    for j in range(X.shape[1]):
+        kind = find_dates(X[:, j], f"{where}, column {j}", DataError)
+        out[f"x{j}"] = column(X[:, j], f"{where}, column {j}") if kind is None else \
+            read_dates(X[:, j], kind.zone, f"{where}, column {j}", DataError)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- new inputs
@@ -791,8 +818,9 @@ def read_table_inputs(path: Path, checks: Checks) -> Inputs:
 def tabular_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
     """A tabular model's feature columns (each present) checked against its tokeniser's: numbers where it read
     numbers, categories it saw (or, with ``allow_unseen``, its unknown slot)."""
-    return {f["name"]: _check_feature(cols[f["name"]], f, where, schema.max_categories, allow_unseen)
-            for f in schema.prep.tokeniser.features}
+    entry = {f["name"]: f for f in schema.prep.tokeniser.features}  # a date column's parts share its zone
+    return {name: _check_feature(cols[name], entry[name], where, schema.max_categories, allow_unseen)
+            for name in schema.prep.tokeniser.columns}
 
 
 def series_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> list[np.ndarray]:
@@ -830,6 +858,8 @@ def check_texts(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> 
 def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categories: int, allow_unseen: bool) -> np.ndarray:
     name = f["name"]
     missing = is_missing(col)
+    if f["kind"] == "datetime":  # read as training read the column (out of its range too: the time extrapolates)
+        return read_dates(col, f["tz"], f"{where}: column {name!r}", SchemaError)
     if f["kind"] == "numeric":
         if col.dtype.kind in "iubf":
             return col

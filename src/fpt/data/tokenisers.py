@@ -10,7 +10,8 @@ be tokenised later without the training data.
   numeric columns standardised with the training mean/std (missing -> 0, indicator 1); text
   columns take one slot per category (the ``max_categories`` most frequent in train) plus one
   shared by rarer and unseen categories. A linear input layer on one-hot slots is an
-  embedding of the categories.
+  embedding of the categories. A date column (``fpt.data.dates``) takes one numeric token per
+  part (its time, calendar and clock parts), each standardised the same way.
 - image: (S, S, C) uint8 -> per-channel standardised (train mean/std) -> p x p patches, one
   token of p*p*C values each, row-major.
 - timeseries: (C, L) -> normalised (per series and channel, or with train statistics) ->
@@ -34,6 +35,7 @@ import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
 from fpt.data.base import is_missing, plain_value
+from fpt.data.dates import PARTS, TRENDS, date_parts, held_dates, read_dates, used_parts
 from fpt.errors import DataError
 
 Tensor = torch.Tensor
@@ -47,7 +49,9 @@ PAD_ID, UNKNOWN_ID = 0, 1
 
 @dataclass
 class TabularTokens:
-    # per column: {"name", "kind": "numeric", "mean", "std"} or {"name", "kind": "categorical", "categories", "offset"}
+    # per token: {"name", "kind": "numeric", "mean", "std"}, {"name", "kind": "categorical", "categories", "offset"},
+    # or a date column's part {"name", "kind": "datetime", "part", "tz", "mean", "std"} (one entry per part, in order;
+    # its time and year also "low" and "high", the training range, which new dates are clipped to)
     features: list[dict[str, Any]]
     slots: int  # one-hot category slots in every token
     kind: str = "tabular"
@@ -65,6 +69,14 @@ class TabularTokens:
             where = f"features[{i}] ({f['name']})"
             if f.get("kind") == "numeric":
                 out.append({**f, "mean": _number(f.get("mean"), f"{where}.mean"), "std": _scale(f.get("std"), f"{where}.std")})
+            elif f.get("kind") == "datetime":
+                if f.get("part") not in PARTS:
+                    raise bad_field(f"{where}.part", f.get("part"), f"one of {', '.join(PARTS)}")
+                if f.get("tz") is not None and not isinstance(f.get("tz"), str):
+                    raise bad_field(f"{where}.tz", f.get("tz"), "a timezone's name or null")
+                bounds = {k: _number(f[k], f"{where}.{k}") for k in ("low", "high") if k in f}
+                out.append({**f, "mean": _number(f.get("mean"), f"{where}.mean"), "std": _scale(f.get("std"), f"{where}.std"),
+                            **bounds})
             elif f.get("kind") == "categorical":
                 cats = f.get("categories")
                 if not isinstance(cats, list) or not all(isinstance(c, str) for c in cats):
@@ -74,7 +86,7 @@ class TabularTokens:
                     raise bad_field(f"{where}.offset", offset, f"room for {len(cats) + 1} slots within slots={slots}")
                 out.append(f)
             else:
-                raise bad_field(f"{where}.kind", f.get("kind"), "numeric or categorical")
+                raise bad_field(f"{where}.kind", f.get("kind"), "numeric, categorical or datetime")
         return {**data, "features": out}
 
     @classmethod
@@ -87,12 +99,15 @@ class TabularTokens:
         features, slots = [], 0
         for name, col in x.items():
             missing = is_missing(col)
+            dates = held_dates(col)
             if col.dtype.kind in "iubf":
-                vals = col[~missing].astype(np.float64)
-                mean = float(vals.mean()) if len(vals) else 0.0
-                std = fitted_std(float(vals.std()) if len(vals) else 1.0, float(np.ptp(vals)) if len(vals) else 0.0,
-                                 f"column {name!r}")
-                features.append({"name": name, "kind": "numeric", "mean": mean, "std": std})
+                features.append({"name": name, "kind": "numeric", **_standardised(col[~missing], f"column {name!r}")})
+            elif dates is not None:  # read as dates by the table's reader (fpt.data.dates.read_dates)
+                parts = date_parts(col, dates.zone)
+                features += [{"name": name, "kind": "datetime", "part": part, "tz": dates.zone,
+                              **_standardised(parts[part][~missing], f"column {name!r} ({part})"),
+                              **(_range(parts[part][~missing]) if part in TRENDS else {})}
+                             for part in used_parts(parts)]
             else:
                 counts = Counter(str(v) for v in col[~missing])
                 cats = [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:max_categories]]
@@ -104,19 +119,37 @@ class TabularTokens:
     def token_dim(self) -> int:
         return 2 + self.slots
 
+    @property
+    def columns(self) -> list[str]:
+        """The feature columns, in order (a date column makes several tokens, one name)."""
+        return list(dict.fromkeys(f["name"] for f in self.features))
+
     def spec(self) -> dict[str, int]:
         return {"seq_len": len(self.features), "token_dim": self.token_dim}
 
     def __call__(self, x: dict[str, np.ndarray]) -> tuple[Tensor, Tensor | None]:
         n = len(next(iter(x.values())))
         out = np.zeros((n, len(self.features), self.token_dim), dtype=np.float32)  # (N, F, 2 + slots)
+        parts: dict[str, dict[str, np.ndarray]] = {}  # a date column's parts, computed once for its tokens
+        self.beyond: dict[str, tuple[int, float, float]] = {}  # date column -> (dates beyond training, its range)
         for j, f in enumerate(self.features):
             col = x[f["name"]]
             missing = is_missing(col)
             out[:, j, 1] = missing
-            if f["kind"] == "numeric":
+            if f["kind"] in ("numeric", "datetime"):
                 vals = np.zeros(n)
-                vals[~missing] = np.asarray(col[~missing], dtype=np.float64)
+                if f["kind"] == "datetime":
+                    if f["name"] not in parts:
+                        dates = read_dates(col, f["tz"], f"column {f['name']!r}", DataError)
+                        parts[f["name"]] = date_parts(dates, f["tz"])
+                    vals[~missing] = parts[f["name"]][f["part"]][~missing]
+                    if "low" in f:  # a trend beyond the training dates reads as their nearest end (dates.TRENDS)
+                        over = ~missing & ((vals < f["low"]) | (vals > f["high"]))
+                        if over.any() and f["part"] == "time":
+                            self.beyond[f["name"]] = (int(over.sum()), f["low"], f["high"])
+                        vals = np.clip(vals, f["low"], f["high"])
+                else:
+                    vals[~missing] = np.asarray(col[~missing], dtype=np.float64)
                 with np.errstate(over="ignore"):  # beyond float32 becomes inf, which check_finite names
                     out[:, j, 0] = np.where(missing, 0.0, (vals - f["mean"]) / f["std"])
             else:
@@ -127,13 +160,30 @@ class TabularTokens:
     def describe(self) -> dict[str, Any]:
         numeric = [f["name"] for f in self.features if f["kind"] == "numeric"]
         cats = {f["name"]: len(f["categories"]) for f in self.features if f["kind"] == "categorical"}
+        dates: dict[str, list[str]] = {}
+        for f in self.features:
+            if f["kind"] == "datetime":
+                dates.setdefault(f["name"], []).append(f["part"])
+        made = f"; {len(dates)} date, {sum(map(len, dates.values()))} tokens of their parts" if dates else ""
         return {"tokens": f"one per feature: {len(self.features)} ({len(numeric)} numeric, standardised on train; "
-                          f"{len(cats)} categorical)",
+                          f"{len(cats)} categorical{made})",
                 "token": f"[value, missing indicator, {self.slots} category slots] = {self.token_dim} values",
-                **({"categories_kept": cats} if cats else {})}
+                **({"categories_kept": cats} if cats else {}), **({"date_parts": dates} if dates else {})}
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _range(values: np.ndarray) -> dict[str, float]:
+    return {"low": float(values.min()), "high": float(values.max())} if len(values) else {}
+
+
+def _standardised(values: np.ndarray, what: str) -> dict[str, float]:
+    """The training mean and std of a column's present values (or a date part's)."""
+    vals = values.astype(np.float64)
+    if not len(vals):
+        return {"mean": 0.0, "std": 1.0}
+    return {"mean": float(vals.mean()), "std": fitted_std(float(vals.std()), float(np.ptp(vals)), what)}
 
 
 def category_texts(col: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ import torch
 
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig
 from fpt.data.base import plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
+from fpt.data.dates import date_notes
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
@@ -235,6 +236,14 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     )
 
     train = raw.splits["train"]
+    if raw.date_targets and options.objective != "classification":
+        # a date is neither a quantity as given nor, unless the user says so, a class: refused, not guessed
+        name = raw.date_targets[0]
+        first = train.y[0, raw.targets.index(name)]
+        raise DataError(f"{train.where}: target column {name!r} holds dates ({first}), which fpt predicts neither as "
+                        "numbers nor, unasked, as classes: to predict a quantity give it as a number (e.g. the days "
+                        "since a start date, or until an event), or pass --objective classification (Python: "
+                        "objective='classification') to predict each date as a class label")
     objective, why = infer_objective(train.y, raw.targets, options.objective, train.where, raw.declared)
     if objective == "classification" and raw.check_labels is not None:
         raw.check_labels()
@@ -243,7 +252,7 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     task = task_from_raw(split, options, seed, objective, why)
     if from_numbers(train.y, options.objective, raw.declared):  # said once the data trains (an error says enough)
         warnings.warn(inferred_note(objective, why, train.where), ObjectiveInferred, stacklevel=2)
-    for note in column_notes(raw):
+    for note in [*column_notes(raw), *date_notes(raw)]:
         warnings.warn(note, ColumnNote, stacklevel=2)
     return task
 
