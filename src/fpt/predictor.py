@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from fpt.config import RunConfig
+from fpt.data.host import targets_array
 from fpt.data.inputs import Inputs, Schema, as_inputs, load_npz
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, SchemaError
@@ -268,13 +269,15 @@ class Predictor:
         spec = self.spec
         if spec.token_dim is not None:
             if x.ndim != 3 or x.shape[2] != spec.token_dim or not 1 <= x.shape[1] <= spec.seq_len:
-                # a batch of images as torchvision gives it, (n, C, H, W): a tensor is read as tokens, an array as images
-                images = self.schema is not None and self.schema.modality == "image" and x.ndim in (3, 4)
+                # a batch of images as torchvision gives it, (n, C, H, W), or a table's rows as tensors: a tensor is
+                # read as tokens, an array as the raw inputs training read
+                raw = "" if self.schema is None else (
+                    "; to give images, pass a NumPy array (tensor.numpy(): uint8 0-255 or floats 0-1, not normalised) "
+                    "or PIL images" if self.schema.modality == "image" and x.ndim in (3, 4) else
+                    f"; a tensor is read as tokens: to give {self.schema.modality} inputs as training read them, pass "
+                    "a NumPy array (tensor.detach().cpu().numpy())")
                 raise SchemaError(f"{where}: tokens of shape {tuple(x.shape)}; the model takes (n, T, {spec.token_dim}) "
-                                  f"values with T <= {spec.seq_len}" + ("; to give images, pass a NumPy array "
-                                                                        "(tensor.numpy(): uint8 0-255 or floats 0-1, "
-                                                                        "not normalised) or PIL images" if images
-                                                                        else ""))
+                                  f"values with T <= {spec.seq_len}{raw}")
             return x.float()
         if x.ndim != 2 or not 1 <= x.shape[1] <= spec.seq_len:
             raise SchemaError(f"{where}: ids of shape {tuple(x.shape)}; the model takes (n, T) token ids with "
@@ -416,7 +419,7 @@ class Predictor:
         return metrics
 
     def _score_against(self, predicted: np.ndarray, y: Any) -> float:
-        truth = np.asarray(y)
+        truth = np.asarray(targets_array(y, "score: y", SchemaError))  # a tensor's values; a masked label refused
         if truth.ndim == predicted.ndim + 1 and truth.shape[-1] == 1:
             truth = truth[..., 0]
         if truth.shape != predicted.shape:

@@ -57,6 +57,7 @@ from fpt.data.arrays import (
     series_list,
 )
 from fpt.data.base import finish_splits, lazy_frame, plain_value
+from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
@@ -220,6 +221,9 @@ class _FPTEstimator(BaseEstimator):
         of (L,) or (C, L) arrays: fpt.data.arrays.series_list) stay a list, y checked alone, n_features_in_ the
         channels (as for a 3-D X); sktime's DataFrames of series (fpt.data.arrays.series_frame) are read as series."""
         lazy_frame(X, f"{type(self).__name__}.fit: X", DataError)
+        # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
+        X = inputs_array(X, f"{type(self).__name__}.fit: X", DataError)
+        y = targets_array(y, f"{type(self).__name__}.fit: y", DataError)
         # a multi-index X is series when y has one target per series, a table when one per row
         frame = series_frame(X, f"{type(self).__name__}.fit: X", len(np.asarray(y)) if is_multiindex_frame(X) else None)
         # a DataFrame of series: its columns are the channels, which predict then reads by name (in_trained_order)
@@ -303,6 +307,7 @@ class _FPTEstimator(BaseEstimator):
         """The model's outputs for raw X on the CPU: logits (N, C) for classification, (N, 1) standardised values."""
         check_is_fitted(self)
         lazy_frame(X, f"{type(self).__name__}.predict: X", DataError)
+        X = inputs_array(X, f"{type(self).__name__}.predict: X", DataError)
         prep, exp = self.preprocessing_, self.experiment_
         # text, category or date columns (a tabular tokeniser's features; other tokenisers have none) keep their values
         categorical = any(f["kind"] != "numeric" for f in getattr(prep.tokeniser, "features", []))

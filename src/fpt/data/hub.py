@@ -17,7 +17,7 @@ import numpy as np
 from fpt.data.base import SEEDED, RawData, Split
 from fpt.data.images import HF_SPLITS, load_image, shows_colour, spread
 from fpt.data.tables import _cause, arrow_values, columns_to_raw, quiet_datasets
-from fpt.errors import DataError
+from fpt.errors import ConfigError, DataError
 
 # A dataset's label column, where none is named: the first of these it has (Hugging Face's image sets call it "label")
 LABEL_COLUMNS = ("label", "labels", "target", "class", "y")
@@ -69,6 +69,20 @@ def is_datasets(data: Any) -> bool:
 
     datasets = sys.modules.get("datasets")
     return datasets is not None and isinstance(data, (datasets.Dataset, datasets.DatasetDict))
+
+
+def streamed(data: Any, where: str) -> None:
+    """A streaming ``datasets.IterableDataset`` (or ``IterableDatasetDict``) is refused naming how to make it a
+    ``Dataset``: fpt reads every example to split, standardise and cross-validate, which a stream does not hold
+    (a dict of its splits was read as arrays named train, test, ...)."""
+    import sys
+
+    datasets = sys.modules.get("datasets")
+    if datasets is None or not isinstance(data, (datasets.IterableDataset, datasets.IterableDatasetDict)):
+        return
+    raise ConfigError(f"{where}: a streaming datasets.{type(data).__name__} has no rows in memory, and fpt reads every "
+                      "example; load it without streaming (load_dataset(..., streaming=False)), or take some: "
+                      "datasets.Dataset.from_list(list(ids.take(N)))")
 
 
 def from_datasets(dd: Any, name: str, source: str, target: str | None, modality: str, image_channels: str,
@@ -174,4 +188,5 @@ def _images(splits, column: str, target: str | None, channels: str, size: int, s
     return RawData("image", out, [label], source, how, {"image_channels": channels})
 
 
-__all__ = ["LABEL_COLUMNS", "dataset_columns", "from_datasets", "is_datasets", "is_saved_dataset", "load_hub"]
+__all__ = ["LABEL_COLUMNS", "dataset_columns", "from_datasets", "is_datasets", "is_saved_dataset", "load_hub",
+           "streamed"]

@@ -51,6 +51,7 @@ from fpt.data.base import (
 )
 from fpt.data.dates import as_labels, held_dates
 from fpt.data.formats import FORMATS, for_inputs
+from fpt.data.host import inputs_array
 from fpt.data.hub import LABEL_COLUMNS, dataset_columns, is_datasets
 from fpt.data.images import check_images
 from fpt.data.modalities import modality
@@ -181,7 +182,9 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
         data = {str(c): data[c].to_numpy() for c in data.columns}
     if isinstance(data, Mapping):
         return check_columns(data, schema, "inputs", allow_unseen)
-    return Inputs(check_arrays(data, schema, "inputs", allow_unseen), None, "inputs")
+    # a masked array's masked values missing (NaN), not the numbers under the mask
+    return Inputs(check_arrays(inputs_array(data, "inputs", SchemaError), schema, "inputs", allow_unseen), None,
+                  "inputs")
 
 
 def check_arrays(X: Any, schema: Schema, where: str, allow_unseen: bool = False) -> Any:

@@ -30,7 +30,8 @@ from fpt.data.base import (
     sparse_matrix,
     unique_names,
 )
-from fpt.data.hub import from_datasets, is_datasets
+from fpt.data.host import inputs_array, targets_array, tensor_pair
+from fpt.data.hub import from_datasets, is_datasets, streamed
 from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
 from fpt.errors import ConfigError, DataError
@@ -56,6 +57,7 @@ def _inputs(X: Any, where: str, targets: int | None) -> Any:
     sktime's DataFrames of series (nested, or multi-indexed by instance and time, ``targets`` not one per row) are
     read as series."""
     sparse_matrix(X, where, DataError)
+    X = inputs_array(X, where, DataError)
     frame = series_frame(X, where, targets)
     if frame is not None:
         return frame
@@ -146,8 +148,10 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         # on as text) and a ClassLabel its integers, not its names
         return from_datasets(data, "the Dataset", f"a datasets.{type(data).__name__}", target, modality,
                              image_channels, image_size, drop, column_names(series_id))
+    streamed(data, f"data={type(data).__name__}")
     if _is_bunch(data):
         data, target = _from_bunch(data, target)
+    data = tensor_pair(data, f"data={type(data).__name__}", ConfigError) or data
     lazy_frame(data, f"data={type(data).__name__}", DataError)
     records = record_columns(data, f"data={type(data).__name__}", DataError)
     if records is not None:  # a record array's fields: a table's columns
@@ -178,12 +182,14 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
                           "has none: drop the argument (or pass a pandas DataFrame)")
     channels = None
     if isinstance(data, tuple) and len(data) == 2:
-        arrays = {"X": _inputs(data[0], "data arrays: X", len(data[1])), "y": np.asarray(data[1])}
+        arrays = {"X": _inputs(data[0], "data arrays: X", len(data[1])),
+                  "y": np.asarray(targets_array(data[1], "data arrays: y", DataError))}
         if series_frame_read(data[0], arrays["X"]):  # a DataFrame of series: new frames' channels read by name
             channels = frame_channels(data[0])
     elif isinstance(data, Mapping):
         arrays = {str(k): _inputs(v, f"data arrays: {k}", len(data.get(k.replace("X", "y", 1), ())) or None)
-                  if str(k).startswith("X") else np.asarray(v) for k, v in data.items()}
+                  if str(k).startswith("X") else np.asarray(targets_array(v, f"data arrays: {k}", DataError))
+                  for k, v in data.items()}
     else:
         raise ConfigError(f"data={type(data).__name__}: give a path, a pandas or polars DataFrame, a datasets.Dataset, a "
                           "NumPy record array, a dict of columns, a tuple "

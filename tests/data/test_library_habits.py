@@ -1,0 +1,124 @@
+"""The habits of people coming from PyTorch, NumPy and Hugging Face ``datasets``, applied to fpt's Python API
+(fpt.build(data=...), the scikit-learn estimators, fpt.load(RUN).predict): each is read as what it means, or refused
+in one line naming the fix, never read as something else without a word."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import fpt
+from fpt.errors import ConfigError, DataError, SchemaError
+
+TINY = {"init": "random", "steps": 3, "eval_every": 3, "batch_size": 8, "device": "cpu", "baselines": "none",
+        "objective": "classification"}
+
+
+def _data(n: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    y = np.arange(n) % 2
+    return rng.normal(size=(n, 3)) + y[:, None], y
+
+
+def _tokens(exp) -> torch.Tensor:
+    return torch.cat([exp.data.eval_sets[s].x for s in ("val", "test")])
+
+
+def _estimator(body: str, **kw):
+    from fpt.sklearn import FPTClassifier
+
+    return FPTClassifier(body=body, init="random", steps=3, eval_every=3, device="cpu", **kw)
+
+
+# --- PyTorch ---------------------------------------------------------------------------------------------------------
+
+def test_tensors_that_require_grad_or_hold_bfloat16_are_read_as_their_values(tiny_bert_dir):
+    """torch's .numpy() refuses a tensor that requires grad and one of bfloat16 (RuntimeError / TypeError with a
+    traceback); fpt reads their values, bfloat16 as the float32 of each value."""
+    X, y = _data()
+    half = torch.tensor(X, dtype=torch.bfloat16)
+    plain = fpt.build(data=(half.float().numpy(), y), body=tiny_bert_dir, **TINY)
+    exp = fpt.build(data=(half.requires_grad_(), torch.tensor(y)), body=tiny_bert_dir, **TINY)
+    assert torch.equal(_tokens(exp), _tokens(plain))
+    clf = _estimator(tiny_bert_dir).fit(torch.tensor(X, requires_grad=True), torch.tensor(y))
+    same = _estimator(tiny_bert_dir).fit(X, y)
+    assert np.array_equal(clf.predict_proba(torch.tensor(X[:5], requires_grad=True)), same.predict_proba(X[:5]))
+
+
+def test_a_meta_tensor_is_refused_naming_it(tiny_bert_dir):
+    meta = torch.empty(40, 3, device="meta")
+    for call in (lambda: fpt.build(data=(meta, np.arange(40) % 2), body=tiny_bert_dir, **TINY),
+                 lambda: _estimator(tiny_bert_dir).fit(meta, np.arange(40) % 2)):
+        with pytest.raises(DataError, match=r"'meta' device, which has a shape \(40, 3\) but no values"):
+            call()
+
+
+def test_a_tensor_dataset_is_x_and_y_and_a_data_loader_names_its_dataset(tiny_bert_dir):
+    """A TensorDataset(X, y) was 'give a path, a pandas ... DataFrame, ...', which does not name it."""
+    X, y = _data()
+    pair = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(y))
+    exp = fpt.build(data=pair, body=tiny_bert_dir, **TINY)
+    assert torch.equal(_tokens(exp), _tokens(fpt.build(data=(X, y), body=tiny_bert_dir, **TINY)))
+    with pytest.raises(ConfigError, match=r"DataLoader serves batches.*data=loader\.dataset"):
+        fpt.build(data=torch.utils.data.DataLoader(pair, batch_size=4), body=tiny_bert_dir, **TINY)
+    with pytest.raises(ConfigError, match=r"TensorDataset of 1 tensors; fpt reads one of two, \(X, y\)"):
+        fpt.build(data=torch.utils.data.TensorDataset(torch.tensor(X)), body=tiny_bert_dir, **TINY)
+
+
+def test_a_tensor_given_to_a_data_model_says_it_is_read_as_tokens(tiny_bert_dir, tmp_path):
+    X, y = _data()
+    fpt.fit(fpt.build(data=(X, y), body=tiny_bert_dir, **TINY), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    with pytest.raises(SchemaError, match=r"a tensor is read as tokens: to give tabular inputs as training read "
+                                          r"them, pass a NumPy array \(tensor\.detach\(\)\.cpu\(\)\.numpy\(\)\)"):
+        model.predict(torch.tensor(X[:3]))
+    assert model.score(X, torch.tensor(y)) == model.score(X, y)  # a tensor of labels is its values
+
+
+# --- NumPy masked arrays ---------------------------------------------------------------------------------------------
+
+def _masked() -> tuple[np.ma.MaskedArray, np.ndarray]:
+    X, _ = _data()
+    mask = np.zeros(X.shape, dtype=bool)
+    mask[::3, 1] = True
+    X[mask] = 1e3  # what lies under the mask: np.asarray read it as data
+    return np.ma.masked_array(X, mask=mask), np.where(mask, np.nan, X)
+
+
+def test_masked_values_are_missing_values_not_the_numbers_under_the_mask(tiny_bert_dir, tmp_path):
+    masked, with_nan = _masked()
+    _, y = _data()
+    exp = fpt.build(data=(masked, y), body=tiny_bert_dir, **TINY)
+    assert torch.equal(_tokens(exp), _tokens(fpt.build(data=(with_nan, y), body=tiny_bert_dir, **TINY)))
+    assert not torch.equal(_tokens(exp), _tokens(fpt.build(data=(masked.data, y), body=tiny_bert_dir, **TINY)))
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    assert np.array_equal(model.predict_proba(masked), model.predict_proba(with_nan))
+    clf = _estimator(tiny_bert_dir).fit(masked, y)
+    assert np.array_equal(clf.predict_proba(masked), _estimator(tiny_bert_dir).fit(with_nan, y).predict_proba(with_nan))
+
+
+def test_a_masked_target_is_refused_naming_the_first(tiny_bert_dir, tmp_path):
+    X, y = _data()
+    labels = np.ma.masked_array(y, mask=np.arange(40) % 10 == 7)
+    for call in (lambda: fpt.build(data=(X, labels), body=tiny_bert_dir, **TINY),
+                 lambda: _estimator(tiny_bert_dir).fit(X, labels)):
+        with pytest.raises(DataError, match=r"y is masked at index 7 \(4 of 40 examples\); a target cannot be missing"):
+            call()
+    fpt.fit(fpt.build(data=(X, y), body=tiny_bert_dir, **TINY), out=tmp_path / "run", progress=False)
+    with pytest.raises(SchemaError, match=r"score: y is masked at index 7"):
+        fpt.load(tmp_path / "run").score(X, labels)
+
+
+# --- Hugging Face datasets -------------------------------------------------------------------------------------------
+
+def test_a_streaming_dataset_is_refused_naming_how_to_hold_it(tiny_bert_dir):
+    """An IterableDatasetDict is a dict: it was read as arrays ('unknown array 'train'; an .npz holds X, y, ...')."""
+    datasets = pytest.importorskip("datasets")
+    X, y = _data()
+    ds = datasets.Dataset.from_dict({"a": X[:, 0], "b": X[:, 1], "label": y})
+    for streamed in (ds.to_iterable_dataset(), datasets.IterableDatasetDict({"train": ds.to_iterable_dataset()})):
+        with pytest.raises(ConfigError, match=r"a streaming datasets\.Iterable\w+ has no rows in memory.*"
+                                              r"streaming=False.*Dataset\.from_list\(list\(ids\.take\(N\)\)\)"):
+            fpt.build(data=streamed, target="label", body=tiny_bert_dir, **TINY)
