@@ -122,3 +122,76 @@ def test_a_streaming_dataset_is_refused_naming_how_to_hold_it(tiny_bert_dir):
         with pytest.raises(ConfigError, match=r"a streaming datasets\.Iterable\w+ has no rows in memory.*"
                                               r"streaming=False.*Dataset\.from_list\(list\(ids\.take\(N\)\)\)"):
             fpt.build(data=streamed, target="label", body=tiny_bert_dir, **TINY)
+
+
+# --- columns whose cells are series: a datasets Sequence/List column, sktime's nested DataFrame ---------------------
+
+def _cells(n: int = 40, lengths: tuple[int, ...] = (16,)) -> tuple[list[np.ndarray], np.ndarray]:
+    rng = np.random.default_rng(1)
+    y = np.arange(n) % 2
+    return [(rng.normal(size=lengths[i % len(lengths)]) + y[i]).astype(np.float32) for i in range(n)], y
+
+
+def test_a_dataset_column_of_lists_of_numbers_is_a_series_per_row(tiny_bert_dir, tmp_path):
+    """A Sequence(Value('float32')) column was read as a text column ('sequence' modality): each number a word of a
+    vocabulary of hundreds, trained on without a word."""
+    datasets = pytest.importorskip("datasets")
+    series, y = _cells(lengths=(16, 12))
+    features = datasets.Features({"x": datasets.Sequence(datasets.Value("float32")),
+                                  "label": datasets.ClassLabel(names=["calm", "busy"])})
+    ds = datasets.Dataset.from_dict({"x": [s.tolist() for s in series], "label": y.tolist()}, features=features)
+    exp = fpt.build(data=ds, target="label", body=tiny_bert_dir, **TINY)
+    assert exp.data.info["modality"] == "timeseries" and exp.data.info["channel_names"] == ["x"]
+    assert exp.data.info["train_lengths"] == "12..16" and exp.data.spec.token_dim is not None
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    as_arrays = model.predict_proba([s[None, :] for s in series])
+    np.testing.assert_array_equal(model.predict_proba(ds.remove_columns("label")), as_arrays)
+    np.testing.assert_array_equal(model.predict_proba({"x": np.array(series, dtype=object)}), as_arrays)
+    labels = np.array(["calm", "busy"], dtype=object)[y]
+    assert model.score(ds)["accuracy"] == pytest.approx(np.mean(model.predict(ds.remove_columns("label")) == labels))
+    with pytest.raises(SchemaError, match=r"channels \(columns\) z, but the model was trained on x"):
+        model.predict({"z": np.array(series, dtype=object)})
+
+
+def test_token_ids_and_mixed_columns_are_refused_naming_the_columns():
+    from fpt.data.memory import from_memory
+
+    pd = pytest.importorskip("pandas")
+    series, y = _cells()
+    ids = pd.DataFrame({"input_ids": [np.arange(8)] * 40, "attention_mask": [np.ones(8, int)] * 40, "label": y})
+    with pytest.raises(DataError, match=r"column 'input_ids' holds a tokenizer's token ids.*input_ids, attention_mask "
+                                        r"out"):
+        from_memory(ids, "label", "auto", "auto", 32)
+    datasets = pytest.importorskip("datasets")
+    mixed = datasets.Dataset.from_dict({"x": [s.tolist() for s in series], "age": np.arange(40.0), "label": y})
+    with pytest.raises(DataError, match=r"column 'x' holds a series per row \(a list of numbers\) beside column 'age'"):
+        fpt.build(data=mixed, target="label", init="random", device="cpu")
+    with pytest.raises(DataError, match=r"which fpt reads as a series \(modality timeseries\), not as sequence"):
+        fpt.build(data=mixed.remove_columns("age"), target="label", modality="sequence", init="random", device="cpu")
+
+
+def test_a_cell_of_a_2d_array_is_refused_not_read_flat():
+    """sktime's nested DataFrame cell holding (2, 16) values was raveled into one channel of 32 points."""
+    from fpt.data.memory import from_memory
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": [rng.normal(size=(2, 16)) for _ in range(40)]})
+    for data in ((frame, np.arange(40) % 2), frame.assign(label=np.arange(40) % 2)):
+        with pytest.raises(DataError, match=r"row 1: column 'x' holds an array of shape \(2, 16\); a cell holds one "
+                                            r"channel's points"):
+            from_memory(data, None, "auto", "auto", 32)
+
+
+def test_a_nested_frame_with_its_target_beside_is_scored_by_its_target_name(tiny_bert_dir, tmp_path):
+    """Trained on a nested DataFrame with its target as a column, the model named the target 'y' and refused the same
+    frame at score ('channels (columns) x, label, but the model was trained on x')."""
+    pd = pytest.importorskip("pandas")
+    series, y = _cells()
+    frame = pd.DataFrame({"x": [pd.Series(s) for s in series], "label": np.where(y == 1, "busy", "calm")})
+    fpt.fit(fpt.build(data=frame, target="label", body=tiny_bert_dir, **TINY), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    assert model.output_names == ["label"]
+    predicted = model.predict(frame.drop(columns="label"))
+    assert model.score(frame)["accuracy"] == pytest.approx(np.mean(predicted == frame["label"].to_numpy()))

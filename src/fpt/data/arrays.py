@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, check_target_values, is_missing, shown
+from fpt.data.timeseries import CHANNEL_NAMES, is_series_cell, series_of_cells
 from fpt.errors import DataError, SchemaError
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -216,15 +217,10 @@ def _wide(dtype: np.dtype) -> type:
     return np.float64 if dtype.kind == "f" and dtype.itemsize > 4 else np.float32
 
 
-def _nested(cell: Any) -> bool:
-    """A DataFrame cell that holds a channel's points (a pd.Series, an array or a list), not one value."""
-    return isinstance(cell, (list, tuple, np.ndarray)) or (hasattr(cell, "to_numpy") and hasattr(cell, "index"))
-
-
 def is_nested_frame(X: Any) -> bool:
     """sktime's "nested_univ" DataFrame: a row per series, a column per channel, each cell the channel's points."""
     return hasattr(X, "columns") and hasattr(X, "iloc") and len(X) > 0 and len(X.columns) > 0 and \
-        any(_nested(c) for c in X.iloc[0])
+        any(is_series_cell(c) for c in X.iloc[0])
 
 
 def is_multiindex_frame(X: Any) -> bool:
@@ -239,23 +235,12 @@ def series_frame(X: Any, where: str, targets: int | None = None) -> np.ndarray |
     ``targets`` per row (a table that happens to have a two-level index). Read as a table, a nested frame was a table
     of text categories (each cell a Series) and a multi-index frame a table of a row per time point."""
     if is_nested_frame(X):
-        flat = [str(c) for c, cell in zip(X.columns, X.iloc[0], strict=True) if not _nested(cell)]
+        flat = [str(c) for c, cell in zip(X.columns, X.iloc[0], strict=True) if not is_series_cell(cell)]
         if flat:
             raise DataError(f"{where}: column {flat[0]!r} holds one value per row beside columns of series (sktime's "
                             "nested DataFrame: a column per channel, each cell a series); pass the target apart, "
                             "as (X, y), or name it with target=")
-        series = []
-        for i, row in enumerate(X.itertuples(index=False)):
-            try:
-                channels = [np.asarray(c.to_numpy() if hasattr(c, "to_numpy") else c, dtype=np.float64).ravel()
-                            for c in row]
-            except (TypeError, ValueError):
-                raise DataError(f"{where}, row {i + 1}: a cell that is not a series of numbers; every cell of a nested "
-                                "DataFrame is one channel's points (a pd.Series or an array of numbers)") from None
-            if len({len(c) for c in channels}) > 1:
-                raise DataError(f"{where}, row {i + 1}: channels of {sorted({len(c) for c in channels})} points in one "
-                                "series; give every channel of a series the same length (NaN where a point is missing)")
-            series.append(np.stack(channels))
+        series = series_of_cells(X.itertuples(index=False), [str(c) for c in X.columns], where)
     elif is_multiindex_frame(X) and targets != len(X):
         text = [str(c) for c in X.columns if getattr(X[c].dtype, "kind", "O") not in "iufb"]
         if text:
@@ -272,9 +257,6 @@ def series_frame(X: Any, where: str, targets: int | None = None) -> np.ndarray |
     if any(s.shape[1] == 0 for s in series):
         raise DataError(f"{where}: series {next(i for i, s in enumerate(series) if not s.shape[1])} has no points")
     return np.stack(series) if len({s.shape for s in series}) == 1 else series
-
-
-CHANNEL_NAMES = "channel_names"  # the task_info key: a DataFrame of series' columns, the channels in training order
 
 
 def frame_channels(X: Any) -> list[str] | None:

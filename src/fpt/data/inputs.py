@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.arrays import CHANNEL_NAMES, in_trained_order, is_multiindex_frame, load_npz, series_frame
+from fpt.data.arrays import CHANNEL_NAMES, in_trained_order, is_multiindex_frame, is_nested_frame, load_npz, series_frame
 from fpt.data.base import (
     SPLIT_COLUMN,
     Checks,
@@ -56,7 +56,7 @@ from fpt.data.hub import LABEL_COLUMNS, dataset_columns, is_datasets
 from fpt.data.images import check_images
 from fpt.data.modalities import modality
 from fpt.data.tables import ALLOW_UNSEEN_FIX, ROW_INDEX, table_suffix
-from fpt.data.timeseries import check_series
+from fpt.data.timeseries import check_series, series_of_cells
 from fpt.errors import SchemaError, closest
 from fpt.settings import RunConfig
 
@@ -173,7 +173,8 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
         series_id = list(getattr(schema.prep, "series_id", None) or [])
         if series_id and is_multiindex_frame(data) and set(data.index.names) & set(series_id):
             data = data.reset_index()  # a long table indexed by its id and order, as fpt.build(data=...) reads it
-        elif schema.modality == "timeseries" and not schema.features and not series_id:
+        elif schema.modality == "timeseries" and not schema.features and not series_id and not (
+                schema.info.get(CHANNEL_NAMES) and is_nested_frame(data)):  # that: its columns, targets beside, below
             data = in_trained_order(data, schema.info.get(CHANNEL_NAMES), "inputs")  # channels by name
             frame = series_frame(data, "inputs")  # sktime's nested or multi-indexed DataFrame of series
             if frame is not None:
@@ -195,6 +196,9 @@ def check_arrays(X: Any, schema: Schema, where: str, allow_unseen: bool = False)
 
 def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_unseen: bool = False) -> Inputs:
     """Table columns as the model's inputs: the training features (and, if every one is there, its targets)."""
+    channels = schema.info.get(CHANNEL_NAMES)
+    if schema.modality == "timeseries" and channels and not schema.features:  # columns of series cells, by name
+        return channel_columns(columns, schema, channels, where, allow_unseen)
     from_columns = modality(schema.modality).columns
     if from_columns is None:
         raise SchemaError(f"{where}: columns of a table, but the model was trained on {schema.modality} data")
@@ -262,6 +266,32 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
     return Inputs(x, y, where, carried={c: _as_written(cols[c]) for c in carried})
 
 
+def channel_columns(columns: Mapping[str, Any], schema: Schema, channels: list[str], where: str,
+                    allow_unseen: bool = False) -> Inputs:
+    """Columns of series cells (a nested DataFrame's, a datasets ``List`` column's, a dict's) for a model trained on
+    such columns: its channels read by name (``CHANNEL_NAMES``), and its target columns beside them, where given, as
+    the labels to score (they were 'channels x, label, but the model was trained on x')."""
+    unique_names(columns, where, SchemaError, "one key per column")
+    cols = {str(k): v for k, v in columns.items() if str(k) != SPLIT_COLUMN}
+    given = [t for t in schema.targets if t in cols]
+    names = [c for c in cols if c not in given]
+    if sorted(names) != sorted(channels):
+        raise SchemaError(f"{where}: channels (columns) {shown(names)}, but the model was trained on {shown(channels)}"
+                          f"; give the same channels, by the same names (and the target {', '.join(schema.targets)} "
+                          "beside them to score)")
+    if given and len(given) != len(schema.targets):
+        raise SchemaError(f"{where}: target column(s) {', '.join(map(repr, given))} but not the others of "
+                          f"{', '.join(schema.targets)}; give every target column (to score) or none")
+    series = series_of_cells(zip(*(cols[c] for c in channels), strict=True), list(channels), where, SchemaError)
+    y = None
+    if given:
+        for t in schema.targets:
+            check_target_values(np.asarray(cols[t]), t, where)
+        y = np.stack([np.asarray(cols[t]).astype(object) for t in schema.targets], axis=1)
+        check_labels(y, schema, where)
+    return Inputs(check_arrays(series, schema, where, allow_unseen), y, where)
+
+
 def _as_written(col: np.ndarray) -> list[Any]:
     """A column's values as the input held them, for the prediction table: datetimes as ISO text (numpy's ``item``
     of a nanosecond datetime is an integer), missing as None."""
@@ -298,5 +328,6 @@ def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
                                   "column to predict without scoring")
 
 
-__all__ = ["ALLOW_UNSEEN_FIX", "CutInputWarning", "DatesBeyondWarning", "Inputs", "Schema", "as_inputs", "check_arrays",
-           "check_columns", "check_images", "check_labels", "check_series", "checks", "load_npz", "read_inputs"]
+__all__ = ["ALLOW_UNSEEN_FIX", "CutInputWarning", "DatesBeyondWarning", "Inputs", "Schema", "as_inputs", "channel_columns",
+           "check_arrays", "check_columns", "check_images", "check_labels", "check_series", "checks", "load_npz",
+           "read_inputs"]

@@ -16,7 +16,6 @@ from fpt.data.arrays import (
     frame_channels,
     from_arrays,
     is_multiindex_frame,
-    is_nested_frame,
     series_frame,
     series_list,
 )
@@ -79,20 +78,6 @@ def _long_index(data: Any, target: str | None) -> bool:
     column = data[[c for c, n in zip(data.columns, names, strict=True) if n in targets]]
     per_series = column.groupby(level=0, sort=False).nunique(dropna=False)
     return bool((per_series <= 1).all().all()) and data.index.get_level_values(0).has_duplicates
-
-
-def _nested_raw(data: Any, target: str | None, modality: str, image_channels: str, image_size: int,
-                drop: tuple[str, ...]) -> RawData:
-    """sktime's nested DataFrame with its target as a column beside the channels: the channels as series."""
-    names = [str(c) for c in data.columns]
-    targets = choose_targets(names, target, "the DataFrame")
-    channels = [c for c, n in zip(data.columns, names, strict=True) if n not in targets and n not in drop]
-    X = series_frame(data[channels], "the DataFrame")
-    y = np.stack([data[c].to_numpy() for c, n in zip(data.columns, names, strict=True) if n in targets], axis=1)
-    raw = from_arrays({"X": X, "y": y[:, 0] if y.shape[1] == 1 else y}, modality, image_channels, image_size,
-                      "the DataFrame", "a nested pandas DataFrame of series")
-    raw.notes[CHANNEL_NAMES] = [str(c) for c in channels]  # new frames' channels are read by these names
-    return raw
 
 
 def _is_columns(data: Any) -> bool:
@@ -164,13 +149,13 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         data = pd.DataFrame({k: np.asarray(v) for k, v in data.items()})
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
         unique_names(data.columns, "the DataFrame", DataError, "df.columns = [...]")
-        if is_nested_frame(data) and series_id is None:
-            return _nested_raw(data, target, modality, image_channels, image_size, drop)
         if series_id is None and _long_index(data, target):
             # a row per time point indexed by (series, time), the series' target on each row: the long format, its
             # index the id and order columns (read by its columns alone, each time point was a table row of its own)
             data = data.reset_index()
             series_id = ",".join(str(c) for c in data.columns[:2])
+        # sktime's nested frame (a cell per series and channel) is read by its columns too: fpt.data.tables reads
+        # columns of series cells as channels, its target beside them by name
         columns = {str(c): data[c].to_numpy() for c in data.columns}
         return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED,
                               drop, column_names(series_id))

@@ -38,7 +38,15 @@ from fpt.data.base import (
 )
 from fpt.data.dates import as_labels, find_dates, read_dates
 from fpt.data.images import IMAGE_SUFFIXES
-from fpt.data.timeseries import check_series, series_from_rows
+from fpt.data.timeseries import (
+    CHANNEL_NAMES,
+    check_series,
+    holds_series,
+    series_from_array,
+    series_from_rows,
+    series_of_cells,
+)
+from fpt.data.timeseries import array_notes as series_array_notes
 from fpt.errors import DataError, SchemaError, near
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
@@ -506,6 +514,9 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         raise DataError(f"{train_where}: every column is a target ({', '.join(targets)})"
                         + (f" or dropped ({', '.join(drop)})" if drop else "") + "; a table needs at least one "
                         "feature column")
+    if any(holds_series(np.asarray(train_cols[c])) for c in features):  # a list of numbers per cell: read as text,
+        # each number was a word of the symbol sequence 'sequence' modality made of the column
+        return _cells_raw(parts, features, targets, modality, source, split_from, drop, chosen)
     if modality != "sequence":  # asked for as symbols, a column of file names is read as the user said
         _refuse_image_paths(train_cols, features, train_where)
     # dates are read as dates (fpt.data.dates) in a table, not in the one text column of symbols asked for
@@ -555,6 +566,54 @@ def _date_target(values: np.ndarray) -> bool:
         return find_dates(values, "", DataError) is not None
     except DataError:  # a few labels among dates, or times with and without offsets: labels, as written
         return False
+
+
+# the columns a Hugging Face tokenizer adds to a dataset (Dataset.map(tokenizer)): lists of integers, not series
+TOKENIZER_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def _cells_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], features: list[str], targets: list[str],
+               modality: str, source: str, split_from: str, drop: tuple[str, ...], chosen: str) -> RawData:
+    """A table whose feature cells are series (a datasets ``Sequence``/``List`` column, sktime's nested DataFrame:
+    ``holds_series``; table files refuse list columns as they are read) as series ``RawData``: each feature column a
+    channel, read by name at predict (``CHANNEL_NAMES``), the target column(s) beside them by name."""
+    train_cols, train_where = parts["train"]
+    wide = [t for t in targets if holds_series(np.asarray(train_cols[t]))]
+    if wide:
+        raise DataError(f"{train_where}: target column {wide[0]!r}{chosen} holds a series per row; name the column of "
+                        "one target per row with --target NAME (Python: target=NAME), or pass the series and their "
+                        "targets apart, as (X, y)")
+    ids = [c for c in features if c in TOKENIZER_COLUMNS]
+    if ids:  # read as series, token ids were magnitudes; fpt makes the tokens of a text column itself
+        raise DataError(f"{train_where}: column {ids[0]!r} holds a tokenizer's token ids, which are not a series' "
+                        "values; give the text column itself (fpt makes its tokens: modality sequence) and leave "
+                        f"{', '.join(c for c in features if c in TOKENIZER_COLUMNS)} out (--drop-columns, Python: "
+                        "drop_columns)")
+    flat = [c for c in features if not holds_series(np.asarray(train_cols[c]))]
+    if flat:
+        nested = next(c for c in features if c not in flat)
+        raise DataError(f"{train_where}: column {nested!r} holds a series per row (a list of numbers) beside column "
+                        f"{flat[0]!r} of one value per row; the series' columns are its channels: leave {flat[0]!r} "
+                        "out (--drop-columns, Python: drop_columns)")
+    if modality not in ("auto", "timeseries"):
+        raise DataError(f"{train_where}: column {features[0]!r} holds a list of numbers per row, which fpt reads as a "
+                        f"series (modality timeseries), not as {modality}"
+                        + ("; token ids as text are ' '.join(map(str, ids))" if modality == "sequence" else "")
+                        + "; give modality auto or timeseries")
+    splits = {}
+    for split, (cols, where) in parts.items():
+        missing = [c for c in (*targets, *features) if c not in cols]
+        if missing:
+            raise DataError(f"{where}: no column(s) {', '.join(map(repr, missing))}, which the training file has; "
+                            "give every split file the same columns")
+        for t in targets:
+            check_target_values(cols[t], t, where, chosen)
+        cells = series_of_cells(zip(*(cols[c] for c in features), strict=True), features, where)
+        splits[split] = Split(series_from_array(cells, "", 0, where), _stack_targets([cols[t] for t in targets]),
+                              where)
+    notes = {**series_array_notes(splits, ""), CHANNEL_NAMES: list(features), **({"dropped": list(drop)} if drop else {})}
+    return RawData("timeseries", {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
+                   split_from, notes)
 
 
 def _refuse_image_paths(cols: dict[str, np.ndarray], features: list[str], where: str) -> None:

@@ -324,6 +324,52 @@ def series_from_rows(X: np.ndarray, where: str) -> list[np.ndarray]:
     return narrowed(out, where)
 
 
+CHANNEL_NAMES = "channel_names"  # the task_info key: the columns of series' channels, in training order
+
+
+def is_series_cell(cell: Any) -> bool:
+    """A table cell that holds a channel's points (a pd.Series, an array or a list), not one value: a cell of sktime's
+    nested DataFrame, of a datasets ``Sequence``/``List`` column."""
+    return isinstance(cell, (list, tuple, np.ndarray)) or (hasattr(cell, "to_numpy") and hasattr(cell, "index"))
+
+
+def holds_series(values: np.ndarray) -> bool:
+    """Whether a table column holds a series per row (its first present cell is one: ``is_series_cell``)."""
+    if values.dtype.kind != "O":
+        return False
+    return is_series_cell(next((v for v in values if v is not None and not isinstance(v, float)), None))
+
+
+def series_of_cells(rows: Any, names: list[str], where: str, error: type[Exception] = DataError) -> list[np.ndarray]:
+    """Rows of cells, each cell one channel's points (columns ``names``), as (C, L) float64 series. A cell of a 2-D
+    array is refused: read flat it was one channel of its rows laid end to end, and whether it is (channels, length)
+    or (length, channels) no cell says."""
+    series = []
+    for i, row in enumerate(rows):
+        channels = []
+        for name, cell in zip(names, row, strict=True):
+            try:
+                values = np.asarray(cell.to_numpy() if hasattr(cell, "to_numpy") else cell, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise error(f"{where}, row {i + 1}: a cell that is not a series of numbers; every cell of a nested "
+                            "DataFrame is one channel's points (a pd.Series or an array of numbers)") from None
+            if values.ndim == 0 or sum(n > 1 for n in values.shape) > 1:
+                what = "one value, not a series" if values.ndim == 0 else f"an array of shape {values.shape}"
+                raise error(f"{where}, row {i + 1}: column {name!r} holds {what}; a cell holds one channel's points: "
+                            "give a column per channel, or (X, y) arrays of shape (n, channels, length)")
+            values = values.ravel()
+            if np.isinf(values).any():
+                raise error(f"{where}, row {i + 1}: column {name!r} is infinite at point "
+                            f"{int(np.flatnonzero(np.isinf(values))[0])}; replace it with a finite number, or NaN "
+                            "where a value is missing")
+            channels.append(values)
+        if len({len(c) for c in channels}) > 1:
+            raise error(f"{where}, row {i + 1}: channels of {sorted({len(c) for c in channels})} points in one "
+                        "series; give every channel of a series the same length (NaN where a point is missing)")
+        series.append(np.stack(channels))
+    return series
+
+
 class SeriesLayout(FptWarning):
     """An (n, a, b) series array with more channels than points: read as (n, channels, length), as aeon and sktime
     lay it out, though tslearn and Keras lay out (n, length, channels)."""
