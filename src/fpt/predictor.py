@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from fpt.config import RunConfig
+from fpt.data.arrays import decoded
 from fpt.data.host import targets_array
 from fpt.data.inputs import Inputs, Schema, as_inputs, load_npz
 from fpt.data.tokenisers import check_finite
@@ -420,6 +421,7 @@ class Predictor:
 
     def _score_against(self, predicted: np.ndarray, y: Any) -> float:
         truth = np.asarray(targets_array(y, "score: y", SchemaError))  # a tensor's values; a masked label refused
+        truth = decoded(truth, "score", "y")  # labels as bytes (h5py's) are text, as training read them
         if truth.ndim == predicted.ndim + 1 and truth.shape[-1] == 1:
             truth = truth[..., 0]
         if truth.shape != predicted.shape:

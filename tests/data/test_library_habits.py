@@ -76,6 +76,17 @@ def test_a_tensor_given_to_a_data_model_says_it_is_read_as_tokens(tiny_bert_dir,
     assert model.score(X, torch.tensor(y)) == model.score(X, y)  # a tensor of labels is its values
 
 
+def test_labels_given_as_bytes_are_scored_as_training_read_them(tiny_bert_dir, tmp_path):
+    """Training reads bytes labels (h5py's) as text; score(X, the same y) was 'label b'b' is not one of the model's
+    classes ['a', 'b']'."""
+    X, y = _data()
+    labels = np.where(y == 1, b"a", b"b")
+    fpt.fit(fpt.build(data=(X, labels), body=tiny_bert_dir, **TINY), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    assert model.classes == [["a", "b"]]
+    assert model.score(X, labels) == model.score(X, labels.astype(str)) == np.mean(model.predict(X) == labels.astype(str))
+
+
 # --- NumPy masked arrays ---------------------------------------------------------------------------------------------
 
 def _masked() -> tuple[np.ma.MaskedArray, np.ndarray]:
