@@ -182,6 +182,21 @@ def test_token_ids_and_mixed_columns_are_refused_naming_the_columns():
         fpt.build(data=mixed.remove_columns("age"), target="label", modality="sequence", init="random", device="cpu")
 
 
+@pytest.mark.parametrize(("cells", "message"), [
+    ([["the", "cat"], ["a", "dog", "ran"]] * 20, r"column 'x' holds a list of text, not a series of numbers; give each "
+                                                 r"row's words as one text \(' '\.join\(words\)\)"),
+    ([[1.0, 2.0], None] * 20, r"row 2: column 'x' has no series \(missing\)"),
+])
+def test_a_list_column_of_words_or_with_gaps_says_what_to_give(cells, message):
+    """A Sequence(Value('string')) column was read as the text of each list ("['the' 'cat']"), a symbol per quote and
+    bracket; with the lists read as series, it and a row without a list were 'a cell that is not a series of numbers'
+    / 'holds one value'."""
+    datasets = pytest.importorskip("datasets")
+    ds = datasets.Dataset.from_dict({"x": cells, "label": [i % 2 for i in range(40)]})
+    with pytest.raises(DataError, match=message):
+        fpt.build(data=ds, target="label", init="random", device="cpu")
+
+
 def test_a_cell_of_a_2d_array_is_refused_not_read_flat():
     """sktime's nested DataFrame cell holding (2, 16) values was raveled into one channel of 32 points."""
     from fpt.data.memory import from_memory
