@@ -87,6 +87,18 @@ def test_labels_given_as_bytes_are_scored_as_training_read_them(tiny_bert_dir, t
     assert model.score(X, labels) == model.score(X, labels.astype(str)) == np.mean(model.predict(X) == labels.astype(str))
 
 
+def test_uint8_series_of_one_channel_are_not_read_as_images_of_one_pixel_row(tiny_bert_dir):
+    """(n, 1, L) uint8 (series of small counts, aeon's layout) was read by fpt.build as gray images 1 pixel tall,
+    stretched to 32x32, without a word (the estimators read every 3-D X as series: validate_data makes it float)."""
+    X = np.random.default_rng(0).integers(0, 5, size=(40, 1, 60)).astype(np.uint8)
+    y = np.arange(40) % 2
+    with pytest.raises(DataError, match=r"shape \(40, 1, 60\) of uint8, which auto reads as images, here 1x60 "
+                                        r"pixels; if it is series \(n, channels, length\), give modality timeseries"):
+        fpt.build(data=(X, y), body=tiny_bert_dir, **TINY)
+    exp = fpt.build(data=(X, y), modality="timeseries", body=tiny_bert_dir, **TINY)
+    assert exp.data.info["modality"] == "timeseries" and exp.data.info["train_lengths"] == "60..60"
+
+
 # --- NumPy masked arrays ---------------------------------------------------------------------------------------------
 
 def _masked() -> tuple[np.ma.MaskedArray, np.ndarray]:

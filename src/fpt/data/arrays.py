@@ -31,6 +31,11 @@ def modality_of(X: Any, where: str = "X") -> str:
         return "timeseries"
     if X.ndim == 2:
         return "tabular"
+    if X.ndim == 3 and X.dtype == np.uint8 and 1 in X.shape[1:]:
+        # an image one pixel tall or wide is no image (it was stretched to 32x32): most likely series of small counts
+        raise DataError(f"{where} has shape {X.shape} of uint8, which auto reads as images, here {X.shape[1]}x"
+                        f"{X.shape[2]} pixels; if it is series (n, channels, length), give modality timeseries (or "
+                        "X as floats); if images, modality image")
     if X.ndim == 4 or (X.ndim == 3 and X.dtype == np.uint8):
         return "image"
     if X.ndim == 3:
