@@ -195,7 +195,7 @@ def test_token_ids_and_mixed_columns_are_refused_naming_the_columns():
 
 
 @pytest.mark.parametrize(("cells", "message"), [
-    ([["the", "cat"], ["a", "dog", "ran"]] * 20, r"column 'x' holds a list of text, not a series of numbers; give each "
+    ([["the", "cat"], ["a", "dog", "ran"]] * 20, r"not a series of numbers: column 'x' holds a list of text; give each "
                                                  r"row's words as one text \(' '\.join\(words\)\)"),
     ([[1.0, 2.0], None] * 20, r"row 2: column 'x' has no series \(missing\)"),
 ])

@@ -355,9 +355,9 @@ def series_of_cells(rows: Any, names: list[str], where: str, error: type[Excepti
                 values = np.asarray(cell.to_numpy() if hasattr(cell, "to_numpy") else cell, dtype=np.float64)
             except (TypeError, ValueError):
                 if all(isinstance(v, str) for v in cell):  # a Sequence(Value("string")) column: words, not points
-                    raise error(f"{where}, row {i + 1}: column {name!r} holds a list of text, not a series of "
-                                "numbers; give each row's words as one text (' '.join(words)), which is read as a "
-                                "sequence of symbols") from None
+                    raise error(f"{where}, row {i + 1}: a cell that is not a series of numbers: column {name!r} "
+                                "holds a list of text; give each row's words as one text (' '.join(words)), which is "
+                                "read as a sequence of symbols") from None
                 raise error(f"{where}, row {i + 1}: a cell that is not a series of numbers; every cell of a nested "
                             "DataFrame is one channel's points (a pd.Series or an array of numbers)") from None
             if values.ndim == 0 or sum(n > 1 for n in values.shape) > 1:
