@@ -202,3 +202,32 @@ def test_sklearn_estimators_average_their_members(tiny_gpt2_dir, regression):
     assert not np.allclose(getattr(first, method)(X), getattr(second, method)(X))  # the seeds made two models
     with pytest.raises(ConfigError, match="'ensemble'=0 must be >= 1"):
         kind(**args, ensemble=0).fit(X, y)
+
+
+def test_an_ensemble_of_targets_with_different_class_counts_scores_the_mean_its_predictions_take(tmp_path,
+                                                                                                tiny_gpt2_dir):
+    """Targets of 2 and 3 classes share a 3-slot head. fpt.ensemble averaged each member's softmax over all 3 slots,
+    the predictor over the slots each target has: with member heads of bias [0, 2, 10] and [1, 0, -10] for the
+    2-class target, the summary's figures were of 'p' on every row while fpt.load(run).predict said 'q'."""
+    rng = np.random.default_rng(0)
+    rows = ["x1,x2,t1,t2"] + [f"{rng.normal():.3f},{rng.normal():.3f},{'pq'[i % 4 != 0]},{'rsu'[i % 3]}"
+                              for i in range(48)]
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "ens"
+    assert main([*_common(path, tiny_gpt2_dir), "--target", "t1,t2", "--steps", "2", "--eval-every", "2",
+                 "--ensemble", "2", "--out", str(out)]) == 0
+    members = [out / "members" / "seed0", out / "members" / "seed1"]
+    exps = [fpt.Run(m).experiment() for m in members]
+    model = fpt.load(out)
+    for bias, exp, member in zip(([0, 2, 10], [1, 0, -10]), exps, model.members, strict=True):
+        for head in (exp.model.head, member.model.head):  # every logit its bias: t1's, then t2's zeros
+            with torch.no_grad():
+                head.weight.zero_()
+                head.bias.copy_(torch.tensor([*bias, 0.0, 0.0, 0.0]))
+    test = exps[0].data.eval_sets["test"]
+    truth = [["pq"[int(a)], "rsu"[int(b)]] for a, b in test.y.tolist()]
+    # the mean of the members' probabilities over t1's two classes: [0.425, 0.575], so 'q'; t2's first class, 'r'
+    assert (model.predict(test.x) == [["q", "r"]] * len(truth)).all()
+    expected = float(np.mean(np.array(truth) == [["q", "r"]] * len(truth)))
+    assert ensemble.evaluate(exps, ["test"])["test_accuracy"] == pytest.approx(expected)  # was the accuracy of 'p'

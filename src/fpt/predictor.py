@@ -533,6 +533,10 @@ def combine(outputs: list[Tensor], objective: Objective) -> Tensor:
     the mean output."""
     stacked = torch.stack([o.float() for o in outputs])
     if objective.name == "classification":
+        # each member's probability over the classes its output has (targets of different class counts): unmasked,
+        # a slot no class owns took a share of each member's probability, and fpt.ensemble's figures were of
+        # another mean than the one the ensemble's predictions take
+        stacked = objective.masked(stacked.reshape(-1, *stacked.shape[2:])).reshape(stacked.shape)
         # log-mean-exp of the log-probabilities, computed stably; a class slot every member masks stays -inf
         return torch.logsumexp(torch.log_softmax(stacked, -1), 0) - math.log(len(outputs))
     return stacked.mean(0)
