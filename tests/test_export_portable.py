@@ -104,6 +104,24 @@ def test_onnx_graph_on_raw_features_matches_fpt_predict(kind, tiny_bert_dir, tmp
     assert got.shape == want.shape and np.abs(got - want).max() <= 1e-5
 
 
+def test_no_raw_graph_where_float32_inputs_cannot_carry_a_column(tiny_bert_dir, tmp_path):
+    """A timestamp column (1.7e9, spread 50): float32's steps there are 128, so the raw graph read every value up to
+    1.4 standard deviations off (a 150-step run's logits on its test rows: 0.028 from fpt's, against the tolerance of
+    1e-3), while the export's check, on inputs near 0, recorded 1.8e-7. The raw graph is now not written, and says why."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxscript")
+    rng = np.random.default_rng(0)
+    X = np.stack([1.7e9 + rng.normal(size=40) * 50, rng.normal(size=40)], 1)
+    y = (X[:, 0] > 1.7e9).astype(int)
+    fpt.fit(fpt.build(data=(X, y), body=tiny_bert_dir, steps=4, eval_every=2, batch_size=8, device="cpu"),
+            out=tmp_path / "run", progress=False)
+    Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
+    raw = json.loads((tmp_path / "export" / "config.json").read_text())["onnx"]["raw"]
+    assert not raw["written"] and "float32 inputs round column 'x0'" in raw["why"]  # was written, and wrong
+    assert "steps of 128" in raw["why"]
+    assert not (tmp_path / "export" / "model_raw.onnx").exists() and (tmp_path / "export" / "model.onnx").exists()
+
+
 def test_no_raw_graph_where_the_tokeniser_is_not_arithmetic(exported):
     out = exported["root"] / "export"  # a text column: its categories are string lookups
     doc = json.loads((out / "config.json").read_text())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -90,6 +91,30 @@ class RawModel(nn.Module):
         return self.model(t, lengths)
 
 
+# The coarsest step, in training standard deviations, that float32 inputs may round a column's (or channel's) values
+# to. fpt standardises in float64; the graph's inputs are float32, whose steps near 1.7e9 (a timestamp) are 128: a
+# column of spread 50 there reached the model 2.6 standard deviations off, while the export's check, on inputs near
+# 0, passed.
+FLOAT32_RESOLUTION = 1e-4
+
+
+def float32_steps(mean: Any, std: Any) -> np.ndarray:
+    """Per column or channel: float32's spacing near its training values (|mean| + 4 std), in its std."""
+    mean, std = np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64)
+    return np.spacing((np.abs(mean) + 4 * std).astype(np.float32)).astype(np.float64) / std
+
+
+def _unresolved(names: list[str], mean: Any, std: Any, what: str) -> str | None:
+    """Why float32 inputs cannot carry these columns (channels) to ``FLOAT32_RESOLUTION``, or None."""
+    steps = float32_steps(mean, std)
+    worst = int(np.argmax(steps))
+    if not steps[worst] > FLOAT32_RESOLUTION:
+        return None
+    return (f"float32 inputs round {what} {names[worst]!r} (mean {float(np.asarray(mean)[worst]):.6g}, std "
+            f"{float(np.asarray(std)[worst]):.3g}) to steps of {steps[worst] * float(np.asarray(std)[worst]):.3g}, "
+            f"{steps[worst]:.2g} of its standard deviation; model.onnx takes fpt's tokens")
+
+
 def _tabular(tok: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[int, ...], str]:
     text = list(dict.fromkeys(f["name"] for f in tok.features if f["kind"] == "categorical"))
     if text:
@@ -97,6 +122,10 @@ def _tabular(tok: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[in
     dates = list(dict.fromkeys(f["name"] for f in tok.features if f["kind"] == "datetime"))
     if dates:
         return None, (), f"date columns ({', '.join(dates[:3])}) need fpt's reading of dates and calendars"
+    coarse = _unresolved([f["name"] for f in tok.features], [f["mean"] for f in tok.features],
+                         [f["std"] for f in tok.features], "column")
+    if coarse:
+        return None, (), coarse
     names = ", ".join(f["name"] for f in tok.features)
     return TabularRaw(tok), (len(tok.features),), f"(batch, {len(tok.features)}) float32 columns {names}; NaN where missing"
 
@@ -107,6 +136,12 @@ def _series(tok: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[int
     if not lo.isdigit() or lo != hi:
         return None, (), f"training series of varied lengths ({lengths or 'unknown'}) give a varied token count"
     length = int(lo)
+    # normalised, a series' values are read at its spread (the training statistics'; per series, a narrower one);
+    # unnormalised, fpt's tokens are float32 too
+    coarse = None if tok.norm == "none" else _unresolved([str(c) for c in range(tok.channels)], tok.mean, tok.std,
+                                                          "channel")
+    if coarse:
+        return None, (), coarse
     return SeriesRaw(tok, length), (tok.channels, length), f"(batch, {tok.channels}, {length}) float32 series; NaN " \
                                                            "where missing"
 
