@@ -55,3 +55,28 @@ def test_dark_images_of_a_float_0_255_array_are_read_at_predict_as_training_read
     tokens, _, _ = model.tokens(X[30:])
     assert torch.equal(tokens, exp.data.eval_sets["test"].x)  # were 2.3 apart on the two dark images
     assert model.score(X[30:], y[30:]) == summary["test_accuracy"]
+
+
+def test_resuming_a_run_whose_data_changed_is_refused(tiny_bert_dir, tmp_path, capsys):
+    """--resume rebuilt the data from the file as it is now and rewrote data.json without a word: rows appended since
+    the run started moved examples between the splits (test rows into training) and the standardisation, so one
+    model trained its first steps on one dataset and the rest on another. The same data resumes as before."""
+    from fpt.cli import main
+
+    rng = np.random.default_rng(0)
+    rows = ["x1,x2,label"] + [f"{rng.normal() + 2 * (i % 2):.3f},{rng.normal():.3f},{'ab'[i % 2]}" for i in range(40)]
+    data = tmp_path / "d.csv"
+    data.write_text("\n".join(rows) + "\n")
+    common = ["--body", tiny_bert_dir, "--init", "random", "--batch-size", "8", "--eval-every", "2", "--device", "cpu",
+              "--baselines", "none", "--quiet"]
+    for out in ("same", "changed"):
+        assert main(["train", "--data", str(data), *common, "--steps", "2", "--out", str(tmp_path / out)]) == 0
+    assert main(["train", "--resume", str(tmp_path / "same"), "--steps", "4"]) == 0
+    assert fpt.Run(tmp_path / "same").summary()["steps"] == 4
+    saved = (tmp_path / "changed" / "data.json").read_text()
+    data.write_text("\n".join(rows + [f"{rng.normal() + 2 * (i % 2):.3f},0.5,{'ab'[i % 2]}" for i in range(10)]) + "\n")
+    capsys.readouterr()
+    assert main(["train", "--resume", str(tmp_path / "changed"), "--steps", "4"]) == 2  # was 0, data.json rewritten
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no longer gives the training split this run started from" in err
+    assert (tmp_path / "changed" / "data.json").read_text() == saved and fpt.Run(tmp_path / "changed").summary()["steps"] == 2

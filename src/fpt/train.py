@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 from fpt import checkpoint, distributed, rundir, tracking
 from fpt.config import RunConfig
 from fpt.convergence import health, steps_to_converge
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, DataError
 from fpt.feature_map import CLOSED_FORM
 from fpt.inference import iter_outputs, length_order
 from fpt.pipeline import Experiment
@@ -267,6 +267,7 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
         resume = False  # stopped before its first checkpoint: nothing to continue, start it again
         rundir.start_clean(out)
     elif resume:
+        _check_same_data(exp, out)
         version = checkpoint.load_trainable(checkpoint.slot(out, checkpoint.LATEST), exp.model, exp.body_fingerprint)
         state = checkpoint.load_resume_state(version, exp.model, optimizer)
         history = rundir.truncate_metrics(out, state.step)
@@ -280,6 +281,28 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
     if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
         rundir.write_data(out, exp.data.fitted)
     return resume, state, history
+
+
+def _check_same_data(exp: Experiment, out: Path) -> None:
+    """Refuse to resume ``out`` when its data.json (the tokeniser, class map and target scaler fitted on the training
+    split when it started) is not what the data gives now: the file changed (rows added, values edited), so the split
+    or the standardisation did, and the steps to come would train the checkpoint's parameters on other examples than
+    its first steps, test rows perhaps among them, while data.json was silently rewritten to the new data's."""
+    import json
+
+    from fpt.tasks.user_data import Preprocessing
+
+    saved = rundir.read_data(out) if exp.data.fitted is not None else None
+    if saved is None:
+        return
+    try:  # both as this fpt writes them: a field added since the run started takes its default on both sides
+        if Preprocessing.from_json(saved).to_json() == Preprocessing.from_json(json.loads(json.dumps(exp.data.fitted))).to_json():
+            return
+    except (ValueError, KeyError, TypeError):  # unreadable (a half-written file): rewritten below, as before
+        return
+    raise DataError(f"{out / rundir.DATA}: {exp.config.data} no longer gives the training split this run started "
+                    "from (its fitted tokeniser, classes or target scaler differ: the data changed since); resuming "
+                    "would train one model on two datasets: train it again into a new --out")
 
 
 @dataclass
