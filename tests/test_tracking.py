@@ -113,11 +113,12 @@ def test_mlflow_joins_the_callers_active_run_and_experiment_as_mlflow_would(tiny
         fpt.fit(_exp(tiny_gpt2_dir, steps=2), out=tmp_path / "nowhere", progress=False, trackers=["mlflow"])
 
 
-def test_a_finished_closed_form_run_resumed_with_trackers_logs_to_the_same_run(tiny_bert_dir, tiny_tables, tmp_path,
-                                                                               monkeypatch, capsys):
+def test_a_finished_closed_form_run_resumed_with_trackers_leaves_them_as_they_are(tiny_bert_dir, tiny_tables, tmp_path,
+                                                                                  monkeypatch, capsys):
     """``fpt train --resume`` of a finished closed-form run with --log: the trackers' finish came without their start
     ("mlflow tracking failed (AttributeError: 'NoneType' object has no attribute 'log_batch')", the same for
-    TensorBoard); now the MLflow run and TensorBoard's step axis are the first attempt's."""
+    TensorBoard); then the summary was logged a second time. Now a finished run is left as it is: the MLflow run and
+    TensorBoard's events are the first attempt's."""
     pytest.importorskip("mlflow")
     pytest.importorskip("tensorboard")
     from mlflow.tracking import MlflowClient

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fpt.errors import ConfigError
-from fpt.rundir import CONFIG, DATA, METRICS, SUMMARY, TrainState
+from fpt.rundir import CONFIG, DATA, METRICS, SUMMARY, TrainState, read_metrics
 
 NAMES = ("tensorboard", "mlflow")
 _EXTRA_MODULE = {"tensorboard": "tensorboard", "mlflow": "mlflow"}
@@ -231,6 +231,12 @@ def summary_scalars(summary: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
+def _kept_rows(out: str | Path | None) -> list[dict[str, Any]]:
+    """The evaluations a run directory keeps as ``start`` is called: metrics.jsonl's rows, up to the checkpoint a
+    resumed run continues from (fit drops later ones before); [] for a new run or none."""
+    return read_metrics(out) if out is not None else []
+
+
 def _row_scalars(row: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in row.items()
             if k not in ("step", "wall_seconds") and isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -241,7 +247,8 @@ class TensorBoard(Tracker):
 
     Tags are METRIC/SET, as ``fpt plot --tensorboard`` writes them afterwards: ``loss/train``,
     ``accuracy/val``, ``r2/val``, ...; at the end ``summary/...`` (the selected step's scores,
-    steps, times). A resumed run purges the events logged after its checkpoint, which it logs again.
+    steps, times). Each start purges what earlier attempts of the run logged and logs the evaluations that
+    metrics.jsonl keeps again, so a resumed run (or one restarted after a kill) shows as one run.
     """
 
     name = "tensorboard"
@@ -260,12 +267,22 @@ class TensorBoard(Tracker):
             raise ConfigError("TensorBoard tracking writes under the run directory: give out= (or a log_dir)")
         log_dir = Path(self.log_dir) if self.log_dir is not None else Path(out) / "tensorboard"
         self.sets = sorted({"train", exp.data.val, *exp.data.eval_sets}, key=len, reverse=True)
-        self.writer = SummaryWriter(str(log_dir), purge_step=step + 1)
-        if not continues(out, step):
+        # The evaluations are written afresh at every start, from metrics.jsonl: TensorBoard drops what earlier
+        # attempts of the run logged from step 1 on (purge_step: a resumed run's evaluations after its checkpoint, an
+        # attempt's killed before its first checkpoint), and those the run keeps are logged again. The config, at
+        # step 0, is logged once per run directory (not every reader purges text).
+        earlier = _event_seconds(log_dir)
+        first = not earlier if out is not None else step == 0
+        if earlier and max(earlier) >= time.time() - 1:  # (a restart within the same second)
+            time.sleep(max(earlier) + 1 - time.time())  # this writer's file must sort after them: see _event_seconds
+        self.writer = SummaryWriter(str(log_dir), purge_step=1)
+        if first:
             import yaml
 
             text = yaml.safe_dump(exp.config.to_dict(), sort_keys=False)
             self.writer.add_text("config", "".join("    " + line + "\n" for line in text.splitlines()), 0)
+        for row in _kept_rows(out):
+            self._scalars(row)
         self.writer.flush()
 
     def _tag(self, key: str) -> str:
@@ -274,9 +291,12 @@ class TensorBoard(Tracker):
                 return f"{key[len(name) + 1:]}/{name}"
         return key
 
-    def evaluated(self, row):
+    def _scalars(self, row: dict[str, Any]) -> None:
         for key, value in _row_scalars(row).items():
             self.writer.add_scalar(self._tag(key), value, row["step"])
+
+    def evaluated(self, row):
+        self._scalars(row)
         self.writer.flush()
 
     def finish(self, summary):
@@ -290,6 +310,17 @@ class TensorBoard(Tracker):
             self.writer = None
 
 
+def _event_seconds(log_dir: Path) -> list[int]:
+    """The seconds the events files in ``log_dir`` were made, as their names say. TensorBoard reads the files in name
+    order, which begins with that second (then host and pid): a file made in the same second as the killed attempt's
+    could be read before it, and that attempt's purge would hide all it holds."""
+    seconds = []
+    for path in log_dir.glob("events.out.tfevents.*"):
+        with contextlib.suppress(IndexError, ValueError):
+            seconds.append(int(path.name.split(".")[3]))
+    return seconds
+
+
 class MLflow(Tracker):
     """An MLflow run: the config as params, every evaluation's metrics, the summary's numbers as
     ``summary.*`` metrics, and config.yaml, metrics.jsonl, summary.json (and data.json) as artifacts.
@@ -298,7 +329,9 @@ class MLflow(Tracker):
     working directory (see ``mlflow_store_uri``). Inside the caller's ``with mlflow.start_run():`` the run is that
     run's child, in its experiment; otherwise the experiment is ``experiment``, ``mlflow.set_experiment``'s,
     ``MLFLOW_EXPERIMENT_NAME``, ``MLFLOW_EXPERIMENT_ID``, or ``fpt``. A resumed run continues the MLflow run tagged
-    with its run directory.
+    with its run directory (as does a run restarted after one killed before its first checkpoint), and logs the
+    evaluations of metrics.jsonl that it lacks; fit hands over an evaluation only once its checkpoint is
+    committed, so none is logged twice.
     """
 
     name = "mlflow"
@@ -319,9 +352,12 @@ class MLflow(Tracker):
         self.client = client = MlflowClient(tracking_uri=uri)
         experiment_id, parent = self._experiment(client)
         where = str(self.out.resolve()) if self.out is not None else None
+        flat = _flat_params(exp.config)
         previous = None
-        if where is not None and continues(self.out, step):
+        if where is not None:
             previous = _previous_run(client, experiment_id, where)
+            if previous is not None and not continues(self.out, step) and not _unused(previous, flat):
+                previous = None  # a new run in a directory that held another: a new MLflow run
         if previous is not None:
             self.run_id = previous.info.run_id
             client.update_run(self.run_id, status="RUNNING")
@@ -337,9 +373,32 @@ class MLflow(Tracker):
             self.run_id, logged = run.info.run_id, {}
         from mlflow.entities import Param
 
-        params = [Param(k, v) for k, v in _flat_params(exp.config).items() if k not in logged]
+        params = [Param(k, v) for k, v in flat.items() if k not in logged]
         for first in range(0, len(params), 100):  # MLflow takes at most 100 params per call
             client.log_batch(self.run_id, params=params[first:first + 100])
+        self._catch_up(_kept_rows(self.out), step, previous is not None)
+
+    def _catch_up(self, rows: list[dict[str, Any]], step: int, continued: bool) -> None:
+        """Log the evaluations the run directory keeps that the MLflow run lacks: the row of the checkpoint a run
+        stopped at before handing it over (fit logs a row once it is checkpointed), and all of them for a run
+        tracked from its resume on. MLflow cannot take a point back: points logged after ``step`` (the step it
+        continues from) by an earlier fpt, or before a damaged checkpoint fell back, stay beside the replayed ones,
+        and a warning says so."""
+        from mlflow.entities import Metric
+
+        keys = sorted({key for row in rows for key in _row_scalars(row)})
+        have = {key: {m.step for m in self.client.get_metric_history(self.run_id, key)} for key in keys} \
+            if continued else {}
+        later = sorted({s for steps in have.values() for s in steps if s > step})
+        if later:
+            print(f"fpt: warning: MLflow run {self.run_id} already holds evaluations after step {step}, the checkpoint "
+                  f"this run continues from (steps {', '.join(map(str, later[:5]))}{', ...' if len(later) > 5 else ''}"
+                  "); the steps replayed are logged again beside them", file=sys.stderr)
+        stamp = int(time.time() * 1000)
+        missing = [Metric(key, value, stamp, row["step"]) for row in rows for key, value in _row_scalars(row).items()
+                   if row["step"] not in have.get(key, ())]
+        for first in range(0, len(missing), 1000):  # MLflow takes at most 1000 metrics per call
+            self.client.log_batch(self.run_id, metrics=missing[first:first + 1000])
 
     def _experiment(self, client: Any) -> tuple[str, str | None]:
         """(experiment id, parent run id or None), as MLflow's own ``mlflow.start_run(nested=True)`` would choose them:
@@ -460,6 +519,13 @@ def _previous_run(client: Any, experiment_id: str, where: str) -> Any:
         if runs:
             return runs[0]
     return None
+
+
+def _unused(run: Any, params: dict[str, str]) -> bool:
+    """Whether ``run``, found for a run directory that starts from step 0, is an attempt of the same config that
+    logged nothing (killed or stopped before its first checkpoint): the restart continues it rather than leave it
+    beside the new one, forever RUNNING."""
+    return run.info.status != "FINISHED" and not run.data.metrics and dict(run.data.params) == params
 
 
 def _flat_params(config: Any) -> dict[str, str]:

@@ -357,6 +357,10 @@ class _Loop:
                 row, score = self._evaluate()
                 bar.set_postfix(loss=f"{row['train_loss']:.3f}", val=f"{score:.4f}")
                 reason = self._select(score, row.get(f"{self.exp.data.val}_loss"))
+                # The trackers get an evaluation once the checkpoint of its step is committed: a run stopped before
+                # that resumes from the previous one and evaluates this step again, and MLflow cannot take back a
+                # point logged twice. One stopped after it has the row in metrics.jsonl, which resuming logs then.
+                self.track.evaluated(row)
                 if reason is not None:
                     stop_reason = reason
                     break
@@ -375,8 +379,8 @@ class _Loop:
         return loss, sums
 
     def _evaluate(self) -> tuple[dict[str, Any], float]:
-        """Validation now: the metrics row (the training window's figures beside it), recorded in metrics.jsonl and
-        the trackers, and its selection score."""
+        """Validation now: the metrics row (the training window's figures beside it), recorded in metrics.jsonl, and
+        its selection score."""
         exp, state, window = self.exp, self.state, self.window
         objective = exp.data.objective
         val_key = f"{exp.data.val}_{objective.metric}"  # what selects: accuracy, or R² for regression
@@ -389,7 +393,6 @@ class _Loop:
         self.history.append(row)
         if self.out:
             rundir.append_metrics(self.out, row)
-        self.track.evaluated(row)
         return row, metrics[val_key]
 
     def _select(self, score: float, val_loss: float | None) -> str | None:
@@ -430,11 +433,8 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
     if out:
         rundir.clear_debris(out)
         finished = (out / SUMMARY).exists()
-        if resume and finished:  # nothing to fit; the trackers get the run as a finished gradient run's resume does
-            summary = rundir.read_summary(out)
-            track.start(exp, out, 0)  # every tracker's first hook: finish alone found them unopened
-            track.finish(summary)
-            return summary
+        if resume and finished:  # nothing to fit: its files and trackers are left as they are
+            return rundir.read_summary(out)
         if not resume and (finished or checkpoint.has_checkpoint(out)):
             raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
         rundir.start_clean(out)
@@ -452,7 +452,6 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
     history = [row]
     if out:
         rundir.append_metrics(out, row)
-    track.evaluated(row)
     state = TrainState(best_score=val.get(f"{exp.data.val}_{objective.metric}"), wall_seconds=wall, train_seconds=wall)
     if out:
         for which in (checkpoint.BEST, checkpoint.LATEST):
@@ -467,6 +466,9 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
     summary["health"] = health(summary, history, {name: int(b.y.shape[0]) for name, b in exp.data.eval_sets.items()})
     if out:
         rundir.write_summary(out, summary)
+    # A closed-form run is complete with its summary, and one stopped before it is fitted again from the start: its
+    # row goes to the trackers only now, so that the attempt stopped left them nothing to log twice.
+    track.evaluated(row)
     track.finish(summary)
     return summary
 
