@@ -550,3 +550,29 @@ def test_resume_reads_target_beside_data_as_the_column_as_the_start_did(tmp_path
     resumed = resume_config(tmp_path / "run", {"data": saved.data, "target": "label", "steps": 20})
     assert (resumed.target_column, resumed.target, resumed.steps) == ("label", saved.target, 20)
     assert resume_config(tmp_path / "run", {"target": 0.9}).target == 0.9  # a number is still the accuracy
+
+
+def test_resuming_a_finished_run_says_so_and_changes_nothing(trained, tiny_gpt2_dir, tmp_path, capsys):
+    """It was evaluated again: summary.json rewritten (its wall_seconds grew), the summary logged to the trackers a
+    second time, and a run stopped at its target trained on to the next evaluation."""
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    before, summary = _snapshot(run), json.loads((run / "summary.json").read_text())
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--quiet", "--log", "tensorboard"]) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("fpt:")]
+    assert said == [f"fpt: {run} already finished (step 10, stopped: steps); nothing to resume, and nothing in it was "
+                    "changed (a larger --steps trains it further)"]
+    assert _snapshot(run) == before  # no tensorboard/ either
+    assert _resume(run, steps=STEPS) == summary and _snapshot(run) == before
+
+    stopped = tmp_path / "target"
+    first = fpt.fit(_exp(tiny_gpt2_dir, target=0.01), out=stopped, progress=False)
+    assert (first["stopped"], first["steps"]) == ("target", EVERY)
+    before = _snapshot(stopped)
+    assert main(["train", "--resume", str(stopped), "--quiet"]) == 0
+    assert _snapshot(stopped) == before  # not trained on to step 10
+
+    assert _cli_resume(run, steps=15) == 0  # more steps: trained further, as before
+    assert json.loads((run / "summary.json").read_text())["steps"] == 15 and _steps(run) == [5, 10, 15]
+

@@ -16,6 +16,7 @@ validation: ``fpt.refit``); data-parallel (a process started by torchrun joins i
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -206,13 +207,20 @@ def _single(config: RunConfig, out: Path, resume: bool, progress: bool, trackers
     from fpt import distributed, rundir
     from fpt.baselines import beside_run
     from fpt.pipeline import build
-    from fpt.train import fit
+    from fpt.train import finished, fit
 
     group = distributed.init_from_env(config.device)  # under torchrun: joins the process group
     try:
         # An existing run directory is locked before the (slow) build, so that a second writer is refused at once;
         # in a data-parallel run, by rank 0 only (the only writer).
         with rundir.lock(out, what="fpt train") if out.is_dir() and group.is_main else contextlib.nullcontext():
+            # data-parallel ranks decide together (fpt.distributed.share_start): fit re-evaluates such a run there
+            done = finished(out, config) if resume and not distributed.launched() else None
+            if done is not None:
+                print(f"fpt: {out} already finished (step {done.get('steps')}, stopped: {done.get('stopped')}); "
+                      "nothing to resume, and nothing in it was changed (a larger --steps trains it further)",
+                      file=sys.stderr)
+                return done
             exp = prebuilt if prebuilt is not None else build(config)
             summary = fit(exp, out=out, resume=resume, progress=progress, trackers=list(trackers))
         if group.is_main and not distributed.launched():

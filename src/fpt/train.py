@@ -28,6 +28,8 @@ from fpt.tasks import Batch
 # resumed run a different experiment.
 RESUMABLE_CHANGES = {"steps", "device", "stop_at_target", "patience", "target", "eval_batch_size", "data_dir", "download",
                      "baselines"}  # baselines: what is fitted beside the run (fpt.baselines), not the run itself
+# The resumable changes that give a finished run more to do: train further, stop later, fit other baselines beside it.
+MORE_TO_DO = ("steps", "stop_at_target", "patience", "target", "baselines")
 
 
 def make_optimizer(params: list[torch.nn.Parameter], lr: float) -> torch.optim.Adam:
@@ -176,7 +178,8 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     writes config.yaml, metrics.jsonl, summary.json, checkpoint/ (latest, for resume) and
     best/ (the validation-selected parameters); see fpt.checkpoint for their layout.
     ``resume=True`` continues from the newest complete checkpoint; a run directory stopped
-    before its first checkpoint starts again from step 0 (its stale rows are removed).
+    before its first checkpoint starts again from step 0 (its stale rows are removed); a finished
+    run with nothing more to do (``finished``) returns its summary and changes nothing.
 
     ``trackers``: live tracking, "tensorboard", "mlflow" or ``fpt.tracking.Tracker`` objects.
 
@@ -206,6 +209,9 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
 def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track: tracking.Tracker) -> dict[str, Any]:
     """``fit``, with the run directory (if any) locked by the caller: cache features, open the run directory, share
     the start over the ranks, train, evaluate the selected and last steps, write the summary."""
+    # (data-parallel ranks decide together, fpt.distributed.share_start: there such a run is evaluated again)
+    if out and resume and distributed.current().size == 1 and (done := finished(out, exp.config)) is not None:
+        return done  # its files and its trackers are left as they are
     if exp.config.fit == CLOSED_FORM:
         return _fit_closed_form(exp, out, resume, track, progress)
     group = distributed.current()
@@ -609,6 +615,18 @@ def _epoch_seconds(exp: Experiment, state: TrainState) -> float | None:
     return float(f"{seconds:.4g}")  # cached epochs take milliseconds: keep significant digits, not decimals
 
 
+def finished(out: str | Path, config: RunConfig) -> dict[str, Any] | None:
+    """The summary of the finished run in ``out`` when resuming it with ``config`` has nothing to do, else None (not
+    finished, or ``config`` asks for more: a larger ``steps``, another stopping rule or ``baselines``, ``MORE_TO_DO``).
+    Resuming such a run returns that summary and changes nothing: re-evaluating it rewrote summary.json (its wall
+    time grew) and logged its summary to the trackers a second time."""
+    summary = rundir.read_summary(out)
+    if summary is None:
+        return None
+    saved = resume_config(Path(out))
+    return None if any(getattr(saved, name) != getattr(config, name) for name in MORE_TO_DO) else summary
+
+
 def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     """The saved config of a run directory, with the changes resuming allows."""
     from fpt.config import from_dict, from_saved, load_yaml, merge, target_alias
@@ -624,4 +642,4 @@ def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConf
     return _check_resume(saved, from_dict(RunConfig, fields, where="resume overrides"))
 
 
-__all__ = ["baselines", "evaluate", "fit", "majority_accuracy", "predict", "resume_config", "train_step"]
+__all__ = ["baselines", "evaluate", "finished", "fit", "majority_accuracy", "predict", "resume_config", "train_step"]
