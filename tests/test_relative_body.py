@@ -59,3 +59,21 @@ def test_a_run_saved_with_the_absolute_body_agrees_with_the_relative_config_that
     saved = RunConfig(task="bit-xor", body=str(tmp_path / "tiny"))
     assert agrees(saved, wanted) and agrees(wanted, saved)
     assert not agrees(RunConfig(task="bit-xor", body=tiny_bert_dir), wanted)
+
+
+def test_resume_with_the_relative_body_the_run_started_with_is_the_same_experiment(tmp_path, monkeypatch, capsys,
+                                                                                  tiny_bert_dir):
+    # the start command given again with --resume and a larger --steps: it was 'cannot resume with changed field(s)
+    # ['body']', the run having saved the folder absolute
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(tiny_bert_dir, tmp_path / "tiny")
+    assert main(["train", "--body", "tiny", *STEPS, "--out", "run"]) == 0
+    capsys.readouterr()
+    assert main(["train", "--resume", "run", "--body", "tiny", *STEPS[:2], "--steps", "6", *STEPS[4:]]) == 0, \
+        capsys.readouterr().err
+    assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["body"] == str(tmp_path / "tiny")
+    (tmp_path / "other").mkdir()
+    shutil.copytree(tiny_bert_dir, tmp_path / "other" / "tiny")
+    monkeypatch.chdir(tmp_path / "other")  # 'tiny' here is another folder: a different body, refused
+    assert main(["train", "--resume", str(tmp_path / "run"), "--body", "tiny", "--steps", "8", "--quiet"]) == 2
+    assert "cannot resume with changed field(s) ['body']" in capsys.readouterr().err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import torch
 from tqdm.auto import tqdm
 
 from fpt import checkpoint, distributed, rundir, tracking
+from fpt.bodies import located
 from fpt.config import RunConfig
 from fpt.convergence import health, steps_to_converge
 from fpt.errors import ConfigError, DataError
@@ -153,6 +154,10 @@ def _check_resume(saved: RunConfig, wanted: RunConfig | None) -> RunConfig:
     if wanted is None:
         return saved
     changed = {k for k, v in wanted.to_dict().items() if saved.to_dict()[k] != v}
+    if "body" in changed and located(saved.body) == located(wanted.body):
+        # the folder the run started with, named as it was then: the run saved it absolute (fpt.pipeline.resolved)
+        changed.discard("body")
+        wanted = replace(wanted, body=saved.body)
     if changed - RESUMABLE_CHANGES:
         raise ConfigError(
             f"cannot resume with changed field(s) {sorted(changed - RESUMABLE_CHANGES)}: that would be a "
