@@ -576,3 +576,22 @@ def test_resuming_a_finished_run_says_so_and_changes_nothing(trained, tiny_gpt2_
     assert _cli_resume(run, steps=15) == 0  # more steps: trained further, as before
     assert json.loads((run / "summary.json").read_text())["steps"] == 15 and _steps(run) == [5, 10, 15]
 
+
+def test_resuming_after_the_data_file_changed_is_refused(tiny_gpt2_dir, tiny_tables, tmp_path, capsys):
+    """The run's --data file edited in place between the kill and --resume: it trained on in silence, on the new
+    rows, and data.json (the fitted tokeniser the run's predictions read) was overwritten with the new data's."""
+    data = tiny_tables.classification("d.csv")
+    run = tmp_path / "run"
+    args = ["--body", tiny_gpt2_dir, "--init", "random", "--fit", "gradient", "--eval-every", "2", "--batch-size", "8",
+            "--baselines", "none", "--device", "cpu", "--quiet"]
+    assert main(["train", "--data", str(data), *args, "--steps", "4", "--out", str(run)]) == 0
+    (run / "summary.json").unlink()  # as if killed after its last checkpoint
+    before = _snapshot(run)
+    tiny_tables.classification("d.csv", shift=3.0)  # the same file name, other values
+    capsys.readouterr()
+    assert _cli_resume(run, steps=6) == 2
+    line = _one_line_error(capsys, f"{run / 'data.json'}", str(data), "changed since the run started")
+    assert "'tokeniser'" in line
+    assert _snapshot(run) == before
+    tiny_tables.classification("d.csv")  # the data it started with: it resumes
+    assert _cli_resume(run, steps=6) == 0 and _steps(run) == [2, 4, 6]

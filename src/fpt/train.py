@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Sequence
@@ -22,7 +23,7 @@ from fpt.feature_map import CLOSED_FORM
 from fpt.inference import iter_outputs, length_order
 from fpt.pipeline import Experiment
 from fpt.provenance import environment
-from fpt.rundir import CONFIG, SUMMARY, TrainState
+from fpt.rundir import CONFIG, DATA, SUMMARY, TrainState
 from fpt.tasks import Batch
 
 # Fields that may change when a stopped run is resumed; anything else would make the
@@ -278,7 +279,7 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
         resume = False  # stopped before its first checkpoint: nothing to continue, start it again
         rundir.start_clean(out)
     elif resume:
-        _check_same_data(exp, out)
+        _check_same_data(exp, out)  # before anything in the run directory changes
         version = checkpoint.load_trainable(checkpoint.slot(out, checkpoint.LATEST), exp.model, exp.body_fingerprint)
         state = checkpoint.load_resume_state(version, exp.model, optimizer)
         history = rundir.truncate_metrics(out, state.step)
@@ -299,21 +300,22 @@ def _check_same_data(exp: Experiment, out: Path) -> None:
     split when it started) is not what the data gives now: the file changed (rows added, values edited), so the split
     or the standardisation did, and the steps to come would train the checkpoint's parameters on other examples than
     its first steps, test rows perhaps among them, while data.json was silently rewritten to the new data's."""
-    import json
-
     from fpt.tasks.user_data import Preprocessing
 
     saved = rundir.read_data(out) if exp.data.fitted is not None else None
     if saved is None:
         return
     try:  # both as this fpt writes them: a field added since the run started takes its default on both sides
-        if Preprocessing.from_json(saved).to_json() == Preprocessing.from_json(json.loads(json.dumps(exp.data.fitted))).to_json():
-            return
+        before = Preprocessing.from_json(saved).to_json()
+        now = Preprocessing.from_json(json.loads(json.dumps(exp.data.fitted))).to_json()
     except (ValueError, KeyError, TypeError):  # unreadable (a half-written file): rewritten below, as before
         return
-    raise DataError(f"{out / rundir.DATA}: {exp.config.data} no longer gives the training split this run started "
-                    "from (its fitted tokeniser, classes or target scaler differ: the data changed since); resuming "
-                    "would train one model on two datasets: train it again into a new --out")
+    differing = [key for key in sorted(set(before) | set(now)) if before.get(key) != now.get(key)]
+    if differing:
+        where = exp.config.data if isinstance(exp.config.data, str) else "the data given"
+        raise DataError(f"{out / DATA}: {where} gives another {', '.join(map(repr, differing))} than the run was "
+                        "trained with: the data changed since the run started; resume with the data it started with, "
+                        "or train the new data into a new --out")
 
 
 @dataclass
