@@ -85,6 +85,9 @@ def _check_headers(path: Path) -> None:
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
     """Every array of an .npz, refusing pickles, other formats and corrupt headers with a one-line DataError."""
+    from fpt.data.sniff import check
+
+    check(path, ".npz", "an .npz archive")
     try:
         with open(path, "rb") as f:
             head = f.read(6)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fpt.data.base import Checks, Inputs, RawData
+from fpt.data.base import Checks, Inputs, RawData, shown
 from fpt.data.images import IMAGE_SUFFIXES, UNREAD_PHOTOS
 from fpt.data.tables import BUILDERS, table_suffix
 from fpt.errors import DataError, SchemaError
@@ -216,10 +216,26 @@ CONVERT.update(dict.fromkeys(sorted(UNREAD_PHOTOS), _HEIC))
 def unknown_format(p: Path, give: str) -> str:
     """The one-line error for a file no format reads: what it is and how to convert it where fpt knows the kind,
     else what to give instead (``give``)."""
-    how = CONVERT.get(p.suffix.lower())
+    how = CONVERT.get(p.suffix.lower()) or (_zip_fix(p) if p.suffix.lower() == ".zip" and p.is_file() else None)
     if how is not None:
         return f"{p}: {how}"
     return f"{p}: unknown format {p.suffix or '(no suffix)'!r}; give {give}"
+
+
+def _zip_fix(p: Path) -> str | None:
+    """What a zip archive named only .zip holds and how to give it (a Kaggle download: train.csv, test.csv, ...)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(p) as z:
+            members = [m for m in z.namelist() if not m.endswith("/") and not m.startswith("__MACOSX/")]
+    except (zipfile.BadZipFile, OSError):
+        return None
+    if len(members) == 1 and table_suffix(Path(members[0])) in BUILDERS:
+        inner = Path(members[0]).name
+        return (f"a zip archive of one table, {members[0]}: name it {inner}.zip (fpt reads a table compressed so), "
+                "or unzip it and give the table")
+    return f"a zip archive of {len(members)} files ({shown(members, 4)}): unzip it and give the folder or the file to read"
 
 
 def file_kinds() -> str:

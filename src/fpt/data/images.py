@@ -248,6 +248,13 @@ def _open(path: Path):  # noqa: ANN202 (a PIL image)
         if path.suffix.lower() == ".avif" and not features.check("avif"):  # Pillow reads AVIF from 11.3 where built so
             raise DataError(f"{path}: this Pillow ({Image.__version__}) cannot decode AVIF; upgrade it (pip install -U "
                             "pillow) or convert the image to .png/.jpg") from None
+        from fpt.data.sniff import what_it_is
+
+        found = what_it_is(path) if isinstance(path, Path) and path.is_file() else None
+        if found is not None and found[1] in (".lfs", ".html"):  # the cause, not Pillow's "cannot identify"
+            raise DataError(f"{path}: {found[0]}, not an image; "
+                            f"{'fetch it with git lfs pull' if found[1] == '.lfs' else 'download it again'}, or delete "
+                            "the file") from None
         raise DataError(f"{path}: not a readable image ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
                         "; replace or delete the file") from None
 

@@ -38,6 +38,7 @@ from fpt.data.base import (
 )
 from fpt.data.dates import as_labels, find_dates, read_dates
 from fpt.data.images import IMAGE_SUFFIXES
+from fpt.data.sniff import check
 from fpt.data.timeseries import (
     CHANNEL_NAMES,
     check_series,
@@ -194,6 +195,9 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
         raise DataError(f"{path}: unknown table format {path.suffix!r}; use .csv, .tsv, .jsonl, .parquet or .feather")
     if path.stat().st_size == 0:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
+    compressed = table_suffix(path) != path.suffix.lower()
+    check(path, path.suffix.lower() if compressed else {"parquet": ".parquet", "arrow": ".feather"}.get(builder, "text"),
+          format_name(path))
     _check_bytes(path, builder)
     indexed = builder == "csv" and _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty)
     kwargs = {"sep": "\t"} if suffix in TSV_SUFFIXES else {}

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, plain_value, shown
+from fpt.data.sniff import check
 from fpt.errors import DataError, FptWarning, SchemaError
 
 # The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
@@ -153,6 +154,7 @@ def read_ts(path: Path, targets_needed: bool = True,
     targets: list[str] = []
     target_lines: list[int] = []
     in_data = False
+    check(path, "text", "a .ts file")
     try:
         # utf-8-sig: a byte-order mark (some Windows editors write one) is not part of the first directive
         lines = path.read_text(encoding="utf-8-sig", errors="strict").splitlines()
@@ -243,6 +245,7 @@ def read_ts(path: Path, targets_needed: bool = True,
 
 def _tsv_lines(path: Path) -> list[tuple[int, list[str]]]:
     """A UCR .tsv's non-empty lines as (line number, fields): tab-separated, or comma-separated without a tab."""
+    check(path, "text", "a UCR .tsv file")
     return [(i, raw.rstrip("\n").split("\t") if "\t" in raw else raw.split(","))
             for i, raw in enumerate(path.read_text().splitlines(), 1) if raw.strip()]
 
