@@ -139,3 +139,93 @@ def test_a_zip_named_for_no_format_says_what_it_holds(members, words, tmp_path, 
     assert main(["data", "--data", str(tmp_path / "data.zip")]) == 2
     one_line(capsys, "data", *words)
 
+
+def _rows(sep: str = ",", end: str = "") -> str:
+    return "".join(sep.join(r) + end + "\n" for r in ROWS)
+
+
+def test_an_excel_export_with_empty_columns_of_no_name_reads_its_cells(tmp_path):
+    """Excel's 'CSV UTF-8': a byte order mark, CRLF line ends, and ',,,' after the last column where cells were once
+    formatted. The columns of no name and no value were refused ('column 4 of the header has no name; name every
+    column', which would have made three empty features); they are left out, and the table reads as the clean one."""
+    from fpt.data.tables import read_columns
+
+    (tmp_path / "clean.csv").write_text(CSV)
+    (tmp_path / "excel.csv").write_bytes(("\ufeffx1,x2,label,,,\r\n" + _rows(end=",,,").replace("\n", "\r\n"))
+                                         .encode("utf-8"))
+    clean, excel = read_columns(tmp_path / "clean.csv"), read_columns(tmp_path / "excel.csv")
+    assert list(excel) == ["x1", "x2", "label"]
+    for name in clean:
+        assert clean[name].tolist() == excel[name].tolist(), name
+
+
+def test_a_column_of_no_name_that_holds_a_value_is_still_refused(tmp_path, capsys):
+    rows = _rows(end=",,").splitlines(keepends=True)
+    rows[6] = rows[6].rstrip("\n") + "oops\n"  # one cell under the last unnamed column
+    (tmp_path / "d.csv").write_text("x1,x2,label,,\n" + "".join(rows))
+    assert main(["data", "--data", str(tmp_path / "d.csv")]) == 2
+    one_line(capsys, "data", "d.csv", "column 5 of the header has no name but holds values (row 7: 'oops')",
+             "name every column")
+
+
+@pytest.mark.parametrize("text, words", [
+    # an exporter's ',' at the end of every row: 'label' was read as empty on every row (the values shifted left)
+    ("x1,x2,label\n" + _rows(end=","), ["4 fields but the header names 3", "each row ends with a ','? remove it"]),
+    # a title line: the error named a column '__index_level_0__' that is not in the file
+    ("Exported 2024-05-01\n" + CSV, ["3 fields but the header names 1", "a title or comment line above the header"]),
+    # R's write.table(df, sep=','): its row names under no header cell; 'x1' held x2's values, the row names became a
+    # feature '__index_level_0__', and it trained without a word
+    ("x1,label\n" + _rows(), ["3 fields but the header names 2", "R's write.table", "row.names=FALSE"]),
+], ids=["a comma ending each row", "a title line", "R's write.table"])
+def test_a_header_shorter_than_its_rows_is_refused_not_shifted(text, words, tmp_path, capsys):
+    (tmp_path / "d.csv").write_text(text)
+    assert main(["data", "--data", str(tmp_path / "d.csv")]) == 2
+    one_line(capsys, "data", "d.csv", "every value would be read under the wrong column", *words)
+
+
+def test_new_inputs_with_a_comma_at_the_end_of_each_row_name_it(tab_run, tmp_path, capsys):
+    # fpt predict said "column '__index_level_0__' was not a feature when the model was trained; drop it"
+    (tmp_path / "new.csv").write_text("x1,x2\n0.1,0.2,\n1.5,-0.3,\n")
+    assert main(["predict", str(tab_run), str(tmp_path / "new.csv"), "--out", str(tmp_path / "p.csv")]) == 2
+    one_line(capsys, "predict", "new.csv", "3 fields but the header names 2", "each row ends with a ','")
+    assert not (tmp_path / "p.csv").exists()
+
+
+@pytest.mark.parametrize("numbers", [False, True])
+def test_rows_that_repeat_the_header_are_refused(numbers, tmp_path, capsys):
+    """Two exports joined with `cat`: each keeps its header. In a table of text columns the second header was an
+    example whose class was 'label' (3 classes where there are 2, without a word)."""
+    text = "x1,x2,label\n" + _rows() if numbers else "colour,size,label\n" + "".join(
+        f"{['red', 'blue', 'green'][i % 3]},{'SM'[i % 2]},{'ab'[i % 2]}\n" for i in range(20))
+    (tmp_path / "d.csv").write_text(text + text)
+    assert main(["data", "--data", str(tmp_path / "d.csv")]) == 2
+    one_line(capsys, "data", "d.csv", "row(s) 21 (1 in all) repeat the header row", "delete those lines")
+
+
+def test_a_header_of_numbers_repeated_is_refused_and_a_label_named_like_its_column_is_not(tmp_path, capsys):
+    from fpt.data.tables import read_columns
+
+    header = "400,410,420,label\n"  # a spectra table: wavelengths as names, numbers as values
+    body = "".join(f"{i},{i + 1},{i + 2},{'ab'[i % 2]}\n" for i in range(20))
+    (tmp_path / "d.csv").write_text(header + body + header + body)
+    assert main(["data", "--data", str(tmp_path / "d.csv")]) == 2
+    one_line(capsys, "data", "d.csv", "row(s) 21 (1 in all) repeat the header row")
+    (tmp_path / "e.csv").write_text("kind,label\n" + "".join(f"{'ab'[i % 2]},{['label', 'x'][i % 2]}\n" for i in range(20)))
+    assert read_columns(tmp_path / "e.csv")["label"].tolist()[:2] == ["label", "x"]  # one column alone is no header
+
+
+@pytest.mark.parametrize("name, text, words", [
+    ("d.csv", "x1\tx2\tlabel\n" + _rows("\t"), ["header looks like tab-separated columns", "name it d.tsv"]),
+    ("d.csv.gz", None, ["header looks like tab-separated columns", "name it d.tsv.gz"]),
+    ("d.tsv", CSV, ["header looks like ','-separated columns", "name it d.csv"]),
+    ("d.csv", "sep=,\n" + CSV, ["its first line ('sep=,') is Excel's separator hint", "delete that line"]),
+], ids=["tsv as csv", "tsv as csv.gz", "csv as tsv", "excel's sep line"])
+def test_a_table_named_for_another_separator_says_which_name_reads_it(name, text, words, tmp_path, capsys):
+    # were '1 column(s) (x1\tx2\tlabel); a table needs a target column' and 'column 2 of the header has no name'
+    path = tmp_path / name
+    if text is None:
+        path.write_bytes(gzip.compress(("x1\tx2\tlabel\n" + _rows("\t")).encode()))
+    else:
+        path.write_text(text)
+    assert main(["data", "--data", str(path)]) == 2
+    one_line(capsys, "data", name, *words)

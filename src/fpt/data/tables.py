@@ -199,7 +199,8 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
     check(path, path.suffix.lower() if compressed else {"parquet": ".parquet", "arrow": ".feather"}.get(builder, "text"),
           format_name(path))
     _check_bytes(path, builder)
-    indexed = builder == "csv" and _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty)
+    indexed, blank = _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty) if builder == "csv" else \
+        (False, set())
     kwargs = {"sep": "\t"} if suffix in TSV_SUFFIXES else {}
     table = _csv_table(path, kwargs.get("sep", ",")) if builder == "csv" else None
     if table is None:
@@ -225,6 +226,8 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
         # pandas' to_json default (orient="columns"): one object of columns, each an object of row -> value
         raise DataError(f"{path}: one JSON object of columns (pandas' to_json default, orient='columns'), not a record "
                         "per example; save it as JSON lines: df.to_json('x.jsonl', orient='records', lines=True)")
+    if builder == "csv":
+        _repeated_header(table, path)
     columns: dict[str, np.ndarray] = {}
     for i, name in enumerate(table.column_names):
         col = table.column(name)
@@ -238,6 +241,9 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
         except Exception:  # Arrow keeps text that is not UTF-8 (a JSON lines file) until it is converted
             _check_utf8(path)
             raise
+        if i in blank:
+            _blank_column(values, i, path)
+            continue
         if values.dtype.kind == "O" and not kind.startswith("timestamp"):  # text (a zone's timestamps: objects)
             values = _check_text_column(values, name, path)
         if values.dtype.kind == "f" and np.isinf(values).any():
@@ -322,10 +328,11 @@ def _wide_integer_cell(path: Path, sep: str) -> tuple[str, str]:
     return "?", "?"
 
 
-def _check_header(path: Path, sep: str, empty: bool = False) -> bool:
+def _check_header(path: Path, sep: str, empty: bool = False) -> tuple[bool, set[int]]:
     """A CSV/TSV header with every column named once, and at least one row under it (pandas would rename
     a repeated name to NAME.1 and an empty one to 'Unnamed: N' without a word); whether its first column is a row
-    index (``ROW_INDEX``: the first name alone empty, as pandas' to_csv and R's write.csv write it)."""
+    index (``ROW_INDEX``: the first name alone empty, as pandas' to_csv and R's write.csv write it), and the other
+    columns of no name, which may only be empty (``_blank_column``)."""
     import io
 
     with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
@@ -333,11 +340,29 @@ def _check_header(path: Path, sep: str, empty: bool = False) -> bool:
     lines = sample[:2]
     if not lines:
         raise DataError(f"{path}: the file is empty; it needs a header row and one row per example")
+    if re.fullmatch(r"sep=.", lines[0].strip()):
+        raise DataError(f"{path}: its first line ({lines[0].strip()!r}) is Excel's separator hint, not the header; "
+                        "delete that line")
     header = [h.strip() for h in _csv_fields(lines[:1], sep)[0]]
     if sep == "," and len(_csv_fields(lines[:1], ";")[0]) > len(header):
         # A ';'-separated file (decimal commas): pandas would split its rows on the commas into index columns
         raise DataError(f"{path}: the header looks like ';'-separated columns ({lines[0].strip()[:60]!r}); fpt reads "
                         "','-separated CSV: save it with ',' between columns and '.' as the decimal point")
+    other = "\t" if sep == "," else ","
+    if len(header) == 1 and len(_csv_fields(lines[:1], other)[0]) > 1:  # every name in one: the other separator's
+        kind, suffix = ("tab", ".tsv") if other == "\t" else ("','", ".csv")
+        raise DataError(f"{path}: the header looks like {kind}-separated columns ({lines[0].strip()[:60]!r}), but the "
+                        f"file's name says {'comma' if sep == ',' else 'tab'}-separated; name it "
+                        f"{table_stem(path)}{suffix}{path.name[len(table_stem(path)) + len(table_suffix(path)):]}")
+    if len(lines) > 1 and len(first := _csv_fields(lines[1:2], sep)[0]) > len(header):
+        # pandas reads the extra leading fields of every row as a row index and shifts each name onto the next column
+        why = "a title or comment line above the header (delete it), or a header naming too few columns" \
+            if len(header) == 1 else \
+            "each row ends with a ','? remove it" if not "".join(first[len(header):]).strip() else \
+            "name every column in the header (R's write.table writes its row names under no name: save with " \
+            "row.names=FALSE, or write.csv)"
+        raise DataError(f"{path}: the first row under the header has {len(first)} fields but the header names "
+                        f"{len(header)}, so every value would be read under the wrong column; {why}")
     if len(lines) > 1 and _header_is_data(header, _csv_fields(sample[1:], sep)):
         # A file saved without a header (numpy.savetxt, to_csv(header=False)): its first example would become the
         # column names, and every name a number
@@ -347,16 +372,54 @@ def _check_header(path: Path, sep: str, empty: bool = False) -> bool:
                         "comments=''); pandas: to_csv(..., header=True))")
     indexed = len(header) > 1 and not header[0]
     seen: dict[str, int] = {}
+    blank = set()
     for i, name in enumerate(header, 1):
         if not name and len(header) > 1 and not (indexed and i == 1):
-            raise DataError(f"{path}: column {i} of the header has no name; name every column in the first row")
+            blank.add(i - 1)  # Excel's columns of no name and no value (cells once formatted): left out if empty
+            continue
         if name in seen:
             raise DataError(f"{path}: column {name!r} appears twice in the header (columns {seen[name]} and {i}); give "
                             "each column its own name")
         seen[name] = i
     if len(lines) < 2 and not empty:
         raise DataError(f"{path}: a header row and no data rows; add one row per example under the header")
-    return indexed
+    return indexed, blank
+
+
+def _blank_column(values: np.ndarray, i: int, path: Path) -> None:
+    """A column of no name must hold no value either (Excel writes ',,,' after the last column where cells were
+    once formatted): left out then; one that holds values is refused, not read under a name pandas made up."""
+    present = ~is_missing(values)
+    if present.any():
+        at = int(np.flatnonzero(present)[0])
+        raise DataError(f"{path}: column {i + 1} of the header has no name but holds values (row {at + 1}: "
+                        f"{plain_value(values[at])!r}); name every column in the first row")
+
+
+def _repeated_header(table: Any, path: Path) -> None:
+    """Refuse rows that repeat the header (CSV files joined with each one's header): in a table of text columns they
+    read as an example, its label the target's name, without a word; elsewhere as a stray text value."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    at = None
+    for name in table.column_names:
+        col = table.column(name)
+        if str(name).startswith("Unnamed: "):
+            continue
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            same = pc.equal(col, str(name))
+        elif (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)) and NUMBER.fullmatch(str(name).strip()):
+            same = pc.equal(col, float(name))
+        else:
+            return
+        same = pc.fill_null(same, False)
+        at = same if at is None else pc.and_(at, same)
+    if at is None or not pc.any(at).as_py():
+        return
+    mask = np.asarray(at)
+    raise DataError(f"{path}: row(s) {rows(mask)} repeat the header row (files joined, each with its header?); delete "
+                    "those lines")
 
 
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -367,7 +430,7 @@ def _header_is_data(header: list[str], rows: list[list[str]]) -> bool:
     whose first value is a number, and either those numbers out of order (three or more: numbers in order, rising or
     falling, are names, such as time points, years, the wavelengths or wavenumbers of a wide series or spectra
     table), or a name above a text column that is one of that column's values in the rows sampled (a label)."""
-    rows = [r for r in rows if len(r) == len(header)]
+    rows = [r for r in rows if len(r) == len(header) and [v.strip() for v in r] != header]  # a repeated header: below
     if not rows:
         return False
     at = [i for i, v in enumerate(rows[0]) if NUMBER.fullmatch(v.strip())]
