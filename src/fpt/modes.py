@@ -127,6 +127,7 @@ def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | No
     out = Path(out) if out is not None else default_out(config)
     if not resume:
         check_out(out)  # before any work: the cross-validation, the build, a tracker's connection
+        check_out_outside_data(out, config.data)
     check_modes(config, resume=resume, choose=bool(choose), refit=refit, parallel=distributed.launched())
     choice, prebuilt = None, None
     if config.fit == "auto":
@@ -174,6 +175,20 @@ def check_out(out: Path) -> None:
                 return
     raise CheckpointError(f"{out} holds {', '.join(names)} but no config.yaml written by fpt train, so it is not an fpt "
                           "run and fpt will not replace those files: choose another --out (a new or empty folder)")
+
+
+def check_out_outside_data(out: Path, data: str | None) -> None:
+    """Refuse an out inside the image folder it trains on: the image listing reads every folder below it, so the run
+    would be refused (or, before, read: its plots as images) by the next reading of the same data."""
+    from fpt.data.formats import claiming
+
+    if not data or not Path(data).is_dir():
+        return
+    folder = Path(data).resolve()
+    inside = Path(out).resolve()
+    if inside.is_relative_to(folder) and getattr(claiming(folder), "name", None) == "images":
+        raise ConfigError(f"--out {out} lies inside --data {data}, a folder of class folders, where the next reading "
+                          f"of the images would take the run for a class; choose an --out outside {data}")
 
 
 def check_modes(config: RunConfig, *, resume: bool, choose: bool, refit: bool, parallel: bool) -> None:
@@ -348,4 +363,5 @@ def _record_choice(choice: Choice, summary: dict, out: Path) -> dict:
         return rundir.record_selection(out, choice.to_json(), summary)
 
 
-__all__ = ["Choice", "build", "check_modes", "choose", "check_out", "default_out", "resumed_config", "train_run"]
+__all__ = ["Choice", "build", "check_modes", "choose", "check_out", "check_out_outside_data", "default_out",
+           "resumed_config", "train_run"]

@@ -229,3 +229,38 @@ def test_a_table_named_for_another_separator_says_which_name_reads_it(name, text
         path.write_text(text)
     assert main(["data", "--data", str(path)]) == 2
     one_line(capsys, "data", name, *words)
+
+
+def _class_images(root: Path, n: int = 6) -> Path:
+    from PIL import Image
+
+    for k, c in enumerate(("cat", "dog")):
+        (root / "img" / c).mkdir(parents=True)
+        for i in range(n):
+            Image.fromarray(np.full((8, 8), 30 * i + 100 * k, dtype=np.uint8)).save(root / "img" / c / f"{i}.png")
+    return root / "img"
+
+
+@pytest.mark.parametrize("where", ["cat/run1", "run1"])
+def test_a_run_inside_an_image_folder_is_not_read_as_images(where, tab_run, tmp_path, capsys):
+    """`fpt train --data img --out img/cat/run1`, then `fpt plot img/cat/run1` (it writes RUN/curves.png): the next
+    reading of img took the plot for an image of class cat, without a word (21 examples where there are 20); a run
+    beside the class folders became a class of its own, its plot its one image (without the plot: 'an empty class
+    folder; add its images or remove it', the run)."""
+    import shutil
+
+    from PIL import Image
+
+    img = _class_images(tmp_path)
+    run = Path(shutil.copytree(tab_run, img / where))
+    Image.fromarray(np.zeros((8, 8), dtype=np.uint8)).save(run / "curves.png")
+    assert main(["data", "--data", str(img)]) == 2
+    one_line(capsys, "data", str(run), "an fpt run directory inside the image folder", "move it out of the image folder")
+
+
+def test_fpt_train_refuses_an_out_inside_the_image_folder_it_reads(tmp_path, capsys):
+    img = _class_images(tmp_path)
+    before = sorted(p.relative_to(img) for p in img.rglob("*"))
+    assert main(["train", "--data", str(img), "--out", str(img / "runs" / "r1"), "--quiet"]) == 2
+    one_line(capsys, "train", f"--out {img / 'runs' / 'r1'} lies inside --data {img}", "choose an --out outside")
+    assert sorted(p.relative_to(img) for p in img.rglob("*")) == before

@@ -80,6 +80,7 @@ def _images_below(folder: Path, others: list[Path]) -> list[Path]:
     # class folder: a link back up (cat/loop -> ..) would walk cat/loop/cat/loop/... until the path is too long, and
     # read the other classes' images as this one's
     for root, dirs, files in os.walk(folder, followlinks=True):
+        _not_a_run(Path(root))
         real = os.path.realpath(root)
         if root != str(folder) and (real in seen or (top + os.sep).startswith(real + os.sep)):
             dirs[:] = []
@@ -92,6 +93,16 @@ def _images_below(folder: Path, others: list[Path]) -> list[Path]:
                 continue
             (found if p.suffix.lower() in IMAGE_SUFFIXES else others).append(p)
     return sorted(found, key=str)
+
+
+def _not_a_run(folder: Path) -> None:
+    """Refuse an fpt run directory among the images (``fpt train --out`` inside ``--data``): its plots (``fpt plot``
+    writes RUN/curves.png) were read as images of the class it lay in, or it became a class of its own."""
+    from fpt import rundir
+
+    if rundir.is_run_dir(folder) or rundir.is_started_run(folder):
+        raise DataError(f"{folder}: an fpt run directory inside the image folder, whose files would be read as "
+                        "images of a class; move it out of the image folder (give fpt train an --out outside --data)")
 
 
 def _is_split_folder(d: Path) -> bool:
