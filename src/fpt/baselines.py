@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from fpt import rundir
 from fpt.config import DATA_TASK, RunConfig
 from fpt.feature_map import CLOSED_FORM
 
@@ -316,7 +317,7 @@ def run_controls(config: RunConfig, out: Path | None, progress: bool = False, re
     results = {}
     for name, change in CONTROLS.items():
         cfg = dataclasses.replace(config, baselines="none", **change)
-        where = None if out is None else Path(out) / "controls" / CONTROL_DIRS[name]
+        where = None if out is None else Path(out) / rundir.CONTROLS / CONTROL_DIRS[name]
         started = time.perf_counter()
         if refit:
             summary = _refit_control(cfg, where, progress)
@@ -547,8 +548,6 @@ def task_data(config: RunConfig) -> Any:
 def _with_comparison(summary: dict[str, Any], result: dict[str, Any], out: str | Path | None) -> dict[str, Any]:
     summary = {**summary, "baselines_models": compare(summary, result)}
     if out is not None:
-        from fpt import rundir
-
         with rundir.lock(out, what="fpt train (baselines)"):
             rundir.write_summary(out, summary)
     return summary

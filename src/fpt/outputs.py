@@ -27,7 +27,7 @@ from fpt.errors import ConfigError
 
 # A run directory's own entries (fpt.train, fpt.select, fpt.refit, fpt.ensemble write them) and an export's.
 RUN_ENTRIES = frozenset({rundir.CONFIG, rundir.METRICS, rundir.SUMMARY, rundir.DATA, rundir.LOCK_FILE,
-                         rundir.SELECTION_FILE, rundir.SELECTION_RUN, rundir.MEMBERS,
+                         rundir.SELECTION_FILE, rundir.SELECTION_RUN, rundir.MEMBERS, rundir.CONTROLS,
                          *(slot + suffix for slot in rundir.SLOTS for suffix in ("", ".tmp", ".old"))})
 EXPORT_ENTRIES = frozenset({"config.json", "fpt_model.safetensors", "model.safetensors", "model.onnx", "model.onnx.data",
                             "model_raw.onnx", "model_raw.onnx.data", "README.md", "body"})

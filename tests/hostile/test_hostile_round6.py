@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile_helpers import one_line
+from hostile_helpers import files, one_line, table
 
 from fpt.cli import main
 
@@ -264,3 +264,21 @@ def test_fpt_train_refuses_an_out_inside_the_image_folder_it_reads(tmp_path, cap
     assert main(["train", "--data", str(img), "--out", str(img / "runs" / "r1"), "--quiet"]) == 2
     one_line(capsys, "train", f"--out {img / 'runs' / 'r1'} lies inside --data {img}", "choose an --out outside")
     assert sorted(p.relative_to(img) for p in img.rglob("*")) == before
+
+
+def test_an_out_holding_a_users_controls_folder_is_refused_before_any_work(tiny_bert_dir, tmp_path, capsys):
+    """A lab's folder with its own controls/: fpt train trained into it, fitted its random-body control into
+    controls/random-body/ beside the user's files, and took the user's controls/no-lm/summary.json for the finished
+    no-language-model control (a closed-form run resumes its controls): exit 0, that control's figures none, and it
+    left out of the 'did the language model help' line without a word."""
+    out = tmp_path / "experiment"
+    (out / "controls" / "no-lm").mkdir(parents=True)
+    (out / "controls" / "no-lm" / "summary.json").write_text('{"note": "the negative control of our assay"}\n')
+    (out / "controls" / "random-body").mkdir()
+    (out / "controls" / "random-body" / "notes.txt").write_text("mine\n")
+    before = files(out)
+    assert main(["train", "--data", str(table(tmp_path / "d.csv")), "--out", str(out), "--body", tiny_bert_dir, "--quiet",
+                 "init=random"]) == 2
+    one_line(capsys, "train", f"{out} holds controls but no config.yaml written by fpt train", "choose another --out")
+    assert files(out) == before and sorted(p.name for p in out.iterdir()) == ["controls"]
+

@@ -68,6 +68,7 @@ from fpt.rundir.names import (
     BODY_FILE,
     BODY_META,
     CONFIG,
+    CONTROLS,
     DATA,
     ENSEMBLE,
     LATEST,
@@ -86,8 +87,9 @@ from fpt.rundir.names import (
 )
 from fpt.rundir.state import TrainState
 
-__all__ = ["BEST", "BODY_DIR", "BODY_FILE", "BODY_META", "CONFIG", "DATA", "ENSEMBLE", "LATEST", "LOCK_FILE", "MEMBERS",
-           "METRICS", "OPTIMIZER", "POINTER", "RNG", "SELECTION_FILE", "SELECTION_RUN", "SLOTS", "STATE", "SUMMARY", "TRAINABLE",
+__all__ = ["BEST", "BODY_DIR", "BODY_FILE", "BODY_META", "CONFIG", "CONTROLS", "DATA", "ENSEMBLE", "LATEST", "LOCK_FILE",
+           "MEMBERS", "METRICS", "OPTIMIZER", "POINTER", "RNG", "SELECTION_FILE", "SELECTION_RUN", "SLOTS", "STATE", "SUMMARY",
+           "TRAINABLE",
            "CheckpointError", "RunDirBusyError", "TrainState", "append_line", "append_metrics", "checkpoint_paths",
            "clear_debris", "find_runs", "fsync_dir", "has_body", "holder", "holds_lock", "is_ensemble", "is_run_dir",
            "is_started_run", "lock", "no_space", "not_a_run", "read_config", "read_data", "read_ensemble", "read_metrics",

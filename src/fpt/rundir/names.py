@@ -9,6 +9,7 @@ SELECTION_RUN = "selection"  # --refit: the first run (it chose the step count),
 LOCK_FILE = "run.lock"  # the writer lock while a process writes the run
 ENSEMBLE = "ensemble.json"  # a seed ensemble's directory: its members' runs, in MEMBERS/seedS
 MEMBERS = "members"
+CONTROLS = "controls"  # a closed-form run's controls (fpt.baselines): CONTROLS/random-body, CONTROLS/no-lm, runs each
 BODY_DIR = "body"  # a whole trained body (fpt pretrain, Table 9's pretraining runs): BODY_META and BODY_FILE
 BODY_FILE, BODY_META = "body.safetensors", "body.json"
 # The checkpoint slots and the files of one checkpoint version (fpt.checkpoint reads and writes them).
