@@ -167,6 +167,23 @@ def _check_resume(saved: RunConfig, wanted: RunConfig | None) -> RunConfig:
     return wanted
 
 
+def _same_run(out: Path, wanted: RunConfig) -> None:
+    """Refuse to return a finished run's summary as ``wanted``'s unless fpt wrote it for the same experiment (the
+    fields ``RESUMABLE_CHANGES`` names may differ): a summary.json of a user's, or of another run's config, was read
+    back as this run's result without a word."""
+    from dataclasses import replace
+
+    from fpt.pipeline import agrees
+
+    if not rundir.written_by_fpt(out):
+        raise ConfigError(f"{out} holds summary.json but no config.yaml written by fpt train, so it is not a finished "
+                          "fpt run: choose another out (a new or empty folder)")
+    saved = resume_config(out)
+    if not agrees(saved, replace(wanted, **{k: getattr(saved, k) for k in RESUMABLE_CHANGES})):
+        raise ConfigError(f"{out} holds a finished run of another config than the one resumed; resume it with its own "
+                          f"config (fpt train --resume {out}), or choose another out")
+
+
 def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
@@ -447,6 +464,7 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
         rundir.clear_debris(out)
         finished = (out / SUMMARY).exists()
         if resume and finished:  # nothing to fit: its files and trackers are left as they are
+            _same_run(out, cfg)
             return rundir.read_summary(out)
         if not resume and (finished or checkpoint.has_checkpoint(out)):
             raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")

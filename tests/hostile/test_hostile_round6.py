@@ -282,3 +282,23 @@ def test_an_out_holding_a_users_controls_folder_is_refused_before_any_work(tiny_
     one_line(capsys, "train", f"{out} holds controls but no config.yaml written by fpt train", "choose another --out")
     assert files(out) == before and sorted(p.name for p in out.iterdir()) == ["controls"]
 
+
+def test_resuming_a_finished_closed_form_run_with_another_config_is_refused(tiny_bert_dir, tmp_path):
+    """fpt.fit(exp, out, resume=True) returned the summary found in out as exp's whatever run wrote it: the run of
+    another data file, or a user's summary.json. The same experiment still reads back its finished run."""
+    import fpt
+    from fpt.errors import ConfigError
+
+    fields = dict(body=tiny_bert_dir, init="random", fit="closed-form", baselines="none", device="cpu")
+    first = fpt.fit(fpt.build(data=str(table(tmp_path / "a.csv", seed=0)), **fields), out=tmp_path / "run",
+                    progress=False)
+    same = fpt.fit(fpt.build(data=str(table(tmp_path / "a.csv", seed=0)), **fields), out=tmp_path / "run", resume=True,
+                   progress=False)
+    assert same == first
+    other = fpt.build(data=str(table(tmp_path / "b.csv", seed=1)), **fields)
+    with pytest.raises(ConfigError, match="holds a finished run of another config than the one resumed"):
+        fpt.fit(other, out=tmp_path / "run", resume=True, progress=False)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "summary.json").write_text('{"test_accuracy": 0.99}\n')
+    with pytest.raises(ConfigError, match="holds summary.json but no config.yaml written by fpt train"):
+        fpt.fit(other, out=tmp_path / "mine", resume=True, progress=False)
