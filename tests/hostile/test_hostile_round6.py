@@ -302,3 +302,23 @@ def test_resuming_a_finished_closed_form_run_with_another_config_is_refused(tiny
     (tmp_path / "mine" / "summary.json").write_text('{"test_accuracy": 0.99}\n')
     with pytest.raises(ConfigError, match="holds summary.json but no config.yaml written by fpt train"):
         fpt.fit(other, out=tmp_path / "mine", resume=True, progress=False)
+
+
+def test_a_number_column_with_a_few_excel_errors_or_markers_is_noted(tmp_path):
+    """A fifth of the cells '#DIV/0!' or '?' (Excel's formula errors, UCI's missing marker): under nine in ten numbers
+    the column is read as text categories, its numbers unordered, and nothing said so. From nine in ten it is an error
+    naming the rows (unchanged); a column of codes that are all numbers but for a category is noted the same way."""
+    from fpt.data import load
+    from fpt.data.base import column_notes
+    from fpt.errors import DataError
+
+    rows = [f"{['#DIV/0!', '?'][i % 2] if i % 5 == 0 else i * 1.5},{i * 0.1:.1f},{'ab'[i % 2]}" for i in range(30)]
+    (tmp_path / "d.csv").write_text("x1,x2,label\n" + "\n".join(rows) + "\n")
+    notes = [n for n in column_notes(load(str(tmp_path / "d.csv"))) if "'x1'" in n]
+    assert notes == [f"{tmp_path / 'd.csv'}: column 'x1' holds numbers and a few texts ('#DIV/0!', '?'), so it is read as "
+                     "text categories, its numbers unordered; if those texts mean missing (an Excel error, '?', '-'), "
+                     "leave the cells empty to read the column as numbers"]
+    (tmp_path / "e.csv").write_text("x1,x2,label\n" + "\n".join(r if i == 5 else r.replace("#DIV/0!", "").replace("?", "")
+                                                                  for i, r in enumerate(rows)) + "\n")
+    with pytest.raises(DataError, match=r"column 'x1' mixes numbers and text \(row 6: '\?'\)"):
+        load(str(tmp_path / "e.csv"))  # one stray text in 30: refused, naming its row

@@ -252,7 +252,8 @@ class ObjectiveInferred(FptWarning):
 class ColumnNote(FptWarning):
     """A table's feature column is probably not read as its author meant: an identifier (a row number, a different
     text on every row), which as a feature can only tell the training rows apart, or numbers written with currency
-    signs, thousands separators or percent signs, which read as text categories; or labels or categories that differ
+    signs, thousands separators or percent signs, or beside a few texts (Excel's '#DIV/0!', '?'), which read as text
+    categories; or labels or categories that differ
     only in spaces, letter case or Unicode form ("yes", "Yes "; "café" composed and decomposed: read as two). The
     note names the fix (--drop-columns, or the file)."""
 
@@ -273,6 +274,25 @@ def written_numbers(values: np.ndarray) -> str | None:
     if not present or not all(WRITTEN_NUMBER.fullmatch(v) for v in present):
         return None
     return next((v for v in present if not PLAIN_NUMBER.fullmatch(v)), None)
+
+
+def stray_text(present: list[str]) -> str | None:
+    """The texts (up to three, quoted) of a column whose present values are at least half numbers and hold at most
+    three distinct texts (Excel's '#DIV/0!', '?', '-'), else None. From nine in ten numbers on, fpt.data.tables
+    refuses the column instead, naming the rows."""
+    texts = [v for v in present if not _is_float(v)]
+    kinds = list(dict.fromkeys(texts))
+    if not present or not texts or len(texts) > len(present) / 2 or len(kinds) > 3:
+        return None
+    return ", ".join(repr(k) for k in kinds)
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def plain_number(text: str) -> str:
@@ -324,6 +344,12 @@ def column_notes(raw: RawData) -> list[str]:
                 notes.append(f"{train.where}: column {name!r} holds numbers written with signs or separators "
                              f"({example!r}), so it is read as text categories; write them as plain numbers "
                              f"(e.g. {plain_number(example)}) to read them as numbers")
+                continue
+            stray = stray_text(present) if col.dtype.kind == "O" else None
+            if stray is not None:
+                notes.append(f"{train.where}: column {name!r} holds numbers and a few texts ({stray}), so it is read "
+                             "as text categories, its numbers unordered; if those texts mean missing (an Excel error, "
+                             "'?', '-'), leave the cells empty to read the column as numbers")
                 continue
             pair = same_but_spacing(col) if col.dtype.kind == "O" else None
             if pair is not None:
