@@ -168,9 +168,9 @@ def _check_resume(saved: RunConfig, wanted: RunConfig | None) -> RunConfig:
 
 
 def _same_run(out: Path, wanted: RunConfig) -> None:
-    """Refuse to return a finished run's summary as ``wanted``'s unless fpt wrote it for the same experiment (the
-    fields ``RESUMABLE_CHANGES`` names may differ): a summary.json of a user's, or of another run's config, was read
-    back as this run's result without a word."""
+    """Refuse to continue a run, or to return a finished run's summary, as ``wanted``'s unless fpt wrote it for the
+    same experiment (the fields ``RESUMABLE_CHANGES`` names may differ): a summary.json of a user's, or another
+    config's run, was read back as this run's result, and another config's checkpoint trained on, without a word."""
     from dataclasses import replace
 
     from fpt.pipeline import agrees
@@ -180,7 +180,7 @@ def _same_run(out: Path, wanted: RunConfig) -> None:
                           "fpt run: choose another out (a new or empty folder)")
     saved = resume_config(out)
     if not agrees(saved, replace(wanted, **{k: getattr(saved, k) for k in RESUMABLE_CHANGES})):
-        raise ConfigError(f"{out} holds a finished run of another config than the one resumed; resume it with its own "
+        raise ConfigError(f"{out} holds a run of another config than the one resumed; resume it with its own "
                           f"config (fpt train --resume {out}), or choose another out")
 
 
@@ -296,6 +296,8 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
         resume = False  # stopped before its first checkpoint: nothing to continue, start it again
         rundir.start_clean(out)
     elif resume:
+        if rundir.written_by_fpt(out):  # fit(resume=True) from Python: the CLI's --resume checked it already
+            _same_run(out, exp.config)
         _check_same_data(exp, out)  # before anything in the run directory changes
         version = checkpoint.load_trainable(checkpoint.slot(out, checkpoint.LATEST), exp.model, exp.body_fingerprint)
         state = checkpoint.load_resume_state(version, exp.model, optimizer)
@@ -648,6 +650,7 @@ def finished(out: str | Path, config: RunConfig) -> dict[str, Any] | None:
     summary = rundir.read_summary(out)
     if summary is None:
         return None
+    _same_run(Path(out), config)  # another experiment's (or a user's) summary is not this one's result
     saved = resume_config(Path(out))
     return None if any(getattr(saved, name) != getattr(config, name) for name in MORE_TO_DO) else summary
 

@@ -296,12 +296,32 @@ def test_resuming_a_finished_closed_form_run_with_another_config_is_refused(tiny
                    progress=False)
     assert same == first
     other = fpt.build(data=str(table(tmp_path / "b.csv", seed=1)), **fields)
-    with pytest.raises(ConfigError, match="holds a finished run of another config than the one resumed"):
+    with pytest.raises(ConfigError, match="holds a run of another config than the one resumed"):
         fpt.fit(other, out=tmp_path / "run", resume=True, progress=False)
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "summary.json").write_text('{"test_accuracy": 0.99}\n')
     with pytest.raises(ConfigError, match="holds summary.json but no config.yaml written by fpt train"):
         fpt.fit(other, out=tmp_path / "mine", resume=True, progress=False)
+
+
+def test_resuming_a_gradient_run_from_python_with_another_config_is_refused(tiny_bert_dir, tmp_path):
+    """fpt.fit(exp, out, resume=True) of a stopped gradient run loaded its checkpoint into another experiment whenever
+    the shapes matched (here another lr and seed), training on under the other config's name; the command line's
+    --resume checked the config, Python did not. The same experiment still resumes and trains further."""
+    import fpt
+    from fpt.errors import ConfigError
+
+    fields = dict(body=tiny_bert_dir, init="random", fit="gradient", baselines="none", device="cpu", batch_size=8,
+                  eval_every=2)
+    data = str(table(tmp_path / "a.csv", seed=0))
+    fpt.fit(fpt.build(data=data, steps=2, lr=1e-3, **fields), out=tmp_path / "run", progress=False)
+    (tmp_path / "run" / "summary.json").unlink()  # as a run killed after its checkpoint leaves it
+    with pytest.raises(ConfigError, match="holds a run of another config than the one resumed"):
+        fpt.fit(fpt.build(data=data, steps=4, lr=3e-4, seed=1, **fields), out=tmp_path / "run", resume=True,
+                progress=False)
+    resumed = fpt.fit(fpt.build(data=data, steps=4, lr=1e-3, **fields), out=tmp_path / "run", resume=True,
+                      progress=False)
+    assert resumed["steps"] == 4
 
 
 def test_a_number_column_with_a_few_excel_errors_or_markers_is_noted(tmp_path):
