@@ -4,6 +4,7 @@ a hub id with no folder of that name stays a name; a stored run's relative body 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import yaml
 
 from fpt.bodies import located
 from fpt.cli import main
+from fpt.run import Run
 from fpt.settings import RunConfig
 
 STEPS = ["--init", "random", "--steps", "4", "--eval-every", "2", "--batch-size", "8", "--device", "cpu", "--quiet"]
@@ -77,3 +79,55 @@ def test_resume_with_the_relative_body_the_run_started_with_is_the_same_experime
     monkeypatch.chdir(tmp_path / "other")  # 'tiny' here is another folder: a different body, refused
     assert main(["train", "--resume", str(tmp_path / "run"), "--body", "tiny", "--steps", "8", "--quiet"]) == 2
     assert "cannot resume with changed field(s) ['body']" in capsys.readouterr().err
+
+
+def _saved_body(body_dir: str, where: Path) -> None:
+    """A body as fpt pretrain writes it (``--init checkpoint:WHERE``), its tensors a seeded random draw."""
+    from fpt.bodies import BodySpec, build_body
+    from fpt.bodies.init import save_body
+
+    spec = BodySpec(body_dir, "random", seq_len=8, seed=3)
+    save_body(build_body(spec), spec, where)
+
+
+def test_a_relative_init_checkpoint_is_saved_absolute_and_predict_reads_it_from_another_directory(
+        tmp_path, monkeypatch, capsys, tiny_bert_dir, tiny_tables):
+    work, other = tmp_path / "work", tmp_path / "other"
+    other.mkdir()
+    _saved_body(tiny_bert_dir, work / "pre" / "body")
+    data = tiny_tables.classification("d.csv")
+    monkeypatch.chdir(work)
+    steps = [s for s in STEPS if s not in ("--init", "random")]
+    assert main(["train", "--data", str(data), "--body", tiny_bert_dir, "--init", "checkpoint:pre/body", *steps,
+                 "--out", str(work / "run")]) == 0
+    saved = yaml.safe_load((work / "run" / "config.yaml").read_text())
+    assert saved["init"] == f"checkpoint:{work / 'pre' / 'body'}"  # it was 'checkpoint:pre/body'
+    monkeypatch.chdir(other)
+    capsys.readouterr()
+    assert main(["predict", str(work / "run"), str(data), "--out", str(other / "p.csv")]) == 0, \
+        capsys.readouterr().err  # it was: --init checkpoint:pre/body: pre/body/body.safetensors does not exist
+    monkeypatch.chdir(work)
+    assert main(["predict", str(work / "run"), str(data), "--out", str(other / "q.csv")]) == 0
+    assert (other / "q.csv").read_text() == (other / "p.csv").read_text()
+    # its export names the saved body by its run and folder alone, as it names a body folder: no local path
+    Run(work / "run").export(other / "export")
+    doc = json.loads((other / "export" / "config.json").read_text())
+    assert doc["body"]["init"] == doc["run_config"]["init"] == "checkpoint:pre/body"
+    assert str(tmp_path) not in (other / "export" / "config.json").read_text()
+
+    from fpt.bodies.init import init_located
+
+    assert init_located("checkpoint:pre/body") == f"checkpoint:{work / 'pre' / 'body'}"
+    assert init_located("checkpoint:/abs/body") == "checkpoint:/abs/body"
+    assert init_located("random") == "random"
+
+
+def test_a_run_saved_with_the_absolute_checkpoint_agrees_with_the_relative_config_that_started_it(tmp_path,
+                                                                                                  monkeypatch):
+    from fpt.pipeline import agrees
+
+    monkeypatch.chdir(tmp_path)
+    wanted = RunConfig(task="bit-xor", init="checkpoint:pre/body")
+    saved = RunConfig(task="bit-xor", init=f"checkpoint:{tmp_path / 'pre' / 'body'}")
+    assert agrees(saved, wanted) and agrees(wanted, saved)
+    assert not agrees(RunConfig(task="bit-xor", init=f"checkpoint:{tmp_path / 'other' / 'body'}"), wanted)

@@ -247,6 +247,9 @@ def local_paths(run: Run, config: Any, hf_configs: dict[str, Any]) -> dict[str, 
     for source in hf_configs:
         add(source, f"./{Path(source).resolve().name}")
     add(config.body, f"./{Path(config.body).expanduser().resolve().name}")
+    if config.init.startswith("checkpoint:"):  # a pretrained body's folder (saved absolute): RUN/body, not the path
+        saved = Path(config.init.removeprefix("checkpoint:")).expanduser()
+        add(str(saved), f"./{saved.parent.name}/{saved.name}")
     return found
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from fpt.bodies import BodySpec, TooManyPositions, build_body, located
+from fpt.bodies.init import init_located
 from fpt.bodies.lora import LORA_GROUP
 from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
@@ -291,8 +292,7 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
     every value the run uses, as config.yaml records it."""
     facts = data_facts(config, data)
     config = resolve(unresolved(config), task_defaults(config.task), facts)
-    if located(config.body) != config.body:  # a relative local folder: saved absolute, as --data is
-        config = replace(config, body=located(config.body))
+    config = with_paths_absolute(config)
     if config.fit != CLOSED_FORM:
         return config
     # the closed-form design's defaults written into the config (config.yaml); a --data run's members by its size
@@ -305,6 +305,13 @@ def resolved(config: RunConfig, data: TaskData) -> RunConfig:
                           f"tokenised {'with' if cut else 'without'} its first difference: build its data with this config "
                           "(fpt.pipeline.task_data), or give cf_difference to both")
     return config
+
+
+def with_paths_absolute(config: RunConfig) -> RunConfig:
+    """``config`` with a relative local body folder and a relative ``checkpoint:PATH`` init made absolute, as --data
+    is, so the run's config.yaml names what it read wherever it is read from."""
+    body, init = located(config.body), init_located(config.init)
+    return config if (body, init) == (config.body, config.init) else replace(config, body=body, init=init)
 
 
 def data_size(data: TaskData) -> tuple[int, int, int]:
@@ -349,8 +356,8 @@ def with_task(config: RunConfig) -> RunConfig:
 def agrees(saved: RunConfig, wanted: RunConfig) -> bool:
     """Whether a run saved with ``saved`` is a run of ``wanted``: equal in every field ``wanted`` sets, once both
     take their task's declaration (a config.yaml written before it recorded the lr it used has None there)."""
-    # a relative local body folder is saved absolute (``resolved``): the same folder either way
-    have, want = (with_task(replace(c, body=located(c.body))).to_dict() for c in (saved, wanted))
+    # a relative local body folder and checkpoint:PATH are saved absolute (``resolved``): the same files either way
+    have, want = (with_task(with_paths_absolute(c)).to_dict() for c in (saved, wanted))
     return all(have[k] == v for k, v in want.items() if not (v is None and k in UNSET))
 
 

@@ -23,6 +23,17 @@ from fpt.rundir import BODY_FILE, BODY_META
 CHECKPOINT_PREFIX = "checkpoint:"
 
 
+def init_located(init: str) -> str:
+    """``checkpoint:PATH`` with a relative PATH, as the absolute PATH: it means the directory the run was started in,
+    as --data and a --body folder do, so that a run's config.yaml names the saved body and fpt predict, eval and
+    --resume from another directory (or on a moved run) load it, not 'PATH/body.safetensors does not exist'. Always a
+    path, never a name: made absolute whether or not it exists yet (loading it says so). Any other init as given."""
+    if not init.startswith(CHECKPOINT_PREFIX):
+        return init
+    path = Path(init[len(CHECKPOINT_PREFIX):]).expanduser()
+    return init if path.is_absolute() else f"{CHECKPOINT_PREFIX}{path.absolute()}"
+
+
 def base_init(init: str) -> str:
     """The init the underlying body is built with before any resampling or loading."""
     if init == "stats":
