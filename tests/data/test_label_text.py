@@ -92,3 +92,40 @@ def test_the_text_is_read_once_per_reading(tmp_path, monkeypatch):
         for fold in range(2):
             task_from_loaded(load(str(path)), DataOptions(data=str(path), folds=2, fold=fold), 0)
     assert len(calls) == 1
+
+
+def _labelled_images(root, labels: list[str], table: str = "labels.csv"):  # noqa: ANN202 (Path)
+    """``root/train/img<i>.png`` and ``root/labels.csv`` of id,label (Kaggle's layout, fpt.data.image_table)."""
+    import numpy as np
+
+    image = pytest.importorskip("PIL.Image")
+    (root / "train").mkdir(parents=True)
+    rows = []
+    for i in range(12):
+        image.fromarray(np.full((6, 6), 20 * i, dtype=np.uint8)).save(root / "train" / f"img{i}.png")
+        rows.append(f"img{i}{',' if table.endswith('.csv') else chr(9)}{labels[i % len(labels)]}\n")
+    (root / table).write_text(("id,label\n" if table.endswith(".csv") else "id\tlabel\n") + "".join(rows))
+    return root
+
+
+@pytest.mark.parametrize("table", ["labels.csv", "labels.tsv"])
+def test_an_image_folders_labels_table_whose_labels_read_as_one_number_is_one_clear_line(tmp_path, capsys, table):
+    # it trained as two classes (1, 2) of three as written ('01', '1', '2')
+    root = _labelled_images(tmp_path / "k", ["01", "1", "2"], table)
+    rc, err = _run(capsys, "--data", str(root), "--image-size", "8")
+    assert rc == 2, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for word in (str(root / table), "'label'", "'01'", "'1'", "one class", "distinct text", "--objective regression"):
+        assert word in err, (word, err)
+
+
+def test_an_image_folders_labels_as_written_still_read_as_classes(tmp_path, capsys):
+    from fpt.data import load
+
+    root = _labelled_images(tmp_path / "k", ["1", "2", "3"])
+    rc, err = _run(capsys, "--data", str(root), "--image-size", "8")
+    assert rc == 0, err
+    assert sorted(set(load(str(root), image_size=8, image_channels="gray").splits["train"].y[:, 0])) == [1, 2, 3]
+    rc, err = _run(capsys, "--data", str(_labelled_images(tmp_path / "r", ["01", "1", "2"])), "--image-size", "8",
+                   "--objective", "regression")
+    assert rc == 0, err  # a quantity: 1 and 01 are one number
