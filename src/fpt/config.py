@@ -154,6 +154,17 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     return value
 
 
+def same_setting(name: str, a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` set RunConfig field ``name`` to one value once read as its type (``--lr 0.001`` and
+    ``lr=1e-3``; ``--compile`` and ``compile=yes``); as text where either is not a value of the field (its error is
+    the config's to give)."""
+    hint = typing.get_type_hints(RunConfig)[name]
+    try:
+        return _coerce(a, hint, name) == _coerce(b, hint, name)
+    except ConfigError:
+        return str(a) == str(b)
+
+
 def from_saved(data: Any, where: str = "config") -> RunConfig:
     """A RunConfig that fpt itself saved (a run's config.yaml, an export's run_config). One saved before
     presets existed has no ``preset`` key and ran the paper's defaults (whatever fields it lacks, e.g.

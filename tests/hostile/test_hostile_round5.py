@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,32 @@ def test_a_field_given_twice_with_one_value_is_taken():
 
     config = config_from_args(parser().parse_args(["train", "--steps", "5", "steps=5", "--compile", "compile=true"]))
     assert (config.steps, config.compile) == (5, True)
+
+
+@pytest.mark.parametrize("argv, field, value", [
+    (["--lr", "0.001", "lr=1e-3"], "lr", 0.001),  # was refused: '0.001' and '1e-3' compared as text
+    (["lr=0.001", "--lr", "1e-3"], "lr", 0.001),
+    (["--lr", "0.0010", "lr=0.001"], "lr", 0.001),
+    (["--steps", "2e4", "steps=20000"], "steps", 20000),
+    (["--compile", "compile=yes"], "compile", True),
+    (["--layers", "none", "layers=null"], "layers", None),
+])
+def test_a_field_given_as_a_flag_and_as_key_value_with_one_value_as_the_field_reads_it_is_taken(argv, field, value):
+    from fpt.cli import parser
+    from fpt.cli._args import config_from_args
+
+    assert getattr(config_from_args(parser().parse_args(["train", *argv])), field) == value
+
+
+@pytest.mark.parametrize("argv, shown", [
+    # text compared regardless of case: target_column=label was kept in silence, another column than --target-column's
+    (["--target-column", "Label", "target_column=label"], "--target-column Label and target_column=label"),
+    (["--compile", "compile=false"], "--compile true and compile=False"),
+    (["--lr", "1e-3", "lr=1e-4"], "--lr 1e-3 and lr=1e-4"),
+])
+def test_a_field_given_as_a_flag_and_as_key_value_with_two_values_as_the_field_reads_them_is_refused(argv, shown):
+    from fpt.cli import parser
+    from fpt.cli._args import config_from_args
+
+    with pytest.raises(ConfigError, match=f"is given twice, as {re.escape(shown)}; give it once"):
+        config_from_args(parser().parse_args(["train", *argv]))

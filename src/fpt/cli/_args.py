@@ -14,6 +14,7 @@ from fpt.config import (
     load_yaml,
     merge,
     parse_overrides,
+    same_setting,
     target_alias,
 )
 from fpt.errors import ConfigError
@@ -128,7 +129,9 @@ def given_fields(args: argparse.Namespace) -> dict[str, Any]:
     overrides = parse_overrides([*(args.overrides or []), *getattr(args, "_stray_overrides", [])])
     for name, value in overrides.items():
         # key=value won over its flag wherever it stood (steps=9 --steps 5 trained 9 steps): two values, one kept
-        if name in out and str(out[name]).lower() != str(value).lower():
+        # one setting given twice with one value is taken: the values compared as the field reads them, not as text
+        # (--lr 0.001 lr=1e-3 is one rate; --target-column Label target_column=label are two columns)
+        if name in out and not same_setting(name, out[name], value):
             flag = f"--{name.replace('_', '-')}"
             raise ConfigError(f"command line: {name} is given twice, as {flag} {out[name]} and {name}={value}; "
                               "give it once")
