@@ -193,3 +193,63 @@ def test_a_dict_of_columns_is_a_table_as_predict_reads_one():
     raw = from_memory({c: frame[c].tolist() for c in frame}, "label", "auto", "auto", 32)
     assert raw.modality == "tabular" and raw.notes["features"] == ["a", "b", "kind"] and raw.targets == ["label"]
     assert raw.splits["train"].x["a"].dtype == np.float64 and len(raw.splits["train"].y) == 40
+
+
+def _multiindex_frame(n=40):
+    """Columns ('x', 'a'), ('x', 'b'), ('y', ''), as ``pd.concat(..., axis=1, keys=...)`` or a groupby's agg leave
+    them: y is the class, x_a follows it."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    y = np.arange(n) % 2
+    return pd.DataFrame({("x", "a"): rng.normal(size=n) + 3 * y, ("x", "b"): rng.normal(size=n), ("y", ""): y})
+
+
+@pytest.mark.parametrize(("target", "drop", "targets", "features"), [
+    ("y", None, ["y"], ["x_a", "x_b"]),  # was: no column 'y'; its columns are ('x', 'a'), ('x', 'b'), ('y', '')
+    (("y", ""), None, ["y"], ["x_a", "x_b"]),  # the tuple itself, as df[("y", "")] names it
+    (("x", "b"), None, ["x_b"], ["x_a", "y"]),
+    ("y", "x_b", ["y"], ["x_a"]),
+    (None, None, ["y"], ["x_a", "x_b"]),  # the last column, as before, by its flat name (was "('y', '')")
+])
+def test_multiindex_columns_are_named_by_their_levels_joined_with_underscores(target, drop, targets, features,
+                                                                              tiny_bert_dir):
+    frame = _multiindex_frame()
+    exp = fpt.build(data=frame, target_column=target, body=tiny_bert_dir, **({"drop_columns": drop} if drop else {}),
+                    **TINY)
+    assert exp.data.fitted["targets"] == targets and exp.data.fitted["features"] == features
+    assert exp.data.spec.num_classes == (1 if targets == ["x_b"] else 2)  # x_b's noise a quantity, y two classes
+
+
+def test_multiindex_columns_that_flatten_to_one_name_or_an_ambiguous_tuple_are_one_line():
+    pd = pytest.importorskip("pandas")
+    from fpt.data.memory import from_memory
+    from fpt.errors import DataError
+
+    frame = pd.DataFrame({("x", "a"): [1.0] * 20, ("x_a", ""): [2.0] * 20, ("y", ""): [0, 1] * 10})
+    with pytest.raises(DataError, match=r"MultiIndex columns \('x', 'a'\) and \('x_a', ''\) both read as 'x_a'.*"
+                                        r"df.columns = \[\.\.\.\]"):
+        from_memory(frame, "y", "auto", "auto", 32)
+    frame = pd.DataFrame({("x", ""): [1.0] * 20, ("a", ""): [2.0] * 20, ("x", "a"): [0, 1] * 10})
+    with pytest.raises(DataError, match=r"target 'x,a' names the column \('x', 'a'\) and also the columns 'x', 'a'; "
+                                        r"give the one column as 'x_a'"):
+        fpt.build(data=frame, target_column=("x", "a"), init="random", device="cpu")
+
+
+def test_a_multiindex_frame_predicts_by_its_flat_names_and_a_run_that_named_them_as_tuples_still_does(
+        tmp_path, tiny_bert_dir, monkeypatch):
+    import fpt.data.memory
+
+    frame = _multiindex_frame()
+    inputs = frame.drop(columns=[("y", "")])
+    fpt.fit(fpt.build(data=frame, target="y", body=tiny_bert_dir, **TINY), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    flat = inputs.set_axis(["x_a", "x_b"], axis=1)
+    assert (model.predict(inputs) == model.predict(flat)).all()
+    assert model.score(frame)["accuracy"] == pytest.approx(np.mean(model.predict(flat) == frame[("y", "")]))
+    # a run trained before: its columns named "('x', 'a')", ...; new inputs of the same MultiIndex read by those names
+    with monkeypatch.context() as m:
+        m.setattr(fpt.data.memory, "flattened", lambda frame, where, error: frame)
+        fpt.fit(fpt.build(data=frame, body=tiny_bert_dir, **TINY), out=tmp_path / "old", progress=False)
+    old = fpt.load(tmp_path / "old")
+    assert old.schema.features == ["('x', 'a')", "('x', 'b')"]
+    assert old.predict(inputs).shape == (40,) and set(old.predict(inputs)) <= {0, 1}

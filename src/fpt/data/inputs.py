@@ -51,6 +51,7 @@ from fpt.data.base import (
 )
 from fpt.data.dates import as_labels, held_dates
 from fpt.data.formats import FORMATS, for_inputs
+from fpt.data.frames import flattened
 from fpt.data.host import inputs_array
 from fpt.data.hub import LABEL_COLUMNS, dataset_columns, is_datasets
 from fpt.data.images import check_images
@@ -170,6 +171,9 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
                 check_labels(y, schema, where)
             return Inputs(check_images(columns[image], schema, where, allow_unseen), y, where)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
+        if not {str(c) for c in data.columns} & {*schema.features, *schema.targets}:
+            # MultiIndex columns by the flat names training gave them; a run trained before named them as tuples
+            data = flattened(data, "inputs", SchemaError)
         series_id = list(getattr(schema.prep, "series_id", None) or [])
         if series_id and is_multiindex_frame(data) and set(data.index.names) & set(series_id):
             data = data.reset_index()  # a long table indexed by its id and order, as fpt.build(data=...) reads it

@@ -29,6 +29,7 @@ from fpt.data.base import (
     sparse_matrix,
     unique_names,
 )
+from fpt.data.frames import flattened, tuple_target
 from fpt.data.host import inputs_array, targets_array, tensor_pair
 from fpt.data.hub import from_datasets, is_datasets, streamed
 from fpt.data.modalities import requested
@@ -148,6 +149,8 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
 
         data = pd.DataFrame({k: np.asarray(v) for k, v in data.items()})
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
+        target = tuple_target(data, target, "the DataFrame", DataError)
+        data = flattened(data, "the DataFrame", DataError)  # MultiIndex columns by flat names, ('y', '') as y
         unique_names(data.columns, "the DataFrame", DataError, "df.columns = [...]")
         if series_id is None and _long_index(data, target):
             # a row per time point indexed by (series, time), the series' target on each row: the long format, its
