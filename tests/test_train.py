@@ -261,3 +261,49 @@ def test_the_training_split_is_evaluated_at_the_selected_step_without_dropout(ti
     first = exp.data.train.evaluation_sample(20)
     assert len(first) == 20 and torch.equal(first.x, exp.data.train.evaluation_sample(20).x)
     assert fpt.fit(_exp(tiny_gpt2_dir), progress=False).get("train_eval_accuracy") is None  # a generated stream
+
+
+def test_a_batch_larger_than_the_training_set_draws_the_whole_set_once_with_a_note(tiny_bert_dir, tiny_tables,
+                                                                                   monkeypatch):
+    # --batch-size 100000 on 20 rows (12 training examples) read every example 8,334 times a step, a permutation
+    # per pass: 200 steps of a --data budget took 35 minutes, a run that seemed to hang
+    import warnings
+
+    from fpt.tasks.base import TensorSource
+
+    drawn: list[int] = []
+    batch = TensorSource.batch
+    monkeypatch.setattr(TensorSource, "batch", lambda self, index, size: drawn.append(size) or batch(self, index, size))
+    data = str(tiny_tables.classification("d.csv", n=20))
+    fields = dict(data=data, body=tiny_bert_dir, init="random", steps=3, eval_every=3, device="cpu", baselines="none")
+    exp = fpt.build(batch_size=5000, **fields)
+    assert len(exp.data.train) == 12
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        capped = fpt.fit(exp, progress=False)
+    assert drawn == [12, 12, 12] and capped["global_batch_size"] == 12  # was [5000, 5000, 5000]
+    notes = [str(w.message) for w in caught if type(w.message).__name__ == "BatchCapped"]
+    assert notes == ["batch_size=5000 is more than the 12 training examples: each step reads the whole training set "
+                     "once (12), not every example 417 times over; give --batch-size 12 or less to say so"]
+    drawn.clear()
+    whole = fpt.fit(fpt.build(batch_size=12, **fields), progress=False)
+    assert drawn == [12, 12, 12]
+    assert capped["eval"] == whole["eval"] and capped["test_accuracy"] == whole["test_accuracy"]
+
+
+def test_the_whole_set_batch_still_divides_over_grad_accum_and_a_stream_is_never_cut():
+    from types import SimpleNamespace
+
+    from fpt.distributed import step_batch
+    from fpt.settings import RunConfig
+
+    def exp(train, **fields):  # noqa: ANN001, ANN202
+        return SimpleNamespace(config=RunConfig(**fields), data=SimpleNamespace(train=train))
+
+    with pytest.warns(UserWarning, match=r"each step reads 10 of them once \(10\)"):
+        assert step_batch(exp([0] * 12, batch_size=1000, grad_accum=5)) == 10
+    assert step_batch(exp([0] * 12, batch_size=1000, grad_accum=2), ranks=2, note=False) == 12
+    assert step_batch(exp([0] * 12, batch_size=8)) == 8
+    assert step_batch(exp(iter(()), batch_size=100000)) == 100000  # a generated stream has no size to cut to
+    with pytest.raises(ConfigError, match="grad_accum=20 over 1 process.*holds 12 examples; give a smaller grad_accum"):
+        step_batch(exp([0] * 12, batch_size=1000, grad_accum=20))

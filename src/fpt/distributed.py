@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +45,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from fpt.errors import ConfigError, RunError
+from fpt.errors import ConfigError, FptWarning, RunError
 from fpt.pipeline import Experiment, resolve_device
 from fpt.rundir import TrainState
 from fpt.tasks.base import Batch
@@ -123,6 +124,38 @@ SINGLE = Group()
 
 class MainFailed(RuntimeError):
     """Rank 0 stopped before training began (it reported why); the other ranks stop too."""
+
+
+class BatchCapped(FptWarning):
+    """A batch larger than the finite training set was cut to the whole set (``step_batch``)."""
+
+
+def step_batch(exp: Experiment, ranks: int = 1, note: bool = True) -> int:
+    """The global batch each optimizer step draws: ``batch_size``, or where a finite training set holds fewer
+    examples, the whole set once (down to a multiple of grad_accum x ``ranks``, so that it still divides), with a
+    note. Drawn as asked, a step read every example batch_size / n times over, a permutation per pass: 100,000 over 12
+    examples was 8,334 passes a step and 35 minutes for the 200 steps of a --data budget (a run that seemed to hang),
+    for the gradient of the whole set reweighted at random."""
+    cfg, train = exp.config, exp.data.train
+    examples = len(train) if hasattr(train, "__len__") else None  # a generated stream is never used up
+    if examples is None or cfg.batch_size <= examples:
+        return cfg.batch_size
+    unit = ranks * cfg.grad_accum
+    whole = examples - examples % unit
+    if whole == 0:
+        raise ConfigError(f"grad_accum={cfg.grad_accum} over {ranks} process(es) splits each step into {unit} parts, but "
+                          f"the training set holds {examples} examples; give a smaller grad_accum")
+    if note:
+        warnings.warn(BatchCapped(
+            f"batch_size={cfg.batch_size} is more than the {examples} training examples: each step reads "
+            f"{'the whole training set' if whole == examples else f'{whole} of them'} once ({whole}), not every "
+            f"example {_times(cfg.batch_size / examples)} times over; give --batch-size {whole} or less to say so"),
+            stacklevel=3)
+    return whole
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.1f}"
 
 
 def current() -> Group:

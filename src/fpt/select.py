@@ -258,6 +258,7 @@ def _gradient_seconds(config: RunConfig, pool: int, runs: int, past: float = mat
     timing stops early once the steps timed so far project past ``FAR_PAST`` times ``past`` seconds."""
     import torch
 
+    from fpt.distributed import step_batch
     from fpt.settings import DataFacts, data_budget
     from fpt.train import train_step
 
@@ -265,7 +266,7 @@ def _gradient_seconds(config: RunConfig, pool: int, runs: int, past: float = mat
     exp = build(config)
     built = time.perf_counter() - started
     exp.data = _without_test(exp.data)
-    size = exp.config.batch_size
+    size = step_batch(exp, note=False)  # at most the training set, as fit draws it
     values = config.to_dict()
     budget = {**values, **data_budget(values, DataFacts(max(1, pool * (runs - 1) // runs if runs > 1 else pool)))}
     evaluated = budget["steps"] / budget["eval_every"] * pool / max(runs, 2)

@@ -208,7 +208,8 @@ class RunConfig:
                                 "for probabilities) | logistic (classification, calibrated probabilities; C by k-fold) "
                                 "(default: fpt.feature_map.ClosedForm)", None)
     steps: int | None = _help("maximum optimizer steps", 2000)
-    batch_size: int = _help("examples per optimizer step", 16)
+    batch_size: int = _help("examples per optimizer step; a larger one than a finite training set draws the whole "
+                            "set once, with a note", 16)
     grad_accum: int = _help("split each step's batch into this many micro-batches (same result, less memory)", 1)
     lr: float | None = _help("Adam learning rate", None)
     clip: float = _help("gradient-norm clipping (the paper: 1.0); 0 disables", 1.0)

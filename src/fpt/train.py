@@ -238,7 +238,8 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     if exp.config.fit == CLOSED_FORM:
         return _fit_closed_form(exp, out, resume, track, progress)
     group = distributed.current()
-    group.per_rank(exp.config.batch_size, exp.config.grad_accum)  # the global batch must divide over the ranks
+    # the global batch (at most the training set) must divide over the ranks
+    group.per_rank(distributed.step_batch(exp, group.size), exp.config.grad_accum)
     exp, cache_seconds = _feature_cache(exp)
     optimizer = make_optimizer(_trainable(exp.model), exp.config.lr)
     resume, state, history = _open_run_dir(exp, out, resume, optimizer)
@@ -403,7 +404,8 @@ class _Loop:
         """One optimizer step on this rank's share of the step's batch: the whole batch's mean loss and tallies."""
         cfg, state, t0 = self.exp.config, self.state, time.perf_counter()
         group.seed_step(cfg.seed, state.step)  # several ranks: dropout seeded by (seed, rank, step)
-        batch = group.shard(self.exp.data.train.batch(state.step, cfg.batch_size))  # this rank's part
+        size = distributed.step_batch(self.exp, group.size, note=False)
+        batch = group.shard(self.exp.data.train.batch(state.step, size))  # this rank's part
         loss, sums = group.step_mean(*train_step(self.exp, self.optimizer, batch))  # the whole batch's, on every rank
         state.train_seconds += time.perf_counter() - t0
         state.train_examples += len(batch) * group.size
@@ -629,7 +631,7 @@ def _summary(exp: Experiment, state: TrainState, history: list[dict[str, Any]],
         "device": str(exp.device),
         "precision": exp.precision,  # what precision auto resolved to on this machine
         "world_size": distributed.group_of(exp).size,  # processes (data-parallel ranks) that trained it
-        "global_batch_size": exp.config.batch_size,  # examples per step over all of them
+        "global_batch_size": distributed.step_batch(exp, distributed.group_of(exp).size, note=False),  # all ranks'
         "environment": environment(),
     }
 
