@@ -84,7 +84,7 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     """Read ``path`` into ``RawData`` (splits as the data defines them; none carved out yet); inside a
     ``fpt.data.memory.held`` block, the in-memory data of that name. The options are the RunConfig fields of the
     same names (--target, --modality, --image-channels, --image-size, --drop-columns), their defaults RunConfig's."""
-    from fpt.data.formats import FORMATS, Request
+    from fpt.data.listing import listed_once
     from fpt.data.memory import held_data
     from fpt.data.modalities import requested
 
@@ -95,6 +95,14 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     read, key = _READ.get(), (str(path), target, modality, image_channels, image_size, drop_columns, series_id)
     if read is not None and key in read:
         return read[key]
+    with listed_once():  # the format's claim and its reader list a folder (of many images) once, not once each
+        return _read(path, target, modality, image_channels, image_size, drop_columns, series_id, read, key)
+
+
+def _read(path: str, target: str | None, modality: str, image_channels: str, image_size: int,
+          drop_columns: str | None, series_id: str | None, read: dict | None, key: tuple) -> RawData:
+    from fpt.data.formats import FORMATS, Request
+
     fmt = FORMATS[detect(str(path))]
     if target is not None and fmt.target is not None and str(target) != fmt.target_name:
         raise DataError(f"{path}: --target names a table column, but here the target is {fmt.target}; drop --target")

@@ -69,8 +69,9 @@ def _read_tables(path: Any, r: Request) -> RawData:
 
 def _images_claim(p: Path) -> bool:
     from fpt.data.images import has_images
+    from fpt.data.listing import children
 
-    return p.is_dir() and (has_images(p, 2) or has_images(p, 3) or any(d.is_dir() for d in p.iterdir()))
+    return p.is_dir() and (has_images(p, 2) or has_images(p, 3) or any(is_dir for _, is_dir in children(p)))
 
 
 def _read_images(path: Any, r: Request) -> RawData:

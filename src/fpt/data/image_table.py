@@ -18,7 +18,6 @@ target column (or a label column), predicted in the table's order otherwise (Kag
 from __future__ import annotations
 
 import functools
-import os
 import unicodedata
 import warnings
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from fpt.data.base import SEEDED, TARGET_NAMES, RawData, Split, check_target_values, choose_targets, plain_value
+from fpt.data.listing import children
 from fpt.errors import DataError, FptWarning
 
 SUBMISSION = "submission"  # Kaggle's sample_submission.csv lists the test ids, never the training labels
@@ -81,16 +81,15 @@ def _peek(d: Path) -> tuple[bool, bool]:
     from fpt.data.images import IMAGE_SUFFIXES, _skipped
 
     image = nested = False
-    with os.scandir(d) as it:
-        for e in it:
-            if _skipped(Path(e.name)):
-                continue
-            if e.is_dir():
-                nested = nested or any(not _skipped(Path(c)) for c in os.listdir(e.path))
-            elif Path(e.name).suffix.lower() in IMAGE_SUFFIXES:
-                image = True
-            if image and nested:
-                break
+    for p, is_dir in children(d):
+        if _skipped(p):
+            continue
+        if is_dir:
+            nested = nested or any(not _skipped(c) for c, _ in children(p))
+        elif p.suffix.lower() in IMAGE_SUFFIXES:
+            image = True
+        if image and nested:
+            break
     return image, nested
 
 
@@ -100,10 +99,10 @@ def _image_place(path: Path) -> tuple[Path, list[Path], list[Path], list[Path]] 
     from fpt.data.images import SPLIT_FOLDERS, _entries, _skipped
 
     loose, image_folders, tests = False, [], []
-    for d in sorted(path.iterdir()):
+    for d, is_dir in children(path):
         if _skipped(d):
             continue
-        if not d.is_dir():
+        if not is_dir:
             loose = loose or _peek_file(d)
             continue
         image, nested = _peek(d)
@@ -134,7 +133,7 @@ def _peek_file(p: Path) -> bool:
 def _tables(path: Path) -> list[Path]:
     from fpt.data.tables import BUILDERS, table_suffix
 
-    return [p for p in sorted(path.iterdir()) if p.is_file() and table_suffix(p) in BUILDERS
+    return [p for p, is_dir in children(path) if not is_dir and table_suffix(p) in BUILDERS and p.is_file()
             and SUBMISSION not in p.name.lower() and not p.name.startswith(".")]
 
 

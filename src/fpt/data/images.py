@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
+from fpt.data.listing import children
 from fpt.errors import DataError, FptWarning, SchemaError
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".avif"}
@@ -47,8 +48,13 @@ class SkippedFiles(FptWarning):
 
 def has_images(directory: Path, depth: int = 2) -> bool:
     """Whether image files lie ``depth`` levels below ``directory`` (class folders, or split/class)."""
-    pattern = "/".join(["*"] * depth)
-    return any(p.suffix.lower() in IMAGE_SUFFIXES for p in directory.glob(pattern))
+    try:
+        entries = children(directory)
+    except OSError:  # an unreadable folder holds none that can be read (as Path.glob passes over it)
+        return False
+    if depth <= 1:
+        return any(e.path.suffix.lower() in IMAGE_SUFFIXES for e in entries)
+    return any(e.is_dir and has_images(e.path, depth - 1) for e in entries)
 
 
 def _skipped(p: Path) -> bool:
@@ -59,10 +65,10 @@ def _skipped(p: Path) -> bool:
 def _entries(directory: Path) -> tuple[list[Path], list[Path], list[Path]]:
     """(folders, image files, other files) directly in ``directory``, hidden and system entries left out, sorted."""
     folders, images, others = [], [], []
-    for p in sorted(directory.iterdir()):
+    for p, is_dir in children(directory):
         if _skipped(p):
             continue
-        if p.is_dir():
+        if is_dir:
             folders.append(p)
         elif p.suffix.lower() in IMAGE_SUFFIXES:
             images.append(p)
@@ -78,20 +84,24 @@ def _images_below(folder: Path, others: list[Path]) -> list[Path]:
     # through linked folders, as torchvision's ImageFolder walks (followlinks=True): a class assembled from links
     # (ln -s /data/cats-2023 cat/) lost their images without a word. Each real folder once, and never one holding the
     # class folder: a link back up (cat/loop -> ..) would walk cat/loop/cat/loop/... until the path is too long, and
-    # read the other classes' images as this one's
-    for root, dirs, files in os.walk(folder, followlinks=True):
+    # read the other classes' images as this one's. Top-down, each folder's entries in order (``children``: the
+    # listings the layout's claim made are read again, not listed again)
+    stack = [folder]
+    while stack:
+        root = stack.pop()
         _not_a_run(Path(root))
         real = os.path.realpath(root)
-        if root != str(folder) and (real in seen or (top + os.sep).startswith(real + os.sep)):
-            dirs[:] = []
+        if root != folder and (real in seen or (top + os.sep).startswith(real + os.sep)):
             continue
         seen.add(real)
-        dirs[:] = [d for d in dirs if not _skipped(Path(d))]
-        for name in files:
-            p = Path(root) / name
-            if _skipped(p):
-                continue
-            (found if p.suffix.lower() in IMAGE_SUFFIXES else others).append(p)
+        try:
+            entries = [e for e in children(root) if not _skipped(e.path)]
+        except OSError:  # an unreadable folder is passed over, as os.walk passes over it
+            continue
+        for p, is_dir in entries:
+            if not is_dir:
+                (found if p.suffix.lower() in IMAGE_SUFFIXES else others).append(p)
+        stack += reversed([e.path for e in entries if e.is_dir])
     return sorted(found, key=str)
 
 
@@ -106,7 +116,7 @@ def _not_a_run(folder: Path) -> None:
 
 
 def _is_split_folder(d: Path) -> bool:
-    return d.name.lower() in SPLIT_FOLDERS and any(not _skipped(c) and c.is_dir() for c in d.iterdir())
+    return d.name.lower() in SPLIT_FOLDERS and any(not _skipped(c) and is_dir for c, is_dir in children(d))
 
 
 def _class_files(split_dir: Path, where: str, others: list[Path]) -> list[tuple[Path, str]]:

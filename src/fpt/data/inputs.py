@@ -55,6 +55,7 @@ from fpt.data.frames import flattened
 from fpt.data.host import inputs_array
 from fpt.data.hub import LABEL_COLUMNS, dataset_columns, is_datasets
 from fpt.data.images import check_images
+from fpt.data.listing import listed_once
 from fpt.data.modalities import modality
 from fpt.data.tables import ALLOW_UNSEEN_FIX, ROW_INDEX, table_suffix
 from fpt.data.timeseries import check_series, series_of_cells
@@ -127,11 +128,12 @@ def read_inputs(path: str | Path, schema: Schema, allow_unseen: bool = False, no
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or folder")
-    fmt = for_inputs(p, schema.modality)
-    tables = FORMATS["tables"]
-    if schema.features and p.is_file() and table_suffix(p) in tables.suffixes and tables.predicts(schema.modality):
-        fmt = tables  # a model of a table's columns (a series per row) reads a .tsv as a table, not as a UCR file
-    return _no_targets(fmt.predict(p, checks(schema, allow_unseen, no_targets)), no_targets)
+    with listed_once():  # the format's claim and its reader list a folder (of many images) once, not once each
+        fmt = for_inputs(p, schema.modality)
+        tables = FORMATS["tables"]
+        if schema.features and p.is_file() and table_suffix(p) in tables.suffixes and tables.predicts(schema.modality):
+            fmt = tables  # a model of a table's columns (a series per row) reads a .tsv as a table, not as a UCR file
+        return _no_targets(fmt.predict(p, checks(schema, allow_unseen, no_targets)), no_targets)
 
 
 def _no_targets(read: Inputs, no_targets: bool) -> Inputs:

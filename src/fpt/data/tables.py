@@ -38,6 +38,7 @@ from fpt.data.base import (
 )
 from fpt.data.dates import as_labels, find_dates, read_dates
 from fpt.data.images import IMAGE_SUFFIXES
+from fpt.data.listing import children
 from fpt.data.sniff import check
 from fpt.data.timeseries import (
     CHANNEL_NAMES,
@@ -482,7 +483,7 @@ SPLIT_FILE_STEMS = {"train": "train", "val": "val", "valid": "val", "validation"
 def split_files(directory: Path) -> dict[str, Path]:
     """``train.csv``/``val.csv``/``test.csv`` (any table format) in ``directory``: split -> file."""
     found: dict[str, Path] = {}
-    for p in sorted(directory.iterdir()):
+    for p, _ in children(directory):
         split = SPLIT_FILE_STEMS.get(table_stem(p).lower())
         if split and table_suffix(p) in BUILDERS and p.is_symlink() and not p.exists():
             # a dangling link or a loop would be skipped, and part of train become the test split in its place

@@ -13,6 +13,7 @@ A trained time series model's checks of new series (files and arrays) live here 
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import warnings
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, plain_value, shown
+from fpt.data.listing import children
 from fpt.data.sniff import check
 from fpt.errors import DataError, FptWarning, SchemaError
 
@@ -30,10 +32,17 @@ DIRECTIVE_NAMES = ("problemName", "timeStamps", "missing", "univariate", "dimens
 DIRECTIVES = {d.lower() for d in DIRECTIVE_NAMES}
 
 
+def _training_files(folder: Path) -> list[Path]:
+    """The ``*_TRAIN.ts`` and ``*_TRAIN.tsv`` files of ``folder`` (as ``Path.glob`` matches them), from its one listing
+    (``fpt.data.listing``: the claim and the reader ask the same)."""
+    return sorted(e.path for e in children(folder) if any(fnmatch.fnmatch(e.path.name, f"*_TRAIN{suffix}")
+                                                            for suffix in (".ts", ".tsv")))
+
+
 def pair(path: Path) -> tuple[Path, Path | None]:
     """(TRAIN file, TEST file or None) from a ``*_TRAIN.ts|tsv`` file or a directory holding one."""
     if path.is_dir():
-        found = sorted([*path.glob("*_TRAIN.ts"), *path.glob("*_TRAIN.tsv")])
+        found = _training_files(path)
         if not found:
             raise DataError(f"{path}: no *_TRAIN.ts or *_TRAIN.tsv file")
         if len(found) > 1:
@@ -48,7 +57,7 @@ def pair(path: Path) -> tuple[Path, Path | None]:
 
 def is_ucr(path: Path) -> bool:
     if path.is_dir():
-        return any(path.glob("*_TRAIN.ts")) or any(path.glob("*_TRAIN.tsv"))
+        return bool(_training_files(path))
     return path.suffix.lower() == ".ts" or (path.suffix.lower() == ".tsv" and path.stem.upper().endswith(("_TRAIN", "_TEST")))
 
 
