@@ -131,3 +131,23 @@ def test_a_run_saved_with_the_absolute_checkpoint_agrees_with_the_relative_confi
     saved = RunConfig(task="bit-xor", init=f"checkpoint:{tmp_path / 'pre' / 'body'}")
     assert agrees(saved, wanted) and agrees(wanted, saved)
     assert not agrees(RunConfig(task="bit-xor", init=f"checkpoint:{tmp_path / 'other' / 'body'}"), wanted)
+
+
+def test_resume_with_the_relative_checkpoint_the_run_started_with_is_the_same_experiment(tmp_path, monkeypatch,
+                                                                                       capsys, tiny_bert_dir):
+    # the start command given again with --resume and a larger --steps: it was 'cannot resume with changed field(s)
+    # ['init']', the run having saved checkpoint:PATH absolute
+    monkeypatch.chdir(tmp_path)
+    _saved_body(tiny_bert_dir, tmp_path / "pre" / "body")
+    start = ["train", "--body", tiny_bert_dir, "--init", "checkpoint:pre/body", *STEPS[2:]]
+    assert main([*start, "--out", "run"]) == 0
+    capsys.readouterr()
+    assert main([*start, "--resume", "run", "--steps", "6"]) == 0, capsys.readouterr().err
+    assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["init"] == \
+        f"checkpoint:{tmp_path / 'pre' / 'body'}"
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["steps"] == 6
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path / "other")  # 'pre/body' here names another place: a different init, refused
+    assert main(["train", "--resume", str(tmp_path / "run"), "--init", "checkpoint:pre/body", "--steps", "8",
+                 "--quiet"]) == 2
+    assert "cannot resume with changed field(s) ['init']" in capsys.readouterr().err

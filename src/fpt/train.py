@@ -16,6 +16,7 @@ from tqdm.auto import tqdm
 
 from fpt import checkpoint, distributed, rundir, tracking
 from fpt.bodies import located
+from fpt.bodies.init import init_located
 from fpt.config import RunConfig
 from fpt.convergence import health, steps_to_converge
 from fpt.errors import ConfigError, DataError
@@ -155,10 +156,12 @@ def _check_resume(saved: RunConfig, wanted: RunConfig | None) -> RunConfig:
     if wanted is None:
         return saved
     changed = {k for k, v in wanted.to_dict().items() if saved.to_dict()[k] != v}
-    if "body" in changed and located(saved.body) == located(wanted.body):
-        # the folder the run started with, named as it was then: the run saved it absolute (fpt.pipeline.resolved)
-        changed.discard("body")
-        wanted = replace(wanted, body=saved.body)
+    for name, where in (("body", located), ("init", init_located)):
+        if name in changed and where(getattr(saved, name)) == where(getattr(wanted, name)):
+            # the folder (body, checkpoint:PATH) the run started with, named as it was then: the run saved it
+            # absolute (fpt.pipeline.resolved)
+            changed.discard(name)
+            wanted = replace(wanted, **{name: getattr(saved, name)})
     if changed - RESUMABLE_CHANGES:
         raise ConfigError(
             f"cannot resume with changed field(s) {sorted(changed - RESUMABLE_CHANGES)}: that would be a "
