@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "lines) from standard input; a paper task's model: an .npz of its tokens X (optionally y, "
                         "lengths)")
     p.add_argument("--out", default="predictions.csv",
-                   help="file to write: prediction (and proba_<class>) per example, as its suffix says: .csv, .tsv, "
+                   help="file to write: prediction (and proba_<class>, or a ridge head's score_<class>) per example, as "
+                        "its suffix says: .csv, .tsv, "
                         ".jsonl, .parquet or .feather; - writes CSV to standard output (default: predictions.csv)")
     p.add_argument("--force", action="store_true",
                    help="replace --out if it exists (never the input file or a file inside the run or export)")
