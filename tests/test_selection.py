@@ -8,7 +8,7 @@ import torch
 
 import fpt
 from fpt.tasks.base import Batch
-from fpt.train import majority_accuracy
+from fpt.train import majority_accuracy, majority_classes
 
 
 def _exp(body, **kw):
@@ -76,4 +76,5 @@ def test_bit_tasks_draw_independent_validation_and_test_sets():
 
 def test_majority_accuracy_per_output_position():
     y = torch.tensor([[0, 1], [0, 1], [1, 1], [2, 0]])  # column 0: class 0 twice of 4; column 1: class 1 three times
-    assert majority_accuracy(y, 3) == pytest.approx((2 + 3) / 8)
+    assert majority_classes(y, 3).tolist() == [0, 1]
+    assert majority_accuracy(y, majority_classes(y, 3)) == pytest.approx((2 + 3) / 8)

@@ -123,15 +123,32 @@ def add_tallies(a: tuple[float, Any, int], b: tuple[float, Any, int]) -> tuple[f
     return a[0] + b[0], a[1] + b[1], a[2] + b[2]
 
 
-def majority_accuracy(y: torch.Tensor, num_classes: int) -> float:
-    """Accuracy of always answering each output position's most frequent class, (N, k) labels."""
+def majority_classes(y: torch.Tensor, num_classes: int) -> torch.Tensor:
+    """Each output position's most frequent class in ``y`` (N, k), the lowest class on a tie: (k,)."""
     y = y.reshape(len(y), -1)
     counts = torch.stack([torch.bincount(col, minlength=num_classes) for col in y.T])  # (k, C)
-    return float(counts.max(-1).values.sum() / y.numel())
+    return torch.from_numpy(np.argmax(counts.numpy(), axis=-1))  # numpy's argmax: the first of equal counts
+
+
+def majority_accuracy(y: torch.Tensor, classes: torch.Tensor) -> float:
+    """Accuracy on labels ``y`` (N, k) of always answering ``classes`` (k,), one class per output position."""
+    y = y.reshape(len(y), -1)
+    return float((y == classes.to(y.device)).sum() / y.numel())
+
+
+def training_labels(data: Any) -> torch.Tensor:
+    """The labels the model learns from: a finite training set's own, else (a generated stream) a draw of the
+    stream as large as its largest held-out set."""
+    stored = getattr(data.train, "data", None)
+    if stored is not None:
+        return stored.y
+    return data.train.batch(0, max(len(b) for b in data.eval_sets.values())).y
 
 
 def baselines(exp: Experiment) -> dict[str, Any]:
-    """Chance and majority-class accuracy of every held-out set: what a result must beat.
+    """Chance, and the accuracy on every held-out set of always answering the training set's majority class (per
+    output position; ``majority_class``): what a result must beat. The class is the training split's, never a held-out
+    set's own (whose most frequent class is known only from the labels it is scored on).
 
     Regression: the metrics of always predicting the training mean (R² about 0).
     """
@@ -142,8 +159,10 @@ def baselines(exp: Experiment) -> dict[str, Any]:
                                for name, b in exp.data.eval_sets.items()}}
     classes = exp.data.spec.num_classes
     sizes = getattr(objective, "sizes", ()) or (classes,)  # targets of different class counts: each its own
+    answer = majority_classes(training_labels(exp.data), classes)
     return {"chance": float(np.mean([1 / size for size in sizes])),
-            "majority": {name: round(majority_accuracy(b.y, classes), 4) for name, b in exp.data.eval_sets.items()}}
+            "majority": {name: round(majority_accuracy(b.y, answer), 4) for name, b in exp.data.eval_sets.items()},
+            "majority_class": answer.tolist()}
 
 
 @torch.inference_mode()
@@ -675,4 +694,5 @@ def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConf
     return _check_resume(saved, from_dict(RunConfig, fields, where="resume overrides"))
 
 
-__all__ = ["baselines", "evaluate", "finished", "fit", "majority_accuracy", "predict", "resume_config", "train_step"]
+__all__ = ["baselines", "evaluate", "finished", "fit", "majority_accuracy", "majority_classes", "predict",
+           "resume_config", "train_step"]

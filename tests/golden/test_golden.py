@@ -88,4 +88,24 @@ def test_golden_runs_replay_identically(tmp_path):
     finally:
         torch.set_num_threads(threads)
     assert _derived(replayed) == []
+    assert _majority_baselines(committed, replayed) == []
     assert _diff(committed, replayed) == []
+
+
+def _majority_baselines(committed, replayed, path="") -> list[str]:
+    """Pop ``baselines.majority`` and ``majority_class`` from both: the committed runs recorded each held-out set's own
+    most frequent class's accuracy, a replay the training set's class's (silent round 3), which no constant answer
+    can beat on that set: each replayed figure is at most the committed one."""
+    out = []
+    for name, run in committed.items():
+        if "summary" not in run:
+            out += _majority_baselines(run, replayed[name], f"{path}{name}.")
+            continue
+        old = run["summary"].get("baselines", {}).pop("majority", None)
+        base = replayed[name]["summary"].get("baselines", {})
+        new, answer = base.pop("majority", None), base.pop("majority_class", None)
+        if old is None:
+            continue
+        if new is None or answer is None or new.keys() != old.keys() or any(new[k] > old[k] for k in old):
+            out.append(f"{path}{name}: baselines.majority {new} (class {answer}) not the training class's, <= {old}")
+    return out
