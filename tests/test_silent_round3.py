@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+import torch
 
 import fpt
 from fpt.train import baselines
@@ -51,3 +54,49 @@ def test_a_generated_task_answers_its_training_streams_class():
     for name, held_out in exp.data.eval_sets.items():
         assert base["majority"][name] == pytest.approx(float((held_out.y == answer).float().mean()), abs=1e-4)
     assert base["majority_class"] == answer.tolist()
+
+
+def _image_run(tmp_path, body, X, y, X_test, y_test):
+    np.savez(tmp_path / "images.npz", X=X, y=y, X_test=X_test, y_test=y_test)
+    exp = fpt.build(data=str(tmp_path / "images.npz"), body=body, modality="image", image_size=8,
+                    patch_size=4, fit="gradient", init="random", steps=2, eval_every=2, batch_size=8, device="cpu",
+                    baselines="none", objective="classification")
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    return exp, fpt.load(tmp_path / "run")
+
+
+def test_a_dark_image_alone_is_read_on_the_training_arrays_pixel_scale(tiny_bert_dir, tmp_path):
+    """Float pixels are 0-1 or 0-255 by the largest value of what is given: one dark image (every pixel below 1)
+    given alone to a model trained on 0-255 floats was read as 0-1, 255 times brighter (its tokens 2-3
+    standardised units off the tokens training made of it). data.json's tokeniser now keeps the training scale."""
+    rng = np.random.default_rng(0)
+    X = (rng.random((40, 8, 8)) * 255).astype(np.float32)
+    X[::4] *= 0.003  # every pixel below 1 of 255
+    y = np.arange(40) % 2
+    exp, model = _image_run(tmp_path, tiny_bert_dir, X[:30], y[:30], X[30:], y[30:])
+    dark = 32 - 30  # X[32] is dark
+    alone, _, _ = model.tokens(X[32:33])
+    trained = exp.data.eval_sets["test"].x[dark:dark + 1]
+    assert float((alone - trained).abs().max()) == 0.0  # were 2-3 apart
+    tokeniser = json.loads((tmp_path / "run" / "data.json").read_text())["tokeniser"]
+    assert tokeniser["pixel_scale"] == 255
+    # a run saved before the scale was recorded reads as it did: by the largest value given
+    del tokeniser["pixel_scale"]
+    saved = json.loads((tmp_path / "run" / "data.json").read_text())
+    (tmp_path / "run" / "data.json").write_text(json.dumps({**saved, "tokeniser": tokeniser}))
+    old, _, _ = fpt.load(tmp_path / "run").tokens(X[32:33])
+    assert float((old - trained).abs().max()) > 1.0
+
+
+def test_a_dark_held_out_split_is_read_on_the_training_arrays_scale(tiny_bert_dir, tmp_path):
+    """Training read each split of an .npz by its own largest value: X_test of dark 0-255 images (all below 1) was
+    read as 0-1, 255 times brighter than X's, and the test figure was of other images than X's scale holds."""
+    rng = np.random.default_rng(1)
+    X = (rng.random((40, 8, 8)) * 255).astype(np.float32)
+    X_test = (rng.random((10, 8, 8)) * 0.9).astype(np.float32)
+    y = np.arange(40) % 2
+    exp, model = _image_run(tmp_path, tiny_bert_dir, X, y, X_test, np.arange(10) % 2)
+    as_0_255, _ = model.preprocessing.tokeniser([img[..., None] for img in np.round(X_test).astype(np.uint8)])
+    assert torch.equal(exp.data.eval_sets["test"].x, as_0_255)  # were read as X_test * 255
+    tokens, _, _ = model.tokens(X_test)
+    assert torch.equal(tokens, as_0_255)

@@ -126,6 +126,7 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
 
         check_series_layout(arrays["X"], f"{name}: X")
     splits = {}
+    shared: dict[str, Any] = {}  # how every split is read, as the training X is (Arrays.shared)
     for split, (xk, yk) in SPLIT_KEYS.items():
         if (xk in arrays) != (yk in arrays):
             raise DataError(f"{name}: {xk if xk in arrays else yk} without {yk if xk in arrays else xk}; give both")
@@ -176,14 +177,16 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                 raise DataError(f"{where}: {yk} is infinite at index {int(np.flatnonzero(np.isinf(y[:, j]))[0])}; drop or "
                                 "fix those examples")
         y = y.astype(object) if y.dtype.kind not in "iubf" else y
-        splits[split] = Split(held.read(X, channels, image_size, where), y, where)
+        if split == "train" and not isinstance(X, list):
+            shared = held.shared(X)
+        splits[split] = Split(held.read(X, channels, image_size, where, **shared), y, where)
     targets = [f"y{j}" for j in range(splits["train"].y.shape[1])] if splits["train"].y.shape[1] > 1 else ["y"]
     how = "the data's own arrays (" + ", ".join(SPLIT_KEYS[s][0] for s in splits) + ")" if len(splits) > 1 else \
         SEEDED
     # a list of series has no shape: its channels and lengths are in the modality's notes (a shape of [n, text] made
     # the run directory unreadable: fpt.rundir.stored reads X_shape as whole numbers)
     notes: dict[str, Any] = {} if isinstance(arrays["X"], list) else {"X_shape": list(np.shape(arrays["X"]))}
-    notes |= held.notes(splits, channels)  # the input contract a trained model checks new inputs against
+    notes |= held.notes(splits, channels) | shared  # the input contract a trained model checks new inputs against
     return RawData(kind, splits, targets, source, how, notes)
 
 

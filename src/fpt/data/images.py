@@ -371,10 +371,19 @@ def array_notes(splits: dict[str, Split], channels: str) -> dict[str, Any]:
     return {"image_channels": channels}
 
 
-def as_images(X: np.ndarray, channels: str, size: int, where: str, read_as: float | None = None) -> list[np.ndarray]:
+def pixel_scale(X: np.ndarray) -> dict[str, int]:
+    """{"pixel_scale": 1 or 255} of a training image array of floats (or integers other than uint8), by its largest
+    value: the scale its every split, and every new image at predict, is read on; {} for uint8."""
+    if X.dtype == np.uint8 or not X.size:
+        return {}
+    return {"pixel_scale": 1 if float(np.nanmax(X)) <= 1 else 255}
+
+
+def as_images(X: np.ndarray, channels: str, size: int, where: str, pixel_scale: int | None = None) -> list[np.ndarray]:
     """An image array (n, H, W[, C]) or (n, C, H, W), uint8 0-255 or floats 0-1, as (size, size, C) uint8 images
     (an .npz's X, Python's, and new image arrays). Floats are read as 0-1 when the array's largest value is at most
-    1, else as 0-255; ``read_as`` (1 or 255) decides for an array that is part of a larger one (``check_images``)."""
+    1, else as 0-255; ``pixel_scale`` 255 (the training array's, or of a larger array this one is part of) reads them
+    as 0-255 however dark (a scale of 1 cannot hold values above 1: those are read as 0-255)."""
     if X.ndim not in (3, 4):  # a table's rows would otherwise be read as 1-pixel-high images
         raise DataError(f"{where}: --modality image needs X of shape (n, H, W[, C]) or (n, C, H, W), not {X.shape}")
     if X.ndim == 3:
@@ -385,7 +394,7 @@ def as_images(X: np.ndarray, channels: str, size: int, where: str, read_as: floa
         lo, hi = float(np.nanmin(X)), float(np.nanmax(X))
         if lo < 0 or hi > 255:
             raise DataError(f"{where}: image values in [{lo:g}, {hi:g}]; give uint8 0-255 or floats in [0, 1]")
-        X = np.round(X * 255 if (read_as or (1 if hi <= 1 else 255)) == 1 else X).astype(np.uint8)
+        X = np.round(X if pixel_scale == 255 or hi > 1 else X * 255).astype(np.uint8)
     return [load_image(img, channels, size) for img in X]
 
 
@@ -472,12 +481,16 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
                               f"({tok.channels}, {tok.image_size}x{tok.image_size} pixels); resize or convert it")
         if img.dtype.kind not in "iubf":
             raise SchemaError(f"{where}: image {i + 1} has dtype {img.dtype}; give numbers (uint8 0-255 or floats 0-1)")
-    # float pixels read as 0-1 or 0-255 by the largest value of them all, as training read its array: image by image,
-    # a dark image of a 0-255 array (every pixel below 1) was read as 0-1, 255 times brighter than training read it
-    floats = [img for img in arrays if img.dtype != np.uint8 and img.size]
-    read_as = None if not floats else 1 if max(float(np.nanmax(img)) for img in floats) <= 1 else 255
-    return [im for img in arrays for im in as_images(img[None], tok.channels, tok.image_size, where, read_as)]
+    # float pixels are read on the training array's scale (the tokeniser's pixel_scale): a dark image given alone to
+    # a model of 0-255 floats (every pixel below 1) was read as 0-1, 255 times brighter than training read it. Runs
+    # that did not record it: by the largest value of the images given, as training read its array
+    scale = tok.pixel_scale
+    if scale is None:
+        floats = [img for img in arrays if img.dtype != np.uint8 and img.size]
+        scale = None if not floats else 1 if max(float(np.nanmax(img)) for img in floats) <= 1 else 255
+    return [im for img in arrays for im in as_images(img[None], tok.channels, tok.image_size, where, scale)]
 
 
 __all__ = ["IMAGE_SUFFIXES", "array_channels", "array_notes", "as_images", "check_images", "has_images", "load_image",
+           "pixel_scale",
            "read_image_folder", "read_image_inputs", "shows_colour", "spread"]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.images import array_channels, as_images, check_images
+from fpt.data.images import array_channels, as_images, check_images, pixel_scale
 from fpt.data.images import array_notes as image_notes
 from fpt.data.tables import (
     check_table,
@@ -48,6 +48,10 @@ def _as_given(X: Any, channels: str) -> str:
     return channels
 
 
+def _nothing_shared(X: Any) -> dict[str, Any]:
+    return {}
+
+
 @dataclass(frozen=True)
 class Arrays:
     """How arrays (an .npz's X, fpt.sklearn's fit X; ``fpt.data.arrays.from_arrays``) hold a modality's examples."""
@@ -55,6 +59,9 @@ class Arrays:
     read: Callable[[Any, str, int, str], Any]  # (X, image channels, image size, where) -> the tokeniser's raw form
     notes: Callable[[Any, str], dict[str, Any]] = _no_notes  # (splits read, channels) -> what the run records
     channels: Callable[[Any, str], str] = _as_given  # (the training X, image_channels) -> the channels read
+    # (the training X) -> how every split is read, as the training array is (keyword arguments of ``read``), recorded
+    # in the run's notes for the tokeniser to keep and predict to read new arrays by: images' float pixel scale
+    shared: Callable[[Any], dict[str, Any]] = _nothing_shared
     text: bool = False  # object arrays of text (a DataFrame's category columns) are read too
     missing: bool = True  # NaN is a missing value (False: refused)
     ragged: bool = False  # examples of several lengths: lists of them, and splits of other lengths
@@ -194,7 +201,7 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
                           "reduce them beforehand, e.g. with PCA)"),
     Modality("image", ImageTokens, {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
              False, token_features, ("linear",), _image_schema, _image_card,
-             Arrays(as_images, image_notes, array_channels, missing=False), check_images, None,
+             Arrays(as_images, image_notes, array_channels, pixel_scale, missing=False), check_images, None,
              fewer_tokens="an image makes one token per patch: raise --patch-size or lower --image-size"),
     # Preset fast reads a time series with GPT4TS's flatten head: chosen on validation, where it beat the last
     # token on 5 of the 8 UCR/UEA sets aeon bundles, tied on 2 and lost on 1 (mean validation accuracy 0.774

@@ -238,6 +238,9 @@ class ImageTokens:
     std: list[float]
     kind: str = "image"
     augment: bool = False  # the paper tasks' random training augmentation (never saved: --data does not augment)
+    # The scale training's float image arrays were on (1 or 255; fpt.data.images.pixel_scale), by which new float
+    # images are read at predict; None: uint8 arrays or image files, and runs from before it was recorded
+    pixel_scale: int | None = None
 
     @staticmethod
     def check_json(data: dict[str, Any]) -> dict[str, Any]:
@@ -247,11 +250,14 @@ class ImageTokens:
             raise bad_field("channels", data.get("channels"), "rgb or gray")
         c = 3 if data["channels"] == "rgb" else 1
         data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
+        if not (data.get("pixel_scale") is None or type(data["pixel_scale"]) is int and data["pixel_scale"] in (1, 255)):
+            raise bad_field("pixel_scale", data.get("pixel_scale"), "1 or 255")
         return data
 
     @classmethod
     def fit_from(cls, images: list[np.ndarray], options: Any, notes: Mapping[str, Any]) -> ImageTokens:
-        return cls.fit(images, options.image_size, options.patch_size, notes.get("image_channels", "rgb"))
+        tok = cls.fit(images, options.image_size, options.patch_size, notes.get("image_channels", "rgb"))
+        return replace(tok, pixel_scale=notes.get("pixel_scale"))
 
     @classmethod
     def fit(cls, images: list[np.ndarray], image_size: int, patch_size: int, channels: str) -> ImageTokens:
@@ -300,7 +306,7 @@ class ImageTokens:
                 "normalised": "per channel, train mean/std"}
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "augment"}
+        return {k: v for k, v in asdict(self).items() if k != "augment" and not (k == "pixel_scale" and v is None)}
 
 
 # --- time series ------------------------------------------------------------------------
