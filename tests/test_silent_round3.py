@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -100,3 +101,28 @@ def test_a_dark_held_out_split_is_read_on_the_training_arrays_scale(tiny_bert_di
     assert torch.equal(exp.data.eval_sets["test"].x, as_0_255)  # were read as X_test * 255
     tokens, _, _ = model.tokens(X_test)
     assert torch.equal(tokens, as_0_255)
+
+
+def test_held_out_dates_beyond_the_training_range_are_said_at_training(tiny_bert_dir, tmp_path):
+    """A table split by time (train on January-February, test on March): training evaluated the test split with its
+    dates read as the last training day in their trend parts (as predict does) without a word; predict says so
+    (DatesBeyondWarning). Training now says it once, with the counts, and records them in task_info."""
+    import pandas as pd
+
+    from fpt.data.base import ColumnNote
+
+    rng = np.random.default_rng(0)
+    when = pd.date_range("2024-01-01", periods=80, freq="D")
+    frame = pd.DataFrame({"x": rng.normal(size=80).round(3), "when": when.strftime("%Y-%m-%d"),
+                          "label": np.where(when.dayofweek >= 5, "weekend", "week")})
+    (tmp_path / "d").mkdir()
+    frame[:60].to_csv(tmp_path / "d" / "train.csv", index=False)
+    frame[60:].to_csv(tmp_path / "d" / "test.csv", index=False)  # 20 days after the last training day
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exp = fpt.build(data=str(tmp_path / "d"), body=tiny_bert_dir, init="random", fit="gradient", steps=2,
+                        eval_every=2, batch_size=8, device="cpu", baselines="none")
+    notes = [str(w.message) for w in caught if w.category is ColumnNote and "beyond the training dates" in str(w.message)]
+    assert len(notes) == 1
+    assert "column 'when': 20 of 20 in test beyond the training dates (2024-01-01 .. " in notes[0]
+    assert exp.data.info["dates_beyond_training"] == {"test": {"when": 20}}

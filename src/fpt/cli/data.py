@@ -136,7 +136,7 @@ def describe_user_data(stats: dict, config: object) -> list[str]:
     lines.append(f"  tokeniser options: {'  '.join(options)}")
     for key in ("features", "series_id", "dropped", "class_folders", "labels_table", "id_column", "label_column",
                 "channels", "train_lengths", "problem", "cut_to_max_tokens",
-                "X_shape"):
+                "dates_beyond_training", "pixel_scale", "X_shape"):
         if key in info:
             value = info[key]
             text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)

@@ -231,6 +231,24 @@ def day_text(days: float) -> str:
     return str(np.datetime_as_string(np.datetime64(round(days * _DAY_US), "us"), unit="auto"))
 
 
+def beyond_note(where: str, beyond: dict[str, dict[str, tuple[int, float, float]]], sizes: dict[str, int]) -> str | None:
+    """One line for the held-out splits' dates beyond the training dates, which their evaluation read as the training
+    range's nearest end in the trend parts, as predict reads such dates (``beyond``: split -> column -> (count, low,
+    high), the tokeniser's ``beyond`` after each split); None when there are none."""
+    columns: dict[str, list[str]] = {}
+    ranges: dict[str, tuple[float, float]] = {}
+    for split, found in beyond.items():
+        for name, (count, low, high) in found.items():
+            columns.setdefault(name, []).append(f"{count} of {sizes[split]} in {split}")
+            ranges[name] = (low, high)
+    if not columns:
+        return None
+    said = "; ".join(f"column {name!r}: {', '.join(counts)} beyond the training dates ({day_text(ranges[name][0])} .. "
+                     f"{day_text(ranges[name][1])})" for name, counts in columns.items())
+    return (f"{where}: {said}; the model reads their time and year as that range's nearest end (their calendar parts as "
+            "they are), as predict will: it learnt no trend beyond it, and their splits' figures are of that reading")
+
+
 def date_notes(raw: Any) -> list[str]:
     """One line per text feature column of a table's training split that holds dates fpt did not read as dates:
     written day or month first (01/03/2024, every present value), or dates on half its rows or more beside other
@@ -268,4 +286,5 @@ def as_labels(values: np.ndarray) -> np.ndarray:
 
 
 __all__ = ["CALENDAR", "CLOCK", "DATE_SHARE", "ISO_DATE", "ORDERLESS_DATE", "PARTS", "TRENDS", "DateKind", "as_labels",
-           "date_notes", "date_parts", "date_share", "day_text", "find_dates", "held_dates", "read_dates", "used_parts"]
+           "beyond_note", "date_notes", "date_parts", "date_share", "day_text", "find_dates", "held_dates", "read_dates",
+           "used_parts"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +23,8 @@ import numpy as np
 import torch
 
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig
-from fpt.data.base import plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
-from fpt.data.dates import date_notes
+from fpt.data.base import ColumnNote, plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
+from fpt.data.dates import beyond_note, date_notes
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
@@ -223,10 +224,7 @@ class UserData:
 def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     """The task of ``RawData`` as read (from files, or in memory: fpt.build(data=DataFrame)): the objective
     decided, the missing validation/test splits held out, then ``task_from_raw``."""
-    import warnings
-
     from fpt.data.base import (
-        ColumnNote,
         ObjectiveInferred,
         column_notes,
         finish_splits,
@@ -268,11 +266,12 @@ def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -
     train, every split tokenised. Without a test split (fpt.sklearn, whose caller keeps its own test data)
     the training set is the set reported after training (``test_set`` "train" in the summary)."""
     prep = fit_preprocessing(raw, options, objective)
-    batches, cut = {}, {}
+    batches, cut, beyond = {}, {}, {}
     for name, split in raw.splits.items():
         x, lengths = prep.tokeniser(split.x)
         check_finite(x, split.where)  # 1e40 in a series would train as "diverged at step 1"
         cut[name] = getattr(prep.tokeniser, "cut", 0)
+        beyond[name] = dict(getattr(prep.tokeniser, "beyond", {}))  # a table's dates past the training range
         batches[name] = Batch(x, prep.encode_targets(split.y, split.where), lengths)
     shape = prep.tokeniser.spec()
     m = len(raw.targets)
@@ -289,7 +288,13 @@ def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -
         **{k: v for k, v in raw.notes.items() if k != "features"},
         **({"features": prep.features} if prep.features and raw.modality == "tabular" else {}),
         **({"cut_to_max_tokens": cut} if any(cut.values()) else {}),
+        **({"dates_beyond_training": {k: {c: v[0] for c, v in b.items()} for k, b in beyond.items() if b}}
+           if any(beyond.values()) else {}),
     }
+    # held-out dates past the training range are read as its nearest end (clipped), as predict reads them: said once
+    note = beyond_note(raw.splits["train"].where, beyond, {k: len(v) for k, v in raw.splits.items()})
+    if note is not None:
+        warnings.warn(note, ColumnNote, stacklevel=3)
     train_batch = batches.pop("train")
     if options.train_on_val:  # fpt train --refit's second run: validation joins the training examples
         train_batch = join(train_batch, batches["val"])
