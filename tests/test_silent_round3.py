@@ -126,3 +126,39 @@ def test_held_out_dates_beyond_the_training_range_are_said_at_training(tiny_bert
     assert len(notes) == 1
     assert "column 'when': 20 of 20 in test beyond the training dates (2024-01-01 .. " in notes[0]
     assert exp.data.info["dates_beyond_training"] == {"test": {"when": 20}}
+
+
+def test_a_small_variation_on_a_large_offset_survives_the_reading_of_series(tiny_bert_dir, tmp_path):
+    """Series were float32 from the moment they were read: a sensor at 1e6 varying by 0.001 (float32's steps there
+    are 0.0625) read as a constant, every token 0 after per-series normalisation, and nothing to learn (1-NN: 0.5).
+    A series float32 cannot carry now stays float64 until the tokeniser has normalised it, at training and predict."""
+    from fpt import baselines as classic
+
+    rng = np.random.default_rng(0)
+    t = np.linspace(0, 1, 32)
+    y = np.arange(80) % 2
+    shapes = np.stack([np.sin(2 * np.pi * (1 + k) * t) for k in y]) + 0.1 * rng.normal(size=(80, 32))
+    X = (1e6 + 0.001 * shapes)[:, None, :]  # (n, 1, L) float64
+    np.savez(tmp_path / "s.npz", X=X[:60], y=y[:60], X_test=X[60:], y_test=y[60:])
+    exp = fpt.build(data=str(tmp_path / "s.npz"), body=tiny_bert_dir, init="random", fit="gradient", steps=2,
+                    eval_every=2, batch_size=8, device="cpu", baselines="none", series_norm="series", series_patch=4,
+                    objective="classification")
+    test = exp.data.eval_sets["test"].x  # (20, 8, 4)
+    own = X[60:, 0] - X[60:, 0].mean(1, keepdims=True)
+    expected = torch.from_numpy((own / own.std(1, keepdims=True)).reshape(20, 8, 4).astype(np.float32))
+    assert float((test - expected).abs().max()) < 1e-4  # were all 0
+    assert classic.fit_models(exp.data)["models"]["1-NN Euclidean"]["test"] == 1.0  # was 0.5
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    tokens, _, _ = model.tokens(X[60:])
+    alone, _, _ = model.tokens(X[60:61])
+    assert torch.equal(tokens, test) and torch.equal(alone, test[:1])
+
+
+def test_series_float32_carries_stay_float32():
+    from fpt.data.timeseries import float32_carries, narrowed
+
+    rng = np.random.default_rng(0)
+    plain, offset = rng.normal(size=(2, 50)), 1e6 + 0.001 * rng.normal(size=(2, 50))
+    assert float32_carries(plain) and not float32_carries(offset)
+    assert [s.dtype for s in narrowed([plain, offset], "X")] == [np.float32, np.float64]

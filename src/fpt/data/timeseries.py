@@ -64,6 +64,10 @@ def is_ucr(path: Path) -> bool:
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # 1.18e-38: below it float32 keeps fewer digits, below 1.4e-45 none
 _SMALLEST_SCALE = 1e-30  # as fpt.data.tokenisers._SMALLEST_STD: a channel varying on a smaller scale is refused
+# float32's spacing near a channel's values, in its standard deviation, above which float32 cannot carry it (as
+# fpt.onnx_raw.FLOAT32_RESOLUTION judges an export's float32 inputs): a sensor's 1e6 offset has steps of 0.0625, so
+# a variation of 0.001 on top of it reads as a constant
+FLOAT32_RESOLUTION = 1e-4
 
 
 class TinyValues(FptWarning):
@@ -71,8 +75,30 @@ class TinyValues(FptWarning):
     much larger that float32 could not tell them from 0 beside it anyway."""
 
 
+def float32_carries(s: np.ndarray) -> bool:
+    """Whether float32 holds a (C, L) float64 series' every channel to ``FLOAT32_RESOLUTION`` of its own standard
+    deviation (a constant channel: only if float32 holds it exactly)."""
+    if not s.size:
+        return True
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a channel of NaN alone: nothing to carry
+        std = np.nanstd(s, axis=1)  # (C,)
+        top = np.nanmax(np.abs(s), axis=1)
+    for c in range(s.shape[0]):
+        if not np.isfinite(top[c]):
+            continue
+        if std[c] > 0:
+            if np.spacing(np.float32(top[c] + 4 * std[c])) / std[c] > FLOAT32_RESOLUTION:
+                return False
+        elif not np.array_equal(s[c].astype(np.float32), s[c], equal_nan=True):
+            return False
+    return True
+
+
 def narrowed(series: list[np.ndarray], where: str, error: type[Exception] = DataError) -> list[np.ndarray]:
-    """(C, L) float64 series as float32, as every series is read. A value of 0 < |v| < 1.2e-38 (float32's smallest
+    """(C, L) float64 series as float32, as every series is read, but for a series float32 cannot carry
+    (``float32_carries``: a large offset under a small variation), which stays float64 (the tokeniser normalises in
+    float64, and the tokens it makes are float32 only after that). A value of 0 < |v| < 1.2e-38 (float32's smallest
     normal number; 1e-315 in a float64 file) becomes 0 or loses digits in the cast, silently. So, per channel of
     ``where`` (the file or array), such values are counted: where the whole channel is that small (every value under
     1e-30, the scale fpt.data.tokenisers refuses to standardise by), its series would read as zeros, and that is an
@@ -104,7 +130,8 @@ def narrowed(series: list[np.ndarray], where: str, error: type[Exception] = Data
             warnings.warn(f"{channel}: {what} read as 0 or with fewer digits; beside the channel's values (up to "
                           f"{largest:.3g}) they are below float32's precision, so the model reads the same; rescale "
                           "them if they matter", TinyValues, stacklevel=3)
-    return [s.astype(np.float32) for s in series]
+    return [s.astype(np.float32) if s.dtype.itemsize <= 4 or s.dtype.kind != "f" or float32_carries(s) else s
+            for s in series]
 
 
 def _number(text: str, path: Path, line: int) -> float:
@@ -546,7 +573,7 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     if all(s.ndim in (1, 2) for s in X):
         X = narrowed([s[None, :] if s.ndim == 1 else s for s in X], where, SchemaError)
     for i, s in enumerate(X):
-        s = np.asarray(s, dtype=np.float32)
+        s = np.asarray(s, dtype=np.float64 if np.asarray(s).dtype == np.float64 else np.float32)  # as narrowed kept it
         s = s[None, :] if s.ndim == 1 else s
         if s.ndim != 2:
             raise SchemaError(f"{where}: series {i + 1} has shape {s.shape}; give (channels, length)")
