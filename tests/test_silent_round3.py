@@ -162,3 +162,29 @@ def test_series_float32_carries_stay_float32():
     plain, offset = rng.normal(size=(2, 50)), 1e6 + 0.001 * rng.normal(size=(2, 50))
     assert float32_carries(plain) and not float32_carries(offset)
     assert [s.dtype for s in narrowed([plain, offset], "X")] == [np.float32, np.float64]
+
+
+def test_a_resumed_run_with_more_steps_says_its_steps_in_mlflow(tiny_gpt2_dir, tmp_path, monkeypatch):
+    """MLflow params cannot change, and fpt skipped the keys already logged: a finished 4-step run resumed to 6 steps
+    read params.steps = 4 in MLflow, with no other field saying what it trained under. The tag fpt.config.steps (which
+    can change) now holds 6, and summary.steps (a metric) the steps trained."""
+    pytest.importorskip("mlflow")
+    from mlflow.tracking import MlflowClient
+
+    from fpt import tracking
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    fields = dict(task="bit-xor", body=tiny_gpt2_dir, init="random", batch_size=4, eval_every=2,
+                  task_options={"eval_size": 16}, device="cpu")
+    run = tmp_path / "run"
+    fpt.fit(fpt.build(**fields, steps=4), out=run, progress=False, trackers=["mlflow"])
+    for steps in (6, 8):
+        fpt.fit(fpt.build(fpt.train.resume_config(run, {"steps": steps})), out=run, resume=True, progress=False,
+                trackers=["mlflow"])
+        client = MlflowClient(tracking_uri=tracking.mlflow_store_uri())
+        (found,) = client.search_runs([client.get_experiment_by_name("fpt").experiment_id])
+        assert found.data.tags.get("fpt.config.steps") == str(steps)  # was missing: only params.steps = 4
+        assert found.data.metrics["summary.steps"] == steps and found.data.params["steps"] == "4"
+    assert not [k for k in found.data.tags if k.startswith("fpt.config.") and k != "fpt.config.steps"]

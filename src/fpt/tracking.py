@@ -321,9 +321,15 @@ def _event_seconds(log_dir: Path) -> list[int]:
     return seconds
 
 
+CONFIG_TAG = "fpt.config."  # MLflow tags of the fields a resumed run changed: its params keep their first values
+
+
 class MLflow(Tracker):
     """An MLflow run: the config as params, every evaluation's metrics, the summary's numbers as
-    ``summary.*`` metrics, and config.yaml, metrics.jsonl, summary.json (and data.json) as artifacts.
+    ``summary.*`` metrics (``summary.steps``: the steps trained), and config.yaml, metrics.jsonl, summary.json (and
+    data.json) as artifacts. MLflow params cannot change: a resumed run that trains under another value of a field
+    (a larger ``steps``, another ``patience``, ``target`` or ``baselines``) keeps the first value as the param and sets
+    the tag ``fpt.config.FIELD`` to the value it trains under now (a tag can change).
 
     The tracking store is ``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else MLflow's default in the
     working directory (see ``mlflow_store_uri``). Inside the caller's ``with mlflow.start_run():`` the run is that
@@ -358,10 +364,13 @@ class MLflow(Tracker):
             previous = _previous_run(client, experiment_id, where)
             if previous is not None and not continues(self.out, step) and not _unused(previous, flat):
                 previous = None  # a new run in a directory that held another: a new MLflow run
+        now: dict[str, str] = {}  # the fields a continued run trains under that differ from its logged params
         if previous is not None:
             self.run_id = previous.info.run_id
             client.update_run(self.run_id, status="RUNNING")
             logged = previous.data.params
+            said = {k[len(CONFIG_TAG):] for k in previous.data.tags if k.startswith(CONFIG_TAG)}
+            now = {k: v for k, v in flat.items() if k in logged and (logged[k] != v or k in said)}
         else:
             tags = {"fpt.task": exp.config.task, "fpt.body": exp.config.body}
             if parent is not None:  # MLflow's own tag for a child run: the UI shows it under the user's run
@@ -376,6 +385,10 @@ class MLflow(Tracker):
         params = [Param(k, v) for k, v in flat.items() if k not in logged]
         for first in range(0, len(params), 100):  # MLflow takes at most 100 params per call
             client.log_batch(self.run_id, params=params[first:first + 100])
+        if now:  # a param keeps its first value in MLflow: a resumed run's larger --steps (patience, ...) is a tag
+            from mlflow.entities import RunTag
+
+            client.log_batch(self.run_id, tags=[RunTag(f"{CONFIG_TAG}{k}", v) for k, v in now.items()])
         self._catch_up(_kept_rows(self.out), step, previous is not None)
 
     def _catch_up(self, rows: list[dict[str, Any]], step: int, continued: bool) -> None:

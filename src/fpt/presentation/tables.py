@@ -4,7 +4,8 @@ One results.csv row per cell (its seeds aggregated: mean, sample std, n), plus r
 report computes from other rows (Table 6's speed-up, Table 10's epoch speed-up) and
 counted parameters (Table 8). A difference against the paper is printed only where our
 task is the paper's (``compared`` = yes); every column shows the chance and majority-class
-accuracy (the training set's most frequent class, fpt.train.baselines) on the split it is measured on, and a cell not above the majority class is marked.
+accuracy (the training set's most frequent class, fpt.train.baselines) on the split it is measured on, and a cell
+not above the majority class is marked.
 """
 
 from __future__ import annotations
