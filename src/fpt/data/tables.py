@@ -61,6 +61,10 @@ ROW_INDEX = ""
 # archives as they are downloaded (train.csv.gz, a Kaggle train.csv.zip). Parquet compresses inside its own format.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
 TSV_SUFFIXES = {".tsv", ".tab"}
+# How every CSV/TSV is parsed, at train and at predict alike: spaces after a separator are layout, not part of the
+# value (R's write.table(sep=", "), hand-written and some Excel exports: 'x1, x2, label'); kept, the columns were
+# ' x2' and ' label' (--target label found no column) and the labels ' a', a category apart from 'a'.
+CSV_OPTIONS = {"skipinitialspace": True}
 # said beside a target column the user did not name, in errors about it (a user who forgot --target learns that first)
 DEFAULT_TARGET = " (chosen by default: a column named target, label, labels, class or y, else the last)"
 
@@ -189,7 +193,18 @@ def _cause(exc: BaseException) -> str:
 
 def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
     """Every column of one table file as a numpy array (numbers as float/int, text as object). ``empty``: a header
-    with no rows is columns of no values (new inputs: a batch job's file on a day with nothing new), not an error."""
+    with no rows is columns of no values (new inputs: a batch job's file on a day with nothing new), not an error.
+    A CSV's rows of no value in any column are left out, as its blank lines are (``read_table``)."""
+    return read_table(path, empty)[0]
+
+
+def read_table(path: Path, empty: bool = False, aligned: bool = False) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """``read_columns``' columns, and the rows (0-based, under the header) of a CSV/TSV left out for holding no value
+    in any column: Excel writes a row of nothing but separators (',,') for each row once formatted and now empty,
+    read as an example of missing values ('target missing on row(s) ...'). ``aligned`` (new inputs, whose
+    predictions are written one per row in order): only such rows at the end are left out; one between rows of values
+    is refused, since leaving it out would move every prediction below it onto the row above, and reading it would
+    predict from nothing."""
     suffix = table_suffix(path)
     builder = BUILDERS.get(suffix)
     if builder is None:
@@ -203,6 +218,7 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
     indexed, blank = _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty) if builder == "csv" else \
         (False, set())
     kwargs = {"sep": "\t"} if suffix in TSV_SUFFIXES else {}
+    kwargs |= CSV_OPTIONS if builder == "csv" else {}
     table = _csv_table(path, kwargs.get("sep", ",")) if builder == "csv" else None
     if table is None:
         datasets = quiet_datasets()
@@ -221,6 +237,13 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
                                 "with a letter in front as ids or labels") from None
             raise DataError(f"{path}: cannot be read as {format_name(path)} ({_cause(exc)}); fix the file or "
                             "convert it to CSV with a header row") from None
+    skipped = _empty_rows(table, path, aligned) if builder == "csv" else np.zeros(0, dtype=np.int64)
+    if len(skipped):
+        import pyarrow as pa
+
+        keep = np.ones(table.num_rows, dtype=bool)
+        keep[skipped] = False
+        table = table.filter(pa.array(keep))
     if table.num_rows == 0 and not empty:
         raise DataError(f"{path}: no rows; it needs one row per example under the header")
     if builder == "json" and table.num_rows == 1 and all(str(t).startswith("struct") for t in table.schema.types):
@@ -251,7 +274,31 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
             raise DataError(f"{path}: column {name!r} holds infinite values on row(s) {rows(np.isinf(values))}; replace "
                             "them with finite numbers or leave them empty (missing)")
         columns[ROW_INDEX if indexed and i == 0 else str(name)] = values  # pandas named it 'Unnamed: 0'
-    return columns
+    return columns, skipped
+
+
+def _empty_rows(table: Any, path: Path, aligned: bool) -> np.ndarray:
+    """The rows of an Arrow table read from a CSV that hold no value in any column (``read_table``)."""
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0 or table.num_columns == 0:
+        return np.zeros(0, dtype=np.int64)
+    nothing = None
+    for col in table.columns:
+        null = pc.is_null(col)
+        nothing = null if nothing is None else pc.and_(nothing, null)
+        if not pc.any(nothing).as_py():
+            return np.zeros(0, dtype=np.int64)
+    at = np.flatnonzero(np.asarray(nothing))
+    if aligned:
+        values = np.flatnonzero(~np.asarray(nothing))
+        inside = at[at < values[-1]] if len(values) else at[:0]
+        if len(inside):
+            raise DataError(f"{path}: row(s) {', '.join(str(int(i) + 1) for i in inside[:5])}"
+                            f"{', ...' if len(inside) > 5 else ''} under the header hold no value in any column (a row "
+                            "of nothing but separators, ',,'), between rows of values; predictions are written one per "
+                            "row in order, so fpt neither skips nor predicts them: delete those lines")
+    return at
 
 
 def arrow_values(col: Any) -> np.ndarray:
@@ -287,7 +334,8 @@ def _csv_table(path: Path, sep: str) -> Any:
         while True:  # once, or again for each chunk that shows a column of whole numbers too wide for 64 bits
             with _open_bytes(path) as f:
                 chunks = []
-                for df in pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS, dtype=dict.fromkeys(text, str) or None):
+                for df in pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS, dtype=dict.fromkeys(text, str) or None,
+                                      **CSV_OPTIONS):
                     wide = _wide_integer_columns(df) - text
                     if wide:
                         text |= wide
@@ -319,7 +367,8 @@ def _wide_integer_cell(path: Path, sep: str) -> tuple[str, str]:
 
     try:
         with _open_bytes(path) as f:
-            for df in pd.read_csv(f, sep=sep, dtype=str, chunksize=CSV_CHUNK_ROWS, on_bad_lines="skip"):
+            for df in pd.read_csv(f, sep=sep, dtype=str, chunksize=CSV_CHUNK_ROWS, on_bad_lines="skip",
+                                  **CSV_OPTIONS):
                 for c in df.columns:
                     for v in df[c].dropna():
                         if WHOLE_NUMBER.fullmatch(v.strip()) and abs(int(v)) >= 2**63:
@@ -503,12 +552,16 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
         files = split_files(path)
         if "train" not in files:
             raise DataError(f"{path}: no train.csv (or .tsv/.jsonl/.parquet/.feather) split file")
-        parts = {split: (read_columns(f), str(f)) for split, f in files.items()}
+        read = {split: read_table(f) for split, f in files.items()}
+        parts = {split: (cols, str(files[split])) for split, (cols, _) in read.items()}
+        empty = [empty_rows_note(str(files[split]), len(at)) for split, (_, at) in read.items() if len(at)]
         split_from = f"the data's own split files ({', '.join(f.name for f in files.values())})"
         source = f"{format_name(files['train'])} split files in {path}"
         paths = list(files.values())
     else:
-        parts = _by_split_column(read_columns(path), path)
+        cols, at = read_table(path)
+        parts = _by_split_column(cols, path)
+        empty = [empty_rows_note(str(path), len(at))] if len(at) else []
         split_from = f"the {SPLIT_COLUMN!r} column" if len(parts) > 1 else SEEDED
         source = f"{format_name(path)} file {path}"
         paths = [path]
@@ -517,6 +570,8 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
     raw = columns_to_raw(parts, target, modality, source, split_from, drop, series)
     if indexed:
         raw.notes["row_index"] = indexed
+    if empty:
+        raw.notes["empty_rows"] = empty
     if not series:
         csv = [p for p in paths if BUILDERS[table_suffix(p)] == "csv"]
         numeric = [t for t in raw.targets
@@ -540,7 +595,7 @@ def label_text_check(paths: list[Path], targets: list[str]) -> None:
             sep = "\t" if table_suffix(p) in TSV_SUFFIXES else ","
             try:
                 with _open_bytes(p) as f:
-                    texts = pd.read_csv(f, sep=sep, usecols=[t], dtype=str, na_filter=False)[t]
+                    texts = pd.read_csv(f, sep=sep, usecols=[t], dtype=str, na_filter=False, **CSV_OPTIONS)[t]
             except Exception:  # noqa: S112 (read once already; a file that differs now has nothing more to say here)
                 continue
             for text in pd.unique(texts.str.strip()):
@@ -938,8 +993,20 @@ def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str) 
 
 
 def read_table_inputs(path: Path, checks: Checks) -> Inputs:
-    """``fpt predict``'s reader of one table file: its columns, checked as the model's features (and targets)."""
-    return checks.columns(read_columns(path, empty=True), str(path))
+    """``fpt predict``'s reader of one table file: its columns, checked as the model's features (and targets). Rows
+    of no value at the file's end are left out, said in a note (one between rows of values is refused: the
+    predictions are written one per row, in order)."""
+    columns, skipped = read_table(path, empty=True, aligned=True)
+    inputs = checks.columns(columns, str(path))
+    if len(skipped):
+        inputs.notes.append(empty_rows_note(str(path), len(skipped)))
+    return inputs
+
+
+def empty_rows_note(where: str, count: int) -> str:
+    """What a CSV's rows of no value became, for the user."""
+    return (f"{where}: {count} row(s) hold no value in any column (rows of nothing but separators, ',,', as Excel "
+            "writes once-formatted rows) and were left out, as blank lines are")
 
 
 def tabular_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
@@ -1016,6 +1083,6 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
 
 
 __all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "arrow_values", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
-           "format_name", "label_text_check", "long_series", "numbers_column", "read_columns", "read_table_inputs",
+           "format_name", "label_text_check", "long_series", "numbers_column", "read_columns", "read_table", "read_table_inputs",
            "read_tables", "sequence_columns",
            "series_columns", "split_files", "table_from_array", "table_stem", "table_suffix", "tabular_columns"]

@@ -1,0 +1,98 @@
+"""Tables as practitioners save them, after the reader's last round: spaces after a CSV's commas, Excel's rows of
+nothing but commas, JSON records under a key, duration columns, list-of-number columns in Parquet and JSON lines, and
+a dict of torch tensor columns. Each was read wrongly or refused with the wrong advice."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import fpt
+from fpt.cli import main
+from fpt.data import load, tables
+from fpt.data.base import column_notes
+from fpt.data.memory import from_memory
+from fpt.data.tokenisers import TabularTokens
+from fpt.errors import DataError
+
+CLOSED = {"init": "random", "fit": "closed-form", "baselines": "none", "device": "cpu"}
+N = 40
+
+
+def _frame(n: int = N, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x1 = rng.normal(size=n).round(3)
+    return pd.DataFrame({"x1": x1, "x2": rng.normal(size=n).round(3), "label": np.where(x1 > 0, "a", "b")})
+
+
+def _csv(frame: pd.DataFrame, sep: str = ",") -> str:
+    lines = [sep.join(frame.columns)] + [sep.join(str(v) for v in row) for row in frame.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+# 1 ------------------------------------------------------------------------------------------ spaces after commas
+
+
+def test_spaces_after_the_commas_are_layout_at_train_and_at_predict(tmp_path, tiny_bert_dir, monkeypatch):
+    """'x1, x2, label' was read as columns ' x2' and ' label' (--target label: no such column; by default the
+    target ' label' with the classes ' a' and ' b')."""
+    frame = _frame()
+    (tmp_path / "spaced.csv").write_text(_csv(frame, ", "))
+    (tmp_path / "plain.csv").write_text(_csv(frame))
+    raw = load(str(tmp_path / "spaced.csv"), target="label")
+    assert raw.targets == ["label"] and raw.notes["features"] == ["x1", "x2"]
+    assert sorted(set(raw.splits["train"].y[:, 0])) == ["a", "b"]
+    assert raw.splits["train"].x["x2"].tolist() == frame.x2.tolist()
+    with monkeypatch.context() as m:  # datasets' reader, the reference of fpt's own, reads it the same
+        m.setattr(tables, "_csv_table", lambda *a: None)
+        reference = tables.read_columns(tmp_path / "spaced.csv")
+    ours = tables.read_columns(tmp_path / "spaced.csv")
+    assert list(ours) == list(reference) == ["x1", "x2", "label"]
+    assert ours["label"].tolist() == reference["label"].tolist() == frame.label.tolist()
+    run = tmp_path / "run"
+    fpt.fit(fpt.build(data=str(tmp_path / "spaced.csv"), target_column="label", body=tiny_bert_dir, **CLOSED),
+            out=run, progress=False)
+    model = fpt.load(run)
+    spaced, plain = model.predict(str(tmp_path / "spaced.csv")), model.predict(str(tmp_path / "plain.csv"))
+    assert spaced.tolist() == plain.tolist() and set(spaced) <= {"a", "b"}
+
+
+# 2 ------------------------------------------------------------------------------------------ rows of commas
+
+
+def test_rows_of_nothing_but_commas_are_left_out_in_training_with_a_note(tmp_path):
+    """Excel's once-formatted empty rows (',,') were examples of missing values: 'target missing on row(s) 41, 42'."""
+    text = _csv(_frame()).splitlines()
+    lines = [*text[:11], ",,", *text[11:], ",,", " , ,", ""]
+    (tmp_path / "t.csv").write_text("\n".join(lines))
+    raw = load(str(tmp_path / "t.csv"), target="label")
+    assert len(raw.splits["train"].y) == N
+    assert raw.splits["train"].x["x1"].tolist() == _frame().x1.tolist()
+    note = f"{tmp_path / 't.csv'}: 3 row(s) hold no value in any column"
+    assert any(n.startswith(note) for n in column_notes(raw))
+
+
+def test_at_predict_rows_of_commas_at_the_end_are_left_out_and_between_rows_refused(tmp_path, tiny_bert_dir, capsys):
+    """A prediction per input row, in order: the trailing ones are left out (every row above keeps its
+    prediction), one between rows of values is refused (left out, each prediction below it would move up a row)."""
+    frame = _frame()
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    run = tmp_path / "run"
+    fpt.fit(fpt.build(data=str(tmp_path / "t.csv"), body=tiny_bert_dir, **CLOSED), out=run, progress=False)
+    new = frame.drop(columns="label").head(6)
+    (tmp_path / "new.csv").write_text(_csv(new) + ",\n,\n")
+    assert main(["predict", str(run), str(tmp_path / "new.csv"), "--out", str(tmp_path / "p.csv")]) == 0
+    written = pd.read_csv(tmp_path / "p.csv")
+    assert len(written) == 6
+    assert written.prediction.tolist() == fpt.load(run).predict(new).tolist()
+    assert "2 row(s) hold no value in any column" in capsys.readouterr().err
+    lines = _csv(new).splitlines()
+    (tmp_path / "gap.csv").write_text("\n".join([*lines[:3], ",", *lines[3:]]) + "\n")
+    with pytest.raises(DataError, match=r"gap.csv: row\(s\) 3 under the header hold no value in any column .* "
+                                        "between rows of values; .* delete those lines"):
+        fpt.load(run).predict(str(tmp_path / "gap.csv"))
