@@ -96,3 +96,48 @@ def test_at_predict_rows_of_commas_at_the_end_are_left_out_and_between_rows_refu
     with pytest.raises(DataError, match=r"gap.csv: row\(s\) 3 under the header hold no value in any column .* "
                                         "between rows of values; .* delete those lines"):
         fpt.load(run).predict(str(tmp_path / "gap.csv"))
+
+
+# 3 ------------------------------------------------------------------------------------------ JSON under a key
+
+
+def test_json_records_under_one_key_are_read_as_the_records(tmp_path):
+    """{"data": [{...}, ...]} was 'column 'data' mixes types or holds nested values ... give it one type per column'."""
+    frame = _frame()
+    records = frame.to_dict(orient="records")
+    (tmp_path / "t.json").write_text(json.dumps({"data": records}))
+    raw = load(str(tmp_path / "t.json"))
+    assert raw.targets == ["label"] and raw.notes["features"] == ["x1", "x2"]
+    assert raw.splits["train"].x["x1"].tolist() == frame.x1.tolist()
+    (tmp_path / "two.json").write_text(json.dumps({"data": records, "version": 2}))
+    with pytest.raises(DataError, match=r"two.json: one JSON object whose key\(s\) 'data' hold records, beside "
+                                        r"'version'; .* pandas.DataFrame\(obj\['data'\]\).to_json\('x.jsonl', "
+                                        r"orient='records', lines=True\)"):
+        load(str(tmp_path / "two.json"))
+
+
+# 5 ------------------------------------------------------------------------------------------ list columns in files
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_a_list_of_numbers_column_in_a_file_is_a_series_per_row_as_in_a_dataset(suffix, tmp_path, tiny_bert_dir):
+    """A datasets.Dataset's List(Value('float')) column is read as a series per row; the same column in Parquet or
+    JSON lines was 'column 's' mixes types or holds nested values (list<item: double>)'."""
+    datasets = pytest.importorskip("datasets")
+    rng = np.random.default_rng(2)
+    level = rng.normal(size=N)
+    frame = pd.DataFrame({"s": [(level[i] + rng.normal(size=12) * 0.1).round(4).tolist() for i in range(N)],
+                          "label": np.where(level > 0, "up", "down")})
+    path = tmp_path / f"t{suffix}"
+    if suffix == ".parquet":
+        frame.to_parquet(path)
+    else:
+        frame.to_json(path, orient="records", lines=True)
+    raw = load(str(path))
+    reference = from_memory(datasets.Dataset.from_pandas(frame), None, "auto", "auto", 32)
+    assert raw.modality == reference.modality == "timeseries"
+    assert raw.notes["channel_names"] == reference.notes["channel_names"] == ["s"]
+    assert [x.tolist() for x in raw.splits["train"].x] == [x.tolist() for x in reference.splits["train"].x]
+    fpt.fit(fpt.build(data=str(path), body=tiny_bert_dir, **CLOSED), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    assert model.predict(str(path)).tolist() == model.predict(frame.drop(columns="label")).tolist()

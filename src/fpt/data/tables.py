@@ -250,13 +250,18 @@ def read_table(path: Path, empty: bool = False, aligned: bool = False) -> tuple[
         # pandas' to_json default (orient="columns"): one object of columns, each an object of row -> value
         raise DataError(f"{path}: one JSON object of columns (pandas' to_json default, orient='columns'), not a record "
                         "per example; save it as JSON lines: df.to_json('x.jsonl', orient='records', lines=True)")
+    if builder == "json":
+        table = _records_under_key(table, path)
     if builder == "csv":
         _repeated_header(table, path)
     columns: dict[str, np.ndarray] = {}
     for i, name in enumerate(table.column_names):
         col = table.column(name)
         kind = str(col.type)
-        if "json" in kind or kind.startswith(("struct", "list", "large_list", "map")):
+        if _numbers_per_cell(col.type):  # a series per row, as a datasets.Dataset's List(Value("float")) column is
+            columns[str(name)] = arrow_values(col)  # read (columns_to_raw: _cells_raw), each cell an array or None
+            continue
+        if "json" in kind or kind.startswith(("struct", "list", "large_list", "map", "fixed_size_list")):
             kind = kind if len(kind) <= 60 else kind[:57] + "..."
             raise DataError(f"{path}: column {name!r} mixes types or holds nested values ({kind}); give it one type "
                             "(numbers or text) per column")
@@ -299,6 +304,41 @@ def _empty_rows(table: Any, path: Path, aligned: bool) -> np.ndarray:
                             "of nothing but separators, ',,'), between rows of values; predictions are written one per "
                             "row in order, so fpt neither skips nor predicts them: delete those lines")
     return at
+
+
+def _numbers_per_cell(kind: Any) -> bool:
+    """Whether an Arrow type is a list of numbers per cell (Parquet's list<double>, a JSON line's [0.1, 0.2])."""
+    import pyarrow as pa
+
+    lists = pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    return lists and (pa.types.is_integer(kind.value_type) or pa.types.is_floating(kind.value_type))
+
+
+def _records_under_key(table: Any, path: Path) -> Any:
+    """A JSON file of one object holding the records under a key (``{"data": [{...}, ...]}``, as web APIs and
+    ``json.dump({"data": rows})`` write them) as the table of those records; Arrow read it as one row of one column
+    of lists ('column 'data' mixes types or holds nested values'). An object of several keys is refused naming them:
+    which key holds the examples, and whether the others belong beside each record, it does not say."""
+    import pyarrow as pa
+
+    if table.num_rows != 1:
+        return table
+    records = [name for name, kind in zip(table.column_names, table.schema.types, strict=True)
+               if pa.types.is_list(kind) or pa.types.is_large_list(kind)]
+    records = [name for name in records if pa.types.is_struct(table.schema.field(name).type.value_type)]
+    if not records:
+        return table
+    fix = ("save the records as JSON lines, one per line: pandas.DataFrame(obj[KEY]).to_json('x.jsonl', "
+           "orient='records', lines=True)")
+    if table.num_columns > 1:
+        raise DataError(f"{path}: one JSON object whose key(s) {shown([repr(r) for r in records])} hold records, beside "
+                        f"{shown([repr(c) for c in table.column_names if c not in records])}; which are the examples "
+                        f"the file does not say: {fix.replace('KEY', repr(records[0]))}")
+    rows = table.column(records[0]).combine_chunks().flatten()
+    if len(rows) == 0:
+        raise DataError(f"{path}: the list of records under the key {records[0]!r} is empty; it needs one record per "
+                        "example")
+    return pa.Table.from_struct_array(rows)
 
 
 def arrow_values(col: Any) -> np.ndarray:
@@ -698,8 +738,9 @@ TOKENIZER_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
 def _cells_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], features: list[str], targets: list[str],
                modality: str, source: str, split_from: str, drop: tuple[str, ...], chosen: str) -> RawData:
     """A table whose feature cells are series (a datasets ``Sequence``/``List`` column, sktime's nested DataFrame:
-    ``holds_series``; table files refuse list columns as they are read) as series ``RawData``: each feature column a
-    channel, read by name at predict (``CHANNEL_NAMES``), the target column(s) beside them by name."""
+    ``holds_series``; a Parquet, Feather or JSON lines column of lists of numbers: ``_numbers_per_cell``) as series
+    ``RawData``: each feature column a channel, read by name at predict (``CHANNEL_NAMES``), the target column(s)
+    beside them by name."""
     train_cols, train_where = parts["train"]
     wide = [t for t in targets if holds_series(np.asarray(train_cols[t]))]
     if wide:
