@@ -116,6 +116,36 @@ def test_json_records_under_one_key_are_read_as_the_records(tmp_path):
         load(str(tmp_path / "two.json"))
 
 
+# 4 ------------------------------------------------------------------------------------------ durations
+
+
+def test_durations_are_read_as_seconds_at_train_and_at_predict(tmp_path, tiny_bert_dir):
+    """A timedelta64 column (a DataFrame's, Parquet's duration) was read as a text category per duration ('86
+    seconds'): a new duration at predict an unseen category."""
+    rng = np.random.default_rng(1)
+    seconds = rng.integers(0, 3600, N).astype(float)
+    frame = pd.DataFrame({"x": rng.normal(size=N), "wait": pd.to_timedelta(seconds, unit="s"),
+                          "label": np.where(seconds > 1800, "long", "short")})
+    frame.loc[3, "wait"] = pd.NaT
+    frame.to_parquet(tmp_path / "t.parquet")
+    raw = load(str(tmp_path / "t.parquet"))
+    wait = raw.splits["train"].x["wait"]
+    assert wait.dtype == np.float64 and np.isnan(wait[3])
+    assert wait[~np.isnan(wait)].tolist() == np.delete(seconds, 3).tolist()
+    tok = TabularTokens.fit(raw.splits["train"].x, 50)
+    assert [f["kind"] for f in tok.features] == ["numeric", "numeric"]
+    as_objects = from_memory(frame.astype({"wait": object}), "label", "auto", "auto", 32).splits["train"].x["wait"]
+    np.testing.assert_array_equal(as_objects, wait)
+    fpt.fit(fpt.build(data=str(tmp_path / "t.parquet"), body=tiny_bert_dir, **CLOSED), out=tmp_path / "run",
+            progress=False)
+    model = fpt.load(tmp_path / "run")
+    inputs = frame.drop(columns="label")
+    in_ms = inputs.assign(wait=inputs.wait.astype("timedelta64[ms]"))  # another unit: the same seconds
+    new = pd.DataFrame({"x": [0.0], "wait": [pd.Timedelta(hours=5)]})  # beyond the training range: a number
+    assert model.tokens(in_ms)[0].tolist() == model.tokens(str(tmp_path / "t.parquet"))[0].tolist()
+    assert model.tokens(new)[0].shape == (1, 2, tok.token_dim)
+
+
 # 5 ------------------------------------------------------------------------------------------ list columns in files
 
 

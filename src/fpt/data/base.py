@@ -338,21 +338,21 @@ def column_notes(raw: RawData) -> list[str]:
             continue
         if name in raw.notes.get("dates", {}):  # read as dates (fpt.data.dates): a time, not an identifier
             continue
-        if col.dtype.kind in "Om":  # text, or durations (read as text categories)
+        if col.dtype.kind == "O":  # text (durations are read as seconds: fpt.data.tables.as_seconds)
             present = [str(v).strip() for v, m in zip(col, is_missing(col), strict=True) if not m]
-            example = written_numbers(col) if col.dtype.kind == "O" else None
+            example = written_numbers(col)
             if example is not None:
                 notes.append(f"{train.where}: column {name!r} holds numbers written with signs or separators "
                              f"({example!r}), so it is read as text categories; write them as plain numbers "
                              f"(e.g. {plain_number(example)}) to read them as numbers")
                 continue
-            stray = stray_text(present) if col.dtype.kind == "O" else None
+            stray = stray_text(present)
             if stray is not None:
                 notes.append(f"{train.where}: column {name!r} holds numbers and a few texts ({stray}), so it is read "
                              "as text categories, its numbers unordered; if those texts mean missing (an Excel error, "
                              "'?', '-'), leave the cells empty to read the column as numbers")
                 continue
-            pair = same_but_spacing(col) if col.dtype.kind == "O" else None
+            pair = same_but_spacing(col)
             if pair is not None:
                 notes.append(f"{train.where}: column {name!r} holds categories that differ {differ_how(pair)}, "
                              f"read as different categories; {one_way('category', pair)}")

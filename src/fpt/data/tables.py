@@ -12,6 +12,7 @@ symbol sequence (DNA, proteins, expressions); ``--modality`` overrides.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 import tempfile
@@ -980,6 +981,25 @@ def _complex(values: np.ndarray, present: np.ndarray, where: str) -> None:
                         "and imaginary parts as two columns (numpy.real, numpy.imag), or its magnitude (numpy.abs)")
 
 
+def as_seconds(values: np.ndarray) -> np.ndarray | None:
+    """A column of durations (timedelta64: a DataFrame's, Parquet's duration type; or Python/pandas timedeltas among
+    objects) as float64 seconds (missing: NaN), else None. A duration is a quantity: read as a category per value, a
+    new one at predict was an unseen category, and 1 and 2 hours as far apart as 1 hour and 1 day. The unit is
+    numpy's or Arrow's, never the user's, so it is not kept: seconds, at predict too (``_check_feature``)."""
+    if values.dtype.kind == "m":
+        return values / np.timedelta64(1, "s")  # NaT: NaN
+    if values.dtype.kind != "O" or not len(values):
+        return None
+    missing = is_missing(values)
+    present = values[~missing]
+    if not len(present) or not all(isinstance(v, datetime.timedelta | np.timedelta64) for v in present):
+        return None
+    out = np.full(len(values), np.nan)
+    out[~missing] = [v / np.timedelta64(1, "s") if isinstance(v, np.timedelta64) else v.total_seconds()
+                     for v in present]
+    return out
+
+
 def numbers_column(values: np.ndarray, where: str) -> np.ndarray:
     """A table's column as given, or as float64 (missing: NaN) where it is an object column whose present values are
     all numbers (a DataFrame's column of Decimals from a database, of ints and floats beside None, a nullable boolean
@@ -987,6 +1007,8 @@ def numbers_column(values: np.ndarray, where: str) -> np.ndarray:
     are refused."""
     import numbers
 
+    if (seconds := as_seconds(values)) is not None:
+        return seconds
     if values.dtype.kind not in "Oc":
         return values
     missing = is_missing(values)
@@ -1005,6 +1027,8 @@ def column(values: np.ndarray, where: str) -> np.ndarray:
 
     if values.dtype.kind in "iubf":
         return values.astype(np.float64)
+    if (seconds := as_seconds(values)) is not None:
+        return seconds
     missing = is_missing(values)
     present = values[~missing]
     _complex(values, present, where)
@@ -1098,6 +1122,8 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
     if f["kind"] == "numeric":
         if col.dtype.kind in "iubf":
             return col
+        if (seconds := as_seconds(col)) is not None:  # durations, as training read them
+            return seconds
         out = np.full(len(col), np.nan)
         for i in np.flatnonzero(~missing):
             try:
