@@ -171,3 +171,26 @@ def test_a_list_of_numbers_column_in_a_file_is_a_series_per_row_as_in_a_dataset(
     fpt.fit(fpt.build(data=str(path), body=tiny_bert_dir, **CLOSED), out=tmp_path / "run", progress=False)
     model = fpt.load(tmp_path / "run")
     assert model.predict(str(path)).tolist() == model.predict(frame.drop(columns="label")).tolist()
+
+
+# 6 ------------------------------------------------------------------------------------------ dict of tensors
+
+
+def test_a_dict_of_torch_tensor_columns_is_a_table_as_a_dict_of_arrays_is(tmp_path, tiny_bert_dir):
+    """{"a": torch.tensor(...), "y": ...} was "unknown array 'a'; an .npz holds X, y, ...": a tensor was not taken for
+    a column, and a column named y (a target's default name) for an .npz's y without its X."""
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=N).astype(np.float32), rng.normal(size=N).astype(np.float32)
+    y = (a > 0).astype(np.int64)
+    tensors = {"a": torch.tensor(a, requires_grad=True), "b": torch.tensor(b), "y": torch.tensor(y)}
+    raw = from_memory(tensors, None, "auto", "auto", 32)
+    arrays = from_memory({"a": a, "b": b, "y": y}, None, "auto", "auto", 32)
+    assert raw.modality == arrays.modality == "tabular" and raw.targets == arrays.targets == ["y"]
+    assert raw.notes["features"] == ["a", "b"]
+    assert raw.splits["train"].x["a"].tolist() == arrays.splits["train"].x["a"].tolist() == a.astype(float).tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(fpt.build(data=tensors, body=tiny_bert_dir, **CLOSED), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    new = {"a": torch.tensor(a[:5], requires_grad=True), "b": torch.tensor(b[:5])}
+    assert model.predict(new).tolist() == model.predict({"a": a[:5], "b": b[:5]}).tolist()

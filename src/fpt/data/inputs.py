@@ -209,7 +209,9 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
     if from_columns is None:
         raise SchemaError(f"{where}: columns of a table, but the model was trained on {schema.modality} data")
     unique_names(columns, where, SchemaError, "one key per column")
-    cols = {str(k): np.asarray(v) for k, v in columns.items() if str(k) != SPLIT_COLUMN}
+    # a column of a torch tensor as its values (on any device, requiring grad), as training reads one
+    cols = {str(k): np.asarray(inputs_array(v, f"{where}: column {k!r}", SchemaError)) for k, v in columns.items()
+            if str(k) != SPLIT_COLUMN}
     if not cols:
         raise SchemaError(f"{where}: no columns; the model needs {shown(schema.features)}")
     scalars = [k for k, v in cols.items() if v.ndim == 0]

@@ -30,13 +30,13 @@ from fpt.data.base import (
     unique_names,
 )
 from fpt.data.frames import flattened, tuple_target
-from fpt.data.host import inputs_array, targets_array, tensor_pair
+from fpt.data.host import inputs_array, is_tensor, targets_array, tensor_pair
 from fpt.data.hub import from_datasets, is_datasets, streamed
 from fpt.data.modalities import requested
 from fpt.data.tables import columns_to_raw
 from fpt.errors import ConfigError, DataError
 
-NPZ_NAMES = {name for pair in SPLIT_KEYS.values() for name in pair}
+NPZ_INPUTS = {x for x, _ in SPLIT_KEYS.values()}
 
 
 def is_in_memory(data: Any) -> bool:
@@ -82,13 +82,14 @@ def _long_index(data: Any, target: str | None) -> bool:
 
 
 def _is_columns(data: Any) -> bool:
-    """A dict of a table's columns (``{"age": [...], "label": [...]}``): two or more equal-length one-dimensional
-    columns, none named as an .npz's arrays (X, y, X_val, ...: a dict of those is arrays, and a misspelt one beside
-    them an error)."""
-    if not isinstance(data, Mapping) or len(data) < 2 or any(str(k) in NPZ_NAMES for k in data):
+    """A dict of a table's columns (``{"age": [...], "label": [...]}``, numpy arrays, lists or torch tensors): two or
+    more equal-length one-dimensional columns, none named as an .npz's inputs (X, X_val, X_test: a dict of those is
+    arrays, and a misspelt one beside them an error). A column named y is a table's target (y is one of the names
+    the target is chosen by), not an .npz's y without its X."""
+    if not isinstance(data, Mapping) or len(data) < 2 or any(str(k) in NPZ_INPUTS for k in data):
         return False
-    shapes = {np.shape(v) if isinstance(v, (list, tuple, np.ndarray)) or hasattr(v, "to_numpy") else None
-              for v in data.values()}
+    shapes = {tuple(np.shape(v)) if isinstance(v, (list, tuple, np.ndarray)) or hasattr(v, "to_numpy") or is_tensor(v)
+              else None for v in data.values()}
     return len(shapes) == 1 and None not in shapes and len(next(iter(shapes))) == 1
 
 
@@ -147,7 +148,9 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     if _is_columns(data):  # {column: values}, as predict reads one: a table
         import pandas as pd
 
-        data = pd.DataFrame({k: np.asarray(v) for k, v in data.items()})
+        # a column of torch tensors as its values (on any device, requiring grad), as X=tensor is read
+        data = pd.DataFrame({k: np.asarray(inputs_array(v, f"data={type(data).__name__}: column {k!r}", DataError))
+                             for k, v in data.items()})
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
         target = tuple_target(data, target, "the DataFrame", DataError)
         data = flattened(data, "the DataFrame", DataError)  # MultiIndex columns by flat names, ('y', '') as y
