@@ -988,7 +988,10 @@ def as_seconds(values: np.ndarray) -> np.ndarray | None:
     numpy's or Arrow's, never the user's, so it is not kept: seconds, at predict too (``_check_feature``)."""
     if values.dtype.kind == "m":
         return values / np.timedelta64(1, "s")  # NaT: NaN
-    if values.dtype.kind != "O" or not len(values):
+    if values.dtype.kind != "O":
+        return None
+    head = values[:1000]  # text or numbers: a look at the first values, not a pass over every one
+    if not any(isinstance(v, datetime.timedelta | np.timedelta64) for v in head[~is_missing(head)][:1]):
         return None
     missing = is_missing(values)
     present = values[~missing]
