@@ -361,6 +361,14 @@ def agrees(saved: RunConfig, wanted: RunConfig) -> bool:
     return all(have[k] == v for k, v in want.items() if not (v is None and k in UNSET))
 
 
+def same_experiment(a: RunConfig, b: RunConfig) -> bool:
+    """Whether two configs, each possibly read from a config.yaml, are one experiment: equal in every field, but for a
+    field one of them leaves unset (a config.yaml written before fpt recorded it has None there; ``agrees`` judges a
+    plan against a saved run, this judges two runs' configs, either of them the older)."""
+    one, other = (with_task(with_paths_absolute(c)).to_dict() for c in (a, b))
+    return all(one[k] == other[k] for k in one if not (k in UNSET and (one[k] is None or other[k] is None)))
+
+
 def assemble(config: RunConfig, data: TaskData) -> Experiment:
     """An experiment of already built task data (``build`` builds it from the config; fpt.sklearn from arrays),
     its config resolved (``resolved``)."""

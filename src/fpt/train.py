@@ -195,13 +195,13 @@ def _same_run(out: Path, wanted: RunConfig) -> None:
     config's run, was read back as this run's result, and another config's checkpoint trained on, without a word."""
     from dataclasses import replace
 
-    from fpt.pipeline import agrees
+    from fpt.pipeline import same_experiment
 
     if not rundir.written_by_fpt(out):
         raise ConfigError(f"{out} holds summary.json but no config.yaml written by fpt train, so it is not a finished "
                           "fpt run: choose another out (a new or empty folder)")
     saved = resume_config(out)
-    if not agrees(saved, replace(wanted, **{k: getattr(saved, k) for k in RESUMABLE_CHANGES})):
+    if not same_experiment(saved, replace(wanted, **{k: getattr(saved, k) for k in RESUMABLE_CHANGES})):
         raise ConfigError(f"{out} holds a run of another config than the one resumed; resume it with its own "
                           f"config (fpt train --resume {out}), or choose another out")
 

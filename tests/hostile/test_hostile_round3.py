@@ -199,7 +199,8 @@ def test_a_hostile_resume_is_one_line(case, run_copy, tmp_path, capsys):
         target.write_text("x")
     else:
         (run_copy / "metrics.jsonl").write_text("[1]\n")
-    assert main(["train", "--resume", str(target), "--quiet"]) == 2
+    # a larger --steps: a finished run resumed with nothing to do returns at once, its files unread (train.finished)
+    assert main(["train", "--resume", str(target), "--steps", "4", "--quiet"]) == 2
     one_line(capsys, "train")
 
 
