@@ -689,12 +689,7 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     date_targets = [t for t in targets if _date_target(np.asarray(train_cols[t]))]
     splits = {}
     for split, (cols, where) in parts.items():
-        missing = [c for c in (*targets, *features) if c not in cols]
-        if missing:
-            raise DataError(f"{where}: no column(s) {', '.join(map(repr, missing))}, which the training file has; "
-                            "give every split file the same columns")
-        for t in targets:
-            check_target_values(cols[t], t, where, chosen)
+        _check_split_columns(cols, targets, features, where, chosen)
         # dates as class labels: the text they are written as (a datetime64's item() is an integer of nanoseconds)
         y = _stack_targets([as_labels(np.asarray(cols[t])) if t in date_targets else cols[t] for t in targets])
         splits[split] = Split({c: read_dates(np.asarray(cols[c]), dated[c].zone, f"{where}: column {c!r}", DataError)
@@ -736,6 +731,17 @@ def _date_target(values: np.ndarray) -> bool:
 TOKENIZER_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
 
 
+def _check_split_columns(cols: dict[str, Any], targets: list[str], features: list[str], where: str,
+                         chosen: str) -> None:
+    """A split file holds the training file's columns, and a value of every target on every row."""
+    missing = [c for c in (*targets, *features) if c not in cols]
+    if missing:
+        raise DataError(f"{where}: no column(s) {', '.join(map(repr, missing))}, which the training file has; "
+                        "give every split file the same columns")
+    for t in targets:
+        check_target_values(cols[t], t, where, chosen)
+
+
 def _cells_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], features: list[str], targets: list[str],
                modality: str, source: str, split_from: str, drop: tuple[str, ...], chosen: str) -> RawData:
     """A table whose feature cells are series (a datasets ``Sequence``/``List`` column, sktime's nested DataFrame:
@@ -767,12 +773,7 @@ def _cells_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], features: li
                         + "; give modality auto or timeseries")
     splits = {}
     for split, (cols, where) in parts.items():
-        missing = [c for c in (*targets, *features) if c not in cols]
-        if missing:
-            raise DataError(f"{where}: no column(s) {', '.join(map(repr, missing))}, which the training file has; "
-                            "give every split file the same columns")
-        for t in targets:
-            check_target_values(cols[t], t, where, chosen)
+        _check_split_columns(cols, targets, features, where, chosen)
         cells = series_of_cells(zip(*(cols[c] for c in features), strict=True), features, where)
         splits[split] = Split(series_from_array(cells, "", 0, where), _stack_targets([cols[t] for t in targets]),
                               where)
