@@ -79,8 +79,8 @@ def test_a_frame_of_numbers_and_datetimes_fits_and_predicts(tiny_gpt2_dir, colum
     X = X[["x", "w"]].assign(when=column)
     clf = FPTClassifier(body=tiny_gpt2_dir, init="random", device="cpu", fitting="closed-form").fit(X, y)
     kinds = [f["kind"] for f in clf.preprocessing_.tokeniser.features]
-    # dates as dates (a token per part: time, year, month, day, weekday), durations as categories
-    assert kinds == ["numeric", "numeric", *(["datetime"] * 5 if column.dtype.kind == "M" else ["categorical"])]
+    # dates as dates (a token per part: time, year, month, day, weekday), durations as numbers (seconds)
+    assert kinds == ["numeric", "numeric", *(["datetime"] * 5 if column.dtype.kind == "M" else ["numeric"])]
     assert list(clf.feature_names_in_) == ["x", "w", "when"] and clf.predict(X.iloc[:7]).shape == (7,)
 
 

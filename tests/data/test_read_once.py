@@ -31,7 +31,7 @@ def _counting(monkeypatch, module, name):
 
 def test_inside_the_block_a_path_is_read_once_per_set_of_options(tiny_tables, monkeypatch):
     path = tiny_tables.classification("c.csv", n=40, kinds="uv")
-    calls = _counting(monkeypatch, tables, "read_columns")
+    calls = _counting(monkeypatch, tables, "read_table")
     with read_once():
         first = load(str(path))
         assert load(str(path)) is first and len(calls) == 1
@@ -59,7 +59,7 @@ def test_tasks_built_from_one_reading_are_those_of_fresh_readings(tmp_path, tiny
 
 def test_choose_fit_and_cross_validation_read_the_file_once(tiny_tables, tiny_bert_dir, monkeypatch):
     path = tiny_tables.classification("c.csv", n=40)
-    calls = _counting(monkeypatch, tables, "read_columns")
+    calls = _counting(monkeypatch, tables, "read_table")
     config = RunConfig(data=str(path), body=tiny_bert_dir, init="random", fit="auto", steps=2, eval_every=2,
                        batch_size=8, device="cpu", cf_members=1)
     choice = choose_fit(config, 3, choice=replace(AUTO, gradient_budget_s=float("inf")))

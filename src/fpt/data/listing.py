@@ -35,6 +35,15 @@ class Entry(NamedTuple):
     is_dir: bool
 
 
+def _is_dir(entry: os.DirEntry) -> bool:
+    """As ``Path.is_dir`` answers: a link that loops or dangles is not a folder (``DirEntry.is_dir`` raises ELOOP), and
+    the reader that opens it names it."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def children(directory: Path) -> list[Entry]:
     """The entries directly in ``directory``, sorted (OSError as ``os.scandir`` raises it)."""
     listed = _LISTED.get()
@@ -42,7 +51,7 @@ def children(directory: Path) -> list[Entry]:
     if listed is not None and key in listed:
         return listed[key]
     with os.scandir(directory) as it:
-        found = sorted(Entry(directory / e.name, e.is_dir()) for e in it)
+        found = sorted(Entry(directory / e.name, _is_dir(e)) for e in it)
     if listed is not None:
         listed[key] = found
     return found
