@@ -193,8 +193,6 @@ def _same_run(out: Path, wanted: RunConfig) -> None:
     """Refuse to continue a run, or to return a finished run's summary, as ``wanted``'s unless fpt wrote it for the
     same experiment (the fields ``RESUMABLE_CHANGES`` names may differ): a summary.json of a user's, or another
     config's run, was read back as this run's result, and another config's checkpoint trained on, without a word."""
-    from dataclasses import replace
-
     from fpt.pipeline import same_experiment
 
     if not rundir.written_by_fpt(out):

@@ -55,7 +55,7 @@ def test_is_missing_of_text_makes_no_type_test_per_value(monkeypatch: pytest.Mon
 
 def test_text_column_tries_float_once_per_distinct_text_that_may_be_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
     counting = _Counting(float)
-    monkeypatch.setattr(tables, "float", counting, raising=False)
+    monkeypatch.setattr(base, "float", counting, raising=False)  # reads_as_float lives there
     codes = _objects(["c1", "c2", None, "c3 "] * 500)
     out = tables._check_text_column(codes, "code", Path("t.csv"))
     assert counting.calls == 0  # no code starts as a number does; a float() per present cell was 1,500 calls

@@ -304,14 +304,15 @@ def stray_text(present: list[str]) -> str | None:
     """The texts (up to three, quoted) of a column whose present values are at least half numbers and hold at most
     three distinct texts (Excel's '#DIV/0!', '?', '-'), else None. From nine in ten numbers on, fpt.data.tables
     refuses the column instead, naming the rows."""
-    texts = [v for v in present if not _is_float(v)]
+    texts = [v for v in present if not reads_as_float(v)]
     kinds = list(dict.fromkeys(texts))
     if not present or not texts or len(texts) > len(present) / 2 or len(kinds) > 3:
         return None
     return ", ".join(repr(k) for k in kinds)
 
 
-def _is_float(text: str) -> bool:
+def reads_as_float(text: str) -> bool:
+    """Whether ``float`` reads ``text`` as a number."""
     try:
         float(text)
     except ValueError:
@@ -611,7 +612,7 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
 
 __all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
            "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective",
-           "gives_target_away", "is_missing", "plain_value", "same_but_spacing", "shown"]
+           "gives_target_away", "is_missing", "plain_value", "reads_as_float", "same_but_spacing", "shown"]
 
 
 def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -34,6 +34,7 @@ from fpt.data.base import (
     choose_targets,
     is_missing,
     plain_value,
+    reads_as_float,
     rows,
     shown,
 )
@@ -570,14 +571,6 @@ def _check_text_column(values: np.ndarray, name: str, path: Path) -> np.ndarray:
 _MAY_BE_NUMBER = re.compile(r"\s*[+-]?(?:\d|\.|inf|nan)", re.IGNORECASE)
 
 
-def _reads_as_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _text_numbers(values: np.ndarray, present: np.ndarray) -> np.ndarray:
     """Which present cells of a column of text read as numbers (``float``), as ``_numbers_per_value`` finds them: each
     distinct text tried once, and only one that may be a number (a column of codes repeats a few texts, none of them
@@ -585,7 +578,7 @@ def _text_numbers(values: np.ndarray, present: np.ndarray) -> np.ndarray:
     texts = values[present]
     verdict = dict.fromkeys(texts, False)
     for text in filter(_MAY_BE_NUMBER.match, list(verdict)):
-        verdict[text] = _reads_as_float(text)
+        verdict[text] = reads_as_float(text)
     numeric = np.zeros(len(values), dtype=bool)
     numeric[present] = np.fromiter(map(verdict.__getitem__, texts), dtype=bool, count=len(texts))
     return numeric
