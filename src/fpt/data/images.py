@@ -334,7 +334,10 @@ def load_image(source: Path | np.ndarray | Any, channels: str, size: int) -> np.
     if isinstance(source, (str, Path)):
         im = _open(Path(source))
     elif isinstance(source, np.ndarray):
-        im = Image.fromarray(source[..., 0] if source.shape[-1] == 1 else source[..., :3])
+        # (H, W, 2) and (H, W, 4) are LA and RGBA: their transparent pixels go onto white below, as a file's do (an
+        # array of a PNG, np.asarray(Image.open(f)), read as its file is at predict)
+        c = source.shape[-1]
+        im = Image.fromarray(source[..., 0] if c == 1 else source if c in (2, 4) else source[..., :3])
     else:  # a PIL image: upright by its EXIF orientation as a file is (Image.open does not turn it; datasets does)
         from PIL import ImageOps
 
@@ -363,7 +366,9 @@ def array_channels(X: Any, channels: str) -> str:
     """The channels of images given as arrays: ``channels``, or with auto rgb when the training X has 3 channels."""
     if channels != "auto":
         return channels
-    return "rgb" if (X.ndim == 4 and 3 in (X.shape[-1], X.shape[1])) else "gray"
+    # the channel axis as as_images finds it; RGBA (4) is colour too: read as gray, its colour was lost unsaid
+    c = 1 if X.ndim != 4 else X.shape[-1] if X.shape[-1] in (1, 3, 4) else X.shape[1]
+    return "rgb" if c in (3, 4) else "gray"
 
 
 def array_notes(splits: dict[str, Split], channels: str) -> dict[str, Any]:
