@@ -50,3 +50,29 @@ def test_a_transparent_image_array_reads_as_its_png_file_does(tmp_path):
     assert (from_file == 255).all()  # fully transparent: white
     assert np.array_equal(load_image(X[0], "rgb", 8), from_file)
     assert np.array_equal(load_image(X[0][..., [0, 3]], "gray", 8), load_image(tmp_path / "clear.png", "gray", 8))
+
+
+def test_numbers_with_a_decimal_comma_are_named_with_their_fix(tmp_path):
+    """A ','-separated CSV of decimal commas (pandas' to_csv(decimal=","), a European spreadsheet's export, quoted
+    "1,26") read each number as a text category without a word: the notes named thousands separators ("1,234") only.
+    A target of them was refused as a class per row, naming --objective regression, which then could not read it."""
+    import pandas as pd
+
+    from fpt.data import load
+    from fpt.data.base import check_class_counts, column_notes
+    from fpt.errors import DataError
+
+    rng = np.random.default_rng(0)
+    n = 30
+    weight = (rng.normal(size=n) * 10 + 70).round(2)
+    weight[3] = 72.0  # a whole number among them, written "72"
+    pd.DataFrame({"weight": weight, "x": rng.normal(size=n).round(3), "label": ["ab"[i % 2] for i in range(n)]}).to_csv(
+        tmp_path / "eu.csv", index=False, decimal=",")
+    assert '"' in (tmp_path / "eu.csv").read_text().splitlines()[1]  # the commas are quoted, as pandas writes them
+    (note,) = [m for m in column_notes(load(str(tmp_path / "eu.csv"))) if "'weight'" in m]
+    first = f"{weight[0]:.2f}".rstrip("0").rstrip(".")
+    assert f"holds numbers written with signs or separators ({first.replace('.', ',')!r})" in note
+    assert f"(e.g. {first})" in note
+    y = np.array([[f"{v:.2f}".replace(".", ",")] for v in weight], dtype=object)
+    with pytest.raises(DataError, match=r"target .price' holds numbers written with signs or separators .*e\.g\. \d+\.\d"):
+        check_class_counts(y, ["price"], "eu.csv")

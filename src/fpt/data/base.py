@@ -289,15 +289,22 @@ IDENTIFIER_MIN_ROWS = 20
 # fpt reads plain numbers only, so such a column reads as text; the notes and errors below name the fix.
 WRITTEN_NUMBER = re.compile(r"[+-]?[$€£¥]?[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?%?")
 PLAIN_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")  # as fpt reads a number from text
+# A decimal comma ("3,14"), as most of Europe writes numbers and to_csv(decimal=",") quotes them in a ','-separated
+# file: a comma before other than three digits is no thousands separator.
+DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 
 
 def written_numbers(values: np.ndarray) -> str | None:
     """The first present value of a text column whose every present value is a number written for people (with a
-    currency sign, thousands separators or a percent sign: ``WRITTEN_NUMBER``, not a plain number), else None."""
+    currency sign, thousands separators or a percent sign: ``WRITTEN_NUMBER``, not a plain number; or with a decimal
+    comma, ``DECIMAL_COMMA``, beside plain whole numbers), else None."""
     present = [str(v).strip() for v, m in zip(values, is_missing(values), strict=True) if not m]
-    if not present or not all(WRITTEN_NUMBER.fullmatch(v) for v in present):
-        return None
-    return next((v for v in present if not PLAIN_NUMBER.fullmatch(v)), None)
+    if present and all(WRITTEN_NUMBER.fullmatch(v) for v in present):
+        return next((v for v in present if not PLAIN_NUMBER.fullmatch(v)), None)
+    if present and all(DECIMAL_COMMA.fullmatch(v) or PLAIN_NUMBER.fullmatch(v) for v in present):
+        # "1,5" beside "2,250": decimal commas all (some comma is before other than three digits)
+        return next((v for v in present if DECIMAL_COMMA.fullmatch(v) and not WRITTEN_NUMBER.fullmatch(v)), None)
+    return None
 
 
 def stray_text(present: list[str]) -> str | None:
@@ -321,7 +328,10 @@ def reads_as_float(text: str) -> bool:
 
 
 def plain_number(text: str) -> str:
-    """``text`` (a ``WRITTEN_NUMBER``) as fpt reads a number: without currency, thousands and percent signs."""
+    """``text`` (``written_numbers``'s example) as fpt reads a number: without currency, thousands and percent signs,
+    a decimal comma as a point."""
+    if DECIMAL_COMMA.fullmatch(text) and not WRITTEN_NUMBER.fullmatch(text):
+        return text.replace(",", ".")
     return re.sub(r"[$€£¥,%]", "", text)
 
 
