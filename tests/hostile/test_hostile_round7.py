@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hostile_helpers import table
+
+from fpt.cli import main
 
 
 def _red_and_blue(n: int = 8, alpha: int = 255) -> tuple[np.ndarray, np.ndarray]:
@@ -76,3 +79,24 @@ def test_numbers_with_a_decimal_comma_are_named_with_their_fix(tmp_path):
     y = np.array([[f"{v:.2f}".replace(".", ",")] for v in weight], dtype=object)
     with pytest.raises(DataError, match=r"target .price' holds numbers written with signs or separators .*e\.g\. \d+\.\d"):
         check_class_counts(y, ["price"], "eu.csv")
+
+
+@pytest.mark.parametrize("blank", ["", '""'])
+def test_new_rows_with_their_target_column_left_blank_are_predicted(blank, tab_run, tmp_path, capsys):
+    """The training file's layout with the answers left blank (a template to fill in): fpt predict refused it, saying
+    to "name the column to predict with --target NAME", an option it does not take. Nothing to score: the rows are
+    predicted as they are without the column, with a note saying so."""
+    import pandas as pd
+
+    rows = table(tmp_path / "t.csv", n=6, seed=3).read_text().splitlines()
+    (tmp_path / "blank.csv").write_text("\n".join([rows[0]] + [r.rsplit(",", 1)[0] + "," + blank for r in rows[1:]]))
+    (tmp_path / "none.csv").write_text("\n".join(r.rsplit(",", 1)[0] for r in rows))
+    for name in ("blank", "none"):
+        assert main(["predict", str(tab_run), str(tmp_path / f"{name}.csv"), "--out", str(tmp_path / f"{name}-p.csv")]) == 0
+    assert "target column 'label' is empty on every row: predicted without scoring" in capsys.readouterr().err
+    blank_p, none_p = (pd.read_csv(tmp_path / f"{name}-p.csv") for name in ("blank", "none"))
+    assert len(blank_p) == 6 and blank_p.equals(none_p)
+    # a target on some rows only is still refused, naming them (scored on the rest it would be a partial figure)
+    (tmp_path / "some.csv").write_text("\n".join(rows[:-1] + [rows[-1].rsplit(",", 1)[0] + ","]))
+    assert main(["predict", str(tab_run), str(tmp_path / "some.csv"), "--out", str(tmp_path / "some-p.csv")]) == 2
+    assert "target column 'label' is missing on row(s) 6" in capsys.readouterr().err

@@ -245,9 +245,9 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
         raise SchemaError(f"{where}: column {extra[0]!r}" + (f" (and {shown(extra[1:], 5)})" if len(extra) > 1 else "")
                           + f" was not a feature when the model was trained; drop it. The model's feature columns: "
                           f"{shown(features)}; target(s): {', '.join(targets)}")
-    given = [t for t in targets if t in cols]
+    given, notes = _scored(cols, targets, where)
     if given and len(given) != len(targets):
-        absent = [t for t in targets if t not in cols]
+        absent = [t for t in targets if t not in given]
         raise SchemaError(f"{where}: target column(s) {', '.join(map(repr, given))} but not {', '.join(map(repr, absent))}; "
                           "give every target column (to score the predictions) or none")
     if series_id:  # a long-format table: its rows grouped into series, a prediction per id
@@ -258,7 +258,7 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
         x, y, ids = long_series(cols, tuple(series_id), features, given, where, SchemaError)
         if y is not None:
             check_labels(y, schema, where)
-        return Inputs(check_series(x, schema, where, allow_unseen), y, where, [str(i) for i in ids],
+        return Inputs(check_series(x, schema, where, allow_unseen), y, where, [str(i) for i in ids], notes,
                       names_as=series_id[0])
     x = from_columns(cols, schema, where, allow_unseen)
     y = None
@@ -271,7 +271,18 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
         check_labels(y, schema, where)
     # a row index first, as its writer placed it (pandas reads the predictions back with read_csv(..., index_col=0))
     carried = [c for c in (ROW_INDEX, *dropped) if c in cols]
-    return Inputs(x, y, where, carried={c: _as_written(cols[c]) for c in carried})
+    return Inputs(x, y, where, notes=notes, carried={c: _as_written(cols[c]) for c in carried})
+
+
+def _scored(cols: Mapping[str, Any], targets: list[str], where: str) -> tuple[list[str], list[str]]:
+    """(the target columns given with values, to score; notes). A target column with no value on any row (the training
+    file's layout with its answers left blank, a template to fill in) holds nothing to score: the rows are predicted as
+    if it were absent, with a note (it was an error naming --target, which fpt predict does not take); one with values
+    on some rows only is still an error naming the rows (check_target_values)."""
+    given = [t for t in targets if t in cols]
+    blank = [t for t in given if len(cols[t]) and is_missing(np.asarray(cols[t])).all()]
+    notes = [f"{where}: target column {t!r} is empty on every row: predicted without scoring" for t in blank]
+    return [t for t in given if t not in blank], notes
 
 
 def channel_columns(columns: Mapping[str, Any], schema: Schema, channels: list[str], where: str,
@@ -281,8 +292,8 @@ def channel_columns(columns: Mapping[str, Any], schema: Schema, channels: list[s
     the labels to score (they were 'channels x, label, but the model was trained on x')."""
     unique_names(columns, where, SchemaError, "one key per column")
     cols = {str(k): v for k, v in columns.items() if str(k) != SPLIT_COLUMN}
-    given = [t for t in schema.targets if t in cols]
-    names = [c for c in cols if c not in given]
+    given, notes = _scored(cols, schema.targets, where)
+    names = [c for c in cols if c not in given and c not in schema.targets]
     if sorted(names) != sorted(channels):
         raise SchemaError(f"{where}: channels (columns) {shown(names)}, but the model was trained on {shown(channels)}"
                           f"; give the same channels, by the same names (and the target {', '.join(schema.targets)} "
@@ -297,7 +308,7 @@ def channel_columns(columns: Mapping[str, Any], schema: Schema, channels: list[s
             check_target_values(np.asarray(cols[t]), t, where)
         y = np.stack([np.asarray(cols[t]).astype(object) for t in schema.targets], axis=1)
         check_labels(y, schema, where)
-    return Inputs(check_arrays(series, schema, where, allow_unseen), y, where)
+    return Inputs(check_arrays(series, schema, where, allow_unseen), y, where, notes=notes)
 
 
 def _as_written(col: np.ndarray) -> list[Any]:
