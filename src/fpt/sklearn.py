@@ -56,7 +56,7 @@ from fpt.data.arrays import (
     series_frame,
     series_list,
 )
-from fpt.data.base import finish_splits, lazy_frame, plain_value
+from fpt.data.base import finish_splits, is_missing, lazy_frame, plain_value
 from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.tokenisers import check_finite
@@ -87,6 +87,20 @@ class NoProbabilities(ConfigError, AttributeError):
 
 def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _labels_present(y: Any, where: str) -> None:
+    """Class labels with none missing, as fpt.build(data=(X, y)) reads them (None, NaN, pandas' NA or NaT, empty
+    text): scikit-learn's checks let None and pd.NA through, to a TypeError in sorting the labels ('<' not supported
+    between 'NoneType' and 'str'; 'boolean value of NA is ambiguous')."""
+    labels = np.asarray(y, dtype=object)
+    if labels.ndim != 1:
+        return  # scikit-learn's validate_data names a y of another shape
+    missing = is_missing(labels)
+    if missing.any():
+        raise DataError(f"{where} is missing at index {int(np.flatnonzero(missing)[0])} ({int(missing.sum())} of "
+                        f"{len(labels)} examples: None, NaN, pandas' NA or empty text); a class label cannot be missing: "
+                        "leave those examples out of X and y")
 
 
 def _has_text_columns(X: Any) -> bool:
@@ -224,6 +238,8 @@ class _FPTEstimator(BaseEstimator):
         # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
         X = inputs_array(X, f"{type(self).__name__}.fit: X", DataError)
         y = targets_array(y, f"{type(self).__name__}.fit: y", DataError)
+        if self._objective == "classification":
+            _labels_present(y, f"{type(self).__name__}.fit: y")
         # a multi-index X is series when y has one target per series, a table when one per row
         frame = series_frame(X, f"{type(self).__name__}.fit: X", len(np.asarray(y)) if is_multiindex_frame(X) else None)
         # a DataFrame of series: its columns are the channels, which predict then reads by name (in_trained_order)

@@ -100,3 +100,20 @@ def test_new_rows_with_their_target_column_left_blank_are_predicted(blank, tab_r
     (tmp_path / "some.csv").write_text("\n".join(rows[:-1] + [rows[-1].rsplit(",", 1)[0] + ","]))
     assert main(["predict", str(tab_run), str(tmp_path / "some.csv"), "--out", str(tmp_path / "some-p.csv")]) == 2
     assert "target column 'label' is missing on row(s) 6" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("gap", [None, "pd.NA"])
+def test_a_class_label_left_missing_is_one_line_naming_the_example(gap, tiny_bert_dir):
+    """A label of None or pandas' NA (an object column read from a file with gaps, a nullable 'string' Series) got
+    past scikit-learn's checks to a TypeError in sorting the labels: "'<' not supported between instances of
+    'NoneType' and 'str'", "boolean value of NA is ambiguous"."""
+    import pandas as pd
+
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    y = np.array(["a", "b"] * 6, dtype=object)
+    y[5] = None if gap is None else pd.NA
+    with pytest.raises(DataError, match=r"FPTClassifier.fit: y is missing at index 5 \(1 of 12 examples"):
+        FPTClassifier(body=tiny_bert_dir, init="random", device="cpu", fitting="closed-form").fit(X, y)
