@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +98,8 @@ class Checks:
 
     schema: Any  # fpt.data.inputs.Schema
     arrays: Callable[[Any, str], Any]  # (arrays or a list of examples, where) -> the modality's raw form, checked
-    columns: Callable[[Mapping[str, Any], str], Inputs]  # (table columns, where) -> Inputs (targets if all given)
+    # (table columns, where[, the reader's masks of missing cells: Gaps]) -> Inputs (targets if all given)
+    columns: Callable[..., Inputs]
     labels: Callable[[np.ndarray, str], None]  # ((n, m) targets, where): each one the model can score
     # the user declared that the inputs hold no targets (fpt predict --no-targets): a reader whose format cannot say
     # (a UCR .tsv's first field, a .ts line's last) reads every field as a value
@@ -158,6 +159,27 @@ def is_missing(values: np.ndarray) -> np.ndarray:
         return _plain_missing(values, kinds)
     return np.array([v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip())
                      or type(v).__name__ in _PANDAS_MISSING for v in values], dtype=bool)
+
+
+# A reader's masks of missing cells, by column name: (the column array it read, is_missing of that array). A later
+# check of the same array takes its mask from here (``known_missing``) instead of reading every cell again; a check of
+# another array of that name (a split's rows, a converted copy) computes its own.
+Gaps = dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def keep_gaps(gaps: Gaps | None, name: str, values: np.ndarray, missing: np.ndarray) -> None:
+    """Record ``missing`` (``is_missing(values)``) for column ``name`` in ``gaps`` (where a caller asked for them),
+    read-only: it is shared by every check that reads it."""
+    if gaps is not None:
+        missing.flags.writeable = False
+        gaps[name] = (values, missing)
+
+
+def known_missing(values: np.ndarray, name: str, gaps: Gaps | None) -> np.ndarray | None:
+    """``is_missing(values)`` where a reader kept it in ``gaps`` for this very array (column ``name``), else None:
+    the checks that take it compute it themselves then, where they need it."""
+    entry = gaps.get(name) if gaps else None
+    return entry[1] if entry is not None and entry[0] is values else None
 
 
 def rows(mask: np.ndarray, limit: int = 5) -> str:
@@ -236,10 +258,12 @@ def choose_targets(columns: list[str], target: str | None, where: str) -> list[s
     return [candidates[-1]]
 
 
-def check_target_values(values: np.ndarray, name: str, where: str, chosen: str = "") -> None:
+def check_target_values(values: np.ndarray, name: str, where: str, chosen: str = "",
+                        missing: np.ndarray | None = None) -> None:
     """Every row has a target value. ``chosen``: how fpt chose the column when the user named none (said in the
-    error: a user who forgot --target learns that first)."""
-    missing = is_missing(values)
+    error: a user who forgot --target learns that first). ``missing``: ``is_missing(values)`` where the caller has
+    it."""
+    missing = is_missing(values) if missing is None else missing
     if len(missing) > 1 and missing.all():  # most often the default target, the last column, is an empty one
         raise DataError(f"{where}: target column {name!r}{chosen} is empty on every row, so it cannot be predicted; "
                         "name the column to predict with --target NAME (Python: target=NAME)")
@@ -316,6 +340,23 @@ def stray_text(present: list[str]) -> str | None:
     if not present or not texts or len(texts) > len(present) / 2 or len(kinds) > 3:
         return None
     return ", ".join(repr(k) for k in kinds)
+
+
+# Types whose values numpy's cast to float64 reads as float() does, each value alike (both call PyNumber_Float).
+# Other objects are not cast so: numpy reads a bytearray as its bytes' numbers, where float() reads the text it holds.
+_FLOAT_CAST = frozenset({str, float, int, bool})
+
+
+def as_floats(values: np.ndarray) -> np.ndarray | None:
+    """``values`` (an object array) as float64, each value as ``float`` reads it, in one cast; None where a value is
+    not of a type so cast (``_FLOAT_CAST``) or ``float`` would not read one: the caller reads them one by one then,
+    to name the first that does not read."""
+    if not set(map(type, values)) <= _FLOAT_CAST:
+        return None
+    try:
+        return values.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def reads_as_float(text: str) -> bool:
@@ -622,7 +663,8 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
 
 __all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
            "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective",
-           "gives_target_away", "is_missing", "plain_value", "reads_as_float", "same_but_spacing", "shown"]
+           "gives_target_away", "Gaps", "as_floats", "is_missing", "keep_gaps", "known_missing", "plain_value",
+           "reads_as_float", "same_but_spacing", "shown"]
 
 
 def stratified_split(labels: np.ndarray, test_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -195,6 +195,8 @@ def held_dates(values: np.ndarray) -> DateKind | None:
         return DateKind(None)
     if values.dtype.kind != "O" or not len(values):
         return None
+    if not any(issubclass(k, datetime.datetime) for k in set(map(type, values))):  # text, numbers: no pass per value
+        return None
     present = values[~is_missing(values)]
     if not len(present) or not all(isinstance(v, datetime.datetime) and v.tzinfo is not None for v in present):
         return None

@@ -39,9 +39,12 @@ from fpt.data.arrays import CHANNEL_NAMES, in_trained_order, is_multiindex_frame
 from fpt.data.base import (
     SPLIT_COLUMN,
     Checks,
+    Gaps,
     Inputs,
+    as_floats,
     check_target_values,
     is_missing,
+    known_missing,
     lazy_frame,
     plain_value,
     record_columns,
@@ -117,7 +120,7 @@ NO_TARGETS = "--no-targets (Python: no_targets=True)"
 def checks(schema: Schema, allow_unseen: bool = False, no_targets: bool = False) -> Checks:
     """The model's checks of new inputs, for a format's predict reader."""
     return Checks(schema, lambda x, where: check_arrays(x, schema, where, allow_unseen),
-                  lambda cols, where: check_columns(cols, schema, where, allow_unseen),
+                  lambda cols, where, gaps=None: check_columns(cols, schema, where, allow_unseen, gaps),
                   lambda y, where: check_labels(y, schema, where), no_targets)
 
 
@@ -200,8 +203,11 @@ def check_arrays(X: Any, schema: Schema, where: str, allow_unseen: bool = False)
     return modality(schema.modality).check(X, schema, where, allow_unseen)
 
 
-def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_unseen: bool = False) -> Inputs:
-    """Table columns as the model's inputs: the training features (and, if every one is there, its targets)."""
+def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_unseen: bool = False,
+                  gaps: Gaps | None = None) -> Inputs:
+    """Table columns as the model's inputs: the training features (and, if every one is there, its targets).
+    ``gaps``: the reader's masks of missing cells (``fpt.data.tables.read_table``), read where a check of the same
+    column needs them."""
     channels = schema.info.get(CHANNEL_NAMES)
     if schema.modality == "timeseries" and channels and not schema.features:  # columns of series cells, by name
         return channel_columns(columns, schema, channels, where, allow_unseen)
@@ -260,11 +266,11 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
             check_labels(y, schema, where)
         return Inputs(check_series(x, schema, where, allow_unseen), y, where, [str(i) for i in ids], notes,
                       names_as=series_id[0])
-    x = from_columns(cols, schema, where, allow_unseen)
+    x = from_columns(cols, schema, where, allow_unseen, gaps=gaps)
     y = None
     if given:
         for t in targets:
-            check_target_values(cols[t], t, where)
+            check_target_values(cols[t], t, where, missing=known_missing(cols[t], t, gaps))
         # dates as the class labels training made of them (fpt.data.dates.as_labels); other values as they are
         y = np.stack([as_labels(cols[t]) if held_dates(cols[t]) is not None else cols[t].astype(object)
                       for t in targets], axis=1)
@@ -322,20 +328,26 @@ def _as_written(col: np.ndarray) -> list[Any]:
 
 
 def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
-    """Classification targets must be among the model's classes; regression targets must be numbers."""
+    """Classification targets must be among the model's classes; regression targets must be numbers. Each target
+    is checked as a whole column (its distinct labels, one cast to numbers); the first offending row, for the error,
+    is looked for only once that check has failed."""
     classes = schema.prep.classes
     for j, target in enumerate(schema.targets):
+        col = y[:, j]
         if classes is None:
-            for i, v in enumerate(y[:, j]):
-                try:
-                    float(v)
-                except (TypeError, ValueError):
-                    raise SchemaError(f"{where}: target {target!r}, row {i + 1}: {v!r} is not a number, but the model "
-                                      "predicts numbers; fix it, or drop the target column to predict without "
-                                      "scoring") from None
+            if not _all_floats(col):
+                for i, v in enumerate(col):
+                    try:
+                        float(v)
+                    except (TypeError, ValueError):
+                        raise SchemaError(f"{where}: target {target!r}, row {i + 1}: {v!r} is not a number, but the "
+                                          "model predicts numbers; fix it, or drop the target column to predict "
+                                          "without scoring") from None
             continue
         known = set(classes[j])
-        for i, v in enumerate(y[:, j]):
+        if _all_known(col, known):
+            continue
+        for i, v in enumerate(col):
             if plain_value(v) not in known and schema.modality == "image" and where.endswith("<class>/"):
                 # the label is a class folder's name
                 raise SchemaError(f"{where}: class folder {v!r} is not one of the model's classes "
@@ -345,6 +357,23 @@ def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
                 raise SchemaError(f"{where}: target {target!r}, row {i + 1}: label {v!r} is not one of the model's "
                                   f"classes ({shown([repr(c) for c in classes[j]], 10)}); fix it, or drop the target "
                                   "column to predict without scoring")
+
+
+def _all_floats(col: np.ndarray) -> bool:
+    """Whether ``float`` reads every value of ``col``, in one cast (False: some value may not read; ``check_labels``
+    then reads them one by one)."""
+    return col.dtype.kind in "iubf" or as_floats(col) is not None
+
+
+def _all_known(col: np.ndarray, known: set[Any]) -> bool:
+    """Whether every label of ``col`` (as ``plain_value`` gives it) is in ``known``, tested once per distinct label:
+    equal labels hash alike and ``plain_value`` keeps a value's equality (1.0 is 1), so one stands for all (False:
+    some label may not be known, or one cannot be hashed; ``check_labels`` then reads them one by one)."""
+    try:
+        distinct = set(col.tolist() if col.dtype.kind != "O" else col)
+    except TypeError:  # an unhashable label (a list)
+        return False
+    return all(plain_value(v) in known for v in distinct)
 
 
 __all__ = ["ALLOW_UNSEEN_FIX", "CutInputWarning", "DatesBeyondWarning", "Inputs", "Schema", "as_inputs", "channel_columns",

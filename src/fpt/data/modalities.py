@@ -82,7 +82,9 @@ class Modality:
     card: Callable[[Mapping[str, Any]], list[str]]
     arrays: Arrays | None  # how arrays of numbers hold its training examples; None: they cannot
     check: Check  # new examples given as arrays or a list (an .npz's X, a UCR file's series, Python's X)
-    columns: Check | None  # new examples as table columns (every feature column present), or None: no table holds it
+    # new examples as table columns (every feature column present; and gaps=, the reader's masks of missing cells),
+    # or None: no table holds it
+    columns: Callable[..., Any] | None
     # what a --data run of it takes for the fields that wait for its data when not given (fpt.settings.DataFacts;
     # field of fpt.settings.DATA_DECLARED_FIELDS -> value): under preset fast, and for a closed-form fit
     fast: Mapping[str, Any] = field(default_factory=dict)

@@ -27,12 +27,16 @@ from fpt.data.base import (
     SPLIT_NAMES,
     WHOLE_NUMBER,
     Checks,
+    Gaps,
     Inputs,
     RawData,
     Split,
+    as_floats,
     check_target_values,
     choose_targets,
     is_missing,
+    keep_gaps,
+    known_missing,
     plain_value,
     reads_as_float,
     rows,
@@ -200,13 +204,15 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
     return read_table(path, empty)[0]
 
 
-def read_table(path: Path, empty: bool = False, aligned: bool = False) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def read_table(path: Path, empty: bool = False, aligned: bool = False,
+               gaps: Gaps | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """``read_columns``' columns, and the rows (0-based, under the header) of a CSV/TSV left out for holding no value
     in any column: Excel writes a row of nothing but separators (',,') for each row once formatted and now empty,
     read as an example of missing values ('target missing on row(s) ...'). ``aligned`` (new inputs, whose
     predictions are written one per row in order): only such rows at the end are left out; one between rows of values
     is refused, since leaving it out would move every prediction below it onto the row above, and reading it would
-    predict from nothing."""
+    predict from nothing. ``gaps``: filled with the masks of missing cells read of the text columns, for the checks
+    that read those columns next (``fpt.data.base.known_missing``)."""
     suffix = table_suffix(path)
     builder = BUILDERS.get(suffix)
     if builder is None:
@@ -275,12 +281,13 @@ def read_table(path: Path, empty: bool = False, aligned: bool = False) -> tuple[
         if i in blank:
             _blank_column(values, i, path)
             continue
+        key = ROW_INDEX if indexed and i == 0 else str(name)  # pandas named it 'Unnamed: 0'
         if values.dtype.kind == "O" and not kind.startswith("timestamp"):  # text (a zone's timestamps: objects)
-            values = _check_text_column(values, name, path)
+            values = _check_text_column(values, name, path, gaps, key)
         if values.dtype.kind == "f" and np.isinf(values).any():
             raise DataError(f"{path}: column {name!r} holds infinite values on row(s) {rows(np.isinf(values))}; replace "
                             "them with finite numbers or leave them empty (missing)")
-        columns[ROW_INDEX if indexed and i == 0 else str(name)] = values  # pandas named it 'Unnamed: 0'
+        columns[key] = values
     return columns, skipped
 
 
@@ -548,8 +555,11 @@ def _check_utf8(path: Path) -> None:
                                 "to_csv(..., encoding='utf-8'))") from None
 
 
-def _check_text_column(values: np.ndarray, name: str, path: Path) -> np.ndarray:
-    """A text column that is almost all numbers has stray entries: name them instead of guessing."""
+def _check_text_column(values: np.ndarray, name: str, path: Path, gaps: Gaps | None = None,
+                       key: str | None = None) -> np.ndarray:
+    """A text column that is almost all numbers has stray entries: name them instead of guessing. Its missing cells
+    become None; a column of text alone has its mask kept in ``gaps`` under ``key`` (its present cells, non-empty
+    text, are the cells the mask of the column returned says are present)."""
     present = ~is_missing(values)
     only_text = set(map(type, values[present])) <= {str}
     numeric = _text_numbers(values, present) if only_text else _numbers_per_value(values, present)
@@ -562,6 +572,7 @@ def _check_text_column(values: np.ndarray, name: str, path: Path) -> np.ndarray:
     if only_text:
         out = values.copy()
         out[~present] = None
+        keep_gaps(gaps, str(name) if key is None else key, out, ~present)
         return out
     return np.array([None if not p else str(v) for v, p in zip(values, present, strict=True)], dtype=object)
 
@@ -624,14 +635,16 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
         files = split_files(path)
         if "train" not in files:
             raise DataError(f"{path}: no train.csv (or .tsv/.jsonl/.parquet/.feather) split file")
-        read = {split: read_table(f) for split, f in files.items()}
+        gaps: dict[str, Gaps] = {split: {} for split in files}
+        read = {split: read_table(f, gaps=gaps[split]) for split, f in files.items()}
         parts = {split: (cols, str(files[split])) for split, (cols, _) in read.items()}
         empty = [empty_rows_note(str(files[split]), len(at)) for split, (_, at) in read.items() if len(at)]
         split_from = f"the data's own split files ({', '.join(f.name for f in files.values())})"
         source = f"{format_name(files['train'])} split files in {path}"
         paths = list(files.values())
     else:
-        cols, at = read_table(path)
+        gaps = {"train": {}}  # a split column's rows are arrays of their own, checked afresh (known_missing)
+        cols, at = read_table(path, gaps=gaps["train"])
         parts = _by_split_column(cols, path)
         empty = [empty_rows_note(str(path), len(at))] if len(at) else []
         split_from = f"the {SPLIT_COLUMN!r} column" if len(parts) > 1 else SEEDED
@@ -639,7 +652,7 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
         paths = [path]
     indexed = [where for cols, where in parts.values() if ROW_INDEX in cols]
     parts = {split: ({k: v for k, v in cols.items() if k != ROW_INDEX}, where) for split, (cols, where) in parts.items()}
-    raw = columns_to_raw(parts, target, modality, source, split_from, drop, series)
+    raw = columns_to_raw(parts, target, modality, source, split_from, drop, series, gaps)
     if indexed:
         raw.notes["row_index"] = indexed
     if empty:
@@ -658,40 +671,87 @@ def label_text_check(paths: list[Path], targets: list[str]) -> None:
     """A CSV's target column read as numbers (``read_columns``) holds the labels as written: no two texts of it read
     as one number ("01" and "1", "1.0" and "1", "007" and "7"), which would train as one class. JSON lines and Parquet
     keep "01" as text (a quoted string) apart from a number; a CSV's quotes do not (pandas and datasets read a quoted
-    "01" as the number 1). Each target column alone is read again, as text; a feature keeps its numbers ("09": 9)."""
+    "01" as the number 1). Each target column alone is read again, as text; a feature keeps its numbers ("09": 9).
+    The texts are compared as a whole column (``_label_clash``); the pair named is looked for only once two clash."""
     import pandas as pd
 
     for t in targets:
         seen: dict[float, tuple[str, Path]] = {}
-        for p in paths:
+        for k, p in enumerate(paths):
             sep = "\t" if table_suffix(p) in TSV_SUFFIXES else ","
             try:
                 with _open_bytes(p) as f:
                     texts = pd.read_csv(f, sep=sep, usecols=[t], dtype=str, na_filter=False, **CSV_OPTIONS)[t]
             except Exception:  # noqa: S112 (read once already; a file that differs now has nothing more to say here)
                 continue
-            for text in pd.unique(texts.str.strip()):
-                try:
-                    number = float(text)
-                except ValueError:
-                    continue
-                first, where = seen.setdefault(number, (text, p))
-                if first != text:
-                    also = "" if where == p else f" ({first!r} in {where})"
-                    raise DataError(
-                        f"{p}: target column {t!r} holds {first!r} and {text!r}{also}, two labels as written that read "
-                        f"as the one number {number:g}, so they would train as one class (quoting them in the CSV does "
-                        f"not keep them apart); if they are different classes write them as distinct text (e.g. "
-                        f"'a{first}' and 'a{text}'), if the same class write them the same way, or if the target is a "
-                        "quantity give --objective regression")
+            # each distinct text stripped once, in order of first appearance (that of the stripped column's own)
+            distinct = pd.unique(pd.Series(pd.unique(texts), dtype=texts.dtype).str.strip())
+            labels = np.asarray(distinct, dtype=object)
+            numbers = _label_numbers(labels)
+            if _label_clash(labels, numbers, seen):
+                _name_label_clash(labels, seen, t, p)
+            if k < len(paths) - 1:  # the next file's texts are compared with these
+                for text, number in zip(labels, numbers, strict=True):
+                    if not np.isnan(number):
+                        seen.setdefault(float(number), (text, p))
+
+
+def _label_numbers(labels: np.ndarray) -> np.ndarray:
+    """Each text as the number ``float`` reads, NaN where it reads none (NaN never clashes: two NaNs are never
+    equal, as ``float("nan")`` keys are not in a dict)."""
+    try:
+        return labels.astype(np.float64)  # every text a number (a numeric target's): one cast
+    except ValueError:
+        numbers = np.full(len(labels), np.nan)
+        for i, text in enumerate(labels):  # per distinct text, not per row
+            try:
+                numbers[i] = float(text)
+            except ValueError:
+                pass
+        return numbers
+
+
+def _label_clash(labels: np.ndarray, numbers: np.ndarray, seen: dict[float, tuple[str, Path]]) -> bool:
+    """Whether two of the distinct ``labels`` read as one number, or one reads as a number an earlier file wrote
+    otherwise (``seen``)."""
+    known = ~np.isnan(numbers)
+    ordered = np.sort(numbers[known])
+    if (ordered[1:] == ordered[:-1]).any():  # float equality, as a dict's keys: 0 and -0 are one number
+        return True
+    return any(seen.get(number, (text,))[0] != text for text, number in
+               zip(labels[known], numbers[known].tolist(), strict=True)) if seen else False
+
+
+def _name_label_clash(labels: np.ndarray, seen: dict[float, tuple[str, Path]], t: str, p: Path) -> None:
+    """The error of ``label_text_check`` naming the first clashing pair, read text by text (``_label_clash`` found
+    one)."""
+    seen = dict(seen)
+    for text in labels:
+        try:
+            number = float(text)
+        except ValueError:
+            continue
+        first, where = seen.setdefault(number, (text, p))
+        if first != text:
+            also = "" if where == p else f" ({first!r} in {where})"
+            raise DataError(
+                f"{p}: target column {t!r} holds {first!r} and {text!r}{also}, two labels as written that read "
+                f"as the one number {number:g}, so they would train as one class (quoting them in the CSV does "
+                f"not keep them apart); if they are different classes write them as distinct text (e.g. "
+                f"'a{first}' and 'a{text}'), if the same class write them the same way, or if the target is a "
+                "quantity give --objective regression")
+    # _label_clash and this loop read the same texts with float(): a clash found is always named above
+    raise AssertionError(f"{p}: target column {t!r}: labels that clash were found but not named")
 
 
 def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str,
-                   source: str, split_from: str, drop: tuple[str, ...] = (), series: tuple[str, ...] = ()) -> RawData:
+                   source: str, split_from: str, drop: tuple[str, ...] = (), series: tuple[str, ...] = (),
+                   gaps: dict[str, Gaps] | None = None) -> RawData:
     """Split -> (columns, where) as tabular or sequence ``RawData``: targets chosen and checked; the columns of
     ``drop`` (--drop-columns) left out before anything is read of them (a split file may lack them), and named in
     the notes (``dropped``) so that fpt predict ignores them in new inputs. ``series`` (--series-id ID[,ORDER]): a
-    long-format table of series, its rows grouped into one series per ID (``long_series``)."""
+    long-format table of series, its rows grouped into one series per ID (``long_series``). ``gaps``: split -> the
+    reader's masks of missing cells (``read_table``)."""
     train_cols, train_where = parts["train"]
     names = [c for c in train_cols if c != SPLIT_COLUMN]
     _check_named(drop, names, "--drop-columns (drop_columns)", train_where)
@@ -720,11 +780,13 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     date_targets = [t for t in targets if _date_target(np.asarray(train_cols[t]))]
     splits = {}
     for split, (cols, where) in parts.items():
-        _check_split_columns(cols, targets, features, where, chosen)
+        known = (gaps or {}).get(split)
+        _check_split_columns(cols, targets, features, where, chosen, known)
         # dates as class labels: the text they are written as (a datetime64's item() is an integer of nanoseconds)
         y = _stack_targets([as_labels(np.asarray(cols[t])) if t in date_targets else cols[t] for t in targets])
         splits[split] = Split({c: read_dates(np.asarray(cols[c]), dated[c].zone, f"{where}: column {c!r}", DataError)
-                               if c in dated else numbers_column(np.asarray(cols[c]), f"{where}: column {c!r}")
+                               if c in dated else numbers_column(np.asarray(cols[c]), f"{where}: column {c!r}",
+                                                                 known_missing(np.asarray(cols[c]), c, known))
                                for c in features}, y, where)
     if modality == "auto":
         only = splits["train"].x[features[0]]
@@ -763,14 +825,15 @@ TOKENIZER_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def _check_split_columns(cols: dict[str, Any], targets: list[str], features: list[str], where: str,
-                         chosen: str) -> None:
-    """A split file holds the training file's columns, and a value of every target on every row."""
+                         chosen: str, gaps: Gaps | None = None) -> None:
+    """A split file holds the training file's columns, and a value of every target on every row (``gaps``: the
+    reader's masks of missing cells)."""
     missing = [c for c in (*targets, *features) if c not in cols]
     if missing:
         raise DataError(f"{where}: no column(s) {', '.join(map(repr, missing))}, which the training file has; "
                         "give every split file the same columns")
     for t in targets:
-        check_target_values(cols[t], t, where, chosen)
+        check_target_values(cols[t], t, where, chosen, known_missing(cols[t], t, gaps))
 
 
 def _cells_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], features: list[str], targets: list[str],
@@ -950,12 +1013,13 @@ def long_series(cols: dict[str, Any], series: tuple[str, ...], channels: list[st
 
 
 def _series_values(cols: dict[str, Any], features: list[str], where: str, error: type[Exception],
-                   long: bool = False) -> np.ndarray:
+                   long: bool = False, gaps: Gaps | None = None) -> np.ndarray:
     """(n, len(features)) numbers: a table's feature columns as the points of one series per row (``long``: the
-    channels of a long-format table, a point per row)."""
+    channels of a long-format table, a point per row; ``gaps``: the reader's masks of missing cells)."""
     values = []
     for name in features:
-        col = column(np.asarray(cols[name]), f"{where}, column {name!r}")
+        col = np.asarray(cols[name])
+        col = column(col, f"{where}, column {name!r}", known_missing(col, name, gaps))
         if col.dtype.kind != "f":
             what = "a long-format table's (--series-id) feature columns are its channels, a number per row" if long \
                 else "read as series (--modality timeseries), a table's feature columns are the points of one series " \
@@ -1004,11 +1068,12 @@ def _by_split_column(columns: dict[str, np.ndarray], path: Path) -> dict[str, tu
     return out
 
 
-def _complex(values: np.ndarray, present: np.ndarray, where: str) -> None:
+def _complex(values: np.ndarray, present: np.ndarray, where: str, kinds: set[type] | None = None) -> None:
     """A column of complex numbers (a complex dtype, or complex values among objects) is refused: neither a number a
-    token holds nor a category."""
+    token holds nor a category. ``kinds``: the types of ``present``, where the caller has them."""
     # a type test per distinct type, not per value: one pass over a 500,000-row column of text took a second
-    if values.dtype.kind == "c" or any(issubclass(t, complex | np.complexfloating) for t in set(map(type, present))):
+    kinds = set(map(type, present)) if kinds is None else kinds
+    if values.dtype.kind == "c" or any(issubclass(t, complex | np.complexfloating) for t in kinds):
         first = plain_value(next(iter(present), None))
         raise DataError(f"{where}: holds complex numbers ({first!r}); a feature is real numbers or text: give the real "
                         "and imaginary parts as two columns (numpy.real, numpy.imag), or its magnitude (numpy.abs)")
@@ -1036,43 +1101,59 @@ def as_seconds(values: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def numbers_column(values: np.ndarray, where: str) -> np.ndarray:
+def _all_numbers(kinds: set[type]) -> bool:
+    """Whether values of these types are all numbers (``numbers.Number``): a test per distinct type, not per value."""
+    import numbers
+
+    return all(issubclass(k, numbers.Number) for k in kinds)
+
+
+def numbers_column(values: np.ndarray, where: str, missing: np.ndarray | None = None) -> np.ndarray:
     """A table's column as given, or as float64 (missing: NaN) where it is an object column whose present values are
     all numbers (a DataFrame's column of Decimals from a database, of ints and floats beside None, a nullable boolean
     with gaps): read as numbers, as a column of a numeric dtype is, not as a category per value. Complex numbers
-    are refused."""
-    import numbers
-
+    are refused. ``missing``: ``is_missing(values)`` where the caller has it."""
     if (seconds := as_seconds(values)) is not None:
         return seconds
     if values.dtype.kind not in "Oc":
         return values
-    missing = is_missing(values)
+    missing = is_missing(values) if missing is None else missing
     present = values[~missing]
-    _complex(values, present, where)
-    if len(present) and all(isinstance(v, numbers.Number) for v in present):
-        return column(values, where)
+    kinds = set(map(type, present))
+    _complex(values, present, where, kinds)
+    if len(present) and _all_numbers(kinds):
+        return column(values, where, missing)
     return values
 
 
-def column(values: np.ndarray, where: str) -> np.ndarray:
+def column(values: np.ndarray, where: str, missing: np.ndarray | None = None) -> np.ndarray:
     """One table column as the tabular tokeniser reads it: numbers as float64 (missing: NaN); a column of an object
     array (a DataFrame with text or category columns) whose present values are all numbers likewise, else text
-    (a categorical column: each value as ``str``, missing as None). Complex numbers are refused."""
-    import numbers
-
+    (a categorical column: each value as ``str``, missing as None). Complex numbers are refused. ``missing``:
+    ``is_missing(values)`` where the caller has it."""
     if values.dtype.kind in "iubf":
         return values.astype(np.float64)
     if (seconds := as_seconds(values)) is not None:
         return seconds
-    missing = is_missing(values)
+    missing = is_missing(values) if missing is None else missing
     present = values[~missing]
-    _complex(values, present, where)
-    if all(isinstance(v, numbers.Number) for v in present):
+    kinds = set(map(type, present))
+    _complex(values, present, where, kinds)
+    if _all_numbers(kinds):
         out = np.full(len(values), np.nan)
         out[~missing] = present.astype(np.float64)
         if not np.isfinite(out[~missing]).all():
             raise DataError(f"{where}: an infinite value; replace it with a finite number, or NaN where it is missing")
+        return out
+    return _as_text(values, missing, kinds)
+
+
+def _as_text(values: np.ndarray, missing: np.ndarray, kinds: set[type]) -> np.ndarray:
+    """Each present value as ``str``, missing as None (an object array). A column of text (``kinds``, the present
+    values' types, only ``str``) is its own text: copied, its missing cells set, not a ``str()`` per value."""
+    if values.dtype.kind == "O" and kinds <= {str}:
+        out = values.copy()
+        out[missing] = None
         return out
     return np.array([None if m else str(v) for v, m in zip(values, missing, strict=True)], dtype=object)
 
@@ -1097,8 +1178,9 @@ def read_table_inputs(path: Path, checks: Checks) -> Inputs:
     """``fpt predict``'s reader of one table file: its columns, checked as the model's features (and targets). Rows
     of no value at the file's end are left out, said in a note (one between rows of values is refused: the
     predictions are written one per row, in order)."""
-    columns, skipped = read_table(path, empty=True, aligned=True)
-    inputs = checks.columns(columns, str(path))
+    gaps: Gaps = {}
+    columns, skipped = read_table(path, empty=True, aligned=True, gaps=gaps)
+    inputs = checks.columns(columns, str(path), gaps)
     if len(skipped):
         inputs.notes.append(empty_rows_note(str(path), len(skipped)))
     return inputs
@@ -1110,23 +1192,30 @@ def empty_rows_note(where: str, count: int) -> str:
             "writes once-formatted rows) and were left out, as blank lines are")
 
 
-def tabular_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
+def tabular_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False,
+                    gaps: Gaps | None = None) -> dict[str, Any]:
     """A tabular model's feature columns (each present) checked against its tokeniser's: numbers where it read
-    numbers, categories it saw (or, with ``allow_unseen``, its unknown slot)."""
+    numbers, categories it saw (or, with ``allow_unseen``, its unknown slot). ``gaps``: the reader's masks of missing
+    cells (``read_table``)."""
     entry = {f["name"]: f for f in schema.prep.tokeniser.features}  # a date column's parts share its zone
-    return {name: _check_feature(cols[name], entry[name], where, schema.max_categories, allow_unseen)
+    return {name: _check_feature(cols[name], entry[name], where, schema.max_categories, allow_unseen,
+                                 known_missing(cols[name], name, gaps))
             for name in schema.prep.tokeniser.columns}
 
 
-def series_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> list[np.ndarray]:
+def series_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False,
+                   gaps: Gaps | None = None) -> list[np.ndarray]:
     """A series model trained on a table's rows (--modality timeseries): each row's feature columns as one series,
-    checked as any new series are (``fpt.data.timeseries.check_series``)."""
-    rows = series_from_rows(_series_values(cols, schema.features, where, SchemaError), where)
+    checked as any new series are (``fpt.data.timeseries.check_series``). ``gaps``: the reader's masks of missing
+    cells."""
+    rows = series_from_rows(_series_values(cols, schema.features, where, SchemaError, gaps=gaps), where)
     return check_series(rows, schema, where, allow_unseen)
 
 
-def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
-    """A sequence model's one text column, each value as text (missing: None)."""
+def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False,
+                     gaps: Gaps | None = None) -> dict[str, Any]:
+    """A sequence model's one text column, each value as text (missing: None). ``gaps`` (the reader's masks) are not
+    read: a text column is taken as read, and the reader keeps no mask of another."""
     (name,) = schema.features
     col = cols[name]
     return {name: col if col.dtype.kind == "O" else np.array([None if m else str(plain_value(v)) for v, m in
@@ -1150,9 +1239,12 @@ def check_texts(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> 
     return sequence_columns({schema.features[0]: np.asarray(X, dtype=object).reshape(-1)}, schema, where, allow_unseen)
 
 
-def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categories: int, allow_unseen: bool) -> np.ndarray:
+def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categories: int, allow_unseen: bool,
+                   missing: np.ndarray | None = None) -> np.ndarray:
+    """One feature column of new inputs as the model's tokeniser reads it (``missing``: ``is_missing(col)`` where the
+    reader has it). Each check runs on the whole column at once; the first offending row, for the error, is looked
+    for only once a check has failed."""
     name = f["name"]
-    missing = is_missing(col)
     if f["kind"] == "datetime":  # read as training read the column (out of its range too: the time extrapolates)
         return read_dates(col, f["tz"], f"{where}: column {name!r}", SchemaError)
     if f["kind"] == "numeric":
@@ -1160,8 +1252,13 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
             return col
         if (seconds := as_seconds(col)) is not None:  # durations, as training read them
             return seconds
+        missing = is_missing(col) if missing is None else missing
+        present = col[~missing]
         out = np.full(len(col), np.nan)
-        for i in np.flatnonzero(~missing):
+        if (numbers := as_floats(present)) is not None:
+            out[~missing] = numbers
+            return out
+        for i in np.flatnonzero(~missing):  # a value float() may not read: the first is named
             try:
                 out[i] = float(col[i])
             except (TypeError, ValueError):
@@ -1169,20 +1266,33 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
                                   "was trained on numbers in this column; fix the value or leave it empty "
                                   "(missing)") from None
         return out
-    values = np.array([None if m else str(plain_value(v)) if col.dtype.kind in "iubf" else str(v)
-                       for v, m in zip(col, missing, strict=True)], dtype=object)
+    missing = is_missing(col) if missing is None else missing
+    values = _category_names(col, missing)
     categories = f["categories"]
     # Training kept the max_categories most frequent categories; a shorter list holds every category it saw,
     # so anything else is new to the model (a longer one may have dropped rare ones into the unknown slot).
     complete = len(categories) < max_categories
     if complete and not allow_unseen:
         known = set(categories)
-        for i in np.flatnonzero(~missing):
-            if values[i] not in known:
-                raise SchemaError(f"{where}: column {name!r}, row {i + 1}: category {values[i]!r} was not seen in "
-                                  f"training (the model knows {shown([repr(c) for c in categories], 10)}); fix the "
-                                  f"value, {ALLOW_UNSEEN_FIX}")
+        if not set(values[~missing]) <= known:
+            for i in np.flatnonzero(~missing):
+                if values[i] not in known:
+                    raise SchemaError(f"{where}: column {name!r}, row {i + 1}: category {values[i]!r} was not seen in "
+                                      f"training (the model knows {shown([repr(c) for c in categories], 10)}); fix "
+                                      f"the value, {ALLOW_UNSEEN_FIX}")
     return values
+
+
+def _category_names(col: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """A categorical feature's values as the categories they name (an object array, missing as None): a number as it
+    is written (``plain_value``: 1.0 is '1'), anything else as ``str``. A column of numbers is named per distinct
+    value, a column of text is its own names (``_as_text``)."""
+    if col.dtype.kind in "iubf":
+        out = np.full(len(col), None, dtype=object)
+        distinct, at = np.unique(col[~missing], return_inverse=True)  # -0.0 and 0.0 are one: both '0'
+        out[~missing] = np.array([str(plain_value(v)) for v in distinct], dtype=object)[at.reshape(-1)]
+        return out
+    return _as_text(col, missing, set(map(type, col[~missing])))
 
 
 __all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "arrow_values", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
