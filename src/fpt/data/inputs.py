@@ -251,7 +251,7 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
         raise SchemaError(f"{where}: column {extra[0]!r}" + (f" (and {shown(extra[1:], 5)})" if len(extra) > 1 else "")
                           + f" was not a feature when the model was trained; drop it. The model's feature columns: "
                           f"{shown(features)}; target(s): {', '.join(targets)}")
-    given, notes = _scored(cols, targets, where)
+    given, notes = _scored(cols, targets, where, gaps)
     if given and len(given) != len(targets):
         absent = [t for t in targets if t not in given]
         raise SchemaError(f"{where}: target column(s) {', '.join(map(repr, given))} but not {', '.join(map(repr, absent))}; "
@@ -280,15 +280,23 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
     return Inputs(x, y, where, notes=notes, carried={c: _as_written(cols[c]) for c in carried})
 
 
-def _scored(cols: Mapping[str, Any], targets: list[str], where: str) -> tuple[list[str], list[str]]:
+def _scored(cols: Mapping[str, Any], targets: list[str], where: str,
+            gaps: Gaps | None = None) -> tuple[list[str], list[str]]:
     """(the target columns given with values, to score; notes). A target column with no value on any row (the training
     file's layout with its answers left blank, a template to fill in) holds nothing to score: the rows are predicted as
     if it were absent, with a note (it was an error naming --target, which fpt predict does not take); one with values
     on some rows only is still an error naming the rows (check_target_values)."""
     given = [t for t in targets if t in cols]
-    blank = [t for t in given if len(cols[t]) and is_missing(np.asarray(cols[t])).all()]
+    blank = [t for t in given if len(cols[t]) and _missing(cols[t], t, gaps).all()]
     notes = [f"{where}: target column {t!r} is empty on every row: predicted without scoring" for t in blank]
     return [t for t in given if t not in blank], notes
+
+
+def _missing(values: Any, name: str, gaps: Gaps | None) -> np.ndarray:
+    """The missing cells of column ``name``: the reader's mask where it kept one for this array, else computed."""
+    values = values if isinstance(values, np.ndarray) else np.asarray(values)
+    kept = known_missing(values, name, gaps)
+    return is_missing(values) if kept is None else kept
 
 
 def channel_columns(columns: Mapping[str, Any], schema: Schema, channels: list[str], where: str,
