@@ -180,3 +180,14 @@ def test_an_experiment_shows_itself_in_one_short_line(tiny_bert_dir):
     assert "\n" not in text and len(text) < 300, text
     assert text.startswith("Experiment(task 'bit-xor': classification, train generated, val 16, test 16; body ")
     assert "(random, freeze 'paper')" in text and "fit gradient, 3 steps at lr" in text and "device cpu" in text
+
+
+def test_bf16_declared_not_native_by_the_environment_says_so_not_a_fast_measurement(tiny_gpt2_dir, monkeypatch):
+    # FPT_NATIVE_BF16=0 decides before any measurement: the warning quoted one (10.98x on an AMX Xeon), saying a
+    # bf16 that ran 11x faster "does not pay"
+    _native_bf16(monkeypatch, True, speedup=10.98)
+    monkeypatch.setenv("FPT_NATIVE_BF16", "0")
+    assert not pipeline.cpu_has_native_bf16()
+    with pytest.warns(UserWarning, match=r"does not pay \(FPT_NATIVE_BF16=0 declares it\); set precision=fp32") as seen:
+        fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
+    assert "10.98" not in str(seen[0].message)

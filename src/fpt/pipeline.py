@@ -110,6 +110,16 @@ def cpu_has_native_bf16() -> bool:
     return cpu_has_bf16_instructions() and bf16_speedup() >= BF16_MIN_SPEEDUP
 
 
+def _bf16_refused_because() -> str:
+    """Why ``cpu_has_native_bf16`` said no, in the words of what decided it (a forced FPT_NATIVE_BF16=0 decides
+    before any measurement: quoting the measurement then would say bf16 is fast and does not pay)."""
+    if os.environ.get(NATIVE_BF16_ENV, "").strip() == "0":
+        return f"{NATIVE_BF16_ENV}=0 declares it"
+    if not cpu_has_bf16_instructions():
+        return "no AVX-512 BF16 or AMX: torch emulates bf16"
+    return f"bf16 matmuls measured {bf16_speedup():.2f}x the speed of fp32, under the {BF16_MIN_SPEEDUP}x it must reach"
+
+
 def cpu_has_bf16_instructions() -> bool:
     """Whether the CPU lists AVX-512 BF16 or AMX (where it does not, torch emulates bf16)."""
     checks = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
@@ -388,8 +398,7 @@ def assemble(config: RunConfig, data: TaskData) -> Experiment:
     body_fp = fingerprint(model)
     if resolve_precision(config.precision, device, config.preset) == "bf16":
         if config.precision == "bf16" and device.type == "cpu" and not cpu_has_native_bf16():
-            why = (f"bf16 matmuls measured {bf16_speedup():.2f}x the speed of fp32" if cpu_has_bf16_instructions()
-                   else "no AVX-512 BF16 or AMX: torch emulates bf16")
+            why = _bf16_refused_because()
             warnings.warn(f"precision=bf16 on a CPU where bf16 does not pay ({why}); set precision=fp32 (or auto)",
                           stacklevel=2)
         store_frozen_bf16(model)
