@@ -4,8 +4,9 @@ numbers a date becomes in the tabular tokeniser (``fpt.data.tokenisers.TabularTo
 A column holds dates when its type says so (datetime64: a DataFrame's, Parquet's timestamp and date types) or when
 every present value is a date: Python's ``datetime``/``date``, pandas' ``Timestamp``, numpy's ``datetime64``, or text
 in ISO 8601's form as a CSV holds it (``2024-03-01``, ``2024-03-01 14:30``, ``2024-03-01T14:30:05.25Z``,
-``2024-03-01T14:30+01:00``). Text written day or month first (``01/03/2024``) stays text: which is the month cannot be
-told from the text (``fpt.data.base.column_notes`` names the fix).
+``2024-03-01T14:30+01:00``), or text written one other way throughout (``03/15/2024``, ``15-Mar-2024``: a format
+of ``fpt.data.date_formats``, kept with the model to read new inputs by). Text written day or month first where no
+value tells which (``01/03/2024``, ``02/03/2024``) is refused: that is never guessed.
 
 As read: times without a timezone ("naive") are datetime64[us] wall-clock times; times with one ("aware") are an
 object array of pandas Timestamps in the column's zone (a DataFrame's or Parquet's zone; text with UTC offsets: UTC).
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import is_missing
+from fpt.data.date_formats import looks_written, parse, written_format
 
 # A date as ISO 8601 writes it, as pandas' to_csv and most databases export one; the zone only after a time.
 ISO_DATE = re.compile(r"\s*\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?\s*(?P<zone>Z|[+-]\d{2}"
@@ -51,9 +53,11 @@ _LOOK = 1000  # rows looked at first: a column without a date among them is text
 
 @dataclass(frozen=True)
 class DateKind:
-    """A column found to hold dates: its zone (None: naive wall-clock times)."""
+    """A column found to hold dates: its zone (None: naive wall-clock times), and the format its text is written in
+    when not ISO 8601 (``fpt.data.date_formats``; None: ISO, or dates typed as dates)."""
 
     zone: str | None
+    format: str | None = None
 
 
 def _kind(v: Any) -> int:
@@ -91,14 +95,17 @@ def date_share(values: np.ndarray) -> float:
     return float((kinds != _NOT).mean()) if len(kinds) else 0.0
 
 
-def find_dates(values: np.ndarray, where: str, error: type[Exception]) -> DateKind | None:
+def find_dates(values: np.ndarray, where: str, error: type[Exception], written: bool = True) -> DateKind | None:
     """The column's ``DateKind`` when it holds dates, else None (numbers, text). A text column of dates with a few
-    other entries (``DATE_SHARE``), or of times with and without a timezone, is an ``error`` naming rows."""
+    other entries (``DATE_SHARE``), of times with and without a timezone, or of dates whose day and month no value
+    tells apart, is an ``error`` naming rows or the fix. ``written`` False: ISO text only, not other formats."""
     if values.dtype.kind == "M":
         return DateKind(None)
     if values.dtype.kind != "O":
         return None
-    if not (_kinds(values[:_LOOK], is_missing(values[:_LOOK])) > _NOT).any():  # text (names, codes): not read through
+    head = values[:_LOOK]
+    iso = (_kinds(head, is_missing(head)) > _NOT).any()
+    if not iso and not (written and looks_written(head, is_missing(head))):  # text (names, codes): not read through
         return None
     missing = is_missing(values)
     codes, uniques = _distinct(values, missing)
@@ -109,7 +116,9 @@ def find_dates(values: np.ndarray, where: str, error: type[Exception]) -> DateKi
         if dated[present].mean() >= DATE_SHARE:
             raise error(f"{where} holds dates but also other values ({_shown(values, np.flatnonzero(present & ~dated))}); "
                         "fix those values (ISO dates such as 2024-03-01) or leave them empty (missing)")
-        return None
+        # written one other way throughout (a stray ISO date among them is named as the format's stray)
+        fmt = written_format(values, missing, codes, uniques, DATE_SHARE, where, error) if written else None
+        return None if fmt is None else DateKind(None, fmt)
     aware, naive = np.flatnonzero(kinds == _AWARE), np.flatnonzero(kinds == _NAIVE)
     if len(aware) and len(naive):
         raise error(f"{where} mixes times with a timezone or UTC offset ({_shown(values, aware, 1)}) and times "
@@ -133,10 +142,12 @@ def _zone(aware: np.ndarray) -> str:
     return zone
 
 
-def read_dates(values: np.ndarray, zone: str | None, where: str, error: type[Exception]) -> np.ndarray:
+def read_dates(values: np.ndarray, zone: str | None, where: str, error: type[Exception],
+               fmt: str | None = None) -> np.ndarray:
     """A column's values as dates of the column's kind: naive (``zone`` None) as datetime64[us], aware as Timestamps
-    in ``zone`` (pandas' NaT where missing). A value that is not a date, or not one of the kind (a naive time for a
-    column of aware ones, or the other way), is an ``error`` naming its row and the fix."""
+    in ``zone`` (pandas' NaT where missing); its text as ISO 8601, or written in ``fmt`` (the training text's
+    ``DateKind.format``) and only so. A value that is not a date, or not one of the kind (a naive time for a column
+    of aware ones, or the other way), is an ``error`` naming its row and the fix."""
     import pandas as pd
 
     missing = is_missing(values)
@@ -152,14 +163,17 @@ def read_dates(values: np.ndarray, zone: str | None, where: str, error: type[Exc
     row = np.zeros(len(uniques), dtype=np.int64)  # each distinct value's first row, for messages
     row[seen[seen >= 0]] = first[seen >= 0]
     kinds = _kinds(uniques, np.zeros(len(uniques), dtype=bool))
+    if fmt is not None:  # text is read by the format alone (below); an ISO date is not one written so
+        kinds[[isinstance(v, str) for v in uniques]] = _NAIVE
 
     def rows_of(mask: np.ndarray) -> np.ndarray:
         return np.sort(row[mask])
 
     bad = rows_of(kinds == _NOT)
     if len(bad):
+        written = f"written {fmt!r}" if fmt else "ISO: 2024-03-01, 2024-03-01 14:30"
         raise error(f"{where} holds values that are not dates ({_shown(values, bad)}), but the column's training values "
-                    "are dates; give dates (ISO: 2024-03-01, 2024-03-01 14:30) or leave them empty (missing)")
+                    f"are dates; give dates ({written}) or leave them empty (missing)")
     other = rows_of(kinds == (_NAIVE if zone is not None else _AWARE))
     if len(other) and zone is not None:
         raise error(f"{where} holds a time without a timezone ({_shown(values, other, 1)}), but its training dates are "
@@ -173,10 +187,15 @@ def read_dates(values: np.ndarray, zone: str | None, where: str, error: type[Exc
         warnings.simplefilter("ignore")
         for mask, given, kwargs in ((text, [v.strip() for v in uniques[text]], {"format": "ISO8601"}),
                                     (~text, list(uniques[~text]), {})):
-            if mask.any():
+            if mask.any() and fmt is not None and kwargs:
+                parsed[mask] = parse(given, fmt).astype(parsed.dtype).to_numpy()
+            elif mask.any():
                 got = pd.to_datetime(pd.Series(given, dtype=object), errors="coerce", utc=zone is not None, **kwargs)
                 parsed[mask] = got.astype(parsed.dtype).to_numpy()
     unread = rows_of(parsed.isna().to_numpy())
+    if len(unread) and fmt is not None and text.any():
+        raise error(f"{where} holds text that is not a date written {fmt!r}, as the column's training dates are "
+                    f"({_shown(values, unread)}); write it so, or leave it empty (missing)")
     if len(unread):
         raise error(f"{where} holds text that reads as no date ({_shown(values, unread)}: no such day, or beyond the "
                     "years pandas reads); fix it or leave it empty (missing)")
@@ -253,8 +272,9 @@ def beyond_note(where: str, beyond: dict[str, dict[str, tuple[int, float, float]
 
 def date_notes(raw: Any) -> list[str]:
     """One line per text feature column of a table's training split that holds dates fpt did not read as dates:
-    written day or month first (01/03/2024, every present value), or dates on half its rows or more beside other
-    text (fewer than ``DATE_SHARE``, which is an error): each read as text categories."""
+    written day or month first (01/03/2024, every present value) but in several ways (01/03/2024, 1.3.24), or dates
+    on half its rows or more beside other text (fewer than ``DATE_SHARE``, which is an error): each read as text
+    categories."""
     if raw.modality != "tabular":
         return []
     train = raw.splits["train"]
@@ -265,10 +285,10 @@ def date_notes(raw: Any) -> list[str]:
             continue
         present = [v for v, m in zip(col, is_missing(col), strict=True) if not m]
         if present and all(isinstance(v, str) and ORDERLESS_DATE.fullmatch(v) for v in present):
-            notes.append(f"{train.where}: column {name!r} holds dates written day or month first ({present[0]!r}), "
-                         "which text cannot tell apart, so it is read as text categories; write them as ISO dates "
-                         "(2024-03-01, pandas: pd.to_datetime(s, dayfirst=...).dt.strftime('%Y-%m-%d')) to read them "
-                         "as dates")
+            notes.append(f"{train.where}: column {name!r} holds dates written day or month first ({present[0]!r}) "
+                         "but not all in one way (separators, year of 2 or 4 digits, times), so it is read as text "
+                         "categories; write them all one way, or as ISO dates (2024-03-01, pandas: "
+                         "pd.to_datetime(s, format=...).dt.strftime('%Y-%m-%d')) to read them as dates")
         elif (share := date_share(col)) >= 0.5:
             notes.append(f"{train.where}: column {name!r} holds dates on {share:.0%} of its rows and other text on "
                          "the rest, so it is read as text categories; give dates alone (other values empty) to read "

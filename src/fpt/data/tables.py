@@ -12,7 +12,6 @@ symbol sequence (DNA, proteins, expressions); ``--modality`` overrides.
 
 from __future__ import annotations
 
-import datetime
 import functools
 import re
 import tempfile
@@ -43,6 +42,7 @@ from fpt.data.base import (
     shown,
 )
 from fpt.data.dates import as_labels, find_dates, read_dates
+from fpt.data.durations import as_seconds, find_durations, read_durations
 from fpt.data.images import IMAGE_SUFFIXES
 from fpt.data.listing import children
 from fpt.data.sniff import check
@@ -777,6 +777,9 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     # dates are read as dates (fpt.data.dates) in a table, not in the one text column of symbols asked for
     dated = {c: kind for c in features if modality in ("auto", "tabular")
              and (kind := find_dates(np.asarray(train_cols[c]), f"{train_where}: column {c!r}", DataError)) is not None}
+    # durations written as text as seconds (fpt.data.durations), as a table's duration type is
+    timed = {c: kind for c in features if modality in ("auto", "tabular") and c not in dated
+             and (kind := find_durations(np.asarray(train_cols[c]), f"{train_where}: column {c!r}", DataError))}
     date_targets = [t for t in targets if _date_target(np.asarray(train_cols[t]))]
     splits = {}
     for split, (cols, where) in parts.items():
@@ -784,8 +787,10 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         _check_split_columns(cols, targets, features, where, chosen, known)
         # dates as class labels: the text they are written as (a datetime64's item() is an integer of nanoseconds)
         y = _stack_targets([as_labels(np.asarray(cols[t])) if t in date_targets else cols[t] for t in targets])
-        splits[split] = Split({c: read_dates(np.asarray(cols[c]), dated[c].zone, f"{where}: column {c!r}", DataError)
-                               if c in dated else numbers_column(np.asarray(cols[c]), f"{where}: column {c!r}",
+        splits[split] = Split({c: read_dates(np.asarray(cols[c]), dated[c].zone, f"{where}: column {c!r}", DataError,
+                                             dated[c].format) if c in dated
+                               else read_durations(np.asarray(cols[c]), timed[c], f"{where}: column {c!r}", DataError)
+                               if c in timed else numbers_column(np.asarray(cols[c]), f"{where}: column {c!r}",
                                                                  known_missing(np.asarray(cols[c]), c, known))
                                for c in features}, y, where)
     if modality == "auto":
@@ -807,7 +812,10 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
             s.x = {text[0]: s.x[text[0]]}
         features = text
     notes: dict[str, Any] = {"features": features, **({"dropped": list(drop)} if drop else {}),
-                             **({"dates": {c: k.zone or "naive" for c, k in dated.items()}} if dated else {})}
+                             **({"dates": {c: k.zone or "naive" for c, k in dated.items()}} if dated else {}),
+                             **({"date_formats": formats} if (formats := {c: k.format for c, k in dated.items()
+                                                                         if k.format}) else {}),
+                             **({"durations": timed} if timed else {})}
     return RawData(modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
                    split_from, notes, date_targets=date_targets)
 
@@ -1079,28 +1087,6 @@ def _complex(values: np.ndarray, present: np.ndarray, where: str, kinds: set[typ
                         "and imaginary parts as two columns (numpy.real, numpy.imag), or its magnitude (numpy.abs)")
 
 
-def as_seconds(values: np.ndarray) -> np.ndarray | None:
-    """A column of durations (timedelta64: a DataFrame's, Parquet's duration type; or Python/pandas timedeltas among
-    objects) as float64 seconds (missing: NaN), else None. A duration is a quantity: read as a category per value, a
-    new one at predict was an unseen category, and 1 and 2 hours as far apart as 1 hour and 1 day. The unit is
-    numpy's or Arrow's, never the user's, so it is not kept: seconds, at predict too (``_check_feature``)."""
-    if values.dtype.kind == "m":
-        return values / np.timedelta64(1, "s")  # NaT: NaN
-    if values.dtype.kind != "O":
-        return None
-    head = values[:1000]  # text or numbers: a look at the first values, not a pass over every one
-    if not any(isinstance(v, datetime.timedelta | np.timedelta64) for v in head[~is_missing(head)][:1]):
-        return None
-    missing = is_missing(values)
-    present = values[~missing]
-    if not len(present) or not all(isinstance(v, datetime.timedelta | np.timedelta64) for v in present):
-        return None
-    out = np.full(len(values), np.nan)
-    out[~missing] = [v / np.timedelta64(1, "s") if isinstance(v, np.timedelta64) else v.total_seconds()
-                     for v in present]
-    return out
-
-
 def _all_numbers(kinds: set[type]) -> bool:
     """Whether values of these types are all numbers (``numbers.Number``): a test per distinct type, not per value."""
     import numbers
@@ -1165,7 +1151,9 @@ def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str) 
         raise DataError(f"{where}: --modality tabular needs X of shape (n, features), not {X.shape}")
     out = {}
     for j in range(X.shape[1]):
-        kind = find_dates(X[:, j], f"{where}, column {j}", DataError)
+        # ISO text only: an array's split is read alone (Arrays.read), and a format found in one would not reach
+        # the tokeniser (the run's notes), which predict reads new text by
+        kind = find_dates(X[:, j], f"{where}, column {j}", DataError, written=False)
         out[f"x{j}"] = column(X[:, j], f"{where}, column {j}") if kind is None else \
             read_dates(X[:, j], kind.zone, f"{where}, column {j}", DataError)
     return out
@@ -1246,8 +1234,10 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
     for only once a check has failed."""
     name = f["name"]
     if f["kind"] == "datetime":  # read as training read the column (out of its range too: the time extrapolates)
-        return read_dates(col, f["tz"], f"{where}: column {name!r}", SchemaError)
+        return read_dates(col, f["tz"], f"{where}: column {name!r}", SchemaError, f.get("format"))
     if f["kind"] == "numeric":
+        if "duration" in f:  # durations written as text, read as training read them (a number has no unit: refused)
+            return read_durations(col, f["duration"], f"{where}: column {name!r}", SchemaError)
         if col.dtype.kind in "iubf":
             return col
         if (seconds := as_seconds(col)) is not None:  # durations, as training read them

@@ -35,7 +35,9 @@ import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
 from fpt.data.base import is_missing, plain_value
+from fpt.data.date_formats import FORMATS
 from fpt.data.dates import PARTS, TRENDS, date_parts, held_dates, read_dates, used_parts
+from fpt.data.durations import KINDS as DURATION_KINDS
 from fpt.errors import DataError
 
 Tensor = torch.Tensor
@@ -49,9 +51,11 @@ PAD_ID, UNKNOWN_ID = 0, 1
 
 @dataclass
 class TabularTokens:
-    # per token: {"name", "kind": "numeric", "mean", "std"}, {"name", "kind": "categorical", "categories", "offset"},
+    # per token: {"name", "kind": "numeric", "mean", "std"} (and "duration" where its text was read as durations,
+    # fpt.data.durations.KINDS, which new text is read by), {"name", "kind": "categorical", "categories", "offset"},
     # or a date column's part {"name", "kind": "datetime", "part", "tz", "mean", "std"} (one entry per part, in order;
-    # its time and year also "low" and "high", the training range, which new dates are clipped to)
+    # its time and year also "low" and "high", the training range, which new dates are clipped to; "format" where
+    # its text is written other than ISO, fpt.data.date_formats, which new text must be written in)
     features: list[dict[str, Any]]
     slots: int  # one-hot category slots in every token
     kind: str = "tabular"
@@ -68,12 +72,16 @@ class TabularTokens:
                 raise bad_field(f"features[{i}]", f, "a mapping with a name")
             where = f"features[{i}] ({f['name']})"
             if f.get("kind") == "numeric":
+                if "duration" in f and f["duration"] not in DURATION_KINDS:
+                    raise bad_field(f"{where}.duration", f["duration"], f"one of {', '.join(DURATION_KINDS)}")
                 out.append({**f, "mean": _number(f.get("mean"), f"{where}.mean"), "std": _scale(f.get("std"), f"{where}.std")})
             elif f.get("kind") == "datetime":
                 if f.get("part") not in PARTS:
                     raise bad_field(f"{where}.part", f.get("part"), f"one of {', '.join(PARTS)}")
                 if f.get("tz") is not None and not isinstance(f.get("tz"), str):
                     raise bad_field(f"{where}.tz", f.get("tz"), "a timezone's name or null")
+                if "format" in f and not (isinstance(f["format"], str) and f["format"] in FORMATS):
+                    raise bad_field(f"{where}.format", f["format"], "a date format fpt reads (fpt.data.date_formats)")
                 bounds = {k: _number(f[k], f"{where}.{k}") for k in ("low", "high") if k in f}
                 out.append({**f, "mean": _number(f.get("mean"), f"{where}.mean"), "std": _scale(f.get("std"), f"{where}.std"),
                             **bounds})
@@ -92,19 +100,26 @@ class TabularTokens:
     @classmethod
     def fit_from(cls, x: dict[str, np.ndarray], options: Any, notes: Mapping[str, Any]) -> TabularTokens:
         """Fitted to the training inputs with the run's data options (``fpt.tasks.user_data.DataOptions``)."""
-        return cls.fit(x, options.max_categories)
+        return cls.fit(x, options.max_categories, notes.get("date_formats", {}), notes.get("durations", {}))
 
     @classmethod
-    def fit(cls, x: dict[str, np.ndarray], max_categories: int) -> TabularTokens:
+    def fit(cls, x: dict[str, np.ndarray], max_categories: int, formats: Mapping[str, str] | None = None,
+            durations: Mapping[str, str] | None = None) -> TabularTokens:
+        """Fitted to the training columns; ``formats``: the format each date column's text is written in, where not
+        ISO (a table reader's ``date_formats`` note); ``durations``: what each column of durations written as text
+        was read as (its ``durations`` note), which new text is read by."""
         features, slots = [], 0
         for name, col in x.items():
             missing = is_missing(col)
             dates = held_dates(col)
             if col.dtype.kind in "iubf":
-                features.append({"name": name, "kind": "numeric", **_standardised(col[~missing], f"column {name!r}")})
+                timed = {"duration": durations[name]} if durations and name in durations else {}
+                features.append({"name": name, "kind": "numeric", **_standardised(col[~missing], f"column {name!r}"),
+                                 **timed})
             elif dates is not None:  # read as dates by the table's reader (fpt.data.dates.read_dates)
                 parts = date_parts(col, dates.zone)
-                features += [{"name": name, "kind": "datetime", "part": part, "tz": dates.zone,
+                written = {"format": formats[name]} if formats and name in formats else {}
+                features += [{"name": name, "kind": "datetime", "part": part, "tz": dates.zone, **written,
                               **_standardised(parts[part][~missing], f"column {name!r} ({part})"),
                               **(_range(parts[part][~missing]) if part in TRENDS else {})}
                              for part in used_parts(parts)]
@@ -140,7 +155,7 @@ class TabularTokens:
                 vals = np.zeros(n)
                 if f["kind"] == "datetime":
                     if f["name"] not in parts:
-                        dates = read_dates(col, f["tz"], f"column {f['name']!r}", DataError)
+                        dates = read_dates(col, f["tz"], f"column {f['name']!r}", DataError, f.get("format"))
                         parts[f["name"]] = date_parts(dates, f["tz"])
                     vals[~missing] = parts[f["name"]][f["part"]][~missing]
                     if "low" in f:  # a trend beyond the training dates reads as their nearest end (dates.TRENDS)

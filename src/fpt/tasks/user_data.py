@@ -25,6 +25,7 @@ import torch
 from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig
 from fpt.data.base import ColumnNote, plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
 from fpt.data.dates import beyond_note, date_notes
+from fpt.data.durations import duration_notes
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, DataError
 from fpt.model import InputSpec
@@ -250,7 +251,7 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     task = task_from_raw(split, options, seed, objective, why)
     if from_numbers(train.y, options.objective, raw.declared):  # said once the data trains (an error says enough)
         warnings.warn(inferred_note(objective, why, train.where), ObjectiveInferred, stacklevel=2)
-    for note in [*column_notes(raw), *date_notes(raw)]:
+    for note in [*column_notes(raw), *date_notes(raw), *duration_notes(raw)]:
         warnings.warn(note, ColumnNote, stacklevel=2)
     return task
 
