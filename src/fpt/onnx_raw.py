@@ -20,6 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from fpt.data.resolution import FLOAT32_RESOLUTION, float32_steps
+
 Tensor = torch.Tensor
 
 
@@ -91,28 +93,25 @@ class RawModel(nn.Module):
         return self.model(t, lengths)
 
 
-# The coarsest step, in training standard deviations, that float32 inputs may round a column's (or channel's) values
-# to. fpt standardises in float64; the graph's inputs are float32, whose steps near 1.7e9 (a timestamp) are 128: a
-# column of spread 50 there reached the model 2.6 standard deviations off, while the export's check, on inputs near
-# 0, passed.
-FLOAT32_RESOLUTION = 1e-4
-
-
-def float32_steps(mean: Any, std: Any) -> np.ndarray:
-    """Per column or channel: float32's spacing near its training values (|mean| + 4 std), in its std."""
-    mean, std = np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64)
-    return np.spacing((np.abs(mean) + 4 * std).astype(np.float32)).astype(np.float64) / std
-
-
-def _unresolved(names: list[str], mean: Any, std: Any, what: str) -> str | None:
-    """Why float32 inputs cannot carry these columns (channels) to ``FLOAT32_RESOLUTION``, or None."""
-    steps = float32_steps(mean, std)
+def _unresolved(names: list[str], steps: Any, said: list[str]) -> str | None:
+    """Why float32 inputs cannot carry these columns (channels) to ``FLOAT32_RESOLUTION`` (each's ``steps``, in the
+    spread it is normalised by; ``said``: how each was measured), or None."""
+    steps = np.asarray(steps, dtype=np.float64)
     worst = int(np.argmax(steps))
     if not steps[worst] > FLOAT32_RESOLUTION:
         return None
-    return (f"float32 inputs round {what} {names[worst]!r} (mean {float(np.asarray(mean)[worst]):.6g}, std "
-            f"{float(np.asarray(std)[worst]):.3g}) to steps of {steps[worst] * float(np.asarray(std)[worst]):.3g}, "
-            f"{steps[worst]:.2g} of its standard deviation; model.onnx takes fpt's tokens")
+    return f"float32 inputs round {names[worst]} {said[worst]}; model.onnx takes fpt's tokens"
+
+
+def _global(mean: Any, std: Any) -> tuple[np.ndarray, list[str]]:
+    """Steps (and their words) of columns or channels normalised by their training mean and std: float32's spacing
+    near their training values (|mean| + 4 std). fpt standardises in float64; the graph's inputs are float32, whose
+    steps near 1.7e9 (a timestamp) are 128: a column of spread 50 there reached the model 2.6 standard deviations off,
+    while the export's check, on inputs near 0, passed."""
+    mean, std = np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64)
+    steps = float32_steps(np.abs(mean) + 4 * std, std)
+    return steps, [f"(mean {m:.6g}, std {s:.3g}) to steps of {t * s:.3g}, {t:.2g} of its standard deviation"
+                   for m, s, t in zip(mean, std, steps, strict=True)]
 
 
 def _tabular(tok: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[int, ...], str]:
@@ -122,8 +121,8 @@ def _tabular(tok: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[in
     dates = list(dict.fromkeys(f["name"] for f in tok.features if f["kind"] == "datetime"))
     if dates:
         return None, (), f"date columns ({', '.join(dates[:3])}) need fpt's reading of dates and calendars"
-    coarse = _unresolved([f["name"] for f in tok.features], [f["mean"] for f in tok.features],
-                         [f["std"] for f in tok.features], "column")
+    coarse = _unresolved([f"column {f['name']!r}" for f in tok.features],
+                         *_global([f["mean"] for f in tok.features], [f["std"] for f in tok.features]))
     if coarse:
         return None, (), coarse
     names = ", ".join(f["name"] for f in tok.features)
@@ -136,14 +135,36 @@ def _series(tok: Any, info: dict[str, Any]) -> tuple[nn.Module | None, tuple[int
     if not lo.isdigit() or lo != hi:
         return None, (), f"training series of varied lengths ({lengths or 'unknown'}) give a varied token count"
     length = int(lo)
-    # normalised, a series' values are read at its spread (the training statistics'; per series, a narrower one);
-    # unnormalised, fpt's tokens are float32 too
-    coarse = None if tok.norm == "none" else _unresolved([str(c) for c in range(tok.channels)], tok.mean, tok.std,
-                                                          "channel")
+    coarse = _unresolved(*_series_steps(tok))
     if coarse:
         return None, (), coarse
     return SeriesRaw(tok, length), (tok.channels, length), f"(batch, {tok.channels}, {length}) float32 series; NaN " \
                                                            "where missing"
+
+
+def _series_steps(tok: Any) -> tuple[list[str], np.ndarray, list[str]]:
+    """(names, steps, words) of a series tokeniser's token channels: the series' channels, then their first
+    differences (cf_difference, which the graph takes of the rounded inputs). Each is read at the spread it is
+    normalised by: per series and channel, a series' own (at 1e6 + 0.001 x signal: steps of 60 of its spread, where
+    its channel's, 1e3 across series, passed), else the channel's; unnormalised, fpt's tokens are float32 too."""
+    names = [f"channel {c}" for c in range(tok.channels)]
+    if tok.difference:
+        names += [f"channel {c}'s first difference" for c in range(tok.channels)]
+    if tok.float32_steps:  # measured on the training series when fitted (fpt.data.resolution.series_steps)
+        per = "a training series' own standard deviation (normalised per series)" if tok.norm == "series" else \
+            "its standard deviation"
+        return names, np.asarray(tok.float32_steps), [f"to steps of {t:.2g} of {per}" for t in tok.float32_steps]
+    # a run before those were measured: the channels' training mean and std, the one figure saved
+    steps, said = _global(tok.mean, tok.std)
+    if tok.norm == "none":
+        steps = np.zeros_like(steps)
+    if tok.difference:
+        near = np.abs(np.asarray(tok.mean)) + 4 * np.asarray(tok.std)
+        diff = float32_steps(near, tok.diff_std)
+        steps = np.concatenate([steps, diff])
+        said += [f"(values near {m:.6g}, differences of std {s:.3g}) to steps of {t:.2g} of that std"
+                 for m, s, t in zip(near, tok.diff_std, diff, strict=True)]
+    return names, steps, said
 
 
 # modality (fpt.data.modalities) -> its tokeniser as ONNX arithmetic; the others decode images or look up strings

@@ -23,6 +23,7 @@ import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, plain_value, shown
 from fpt.data.listing import children
+from fpt.data.resolution import FLOAT32_RESOLUTION
 from fpt.data.sniff import check
 from fpt.errors import DataError, FptWarning, SchemaError
 
@@ -64,10 +65,6 @@ def is_ucr(path: Path) -> bool:
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # 1.18e-38: below it float32 keeps fewer digits, below 1.4e-45 none
 _SMALLEST_SCALE = 1e-30  # as fpt.data.tokenisers._SMALLEST_STD: a channel varying on a smaller scale is refused
-# float32's spacing near a channel's values, in its standard deviation, above which float32 cannot carry it (as
-# fpt.onnx_raw.FLOAT32_RESOLUTION judges an export's float32 inputs): a sensor's 1e6 offset has steps of 0.0625, so
-# a variation of 0.001 on top of it reads as a constant
-FLOAT32_RESOLUTION = 1e-4
 
 
 class TinyValues(FptWarning):

@@ -38,6 +38,7 @@ from fpt.data.base import is_missing, plain_value
 from fpt.data.date_formats import FORMATS
 from fpt.data.dates import PARTS, TRENDS, date_parts, held_dates, read_dates, used_parts
 from fpt.data.durations import KINDS as DURATION_KINDS
+from fpt.data.resolution import series_steps
 from fpt.errors import DataError
 
 Tensor = torch.Tensor
@@ -347,6 +348,10 @@ class SeriesTokens:
     difference: bool = False
     diff_mean: list[float] = field(default_factory=list)
     diff_std: list[float] = field(default_factory=list)
+    # per token channel (the series', then the differences'): the coarsest step float32 rounds a training series
+    # to, in the spread it is normalised by (fpt.data.resolution.series_steps): fpt.onnx_raw's check of a graph of
+    # float32 inputs; empty in a run before it (the check then reads the channels' global mean and std)
+    float32_steps: list[float] = field(default_factory=list)
 
     @staticmethod
     def check_json(data: dict[str, Any]) -> dict[str, Any]:
@@ -361,15 +366,19 @@ class SeriesTokens:
         if data.get("difference"):
             data["diff_mean"] = _numbers(data.get("diff_mean"), "diff_mean", c)
             data["diff_std"] = _numbers(data.get("diff_std"), "diff_std", c, True)
+        if data.get("float32_steps"):
+            data["float32_steps"] = _numbers(data["float32_steps"], "float32_steps", c * (2 if data.get("difference") else 1))
         return data
 
     @classmethod
     def fit_from(cls, series: list[np.ndarray], options: Any, notes: Mapping[str, Any]) -> SeriesTokens:
         tok = cls.fit(series, options.series_patch, options.series_stride, options.series_norm)
         if not getattr(options, "cf_difference", None):
-            return tok
-        stats = cls.fit([first_difference(s) for s in series], tok.patch, tok.stride, tok.norm)
-        return replace(tok, difference=True, diff_mean=stats.mean, diff_std=stats.std)
+            return replace(tok, float32_steps=series_steps(series, None, tok.norm, tok.std, []))
+        diffs = [first_difference(s) for s in series]
+        stats = cls.fit(diffs, tok.patch, tok.stride, tok.norm)
+        return replace(tok, difference=True, diff_mean=stats.mean, diff_std=stats.std,
+                       float32_steps=series_steps(series, diffs, tok.norm, tok.std, stats.std))
 
     @classmethod
     def fit(cls, series: list[np.ndarray], patch: int | None, stride: int | None, norm: str) -> SeriesTokens:
