@@ -88,3 +88,19 @@ def test_no_raw_graph_for_series_float32_rounds_at_their_own_spread(tiny_bert_di
     raw = json.loads((tmp_path / "export" / "config.json").read_text())["onnx"]["raw"]
     assert not raw["written"] and raw["why"].startswith("float32 inputs round channel 0 to steps of")  # was written
     assert not (tmp_path / "export" / "model_raw.onnx").exists() and (tmp_path / "export" / "model.onnx").exists()
+
+
+def test_a_series_run_saved_before_the_steps_were_measured_resumes(tiny_bert_dir, tmp_path):
+    """The resume check compares data.json with what the data gives now: the measured float32_steps, absent from a
+    run saved before them, read as 'the data changed since the run started' and the resume was refused."""
+    from fpt.cli import main
+
+    np.savez(tmp_path / "s.npz", X=np.stack(_series(0.0, 1.0, 1.0)).astype(np.float32), y=np.arange(N) % 2)
+    common = ["--body", tiny_bert_dir, "--init", "random", "--batch-size", "8", "--eval-every", "2", "--device", "cpu",
+              "--baselines", "none", "--quiet"]
+    assert main(["train", "--data", str(tmp_path / "s.npz"), *common, "--steps", "2", "--out", str(tmp_path / "run")]) == 0
+    data = json.loads((tmp_path / "run" / "data.json").read_text())
+    assert len(data["tokeniser"].pop("float32_steps")) == 2
+    (tmp_path / "run" / "data.json").write_text(json.dumps(data))
+    assert main(["train", "--resume", str(tmp_path / "run"), "--steps", "4"]) == 0  # was 2: 'the data changed'
+    assert fpt.Run(tmp_path / "run").summary()["steps"] == 4

@@ -350,6 +350,9 @@ def _check_same_data(exp: Experiment, out: Path) -> None:
         now = Preprocessing.from_json(json.loads(json.dumps(exp.data.fitted))).to_json()
     except (ValueError, KeyError, TypeError):  # unreadable (a half-written file): rewritten below, as before
         return
+    # a tokeniser field measured since the run started (a series' float32_steps) is no change of the data: as saved
+    for key in set(now.get("tokeniser") or {}) - set(saved.get("tokeniser") or {}):
+        now["tokeniser"][key] = (before.get("tokeniser") or {}).get(key)
     differing = [key for key in sorted(set(before) | set(now)) if before.get(key) != now.get(key)]
     if differing:
         where = exp.config.data if isinstance(exp.config.data, str) else "the data given"
