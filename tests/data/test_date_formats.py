@@ -60,6 +60,18 @@ def test_day_and_month_that_no_value_tells_apart_are_refused_naming_the_file_col
     assert str(when[1])[:10] == "2024-02-01" and str(when[-1])[:10] == "2024-12-13"
 
 
+@pytest.mark.parametrize("versions", [["3.8.10", "3.9.18", "3.10.12", "1.2.33"] * 10,  # every field <= 12 at first
+                                      ["3.8.10", "15.2.10", "1.2.33", "2.1.11"] * 10])  # a field over 12: "day first"
+def test_version_numbers_are_not_dates(versions, tmp_path):
+    # %m.%d.%y and %d.%m.%y read 3.11.7 and 1.2.33: version numbers were refused as ambiguous dates, or read as days
+    _table(tmp_path / "v.csv", versions)
+    raw = load(str(tmp_path / "v.csv"))
+    assert "when" not in raw.notes.get("date_formats", {})
+    assert raw.splits["train"].x["when"].dtype == object
+    _table(tmp_path / "d.csv", [f"{d:02d}.{m:02d}.24" for d, m in zip(range(10, 30), [3, 4] * 10, strict=True)])
+    assert load(str(tmp_path / "d.csv")).notes["date_formats"] == {"when": "%d.%m.%y"}  # two-digit fields: dates
+
+
 def test_text_dates_of_one_format_with_a_few_other_values_are_one_line_naming_the_rows(tmp_path):
     written = list(WHEN.strftime("%m/%d/%Y"))
     _table(tmp_path / "t.csv", written[:38] + ["2024-03-01", "n/a?"])

@@ -60,6 +60,16 @@ def _reads(first: str) -> list[str]:
     return out
 
 
+_PADDED = r"\d{2}[/.-]\d{2}[/.-]\d{2}(?:\s.*)?"
+
+
+def _padded(texts: list[str]) -> bool:
+    """Whether every text's date is three two-digit fields (a two-digit year's dates, not 3.11.7)."""
+    import pandas as pd
+
+    return bool(pd.Series(texts, dtype=object).str.fullmatch(_PADDED).all())
+
+
 def parse(texts: list[str], fmt: str) -> Any:
     """``texts`` (stripped) read by ``fmt`` as a pandas Series of datetime64, NaT where a text does not read so."""
     import pandas as pd
@@ -80,7 +90,12 @@ def written_format(values: np.ndarray, missing: np.ndarray, codes: np.ndarray, u
     if first is None or not looks_written(values, missing) or not all(isinstance(v, str) for v in uniques):
         return None
     texts = [v.strip() for v in uniques]
-    reads = {fmt: parse(texts, fmt).notna().to_numpy() for fmt in _reads(first)}
+    candidates = _reads(first)
+    if any("%y" in f for f in candidates) and not _padded(texts):
+        # a two-digit year read only where every field is two digits (15.03.24): version numbers (3.11.7,
+        # 1.2.33) read as dates otherwise, refused as ambiguous or, with a field over 12, read as days
+        candidates = [f for f in candidates if "%y" not in f]
+    reads = {fmt: parse(texts, fmt).notna().to_numpy() for fmt in candidates}
     whole = [fmt for fmt, ok in reads.items() if ok.all()]
     if len({FORMATS[f] for f in whole}) > 1:
         both = {FORMATS[f]: f for f in reversed(whole)}
