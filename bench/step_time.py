@@ -79,15 +79,17 @@ def main() -> None:
     args = p.parse_args()
 
     import torch
-    import yaml
 
     import fpt
     from fpt import pipeline
     from fpt.bodies import attention, dropout
+    from fpt.config import parse_overrides
     from fpt.train import evaluate, make_optimizer, train_step
 
     torch.set_num_threads(args.threads)
-    task_options = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in args.task_option)}
+    # fpt's own reading: a malformed pair or one option given twice with two values is an error, not the last kept
+    options = parse_overrides([f"task.{o}" for o in args.task_option], where="--task-option")
+    task_options = options.get("task_options", {})
     store = pipeline.store_frozen_bf16
     exps, optimizers = {}, {}
     for name in args.variants:

@@ -212,9 +212,12 @@ def from_dict(cls: type, data: dict[str, Any], where: str = "config") -> Any:
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """``key=value`` strings -> nested dict; ``task.n_bits=5`` goes to task_options."""
+def parse_overrides(items: list[str], where: str = "command line") -> dict[str, Any]:
+    """``key=value`` strings -> nested dict; ``task.n_bits=5`` goes to task_options. A key given twice with two
+    values is refused (``steps=5 steps=9`` trained 9 steps in silence); twice with one value, as the field reads
+    it (``lr=0.001 lr=1e-3``), is taken, as ``--lr 0.001 lr=1e-3`` is (``fpt.cli._args.given_fields``)."""
     out: dict[str, Any] = {}
+    given: dict[str, str] = {}  # each key's item as written, to name both in the error
     for item in items:
         if "=" not in item:
             raise ConfigError(f"override {item!r} is not key=value (e.g. steps=500 or task.n_bits=5)")
@@ -228,10 +231,24 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
             raise ConfigError(f"override {show(item)}: the value is not valid YAML ({problem}); give a number, "
                               "true/false, a word, or \"quoted text\"") from None
         if key.startswith("task."):
-            out.setdefault("task_options", {})[key[len("task."):]] = value
+            name, into = key, out.setdefault("task_options", {})
+            field = key[len("task."):]
         else:
-            out[key.replace("-", "_")] = value
+            name = field = key.replace("-", "_")
+            into = out
+        if field in into and not _same_override(name, into[field], value):
+            raise ConfigError(f"{where}: {name} is given twice, as {given[name]} and {item}; give it once")
+        given.setdefault(name, item)
+        into[field] = value
     return out
+
+
+def _same_override(name: str, a: Any, b: Any) -> bool:
+    """Whether two ``key=value`` values set ``name`` (a RunConfig field, or ``task.OPTION``) to one value: a
+    field's as its type reads them, a task option's (typed by its task, unknown here) as YAML read them."""
+    if name in {f.name for f in dataclasses.fields(RunConfig)}:
+        return same_setting(name, a, b)
+    return a == b and type(a) is type(b)
 
 
 def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

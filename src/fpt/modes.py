@@ -278,7 +278,7 @@ def _choose(config: RunConfig, given: Sequence[str], folds: int | None, out: Pat
         raise ConfigError(f"--choose cross-validates on your own data's training examples: give --data PATH (task "
                           f"{config.task!r} has fixed splits), or drop --choose")
     _fresh(out)
-    candidates = [parse_overrides(text.split()) for text in given]
+    candidates = [parse_overrides(text.split(), where=f"--choose {text!r}") for text in given]
     with read_once():  # the fold count and every fold run read the data's files once
         folds = fold_count(config) if folds is None else folds
         selection = cross_validate(config, candidates, folds, progress=say if verbose else None)
