@@ -97,3 +97,22 @@ def test_the_flag_and_key_check_still_holds_beside_it():
     with pytest.raises(ConfigError, match="as --steps 5 and steps=9; give it once"):
         config_from_args(parser().parse_args(["train", "--steps", "5", "steps=9", "steps=9"]))
 
+
+@pytest.mark.parametrize("argv, shown", [
+    (["--steps", "5", "--steps", "9"], "--steps 5 and --steps 9"),  # argparse kept the last: 9 steps in silence
+    (["--compile", "--no-compile"], "--compile true and --no-compile"),
+    (["--lr", "1e-3", "--lr", "1e-4"], "--lr 1e-3 and --lr 1e-4"),
+    (["--steps", "1", "--steps", "2", "--steps", "1"], "--steps 1 and --steps 2"),
+])
+def test_a_flag_given_twice_with_two_values_is_refused(argv, shown):
+    with pytest.raises(ConfigError, match=f"^command line: [a-z]+ is given twice, as {shown}; give it once$"):
+        config_from_args(parser().parse_args(["train", *argv]))
+
+
+@pytest.mark.parametrize("argv, field, value", [
+    (["--steps", "5", "--steps", "5"], "steps", 5),
+    (["--lr", "0.001", "--lr", "1e-3"], "lr", 0.001),
+    (["--compile", "--compile", "yes"], "compile", True),
+])
+def test_a_flag_given_twice_with_one_value_is_taken(argv, field, value):
+    assert getattr(config_from_args(parser().parse_args(["train", "--task", "bit-xor", *argv])), field) == value

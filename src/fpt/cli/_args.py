@@ -46,6 +46,25 @@ _METAVARS = {"task": "NAME", "data": "PATH", "data_dir": "DIR", "target_column":
 _BOOL_WORDS = {"true", "1", "yes", "false", "0", "no"}
 
 
+def _note_twice(namespace: argparse.Namespace, dest: str, option: str | None, value: Any) -> None:
+    """Keep a config flag's earlier value where it is given again: argparse keeps the last in silence (``--steps 5
+    --steps 9`` trained 9 steps); ``given_fields`` compares them as the field reads them."""
+    shown = option if option and option.startswith("--no-") else f"{option} {value}"
+    texts = namespace.__dict__.setdefault("_flag_texts", {})
+    if getattr(namespace, dest, None) is not None and dest in texts:
+        namespace._flags_twice = [*getattr(namespace, "_flags_twice", []),
+                                  (dest, texts[dest], shown, getattr(namespace, dest), value)]
+    texts[dest] = shown
+
+
+class _Flag(argparse.Action):
+    """A config field's flag: stores its value, noting a value given before."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001 (argparse's signature)
+        _note_twice(namespace, self.dest, option_string, values)
+        setattr(namespace, self.dest, values)
+
+
 class _BoolFlag(argparse.Action):
     """A bool field: ``--flag`` alone is true, ``--flag true|false`` sets it, ``--no-flag`` is false.
 
@@ -59,6 +78,7 @@ class _BoolFlag(argparse.Action):
             if values is not None:
                 namespace._stray_overrides = [*getattr(namespace, "_stray_overrides", []), values]
             values = "false" if negative else "true"
+        _note_twice(namespace, self.dest, option_string, values)
         setattr(namespace, self.dest, values)
 
 
@@ -107,7 +127,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ..
                                help=f"{helps[f.name]} (alone: true; {no}: false; default: {str(default).lower()})")
             group.add_argument(no, dest=f.name, default=None, nargs=0, action=_BoolFlag, help=argparse.SUPPRESS)
         else:
-            group.add_argument(flag, dest=f.name, default=None, metavar=_metavar(f.name, hints[f.name]),
+            group.add_argument(flag, dest=f.name, default=None, metavar=_metavar(f.name, hints[f.name]), action=_Flag,
                                help=f"{helps[f.name]} (default: {default})")
     groups["run and output"].add_argument("--config", metavar="FILE",
                                           help="YAML file of config fields; flags and key=value override it")
@@ -122,6 +142,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ..
 def given_fields(args: argparse.Namespace) -> dict[str, Any]:
     """Fields set on the command line (flags, then key=value), without defaults."""
     out: dict[str, Any] = {}
+    for name, first, second, earlier, value in getattr(args, "_flags_twice", []):
+        if not same_setting(name, earlier, value):
+            raise ConfigError(f"command line: {name} is given twice, as {first} and {second}; give it once")
     for f in dataclasses.fields(RunConfig):
         value = getattr(args, f.name, None)
         if value is not None:
