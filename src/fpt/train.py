@@ -323,6 +323,7 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
         version = checkpoint.load_trainable(checkpoint.slot(out, checkpoint.LATEST), exp.model, exp.body_fingerprint)
         state = checkpoint.load_resume_state(version, exp.model, optimizer)
         history = rundir.truncate_metrics(out, state.step)
+        state.steps_to_target = _steps_to_target(exp, history)  # the target may be another one now
         checkpoint.commit(version)  # after a fallback, the pointer names the version we continue from
         checkpoint.rewind(out, checkpoint.BEST, state.step)  # a best/ saved after it is replayed
     elif started_before or finished:
@@ -333,6 +334,16 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
     if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
         rundir.write_data(out, exp.data.fitted)
     return resume, state, history
+
+
+def _steps_to_target(exp: Experiment, history: list[dict[str, Any]]) -> int | None:
+    """The first evaluation of ``history`` at the run's target, as ``_Loop._select`` records it. A resumed run
+    reads it again from its rows: resumed under another ``target``, it kept the step the old one was reached at
+    (summary.json: target 1.0, steps_to_target 3, for a run whose best validation accuracy was 0.57)."""
+    target, key = exp.config.target, f"{exp.data.val}_{exp.data.objective.metric}"
+    if target is None:
+        return None
+    return next((row["step"] for row in history if row.get(key) is not None and row[key] >= target), None)
 
 
 def _check_same_data(exp: Experiment, out: Path) -> None:
