@@ -4,6 +4,7 @@ hold every evaluation once, with the values of an uninterrupted run of the same 
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 from pathlib import Path
@@ -137,3 +138,56 @@ def test_a_killed_and_resumed_run_reads_as_one_clean_run_in_its_trackers(where, 
     assert logged == reference and logged["status"] == "FINISHED"
     assert [step for step, _ in logged["metrics"]["val_accuracy"]] == list(range(EVERY, STEPS + 1, EVERY))
     assert _events(run) == _events(straight)
+
+
+def _summary_numbers(summary: dict) -> dict:
+    return {f"summary.{k}": v for k, v in tracking.summary_scalars(summary).items()}
+
+
+def test_a_finished_run_extended_reads_as_the_extended_run_in_mlflow(tiny_gpt2_dir, tmp_path, monkeypatch):
+    """A finished run resumed with more steps (and another target) twice: one MLflow run whose step metrics run on
+    from where it stopped, each step once; whose values of summary.* (the latest: what MLflow's runs table,
+    comparisons and searches read) are the last end's, a number that end lacks NaN rather than the earlier end's
+    (summary.steps_to_target stayed 3 after the target was raised past every evaluation); and whose description says
+    what the params (first values, MLflow cannot change them) and the summary.* charts (a point per end) do not."""
+    pytest.importorskip("mlflow")
+    from mlflow.tracking import MlflowClient
+
+    _trackers_to(tmp_path, monkeypatch)
+    board = tracking._installed("tensorboard")
+    trackers = ["mlflow", "tensorboard"] if board else ["mlflow"]
+    run = tmp_path / "run"
+    first = fpt.fit(fpt.build(body=tiny_gpt2_dir, **{**FIELDS, "target": 0.4, "stop_at_target": False}), out=run,
+                    progress=False, trackers=trackers)
+    assert first["steps"] == STEPS and first["steps_to_target"] == EVERY  # val accuracy 0.46 at the first evaluation
+    client = MlflowClient(tracking_uri=_store(tmp_path))
+    (run_id,) = [r.info.run_id for r in client.search_runs([client.get_experiment_by_name("fpt").experiment_id])]
+    client.set_tag(run_id, "mlflow.note.content", "my own description")
+    for steps in (STEPS + EVERY, STEPS + 2 * EVERY):
+        config = fpt.train.resume_config(run, {"steps": steps, "target": 0.99})
+        summary = fpt.fit(fpt.build(config), out=run, resume=True, progress=False, trackers=trackers)
+    assert summary["steps"] == STEPS + 2 * EVERY and summary["steps_to_target"] is None
+
+    (logged,) = _mlflow(run)
+    assert logged["status"] == "FINISHED"
+    rows = _rows(run)
+    assert [r["step"] for r in rows] == list(range(EVERY, STEPS + 2 * EVERY + 1, EVERY))
+    for key in ("val_accuracy", "val_loss", "train_loss"):  # every evaluation once, as metrics.jsonl holds it
+        assert logged["metrics"][key] == [(r["step"], pytest.approx(r[key])) for r in rows]
+    found = client.get_run(run_id)
+    latest = {k: v for k, v in found.data.metrics.items() if k.startswith("summary.")}
+    numbers = _summary_numbers(summary)
+    assert {k: latest[k] for k in numbers} == pytest.approx(numbers)
+    assert set(latest) - set(numbers) == {"summary.steps_to_target"}  # 3 at the first end; no step now reaches 0.99
+    assert math.isnan(latest["summary.steps_to_target"])
+    assert found.data.params["steps"] == str(STEPS) and found.data.tags["fpt.config.steps"] == str(summary["steps"])
+    note = found.data.tags["mlflow.note.content"]
+    assert note.startswith("my own description\n\n") and note.count("fpt: resumed") == 1  # the second replaced the first
+    assert f"resumed at step {STEPS + EVERY} after it had finished" in note
+    assert f"steps {STEPS} -> {STEPS + 2 * EVERY}, target 0.4 -> 0.99" in note
+    assert f"ends it reached before (steps {STEPS}, {STEPS + EVERY})" in note
+    if board:  # TensorBoard's reader purges what earlier attempts logged from step 1 on: the last end's summary alone
+        scalars = _events(run)["scalars"]
+        shown = {f"summary.{tag[len('summary/'):]}": points for tag, points in scalars.items()
+                 if tag.startswith("summary/") and points}  # summary/steps_to_target: its tag, every point purged
+        assert shown == {k: [(summary["steps"], pytest.approx(v))] for k, v in numbers.items() if k not in _TIMES}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import math
 import os
 import sys
 import time
@@ -329,7 +330,10 @@ class MLflow(Tracker):
     ``summary.*`` metrics (``summary.steps``: the steps trained), and config.yaml, metrics.jsonl, summary.json (and
     data.json) as artifacts. MLflow params cannot change: a resumed run that trains under another value of a field
     (a larger ``steps``, another ``patience``, ``target`` or ``baselines``) keeps the first value as the param and sets
-    the tag ``fpt.config.FIELD`` to the value it trains under now (a tag can change).
+    the tag ``fpt.config.FIELD`` to the value it trains under now (a tag can change). Nor can MLflow delete a point:
+    a finished run resumed keeps the ``summary.*`` points of its earlier end beside the new end's, whose values are
+    the run's (the latest step), a number the new end lacks NaN; the run's description (``mlflow.note.content``)
+    says which params and points are earlier ones.
 
     The tracking store is ``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else MLflow's default in the
     working directory (see ``mlflow_store_uri``). Inside the caller's ``with mlflow.start_run():`` the run is that
@@ -365,12 +369,20 @@ class MLflow(Tracker):
             if previous is not None and not continues(self.out, step) and not _unused(previous, flat):
                 previous = None  # a new run in a directory that held another: a new MLflow run
         now: dict[str, str] = {}  # the fields a continued run trains under that differ from its logged params
+        self.summarised: set[str] = set()  # the summary.* metrics the MLflow run holds from an end reached before
         if previous is not None:
             self.run_id = previous.info.run_id
             client.update_run(self.run_id, status="RUNNING")
             logged = previous.data.params
             said = {k[len(CONFIG_TAG):] for k in previous.data.tags if k.startswith(CONFIG_TAG)}
             now = {k: v for k, v in flat.items() if k in logged and (logged[k] != v or k in said)}
+            self.summarised = {k for k in previous.data.metrics if k.startswith("summary.")}
+            ends = sorted({int(m.step) for m in client.get_metric_history(self.run_id, "summary.steps")}) \
+                if "summary.steps" in self.summarised else []
+            if now or ends:
+                note = _resumed_note(step, {k: (logged[k], v) for k, v in now.items()}, ends)
+                told = previous.data.tags.get(_NOTE, "")
+                client.set_tag(self.run_id, _NOTE, _with_note(told, note))
         else:
             tags = {"fpt.task": exp.config.task, "fpt.body": exp.config.body}
             if parent is not None:  # MLflow's own tag for a child run: the UI shows it under the user's run
@@ -455,7 +467,11 @@ class MLflow(Tracker):
         self._metrics(_row_scalars(row), row["step"])
 
     def finish(self, summary):
-        self._metrics({f"summary.{k}": v for k, v in summary_scalars(summary).items()}, summary["steps"])
+        values = {f"summary.{k}": v for k, v in summary_scalars(summary).items()}
+        # A number an earlier end had that this one has not (a resumed run's steps_to_target once its new target is
+        # not reached): NaN, or the run's value of it, the latest, would stay the earlier end's.
+        values.update({k: math.nan for k in sorted(getattr(self, "summarised", set()) - values.keys())})
+        self._metrics(values, summary["steps"])
         if self.out is not None:
             for name in (CONFIG, METRICS, SUMMARY, DATA):
                 if (self.out / name).is_file():
@@ -467,6 +483,37 @@ class MLflow(Tracker):
         status = "FINISHED" if error is None else "KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED"
         self.client.set_terminated(self.run_id, status=status)
         self.client = None
+
+
+_NOTE = "mlflow.note.content"  # the run's description, shown at the top of its page in the MLflow UI
+_NOTE_BEGIN, _NOTE_END = "<!-- fpt:resumed -->", "<!-- /fpt:resumed -->"  # fpt's part of it (Markdown hides them)
+
+
+def _resumed_note(step: int, changed: dict[str, tuple[str, str]], ends: list[int]) -> str:
+    """What the MLflow run of a resumed run holds that its params and metric charts do not say: params that keep
+    their first values while the run trains under others (MLflow params cannot change), and ``summary.*`` points of
+    the ends it reached before (MLflow cannot delete points), beside the new end's."""
+    parts = [f"fpt: resumed at step {step}" + (" after it had finished" if ends else "") + "."]
+    if changed:
+        fields = ", ".join(f"{k} {was} -> {now}" for k, (was, now) in changed.items())
+        parts.append(f"It trains under {fields}: MLflow keeps a param's first value, so the params show the first "
+                     f"values and the tags {CONFIG_TAG}FIELD the ones it trains under now.")
+    if ends:
+        at = f"step{'s' if len(ends) > 1 else ''} {', '.join(map(str, ends))}"
+        parts.append(f"The summary.* metrics keep the points of the ends it reached before ({at}) beside the "
+                     "new end's; their values (what the runs table, comparisons and searches read: the latest step) "
+                     "are the new end's, as in summary.json.")
+    return " ".join(parts)
+
+
+def _with_note(told: str, note: str) -> str:
+    """The run's description with fpt's resume note in place of the one an earlier resume wrote; the rest (a user's
+    own description) kept as it is."""
+    if _NOTE_BEGIN in told and _NOTE_END in told:
+        head, rest = told.split(_NOTE_BEGIN, 1)
+        told = head + rest.split(_NOTE_END, 1)[1]
+    told = told.strip()
+    return f"{told}\n\n{_NOTE_BEGIN}\n{note}\n{_NOTE_END}" if told else f"{_NOTE_BEGIN}\n{note}\n{_NOTE_END}"
 
 
 def _experiment_named(client: Any, name: str) -> str:
