@@ -48,6 +48,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from fpt import data
+    from fpt.data import fingerprint
 
     with tempfile.TemporaryDirectory(prefix="fpt-bench-read-") as tmp:
         path = Path(tmp) / "table.csv"
@@ -60,6 +61,13 @@ def main() -> None:
             data.load(str(path))
             times.append(time.perf_counter() - start)
         print(f"load: {min(times):.2f} s (best of {len(times)}; all: {', '.join(f'{t:.2f}' for t in times)})")
+        hashed = []  # the content fingerprint fit records and a resume checks (fpt.data.fingerprint), beside it
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            fingerprint.of_path(path)
+            hashed.append(time.perf_counter() - start)
+        print(f"fingerprint: {min(hashed) * 1000:.1f} ms ({min(hashed) / min(times):.1%} of the load; best of "
+              f"{len(hashed)})")
         profile = cProfile.Profile()
         profile.runcall(data.load, str(path))
     out = io.StringIO()

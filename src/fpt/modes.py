@@ -71,7 +71,7 @@ def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
     if config is None:
         resolved = train_config(resolved, fields)
     if resolved.fit != "auto":
-        return pipeline.assemble(resolved, pipeline.task_data(resolved, memory))
+        return pipeline.remembered(pipeline.assemble(resolved, pipeline.task_data(resolved, memory)), memory)
     return choose(resolved, memory)
 
 
@@ -88,7 +88,7 @@ def choose(config: RunConfig, memory: Any = None, folds: int | None = None, say:
         auto = choose_fit(config, folds, progress=say)
         exp = auto.experiment if auto.experiment is not None else pipeline.build(auto.config)
     exp.fit_choice = auto.to_json()
-    return exp
+    return pipeline.remembered(exp, memory)
 
 
 def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | None = None, *, resume: bool = False,

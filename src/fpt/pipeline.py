@@ -41,6 +41,9 @@ class Experiment:
     # Where the data's inputs enter the model (FPT.forward's ``start``): 0 for tokens; a cached view
     # (fpt.cache) feeds hidden states entering a later block, or the head's features.
     input_start: int = 0
+    # in-memory data: its content's fingerprint, taken as it was built (fpt.data.fingerprint; a --data path's is read
+    # by fit), recorded beside the run and checked when it resumes
+    data_fingerprint: dict[str, Any] | None = None
     # own data whose fit was chosen (fit=auto: fpt.modes.build): the choice's record, which fpt.fit writes beside the
     # run (selection.json, and a block in summary.json)
     fit_choice: dict[str, Any] | None = None
@@ -253,7 +256,17 @@ def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
     The config is resolved once its data is built (``assemble``): what it leaves unset (None) takes the task's
     and, for your own data (``data=...``), the data's defaults (``fpt.settings.resolve``)."""
     config, memory = configured(config, fields)
-    return assemble(config, task_data(config, memory))
+    return remembered(assemble(config, task_data(config, memory)), memory)
+
+
+def remembered(exp: Experiment, memory: Any) -> Experiment:
+    """``exp`` with the content fingerprint of ``memory``, the in-memory data it was built from (None: a path's,
+    read by fit), which a run of it records and checks on resume."""
+    if memory is not None:
+        from fpt.data.fingerprint import of_memory
+
+        exp.data_fingerprint = of_memory(memory)
+    return exp
 
 
 def configured(config: RunConfig | None, fields: dict[str, Any]) -> tuple[RunConfig, Any]:

@@ -19,7 +19,7 @@ from fpt.bodies import located
 from fpt.bodies.init import init_located
 from fpt.config import RunConfig
 from fpt.convergence import health, steps_to_converge
-from fpt.errors import ConfigError, DataError
+from fpt.errors import ConfigError, DataError, FptWarning
 from fpt.feature_map import CLOSED_FORM
 from fpt.inference import iter_outputs, length_order
 from fpt.pipeline import Experiment
@@ -309,7 +309,7 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
     first checkpoint starts again from step 0; a fresh start refuses a directory that already holds a run."""
     if not out:
         return resume, TrainState(), []
-    state, history = TrainState(), []
+    state, history, fingerprint = TrainState(), [], None
     rundir.clear_debris(out)  # temporary files of a killed run
     started_before = checkpoint.has_checkpoint(out)
     finished = (out / SUMMARY).exists()
@@ -319,7 +319,8 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
     elif resume:
         if rundir.written_by_fpt(out):  # fit(resume=True) from Python: the CLI's --resume checked it already
             _same_run(out, exp.config)
-        _check_same_data(exp, out)  # before anything in the run directory changes
+        _check_same_data(exp, out)  # before anything in the run directory changes: the fitted values (data.json),
+        fingerprint = _check_same_content(exp, out)  # then the content, which many edits leave them as they were
         version = checkpoint.load_trainable(checkpoint.slot(out, checkpoint.LATEST), exp.model, exp.body_fingerprint)
         state = checkpoint.load_resume_state(version, exp.model, optimizer)
         history = rundir.truncate_metrics(out, state.step)
@@ -330,9 +331,13 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
         raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
     else:
         rundir.start_clean(out)
+    if not resume:
+        fingerprint = data_fingerprint(exp)
     rundir.write_config(out, exp.config)
     if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
         rundir.write_data(out, exp.data.fitted)
+    if fingerprint is not None:
+        rundir.write_data_fingerprint(out, fingerprint)
     return resume, state, history
 
 
@@ -344,6 +349,54 @@ def _steps_to_target(exp: Experiment, history: list[dict[str, Any]]) -> int | No
     if target is None:
         return None
     return next((row["step"] for row in history if row.get(key) is not None and row[key] >= target), None)
+
+
+class DataUnchecked(FptWarning):
+    """A run resumed that recorded no fingerprint of its data: its content is not checked this once."""
+
+
+def data_fingerprint(exp: Experiment) -> dict[str, Any] | None:
+    """The content fingerprint of ``exp``'s own data (``fpt.data.fingerprint``): its in-memory data's, taken when it
+    was built, else its ``--data`` file's or folder's; None for a paper task, a hub dataset, or data it cannot hash."""
+    from fpt.data import fingerprint
+
+    if exp.data.fitted is None:  # a paper task: its files are the task's, not the user's
+        return None
+    if exp.data_fingerprint is not None:
+        return exp.data_fingerprint
+    data = exp.config.data
+    return fingerprint.of_path(data) if isinstance(data, str) and not data.startswith("in-memory ") else None
+
+
+def _check_same_content(exp: Experiment, out: Path) -> dict[str, Any] | None:
+    """Refuse to resume ``out`` when its data's content is not what the run started on (data_fingerprint.json): a
+    CSV edited in place, same shape and name, other values, gave the same data.json and resumed in silence, its
+    first steps trained on one dataset and the rest on another. Returns the fingerprint to record (None: none)."""
+    from fpt.data.fingerprint import changed
+
+    now = data_fingerprint(exp)
+    saved = rundir.read_data_fingerprint(out) if now is not None else None
+    if now is None:
+        return None
+    if saved is None:
+        import warnings
+
+        warnings.warn(DataUnchecked(
+            f"{out} records no fingerprint of its data (started before fpt recorded one): the data's content is not "
+            f"checked against what it started on, only {DATA}'s fitted values; recorded now for later resumes"),
+            stacklevel=4)
+        return now
+    what = changed(saved, now)
+    if what is None:
+        return now
+    record = out / rundir.DATA_FINGERPRINT
+    if now.get("kind") == "memory":
+        raise DataError(f"{record}: the data given ({exp.config.data}) is not the data the run started on (its content "
+                        "hash differs); pass the data it started with, or train the new data into a new out=")
+    data = Path(exp.config.data)
+    where = f"{data}: {'the file changed' if now.get('kind') == 'file' else what}"
+    raise DataError(f"{where} since the run in {out} started on it (its content hash differs from {record.name}'s); "
+                    "restore the data it started with, or train the changed data into a new --out")
 
 
 def _check_same_data(exp: Experiment, out: Path) -> None:

@@ -7,6 +7,7 @@ one writer at a time, no half-written files). ``fpt.checkpoint`` writes the insi
     DIR/metrics.jsonl    one row per evaluation                        append_metrics / read_metrics
     DIR/summary.json     the final scores, when training ends          write_summary / read_summary
     DIR/data.json        --data runs: tokeniser, class map, scaler     write_data / read_data
+    DIR/data_fingerprint.json  --data runs: the data's content hash    write_data_fingerprint / read_data_fingerprint
     DIR/selection.json   --choose: what was compared and what won      write_selection / read_selection
     DIR/selection/       --refit: the run that chose the step count
     DIR/checkpoint/      the latest trained parameters (for --resume)  fpt.checkpoint
@@ -46,6 +47,7 @@ from fpt.rundir.files import (
     not_a_run,
     read_config,
     read_data,
+    read_data_fingerprint,
     read_ensemble,
     read_metrics,
     read_metrics_so_far,
@@ -57,6 +59,7 @@ from fpt.rundir.files import (
     truncate_metrics,
     write_config,
     write_data,
+    write_data_fingerprint,
     write_ensemble,
     write_selection,
     write_summary,
@@ -70,6 +73,7 @@ from fpt.rundir.names import (
     CONFIG,
     CONTROLS,
     DATA,
+    DATA_FINGERPRINT,
     ENSEMBLE,
     LATEST,
     LOCK_FILE,
@@ -87,12 +91,13 @@ from fpt.rundir.names import (
 )
 from fpt.rundir.state import TrainState
 
-__all__ = ["BEST", "BODY_DIR", "BODY_FILE", "BODY_META", "CONFIG", "CONTROLS", "DATA", "ENSEMBLE", "LATEST", "LOCK_FILE",
-           "MEMBERS", "METRICS", "OPTIMIZER", "POINTER", "RNG", "SELECTION_FILE", "SELECTION_RUN", "SLOTS", "STATE", "SUMMARY",
-           "TRAINABLE",
-           "CheckpointError", "RunDirBusyError", "TrainState", "append_line", "append_metrics", "checkpoint_paths",
-           "clear_debris", "find_runs", "fsync_dir", "has_body", "holder", "holds_lock", "is_ensemble", "is_run_dir",
-           "is_started_run", "lock", "no_space", "not_a_run", "read_config", "read_data", "read_ensemble", "read_metrics",
-           "read_metrics_so_far", "read_selection", "read_summary", "record_selection", "start_clean", "summary_json", "tmp_name",
-           "truncate_metrics", "write_bytes", "write_config", "write_data", "write_ensemble", "write_error", "write_selection",
+__all__ = ["BEST", "BODY_DIR", "BODY_FILE", "BODY_META", "CONFIG", "CONTROLS", "DATA", "DATA_FINGERPRINT",
+           "ENSEMBLE", "LATEST", "LOCK_FILE", "MEMBERS", "METRICS", "OPTIMIZER", "POINTER", "RNG", "SELECTION_FILE",
+           "SELECTION_RUN", "SLOTS", "STATE", "SUMMARY", "TRAINABLE", "CheckpointError", "RunDirBusyError",
+           "TrainState", "append_line", "append_metrics", "checkpoint_paths", "clear_debris", "find_runs",
+           "fsync_dir", "has_body", "holder", "holds_lock", "is_ensemble", "is_run_dir", "is_started_run", "lock",
+           "no_space", "not_a_run", "read_config", "read_data", "read_data_fingerprint", "read_ensemble",
+           "read_metrics", "read_metrics_so_far", "read_selection", "read_summary", "record_selection",
+           "start_clean", "summary_json", "tmp_name", "truncate_metrics", "write_bytes", "write_config",
+           "write_data", "write_data_fingerprint", "write_ensemble", "write_error", "write_selection",
            "write_summary", "write_text", "write_with", "written_by_fpt"]

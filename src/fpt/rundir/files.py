@@ -18,6 +18,7 @@ from fpt.rundir.names import (
     BODY_FILE,
     CONFIG,
     DATA,
+    DATA_FINGERPRINT,
     ENSEMBLE,
     METRICS,
     SELECTION_FILE,
@@ -143,6 +144,12 @@ def read_data(run_dir: str | Path) -> dict[str, Any] | None:
     return _read_json(Path(run_dir) / DATA, "train the run again (it holds the fitted tokeniser)")
 
 
+def read_data_fingerprint(run_dir: str | Path) -> dict[str, Any] | None:
+    """data_fingerprint.json (None for a run of a paper task, or one started before fpt recorded it)."""
+    found = _read_json(Path(run_dir) / DATA_FINGERPRINT, "delete it to resume without the check of the data's content")
+    return found if isinstance(found, dict) else None
+
+
 def read_selection(run_dir: str | Path) -> dict[str, Any] | None:
     """selection.json (None when the run chose nothing)."""
     path = Path(run_dir) / SELECTION_FILE
@@ -226,6 +233,10 @@ def write_summary(run_dir: str | Path, summary: dict[str, Any]) -> None:
 
 def write_data(run_dir: str | Path, fitted: dict[str, Any]) -> None:
     write_text(Path(run_dir) / DATA, json.dumps(fitted, indent=1))
+
+
+def write_data_fingerprint(run_dir: str | Path, fingerprint: dict[str, Any]) -> None:
+    write_text(Path(run_dir) / DATA_FINGERPRINT, json.dumps(fingerprint, indent=1))
 
 
 def write_selection(run_dir: str | Path, selection: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ CONFIG = "config.yaml"  # the resolved RunConfig
 METRICS = "metrics.jsonl"  # one row per evaluation
 SUMMARY = "summary.json"  # the final scores, written when training ends
 DATA = "data.json"  # --data runs: the fitted tokeniser, class map and target scaler
+DATA_FINGERPRINT = "data_fingerprint.json"  # --data runs: a content hash of the data (fpt.data.fingerprint)
 SELECTION_FILE = "selection.json"  # --choose: what was compared and what won
 SELECTION_RUN = "selection"  # --refit: the first run (it chose the step count), inside the refit run's directory
 LOCK_FILE = "run.lock"  # the writer lock while a process writes the run

@@ -1,0 +1,147 @@
+"""The content fingerprint of a run's own data (fpt.data.fingerprint), recorded when it starts and checked when it
+resumes: data.json's fitted values (tokeniser, classes, scaling) stay the same under many edits, a label corrected
+in place among them, and such a run resumed in silence on other data than it started on."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import fpt
+from fpt.cli import main
+from fpt.data import fingerprint
+from fpt.errors import DataError
+
+FAST = dict(init="random", batch_size=8, eval_every=2, device="cpu", baselines="none")
+
+
+def _rows(n: int = 40) -> list[str]:
+    rng = np.random.default_rng(0)
+    return ["x1,x2,label"] + [f"{rng.normal() + 2 * (i % 2):.3f},{rng.normal():.3f},{'ab'[i % 2]}" for i in range(n)]
+
+
+def _relabelled(rows: list[str]) -> list[str]:
+    """Rows 1 and 2's labels swapped (a and b): the same features, classes and class counts, so the same data.json."""
+    out = list(rows)
+    out[1], out[2] = out[1][:-1] + rows[2][-1], out[2][:-1] + rows[1][-1]
+    assert out != rows
+    return out
+
+
+def _write(path, rows):
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _cli(body: str) -> list[str]:
+    return ["--body", body, "--init", "random", "--batch-size", "8", "--eval-every", "2", "--device", "cpu",
+            "--baselines", "none", "--quiet"]
+
+
+def test_a_csv_edited_in_place_is_refused_on_resume_naming_it(tiny_bert_dir, tmp_path, capsys):
+    data = _write(tmp_path / "d.csv", _rows())
+    for out in ("same", "edited"):
+        assert main(["train", "--data", str(data), *_cli(tiny_bert_dir), "--steps", "2", "--out", str(tmp_path / out)]) == 0
+    assert main(["train", "--resume", str(tmp_path / "same"), "--steps", "4"]) == 0  # the same bytes resume
+    assert fpt.Run(tmp_path / "same").summary()["steps"] == 4
+    started = fingerprint.of_path(data)
+    saved = (tmp_path / "edited" / "data.json").read_text()
+    _write(data, _relabelled(_rows()))
+    capsys.readouterr()
+    assert main(["train", "--resume", str(tmp_path / "edited"), "--steps", "4"]) == 2  # was 0: trained on in silence
+    err = capsys.readouterr().err.strip()
+    assert err == (f"fpt train: error: {data}: the file changed since the run in {tmp_path / 'edited'} started on it "
+                   "(its content hash differs from data_fingerprint.json's); restore the data it started with, or train "
+                   "the changed data into a new --out")
+    assert (tmp_path / "edited" / "data.json").read_text() == saved  # what the old check compared: unchanged
+    assert json.loads((tmp_path / "edited" / "data_fingerprint.json").read_text()) == started
+    assert fpt.Run(tmp_path / "edited").summary()["steps"] == 2
+
+
+def test_a_folder_names_the_file_that_changed_and_reads_only_data_files(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    _write(folder / "train.csv", _rows())
+    _write(folder / "test.csv", _rows(10))
+    first = fingerprint.of_path(folder)
+    assert (first["kind"], first["files"], sorted(first["digests"])) == ("folder", 2, ["test.csv", "train.csv"])
+    (folder / "README.md").write_text("notes")  # no format reads it: no change
+    (folder / ".DS_Store").write_bytes(b"\0")
+    run = folder / "run"  # an --out inside --data, written as the run goes
+    run.mkdir()
+    (run / "config.yaml").write_text("task: data\nbody: x\nseed: 0\nsteps: 2\n")
+    (run / "metrics.jsonl").write_text("{}\n")
+    assert fingerprint.changed(first, fingerprint.of_path(folder)) is None
+    _write(folder / "test.csv", _relabelled(_rows(10)))
+    assert fingerprint.changed(first, fingerprint.of_path(folder)) == "test.csv changed"
+    _write(folder / "test.csv", _rows(10))
+    _write(folder / "val.csv", _rows(10))
+    assert fingerprint.changed(first, fingerprint.of_path(folder)) == "val.csv was added"
+    (folder / "val.csv").unlink()
+    (folder / "test.csv").unlink()
+    assert fingerprint.changed(first, fingerprint.of_path(folder)) == "test.csv was removed"
+
+
+def test_a_folder_resumed_after_one_file_changed_names_that_file(tiny_bert_dir, tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    _write(folder / "train.csv", _rows())
+    _write(folder / "test.csv", _rows(10))
+    run = tmp_path / "run"
+    fpt.fit(fpt.build(data=str(folder), body=tiny_bert_dir, steps=2, **FAST), out=run, progress=False)
+    _write(folder / "test.csv", _relabelled(_rows(10)))
+    config = fpt.train.resume_config(run, {"steps": 4})
+    with pytest.raises(DataError, match=f"^{folder}: test.csv changed since the run in {run} started on it"):
+        fpt.fit(fpt.build(config), out=run, resume=True, progress=False)
+    assert fpt.Run(run).summary()["steps"] == 2
+
+
+def test_a_run_without_a_fingerprint_resumes_with_a_note_and_records_one(tiny_bert_dir, tmp_path, capsys):
+    data = _write(tmp_path / "d.csv", _rows())
+    run = tmp_path / "run"
+    assert main(["train", "--data", str(data), *_cli(tiny_bert_dir), "--steps", "2", "--out", str(run)]) == 0
+    (run / "data_fingerprint.json").unlink()  # as a run of an fpt before it recorded one
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--steps", "4"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {run} records no fingerprint of its data (started before fpt recorded one)" in err
+    assert fpt.Run(run).summary()["steps"] == 4
+    assert json.loads((run / "data_fingerprint.json").read_text())["digest"] == fingerprint.of_path(data)["digest"]
+
+
+def test_in_memory_arrays_changed_are_refused_on_resume(tiny_bert_dir, tmp_path):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), np.arange(40) % 2
+    relabelled = y.copy()
+    relabelled[[0, 1]] = relabelled[[1, 0]]  # the same classes and counts: the same data.json
+    run = tmp_path / "run"
+    fpt.fit(fpt.build(data=(X, y), body=tiny_bert_dir, steps=2, **FAST), out=run, progress=False)
+    with pytest.raises(DataError, match=r"the data given \(in-memory tuple.*\) is not the data the run started on"):
+        fpt.fit(fpt.build(data=(X, relabelled), body=tiny_bert_dir, steps=4, **FAST), out=run, resume=True,
+                progress=False)
+    assert fpt.Run(run).summary()["steps"] == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fpt.train.DataUnchecked)
+        resumed = fpt.fit(fpt.build(data=(X.copy(), y.copy()), body=tiny_bert_dir, steps=4, **FAST), out=run,
+                          resume=True, progress=False)
+    assert resumed["steps"] == 4
+
+
+@pytest.mark.parametrize("edit", ["first-block", "size"])
+def test_data_above_the_whole_hash_limit_is_sampled_in_blocks(tmp_path, monkeypatch, edit):
+    monkeypatch.setattr(fingerprint, "BLOCK", 1024)
+    monkeypatch.setattr(fingerprint, "WHOLE_BYTES", 4096)
+    path = tmp_path / "big.npz"
+    path.write_bytes(bytes(range(256)) * 1000)  # 256,000 bytes: 4 blocks of 1 KiB hashed, the rest not
+    first = fingerprint.of_path(path)
+    assert first["sampled"] and first["bytes"] == 256_000
+    data = bytearray(path.read_bytes())
+    if edit == "size":
+        data += b"\0"  # a size change is always seen
+    else:
+        data[0] ^= 1  # the first block is always sampled
+    path.write_bytes(bytes(data))
+    assert fingerprint.changed(first, fingerprint.of_path(path)) == "big.npz changed"
