@@ -563,6 +563,8 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
         rundir.write_config(out, cfg)
         if exp.data.fitted is not None:
             rundir.write_data(out, exp.data.fitted)
+        if (fingerprint := data_fingerprint(exp)) is not None:  # what it was fitted on, as a gradient run records
+            rundir.write_data_fingerprint(out, fingerprint)
     track.start(exp, out, 0)
     started = time.perf_counter()
     solved = solve(exp, progress=progress)

@@ -145,3 +145,11 @@ def test_data_above_the_whole_hash_limit_is_sampled_in_blocks(tmp_path, monkeypa
         data[0] ^= 1  # the first block is always sampled
     path.write_bytes(bytes(data))
     assert fingerprint.changed(first, fingerprint.of_path(path)) == "big.npz changed"
+
+
+def test_a_closed_form_run_records_its_datas_fingerprint_too(tiny_bert_dir, tmp_path):
+    data = _write(tmp_path / "d.csv", _rows())
+    run = tmp_path / "run"
+    fpt.fit(fpt.build(data=str(data), body=tiny_bert_dir, fit="closed-form", cf_members=1, device="cpu",
+                      baselines="none"), out=run, progress=False)
+    assert json.loads((run / "data_fingerprint.json").read_text()) == fingerprint.of_path(data)
