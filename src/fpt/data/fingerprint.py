@@ -24,7 +24,8 @@ import numpy as np
 FORMAT = 1
 HASH = "sha256"
 WHOLE_BYTES = 1 << 30  # data up to 1 GiB is hashed whole: ~3 s at 350 MB/s, where reading it as a table takes minutes
-BLOCK = 1 << 20  # sampled data: blocks of 1 MiB
+BLOCK = 1 << 20  # sampled data: blocks of up to 1 MiB
+MIN_SAMPLE = 8 << 10  # sampled data: at least this much of each file (its first and last 4 KiB)
 NAMED_FILES = 2000  # a folder of up to this many files keeps each file's digest, to name the one that changed
 
 
@@ -43,7 +44,9 @@ def of_path(path: str | Path) -> dict[str, Any] | None:
     whole = hashlib.new(HASH)
     digests = {}
     for (name, p), size in zip(files, sizes, strict=True):
-        budget = max(2 * BLOCK, math.ceil(WHOLE_BYTES * size / total)) if sampled else size
+        # each file's share of WHOLE_BYTES: a folder of 100,000 small images over the limit reads about that much,
+        # not every byte (a file moved between class folders is a new name, seen whatever is sampled)
+        budget = max(MIN_SAMPLE, math.ceil(WHOLE_BYTES * size / total)) if sampled else size
         digest = _file_digest(p, size, budget)
         whole.update(f"{name}\0{size}\0{digest}\n".encode("utf-8", "surrogatepass"))
         digests[name] = digest
@@ -89,8 +92,8 @@ def _files(root: Path) -> Iterator[tuple[str, Path]]:
 
 
 def _file_digest(path: Path, size: int, budget: int) -> str:
-    """``path``'s bytes hashed whole (``budget`` >= ``size``), else its size and ``budget // BLOCK`` blocks spread
-    evenly from its first byte to its last."""
+    """``path``'s bytes hashed whole (``budget`` >= ``size``), else its size and ``budget`` bytes of it in blocks
+    spread evenly from its first byte to its last."""
     h = hashlib.new(HASH)
     with open(path, "rb") as f:
         if budget >= size:
@@ -98,10 +101,11 @@ def _file_digest(path: Path, size: int, budget: int) -> str:
                 h.update(chunk)
             return h.hexdigest()
         h.update(str(size).encode())
-        blocks = max(2, budget // BLOCK)
+        block = min(BLOCK, budget // 2)
+        blocks = budget // block
         for i in range(blocks):
-            f.seek((size - BLOCK) * i // (blocks - 1))
-            h.update(f.read(BLOCK))
+            f.seek((size - block) * i // (blocks - 1))
+            h.update(f.read(block))
     return h.hexdigest()
 
 
