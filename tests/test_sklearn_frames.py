@@ -93,3 +93,31 @@ def test_a_pyarrow_table_with_a_text_column_fits_and_predicts(tiny_gpt2_dir):
     clf = FPTClassifier(body=tiny_gpt2_dir, init="random", device="cpu", fitting="closed-form").fit(table, y)
     assert [f["kind"] for f in clf.preprocessing_.tokeniser.features] == ["numeric", "categorical"]
     assert list(clf.feature_names_in_) == ["x", "kind"] and clf.score(table, y) >= 0.9
+
+
+@pytest.mark.parametrize("container", ["pandas", "pyarrow"])
+def test_a_category_column_of_numbers_is_categorical_at_fit_and_at_predict(tiny_gpt2_dir, container):
+    """A category column of ints (pd.Categorical([10, 20, 30]), df.astype("category"); a pyarrow dictionary) was
+    standardised as a number, its declared type ignored, where scikit-learn's HistGradientBoosting reads it as
+    categorical; at predict the same codes as plain ints or floats find their categories by value."""
+    n = 60
+    codes = np.array([10, 20, 30])[np.arange(n) % 3]
+    X = pd.DataFrame({"x": np.random.default_rng(0).normal(size=n), "code": pd.Categorical(codes),
+                      "half": pd.Series((np.arange(n) % 2) + 0.5).astype("category")})
+    y = (codes == 20).astype(int)  # the code alone, not any order of its values: 20 lies between 10 and 30
+    data = X
+    if container == "pyarrow":
+        pa = pytest.importorskip("pyarrow")
+        data = pa.Table.from_pandas(X, preserve_index=False)
+    clf = FPTClassifier(body=tiny_gpt2_dir, init="random", device="cpu", fitting="closed-form",
+                        options={"cf_head": "logistic"}).fit(data, y)
+    features = clf.preprocessing_.tokeniser.features
+    assert [(f["kind"], sorted(f.get("categories", []))) for f in features] == [
+        ("numeric", []), ("categorical", ["10", "20", "30"]), ("categorical", ["0.5", "1.5"])]
+    assert clf.score(data, y) == 1.0
+    proba = clf.predict_proba(data)
+    plain = X.assign(code=codes, half=X["half"].astype(float))  # plain numbers, as a later batch may give them
+    np.testing.assert_allclose(clf.predict_proba(plain), proba, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(clf.predict_proba(plain.assign(code=codes.astype(float))), proba, rtol=0, atol=1e-12)
+    unseen = clf.predict_proba(X.assign(code=pd.Categorical(np.full(n, 40))))  # the shared slot, as any unseen text
+    assert unseen.shape == (n, 2) and not np.allclose(unseen, proba)

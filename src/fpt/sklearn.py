@@ -57,6 +57,7 @@ from fpt.data.arrays import (
     series_list,
 )
 from fpt.data.base import finish_splits, is_missing, lazy_frame, plain_value
+from fpt.data.categories import as_category_names
 from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.tokenisers import check_finite
@@ -247,8 +248,8 @@ class _FPTEstimator(BaseEstimator):
         X = frame if frame is not None else X
         series = series_list(X)
         if series is None:
-            return validate_data(self, _as_objects(X), y, dtype=_dtype(X), ensure_all_finite="allow-nan", y_numeric=y_numeric,
-                                 allow_nd=True)
+            return validate_data(self, _as_objects(as_category_names(X)), y, dtype=_dtype(X), ensure_all_finite="allow-nan",
+                                 y_numeric=y_numeric, allow_nd=True)
         from sklearn.utils import check_array, check_consistent_length
 
         y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
@@ -335,8 +336,8 @@ class _FPTEstimator(BaseEstimator):
         X = frame if frame is not None else X
         series = series_list(X) if held is not None and held.ragged else None
         if series is None:
-            X = validate_data(self, _as_objects(X), reset=False, dtype=_dtype(X, categorical), ensure_all_finite="allow-nan",
-                              allow_nd=True)
+            X = validate_data(self, _as_objects(as_category_names(X)), reset=False, dtype=_dtype(X, categorical),
+                              ensure_all_finite="allow-nan", allow_nd=True)
         where = f"{type(self).__name__}.predict"
         # the modality's own check of new inputs (fpt.data.modalities), against the input contract fit recorded
         # (series: channels and training lengths); a category fit never saw takes the shared unknown slot

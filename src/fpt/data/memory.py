@@ -29,6 +29,7 @@ from fpt.data.base import (
     sparse_matrix,
     unique_names,
 )
+from fpt.data.categories import frame_categories
 from fpt.data.frames import flattened, tuple_target
 from fpt.data.host import inputs_array, is_tensor, targets_array, tensor_pair
 from fpt.data.hub import from_datasets, is_datasets, streamed
@@ -163,8 +164,9 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         # sktime's nested frame (a cell per series and channel) is read by its columns too: fpt.data.tables reads
         # columns of series cells as channels, its target beside them by name
         columns = {str(c): data[c].to_numpy() for c in data.columns}
+        # a category column's to_numpy() is its values (the ints of pd.Categorical([10, 20])): its dtype says categories
         return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED,
-                              drop, column_names(series_id))
+                              drop, column_names(series_id), frame_categories(data))
     if series_id is not None:
         raise ConfigError(f"series_id={series_id!r} groups the rows of a long-format table into series, but "
                           f"data={type(data).__name__} has no columns: drop the argument (or pass a pandas DataFrame)")

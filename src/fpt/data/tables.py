@@ -41,6 +41,7 @@ from fpt.data.base import (
     rows,
     shown,
 )
+from fpt.data.categories import category_names, file_categories
 from fpt.data.dates import as_labels, find_dates, read_dates
 from fpt.data.durations import as_seconds, find_durations, read_durations
 from fpt.data.images import IMAGE_SUFFIXES
@@ -652,7 +653,10 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
         paths = [path]
     indexed = [where for cols, where in parts.values() if ROW_INDEX in cols]
     parts = {split: ({k: v for k, v in cols.items() if k != ROW_INDEX}, where) for split, (cols, where) in parts.items()}
-    raw = columns_to_raw(parts, target, modality, source, split_from, drop, series, gaps)
+    # a column the training file's type declares categorical (df.to_parquet of a category of ints) reads as categories
+    train = files["train"] if path.is_dir() else path
+    declared = file_categories(train, BUILDERS[table_suffix(train)])
+    raw = columns_to_raw(parts, target, modality, source, split_from, drop, series, gaps, declared)
     if indexed:
         raw.notes["row_index"] = indexed
     if empty:
@@ -746,12 +750,14 @@ def _name_label_clash(labels: np.ndarray, seen: dict[float, tuple[str, Path]], t
 
 def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str,
                    source: str, split_from: str, drop: tuple[str, ...] = (), series: tuple[str, ...] = (),
-                   gaps: dict[str, Gaps] | None = None) -> RawData:
+                   gaps: dict[str, Gaps] | None = None, categorical: frozenset[str] = frozenset()) -> RawData:
     """Split -> (columns, where) as tabular or sequence ``RawData``: targets chosen and checked; the columns of
     ``drop`` (--drop-columns) left out before anything is read of them (a split file may lack them), and named in
     the notes (``dropped``) so that fpt predict ignores them in new inputs. ``series`` (--series-id ID[,ORDER]): a
     long-format table of series, its rows grouped into one series per ID (``long_series``). ``gaps``: split -> the
-    reader's masks of missing cells (``read_table``)."""
+    reader's masks of missing cells (``read_table``). ``categorical``: the columns whose type declares them
+    categorical (fpt.data.categories), a feature among them read as categories whatever its values (a target keeps
+    its values: its objective is decided from them or given)."""
     train_cols, train_where = parts["train"]
     names = [c for c in train_cols if c != SPLIT_COLUMN]
     _check_named(drop, names, "--drop-columns (drop_columns)", train_where)
@@ -775,10 +781,10 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     if modality != "sequence":  # asked for as symbols, a column of file names is read as the user said
         _refuse_image_paths(train_cols, features, train_where)
     # dates are read as dates (fpt.data.dates) in a table, not in the one text column of symbols asked for
-    dated = {c: kind for c in features if modality in ("auto", "tabular")
+    dated = {c: kind for c in features if modality in ("auto", "tabular") and c not in categorical
              and (kind := find_dates(np.asarray(train_cols[c]), f"{train_where}: column {c!r}", DataError)) is not None}
     # durations written as text as seconds (fpt.data.durations), as a table's duration type is
-    timed = {c: kind for c in features if modality in ("auto", "tabular") and c not in dated
+    timed = {c: kind for c in features if modality in ("auto", "tabular") and c not in dated and c not in categorical
              and (kind := find_durations(np.asarray(train_cols[c]), f"{train_where}: column {c!r}", DataError))}
     date_targets = [t for t in targets if _date_target(np.asarray(train_cols[t]))]
     splits = {}
@@ -789,6 +795,7 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         y = _stack_targets([as_labels(np.asarray(cols[t])) if t in date_targets else cols[t] for t in targets])
         splits[split] = Split({c: read_dates(np.asarray(cols[c]), dated[c].zone, f"{where}: column {c!r}", DataError,
                                              dated[c].format) if c in dated
+                               else category_names(cols[c]) if c in categorical
                                else read_durations(np.asarray(cols[c]), timed[c], f"{where}: column {c!r}", DataError)
                                if c in timed else numbers_column(np.asarray(cols[c]), f"{where}: column {c!r}",
                                                                  known_missing(np.asarray(cols[c]), c, known))
@@ -1259,6 +1266,14 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
     missing = is_missing(col) if missing is None else missing
     values = _category_names(col, missing)
     categories = f["categories"]
+    if col.dtype.kind == "O":
+        # a number among objects matched by value, as a column of numbers is (plain_value): fpt.sklearn's X beside a
+        # text column holds a float column's 10.0, which is the category '10' of a declared category of ints
+        known = set(categories)
+        for i in np.flatnonzero(~missing):
+            v = col[i]
+            if not isinstance(v, str) and values[i] not in known and str(plain_value(v)) in known:
+                values[i] = str(plain_value(v))
     # Training kept the max_categories most frequent categories; a shorter list holds every category it saw,
     # so anything else is new to the model (a longer one may have dropped rare ones into the unknown slot).
     complete = len(categories) < max_categories
