@@ -44,6 +44,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from fpt.config import RunConfig
+from fpt.errors import DataError
 from fpt.sklearn import FPTClassifier, FPTRegressor
 
 # parametrize_with_checks needs the estimators when tests are collected, before any fixture runs, so the
@@ -283,6 +284,34 @@ def test_too_few_samples_or_one_class_are_one_line_errors():
         FPTClassifier(**TINY_CLASSIFIER).fit(X[:10], y[:10])
     with pytest.raises(ValueError, match="Unknown label type"):
         FPTClassifier(**TINY_CLASSIFIER).fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize("labels", [[1, "1", 2], np.array([1, "b", 2], dtype=object), "series"])
+def test_class_labels_mixing_text_and_numbers_are_one_line_naming_the_first(labels):
+    """y = [1, "1", 2, ...] was scikit-learn's "Unknown label type: unknown", naming neither the example nor the fix."""
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = pd.Series([2, 1, "1"] * 10) if isinstance(labels, str) else list(labels) * 10
+    first = 2 if isinstance(labels, str) else 1
+    with pytest.raises(DataError, match=rf"^FPTClassifier.fit: y mixes text and numbers: index 0 is \d, index {first} "
+                                        r"is '\w' \(10 of 30 labels are text\); give the labels one type: y.astype\(str\)"):
+        FPTClassifier(**TINY_CLOSED_FORM).fit(X, y)
+
+
+@pytest.mark.parametrize("gap", ["Int64", "Float64", "nan", "None"])
+def test_a_regression_target_left_missing_is_one_line_naming_the_first(gap):
+    """A nullable Int64 (or Float64) target with pd.NA was scikit-learn's "Input y contains NaN.", naming no example;
+    a float NaN likewise, and None in a list fpt's own "y is NaN" from the arrays, after scikit-learn's checks."""
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    values = [1.5, 2.0, 3.0] * 10
+    values[4] = values[7] = None if gap in ("Int64", "Float64", "None") else np.nan
+    y = pd.array([None if v is None else int(v) for v in values], dtype="Int64") if gap == "Int64" else \
+        pd.Series(values, dtype="Float64") if gap == "Float64" else values
+    with pytest.raises(DataError, match=r"^FPTRegressor.fit: y is missing at index 4 \(2 of 30 examples: None, NaN, "
+                                        r"pandas' NA or empty text\); a regression target cannot be missing: leave "
+                                        "those examples out of X and y$"):
+        FPTRegressor(**TINY_CLOSED_FORM).fit(X, y)
 
 
 @pytest.mark.slow

@@ -90,18 +90,29 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _labels_present(y: Any, where: str) -> None:
-    """Class labels with none missing, as fpt.build(data=(X, y)) reads them (None, NaN, pandas' NA or NaT, empty
-    text): scikit-learn's checks let None and pd.NA through, to a TypeError in sorting the labels ('<' not supported
-    between 'NoneType' and 'str'; 'boolean value of NA is ambiguous')."""
-    labels = np.asarray(y, dtype=object)
-    if labels.ndim != 1:
+def _targets_present(y: Any, where: str, classify: bool) -> None:
+    """Targets with none missing, as fpt.build(data=(X, y)) reads them (None, NaN, pandas' NA or NaT, empty text), and
+    class labels of one kind, text or numbers. scikit-learn's checks let None and pd.NA labels through, to a TypeError
+    in sorting them ('<' not supported between 'NoneType' and 'str'; 'boolean value of NA is ambiguous'); they name
+    no example for labels that mix 1 and "1" ('Unknown label type: unknown') or a nullable Int64 target with pd.NA
+    ('Input y contains NaN')."""
+    values = np.asarray(y, dtype=object)
+    if values.ndim != 1:
         return  # scikit-learn's validate_data names a y of another shape
-    missing = is_missing(labels)
+    what = "a class label" if classify else "a regression target"
+    missing = is_missing(values)
     if missing.any():
         raise DataError(f"{where} is missing at index {int(np.flatnonzero(missing)[0])} ({int(missing.sum())} of "
-                        f"{len(labels)} examples: None, NaN, pandas' NA or empty text); a class label cannot be missing: "
+                        f"{len(values)} examples: None, NaN, pandas' NA or empty text); {what} cannot be missing: "
                         "leave those examples out of X and y")
+    if not classify:
+        return
+    text = np.fromiter((isinstance(v, str) for v in values), dtype=bool, count=len(values))
+    if text.any() and not text.all():  # 1 and "1": two classes or one? Neither fpt nor scikit-learn can order them
+        i = int(np.flatnonzero(text != text[0])[0])
+        raise DataError(f"{where} mixes text and numbers: index 0 is {plain_value(values[0])!r}, index {i} is "
+                        f"{plain_value(values[i])!r} ({int(text.sum())} of {len(values)} labels are text); give the "
+                        "labels one type: y.astype(str) for text labels, or numbers throughout")
 
 
 def _has_text_columns(X: Any) -> bool:
@@ -239,8 +250,7 @@ class _FPTEstimator(BaseEstimator):
         # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
         X = inputs_array(X, f"{type(self).__name__}.fit: X", DataError)
         y = targets_array(y, f"{type(self).__name__}.fit: y", DataError)
-        if self._objective == "classification":
-            _labels_present(y, f"{type(self).__name__}.fit: y")
+        _targets_present(y, f"{type(self).__name__}.fit: y", self._objective == "classification")
         # a multi-index X is series when y has one target per series, a table when one per row
         frame = series_frame(X, f"{type(self).__name__}.fit: X", len(np.asarray(y)) if is_multiindex_frame(X) else None)
         # a DataFrame of series: its columns are the channels, which predict then reads by name (in_trained_order)
