@@ -136,3 +136,21 @@ def test_every_bare_value_error_in_src_is_an_allowed_internal_invariant():
         "its reason:\n" + "\n".join(unexplained))
     stale = sorted(set(ALLOWED_VALUE_ERRORS) - used)
     assert not stale, f"ALLOWED_VALUE_ERRORS entries no longer in src (remove them): {stale}"
+
+
+def test_option_names_a_setting_as_the_surface_in_force_does():
+    """An error raised deep in fpt.data names a setting through fpt.errors.option: the command line's option by
+    default, a Python surface's argument (or its own name for it) inside that surface's ``wording`` block."""
+    assert errors.option("target") == "--target" and errors.option("val_fraction") == "--val-fraction"
+    assert errors.option("objective", "regression") == "--objective regression"
+    sklearn = errors.Wording(flags=False, names={"target": "y", "objective=regression": "FPTRegressor"})
+    with errors.wording(errors.PYTHON):
+        assert errors.option("objective", "regression") == "objective='regression'"
+        assert errors.option("target", "NAME") == "target=NAME"  # a placeholder, not a value
+        assert errors.option("target") == "target column (target=NAME)"
+        with errors.wording(sklearn):
+            assert (errors.option("target"), errors.option("objective", "regression")) == ("y", "FPTRegressor")
+            assert errors.option("objective", "classification") == "objective='classification'"
+            assert errors.option("val_fraction") == "val_fraction"
+        assert errors.option("target") == "target column (target=NAME)"
+    assert errors.option("target") == "--target"  # the command line's wording once the block ends

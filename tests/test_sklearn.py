@@ -261,7 +261,7 @@ def test_fit_leaves_the_callers_torch_generator_alone():
                              "tabular, image, timeseries, sequence"),
     ({"modality": "sequence"}, "FPTClassifier.fit: arrays of numbers hold tabular, image or timeseries data, not "
                                "sequence: give modality one of those, or auto"),
-    ({"modality": "image"}, "FPTClassifier.fit \\(X, y\\): modality image needs X of shape \\(n, H, W\\[, C\\]\\)"),
+    ({"modality": "image"}, "FPTClassifier.fit \\(X, y\\): modality='image' needs X of shape \\(n, H, W\\[, C\\]\\)"),
     ({"val_fraction": 1.5}, r"val_fraction=1.5 must be in \(0, 1\)"),
     ({"steps": 0}, "parameter 'steps'=0 must be >= 1"),
     ({"options": {"steps": 3}}, r"options \['steps'\] are set by the estimator"),
@@ -284,6 +284,24 @@ def test_too_few_samples_or_one_class_are_one_line_errors():
         FPTClassifier(**TINY_CLASSIFIER).fit(X[:10], y[:10])
     with pytest.raises(ValueError, match="Unknown label type"):
         FPTClassifier(**TINY_CLASSIFIER).fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    # a constant target: fpt.tasks.user_data's error, which said "choose another --target"
+    (lambda X: FPTRegressor(**TINY_CLOSED_FORM).fit(X, np.full(len(X), 3.5)),
+     r"regression target 'y' has one value \(3.5\) in all \d+ training examples, so there is nothing to learn; "
+     r"choose another y$"),
+    # a label per example: fpt.data.base's, which said "give another --target, ... use --objective regression"
+    (lambda X: FPTClassifier(**TINY_CLOSED_FORM).fit(X, [f"id{i}" for i in range(len(X))]),
+     r"if it is an identifier give another y, if it is a quantity use FPTRegressor$"),
+    (lambda X: FPTClassifier(**{**TINY_CLOSED_FORM, "val_fraction": 0.9}).fit(X[:10], np.arange(10) % 2),
+     r"10 training example\(s\) cannot spare 9 for a val split; add examples or lower val_fraction$"),
+])
+def test_errors_from_fpt_data_name_y_and_the_estimators_arguments_not_fpt_train_options(make, message):
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    with pytest.raises(DataError, match=message) as info:
+        make(X)
+    assert "--" not in str(info.value)
 
 
 @pytest.mark.parametrize("labels", [[1, "1", 2], np.array([1, "b", 2], dtype=object), "series"])

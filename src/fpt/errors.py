@@ -21,8 +21,12 @@ ValueError`` around a config or data call still works.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import errno
 import reprlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -99,8 +103,56 @@ def user_os_error(exc: BaseException) -> str | None:
     where = f": {show(exc.filename)}" if exc.filename is not None else ""
     return f"{exc.strerror or exc}{where}; {fix}"
 
-__all__ = ["USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError", "DependencyError",
-           "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError", "user_os_error"]
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How an error names a setting its reader controls (``option``): the command line's options (``flags``: --target
+    NAME), or a Python surface's arguments (target=NAME); ``names`` gives a setting (a RunConfig field, or
+    ``field=value`` for one value of it) the caller's own name where it has one (fpt.sklearn: the target is ``y``,
+    objective=regression is ``FPTRegressor``)."""
+
+    flags: bool = True
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    def __call__(self, name: str, value: str | None = None) -> str:
+        own = self.names.get(name if value is None else f"{name}={value}")
+        if own is not None:
+            return own
+        if self.flags:
+            return f"--{name.replace('_', '-')}" + ("" if value is None else f" {value}")
+        if value is None:
+            return name
+        return f"{name}={value if value.isupper() else repr(value)}"  # NAME is a placeholder, 'image' a value
+
+
+CLI = Wording()  # what every message says unless a Python surface is in force (``wording``)
+PYTHON = Wording(flags=False, names={"target": "target column (target=NAME)"})  # fpt.build's keyword arguments
+_WORDING: contextvars.ContextVar[Wording] = contextvars.ContextVar("fpt_wording", default=CLI)
+
+
+@contextlib.contextmanager
+def wording(how: Wording) -> Iterator[None]:
+    """Inside the block, ``option`` names settings as ``how`` does: a Python surface (fpt.sklearn's estimators,
+    fpt.build of in-memory data) sets it around the work it hands down, so the one error raised deep in fpt.data names
+    the argument its caller wrote, and the command line's wording stays the default."""
+    token = _WORDING.set(how)
+    try:
+        yield
+    finally:
+        _WORDING.reset(token)
+
+
+def option(name: str, value: str | None = None) -> str:
+    """The setting ``name`` (a RunConfig field: target, objective, modality, val_fraction) with ``value`` as the
+    surface in force names it (``wording``): ``--objective regression`` on the command line, ``objective='regression'``
+    to fpt.build, ``FPTRegressor`` to a scikit-learn classifier's caller."""
+    return _WORDING.get()(name, value)
+
+
+__all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
+           "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
+           "Wording", "option", "user_os_error", "wording"]
 
 
 _SHOW = reprlib.Repr()

@@ -20,7 +20,7 @@ from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
 from fpt.config import DATA_TASK, RunConfig, from_dict, target_alias
 from fpt.data.modalities import MODALITIES
-from fpt.errors import ConfigError
+from fpt.errors import PYTHON, ConfigError, wording
 from fpt.feature_map import CLOSED_FORM, FeatureMap, options, trainable
 from fpt.feature_map import resolve as closed_form_design
 from fpt.freeze import GroupCount, apply_policy, count_parameters, policy_groups
@@ -307,7 +307,8 @@ def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:
     from fpt.tasks.user_data import DataOptions, task_from_loaded
 
     options = DataOptions(**{name: getattr(config, name) for name in OPTION_FIELDS})
-    return task_from_loaded(in_memory_raw(memory, config), options, config.seed)
+    with wording(PYTHON):  # fpt.data's errors name build()'s arguments (target=NAME), not fpt train's options
+        return task_from_loaded(in_memory_raw(memory, config), options, config.seed)
 
 
 def resolved(config: RunConfig, data: TaskData) -> RunConfig:

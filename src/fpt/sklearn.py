@@ -62,7 +62,7 @@ from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
-from fpt.errors import ConfigError, DataError
+from fpt.errors import ConfigError, DataError, Wording, wording
 from fpt.feature_map import scores_only
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment, assemble
@@ -286,7 +286,8 @@ class _FPTEstimator(BaseEstimator):
         modality = self._modality(X)
         config = self._config(modality)
         classify = self._objective == "classification"
-        try:
+        # what fpt.data's errors name: y and this estimator's arguments, not fpt train's options (--target, ...)
+        with wording(self._wording()):
             raw = from_arrays({"X": X, "y": y}, modality, config.image_channels, config.image_size, f"{name}.fit",
                               f"arrays passed to {name}.fit")
             if getattr(self, "_channels", None) and raw.modality == "timeseries":
@@ -298,9 +299,6 @@ class _FPTEstimator(BaseEstimator):
             members = [dataclasses.replace(config, seed=s, ensemble=1) for s in member_seeds(config.seed,
                                                                                                config.ensemble)]
             datas = [task_from_raw(raw, options, m.seed, self._objective, f"set by {name}") for m in members]
-        except DataError as exc:
-            raise DataError(str(exc).replace("--val-fraction", "val_fraction").replace("--modality", "modality")) \
-                from None
         exps, summaries = [], []
         for member, data in zip(members, datas, strict=True):
             exp = assemble(member, data)  # what the arguments leave None resolved for this data, as fpt train --data
@@ -313,6 +311,12 @@ class _FPTEstimator(BaseEstimator):
         self.members_: list[Experiment] = exps  # one experiment unless ensemble > 1
         self.preprocessing_ = Preprocessing.from_json(exps[0].data.fitted)
         self.summary_: dict[str, Any] = summaries[0] if len(exps) == 1 else {"members": summaries}
+
+    def _wording(self) -> Wording:
+        """How errors name what this estimator's caller controls (fpt.errors.option): the target is ``y``, the other
+        objective the other estimator, any other setting the argument of its name (modality='image')."""
+        return Wording(flags=False, names={"target": "y", "objective=classification": "FPTClassifier",
+                                           "objective=regression": "FPTRegressor"})
 
     def _choose(self, config: RunConfig, raw: Any) -> RunConfig:
         """fit=auto: the fits compared on ``raw`` (fpt.select.choose_fit; the record in ``fit_choice_``) and the

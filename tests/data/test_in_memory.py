@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import fpt
+from fpt.errors import DataError
 
 TINY = {"init": "random", "steps": 3, "eval_every": 3, "batch_size": 8, "device": "cpu", "baselines": "none"}
 
@@ -253,3 +254,21 @@ def test_a_multiindex_frame_predicts_by_its_flat_names_and_a_run_that_named_them
     old = fpt.load(tmp_path / "old")
     assert old.schema.features == ["('x', 'a')", "('x', 'b')"]
     assert old.predict(inputs).shape == (40,) and set(old.predict(inputs)) <= {0, 1}
+
+
+@pytest.mark.parametrize(("options", "frame", "message"), [
+    # fpt.tasks.user_data's error, which said "choose another --target"
+    ({"objective": "regression"}, {"a": np.arange(20.0), "y": np.full(20, 2.5)},
+     r"regression target 'y' has one value \(2.5\) in all 12 training examples, so there is nothing to learn; choose "
+     r"another target column \(target=NAME\)$"),
+    # fpt.data.base's, which said "use --objective classification or another --target"
+    ({"objective": "regression"}, {"a": np.arange(20.0), "y": ["p", "q"] * 10},
+     r"target 'y' is not numeric \('y' holds text labels\); use objective='classification' or another target column "
+     r"\(target=NAME\)$"),
+    ({"target": "z"}, {"a": np.arange(20.0), "y": np.arange(20.0)}, r"no column 'z'; its columns are a, y; give target=NAME$"),
+])
+def test_errors_of_in_memory_data_name_builds_arguments_not_fpt_train_options(options, frame, message, tiny_bert_dir):
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(DataError, match=message) as info:
+        fpt.build(data=pd.DataFrame(frame), body=tiny_bert_dir, **TINY, **options)
+    assert "--" not in str(info.value)

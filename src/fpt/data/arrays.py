@@ -17,7 +17,7 @@ import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, check_target_values, is_missing, shown
 from fpt.data.timeseries import CHANNEL_NAMES, is_series_cell, series_of_cells
-from fpt.errors import DataError, SchemaError
+from fpt.errors import DataError, SchemaError, option
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
@@ -309,7 +309,7 @@ def _held(kind: str, name: str) -> Any:
     if entry is None or entry.arrays is None:
         held = [m for m, e in MODALITIES.items() if e.arrays is not None]
         raise DataError(f"{name}: arrays of numbers hold {', '.join(held[:-1])} or {held[-1]} data, not {kind}: give "
-                        "--modality one of those, or auto")
+                        f"{option('modality')} one of those, or auto")
     return entry.arrays
 
 

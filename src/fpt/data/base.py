@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.errors import DataError, FptWarning, near
+from fpt.errors import DataError, FptWarning, near, option
 
 TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
 SPLIT_COLUMN = "split"
@@ -245,7 +245,7 @@ def choose_targets(columns: list[str], target: str | None, where: str) -> list[s
         if not names or missing:
             hint = near(missing[0], columns) if missing else ""
             raise DataError(f"{where}: no column {', '.join(map(repr, missing or [target]))}{hint}; its columns are "
-                            f"{', '.join(columns[:30])}{' ...' if len(columns) > 30 else ''}; give --target NAME")
+                            f"{', '.join(columns[:30])}{' ...' if len(columns) > 30 else ''}; give {option('target', 'NAME')}")
         return names
     for name in TARGET_NAMES:
         for col in columns:
@@ -538,15 +538,16 @@ def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: st
                 if big is not None:
                     raise DataError(f"{where}: objective=regression, but target {name!r} holds whole numbers beyond "
                                     f"64 bits ({big!r}), read as text labels; to regress on them, write them with a "
-                                    "decimal point or an exponent (e.g. 1.2e21), or use --objective classification")
+                                    "decimal point or an exponent (e.g. 1.2e21), or use "
+                                    f"{option('objective', 'classification')}")
                 raise DataError(f"{where}: objective=regression, but target {name!r} is not numeric ({why}); use "
-                                "--objective classification or another --target")
+                                f"{option('objective', 'classification')} or another {option('target')}")
         return requested, "given"
     if declared is not None:
         return declared
     if len({k for k, _ in kinds}) > 1:
         raise DataError(f"{where}: the targets mix classification and regression ({'; '.join(w for _, w in kinds)}); "
-                        "give one kind of target, or --objective classification|regression for all")
+                        f"give one kind of target, or {option('objective', 'classification|regression')} for all")
     return kinds[0][0], "; ".join(w for _, w in kinds)
 
 
@@ -570,8 +571,8 @@ def check_class_counts(y: np.ndarray, targets: list[str], where: str) -> None:
                                 f"({example!r}), so they read as {k} text labels among {n} training examples; write "
                                 f"them as plain numbers (e.g. {plain_number(example)}) to predict the quantity")
             raise DataError(f"{where}: target {name!r} has {k} classes among {n} training examples ({n / k:.1f} per "
-                            "class), too few to learn any class from; if it is an identifier give another --target, "
-                            "if it is a quantity use --objective regression")
+                            f"class), too few to learn any class from; if it is an identifier give another {option('target')}, "
+                            f"if it is a quantity use {option('objective', 'regression')}")
 
 
 def stratified_indices(labels: np.ndarray, size: int, seed: int, stratify: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -596,8 +597,8 @@ def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None
     train = splits["train"]
     if folds is not None and "val" in splits:
         raise DataError(f"{splits['val'].where}: the data has its own validation split, so folds (cross-validation "
-                        "folds of the training examples) cannot replace it; drop --folds/--fold or the file's "
-                        "validation split")
+                        f"folds of the training examples) cannot replace it; drop {option('folds')}/{option('fold')} or "
+                        "the file's validation split")
     if stratify and raw.declared is None:  # a file that says its targets are class labels is not a quantity
         check_class_counts(train.y, raw.targets, train.where)
     # Fractions of the training examples as read: all examples when the data has no splits of its own; with its
@@ -616,7 +617,7 @@ def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None
         size = max(1, round(fraction * total))
         if len(train) - size < 2:
             raise DataError(f"{train.where}: {len(train)} training example(s) cannot spare {size} for a {name} "
-                            f"split; add examples or lower --{name}-fraction")
+                            f"split; add examples or lower {option(f'{name}_fraction')}")
         rest, held = stratified_indices(labels, size, seed * 1000 + offset, stratify)
         if stratify:  # a class too rare to share stays in train, where it can be learnt
             lonely = ~np.isin(labels[held].astype(str), labels[rest].astype(str))
@@ -645,13 +646,14 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
 
     n = len(labels)
     if folds > n:
-        raise DataError(f"{where}: {n} training example(s) cannot make {folds} folds; lower --folds (at most {n})")
+        raise DataError(f"{where}: {n} training example(s) cannot make {folds} folds; lower {option('folds')} (at "
+                        f"most {n})")
     keys = labels.astype(str)
     if stratify:
         classes, counts = np.unique(keys, return_counts=True)
         if counts.min() < 2:
             raise DataError(f"{where}: class {str(classes[counts.argmin()])!r} has 1 training example, so the fold that "
-                            "validates on it leaves none to learn it from; add examples of it, or drop --folds")
+                            f"validates on it leaves none to learn it from; add examples of it, or drop {option('folds')}")
     # sklearn's random_state takes 32 bits; split_seed may be any 63-bit integer
     kind = StratifiedKFold if stratify else KFold
     splitter = kind(n_splits=folds, shuffle=True, random_state=seed % 2**32)

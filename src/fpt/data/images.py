@@ -30,7 +30,7 @@ import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
 from fpt.data.listing import children
-from fpt.errors import DataError, FptWarning, SchemaError
+from fpt.errors import DataError, FptWarning, SchemaError, option
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".avif"}
 HF_SPLITS = {"train": "train", "validation": "val", "valid": "val", "val": "val", "dev": "val", "test": "test"}
@@ -390,7 +390,7 @@ def as_images(X: np.ndarray, channels: str, size: int, where: str, pixel_scale: 
     1, else as 0-255; ``pixel_scale`` 255 (the training array's, or of a larger array this one is part of) reads them
     as 0-255 however dark (a scale of 1 cannot hold values above 1: those are read as 0-255)."""
     if X.ndim not in (3, 4):  # a table's rows would otherwise be read as 1-pixel-high images
-        raise DataError(f"{where}: --modality image needs X of shape (n, H, W[, C]) or (n, C, H, W), not {X.shape}")
+        raise DataError(f"{where}: {option('modality', 'image')} needs X of shape (n, H, W[, C]) or (n, C, H, W), not {X.shape}")
     if X.ndim == 3:
         X = X[..., None]
     if X.shape[-1] not in (1, 3, 4) and X.shape[1] in (1, 3, 4):

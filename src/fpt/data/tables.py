@@ -56,7 +56,7 @@ from fpt.data.timeseries import (
     series_of_cells,
 )
 from fpt.data.timeseries import array_notes as series_array_notes
-from fpt.errors import DataError, SchemaError, near
+from fpt.errors import DataError, SchemaError, near, option
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet", ".feather": "arrow", ".arrow": "arrow"}
@@ -1155,7 +1155,7 @@ def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str) 
     """(n, features) arrays (an .npz's X, Python's) as a table's columns x0, x1, ...; a column of dates (a
     DataFrame's datetime column, which fpt.sklearn passes as objects) as dates."""
     if X.ndim != 2:
-        raise DataError(f"{where}: --modality tabular needs X of shape (n, features), not {X.shape}")
+        raise DataError(f"{where}: {option('modality', 'tabular')} needs X of shape (n, features), not {X.shape}")
     out = {}
     for j in range(X.shape[1]):
         # ISO text only: an array's split is read alone (Arrays.read), and a format found in one would not reach

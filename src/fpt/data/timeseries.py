@@ -25,7 +25,7 @@ from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, plain_value, s
 from fpt.data.listing import children
 from fpt.data.resolution import FLOAT32_RESOLUTION
 from fpt.data.sniff import check
-from fpt.errors import DataError, FptWarning, SchemaError
+from fpt.errors import DataError, FptWarning, SchemaError, option
 
 # The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
 DIRECTIVE_NAMES = ("problemName", "timeStamps", "missing", "univariate", "dimension", "dimensions", "equalLength",
@@ -448,7 +448,7 @@ def series_from_array(X: Any, channels: str, image_size: int, where: str) -> lis
         if X.ndim == 2:
             X = X[:, None, :]
         if X.ndim != 3:
-            raise DataError(f"{where}: --modality timeseries needs X of shape (n, channels, length), not {X.shape}")
+            raise DataError(f"{where}: {option('modality', 'timeseries')} needs X of shape (n, channels, length), not {X.shape}")
     out = [unpadded(s) for s in narrowed([np.asarray(s, dtype=np.float64) if np.asarray(s).dtype.kind != "f" else
                                           np.asarray(s) for s in X], where)]
     empty = next((i for i, s in enumerate(out) if not s.shape[1] and X[i].shape[-1]), None)

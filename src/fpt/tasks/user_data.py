@@ -27,7 +27,7 @@ from fpt.data.base import ColumnNote, plain_value  # labels as plain, hashable J
 from fpt.data.dates import beyond_note, date_notes
 from fpt.data.durations import duration_notes
 from fpt.data.tokenisers import check_finite
-from fpt.errors import ConfigError, DataError
+from fpt.errors import ConfigError, DataError, option
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Classification, Objective, Regression
 from fpt.objectives import from_json as objective_from_json
@@ -170,7 +170,7 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
             labels = set().union(*({plain_value(v) for v in s.y[:, j]} for s in raw.splits.values()))
             if len(labels) < 2:
                 raise DataError(f"{train.where}: target {name!r} has one class only ({next(iter(labels))!r}); "
-                                "classification needs at least two (or use --objective regression)")
+                                f"classification needs at least two (or use {option('objective', 'regression')})")
             unseen = labels - train_labels
             if unseen:
                 raise DataError(f"{train.where}: class(es) {sorted(map(str, unseen))[:5]} of {name!r} appear only in "
@@ -182,7 +182,7 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
             y = train.y.astype(np.float64)
         except (TypeError, ValueError):
             raise DataError(f"{train.where}: a regression target must be numeric; {raw.targets} are not "
-                            "(use --objective classification)") from None
+                            f"(use {option('objective', 'classification')})") from None
         if not np.isfinite(y).all():
             raise DataError(f"{train.where}: a regression target holds infinite values; fix or drop those rows")
         _check_target_range(raw)
@@ -190,7 +190,7 @@ def fit_preprocessing(raw: Any, options: Any, objective: str) -> Preprocessing:
         flat = [name for name, s in zip(raw.targets, std, strict=True) if not s > 0]
         if flat:
             raise DataError(f"{train.where}: regression target {flat[0]!r} has one value ({y[0, raw.targets.index(flat[0])]:g}) "
-                            f"in all {len(y)} training examples, so there is nothing to learn; choose another --target")
+                            f"in all {len(y)} training examples, so there is nothing to learn; choose another {option('target')}")
         obj = Regression(tuple(float(m) for m in y.mean(axis=0)), tuple(float(s) if s > 0 else 1.0 for s in std))
         classes = None
     if getattr(options, "cf_difference", None) and raw.modality != "timeseries":
