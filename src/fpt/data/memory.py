@@ -166,7 +166,7 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         columns = {str(c): data[c].to_numpy() for c in data.columns}
         # a category column's to_numpy() is its values (the ints of pd.Categorical([10, 20])): its dtype says categories
         return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED,
-                              drop, column_names(series_id), frame_categories(data))
+                              drop, column_names(series_id), categorical=frame_categories(data))
     if series_id is not None:
         raise ConfigError(f"series_id={series_id!r} groups the rows of a long-format table into series, but "
                           f"data={type(data).__name__} has no columns: drop the argument (or pass a pandas DataFrame)")
