@@ -56,7 +56,7 @@ from fpt.data.arrays import (
     series_frame,
     series_list,
 )
-from fpt.data.base import finish_splits, is_missing, lazy_frame, plain_value
+from fpt.data.base import finish_splits, is_missing, lazy_frame, one_kind_of_label, plain_value
 from fpt.data.categories import as_category_names
 from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
@@ -105,14 +105,8 @@ def _targets_present(y: Any, where: str, classify: bool) -> None:
         raise DataError(f"{where} is missing at index {int(np.flatnonzero(missing)[0])} ({int(missing.sum())} of "
                         f"{len(values)} examples: None, NaN, pandas' NA or empty text); {what} cannot be missing: "
                         "leave those examples out of X and y")
-    if not classify:
-        return
-    text = np.fromiter((isinstance(v, str) for v in values), dtype=bool, count=len(values))
-    if text.any() and not text.all():  # 1 and "1": two classes or one? Neither fpt nor scikit-learn can order them
-        i = int(np.flatnonzero(text != text[0])[0])
-        raise DataError(f"{where} mixes text and numbers: index 0 is {plain_value(values[0])!r}, index {i} is "
-                        f"{plain_value(values[i])!r} ({int(text.sum())} of {len(values)} labels are text); give the "
-                        "labels one type: y.astype(str) for text labels, or numbers throughout")
+    if classify:
+        one_kind_of_label(values, where)
 
 
 def _has_text_columns(X: Any) -> bool:

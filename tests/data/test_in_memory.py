@@ -272,3 +272,22 @@ def test_errors_of_in_memory_data_name_builds_arguments_not_fpt_train_options(op
     with pytest.raises(DataError, match=message) as info:
         fpt.build(data=pd.DataFrame(frame), body=tiny_bert_dir, **TINY, **options)
     assert "--" not in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["object array", "list", "Series", "DataFrame"])
+def test_labels_mixing_text_and_numbers_are_refused_as_the_estimators_refuse_them(kind, tiny_bert_dir):
+    # before: 1 and '1' were one class '1' as a list (np.asarray made both text) and classes [1, '1', 2] otherwise
+    pd = pytest.importorskip("pandas")
+    labels = [1, "1", 2] * 10
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    data = {"object array": (X, np.array(labels, dtype=object)), "list": (X, labels), "Series": (X, pd.Series(labels)),
+            "DataFrame": pd.DataFrame({"a": X[:, 0], "label": labels})}[kind]
+    where, fix = (("the DataFrame: target column 'label'", r"df\['label'\]") if kind == "DataFrame"
+                  else ("data arrays: y", "y"))
+    with pytest.raises(DataError, match=rf"^{where} mixes text and numbers: index 0 is 1, index 1 is '1' \(10 of 30 "
+                                        rf"labels are text\); give the labels one type: {fix}\.astype\(str\) for text "
+                                        r"labels, or numbers throughout$"):
+        fpt.build(data=data, body=tiny_bert_dir, **TINY)
+    # labels of one type are read: as the fix's text, '1' and '2' are two classes
+    exp = fpt.build(data=(X, np.array(labels).astype(str)), body=tiny_bert_dir, objective="classification", **TINY)
+    assert exp.data.spec.num_classes == 2

@@ -273,6 +273,28 @@ def check_target_values(values: np.ndarray, name: str, where: str, chosen: str =
                         f"rows or fill them in{other}")
 
 
+def one_kind_of_label(values: Any, where: str, name: str | None = "y") -> None:
+    """Targets of one kind, text or numbers: 1 beside "1" is two classes or one, and neither fpt nor scikit-learn can
+    order them (a list, or numpy's np.asarray of one, made both the text '1': one class, silently). ``name``: the
+    expression the fix converts (``y``, ``df['label']``; None: a file's column, to be written one way). Missing
+    values are left to the checks that name them, a target of another shape to its reader. Shared by the readers of
+    Python objects (fpt.build's arrays and DataFrames, fpt.sklearn's estimators)."""
+    values = np.asarray(values, dtype=object)
+    if values.ndim not in (1, 2) or not len(values):
+        return
+    for column in values.reshape(len(values), -1).T:
+        present = column[~is_missing(column)]
+        text = np.fromiter((isinstance(v, str) for v in present), dtype=bool, count=len(present))
+        if text.any() and not text.all():
+            i = int(np.flatnonzero(text != text[0])[0])
+            first, other = np.flatnonzero(~is_missing(column))[[0, i]]
+            raise DataError(f"{where} mixes text and numbers: index {int(first)} is {plain_value(column[first])!r}, "
+                            f"index {int(other)} is {plain_value(column[other])!r} ({int(text.sum())} of "
+                            f"{len(present)} labels are text); give the labels one type: "
+                            + (f"{name}.astype(str) for text labels, or numbers throughout" if name is not None
+                               else "write them all as text, or all as numbers"))
+
+
 def _integral(values: np.ndarray) -> bool:
     return values.dtype.kind in "iub" or (values.dtype.kind == "f" and bool(np.all(np.mod(values, 1) == 0)))
 
@@ -665,6 +687,7 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
 
 __all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
            "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective",
+           "one_kind_of_label",
            "gives_target_away", "Gaps", "as_floats", "is_missing", "keep_gaps", "known_missing", "plain_value",
            "reads_as_float", "same_but_spacing", "shown"]
 

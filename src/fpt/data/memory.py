@@ -25,6 +25,7 @@ from fpt.data.base import (
     choose_targets,
     column_names,
     lazy_frame,
+    one_kind_of_label,
     record_columns,
     sparse_matrix,
     unique_names,
@@ -34,7 +35,7 @@ from fpt.data.frames import flattened, tuple_target
 from fpt.data.host import inputs_array, is_tensor, targets_array, tensor_pair
 from fpt.data.hub import from_datasets, is_datasets, streamed
 from fpt.data.modalities import requested
-from fpt.data.tables import columns_to_raw
+from fpt.data.tables import FRAME, columns_to_raw
 from fpt.errors import ConfigError, DataError
 
 NPZ_INPUTS = {x for x, _ in SPLIT_KEYS.values()}
@@ -64,6 +65,13 @@ def _inputs(X: Any, where: str, targets: int | None) -> Any:
         return frame
     series = series_list(X)
     return series if series is not None else np.asarray(X)
+
+
+def _targets(y: Any, where: str) -> np.ndarray:
+    """Targets as an array, of one kind (``one_kind_of_label``) checked before np.asarray makes [1, "1"] two texts."""
+    y = targets_array(y, where, DataError)
+    one_kind_of_label(y, where)
+    return np.asarray(y)
 
 
 def _long_index(data: Any, target: str | None) -> bool:
@@ -165,7 +173,7 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         # columns of series cells as channels, its target beside them by name
         columns = {str(c): data[c].to_numpy() for c in data.columns}
         # a category column's to_numpy() is its values (the ints of pd.Categorical([10, 20])): its dtype says categories
-        return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, "a pandas DataFrame", SEEDED,
+        return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, FRAME, SEEDED,
                               drop, column_names(series_id), categorical=frame_categories(data))
     if series_id is not None:
         raise ConfigError(f"series_id={series_id!r} groups the rows of a long-format table into series, but "
@@ -175,13 +183,12 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
                           "has none: drop the argument (or pass a pandas DataFrame)")
     channels = None
     if isinstance(data, tuple) and len(data) == 2:
-        arrays = {"X": _inputs(data[0], "data arrays: X", len(data[1])),
-                  "y": np.asarray(targets_array(data[1], "data arrays: y", DataError))}
+        arrays = {"X": _inputs(data[0], "data arrays: X", len(data[1])), "y": _targets(data[1], "data arrays: y")}
         if series_frame_read(data[0], arrays["X"]):  # a DataFrame of series: new frames' channels read by name
             channels = frame_channels(data[0])
     elif isinstance(data, Mapping):
         arrays = {str(k): _inputs(v, f"data arrays: {k}", len(data.get(k.replace("X", "y", 1), ())) or None)
-                  if str(k).startswith("X") else np.asarray(targets_array(v, f"data arrays: {k}", DataError))
+                  if str(k).startswith("X") else _targets(v, f"data arrays: {k}")
                   for k, v in data.items()}
     else:
         raise ConfigError(f"data={type(data).__name__}: give a path, a pandas or polars DataFrame, a datasets.Dataset, a "

@@ -36,6 +36,7 @@ from fpt.data.base import (
     is_missing,
     keep_gaps,
     known_missing,
+    one_kind_of_label,
     plain_value,
     reads_as_float,
     rows,
@@ -73,6 +74,7 @@ TSV_SUFFIXES = {".tsv", ".tab"}
 # ' x2' and ' label' (--target label found no column) and the labels ' a', a category apart from 'a'.
 CSV_OPTIONS = {"skipinitialspace": True}
 # said beside a target column the user did not name, in errors about it (a user who forgot --target learns that first)
+FRAME = "a pandas DataFrame"  # columns_to_raw's source for fpt.build(data=df): its fixes are written in pandas
 DEFAULT_TARGET = " (chosen by default: a column named target, label, labels, class or y, else the last)"
 
 
@@ -791,6 +793,8 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     for split, (cols, where) in parts.items():
         known = (gaps or {}).get(split)
         _check_split_columns(cols, targets, features, where, chosen, known)
+        for t in targets:  # a DataFrame's object column can hold 1 beside "1"; a file's is text (JSON lines aside)
+            one_kind_of_label(cols[t], f"{where}: target column {t!r}", f"df[{t!r}]" if source == FRAME else None)
         # dates as class labels: the text they are written as (a datetime64's item() is an integer of nanoseconds)
         y = _stack_targets([as_labels(np.asarray(cols[t])) if t in date_targets else cols[t] for t in targets])
         splits[split] = Split({c: read_dates(np.asarray(cols[c]), dated[c].zone, f"{where}: column {c!r}", DataError,
