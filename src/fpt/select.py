@@ -138,7 +138,8 @@ def _smallest_class(config: RunConfig) -> tuple[int, bool]:
     raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size,
                config.drop_columns, config.series_id)
     train = raw.splits["train"]
-    classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)[0] == "classification"
+    classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared,
+                               raw.categorical_targets)[0] == "classification"
     # any fold gives the pool (train + val); it also refuses data with its own validation split, early
     pool = finish_splits(raw, config.val_fraction, config.test_fraction, config.split_seed, classify, folds=2, fold=0)
     labels = np.concatenate([pool.splits["train"].y[:, 0], pool.splits["val"].y[:, 0]]).astype(str)
@@ -471,8 +472,8 @@ def _pool_size(config: RunConfig) -> int:
     raw = load(config.data, config.target_column, config.modality, config.image_channels, config.image_size,
                config.drop_columns, config.series_id)
     train = raw.splits["train"]
-    classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared)[0] == \
-        "classification"
+    classify = infer_objective(train.y, raw.targets, config.objective, train.where, raw.declared,
+                               raw.categorical_targets)[0] == "classification"
     split = finish_splits(raw, config.val_fraction, config.test_fraction, config.split_seed, classify)
     return len(split.splits["train"].y) + len(split.splits["val"].y)
 

@@ -91,3 +91,23 @@ def test_a_file_category_column_of_ints_reads_as_categories_for_the_run_and_its_
     frame.drop(columns="label").assign(code=lambda f: f["code"].astype(int)).to_csv(tmp_path / "new.csv", index=False)
     assert main(["predict", str(out), str(tmp_path / "new.csv"), "--out", str(tmp_path / "p.csv")]) == 0
     assert pd.read_csv(tmp_path / "p.csv")["prediction"].tolist() == frame["label"].tolist()
+
+
+@pytest.mark.parametrize("given", ["DataFrame", ".parquet", ".feather"])
+def test_a_declared_category_target_of_many_integers_is_classification_under_auto(tmp_path, given, tiny_bert_dir):
+    # 25 distinct integer codes: by its values (over 20 integers) regression, which is how they were read before
+    codes = np.arange(75) % 25 * 7
+    frame = pd.DataFrame({"x": codes / 7 + np.random.default_rng(0).normal(size=75) * 0.1,
+                          "label": pd.Categorical(codes)})
+    data: object = frame
+    if given != "DataFrame":
+        data = str(tmp_path / f"t{given}")
+        frame.to_parquet(data) if given == ".parquet" else frame.to_feather(data)
+    with pytest.warns(fpt.data.base.ObjectiveInferred,
+                      match=r"objective classification, inferred from the values \('label' is declared categorical\)"):
+        exp = fpt.build(data=data, target="label", body=tiny_bert_dir, **CLOSED)
+    assert exp.data.objective.name == "classification" and exp.data.spec.num_classes == 25
+    assert exp.data.fitted["classes"] == [sorted(set(codes.tolist()))]
+    # objective given: the values as numbers, as asked
+    exp = fpt.build(data=data, target="label", objective="regression", body=tiny_bert_dir, **CLOSED)
+    assert exp.data.objective.name == "regression"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +67,9 @@ class RawData:
     check_labels: Callable[[], None] | None = field(default=None, repr=False, compare=False)
     # target columns of dates (fpt.data.dates), held as their text: class labels only if the user says classification
     date_targets: list[str] = field(default_factory=list)
+    # target columns whose type declares categories (a pandas category, an Arrow dictionary: fpt.data.categories):
+    # class labels under objective auto whatever their values (30 distinct integer codes are not a quantity)
+    categorical_targets: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -532,14 +535,17 @@ def inferred_note(objective: str, why: str, where: str) -> str:
 
 
 def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: str,
-                    declared: tuple[str, str] | None = None) -> tuple[str, str]:
+                    declared: tuple[str, str] | None = None, categorical: Collection[str] = ()) -> tuple[str, str]:
     """(objective, why) from the training targets (n, m); every target column must agree. ``declared``: what the
     data's format says (``RawData.declared``), used when the user gave none; else the values decide
-    (``from_numbers``: the task then says so in an ``ObjectiveInferred`` warning)."""
+    (``from_numbers``: the task then says so in an ``ObjectiveInferred`` warning), but for the columns of
+    ``categorical`` (``RawData.categorical_targets``), whose type declares them class labels."""
     kinds = []
     for j, name in enumerate(targets):
         col = _numbers(y[:, j])
-        if col.dtype.kind not in "iubf":
+        if name in categorical:
+            kinds.append(("classification", f"{name!r} is declared categorical"))
+        elif col.dtype.kind not in "iubf":
             kinds.append(("classification", f"{name!r} holds text labels"))
         elif col.dtype.kind == "b":
             kinds.append(("classification", f"{name!r} is true/false"))

@@ -759,7 +759,7 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     long-format table of series, its rows grouped into one series per ID (``long_series``). ``gaps``: split -> the
     reader's masks of missing cells (``read_table``). ``categorical``: the columns whose type declares them
     categorical (fpt.data.categories), a feature among them read as categories whatever its values (a target keeps
-    its values: its objective is decided from them or given)."""
+    its values, class labels under objective auto: ``RawData.categorical_targets``)."""
     train_cols, train_where = parts["train"]
     names = [c for c in train_cols if c != SPLIT_COLUMN]
     _check_named(drop, names, "--drop-columns (drop_columns)", train_where)
@@ -828,7 +828,8 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
                                                                          if k.format}) else {}),
                              **({"durations": timed} if timed else {})}
     return RawData(modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
-                   split_from, notes, date_targets=date_targets)
+                   split_from, notes, date_targets=date_targets,
+                   categorical_targets=[t for t in targets if t in categorical])
 
 
 def _date_target(values: np.ndarray) -> bool:

@@ -243,7 +243,8 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
                         "numbers nor, unasked, as classes: to predict a quantity give it as a number (e.g. the days "
                         "since a start date, or until an event), or pass --objective classification (Python: "
                         "objective='classification') to predict each date as a class label")
-    objective, why = infer_objective(train.y, raw.targets, options.objective, train.where, raw.declared)
+    objective, why = infer_objective(train.y, raw.targets, options.objective, train.where, raw.declared,
+                                     raw.categorical_targets)
     if objective == "classification" and raw.check_labels is not None:
         raw.check_labels()
     split = finish_splits(raw, options.val_fraction, options.test_fraction, options.split_seed,
