@@ -157,8 +157,10 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
 def same_setting(name: str, a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` set RunConfig field ``name`` to one value once read as its type (``--lr 0.001`` and
     ``lr=1e-3``; ``--compile`` and ``compile=yes``); as text where either is not a value of the field (its error is
-    the config's to give)."""
-    hint = typing.get_type_hints(RunConfig)[name]
+    the config's to give, or ``name`` is no field: a command's own flag, fpt data's --target, --data-dir)."""
+    hint = typing.get_type_hints(RunConfig).get(name)
+    if hint is None:
+        return str(a) == str(b)
     try:
         return _coerce(a, hint, name) == _coerce(b, hint, name)
     except ConfigError:

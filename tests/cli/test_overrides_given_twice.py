@@ -4,6 +4,8 @@ scripts) goes through ``fpt.config.parse_overrides``."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from fpt.cli import main, parser
@@ -116,3 +118,26 @@ def test_a_flag_given_twice_with_two_values_is_refused(argv, shown):
 ])
 def test_a_flag_given_twice_with_one_value_is_taken(argv, field, value):
     assert getattr(config_from_args(parser().parse_args(["train", "--task", "bit-xor", *argv])), field) == value
+
+
+@pytest.mark.parametrize("argv, shown", [
+    # before: argparse kept the last (b.csv described in silence, a.csv never read)
+    (["--data", "a.csv", "--data", "b.csv"], "data is given twice, as --data a.csv and --data b.csv"),
+    (["--data", "a.csv", "--target", "y", "--target", "z"], "target is given twice, as --target y and --target z"),
+    (["--data", "a.csv", "--val-fraction", "0.1", "--val-fraction", "0.2"],
+     "val_fraction is given twice, as --val-fraction 0.1 and --val-fraction 0.2"),
+    (["bit-xor", "--seed", "1", "--seed", "2"], "seed is given twice, as --seed 1 and --seed 2"),
+    (["bit-xor", "--data-dir", "d1", "--data-dir", "d2"], "data_dir is given twice, as --data-dir d1 and --data-dir d2"),
+])
+def test_fpt_data_refuses_its_own_flag_twice_as_fpt_train_does(argv, shown, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a.csv and b.csv need not exist: the command line is read before any file
+    assert main(["data", *argv]) == 2
+    assert capsys.readouterr().err.strip() == f"fpt data: error: command line: {shown}; give it once"
+
+
+def test_fpt_data_takes_a_flag_given_twice_with_one_value(tmp_path, capsys):
+    csv = tmp_path / "d.csv"
+    csv.write_text("x,y\n" + "".join(f"{i * 0.5:.1f},{'ab'[i % 2]}\n" for i in range(24)))
+    assert main(["data", "--data", str(csv), "--data", str(csv), "--val-fraction", "0.25", "--val-fraction", ".25",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["spec"]["num_classes"] == 2

@@ -48,7 +48,7 @@ _BOOL_WORDS = {"true", "1", "yes", "false", "0", "no"}
 
 def _note_twice(namespace: argparse.Namespace, dest: str, option: str | None, value: Any) -> None:
     """Keep a config flag's earlier value where it is given again: argparse keeps the last in silence (``--steps 5
-    --steps 9`` trained 9 steps); ``given_fields`` compares them as the field reads them."""
+    --steps 9`` trained 9 steps); ``given_once`` compares them as the field reads them."""
     shown = option if option and option.startswith("--no-") else f"{option} {value}"
     texts = namespace.__dict__.setdefault("_flag_texts", {})
     if getattr(namespace, dest, None) is not None and dest in texts:
@@ -57,8 +57,9 @@ def _note_twice(namespace: argparse.Namespace, dest: str, option: str | None, va
     texts[dest] = shown
 
 
-class _Flag(argparse.Action):
-    """A config field's flag: stores its value, noting a value given before."""
+class Flag(argparse.Action):
+    """A flag's value, noting a value given before (``given_once`` refuses two): a config field's flag, and any
+    command's own flag that sets a value (fpt data's --data, --target, --seed, ...)."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001 (argparse's signature)
         _note_twice(namespace, self.dest, option_string, values)
@@ -127,7 +128,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ..
                                help=f"{helps[f.name]} (alone: true; {no}: false; default: {str(default).lower()})")
             group.add_argument(no, dest=f.name, default=None, nargs=0, action=_BoolFlag, help=argparse.SUPPRESS)
         else:
-            group.add_argument(flag, dest=f.name, default=None, metavar=_metavar(f.name, hints[f.name]), action=_Flag,
+            group.add_argument(flag, dest=f.name, default=None, metavar=_metavar(f.name, hints[f.name]), action=Flag,
                                help=f"{helps[f.name]} (default: {default})")
     groups["run and output"].add_argument("--config", metavar="FILE",
                                           help="YAML file of config fields; flags and key=value override it")
@@ -139,12 +140,18 @@ def add_config_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ..
     return groups
 
 
-def given_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """Fields set on the command line (flags, then key=value), without defaults."""
-    out: dict[str, Any] = {}
+def given_once(args: argparse.Namespace) -> None:
+    """Refuse a flag given twice with two values (``Flag``, ``_BoolFlag`` noted it), naming both; one value given
+    twice, as the field reads it (--lr 0.001 --lr 1e-3), is taken."""
     for name, first, second, earlier, value in getattr(args, "_flags_twice", []):
         if not same_setting(name, earlier, value):
             raise ConfigError(f"command line: {name} is given twice, as {first} and {second}; give it once")
+
+
+def given_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """Fields set on the command line (flags, then key=value), without defaults."""
+    given_once(args)
+    out: dict[str, Any] = {}
     for f in dataclasses.fields(RunConfig):
         value = getattr(args, f.name, None)
         if value is not None:

@@ -15,21 +15,23 @@ RUN_ONLY = ("train_on_val",)  # a data field about training, not about what the 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from fpt.cli._args import config_help
+    from fpt.cli._args import Flag, config_help
     from fpt.config import DATA_FIELDS
 
+    # each flag that sets a value is a Flag, as fpt train's are: given twice with two values it is refused (run)
     p.add_argument("task", nargs="?", help="a registered task (fpt list); or give --data PATH instead")
     helps = config_help()
     for name in DATA_FIELDS:
         if name in RUN_ONLY:
             continue
-        p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None, metavar="X", help=helps[name])
-    p.add_argument("--target", dest="target", default=None, metavar="NAME", help="--data: the target column(s) "
-                   "(the same as --target-column)")
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None, metavar="X", action=Flag,
+                       help=helps[name])
+    p.add_argument("--target", dest="target", default=None, metavar="NAME", action=Flag,
+                   help="--data: the target column(s) (the same as --target-column)")
     p.add_argument("options", nargs="*", metavar="task.key=value", help="task options, e.g. task.tokenisation=lra")
-    p.add_argument("--data-dir", default="data", help="where the task's files are (default: data)")
+    p.add_argument("--data-dir", default="data", action=Flag, help="where the task's files are (default: data)")
     p.add_argument("--download", action="store_true", help="download missing files where the task knows how")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, action=Flag)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _options_anywhere(p)
 
@@ -51,12 +53,14 @@ def _options_anywhere(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fpt.cli._args import given_once
     from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig, from_dict, parse_overrides, target_alias
     from fpt.data_stats import task_stats
     from fpt.pipeline import task_options
     from fpt.tasks import build_task
     from fpt.tasks.base import DataSource
 
+    given_once(args)
     options = parse_overrides([o if o.startswith("task.") else f"task.{o}" for o in args.options])
     if args.data is not None:
         if args.task not in (None, DATA_TASK):
