@@ -206,31 +206,31 @@ def category_texts(col: np.ndarray) -> np.ndarray:
     """A categorical feature's values as the category names they are: text as it is, a number as it is written
     (``plain_value``: 1.0 is '1'). A split file whose column of codes read as numbers (a gap makes pandas read '1'
     as 1.0) is then tokenised as fpt predict tokenises the same file (fpt.data.tables._check_feature), not as the
-    unseen category '1.0'."""
-    numbers = col.dtype.kind in "iubf"
-    return np.array([str(plain_value(v)) if numbers else str(v) for v in col], dtype=object)
+    unseen category '1.0'. Numbers are named once per distinct value; anything else is ``str`` of each value (never
+    by distinct value: 1, 1.0 and True are one key to a hash table and three names)."""
+    if col.dtype.kind in "iubf":
+        distinct, inverse = np.unique(col, return_inverse=True)
+        names = np.array([str(plain_value(v)) for v in distinct], dtype=object)
+        return names[inverse.reshape(-1)]
+    return np.array(list(map(str, col)), dtype=object)
 
 
 def _one_hot(col: np.ndarray, missing: np.ndarray, categories: list[str]) -> np.ndarray:
     """(n, len(categories) + 1): a category's slot, or the last slot (shared by rarer and unseen categories) for a
-    value not among ``categories``; a missing value has no slot set. scikit-learn's OneHotEncoder with the saved
-    categories encodes; its ``infrequent_if_exist`` is not used: it picks the kept categories itself (ties broken
-    the other way, slots in alphabetical order) and adds no shared slot when every category is kept, so it would
-    change the tokens of stored runs."""
-    import warnings
+    value not among ``categories``; a missing value has no slot set. Each value's name is looked up among the saved
+    categories by pandas' hash table (scikit-learn's OneHotEncoder checked each value in Python: seconds at 200,000
+    rows); its ``infrequent_if_exist`` would not do either: it picks the kept categories itself (ties broken the other
+    way, slots in alphabetical order) and adds no shared slot when every category is kept, so it would change the
+    tokens of stored runs."""
+    import pandas as pd
 
-    from sklearn.preprocessing import OneHotEncoder
-
-    known = np.zeros((len(col), 0), dtype=np.float32)
-    if categories:
-        kept = np.array(categories, dtype=object)[:, None]
-        encoder = OneHotEncoder(categories=[kept[:, 0]], handle_unknown="ignore", sparse_output=False,
-                                dtype=np.float32).fit(kept)
-        with warnings.catch_warnings():  # unknown categories are expected: they take the shared slot below
-            warnings.simplefilter("ignore", UserWarning)
-            known = encoder.transform(category_texts(col)[:, None])  # (n, k)
-    other = known.sum(axis=1, keepdims=True) == 0  # (n, 1)
-    return np.where(missing[:, None], 0.0, np.concatenate([known, other], axis=1))
+    if len(set(categories)) != len(categories):  # as OneHotEncoder refused them: no slot can be told from its twin
+        raise ValueError("In column 0, the predefined categories contain duplicate elements.")
+    codes = pd.Index(categories, dtype=object).get_indexer(category_texts(col))  # -1: not among them
+    out = np.zeros((len(col), len(categories) + 1), dtype=np.float32)
+    out[np.arange(len(col)), np.where(codes < 0, len(categories), codes)] = 1.0
+    out[missing] = 0.0
+    return out
 
 
 # --- images -----------------------------------------------------------------------------
