@@ -1,7 +1,6 @@
 """How long reading a big table takes at PREDICT time, and the label check at training, beside training's read.
 
-    python bench/predict_table.py --rows 200000 --repeats 3 --label after \\
-        --out docs/results/bench/predict_table-DATE.txt --note "lane running (machine not idle)"
+    python bench/predict_table.py --rows 200000 --repeats 3 --label after --note "lane running (machine not idle)"
 
 The table is bench/read_table.py's (5 text columns of short codes with a few missing, 5 numbers, a yes/no label).
 A tiny model (a random GPT-2 body of one block of width 8, so that the forward pass is small beside the reading; a
@@ -16,8 +15,9 @@ few steps) is trained on its first 2,000 rows, then each figure is the median of
 - ``predict``: ``Predictor.predict`` of the table, forward pass included;
 - ``fpt predict``: the command (in this process), with the target column scored and the predictions written.
 
-``--out`` appends this run's figures (its command line first) to a text file, so that the trees compared (each run
-with its own ``PYTHONPATH``, alternated) land in one file. ``--top N`` adds cProfile's top entries of one
+Each run appends its figures (its command line first) to ``--out``, by default the day's
+docs/results/bench/predict_table-DATE.txt (UTC), so that the trees compared (each run with its own ``PYTHONPATH``,
+alternated) land in one file; ``--out -`` writes none. ``--top N`` adds cProfile's top entries of one
 ``Predictor.tokens``.
 """
 
@@ -111,7 +111,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="timings per figure; the median is reported")
     ap.add_argument("--label", default="", help="what this run is (e.g. the tree: before, after)")
     ap.add_argument("--note", default="", help="the machine's state, said in the file (idle, lane running, ...)")
-    ap.add_argument("--out", type=Path, help="append the figures to this text file")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs" / "results" / "bench"
+                                         / f"predict_table-{datetime.datetime.now(datetime.UTC):%Y-%m-%d}.txt"),
+                    help="append the figures to this text file (default: the day's file in docs/results/bench; - none)")
     ap.add_argument("--top", type=int, default=0, help="cProfile entries of one Predictor.tokens, by own time")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -130,7 +132,7 @@ def main() -> None:
         print(line, flush=True)
         lines.append(line)
 
-    say(lines[0])
+    print(lines[0], flush=True)
     with tempfile.TemporaryDirectory(prefix="fpt-bench-predict-") as tmp:
         folder = Path(tmp)
         path = folder / "table.csv"
@@ -167,13 +169,11 @@ def main() -> None:
             text = io.StringIO()
             pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(args.top)
             say(text.getvalue().rstrip())
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        new = not args.out.exists()
-        with open(args.out, "a") as f:
-            if new:
-                f.write(f"# python {' '.join(sys.argv)}\n")
-            f.write("\n".join(lines) + "\n\n")
+    if args.out != "-":
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "a") as f:  # earlier runs' sections are kept
+            f.write(f"# python {' '.join(sys.argv)}\n" + "\n".join(lines) + "\n\n")
 
 
 if __name__ == "__main__":
