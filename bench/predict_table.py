@@ -105,14 +105,26 @@ def numeric_labels(table: Path, out: Path) -> None:
     out.write_text(head + "\n" + body.replace(",yes\n", ",1\n").replace(",no\n", ",0\n"))
 
 
+def default_out(now: datetime.datetime | None = None) -> Path:
+    """The day's results file (UTC) in docs/results/bench."""
+    day = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%d")
+    return Path(__file__).resolve().parents[1] / "docs" / "results" / "bench" / f"predict_table-{day}.txt"
+
+
+def append(out: Path, argv: list[str], lines: list[str]) -> None:
+    """This run's section, its command line first, after the file's earlier sections."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "a") as f:
+        f.write(f"# python {' '.join(argv)}\n" + "\n".join(lines) + "\n\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--repeats", type=int, default=3, help="timings per figure; the median is reported")
     ap.add_argument("--label", default="", help="what this run is (e.g. the tree: before, after)")
     ap.add_argument("--note", default="", help="the machine's state, said in the file (idle, lane running, ...)")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs" / "results" / "bench"
-                                         / f"predict_table-{datetime.datetime.now(datetime.UTC):%Y-%m-%d}.txt"),
+    ap.add_argument("--out", default=str(default_out()),
                     help="append the figures to this text file (default: the day's file in docs/results/bench; - none)")
     ap.add_argument("--top", type=int, default=0, help="cProfile entries of one Predictor.tokens, by own time")
     args = ap.parse_args()
@@ -170,10 +182,7 @@ def main() -> None:
             pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(args.top)
             say(text.getvalue().rstrip())
     if args.out != "-":
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "a") as f:  # earlier runs' sections are kept
-            f.write(f"# python {' '.join(sys.argv)}\n" + "\n".join(lines) + "\n\n")
+        append(Path(args.out), sys.argv, lines)
 
 
 if __name__ == "__main__":

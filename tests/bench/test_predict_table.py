@@ -22,3 +22,15 @@ def test_numeric_label_copy_holds_the_same_rows_with_labels_as_1_and_0(tmp_path:
     np.testing.assert_array_equal(numbers["label"], (words["label"] == "yes").astype(np.int64))
     np.testing.assert_array_equal(numbers["x0"], words["x0"])
     tables.label_text_check([copy], ["label"])  # 0 and 1: no two texts of one number
+
+
+def test_each_run_appends_its_section_with_its_command_line(tmp_path: Path) -> None:
+    import datetime
+
+    assert bench.default_out(datetime.datetime(2026, 11, 28, 23, 59)).parts[-4:] == (
+        "docs", "results", "bench", "predict_table-2026-11-28.txt")
+    out = tmp_path / "results" / "p.txt"
+    bench.append(out, ["bench/predict_table.py", "--label", "before"], ["## before", "load: 1.00 s"])
+    bench.append(out, ["bench/predict_table.py", "--label", "after"], ["## after", "load: 0.50 s"])
+    assert out.read_text() == ("# python bench/predict_table.py --label before\n## before\nload: 1.00 s\n\n"
+                               "# python bench/predict_table.py --label after\n## after\nload: 0.50 s\n\n")
