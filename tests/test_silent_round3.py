@@ -114,7 +114,7 @@ def test_held_out_dates_beyond_the_training_range_are_said_at_training(tiny_bert
     rng = np.random.default_rng(0)
     when = pd.date_range("2024-01-01", periods=80, freq="D")
     frame = pd.DataFrame({"x": rng.normal(size=80).round(3), "when": when.strftime("%Y-%m-%d"),
-                          "label": np.where(when.dayofweek >= 5, "weekend", "week")})
+                          "label": np.where(when.day_of_week >= 5, "weekend", "week")})
     (tmp_path / "d").mkdir()
     frame[:60].to_csv(tmp_path / "d" / "train.csv", index=False)
     frame[60:].to_csv(tmp_path / "d" / "test.csv", index=False)  # 20 days after the last training day

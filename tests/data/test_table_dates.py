@@ -31,7 +31,7 @@ def _days(n: int = 60, start: str = "2024-01-01", freq: str = "D", seed: int = 0
     rng = np.random.default_rng(seed)
     when = pd.date_range(start, periods=n, freq=freq)
     return pd.DataFrame({"x": rng.normal(size=n).round(3), "when": when,
-                         "label": np.where(when.dayofweek >= 5, "weekend", "week")})
+                         "label": np.where(when.day_of_week >= 5, "weekend", "week")})
 
 
 def _tokens_by_part(tok: TabularTokens, name: str) -> dict[str, dict]:

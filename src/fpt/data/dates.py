@@ -234,7 +234,7 @@ def date_parts(values: np.ndarray, zone: str | None) -> dict[str, np.ndarray]:
         stamps = pd.DatetimeIndex(pd.to_datetime(pd.Series(values, dtype=object), utc=True)).tz_convert(zone)
         instants = stamps.tz_convert("UTC").tz_localize(None).to_numpy(dtype="datetime64[us]")
     out = {"time": np.where(missing, 0, instants.astype(np.int64)) / _DAY_US,
-           "year": stamps.year, "month": stamps.month, "day": stamps.day, "weekday": stamps.dayofweek,
+           "year": stamps.year, "month": stamps.month, "day": stamps.day, "weekday": stamps.day_of_week,
            "hour": stamps.hour, "minute": stamps.minute, "second": stamps.second + stamps.microsecond / 1e6}
     return {k: np.where(missing, np.nan, np.asarray(v, dtype=np.float64)) for k, v in out.items()}
 
