@@ -307,3 +307,25 @@ def test_the_whole_set_batch_still_divides_over_grad_accum_and_a_stream_is_never
     assert step_batch(exp(iter(()), batch_size=100000)) == 100000  # a generated stream has no size to cut to
     with pytest.raises(ConfigError, match="grad_accum=20 over 1 process.*holds 12 examples; give a smaller grad_accum"):
         step_batch(exp([0] * 12, batch_size=1000, grad_accum=20))
+
+
+def test_the_final_evaluation_reuses_the_validation_figures_training_computed(tiny_gpt2_dir, tmp_path, monkeypatch):
+    """At the end of training the last and the selected steps' parameters were already evaluated on the whole
+    validation set: the summary takes those figures (the same numbers) and evaluates only the other held-out sets.
+    Each evaluated validation a second time (bit-xor's 1,000 examples: a third of a short run's time)."""
+    from fpt import train
+
+    exp = _exp(tiny_gpt2_dir, steps=30, lr=0.02, stop_at_target=False)
+    val, test = exp.data.eval_sets["val"], exp.data.eval_sets["test"]
+    seen = []
+    real = train.tallies
+    monkeypatch.setattr(train, "tallies", lambda e, b, *a: seen.append("val" if b is val else "test" if b is test
+                                                                         else "other") or real(e, b, *a))
+    summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert summary["selected_step"] not in (None, rows[-1]["step"])  # both the selected and the last step reported
+    assert seen.count("val") == len(rows) == 6 and seen.count("test") == 2  # was 8 and 2
+    selected = next(r for r in rows if r["step"] == summary["selected_step"])
+    assert summary["eval"]["val_loss"] == selected["val_loss"] and summary["eval_last"]["val_loss"] == rows[-1]["val_loss"]
+    # the model is left at the selected step: evaluated afresh there, every figure is the summary's
+    assert fpt.evaluate(exp) == summary["eval"]

@@ -272,7 +272,8 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     loop = _Loop(exp, model, out, optimizer, state, history, val_subset, track,
                  started=time.perf_counter() - state.wall_seconds)
     stop_reason = loop.run(progress)
-    final = _final_evaluation(exp, out, state, history, loop.best_params, stop_reason)
+    last_val = loop.last_val[1] if loop.last_val and loop.last_val[0] == state.step else None
+    final = _final_evaluation(exp, out, state, history, loop.best_params, stop_reason, last_val, loop.best_val)
     state.wall_seconds = time.perf_counter() - loop.started
     summary = _summary(exp, state, history, final, stop_reason)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
@@ -456,6 +457,10 @@ class _Loop:
     started: float  # perf_counter at step 0 (a resumed run's earlier seconds included)
     best_params: list[torch.Tensor] | None = None  # the selected parameters, kept in memory (only the trained ones)
     window: _Window = field(default_factory=_Window)  # the steps since the last evaluation
+    # The whole validation set's figures this process computed at the last evaluation (its step) and at the selected
+    # one: the final evaluation takes them instead of evaluating the same parameters on the same set again.
+    last_val: tuple[int, dict[str, float]] | None = None
+    best_val: dict[str, float] | None = None
 
     def run(self, progress: bool) -> str:
         """Train to the end; returns why it stopped: "steps", "target", "patience" or "diverged"."""
@@ -506,6 +511,8 @@ class _Loop:
         objective = exp.data.objective
         val_key = f"{exp.data.val}_{objective.metric}"  # what selects: accuracy, or R² for regression
         metrics = _validate(exp, self.val_subset, val_key)
+        # a subset's figures, or its tallies added to the rest's (another summation order), are not evaluate()'s
+        self.last_val = (state.step, metrics) if self.val_subset is None else None
         state.wall_seconds = time.perf_counter() - self.started
         row = {"step": state.step, "wall_seconds": round(state.wall_seconds, 3),
                "train_loss": window.loss / window.steps,
@@ -523,6 +530,7 @@ class _Loop:
         if improves(state, score, val_loss, cfg.tie_break):
             state.best_score, state.best_loss, state.best_step, state.evals_since_best = score, val_loss, state.step, 0
             self.best_params = [p.detach().clone() for p in _trainable(self.model)]
+            self.best_val = self.last_val[1] if self.last_val and self.last_val[0] == state.step else None
             if out:
                 checkpoint.save(checkpoint.slot(out, checkpoint.BEST), self.model, cfg.to_dict(),
                                 self.exp.body_fingerprint, step=state.step)
@@ -655,12 +663,25 @@ def _validate(exp: Experiment, subset: tuple[Batch, Batch] | None, val_key: str)
     return {**{f"{exp.data.val}_{k}": v for k, v in whole.items()}, "val_examples": len(part) + len(rest)}
 
 
+def _held_out(exp: Experiment, val: dict[str, float] | None) -> dict[str, float]:
+    """``evaluate(exp)``: every held-out set, in order; validation's figures are ``val`` where given (the whole set's,
+    computed by ``evaluate`` at these parameters during training: the same numbers, without a second pass)."""
+    if val is None:
+        return evaluate(exp)
+    out: dict[str, float] = {}
+    for name in exp.data.eval_sets:
+        out.update(val if name == exp.data.val else evaluate(exp, sets=[name]))
+    return out
+
+
 def _final_evaluation(exp: Experiment, out: Path | None, state: TrainState, history: list[dict[str, Any]],
-                      best_params: list[torch.Tensor] | None, reason: str) -> dict[str, dict[str, float] | None]:
-    """Every held-out set at the last step and at the validation-selected step (model left at the latter)."""
+                      best_params: list[torch.Tensor] | None, reason: str, last_val: dict[str, float] | None = None,
+                      best_val: dict[str, float] | None = None) -> dict[str, dict[str, float] | None]:
+    """Every held-out set at the last step and at the validation-selected step (model left at the latter).
+    ``last_val``, ``best_val``: the whole validation set's figures at those steps where training computed them."""
     last = None
     if reason != "diverged" or not history:
-        last = evaluate(exp)  # a diverged model's last parameters are not finite: nothing to report there
+        last = _held_out(exp, last_val)  # a diverged model's last parameters are not finite: nothing to report there
     if not history:
         return {"selected": None, "last": last}
     if history[-1]["step"] == state.best_step and reason != "diverged":
@@ -677,7 +698,7 @@ def _final_evaluation(exp: Experiment, out: Path | None, state: TrainState, hist
             raise RuntimeError("the validation-selected parameters are neither in memory nor in best/")
     if best_params is None:
         distributed.broadcast_parameters(distributed.group_of(exp), trainable)  # rank 0 read them from best/
-    return {"selected": evaluate(exp), "last": last}
+    return {"selected": _held_out(exp, best_val if best_params is not None else None), "last": last}
 
 
 def _summary(exp: Experiment, state: TrainState, history: list[dict[str, Any]],
