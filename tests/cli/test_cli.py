@@ -56,12 +56,17 @@ def _checkpoint_step(run):
 
 
 def test_sigkill_then_resume_matches_an_uninterrupted_run(tiny_gpt2_dir, tmp_path):
+    import torch
+
     args = ["--body", tiny_gpt2_dir, "--init", "random", "--steps", "120", "--eval-every", "10",
             "--batch-size", "8", "--target", "1.0", "task.eval_size=64", "--quiet"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # The commands this test starts compute with as many threads as the uninterrupted run here (a sum split over
+    # other threads may round differently); that run is in-process: a command started is seconds of imports.
+    threads = str(torch.get_num_threads())
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     cmd = [sys.executable, "-m", "fpt.cli", "train", *args]
     straight = tmp_path / "straight"
-    subprocess.run([*cmd, "--out", str(straight)], check=True, env=env, capture_output=True)
+    assert main(["train", *args, "--out", str(straight)]) == 0
 
     killed = tmp_path / "killed"
     proc = subprocess.Popen([*cmd, "--out", str(killed)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
