@@ -36,6 +36,8 @@ ALLOWED_VALUE_ERRORS = {
     "nothing can be cached": "train checks cache_eligible first (ConfigError for cache_features=on)",
     "an example's target equals none of its stored strings": "bit-memory's generator",
     "(fpt.presentation.relations.RELATIONS)": "a claims Check declared in fpt's own tables (fpt.presentation.claims)",
+    "predefined categories contain duplicate elements": "TabularTokens.check_json refuses repeated categories in a "
+                                                        "data.json, and fit makes them distinct",
     "penalty rule": "ClosedForm.penalty_rule is set by fpt's own defaults and studies, not a user field",
 }
 

@@ -4,6 +4,7 @@ each distinct number. Its tokens equal the old path's, kept here as the referenc
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -107,3 +108,16 @@ def test_numbers_are_named_once_per_distinct_value(monkeypatch):
 def test_no_rows_give_no_slots():  # OneHotEncoder refused them ('Found array with 0 sample(s)')
     col = np.array([], dtype=object)
     assert _one_hot(col, is_missing(col), ["a", "b"]).shape == (0, 3)
+
+
+def test_a_saved_tokeniser_with_repeated_categories_is_refused_when_read_back():
+    # the one-hot's duplicate check raised a bare ValueError (a traceback) on a data.json with repeated categories
+    from fpt.data.tokenisers import TabularTokens
+    from fpt.errors import DataError
+
+    tok = TabularTokens.fit({"text": np.array(["a", "b", "a"], dtype=object)}, 20)
+    saved = json.loads(json.dumps(tok.to_json()))
+    f = next(f for f in saved["features"] if f["name"] == "text")
+    f["categories"] = [f["categories"][0], *f["categories"]]
+    with pytest.raises(DataError, match=r"tokeniser field 'features\[0\] \(text\)\.categories' .* distinct category"):
+        TabularTokens.check_json(saved)

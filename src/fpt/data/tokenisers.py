@@ -90,6 +90,8 @@ class TabularTokens:
                 cats = f.get("categories")
                 if not isinstance(cats, list) or not all(isinstance(c, str) for c in cats):
                     raise bad_field(f"{where}.categories", cats, "a list of category names")
+                if len(set(cats)) != len(cats):  # two slots of one name: a value could not be told which is its
+                    raise bad_field(f"{where}.categories", cats, "a list of distinct category names")
                 offset = _count_field(f.get("offset"), f"{where}.offset", 0)
                 if offset + len(cats) >= slots:
                     raise bad_field(f"{where}.offset", offset, f"room for {len(cats) + 1} slots within slots={slots}")
@@ -224,7 +226,8 @@ def _one_hot(col: np.ndarray, missing: np.ndarray, categories: list[str]) -> np.
     tokens of stored runs."""
     import pandas as pd
 
-    if len(set(categories)) != len(categories):  # as OneHotEncoder refused them: no slot can be told from its twin
+    # as OneHotEncoder refused them; check_json refuses a data.json so, and fit makes them distinct: fpt's own bug
+    if len(set(categories)) != len(categories):
         raise ValueError("In column 0, the predefined categories contain duplicate elements.")
     codes = pd.Index(categories, dtype=object).get_indexer(category_texts(col))  # -1: not among them
     out = np.zeros((len(col), len(categories) + 1), dtype=np.float32)
