@@ -148,10 +148,14 @@ def _update(h: Any, obj: Any) -> None:
             h.update(repr(key).encode("utf-8", "surrogatepass"))
             _update(h, value)
     elif isinstance(obj, (list, tuple)):
-        try:
-            values = np.asarray(obj)
-        except (ValueError, TypeError):  # ragged: element by element
-            values = None
+        values = None
+        # (X, y) of arrays, tensors or frames: each by its own branch (np.asarray of a tensor that requires grad
+        # raises, and of a frame loses its dtypes); a list of plain values as one array
+        if not any(is_tensor(o) or isinstance(o, (np.ndarray, pd.DataFrame, pd.Series, dict)) for o in obj):
+            try:
+                values = np.asarray(obj)
+            except (ValueError, TypeError):  # ragged: element by element
+                values = None
         if values is not None and values.dtype != object:
             _array(h, values)
         else:
