@@ -276,16 +276,27 @@ def check_target_values(values: np.ndarray, name: str, where: str, chosen: str =
                         f"rows or fill them in{other}")
 
 
+# pandas.api.types.infer_dtype's names of columns of one kind (missing values skipped): text, or numbers
+ONE_KIND = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float", "boolean", "decimal"})
+
+
 def one_kind_of_label(values: Any, where: str, name: str | None = "y") -> None:
     """Targets of one kind, text or numbers: 1 beside "1" is two classes or one, and neither fpt nor scikit-learn can
     order them (a list, or numpy's np.asarray of one, made both the text '1': one class, silently). ``name``: the
     expression the fix converts (``y``, ``df['label']``; None: a file's column, to be written one way). Missing
     values are left to the checks that name them, a target of another shape to its reader. Shared by the readers of
     Python objects (fpt.build's arrays and DataFrames, fpt.sklearn's estimators)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind != "O":  # a typed array holds one kind
+        return
     values = np.asarray(values, dtype=object)
     if values.ndim not in (1, 2) or not len(values):
         return
+    import pandas as pd
+
     for column in values.reshape(len(values), -1).T:
+        # pandas' C pass names a column of text, or of numbers, without a step per value (a file's target is text)
+        if pd.api.types.infer_dtype(column, skipna=True) in ONE_KIND:
+            continue
         present = column[~is_missing(column)]
         text = np.fromiter((isinstance(v, str) for v in present), dtype=bool, count=len(present))
         if text.any() and not text.all():
