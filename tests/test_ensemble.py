@@ -34,9 +34,9 @@ def _csv(path: Path, n: int = 48, regression: bool = False) -> Path:
     return path
 
 
-def _common(path: Path, body: str) -> list[str]:
-    return ["train", "--data", str(path), "--body", body, "--init", "random", "--steps", "20", "--batch-size", "8",
-            "--eval-every", "10", "--device", "cpu", "--baselines", "none", "--quiet", "--lr", "0.02"]
+def _common(path: Path, body: str, steps: str = "20", eval_every: str = "10") -> list[str]:
+    return ["train", "--data", str(path), "--body", body, "--init", "random", "--steps", steps, "--batch-size", "8",
+            "--eval-every", eval_every, "--device", "cpu", "--baselines", "none", "--quiet", "--lr", "0.02"]
 
 
 def test_combine_averages_probabilities_for_classes_and_outputs_for_regression():
@@ -215,7 +215,7 @@ def test_an_ensemble_of_targets_with_different_class_counts_scores_the_mean_its_
     path = tmp_path / "d.csv"
     path.write_text("\n".join(rows) + "\n")
     out = tmp_path / "ens"
-    assert main([*_common(path, tiny_gpt2_dir), "--target", "t1,t2", "--steps", "2", "--eval-every", "2",
+    assert main([*_common(path, tiny_gpt2_dir, steps="2", eval_every="2"), "--target", "t1,t2",
                  "--ensemble", "2", "--out", str(out)]) == 0
     members = [out / "members" / "seed0", out / "members" / "seed1"]
     exps = [fpt.Run(m).experiment() for m in members]

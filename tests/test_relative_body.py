@@ -139,8 +139,9 @@ def test_resume_with_the_relative_checkpoint_the_run_started_with_is_the_same_ex
     # ['init']', the run having saved checkpoint:PATH absolute
     monkeypatch.chdir(tmp_path)
     _saved_body(tiny_bert_dir, tmp_path / "pre" / "body")
-    start = ["train", "--body", tiny_bert_dir, "--init", "checkpoint:pre/body", *STEPS[2:]]
-    assert main([*start, "--out", "run"]) == 0
+    # --steps given once per command: a flag given twice with two values is refused (tests/cli/test_overrides_given_twice.py)
+    start = ["train", "--body", tiny_bert_dir, "--init", "checkpoint:pre/body", *STEPS[4:]]
+    assert main([*start, "--steps", "4", "--out", "run"]) == 0
     capsys.readouterr()
     assert main([*start, "--resume", "run", "--steps", "6"]) == 0, capsys.readouterr().err
     assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["init"] == \
