@@ -376,9 +376,9 @@ def _check_same_content(exp: Experiment, out: Path) -> dict[str, Any] | None:
     from fpt.data.fingerprint import changed
 
     now = data_fingerprint(exp)
-    saved = rundir.read_data_fingerprint(out) if now is not None else None
     if now is None:
         return None
+    saved = rundir.read_data_fingerprint(out)
     if saved is None:
         import warnings
 

@@ -94,12 +94,10 @@ def _files(root: Path) -> Iterator[tuple[str, Path]]:
 def _file_digest(path: Path, size: int, budget: int) -> str:
     """``path``'s bytes hashed whole (``budget`` >= ``size``), else its size and ``budget`` bytes of it in blocks
     spread evenly from its first byte to its last."""
-    h = hashlib.new(HASH)
     with open(path, "rb") as f:
         if budget >= size:
-            while chunk := f.read(BLOCK):
-                h.update(chunk)
-            return h.hexdigest()
+            return hashlib.file_digest(f, HASH).hexdigest()
+        h = hashlib.new(HASH)
         h.update(str(size).encode())
         block = min(BLOCK, budget // 2)
         blocks = budget // block
