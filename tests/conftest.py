@@ -149,6 +149,6 @@ def pytest_collection_modifyitems(config, items) -> None:
         items.sort(key=key)
 
 
-# Fixtures that a slow test shares with another test (each trains something the tests only read): here and in
-# tests/experiments/test_sweep.py (local_sweep, module-scoped).
-SHARED = ("readme_paper_block", "local_sweep")
+# Fixtures that a slow test shares with another test (each trains or starts something the tests only read): here and
+# in tests/experiments/test_sweep.py (local_sweep and ray_instance, a local Ray, module-scoped).
+SHARED = ("readme_paper_block", "local_sweep", "ray_instance")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import signal
 import statistics
-import subprocess
-import sys
+import threading
 import time
 from pathlib import Path
 
@@ -292,24 +292,46 @@ def test_reproduce_hands_its_cells_to_the_same_local_executor(tiny_gpt2_dir, tmp
 
 # --- (b), (c) the Ray executor ------------------------------------------------------------------
 
-def _ray_sweep(spec_path: Path, out: Path, *extra: str) -> subprocess.Popen:
-    env = {**os.environ, "RAY_DEDUP_LOGS": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
-    return subprocess.Popen([sys.executable, "-m", "fpt.cli", "sweep", str(spec_path), "--out", str(out),
-                             "--executor", "ray", "--num-cpus", "2", "--threads-per-trial", "1", "--quiet", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+@pytest.fixture(scope="module")
+def ray_instance():
+    """One local Ray instance (2 CPUs) for this module's Ray sweeps, each run by ``main`` in this process: the
+    executor finds Ray initialised, uses it and leaves it running (it starts and stops its own only when none is).
+    A sweep command per test started its own Ray and imported torch and transformers again, most of a minute of
+    CPU each on 2 cores; the path where fpt starts Ray itself is tests/experiments/test_reproduce_ray.py's."""
+    ray = pytest.importorskip("ray")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("RAY_ADDRESS", raising=False)
+        mp.setenv("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+
+
+def _ray_sweep(spec_path: Path, out: Path, *extra: str) -> list[str]:
+    return ["sweep", str(spec_path), "--out", str(out), "--executor", "ray", "--num-cpus", "2", "--threads-per-trial",
+            "1", "--quiet", *extra]
 
 
 @pytest.mark.slow
-def test_ray_executor_gives_the_local_results(tiny_gpt2_dir, tmp_path, local_sweep):
-    """The same spec swept by Ray and by the local executor (the module's local_sweep, run once) agree."""
-    pytest.importorskip("ray")
+def test_ray_executor_gives_the_local_results(tiny_gpt2_dir, tmp_path, local_sweep, ray_instance, capsys):
+    """The same spec swept by Ray and by the local executor (the module's local_sweep, run once) agree. Ray trains
+    the seed-1 trial of each config; the seed-0 runs are the local sweep's, copied into the Ray sweep's store first
+    (a finished run is never trained again), so each of its rows holds one run of each executor. A Ray trial imports
+    torch and transformers afresh (about 10 s of CPU on CI's cores): two trials instead of four."""
     path = _write(tmp_path, _spec(tiny_gpt2_dir))
     local, ray_out = local_sweep["out"], tmp_path / "ray"
     assert local_sweep["rc"] == 0
-    proc = _ray_sweep(path, ray_out)
-    output, _ = proc.communicate(timeout=900)
-    assert proc.returncode == 0, output[-3000:]
-    a, b = (json.loads((d / "results.json").read_text()) for d in (local, ray_out))
+    a = json.loads((local / "results.json").read_text())
+    for t in a["trials"]:
+        if t["seed"] == 0:
+            shutil.copytree(local / t["run_dir"], ray_out / "runs" / t["key"])
+    by_ray = {t["key"] for t in a["trials"] if t["seed"] == 1}
+    assert len(by_ray) == 2
+    assert main(_ray_sweep(path, ray_out)) == 0, capsys.readouterr().err[-3000:]
+    assert ray_instance.is_initialized()  # the executor used the running instance and left it to its owner
+    b = json.loads((ray_out / "results.json").read_text())
     assert [t["key"] for t in a["trials"]] == [t["key"] for t in b["trials"]]
     for x, y in zip(a["trials"], b["trials"], strict=True):
         assert y["status"] == "done"
@@ -318,8 +340,9 @@ def test_ray_executor_gives_the_local_results(tiny_gpt2_dir, tmp_path, local_swe
     for x, y in zip(a["rows"], b["rows"], strict=True):
         assert (x["config"], x["rank"], x["n"]) == (y["config"], y["rank"], y["n"])
         assert y["val_accuracy_mean"] == pytest.approx(x["val_accuracy_mean"], abs=1e-6)
+    assert {p.name.removesuffix(".ray.jsonl") for p in (ray_out / "logs").glob("*.ray.jsonl")} == by_ray  # Ray's trials
     trial_dirs = list((ray_out / "ray").glob("*/*/checkpoint_*"))  # Ray's own checkpoints of each trial
-    assert trial_dirs and all((d / "fpt_checkpoint.json").is_file() for d in trial_dirs)
+    assert {d.parent.name for d in trial_dirs} == by_ray and all((d / "fpt_checkpoint.json").is_file() for d in trial_dirs)
 
 
 def _events(path: Path) -> list[dict]:
@@ -330,19 +353,19 @@ def _events(path: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_a_killed_ray_trial_restarts_from_its_checkpoint_and_finishes(tiny_gpt2_dir, tmp_path):
-    pytest.importorskip("ray")
+def test_a_killed_ray_trial_restarts_from_its_checkpoint_and_finishes(tiny_gpt2_dir, tmp_path, ray_instance, capsys):
     raw = {"name": "kill", "base": _base(tiny_gpt2_dir, steps=600, eval_every=20, stop_at_target=False),
            "seeds": [0]}
     path = _write(tmp_path, raw)
     out = tmp_path / "ray"
     [(_, _, trial)] = sweep.trials(sweep.load(path), sweep.expand(sweep.load(path)), Store(out / "runs"))
     events, metrics = out / "logs" / f"{trial.key}.ray.jsonl", trial.run_dir / "metrics.jsonl"
-    proc = _ray_sweep(path, out, "--max-failures", "3")
-    try:
+    killed: list[int] = []
+    swept = threading.Event()
+
+    def kill_the_trial() -> None:  # beside the sweep, which runs in this process's main thread
         deadline = time.monotonic() + 600
-        killed = None
-        while killed is None and time.monotonic() < deadline and proc.poll() is None:
+        while not killed and not swept.is_set() and time.monotonic() < deadline:
             log = _events(events)
             started = [e for e in log if e["event"] == "start"]
             # Ray registers a reported checkpoint on the driver a little after tune.report returns in the
@@ -350,19 +373,23 @@ def test_a_killed_ray_trial_restarts_from_its_checkpoint_and_finishes(tiny_gpt2_
             # (a failure CI saw). Two reported checkpoints leave the first one time to land.
             reported = [e for e in log if e["event"] == "report" and e.get("checkpoint")]
             if started and len(reported) >= 2:
-                killed = started[-1]["pid"]
-                os.kill(killed, signal.SIGKILL)  # the Ray worker running the trial
+                killed.append(started[-1]["pid"])
+                os.kill(killed[0], signal.SIGKILL)  # the Ray worker running the trial
             time.sleep(0.05)
-        assert killed is not None, "the trial never got going (or finished before it could be killed)"
-        output, _ = proc.communicate(timeout=900)
+
+    killer = threading.Thread(target=kill_the_trial, name="kill-the-trial", daemon=True)
+    killer.start()
+    try:
+        code = main(_ray_sweep(path, out, "--max-failures", "3"))
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, output[-3000:]
+        swept.set()
+        killer.join()
+    assert killed, "the trial never got going (or finished before it could be killed)"
+    assert code == 0, capsys.readouterr().err[-3000:]
     log = _events(events)
     starts = [e for e in log if e["event"] == "start"]
     restores = [e for e in log if e["event"] == "restore"]
-    assert len(starts) >= 2 and starts[-1]["pid"] != killed
+    assert len(starts) >= 2 and starts[-1]["pid"] != killed[0]
     # The new attempt got a Ray checkpoint (tune.get_checkpoint), not a fresh start: at an evaluation step at
     # least (reports trail the run a little, so it may be older than the run directory's own checkpoint).
     assert restores and restores[-1]["step"] >= 20 and restores[-1]["step"] % 20 == 0
