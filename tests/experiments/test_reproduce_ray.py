@@ -4,9 +4,6 @@ through the run store, as fpt sweep --executor ray."""
 from __future__ import annotations
 
 import csv
-import os
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -22,20 +19,25 @@ def _table(tmp_path, body: str) -> str:
     return str(path)
 
 
-def _reproduce(path: str, out, env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fpt.cli", "reproduce", path, "--out", str(out), "--executor", "ray",
-                           "--num-cpus", "2", "--threads-per-trial", "1", "--quiet"],
-                          capture_output=True, text=True, env=env, timeout=300)
+def _reproduce(path: str, out) -> int:
+    from fpt.cli import main
+
+    return main(["reproduce", path, "--out", str(out), "--executor", "ray", "--num-cpus", "2", "--threads-per-trial",
+                 "1", "--quiet"])
 
 
 @pytest.mark.slow  # as fpt sweep's Ray tests: starting Ray takes most of a minute on 2 cores
-def test_reproduce_runs_a_table_on_ray_and_a_rerun_skips_the_finished_runs(tiny_gpt2_dir, tmp_path):
-    pytest.importorskip("ray")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "RAY_DEDUP_LOGS": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
-    env.pop("RAY_ADDRESS", None)
+def test_reproduce_runs_a_table_on_ray_and_a_rerun_skips_the_finished_runs(tiny_gpt2_dir, tmp_path, monkeypatch, capsys):
+    """fpt reproduce --executor ray as the command runs it (here in this process: a command of its own imported torch
+    and transformers again), on the local Ray instance fpt starts and stops itself."""
+    ray = pytest.importorskip("ray")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert not ray.is_initialized(), "a test before this one left Ray running: fpt would not start its own"
     path, out = _table(tmp_path, tiny_gpt2_dir), tmp_path / "out"
-    done = _reproduce(path, out, env)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert _reproduce(path, out) == 0, capsys.readouterr().err[-3000:]
+    assert not ray.is_initialized()  # the instance fpt started is stopped
     rows = list(csv.DictReader((out / "results.csv").open()))
     assert [(r["row"], r["status"]) for r in rows] == [("frozen", "done"), ("full", "done")]
     events = sorted((out / "logs").glob("*.ray.jsonl"))  # each run was a Ray trial
@@ -43,12 +45,16 @@ def test_reproduce_runs_a_table_on_ray_and_a_rerun_skips_the_finished_runs(tiny_
     summaries = {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/summary.json")}
     assert len(summaries) == 2
     experiments = sorted(p.name for p in (out / "ray").iterdir() if p.is_dir())
+    capsys.readouterr()
 
-    again = _reproduce(path, out, env)  # resumable: the finished runs come from the store, Ray is not started
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    def no_start(**kwargs):
+        raise AssertionError("the rerun started Ray")
+
+    monkeypatch.setattr(ray, "init", no_start)  # resumable: the finished runs come from the store, Ray is not started
+    assert _reproduce(path, out) == 0, capsys.readouterr().err[-3000:]
     assert {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/summary.json")} == summaries
     assert sorted(p.name for p in (out / "ray").iterdir() if p.is_dir()) == experiments
-    assert "2 of 2 cells done" in again.stdout
+    assert "2 of 2 cells done" in capsys.readouterr().out
 
 
 def test_ray_executor_connects_to_ray_address(monkeypatch, tmp_path):
