@@ -149,6 +149,7 @@ def pytest_collection_modifyitems(config, items) -> None:
         items.sort(key=key)
 
 
-# Fixtures that a slow test shares with another test (each trains or starts something the tests only read): here and
-# in tests/experiments/test_sweep.py (local_sweep and ray_instance, a local Ray, module-scoped).
-SHARED = ("readme_paper_block", "local_sweep", "ray_instance")
+# Fixtures that a slow test shares with another test (each trains or starts something the tests only read): here,
+# in tests/experiments/test_sweep.py (local_sweep and ray_instance, a local Ray, module-scoped) and in
+# tests/test_distributed.py (torchrun_run, module-scoped).
+SHARED = ("readme_paper_block", "local_sweep", "ray_instance", "torchrun_run")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,7 +41,9 @@ def _worker(rank: int, world: int, tmp: str, body: str) -> None:
 
     torch.set_num_threads(1)
     tmp_path = Path(tmp)
-    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=rank, world_size=world)
+    # a rank that never comes (its process died starting) ends the wait after minutes, not the default half hour
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(minutes=5))
     try:
         exp = fpt.build(**_fields(body))
         # Each rank names its own run directory: only rank 0's may appear.
@@ -79,8 +83,25 @@ def _rows(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
+def _rank_1(_: int, world: int, tmp: str, body: str) -> None:
+    _worker(1, world, tmp, body)
+
+
 def test_two_processes_train_what_one_process_trains(tiny_gpt2_dir, tmp_path):
-    torch.multiprocessing.spawn(_worker, args=(2, str(tmp_path), tiny_gpt2_dir), nprocs=2, join=True)
+    # Rank 0 is this process, which has torch and transformers imported already; rank 1 a spawned one (a second one
+    # spawned imported them again: about 10 s of CPU on CI's 2 cores).
+    other = torch.multiprocessing.spawn(_rank_1, args=(2, str(tmp_path), tiny_gpt2_dir), nprocs=1, join=False)
+    threads = torch.get_num_threads()
+    try:
+        _worker(0, 2, str(tmp_path), tiny_gpt2_dir)
+    except BaseException:
+        for process in other.processes:  # rank 1 waits for rank 0 in the process group: no one is coming
+            process.terminate()
+        raise
+    finally:
+        torch.set_num_threads(threads)
+    while not other.join():  # raises rank 1's error, if it had one
+        pass
 
     single = fpt.build(**_fields(tiny_gpt2_dir))
     one = fpt.fit(single, out=tmp_path / "single", progress=False)
@@ -111,19 +132,29 @@ def test_two_processes_train_what_one_process_trains(tiny_gpt2_dir, tmp_path):
         assert report["n_frozen_params"] > 0 and set(report["frozen"]) <= set(report["ignored"])
 
 
-def test_torchrun_cli_writes_one_run_directory(tiny_gpt2_dir, tmp_path):
+@pytest.fixture(scope="module")
+def torchrun_run(tiny_gpt2_dir, tmp_path_factory) -> dict:
+    """A 2-step run trained by ``torchrun --nproc-per-node 2 -m fpt train``, once per module: the torchrun test reads
+    it, and the --nproc test refuses it and resumes a copy of it (3 processes importing torch and transformers per
+    start, instead of a run of its own to begin with)."""
+    folder = tmp_path_factory.mktemp("torchrun")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "fpt",
-           "train", "--task", "bit-xor", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "4",
+           "train", "--task", "bit-xor", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "2",
            "--eval-every", "2", "--batch-size", "8", "task.eval_size=32", "--device", "cpu", "--out", "run", "--quiet"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    return {"folder": folder, "done": done}
+
+
+def test_torchrun_cli_writes_one_run_directory(torchrun_run):
+    folder, done = torchrun_run["folder"], torchrun_run["done"]
     assert done.returncode == 0, done.stderr[-3000:]
-    assert [p.name for p in tmp_path.iterdir()] == ["run"]
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert (summary["world_size"], summary["global_batch_size"], summary["steps"]) == (2, 8, 4)
-    assert [r["step"] for r in _rows(tmp_path / "run")] == [2, 4]
+    assert [p.name for p in folder.iterdir()] == ["run"]
+    summary = json.loads((folder / "run" / "summary.json").read_text())
+    assert (summary["world_size"], summary["global_batch_size"], summary["steps"]) == (2, 8, 2)
+    assert [r["step"] for r in _rows(folder / "run")] == [2]
     assert done.stdout.count("run directory: run") == 1  # printed by rank 0 only
-    assert not (tmp_path / "run" / "run.lock").exists()
+    assert not (folder / "run" / "run.lock").exists()
 
 
 def test_shards_are_disjoint_and_make_the_global_batch():
@@ -154,7 +185,7 @@ def test_strip_option():
 
 
 @pytest.mark.slow
-def test_fpt_train_nproc_launches_resumes_and_reports_rank_0_errors(tiny_gpt2_dir, tmp_path):
+def test_fpt_train_nproc_launches_resumes_and_reports_rank_0_errors(tiny_gpt2_dir, tmp_path, torchrun_run):
     base = [sys.executable, "-m", "fpt", "train", "--nproc", "2", "--body", tiny_gpt2_dir, "--init", "random",
             "--eval-every", "2", "--batch-size", "8", "task.eval_size=32", "--device", "cpu", "--quiet"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -162,11 +193,11 @@ def test_fpt_train_nproc_launches_resumes_and_reports_rank_0_errors(tiny_gpt2_di
     def fpt_train(*extra):
         return subprocess.run([*base, *extra], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
-    done = fpt_train("--steps", "2", "--out", "run")
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert torchrun_run["done"].returncode == 0, torchrun_run["done"].stderr[-3000:]
+    shutil.copytree(torchrun_run["folder"] / "run", tmp_path / "run")  # a finished 2-process run of 2 steps
     again = fpt_train("--steps", "2", "--out", "run")  # rank 0 refuses the finished run; rank 1 stops cleanly
     assert again.returncode == 2 and "already holds a run" in again.stderr and "Traceback" not in again.stderr
-    resumed = fpt_train("--resume", "run", "--steps", "4")
+    resumed = fpt_train("--resume", "run", "--steps", "4")  # --nproc launches the processes that resume it
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert (summary["world_size"], summary["steps"]) == (2, 4)
