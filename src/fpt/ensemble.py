@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from fpt.config import RunConfig
+from fpt.data import read_once
 from fpt.errors import ConfigError
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment
@@ -104,6 +105,7 @@ def evaluate_runs(paths: Sequence[str | Path], sets: Sequence[str] | None = None
     return evaluate(exps, sets, [str(p) for p in paths])
 
 
+@read_once()  # the members (built, then reloaded to be scored) read the data's files, and hash them, once
 def fit(config: RunConfig, out: str | Path, *, progress: bool = False,
         say: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Train ``config.ensemble`` members (seeds ``config.seed`` on) in ``OUT/members/seedS`` and score them together;

@@ -257,13 +257,15 @@ def _ensemble(config: RunConfig, out: Path, trackers: Sequence[Any], say: Say) -
     """ensemble=N: the members in OUT/members/seedS, scored together (fpt.ensemble), with the baselines beside."""
     from fpt import ensemble
     from fpt.baselines import beside_run
+    from fpt.data import read_once
     from fpt.run import Run
 
     if trackers:
         raise ConfigError("--log tracks one run; an ensemble trains several: drop --log (each member's metrics.jsonl "
                           "is in OUT/members/seedS)")
-    summary = ensemble.fit(config, out, progress=False, say=say)
-    first = Run(ensemble.member_dir(out, config.seed)).experiment()
+    with read_once():  # the members and the first one rebuilt for its controls read the data, and hash it, once
+        summary = ensemble.fit(config, out, progress=False, say=say)
+        first = Run(ensemble.member_dir(out, config.seed)).experiment()
     return beside_run(first, summary, out, progress=False)  # the controls: single runs of the first member's config
 
 

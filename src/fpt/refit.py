@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fpt.config import DATA_TASK, RunConfig
+from fpt.data import read_once
 from fpt.errors import ConfigError, RunError
 from fpt.rundir import SELECTION_RUN
 
@@ -72,6 +73,7 @@ def _block(selection: dict[str, Any], steps: int) -> dict[str, Any]:
             **{f"selection_{k}": v for k, v in scores.items()}}
 
 
+@read_once()  # both runs read the data's files, and hash them, once: the refit trains on what the selection read
 def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool = True,
         trackers: Sequence[Any] = ()) -> dict[str, Any]:
     """Both runs (see the module's text); returns the refit run's summary, with its ``refit`` block.

@@ -358,14 +358,17 @@ class DataUnchecked(FptWarning):
 
 def data_fingerprint(exp: Experiment) -> dict[str, Any] | None:
     """The content fingerprint of ``exp``'s own data (``fpt.data.fingerprint``): its in-memory data's, taken when it
-    was built, else its ``--data`` file's or folder's; None for a paper task, a hub dataset, or data it cannot hash."""
+    was built, else the one taken when its ``--data`` was read; None for a paper task, a hub dataset, or data it
+    cannot hash."""
     from fpt.data import fingerprint
 
     if exp.data.fitted is None:  # a paper task: its files are the task's, not the user's
         return None
     if exp.data_fingerprint is not None:
         return exp.data_fingerprint
-    data = exp.config.data
+    if exp.data.fingerprint is not None:  # taken at the read: every run built from it records the same, hashed once
+        return exp.data.fingerprint
+    data = exp.config.data  # a TaskData built without fpt.data.load (by hand): hashed here, as before
     return fingerprint.of_path(data) if isinstance(data, str) and not data.startswith("in-memory ") else None
 
 

@@ -168,3 +168,25 @@ def test_a_folder_of_many_small_files_over_the_limit_reads_about_the_limit(tmp_p
     assert first["sampled"] and sum(read) == 20 * 3277  # each file's share of 64 KiB: about 64 KiB, not 640
     (tmp_path / "07.png").rename(tmp_path / "07b.png")  # a file renamed (moved to another class): always seen
     assert fingerprint.changed(first, fingerprint.of_path(tmp_path)) == "07.png was removed"
+
+
+def _hashes(monkeypatch) -> list[str]:
+    """The paths fingerprint.of_path hashes from now on (each call a read of every byte of the data)."""
+    hashed, of_path = [], fingerprint.of_path
+    monkeypatch.setattr(fingerprint, "of_path", lambda path: hashed.append(str(path)) or of_path(path))
+    return hashed
+
+
+@pytest.mark.parametrize("mode", ["ensemble", "refit"])
+def test_the_runs_of_one_command_record_the_fingerprint_of_one_read_hashed_once(tiny_bert_dir, tmp_path, monkeypatch,
+                                                                               mode):
+    data = _write(tmp_path / "d.csv", _rows())
+    hashed = _hashes(monkeypatch)
+    out = tmp_path / "run"
+    fpt.train_run(dict(data=str(data), body=tiny_bert_dir, steps=2, fit="gradient", **FAST,
+                       **({"ensemble": 2} if mode == "ensemble" else {})), out, refit=mode == "refit", say=None)
+    runs = [out / "members" / "seed0", out / "members" / "seed1"] if mode == "ensemble" else [out / "selection", out]
+    assert hashed == [str(data)]  # was 2 and 3: each member, its rebuild to be scored, the refit run read it again
+    started = fingerprint.of_path(data)
+    assert [json.loads((run / "data_fingerprint.json").read_text()) for run in runs] == [started, started]
+

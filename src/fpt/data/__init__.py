@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,7 +93,9 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     held = held_data(str(path))
     if held is not None:
         return held
-    read, key = _READ.get(), (str(path), target, modality, image_channels, image_size, drop_columns, series_id)
+    # a relative path and the absolute one the resolved config records (fpt.pipeline.with_paths_absolute) share a read
+    where = os.path.abspath(os.path.expanduser(path)) if os.path.exists(os.path.expanduser(path)) else str(path)
+    read, key = _READ.get(), (where, target, modality, image_channels, image_size, drop_columns, series_id)
     if read is not None and key in read:
         return read[key]
     with listed_once():  # the format's claim and its reader list a folder (of many images) once, not once each
@@ -119,8 +122,16 @@ def _read(path: str, target: str | None, modality: str, image_channels: str, ima
         kind = f"an {fmt.name} file" if fmt.name == "npz" else raw.source
         raise DataError(f"{path}: --drop-columns (drop_columns) leaves out named columns of a table file (CSV, TSV, "
                         f"JSON lines, Parquet, Feather) or a saved dataset, but this is {kind}; drop the option")
+    if raw.fingerprint is None:  # a file or folder's (a hub dataset's reader hashes what it loaded)
+        from fpt.data.fingerprint import of_path
+
+        raw.fingerprint = of_path(path)
     if read is not None:
         read[key] = raw
+        if target is None and raw.notes.get("features"):
+            # the target chosen among a table's columns: the resolved config names it (target_column, as
+            # fpt.pipeline.data_facts records it), and reading with that name gives this same data
+            read[(key[0], ",".join(raw.targets), *key[2:])] = raw
     return raw
 
 

@@ -70,6 +70,9 @@ class RawData:
     # target columns whose type declares categories (a pandas category, an Arrow dictionary: fpt.data.categories):
     # class labels under objective auto whatever their values (30 distinct integer codes are not a quantity)
     categorical_targets: list[str] = field(default_factory=list)
+    # the content fingerprint of what was read (fpt.data.fingerprint), taken once per read: every run built from this
+    # read (fold runs, ensemble members, a refit's two runs) records the same one; None where nothing was hashed
+    fingerprint: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -672,7 +675,7 @@ def finish_splits(raw: RawData, val_fraction: float, test_fraction: float | None
         held = f"{', '.join(carved)} held out ({'stratified, ' if stratify else ''}split_seed={seed})"
         how = f"{how}; {held} of train" if raw.split_from != SEEDED else f"seeded split of all {total} examples: {held}"
     return RawData(raw.modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, raw.targets, raw.source,
-                   how, raw.notes)
+                   how, raw.notes, fingerprint=raw.fingerprint)
 
 
 def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify: bool,

@@ -165,6 +165,8 @@ class TaskData:
     test: str = "test"
     objective: Objective = CLASSIFICATION  # loss, metrics and selection (fpt.objectives); y is float for regression
     fitted: dict[str, Any] | None = None  # JSON of preprocessing fitted on train (tokeniser, classes, target scaler): data.json
+    # own data: the content fingerprint of the read it was built from (RawData.fingerprint): data_fingerprint.json
+    fingerprint: dict[str, Any] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         missing = [name for name in (self.val, self.test) if name not in self.eval_sets]

@@ -305,7 +305,7 @@ def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -
     if test not in batches:
         batches["train"], test = train_batch, "train"
     return TaskData(spec, TensorSource(train_batch, seed), batches, info=info, test=test, objective=prep.objective,
-                    fitted=prep.to_json())
+                    fitted=prep.to_json(), fingerprint=raw.fingerprint)
 
 
 __all__ = ["OPTION_FIELDS", "DataOptions", "Preprocessing", "UserData", "fit_preprocessing", "task_from_loaded", "task_from_raw"]
