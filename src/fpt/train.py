@@ -358,8 +358,7 @@ class DataUnchecked(FptWarning):
 
 def data_fingerprint(exp: Experiment) -> dict[str, Any] | None:
     """The content fingerprint of ``exp``'s own data (``fpt.data.fingerprint``): its in-memory data's, taken when it
-    was built, else the one taken when its ``--data`` was read; None for a paper task, a hub dataset, or data it
-    cannot hash."""
+    was built, else the one taken when its ``--data`` was read; None for a paper task, or data it cannot hash."""
     from fpt.data import fingerprint
 
     if exp.data.fitted is None:  # a paper task: its files are the task's, not the user's
@@ -376,7 +375,7 @@ def _check_same_content(exp: Experiment, out: Path) -> dict[str, Any] | None:
     """Refuse to resume ``out`` when its data's content is not what the run started on (data_fingerprint.json): a
     CSV edited in place, same shape and name, other values, gave the same data.json and resumed in silence, its
     first steps trained on one dataset and the rest on another. Returns the fingerprint to record (None: none)."""
-    from fpt.data.fingerprint import changed
+    from fpt.data.fingerprint import changed, check_unchanged
 
     now = data_fingerprint(exp)
     if now is None:
@@ -390,17 +389,12 @@ def _check_same_content(exp: Experiment, out: Path) -> dict[str, Any] | None:
             f"checked against what it started on, only {DATA}'s fitted values; recorded now for later resumes"),
             stacklevel=4)
         return now
-    what = changed(saved, now)
-    if what is None:
-        return now
     record = out / rundir.DATA_FINGERPRINT
-    if now.get("kind") == "memory":
+    if now.get("kind") == "memory" and changed(saved, now) is not None:
         raise DataError(f"{record}: the data given ({exp.config.data}) is not the data the run started on (its content "
                         "hash differs); pass the data it started with, or train the new data into a new out=")
-    data = Path(exp.config.data)
-    where = f"{data}: {'the file changed' if now.get('kind') == 'file' else what}"
-    raise DataError(f"{where} since the run in {out} started on it (its content hash differs from {record.name}'s); "
-                    "restore the data it started with, or train the changed data into a new --out")
+    check_unchanged(saved, now, str(Path(exp.config.data)), f"the run in {out} started on it", record)
+    return now
 
 
 def _check_same_data(exp: Experiment, out: Path) -> None:

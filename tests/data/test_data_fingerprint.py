@@ -5,6 +5,7 @@ in place among them, and such a run resumed in silence on other data than it sta
 from __future__ import annotations
 
 import json
+import os
 import warnings
 
 import numpy as np
@@ -190,3 +191,58 @@ def test_the_runs_of_one_command_record_the_fingerprint_of_one_read_hashed_once(
     started = fingerprint.of_path(data)
     assert [json.loads((run / "data_fingerprint.json").read_text()) for run in runs] == [started, started]
 
+
+def _hub_revision(cache, revision: str, labels: list[str]) -> None:
+    """A revision of the Hugging Face dataset someone/tiny in ``cache`` as datasets stores one it downloaded
+    (NAME/CONFIG/VERSION/HASH/: its Arrow file and dataset_info.json), which offline it reads, the newest first."""
+    import datasets
+    from datasets.arrow_writer import ArrowWriter
+
+    folder = cache / "someone___tiny" / "default" / "0.0.0" / revision
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    ds = datasets.Dataset.from_dict({"x1": [float(v) for v in rng.normal(size=len(labels))], "label": labels})
+    with ArrowWriter(path=str(folder / "tiny-train.arrow")) as writer:
+        writer.write_table(ds.data.table)
+        writer.finalize()
+    splits = datasets.SplitDict({"train": datasets.SplitInfo("train", num_examples=len(ds), dataset_name="tiny")})
+    datasets.DatasetInfo(features=ds.features, config_name="default", dataset_name="tiny",
+                         splits=splits).write_to_directory(str(folder))
+    newest = max([p.stat().st_mtime for p in folder.parent.iterdir()] + [0]) + 10
+    os.utime(folder, (newest, newest))  # the newest folder: what datasets reads
+
+
+def test_a_hub_dataset_whose_cached_revision_changed_is_refused_on_resume(tiny_bert_dir, tmp_path, monkeypatch):
+    import datasets
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    labels = ["ab"[i % 2] for i in range(40)]
+    _hub_revision(tmp_path / "cache", "aaa", labels)
+    run = tmp_path / "run"
+    fpt.fit(fpt.build(data="someone/tiny", body=tiny_bert_dir, steps=2, **FAST), out=run, progress=False)
+    saved = json.loads((run / "data_fingerprint.json").read_text())  # was absent: a hub id is no file of_path reads
+    assert (saved["kind"], sorted(saved["digests"])) == ("hub", ["train/tiny-train.arrow"])
+    config = fpt.train.resume_config(run, {"steps": 4})
+    _hub_revision(tmp_path / "cache", "bbb", labels)  # a new revision of the same content: the same data
+    assert fpt.fit(fpt.build(config), out=run, resume=True, progress=False)["steps"] == 4
+    _hub_revision(tmp_path / "cache", "ccc", labels[1:2] + labels[0:1] + labels[2:])  # two labels swapped
+    with pytest.raises(DataError) as info:  # was: resumed in silence on the new revision
+        fpt.fit(fpt.build(fpt.train.resume_config(run, {"steps": 6})), out=run, resume=True, progress=False)
+    assert str(info.value) == (
+        f"someone/tiny: train/tiny-train.arrow changed since the run in {run} started on it (its content hash differs "
+        "from data_fingerprint.json's: the datasets cache holds another revision of it now); train it into a new "
+        "--out, or, offline, remove the newer revision's folder from the datasets cache (the newest is read)")
+    assert fpt.Run(run).summary()["steps"] == 4
+
+
+def test_a_hub_dataset_held_in_memory_is_fingerprinted_by_its_tables():
+    import datasets
+
+    ds = datasets.Dataset.from_dict({"x1": [0.5, 1.5, 2.5], "label": ["a", "b", "a"]})
+    first = fingerprint.of_datasets(datasets.DatasetDict({"train": ds}))
+    assert (first["kind"], list(first["digests"])) == ("hub", ["train"]) and not ds.cache_files
+    assert fingerprint.of_datasets(datasets.Dataset.from_dict({"x1": [0.5, 1.5, 2.5], "label": ["a", "b", "a"]})) == first
+    swapped = datasets.Dataset.from_dict({"x1": [0.5, 1.5, 2.5], "label": ["b", "a", "a"]})
+    assert fingerprint.changed(first, fingerprint.of_datasets(swapped)) == "train changed"

@@ -33,11 +33,46 @@ def of_path(path: str | Path) -> dict[str, Any] | None:
     """The fingerprint of the local file or folder ``path`` (None where it is neither: a hub dataset id)."""
     root = Path(path).expanduser()
     if root.is_file():
-        files = [(root.name, root)]
-    elif root.is_dir():
-        files = sorted(_files(root))
-    else:
-        return None
+        return _of_files([(root.name, root)], "file")
+    if root.is_dir():
+        return _of_files(sorted(_files(root)), "folder")
+    return None
+
+
+def of_datasets(dd: Any) -> dict[str, Any]:
+    """The fingerprint of a Hugging Face dataset as ``datasets.load_dataset`` loaded it (a ``DatasetDict``, or one
+    ``Dataset``): the Arrow files its splits read from the cache, by ``split/file name``, so another revision (which
+    ``datasets`` caches in a folder of its own and reads, the newest, in its place) reads as a change and the same
+    content in another cache folder does not; a split held in memory (no cache file), by its Arrow table's buffers."""
+    splits = dict(dd) if isinstance(dd, dict) else {"train": dd}  # a DatasetDict is a dict of its splits
+    if all(splits[name].cache_files for name in splits):
+        return _of_files([(f"{name}/{Path(f['filename']).name}", Path(f["filename"]))
+                          for name in sorted(splits) for f in splits[name].cache_files], "hub")
+    digests = {}
+    for name in sorted(splits):
+        h = hashlib.new(HASH)
+        _table(h, splits[name].data.table)
+        digests[name] = h.hexdigest()
+    whole = hashlib.new(HASH)
+    whole.update("".join(f"{name}\0{digest}\n" for name, digest in digests.items()).encode("utf-8", "surrogatepass"))
+    return {"format": FORMAT, "hash": HASH, "kind": "hub", "splits": len(digests),
+            "bytes": sum(splits[name].data.table.nbytes for name in splits), "sampled": False,
+            "digest": whole.hexdigest(), "digests": digests}
+
+
+def _table(h: Any, table: Any) -> None:
+    """An Arrow table's schema and every buffer of its columns (memory it holds: no copy)."""
+    h.update(str(table.schema).encode("utf-8", "surrogatepass"))
+    for column in table.columns:
+        for chunk in column.chunks:
+            h.update(f"{chunk.offset},{len(chunk)}".encode())
+            for buffer in chunk.buffers():
+                if buffer is not None:
+                    h.update(buffer)
+
+
+def _of_files(files: list[tuple[str, Path]], kind: str) -> dict[str, Any]:
+    """The fingerprint of ``files`` ((name, path) pairs, in order): each file's digest, and one of them all."""
     sizes = [p.stat().st_size for _, p in files]
     total = sum(sizes)
     sampled = total > WHOLE_BYTES
@@ -50,7 +85,7 @@ def of_path(path: str | Path) -> dict[str, Any] | None:
         digest = _file_digest(p, size, budget)
         whole.update(f"{name}\0{size}\0{digest}\n".encode("utf-8", "surrogatepass"))
         digests[name] = digest
-    return {"format": FORMAT, "hash": HASH, "kind": "file" if root.is_file() else "folder", "files": len(files),
+    return {"format": FORMAT, "hash": HASH, "kind": kind, "files": len(files),
             "bytes": total, "sampled": sampled, "digest": whole.hexdigest(),
             "digests": digests if len(digests) <= NAMED_FILES else None}
 
@@ -199,4 +234,22 @@ def changed(saved: dict[str, Any], now: dict[str, Any]) -> str | None:
     return "its content changed"
 
 
-__all__ = ["changed", "of_memory", "of_path"]
+def check_unchanged(saved: dict[str, Any], now: dict[str, Any], data: str, since: str, record: Path) -> None:
+    """Refuse, in one line naming ``data`` and what changed, data whose fingerprint ``now`` differs from ``saved``,
+    the one ``record`` (a data_fingerprint.json) holds from when ``since`` ("the run in OUT started on it")."""
+    from fpt.errors import DataError
+
+    what = changed(saved, now)
+    if what is None:
+        return
+    hashed = f"its content hash differs from {record.name}'s"
+    if now.get("kind") == "hub":
+        raise DataError(f"{data}: {what} since {since} ({hashed}: the datasets cache holds another revision of it "
+                        "now); train it into a new --out, or, offline, remove the newer revision's folder from the "
+                        "datasets cache (the newest is read)")
+    where = f"{data}: {'the file changed' if now.get('kind') == 'file' else what}"
+    raise DataError(f"{where} since {since} ({hashed}); restore the data it started with, or train the changed data "
+                    "into a new --out")
+
+
+__all__ = ["changed", "check_unchanged", "of_datasets", "of_memory", "of_path"]

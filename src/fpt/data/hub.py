@@ -59,7 +59,12 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
                             f"cannot be loaded ({cause}); give a local file or folder, or a saved dataset "
                             "directory (save_to_disk)") from None
         source = f"Hugging Face dataset {name}"
-    return from_datasets(dd, name, source, target, modality, image_channels, image_size, drop, series)
+    raw = from_datasets(dd, name, source, target, modality, image_channels, image_size, drop, series)
+    if not is_saved_dataset(path):  # a saved dataset's folder is hashed as any --data folder is (fpt.data.load)
+        from fpt.data.fingerprint import of_datasets
+
+        raw.fingerprint = of_datasets(dd)  # what was loaded: the cache's revision, where of_path sees no such file
+    return raw
 
 
 def is_datasets(data: Any) -> bool:
