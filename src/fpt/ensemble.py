@@ -115,7 +115,9 @@ def fit(config: RunConfig, out: str | Path, *, progress: bool = False,
     What ``config`` leaves unset is resolved for each member's data (the members share their split, so their
     budgets are equal). ``say``: called with a line per finished member."""
     from fpt import rundir
+    from fpt.checkpoint import has_checkpoint
     from fpt.pipeline import build
+    from fpt.train import check_joined_run
     from fpt.train import fit as fit_one
 
     out = Path(out)
@@ -123,6 +125,10 @@ def fit(config: RunConfig, out: str | Path, *, progress: bool = False,
     if is_ensemble(out) or Run(out).is_run():
         raise FileExistsError(f"{out} already holds {'an ensemble' if is_ensemble(out) else 'a run'}; "
                               "choose another --out")
+    for seed in seeds:  # before any member trains: members of two datasets would be scored as one ensemble
+        path = member_dir(out, seed)
+        if has_checkpoint(path) or Run(path).summary() is not None:
+            check_joined_run(config, path, f"member {path.relative_to(out)} of the ensemble in {out} was trained on it")
     rows, paths, first = [], [], {}
     for seed in seeds:
         path = member_dir(out, seed)

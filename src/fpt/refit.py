@@ -84,7 +84,7 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
     from fpt.checkpoint import has_checkpoint
     from fpt.pipeline import build
     from fpt.run import Run
-    from fpt.train import fit
+    from fpt.train import check_joined_run, fit
 
     check(config)
     out = Path(out)
@@ -106,6 +106,8 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
         second = refit_config(base, selection)
         summary = Run(out).summary()
         if summary is None:
+            # a selection run finished before (this is a resume): its step count was chosen on the data it recorded
+            check_joined_run(base, chosen, f"the selection run {chosen} chose the refit's step count on it")
             if progress:
                 print(f"fpt train --refit: 2/2, {second.steps} steps on train + validation "
                       f"(selected step {selection['selected_step']}) -> {out}")

@@ -397,6 +397,33 @@ def _check_same_content(exp: Experiment, out: Path) -> dict[str, Any] | None:
     return now
 
 
+def check_joined_run(config: RunConfig, run: Path, since: str) -> None:
+    """Refuse ``config``'s data when its content is not what ``run`` recorded (data_fingerprint.json): a run that the
+    runs to come join, an ensemble's finished member or a refit's selection run, read by no resume check of its own,
+    and a run started now on the new data would be combined with one trained on the old. ``since``: the phrase for
+    ``run`` in the message. Reads the data (inside ``read_once``, the read those runs' builds share)."""
+    from fpt.data.fingerprint import check_unchanged
+
+    saved = rundir.read_data_fingerprint(run) if config.data is not None else None
+    if saved is None or saved.get("kind") == "memory":  # nothing recorded; data given in Python: its own check
+        return
+    now = read_fingerprint(config)
+    if now is not None:
+        check_unchanged(saved, now, str(Path(config.data)), since, run / rundir.DATA_FINGERPRINT)
+
+
+def read_fingerprint(config: RunConfig) -> dict[str, Any] | None:
+    """The content fingerprint of ``config``'s ``--data`` as ``fpt.data.load`` reads it (inside ``read_once``: the
+    read the builds in the block share); None for a paper task, or data it cannot hash."""
+    from fpt.config import DATA_TASK
+    from fpt.data import load
+
+    if config.task != DATA_TASK or config.data is None:
+        return None
+    return load(config.data, config.target_column, config.modality, config.image_channels, config.image_size,
+                config.drop_columns, config.series_id).fingerprint
+
+
 def _check_same_data(exp: Experiment, out: Path) -> None:
     """Refuse to resume ``out`` when its data.json (the tokeniser, class map and target scaler fitted on the training
     split when it started) is not what the data gives now: the file changed (rows added, values edited), so the split

@@ -246,3 +246,37 @@ def test_a_hub_dataset_held_in_memory_is_fingerprinted_by_its_tables():
     assert fingerprint.of_datasets(datasets.Dataset.from_dict({"x1": [0.5, 1.5, 2.5], "label": ["a", "b", "a"]})) == first
     swapped = datasets.Dataset.from_dict({"x1": [0.5, 1.5, 2.5], "label": ["b", "a", "a"]})
     assert fingerprint.changed(first, fingerprint.of_datasets(swapped)) == "train changed"
+
+
+@pytest.mark.parametrize("mode", ["ensemble", "refit"])
+def test_a_run_joined_to_one_trained_on_other_data_is_refused(tiny_bert_dir, tmp_path, mode):
+    """An ensemble stopped after its first member, or a --refit after its selection run, then continued on changed
+    data: the finished run is read by no resume check, and the next one started on the new data was combined with
+    it (members averaged, a step count chosen on the old data) in silence."""
+    import shutil
+
+    data = _write(tmp_path / "d.csv", _rows())
+    out = tmp_path / "run"
+    fields = dict(data=str(data), body=tiny_bert_dir, steps=2, fit="gradient", **FAST)
+    if mode == "ensemble":
+        fpt.train_run({**fields, "ensemble": 2}, out, say=None)
+        for name in ("ensemble.json", "summary.json", "members/seed1"):  # as if stopped after its first member
+            shutil.rmtree(out / name) if (out / name).is_dir() else (out / name).unlink()
+        finished, since = out / "members" / "seed0", f"member members/seed0 of the ensemble in {out} was trained on it"
+    else:
+        fpt.train_run(fields, out, refit=True, say=None)
+        for path in out.iterdir():  # as if stopped after its selection run
+            if path.name != "selection":
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        finished, since = out / "selection", f"the selection run {out / 'selection'} chose the refit's step count on it"
+    _write(data, _relabelled(_rows()))
+    with pytest.raises(DataError) as info:  # was: the next member (the refit run) trained on the new data
+        if mode == "ensemble":
+            fpt.train_run({**fields, "ensemble": 2}, out, say=None)
+        else:
+            fpt.train_run(None, out, resume=True, say=None)
+    assert str(info.value) == (f"{data}: the file changed since {since} (its content hash differs from "
+                               "data_fingerprint.json's); restore the data it started with, or train the changed data "
+                               "into a new --out")
+    assert sorted(p.name for p in (out / "members" if mode == "ensemble" else out).iterdir()) == [finished.name]
+
