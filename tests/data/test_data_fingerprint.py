@@ -13,7 +13,7 @@ import pytest
 
 import fpt
 from fpt.cli import main
-from fpt.data import fingerprint
+from fpt.data import digest, fingerprint
 from fpt.errors import DataError
 
 FAST = dict(init="random", batch_size=8, eval_every=2, device="cpu", baselines="none")
@@ -133,9 +133,9 @@ def test_in_memory_arrays_changed_are_refused_on_resume(tiny_bert_dir, tmp_path)
 
 @pytest.mark.parametrize("edit", ["first-block", "size"])
 def test_data_above_the_whole_hash_limit_is_sampled_in_blocks(tmp_path, monkeypatch, edit):
-    monkeypatch.setattr(fingerprint, "BLOCK", 1024)
-    monkeypatch.setattr(fingerprint, "WHOLE_BYTES", 4096)
-    monkeypatch.setattr(fingerprint, "MIN_SAMPLE", 2048)
+    monkeypatch.setattr(digest, "BLOCK", 1024)
+    monkeypatch.setattr(digest, "WHOLE_BYTES", 4096)
+    monkeypatch.setattr(digest, "MIN_SAMPLE", 2048)
     path = tmp_path / "big.npz"
     path.write_bytes(bytes(range(256)) * 1000)  # 256,000 bytes: 4 blocks of 1 KiB hashed, the rest not
     first = fingerprint.of_path(path)
@@ -158,13 +158,13 @@ def test_a_closed_form_run_records_its_datas_fingerprint_too(tiny_bert_dir, tmp_
 
 
 def test_a_folder_of_many_small_files_over_the_limit_reads_about_the_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr(fingerprint, "WHOLE_BYTES", 64 << 10)
-    monkeypatch.setattr(fingerprint, "MIN_SAMPLE", 1024)
+    monkeypatch.setattr(digest, "WHOLE_BYTES", 64 << 10)
+    monkeypatch.setattr(digest, "MIN_SAMPLE", 1024)
     for i in range(20):
         (tmp_path / f"{i:02d}.png").write_bytes(bytes([i]) * (32 << 10))  # 640 KiB in all
     read = []
-    digest = fingerprint._file_digest
-    monkeypatch.setattr(fingerprint, "_file_digest", lambda p, size, budget: read.append(budget) or digest(p, size, budget))
+    hashed = digest._file_digest
+    monkeypatch.setattr(digest, "_file_digest", lambda p, size, budget: read.append(budget) or hashed(p, size, budget))
     first = fingerprint.of_path(tmp_path)
     assert first["sampled"] and sum(read) == 20 * 3277  # each file's share of 64 KiB: about 64 KiB, not 640
     (tmp_path / "07.png").rename(tmp_path / "07b.png")  # a file renamed (moved to another class): always seen

@@ -61,7 +61,7 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
         source = f"Hugging Face dataset {name}"
     raw = from_datasets(dd, name, source, target, modality, image_channels, image_size, drop, series)
     if not is_saved_dataset(path):  # a saved dataset's folder is hashed as any --data folder is (fpt.data.load)
-        from fpt.data.fingerprint import of_datasets
+        from fpt.data.digest import of_datasets
 
         raw.fingerprint = of_datasets(dd)  # what was loaded: the cache's revision, where of_path sees no such file
     return raw
