@@ -40,6 +40,9 @@ class Choice:
     given: list[str]
     selection: Any  # fpt.select.Selection
     record: dict[str, Any] | None = None
+    # the content fingerprint of the data the candidates were compared on: data_fingerprint.json beside selection.json,
+    # which the final run, started now or after a resume, is checked against (fpt.train._open_run_dir)
+    data_fingerprint: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """selection.json: the candidates' fold figures, as given (fit=auto: how they were compared, and notes)."""
@@ -275,6 +278,7 @@ def _choose(config: RunConfig, given: Sequence[str], folds: int | None, out: Pat
     resumes with it on record); returns the winner's config and the choice."""
     from fpt.data import read_once
     from fpt.select import candidate_config, cross_validate, describe, fold_count
+    from fpt.train import read_fingerprint
 
     if config.data is None:
         raise ConfigError(f"--choose cross-validates on your own data's training examples: give --data PATH (task "
@@ -282,6 +286,7 @@ def _choose(config: RunConfig, given: Sequence[str], folds: int | None, out: Pat
     _fresh(out)
     candidates = [parse_overrides(text.split(), where=f"--choose {text!r}") for text in given]
     with read_once():  # the fold count and every fold run read the data's files once
+        seen = read_fingerprint(config)
         folds = fold_count(config) if folds is None else folds
         selection = cross_validate(config, candidates, folds, progress=say if verbose else None)
     metric, best = selection.metric, selection.winner
@@ -290,7 +295,7 @@ def _choose(config: RunConfig, given: Sequence[str], folds: int | None, out: Pat
         if say is not None:
             say(f"choose {i + 1}/{len(candidates)} {describe(candidate)}: val {metric} {shown} over {folds} folds"
                 f"{'  <- chosen' if i == best else ''}")
-    choice = Choice(list(given), selection)
+    choice = Choice(list(given), selection, data_fingerprint=seen)
     _save_choice(choice, out)
     return candidate_config(config, candidates[best], f"--choose {given[best]!r}"), choice
 
@@ -299,10 +304,14 @@ def _choose_fit(config: RunConfig, folds: int | None, out: Path, say: Say,
                 verbose: bool) -> tuple[RunConfig, Choice, Any]:
     """fit=auto: the closed-form fit against gradient training (fpt.select.choose_fit), saved before the final run;
     the winner's config, the choice and the winner's experiment when the comparison built it (else None)."""
+    from fpt.data import read_once
     from fpt.select import choose_fit, describe
+    from fpt.train import read_fingerprint
 
     _fresh(out)
-    auto = choose_fit(config, folds, progress=say if verbose else None)
+    with read_once():  # the comparison's read, and its fingerprint
+        seen = read_fingerprint(config)
+        auto = choose_fit(config, folds, progress=say if verbose else None)
     selection = auto.selection
     unit = f"over {selection.folds} folds" if auto.protocol == "k-fold" else "on the validation split"
     for i, (candidate, mean, std) in enumerate(zip(selection.candidates, selection.means, selection.stds, strict=True)):
@@ -313,7 +322,7 @@ def _choose_fit(config: RunConfig, folds: int | None, out: Path, say: Say,
     for note in auto.notes:
         if say is not None:
             say(f"fit=auto: {note}")
-    choice = Choice([describe(c) for c in selection.candidates], selection, auto.to_json())
+    choice = Choice([describe(c) for c in selection.candidates], selection, auto.to_json(), seen)
     _save_choice(choice, out)
     return auto.config, choice, auto.experiment if auto.config.ensemble == 1 else None
 
@@ -335,6 +344,8 @@ def _save_choice(choice: Choice, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with rundir.lock(out, what="fpt train --choose"):
         rundir.write_selection(out, choice.to_json())
+        if choice.data_fingerprint is not None:
+            rundir.write_data_fingerprint(out, choice.data_fingerprint)
 
 
 def _saved_choice(out: Path) -> Choice | None:

@@ -334,6 +334,8 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
         rundir.start_clean(out)
     if not resume:
         fingerprint = data_fingerprint(exp)
+        if fingerprint is not None and (out / rundir.SELECTION_FILE).exists():
+            _check_choice_data(exp, out, fingerprint)
     rundir.write_config(out, exp.config)
     if exp.data.fitted is not None:  # what turns raw inputs into tokens and outputs into labels/values
         rundir.write_data(out, exp.data.fitted)
@@ -395,6 +397,18 @@ def _check_same_content(exp: Experiment, out: Path) -> dict[str, Any] | None:
                         "hash differs); pass the data it started with, or train the new data into a new out=")
     check_unchanged(saved, now, str(Path(exp.config.data)), f"the run in {out} started on it", record)
     return now
+
+
+def _check_choice_data(exp: Experiment, out: Path, now: dict[str, Any]) -> None:
+    """Refuse to start the final run of a choice (--choose, fit=auto: selection.json in ``out``) on other data than
+    the candidates were compared on (the data_fingerprint.json written beside it): changed after the choice, or
+    before a resume of a run stopped before its first checkpoint, it trained on the new data with the old choice."""
+    from fpt.data.fingerprint import check_unchanged
+
+    saved = rundir.read_data_fingerprint(out)
+    if saved is not None and saved.get("kind") != "memory":
+        check_unchanged(saved, now, str(Path(exp.config.data)),
+                        f"the choice in {out / rundir.SELECTION_FILE} was made on it", out / rundir.DATA_FINGERPRINT)
 
 
 def check_joined_run(config: RunConfig, run: Path, since: str) -> None:
@@ -596,6 +610,8 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
         if exp.data.fitted is not None:
             rundir.write_data(out, exp.data.fitted)
         if (fingerprint := data_fingerprint(exp)) is not None:  # what it was fitted on, as a gradient run records
+            if (out / rundir.SELECTION_FILE).exists():  # fit=auto's winner: fitted on the data it was chosen on
+                _check_choice_data(exp, out, fingerprint)
             rundir.write_data_fingerprint(out, fingerprint)
     track.start(exp, out, 0)
     started = time.perf_counter()

@@ -280,3 +280,29 @@ def test_a_run_joined_to_one_trained_on_other_data_is_refused(tiny_bert_dir, tmp
                                "into a new --out")
     assert sorted(p.name for p in (out / "members" if mode == "ensemble" else out).iterdir()) == [finished.name]
 
+
+@pytest.mark.parametrize("mode", ["choose", "auto"])
+def test_a_choice_resumed_on_changed_data_before_its_final_run_saved_anything_is_refused(tiny_bert_dir, tmp_path, mode):
+    """--choose (or fit=auto) stopped after choosing, before its final run's first checkpoint: resumed, the final run
+    started again on the changed data in silence, the choice made on the old (selection.json's fold figures)."""
+    import shutil
+
+    data = _write(tmp_path / "d.csv", _rows())
+    out = tmp_path / "run"
+    if mode == "choose":
+        fpt.train_run(dict(data=str(data), body=tiny_bert_dir, steps=2, fit="gradient", **FAST), out, say=None,
+                      choose=["readout=last", "readout=mean"], folds=2)
+    else:
+        fpt.train_run(dict(data=str(data), body=tiny_bert_dir, fit="auto", cf_members=1, device="cpu",
+                           baselines="none"), out, say=None, folds=2)
+    assert json.loads((out / "data_fingerprint.json").read_text()) == fingerprint.of_path(data)
+    for name in ("checkpoint", "best", "summary.json", "metrics.jsonl"):  # as if stopped before its first checkpoint
+        shutil.rmtree(out / name) if (out / name).is_dir() else (out / name).unlink(missing_ok=True)
+    _write(data, _relabelled(_rows()))
+    with pytest.raises(DataError) as info:  # was: the final run trained on the new data with the old choice
+        fpt.train_run(None, out, resume=True, say=None)
+    assert str(info.value) == (f"{data}: the file changed since the choice in {out / 'selection.json'} was made on it "
+                               "(its content hash differs from data_fingerprint.json's); restore the data it started "
+                               "with, or train the changed data into a new --out")
+    assert not (out / "summary.json").exists() and not (out / "checkpoint").exists()
+
