@@ -306,3 +306,28 @@ def test_a_choice_resumed_on_changed_data_before_its_final_run_saved_anything_is
                                "with, or train the changed data into a new --out")
     assert not (out / "summary.json").exists() and not (out / "checkpoint").exists()
 
+
+@pytest.mark.parametrize("kind", ["frame", "tensors", "dataset"])
+def test_every_kind_of_in_memory_data_a_run_resumes_from_is_fingerprinted_by_content(kind):
+    """fpt.build(data=...) of a DataFrame, tensors or a datasets.Dataset writes a run that fpt.fit(..., resume=True)
+    continues: a copy of the data is the same data, and one label swapped (same classes, same data.json) is not."""
+    import datasets
+    import pandas as pd
+    import torch
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 3)), np.arange(12) % 2
+    swapped = y.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]
+
+    def given(labels):
+        if kind == "frame":
+            return pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "label": np.array(["ab"[v] for v in labels])})
+        if kind == "tensors":
+            return torch.tensor(X, dtype=torch.float32), torch.tensor(labels)
+        return datasets.Dataset.from_dict({"a": X[:, 0].tolist(), "label": labels.tolist()})
+
+    first = fingerprint.of_memory(given(y))
+    assert first is not None and first["kind"] == "memory"
+    assert fingerprint.changed(first, fingerprint.of_memory(given(y.copy()))) is None
+    assert fingerprint.changed(first, fingerprint.of_memory(given(swapped))) == "its content changed"
