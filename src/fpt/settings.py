@@ -100,8 +100,8 @@ class RunConfig:
     series_norm: str = _help("--data time series: series (each series and channel to mean 0, std 1) | global (train "
                              "mean/std per channel; preset fast's for --data) | none",
                              "series")
-    sequence_tokens: str = _help("--data sequences: auto | chars | words (auto: words if any training text has a "
-                                 "space, else characters)", "auto")
+    sequence_tokens: str = _help("--data sequences: auto | chars | words (auto: words if training texts hold spaces "
+                                 "and at least half their words written recur, else characters)", "auto")
     sequence_max_len: int | None = _help("--data sequences: symbols kept per example (default: the longest training "
                                          "sequence, at most 512); longer ones are cut and counted", None)
     baselines: str = _help("--data: what else is fitted on the same split and shown beside the run: none | fast "

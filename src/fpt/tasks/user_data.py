@@ -252,9 +252,27 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     task = task_from_raw(split, options, seed, objective, why)
     if from_numbers(train.y, options.objective, raw.declared):  # said once the data trains (an error says enough)
         warnings.warn(inferred_note(objective, why, train.where), ObjectiveInferred, stacklevel=2)
-    for note in [*column_notes(raw), *date_notes(raw), *duration_notes(raw)]:
+    for note in [*column_notes(raw), *date_notes(raw), *duration_notes(raw), *_sequence_notes(raw, split, options)]:
         warnings.warn(note, ColumnNote, stacklevel=2)
     return task
+
+
+def _sequence_notes(raw: Any, split: Any, options: Any) -> list[str]:
+    """Why ``--sequence-tokens auto`` read the training texts (``split``'s, which the tokeniser reads) one character
+    at a time though they hold spaces, if it did; counted over the data as read (``raw``), so that each fold's
+    task says it in the same words."""
+    if raw.modality != "sequence" or options.sequence_tokens != "auto":
+        return []
+    from fpt.data.tokenisers import sequence_mode
+
+    train = split.splits["train"]
+    ((name, texts),) = train.x.items()
+    why = sequence_mode(texts)[1]
+    if why is None:
+        return []
+    why = sequence_mode(raw.splits["train"].x[name])[1] or why
+    return [f"{train.where}: column {name!r}: {why}; give --sequence-tokens words (Python: sequence_tokens='words') if "
+            "its words are the symbols"]
 
 
 def join(a: Batch, b: Batch) -> Batch:

@@ -1,0 +1,60 @@
+"""Round 8 of the hostile-input cases: a practitioner's files that gave a silent wrong result, or a fix named wrong.
+
+Each case failed before its fix (the commit that added it says how)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from fpt.tasks import build_task
+from fpt.tasks.user_data import Preprocessing
+
+
+def _dna(path: Path, n: int = 30, blocks: bool = False, stray: int | None = 5) -> list[str]:
+    """A CSV of DNA strings (20-39 bases) and a class; ``stray``: the row given one space inside its string;
+    ``blocks``: every string written in GenBank's blocks of ten bases."""
+    rng = np.random.default_rng(2)
+    seqs = ["".join(rng.choice(list("ACGT"), size=rng.integers(20, 40))) for _ in range(n)]
+    if stray is not None:
+        seqs[stray] = seqs[stray][:10] + " " + seqs[stray][10:]
+    if blocks:
+        seqs = [" ".join(s[j:j + 10] for j in range(0, len(s), 10)) for s in seqs]
+    path.write_text("\n".join(["seq,label"] + [f"{s},{'ab'[i % 2]}" for i, s in enumerate(seqs)]) + "\n")
+    return seqs
+
+
+def _build(path: Path, **options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        task = build_task("data", {"data": str(path), **options}, 0)
+    return task, [str(w.message) for w in caught]
+
+
+def test_dna_with_a_stray_space_or_in_blocks_of_ten_is_read_by_character(tmp_path):
+    """--sequence-tokens auto read words as soon as one training text held a space: one stray space among DNA
+    strings (or DNA in GenBank's blocks of ten) made each string one word of its own, so every validation and test
+    string was the unknown symbol alone, and the model could learn nothing, without a word."""
+    for name, blocks in (("stray.csv", False), ("blocks.csv", True)):
+        _dna(tmp_path / name, blocks=blocks)
+        task, notes = _build(tmp_path / name)
+        tok = Preprocessing.from_json(task.fitted).tokeniser
+        assert tok.mode == "chars" and sorted(tok.vocab) == [" ", "A", "C", "G", "T"], (name, tok.mode, tok.vocab[:5])
+        for split in ("val", "test"):
+            ids = task.eval_sets[split].x
+            assert int((ids == 1).sum()) == 0 and int((ids > 1).sum(dim=1).min()) >= 20  # known symbols, every base
+        (note,) = [m for m in notes if "--sequence-tokens words" in m]
+        assert f"{tmp_path / name}: column 'seq': " in note and "one symbol per character" in note
+    assert "1 of 30 texts hold a space, but 31 of their 31 words occur only once" in _build(tmp_path / "stray.csv")[1][-1]
+    # words given are words; words that recur are words under auto, without a note
+    assert Preprocessing.from_json(_build(tmp_path / "stray.csv", sequence_tokens="words")[0].fitted).tokeniser.mode \
+        == "words"
+    rng = np.random.default_rng(0)
+    words = ["the", "cat", "sat", "on", "a", "mat", "über", "日本"]
+    rows = [" ".join(rng.choice(words, size=rng.integers(2, 8))) for _ in range(30)]
+    (tmp_path / "words.csv").write_text("\n".join(["text,label"] + [f"{r},{'ab'[i % 2]}" for i, r in enumerate(rows)]))
+    task, notes = _build(tmp_path / "words.csv")
+    assert Preprocessing.from_json(task.fitted).tokeniser.mode == "words"
+    assert not [m for m in notes if "--sequence-tokens" in m]
