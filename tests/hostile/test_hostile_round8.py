@@ -8,7 +8,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from hostile_helpers import FAST, one_line
 
+from fpt.cli import main
 from fpt.tasks import build_task
 from fpt.tasks.user_data import Preprocessing
 
@@ -58,3 +60,29 @@ def test_dna_with_a_stray_space_or_in_blocks_of_ten_is_read_by_character(tmp_pat
     task, notes = _build(tmp_path / "words.csv")
     assert Preprocessing.from_json(task.fitted).tokeniser.mode == "words"
     assert not [m for m in notes if "--sequence-tokens" in m]
+
+
+def test_texts_of_no_symbol_the_model_knows_are_refused_at_predict(tmp_path, tiny_bert_dir, capsys):
+    """A sequence model read a new text none of whose symbols it was trained on (DNA in lower case for a model of
+    upper-case DNA, a protein's letters for a DNA model) as the unknown symbol alone and predicted it, as it would an
+    empty text, without a word; a table's unseen category is refused. Now refused in one line naming the file, the
+    column, the row and the fix (the letter case where that is it); --allow-unseen reads them as before."""
+    import fpt
+
+    seqs = _dna(tmp_path / "dna.csv", stray=None)
+    run = tmp_path / "run"
+    fpt.fit(fpt.build(data=str(tmp_path / "dna.csv"), body=tiny_bert_dir, **FAST), out=run, progress=False)
+    new = tmp_path / "new.csv"
+    new.write_text(f"seq\n{seqs[0]}\n{seqs[1][:8]}NNNN\n{seqs[2].lower()}\nMKV\n")
+    assert main(["predict", str(run), str(new), "--out", str(tmp_path / "p.csv")]) == 2
+    one_line(capsys, "predict", f"{new}: column 'seq', row 3: {seqs[2].lower()[:30] + '...'!r} holds no symbol the model "
+             "was trained on (2 of 4 texts hold none; it knows ", "written in another letter case than the training "
+             "texts", "--allow-unseen")
+    new.write_text(f"seq\n{seqs[0]}\nMKV\n")
+    assert main(["predict", str(run), str(new), "--out", str(tmp_path / "p.csv")]) == 2
+    assert "row 2: 'MKV' holds no symbol the model was trained on (1 of 2 texts hold none" in one_line(capsys, "predict")
+    model = fpt.load(run)
+    # a text with some symbols known, or none at all (empty, missing), is read as before
+    assert model.predict_proba(np.array([seqs[0], seqs[1][:8] + "NNNN", "", None], dtype=object)).shape == (4, 2)
+    unseen = model.predict_proba(np.array(["MKV", "XYZ", "acg"], dtype=object), allow_unseen=True)
+    assert np.allclose(unseen[0], unseen[1]) and np.allclose(unseen[0], unseen[2])  # each the unknown symbol, thrice

@@ -35,7 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="override the device (auto, cpu, cuda)")
     p.add_argument("--allow-unseen", action="store_true",
                    help="tables: map categories never seen in training to the shared unknown slot instead of "
-                        "stopping with an error")
+                        "stopping with an error; sequences: read a text of no symbol seen in training as the "
+                        "unknown symbol")
     p.add_argument("--no-targets", action="store_true",
                    help="INPUT holds no targets: every field is a value (a UCR .tsv of the series alone, whose first "
                         "field would otherwise be read as the label where the training series varied in length; a "

@@ -1218,8 +1218,34 @@ def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow
     read: a text column is taken as read, and the reader keeps no mask of another."""
     (name,) = schema.features
     col = cols[name]
-    return {name: col if col.dtype.kind == "O" else np.array([None if m else str(plain_value(v)) for v, m in
-                                                               zip(col, is_missing(col), strict=True)], dtype=object)}
+    texts = col if col.dtype.kind == "O" else np.array([None if m else str(plain_value(v)) for v, m in
+                                                        zip(col, is_missing(col), strict=True)], dtype=object)
+    if not allow_unseen:
+        _symbols_known(texts, schema.prep.tokeniser, name, where)
+    return {name: texts}
+
+
+def _symbols_known(texts: np.ndarray, tok: Any, name: str, where: str) -> None:
+    """Refuse texts none of whose symbols the model was trained on, as a table's unseen category is refused: each is
+    read as the unknown symbol alone, and predicted as an empty text would be (DNA in lower case for a model trained
+    on upper case was predicted without a word)."""
+    unknown = tok.unknown_only(texts)
+    if not unknown.any():
+        return
+    i = int(np.flatnonzero(unknown)[0])
+    text = str(texts[i])
+    why = "written in another letter case than the training texts; write them in theirs" \
+        if tok.recased(text) is not None else "fix the text"
+    symbols = "symbol" if tok.mode == "chars" else "word"
+    raise SchemaError(f"{where}: column {name!r}, row {i + 1}: {_shown_text(text)} holds no {symbols} the model was "
+                      f"trained on ({int(unknown.sum())} of {len(texts)} texts hold none; it knows "
+                      f"{shown([repr(v) for v in tok.vocab], 10)}): {why}, or pass --allow-unseen (Python: "
+                      "allow_unseen=True) to read them as the unknown symbol")
+
+
+def _shown_text(text: str, most: int = 30) -> str:
+    """``text`` quoted, cut to ``most`` characters."""
+    return repr(text if len(text) <= most else text[:most] + "...")
 
 
 def check_table(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:

@@ -503,6 +503,17 @@ class SequenceTokens:
         text = "" if text is None else str(text)
         return text.split() if mode == "words" else list(text.strip())
 
+    def unknown_only(self, texts: np.ndarray) -> np.ndarray:
+        """Whether each text holds symbols and none of them is in the training vocabulary (read as the unknown
+        symbol alone, the model reads nothing of it); a missing or empty text holds none."""
+        known = set(self.vocab)
+        return np.array([bool(sym := self._split(self.mode, t)) and known.isdisjoint(sym) for t in texts], dtype=bool)
+
+    def recased(self, text: str) -> str | None:
+        """``text`` in upper or lower case where every symbol of it is then in the training vocabulary."""
+        known = set(self.vocab)
+        return next((c for c in (text.upper(), text.lower()) if known.issuperset(self._split(self.mode, c))), None)
+
     @property
     def vocab_size(self) -> int:
         return len(self.vocab) + 2
