@@ -86,3 +86,28 @@ def test_texts_of_no_symbol_the_model_knows_are_refused_at_predict(tmp_path, tin
     assert model.predict_proba(np.array([seqs[0], seqs[1][:8] + "NNNN", "", None], dtype=object)).shape == (4, 2)
     unseen = model.predict_proba(np.array(["MKV", "XYZ", "acg"], dtype=object), allow_unseen=True)
     assert np.allclose(unseen[0], unseen[1]) and np.allclose(unseen[0], unseen[2])  # each the unknown symbol, thrice
+
+
+def test_texts_in_either_unicode_form_are_read_as_one_text():
+    """A sequence model read 'é' written as one character (NFC, as most text is typed) and as 'e' and a combining
+    accent (NFD: macOS file names, some web pages and PDFs) as different symbols and words: texts of one form
+    predicted by a model of the other had their accented letters, or whole words, read as the unknown symbol,
+    unsaid. Every text is now read in NFC; a run saved before (no form in data.json) reads texts as it did."""
+    import json
+    import unicodedata
+
+    from fpt.data.modalities import from_json
+    from fpt.data.tokenisers import SequenceTokens
+
+    nfc = np.array(["café crème", "thé glacé", "eau", "crème brûlée", "café"], dtype=object)
+    nfd = np.array([unicodedata.normalize("NFD", t) for t in nfc], dtype=object)
+    assert (nfc != nfd).sum() == 4  # every text but "eau" is written otherwise
+    for mode in ("chars", "words"):
+        tok = from_json(json.loads(json.dumps(SequenceTokens.fit(np.concatenate([nfc, nfd[:2]]), mode, None).to_json())))
+        (x_nfc, len_nfc), (x_nfd, len_nfd) = tok({"t": nfc}), tok({"t": nfd})
+        assert (x_nfc == x_nfd).all() and (len_nfc == len_nfd).all() and int((x_nfd == 1).sum()) == 0, mode
+        assert "\u0301" not in tok.vocab and "\u0300" not in tok.vocab and tok.form == "NFC"
+    old = SequenceTokens.fit(nfc, "chars", None).to_json()
+    del old["form"]  # data.json of a run saved before the field: its texts read as written
+    x_old, _ = from_json(old)({"t": nfd[:1]})
+    assert x_old[0, :6].tolist().count(1) == 1  # 'cafe' + the lone accent: the one symbol it never saw

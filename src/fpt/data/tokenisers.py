@@ -24,6 +24,7 @@ be tokenised later without the training data.
 from __future__ import annotations
 
 import math
+import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Mapping
@@ -473,11 +474,18 @@ class SequenceTokens:
     vocab: list[str]  # id 2 + i is vocab[i]
     max_len: int
     kind: str = "sequence"
+    # the Unicode form every text is read in: "NFC" since round 8 of the hostile inputs; None, a run saved before,
+    # reads them as written (its vocabulary was made so). A text typed on one machine and copied from a macOS file
+    # name or some web page writes 'é' as one character or as 'e' and a combining accent (NFD): two symbols, and two
+    # words, unknown to a model trained on the other
+    form: str | None = None
 
     @staticmethod
     def check_json(data: dict[str, Any]) -> dict[str, Any]:
         if data.get("mode") not in ("chars", "words"):
             raise bad_field("mode", data.get("mode"), "chars or words")
+        if data.get("form") not in (None, "NFC"):
+            raise bad_field("form", data.get("form"), "NFC or null")
         if not isinstance(data.get("vocab"), list) or not all(isinstance(v, str) for v in data["vocab"]):
             raise bad_field("vocab", data.get("vocab"), "a list of symbols")
         _count_field(data.get("max_len"), "max_len")
@@ -492,27 +500,31 @@ class SequenceTokens:
     def fit(cls, texts: np.ndarray, mode: str, max_len: int | None) -> SequenceTokens:
         if mode == "auto":
             mode = sequence_mode(texts)[0]
-        symbols = [cls._split(mode, t) for t in texts]
+        symbols = [cls._split(mode, t, "NFC") for t in texts]
         counts = Counter(s for seq in symbols for s in seq)
         vocab = [s for s, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
         longest = max((len(s) for s in symbols), default=1)
-        return cls(mode, vocab, max_len or max(1, min(longest, MAX_SEQUENCE_LEN)))
+        return cls(mode, vocab, max_len or max(1, min(longest, MAX_SEQUENCE_LEN)), form="NFC")
 
     @staticmethod
-    def _split(mode: str, text: Any) -> list[str]:
+    def _split(mode: str, text: Any, form: str | None) -> list[str]:
         text = "" if text is None else str(text)
+        if form is not None:
+            text = unicodedata.normalize(form, text)
         return text.split() if mode == "words" else list(text.strip())
 
     def unknown_only(self, texts: np.ndarray) -> np.ndarray:
         """Whether each text holds symbols and none of them is in the training vocabulary (read as the unknown
         symbol alone, the model reads nothing of it); a missing or empty text holds none."""
         known = set(self.vocab)
-        return np.array([bool(sym := self._split(self.mode, t)) and known.isdisjoint(sym) for t in texts], dtype=bool)
+        return np.array([bool(sym := self._split(self.mode, t, self.form)) and known.isdisjoint(sym) for t in texts],
+                        dtype=bool)
 
     def recased(self, text: str) -> str | None:
         """``text`` in upper or lower case where every symbol of it is then in the training vocabulary."""
         known = set(self.vocab)
-        return next((c for c in (text.upper(), text.lower()) if known.issuperset(self._split(self.mode, c))), None)
+        return next((c for c in (text.upper(), text.lower()) if known.issuperset(self._split(self.mode, c, self.form))),
+                    None)
 
     @property
     def vocab_size(self) -> int:
@@ -532,7 +544,8 @@ class SequenceTokens:
         lengths = np.zeros(len(texts), dtype=np.int64)
         self.cut = 0
         for i, t in enumerate(texts):
-            ids = [index.get(s, UNKNOWN_ID) for s in self._split(self.mode, t)] or [UNKNOWN_ID]  # empty: one unknown
+            # empty: one unknown
+            ids = [index.get(s, UNKNOWN_ID) for s in self._split(self.mode, t, self.form)] or [UNKNOWN_ID]
             if len(ids) > self.max_len:
                 self.cut += 1
                 ids = ids[: self.max_len]
