@@ -148,7 +148,7 @@ def test_option_names_a_setting_as_the_surface_in_force_does():
     sklearn = errors.Wording(flags=False, names={"target": "y", "objective=regression": "FPTRegressor"})
     with errors.wording(errors.PYTHON):
         assert errors.option("objective", "regression") == "objective='regression'"
-        assert errors.option("target", "NAME") == "target=NAME"  # a placeholder, not a value
+        assert errors.option("target", "NAME", placeholder=True) == "target=NAME"  # a placeholder, not a value
         assert errors.option("target") == "target column (target=NAME)"
         with errors.wording(sklearn):
             assert (errors.option("target"), errors.option("objective", "regression")) == ("y", "FPTRegressor")

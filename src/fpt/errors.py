@@ -24,10 +24,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
+import functools
 import reprlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class FptError(Exception):
@@ -114,8 +117,10 @@ class Wording:
 
     flags: bool = True
     names: Mapping[str, str] = field(default_factory=dict)
+    # settings this surface does not offer (fpt.sklearn has no drop_columns): what its reader does instead (``remedy``)
+    instead: Mapping[str, str] = field(default_factory=dict)
 
-    def __call__(self, name: str, value: str | None = None) -> str:
+    def __call__(self, name: str, value: str | None = None, placeholder: bool = False) -> str:
         own = self.names.get(name if value is None else f"{name}={value}")
         if own is not None:
             return own
@@ -123,12 +128,14 @@ class Wording:
             return f"--{name.replace('_', '-')}" + ("" if value is None else f" {value}")
         if value is None:
             return name
-        return f"{name}={value if value.isupper() else repr(value)}"  # NAME is a placeholder, 'image' a value
+        # NAME stands for a value; 'image', or a column named ID, is one (a column's name in capitals is no placeholder)
+        return f"{name}={value if placeholder else repr(value)}"
 
 
 CLI = Wording()  # what every message says unless a Python surface is in force (``wording``)
 PYTHON = Wording(flags=False, names={"target": "target column (target=NAME)"})  # fpt.build's keyword arguments
-_WORDING: contextvars.ContextVar[Wording] = contextvars.ContextVar("fpt_wording", default=CLI)
+# None: no surface has said how it speaks (fpt's own internals called directly): messages take the command line's words
+_WORDING: contextvars.ContextVar[Wording | None] = contextvars.ContextVar("fpt_wording", default=None)
 
 
 @contextlib.contextmanager
@@ -143,16 +150,50 @@ def wording(how: Wording) -> Iterator[None]:
         _WORDING.reset(token)
 
 
-def option(name: str, value: str | None = None) -> str:
+@contextlib.contextmanager
+def entry(how: Wording = PYTHON) -> Iterator[None]:
+    """``wording(how)`` unless a surface already speaks: for an entry point that Python callers and fpt's own commands
+    share (fpt.build, fpt.fit, fpt.train_run, a Predictor's methods). The command line's ``main`` says CLI first, an
+    estimator its own words, and those stand; a Python caller gets its keyword arguments named, not fpt train's flags."""
+    if _WORDING.get() is not None:
+        yield
+        return
+    with wording(how):
+        yield
+
+
+def python_entry(fn: F) -> F:
+    """``fn`` run inside ``entry(PYTHON)``: a public function or method a Python caller reaches (``fpt.build``,
+    ``fpt.fit``, ``Predictor.predict``), whose errors then name its keyword arguments unless a surface already speaks."""
+    @functools.wraps(fn)
+    def spoken(*args: Any, **kwargs: Any) -> Any:
+        with entry(PYTHON):
+            return fn(*args, **kwargs)
+    return spoken  # type: ignore[return-value]
+
+
+def option(name: str, value: str | None = None, placeholder: bool = False) -> str:
     """The setting ``name`` (a RunConfig field: target, objective, modality, val_fraction) with ``value`` as the
     surface in force names it (``wording``): ``--objective regression`` on the command line, ``objective='regression'``
-    to fpt.build, ``FPTRegressor`` to a scikit-learn classifier's caller."""
-    return _WORDING.get()(name, value)
+    to fpt.build, ``FPTRegressor`` to a scikit-learn classifier's caller. ``placeholder``: ``value`` stands for one
+    the reader chooses (NAME: ``target=NAME``, not ``target='NAME'``)."""
+    return (_WORDING.get() or CLI)(name, value, placeholder)
+
+
+def remedy(how: str, *settings: str | tuple[str, str]) -> str:
+    """``how``, a fix with a ``{}`` per setting of ``settings`` ('raise {} or lower {}'; a setting a field's name, or
+    (name, value)), each named as the surface in force names it (``option``); where that surface does not offer the
+    first (``Wording.instead``: an estimator sets no patch_size), what it says to do instead, so that no reader is told
+    to set what they cannot."""
+    words = _WORDING.get() or CLI
+    pairs = [(s, None) if isinstance(s, str) else s for s in settings]
+    instead = words.instead.get(pairs[0][0])
+    return instead if instead is not None else how.format(*(words(name, value) for name, value in pairs))
 
 
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
-           "Wording", "option", "user_os_error", "wording"]
+           "Wording", "entry", "option", "python_entry", "remedy", "user_os_error", "wording"]
 
 
 _SHOW = reprlib.Repr()

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fpt.config import RunConfig, parse_overrides
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, python_entry
 
 if TYPE_CHECKING:
     from fpt.pipeline import Experiment
@@ -57,6 +57,7 @@ def default_out(config: RunConfig) -> Path:
     return Path("runs") / safe_run_name(name, Path(config.body).name, config.init, time.strftime("%Y%m%d-%H%M%S"))
 
 
+@python_entry
 def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
     """``fpt.build``: an experiment from a config or from config fields (``fpt.pipeline.build``), its fit chosen as
     ``fpt train --data`` chooses it.
@@ -94,6 +95,7 @@ def choose(config: RunConfig, memory: Any = None, folds: int | None = None, say:
     return pipeline.remembered(exp, memory)
 
 
+@python_entry
 def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | None = None, *, resume: bool = False,
               overrides: Mapping[str, Any] | None = None, choose: Sequence[str] = (), folds: int | None = None,
               refit: bool = False, progress: bool = False, trackers: Sequence[Any] = (),

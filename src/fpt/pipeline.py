@@ -20,7 +20,7 @@ from fpt.bodies.lora import inject as inject_lora
 from fpt.checkpoint import fingerprint
 from fpt.config import DATA_TASK, RunConfig, from_dict, target_alias
 from fpt.data.modalities import MODALITIES
-from fpt.errors import PYTHON, ConfigError, wording
+from fpt.errors import PYTHON, ConfigError, entry, option, python_entry
 from fpt.feature_map import CLOSED_FORM, FeatureMap, options, trainable
 from fpt.feature_map import resolve as closed_form_design
 from fpt.freeze import GroupCount, apply_policy, count_parameters, policy_groups
@@ -249,6 +249,7 @@ def architecture_counts(config: RunConfig, spec: InputSpec | None = None) -> dic
         return count_parameters(build_model(replace(config, init="random"), spec))
 
 
+@python_entry
 def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
     """An experiment from a config, or from config fields: ``build(task="bit-xor", body="minilm")``; its fit as the
     config says (``fpt.build``, ``fpt.modes.build``, chooses own data's fit first, as fpt train --data does).
@@ -307,7 +308,7 @@ def _in_memory_task(memory: Any, config: RunConfig) -> TaskData:
     from fpt.tasks.user_data import DataOptions, task_from_loaded
 
     options = DataOptions(**{name: getattr(config, name) for name in OPTION_FIELDS})
-    with wording(PYTHON):  # fpt.data's errors name build()'s arguments (target=NAME), not fpt train's options
+    with entry(PYTHON):  # in-memory data is Python's: errors name build()'s arguments (target=NAME), an estimator's its own
         return task_from_loaded(in_memory_raw(memory, config), options, config.seed)
 
 
@@ -406,8 +407,8 @@ def assemble(config: RunConfig, data: TaskData) -> Experiment:
             raise
         raise ConfigError(f"{data.info.get('data', 'the data')}: its examples make {exc.needed} tokens, but body "
                           f"{exc.body!r} reads at most {exc.available} positions; "
-                          f"{MODALITIES[data.info['modality']].fewer_tokens}, or choose a body with more positions "
-                          "(--body gpt2 reads 1,024)") from None
+                          f"{MODALITIES[data.info['modality']].fewer_tokens()}, or choose a body with more positions "
+                          f"({option('body', 'gpt2')} reads 1,024)") from None
     device = resolve_device(config.device)
     body_fp = fingerprint(model)
     if resolve_precision(config.precision, device, config.preset) == "bf16":

@@ -31,7 +31,7 @@ from fpt.data.arrays import decoded
 from fpt.data.host import targets_array
 from fpt.data.inputs import Inputs, Schema, as_inputs, load_npz
 from fpt.data.tokenisers import check_finite
-from fpt.errors import ConfigError, SchemaError
+from fpt.errors import ConfigError, SchemaError, python_entry
 from fpt.feature_map import scores_only
 from fpt.model import FPT, InputSpec
 from fpt.objectives import Objective
@@ -230,6 +230,7 @@ class Predictor:
 
     # ------------------------------------------------------------------------------------------ inputs
 
+    @python_entry
     def tokens(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
                no_targets: bool = False) -> tuple[Tensor, Tensor | None, Inputs | None]:
         """(tokens, lengths, the raw Inputs read) for any accepted input; tensors pass through as tokens.
@@ -346,6 +347,7 @@ class Predictor:
         return batched_outputs(self.model, x, lengths, self.config.eval_batch_size, self.device, precision,
                                trim=self.config.trim_padding, progress=self.progress)
 
+    @python_entry
     def logits(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
                no_targets: bool = False) -> np.ndarray:
         """Raw outputs (n, k * m, C): class logits, or standardised values (C = 1) for regression."""
@@ -384,12 +386,14 @@ class Predictor:
         kinds = {type(v) for v in out.ravel()}
         return out.astype(kinds.pop()) if len(kinds) == 1 and kinds <= {int, float, str, bool} else out
 
+    @python_entry
     def predict_proba(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
                       no_targets: bool = False) -> np.ndarray:
         """Class probabilities: (n, C), or (n, outputs, C) for several outputs per example."""
         proba = self._proba(torch.from_numpy(self.logits(inputs, lengths, allow_unseen, no_targets)))
         return proba[:, 0] if proba.shape[1] == 1 else proba
 
+    @python_entry
     def predict(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
                 no_targets: bool = False) -> np.ndarray:
         """Labels (values for regression): (n,), or (n, outputs) for several outputs per example. ``no_targets``:
@@ -415,6 +419,7 @@ class Predictor:
             return None
         return self.objective.summarise(self.objective.tally(logits, self._targets(logits, read) if y is None else y))
 
+    @python_entry
     def score(self, inputs: Any, y: Any = None, lengths: Any = None, allow_unseen: bool = False) -> Any:
         """With ``y``: as scikit-learn's ``score(X, y)``, one number: the accuracy of ``predict(inputs)`` against
         the labels ``y``, or R² for regression (several outputs: over all of them, R² averaged uniformly).
@@ -474,6 +479,7 @@ class Predictor:
                                       f"{_few(given)} ({np.asarray(truth[:, j]).dtype}); give y in the trained classes")
         return out
 
+    @python_entry
     def predict_file(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
                      no_targets: bool = False) -> Prediction:
         """Predictions as a table: ``prediction`` (and ``proba_<class>`` columns; a closed-form ridge head's class

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from fpt import rundir
 from fpt.checkpoint import find, fingerprint, has_checkpoint, load_trainable, version_step
-from fpt.errors import CheckpointError, ConfigError, RunError
+from fpt.errors import CheckpointError, ConfigError, RunError, python_entry
 
 if TYPE_CHECKING:  # annotations only: the functions below import what they call when they run
     from fpt.config import RunConfig
@@ -200,6 +200,7 @@ def from_run(run: Run, which: str | None = None, device: str | None = None) -> P
                    source=str(run.path))
 
 
+@python_entry
 def load(path: str | Path, which: str | None = None, device: str | None = None) -> Predictor:
     """A trained model ready to predict, from a run directory or a directory written by ``fpt export``.
 

@@ -280,7 +280,8 @@ class _FPTEstimator(BaseEstimator):
         modality = self._modality(X)
         config = self._config(modality)
         classify = self._objective == "classification"
-        # what fpt.data's errors name: y and this estimator's arguments, not fpt train's options (--target, ...)
+        # what fpt's errors name, down to the model's build (a table wider than the body's positions): y and this
+        # estimator's arguments, not fpt train's options (--target, --drop-columns, ...)
         with wording(self._wording()):
             raw = from_arrays({"X": X, "y": y}, modality, config.image_channels, config.image_size, f"{name}.fit",
                               f"arrays passed to {name}.fit")
@@ -293,14 +294,15 @@ class _FPTEstimator(BaseEstimator):
             members = [dataclasses.replace(config, seed=s, ensemble=1) for s in member_seeds(config.seed,
                                                                                                config.ensemble)]
             datas = [task_from_raw(raw, options, m.seed, self._objective, f"set by {name}") for m in members]
-        exps, summaries = [], []
-        for member, data in zip(members, datas, strict=True):
-            exp = assemble(member, data)  # what the arguments leave None resolved for this data, as fpt train --data
-            # fpt.fit seeds torch's global generator (dropout); fork it so fitting leaves the caller's RNG as it was.
-            devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
-            with torch.random.fork_rng(devices=devices):
-                summaries.append(fpt_fit(exp, progress=bool(self.progress)))
-            exps.append(exp)
+            exps, summaries = [], []
+            for member, data in zip(members, datas, strict=True):
+                # what the arguments leave None resolved for this data, as fpt train --data resolves it
+                exp = assemble(member, data)
+                # fpt.fit seeds torch's global generator (dropout); fork it so fitting leaves the caller's RNG as is.
+                devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
+                with torch.random.fork_rng(devices=devices):
+                    summaries.append(fpt_fit(exp, progress=bool(self.progress)))
+                exps.append(exp)
         self.experiment_: Experiment = exps[0]
         self.members_: list[Experiment] = exps  # one experiment unless ensemble > 1
         self.preprocessing_ = Preprocessing.from_json(exps[0].data.fitted)
@@ -308,9 +310,15 @@ class _FPTEstimator(BaseEstimator):
 
     def _wording(self) -> Wording:
         """How errors name what this estimator's caller controls (fpt.errors.option): the target is ``y``, the other
-        objective the other estimator, any other setting the argument of its name (modality='image')."""
+        objective the other estimator, any other setting the argument of its name (modality='image'); and what to do
+        instead of a data setting the estimator does not take (``_NOT_OPTIONS``: no drop_columns, no patch_size)."""
+        tokens = (RunConfig.image_size // RunConfig.patch_size) ** 2
+        images = (f"{type(self).__name__} reads every image at {RunConfig.image_size}x{RunConfig.image_size} pixels in "
+                  f"{RunConfig.patch_size}x{RunConfig.patch_size} patches ({tokens} tokens), which it does not let you "
+                  "change")
         return Wording(flags=False, names={"target": "y", "objective=classification": "FPTClassifier",
-                                           "objective=regression": "FPTRegressor"})
+                                           "objective=regression": "FPTRegressor"},
+                       instead={"drop_columns": "leave columns out of X", "patch_size": images, "image_size": images})
 
     def _choose(self, config: RunConfig, raw: Any) -> RunConfig:
         """fit=auto: the fits compared on ``raw`` (fpt.select.choose_fit; the record in ``fit_choice_``) and the

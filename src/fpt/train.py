@@ -19,7 +19,7 @@ from fpt.bodies import located
 from fpt.bodies.init import init_located
 from fpt.config import RunConfig
 from fpt.convergence import health, steps_to_converge
-from fpt.errors import ConfigError, DataError, FptWarning
+from fpt.errors import ConfigError, DataError, FptWarning, python_entry
 from fpt.feature_map import CLOSED_FORM
 from fpt.inference import iter_outputs, length_order
 from fpt.pipeline import Experiment
@@ -208,6 +208,7 @@ def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
 
+@python_entry
 def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, progress: bool = True,
         trackers: Sequence[str | tracking.Tracker] = ()) -> dict[str, Any]:
     """Train until ``steps``, the target accuracy, patience, or divergence; returns the summary.

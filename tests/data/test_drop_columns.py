@@ -134,7 +134,7 @@ def test_a_row_number_and_all_different_text_are_noted_and_measurements_are_not(
     notes = _notes(tmp_path / "t.csv")
     assert [n.split("column ")[1].split(" ")[0] for n in notes] == ["'row'", "'when'"]
     assert "whole numbers counting through the rows" in notes[0] and "--drop-columns row" in notes[0]
-    assert "a different value on every training row that has one" in notes[1] and "drop_columns='when'" in notes[1]
+    assert "a different value on every training row that has one" in notes[1] and "--drop-columns when" in notes[1]
     # count: whole numbers all different, but not counting through a range (0, 7, 14, ...): a measurement
     assert main(["data", "--data", str(tmp_path / "t.csv")]) == 0
     err = capsys.readouterr().err

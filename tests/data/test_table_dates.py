@@ -184,8 +184,8 @@ def test_a_date_target_is_refused_unless_classification_is_asked_then_its_dates_
     frame.to_parquet(tmp_path / "t.parquet")
     for objective in ("auto", "regression"):
         with pytest.raises(DataError, match=r"t\.parquet: target column 'target' holds dates \(2024-01-01\), which "
-                                            r"fpt predicts neither as numbers nor, unasked, as classes: .*--objective "
-                                            "classification"):
+                                            r"fpt predicts neither as numbers nor, unasked, as classes: .* "
+                                            "objective='classification'"):
             fpt.build(data=str(tmp_path / "t.parquet"), body=tiny_bert_dir, objective=objective, **CLOSED)
     few = frame.assign(target=pd.to_datetime(np.where(frame.x > 0, "2024-01-01", "2024-06-30")))
     few.to_parquet(tmp_path / "few.parquet")

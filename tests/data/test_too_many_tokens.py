@@ -29,8 +29,9 @@ def test_a_table_wider_than_the_body_names_drop_columns(tmp_path, tiny_bert_dir,
     assert exp.data.spec.seq_len == 127
 
 
-@pytest.mark.parametrize(("option", "words"), [({"image_size": 48, "patch_size": 4}, "--patch-size"),
-                                               ({"series_patch": 1}, "--series-patch")])
+# fpt.build's keyword arguments, as a Python caller sets them (the command line's flags: test_surface_words.py)
+@pytest.mark.parametrize(("option", "words"), [({"image_size": 48, "patch_size": 4}, "raise patch_size or lower image_size"),
+                                               ({"series_patch": 1}, "raise series_patch")])
 def test_images_and_series_name_their_own_option(tmp_path, tiny_bert_dir, option, words):
     rng = np.random.default_rng(0)
     if "image_size" in option:

@@ -12,7 +12,7 @@ import pkgutil
 import sys
 
 # Errors a user can fix: printed as one line, no traceback (fpt.errors lists them).
-from fpt.errors import USER_ERRORS, user_os_error
+from fpt.errors import CLI, USER_ERRORS, user_os_error, wording
 
 
 def _commands() -> dict[str, object]:
@@ -136,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = [*(sys.argv[1:] if argv is None else argv)]  # as given (fpt train --nproc hands it on)
     _notes(args.command)
     try:
-        return int(args._run(args) or 0)
+        with wording(CLI):  # every message names this command's flags, whichever Python entry point it reaches
+            return int(args._run(args) or 0)
     except USER_ERRORS as exc:
         if os.environ.get("FPT_DEBUG"):
             raise

@@ -251,7 +251,8 @@ def choose_targets(columns: list[str], target: str | None, where: str) -> list[s
         if not names or missing:
             hint = near(missing[0], columns) if missing else ""
             raise DataError(f"{where}: no column {', '.join(map(repr, missing or [target]))}{hint}; its columns are "
-                            f"{', '.join(columns[:30])}{' ...' if len(columns) > 30 else ''}; give {option('target', 'NAME')}")
+                            f"{', '.join(columns[:30])}{' ...' if len(columns) > 30 else ''}; give "
+                            f"{option('target', 'NAME', placeholder=True)}")
         return names
     for name in TARGET_NAMES:
         for col in columns:
@@ -272,9 +273,9 @@ def check_target_values(values: np.ndarray, name: str, where: str, chosen: str =
     missing = is_missing(values) if missing is None else missing
     if len(missing) > 1 and missing.all():  # most often the default target, the last column, is an empty one
         raise DataError(f"{where}: target column {name!r}{chosen} is empty on every row, so it cannot be predicted; "
-                        "name the column to predict with --target NAME (Python: target=NAME)")
+                        f"name the column to predict with {option('target', 'NAME', placeholder=True)}")
     if missing.any():
-        other = "; or, if it is not the target, name the target with --target NAME" if chosen else ""
+        other = f"; or, if it is not the target, name the target with {option('target', 'NAME', True)}" if chosen else ""
         raise DataError(f"{where}: target column {name!r}{chosen} is missing on row(s) {rows(missing)}; drop those "
                         f"rows or fill them in{other}")
 
@@ -441,15 +442,15 @@ def column_notes(raw: RawData) -> list[str]:
     n = len(train.y)
     for name in raw.notes.get("features", []):
         col = train.x[name]
-        fix = f"--drop-columns {name} (Python: drop_columns={name!r})"
+        fix = option("drop_columns", name)
         groups = gives_target_away(col, train.y)
         if groups is not None:
             k, lo, hi = groups
             notes.append(f"{train.where}: column {name!r} gives the target away: each of its {k} values comes with one "
                          f"target value on all of its rows ({lo}-{hi} rows each). The id of a series in long format "
                          "(a row per time point), or a copy of the target? Rows of one series on both sides of the "
-                         f"split make the test figure meaningless: read a series per id with --series-id {name} "
-                         f"(Python: series_id={name!r}), or leave the column out with {fix}")
+                         f"split make the test figure meaningless: read a series per id with "
+                         f"{option('series_id', name)}, or leave the column out with {fix}")
             continue
         if name in raw.notes.get("dates", {}):  # read as dates (fpt.data.dates): a time, not an identifier
             continue
@@ -544,8 +545,8 @@ def one_way(kind: str, pair: tuple[str, str]) -> str:
 def inferred_note(objective: str, why: str, where: str) -> str:
     """The one line that says an objective was inferred from the values, and how to override it."""
     other = "regression" if objective == "classification" else "classification"
-    return f"{where}: objective {objective}, inferred from the values ({why}); give --objective {other} " \
-           f"(Python: objective={other!r}) if that is wrong"
+    return f"{where}: objective {objective}, inferred from the values ({why}); give {option('objective', other)} if " \
+           "that is wrong"
 
 
 def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: str,

@@ -33,7 +33,7 @@ from fpt.data.tables import (
 from fpt.data.timeseries import array_notes as series_notes
 from fpt.data.timeseries import check_series, series_from_array
 from fpt.data.tokenisers import ImageTokens, SequenceTokens, SeriesTokens, TabularTokens, Tokeniser, bad_field
-from fpt.errors import ConfigError, DataError, near, show
+from fpt.errors import ConfigError, DataError, near, remedy, show
 from fpt.settings import DataFacts
 
 # (inputs, fpt.data.inputs.Schema, where, allow_unseen) -> the examples in the tokeniser's raw form, or SchemaError
@@ -89,8 +89,9 @@ class Modality:
     # field of fpt.settings.DATA_DECLARED_FIELDS -> value): under preset fast, and for a closed-form fit
     fast: Mapping[str, Any] = field(default_factory=dict)
     closed_form: Mapping[str, Any] = field(default_factory=dict)
-    # what one token of it is and how to make fewer: the fix when a body has fewer positions than it makes tokens
-    fewer_tokens: str = "make fewer tokens per example"
+    # what one token of it is and how to make fewer: the fix when a body has fewer positions than it makes tokens,
+    # worded when it is said, for the surface in force (fpt.errors.remedy: a flag, an argument, or what to do instead)
+    fewer_tokens: Callable[[], str] = lambda: "make fewer tokens per example"
 
     def facts(self, n_train: int, tokeniser: Mapping[str, Any], target_column: str | None = None) -> DataFacts:
         """What the defaults of a --data run of this modality read (fpt.settings.resolve): ``n_train`` training
@@ -199,12 +200,14 @@ def _series_card(schema: Mapping[str, Any]) -> list[str]:
 MODALITIES: dict[str, Modality] = {m.name: m for m in (
     Modality("tabular", TabularTokens, {"max_categories": None}, False, token_features, ("linear", "boosting"), _table_schema,
              _table_card, Arrays(table_from_array, text=True), check_table, tabular_columns,
-             fewer_tokens="a table makes one token per feature column: leave columns out with --drop-columns (or "
-                          "reduce them beforehand, e.g. with PCA)"),
+             fewer_tokens=lambda: "a table makes one token per feature column: "
+                                  f"{remedy('leave columns out with {}', 'drop_columns')} (or reduce them beforehand, "
+                                  "e.g. with PCA)"),
     Modality("image", ImageTokens, {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
              False, token_features, ("linear",), _image_schema, _image_card,
              Arrays(as_images, image_notes, array_channels, pixel_scale, missing=False), check_images, None,
-             fewer_tokens="an image makes one token per patch: raise --patch-size or lower --image-size"),
+             fewer_tokens=lambda: "an image makes one token per patch: "
+                                  f"{remedy('raise {} or lower {}', 'patch_size', 'image_size')}"),
     # Preset fast reads a time series with GPT4TS's flatten head: chosen on validation, where it beat the last
     # token on 5 of the 8 UCR/UEA sets aeon bundles, tied on 2 and lost on 1 (mean validation accuracy 0.774
     # against 0.707, seed 0; docs/results/own-data/screen/). A closed-form fit reads the series' first difference
@@ -227,8 +230,8 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
              fast={"readout": "flatten"},
              closed_form={"cf_difference": True, "cf_gains": "0.25,4", "cf_hop": "one",
                           "cf_series_norm": "choose"},
-             fewer_tokens="a series makes one token per window: raise --series-patch (left unset, the longest "
-                          "training series makes at most 64)"),
+             fewer_tokens=lambda: f"a series makes one token per window: {remedy('raise {}', 'series_patch')} (left "
+                                  "unset, the longest training series makes at most 64)"),
     # The closed-form fit of symbol sequences draws its members' embedding tables N(0, 0.02) (gpt2), whatever the
     # preset. Chosen by cross-validation on the TRAIN files of bench/kinds_data.py's symbol sets
     # (docs/results/own-data/closed-form/seqinit, bench/closed_form_study.py --plan seqinit; its rule declared before
@@ -237,7 +240,8 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
     Modality("sequence", SequenceTokens, {"sequence_tokens": "mode", "sequence_max_len": "max_len"},
              True, symbol_counts, ("linear", "boosting"), _sequence_schema, _sequence_card, None,
              check_texts, sequence_columns, closed_form={"input_init": "gpt2"},
-             fewer_tokens="a sequence makes one token per symbol or word: lower --sequence-max-len"),
+             fewer_tokens=lambda: "a sequence makes one token per symbol or word: "
+                                  f"{remedy('lower {}', 'sequence_max_len')}"),
 )}
 PADDED = tuple(name for name, m in MODALITIES.items() if m.pads)  # the tokenisers that pad and return lengths
 

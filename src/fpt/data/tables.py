@@ -745,7 +745,7 @@ def _name_label_clash(labels: np.ndarray, seen: dict[float, tuple[str, Path]], t
                 f"as the one number {number:g}, so they would train as one class (quoting them in the CSV does "
                 f"not keep them apart); if they are different classes write them as distinct text (e.g. "
                 f"'a{first}' and 'a{text}'), if the same class write them the same way, or if the target is a "
-                "quantity give --objective regression")
+                f"quantity give {option('objective', 'regression')}")
     # _label_clash and this loop read the same texts with float(): a clash found is always named above
     raise AssertionError(f"{p}: target column {t!r}: labels that clash were found but not named")
 

@@ -241,8 +241,8 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
         first = train.y[0, raw.targets.index(name)]
         raise DataError(f"{train.where}: target column {name!r} holds dates ({first}), which fpt predicts neither as "
                         "numbers nor, unasked, as classes: to predict a quantity give it as a number (e.g. the days "
-                        "since a start date, or until an event), or pass --objective classification (Python: "
-                        "objective='classification') to predict each date as a class label")
+                        f"since a start date, or until an event), or pass {option('objective', 'classification')} to "
+                        "predict each date as a class label")
     objective, why = infer_objective(train.y, raw.targets, options.objective, train.where, raw.declared,
                                      raw.categorical_targets)
     if objective == "classification" and raw.check_labels is not None:

@@ -1,0 +1,130 @@
+"""An error or note names what its reader can set: the command line a flag (--drop-columns), fpt.build and fpt.fit a
+keyword argument (drop_columns), an estimator its own argument (series_patch) or, for a setting it does not take,
+what to do instead (fpt.errors.option, remedy, entry)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import fpt
+from fpt.cli import main
+from fpt.data.base import ObjectiveInferred
+from fpt.errors import CLI, ConfigError, DataError, option, wording
+from fpt.sklearn import FPTClassifier, FPTRegressor
+
+POSITIONS = 16  # the short body's learned positions: 20 columns, 50 windows or 64 image patches are too many
+
+
+@pytest.fixture(scope="module")
+def short_body(tmp_path_factory) -> str:
+    from transformers import GPT2Config, GPT2Model
+
+    path = tmp_path_factory.mktemp("short-gpt2")
+    torch.manual_seed(0)
+    GPT2Model(GPT2Config(n_layer=1, n_embd=32, n_head=4, n_positions=POSITIONS, vocab_size=50)).save_pretrained(path)
+    return str(path)
+
+
+def estimator(cls, body, **kwargs):
+    return cls(body=body, fitting="gradient", steps=1, device="cpu", **kwargs)
+
+
+def wide_table(columns: int = 20, rows: int = 30) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(rows, columns)), np.arange(rows) % 2
+
+
+def test_an_estimator_too_wide_for_its_body_names_X_not_drop_columns(short_body):
+    X, y = wide_table()
+    with pytest.raises(ConfigError) as err:
+        estimator(FPTClassifier, short_body).fit(X, y)
+    msg = str(err.value)
+    assert msg.startswith("arrays passed to FPTClassifier.fit: its examples make 20 tokens")
+    assert f"reads at most {POSITIONS} positions" in msg and "leave columns out of X" in msg
+    assert "(body='gpt2' reads 1,024)" in msg and "--" not in msg  # was: --drop-columns, --body gpt2
+
+
+def test_an_estimator_series_too_long_names_its_series_patch_argument(short_body):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 1, 100)), rng.normal(size=30)
+    with pytest.raises(ConfigError) as err:
+        estimator(FPTRegressor, short_body, series_patch=2).fit(X, y)  # 100 points / 2: 50 windows
+    msg = str(err.value)
+    assert "its examples make 50 tokens" in msg and "raise series_patch (left unset" in msg and "--" not in msg
+
+
+def test_an_estimator_image_too_many_patches_says_it_cannot_change_them(short_body):
+    rng = np.random.default_rng(0)
+    X, y = rng.integers(0, 255, size=(30, 8, 8, 3), dtype=np.uint8), np.arange(30) % 2
+    with pytest.raises(ConfigError) as err:
+        estimator(FPTClassifier, short_body).fit(X, y)
+    msg = str(err.value)
+    # the estimator takes neither patch_size nor image_size (options refuses both): not told to set them
+    assert "its examples make 64 tokens" in msg and "--" not in msg and "patch_size" not in msg
+    assert "FPTClassifier reads every image at 32x32 pixels in 4x4 patches (64 tokens), which it does not let you " \
+           "change, or choose a body with more positions (body='gpt2' reads 1,024)" in msg
+
+
+def test_build_too_wide_names_its_keyword_arguments_and_the_command_line_its_flags(short_body, tmp_path, capsys):
+    X, y = wide_table()
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(20)]).assign(label=y)
+    with pytest.raises(ConfigError) as err:
+        fpt.build(data=frame, body=short_body, fit="gradient", steps=1, device="cpu")
+    msg = str(err.value)
+    assert "its examples make 20 tokens" in msg and "leave columns out with drop_columns" in msg
+    assert "(body='gpt2' reads 1,024)" in msg and "--" not in msg
+    # a file given to fpt.build: Python's words too (fpt.build was not only in-memory data's entry)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(ConfigError, match="drop_columns") as err:
+        fpt.build(data=str(tmp_path / "t.csv"), body=short_body, fit="gradient", steps=1, device="cpu")
+    assert "--" not in str(err.value)
+    rc = main(["train", "--data", str(tmp_path / "t.csv"), "--body", short_body, "--fit", "gradient", "--steps", "1",
+               "--device", "cpu", "--out", str(tmp_path / "run"), "--quiet"])
+    err_line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert rc == 2 and "leave columns out with --drop-columns" in err_line and "(--body gpt2 reads 1,024)" in err_line
+
+
+def test_build_images_name_patch_size_and_image_size(short_body, tmp_path):
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", X=rng.integers(0, 255, size=(20, 8, 8), dtype=np.uint8), y=np.arange(20) % 2)
+    with pytest.raises(ConfigError) as err:
+        fpt.build(data=str(tmp_path / "d.npz"), body=short_body, fit="gradient", steps=1, device="cpu")
+    assert "an image makes one token per patch: raise patch_size or lower image_size," in str(err.value)
+
+
+def test_the_inferred_objective_note_names_the_python_argument_in_python(short_body, tmp_path, capsys):
+    frame = pd.DataFrame({"x": np.arange(40) * 0.1, "label": np.arange(40) % 2})
+    with pytest.warns(ObjectiveInferred) as seen:
+        fpt.build(data=frame, body=short_body, fit="gradient", steps=1, device="cpu")
+    note = str(seen[0].message)
+    # was: give --objective regression (Python: objective='regression'), one surface's words beside the other's
+    assert note.endswith("objective classification, inferred from the values ('label' holds 2 distinct integers); "
+                         "give objective='regression' if that is wrong"), note
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["data", "--data", str(tmp_path / "t.csv")]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "note:" in line]
+    assert len(notes) == 1 and notes[0].endswith("give --objective regression if that is wrong"), notes
+
+
+def test_a_date_target_names_the_objective_as_its_surface_does(short_body, tmp_path, capsys):
+    frame = pd.DataFrame({"x": np.arange(30) * 0.1, "when": pd.date_range("2024-01-01", periods=30)})
+    with pytest.raises(DataError) as err:
+        fpt.build(data=frame, target="when", body=short_body, fit="gradient", steps=1, device="cpu")
+    assert "pass objective='classification' to predict each date as a class label" in str(err.value)
+    assert "--objective" not in str(err.value)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["data", "--data", str(tmp_path / "t.csv"), "--target", "when"]) == 2
+    err_line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "pass --objective classification to predict each date" in err_line and "Python:" not in err_line
+
+
+def test_a_capitalised_column_is_a_value_not_a_placeholder():
+    with wording(fpt.errors.PYTHON):
+        assert option("drop_columns", "ID") == "drop_columns='ID'"  # was: drop_columns=ID, as if a placeholder
+        assert option("target", "NAME", placeholder=True) == "target=NAME"
+    with wording(CLI):
+        assert option("drop_columns", "ID") == "--drop-columns ID"
+
