@@ -12,13 +12,14 @@ import math
 import shlex
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from fpt import bounded
-from fpt.errors import ConfigError, near, show  # noqa: F401  (re-exported: raised and used here)
+from fpt.errors import ConfigError, near, option, show  # noqa: F401  (re-exported: raised and used here)
 from fpt.settings import (  # noqa: F401  (re-exported: the run's fields and their tables)
     BASELINE_LEVELS,
     CF_HEADS,
@@ -40,13 +41,13 @@ from fpt.settings import (  # noqa: F401  (re-exported: the run's fields and the
 COLUMN_LISTS = ("target", "target_column", "drop_columns", "series_id")
 
 
-def _joined(fields: dict[str, Any]) -> dict[str, Any]:
+def _joined(fields: dict[str, Any], data: bool) -> dict[str, Any]:
     """``fields`` with a list or tuple of column names in a ``COLUMN_LISTS`` field as the comma-separated text the
     field holds (``target`` only with ``data``: without it, target is the stopping accuracy)."""
     out = dict(fields)
     for name in COLUMN_LISTS:
         value = fields.get(name)
-        if name == "target" and fields.get("data") is None:
+        if name == "target" and not data:
             continue
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
             commas = [v for v in value if "," in v]
@@ -57,13 +58,19 @@ def _joined(fields: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def target_alias(fields: dict[str, Any]) -> dict[str, Any]:
+def target_alias(fields: dict[str, Any], where: str = "config", data: bool | None = None,
+                 name: Callable[[str, str], str] = option) -> dict[str, Any]:
     """``target=NAME`` with ``data``: NAME is the target column when it is not a number (a number in (0, 1] is
     still the target accuracy; any other number is ambiguous: an error naming both fixes). Returns the fields
-    with a column moved to ``target_column``, and lists of column names (``COLUMN_LISTS``) comma-joined."""
-    fields = _joined(fields)
+    with a column moved to ``target_column``, and lists of column names (``COLUMN_LISTS``) comma-joined.
+
+    ``data``: whether the run reads own data (None: whether ``fields`` name it; the command line's flags beside a
+    config file that names it say True). Errors start with ``where`` (the file, the command line, build()) and name
+    the settings as ``name`` does (default: the surface in force, fpt.errors.option; a YAML file's ``key: value``)."""
+    data = fields.get("data") is not None if data is None else data
+    fields = _joined(fields, data)
     target = fields.get("target")
-    if fields.get("data") is None or target is None or isinstance(target, bool):
+    if not data or target is None or isinstance(target, bool):
         return fields
     try:
         number = float(target)
@@ -72,14 +79,17 @@ def target_alias(fields: dict[str, Any]) -> dict[str, Any]:
     if number is not None:
         if 0 < number <= 1:
             return fields
-        raise ConfigError(f"target={show(target)} with data: a stopping accuracy is in (0, 1], so this is not one; "
-                          f"for the target column {show(str(target))} give --target-column {target} (target_column), "
-                          "for a stopping accuracy give a number in (0, 1] (e.g. --target 0.9)")
+        raise ConfigError(f"{where}: {name('target', str(target))} with data: a stopping accuracy is in (0, 1], so "
+                          f"this is not one; for the target column {show(str(target))} give "
+                          f"{name('target_column', str(target))}, for a stopping accuracy a number in (0, 1] (e.g. "
+                          f"{name('target', '0.9')})")
     if not isinstance(target, str):
         return fields
-    if fields.get("target_column") not in (None, target):
-        raise ConfigError(f"target={show(target)} and target_column={show(fields['target_column'])} both name the "
-                          "target column; give one")
+    column = fields.get("target_column")
+    if column not in (None, target):
+        # two names of one setting that disagree: refused, not one of them kept in silence
+        raise ConfigError(f"{where}: {name('target', target)} and {name('target_column', str(column))} both name the "
+                          f"target column, as different columns; give one of them (or the same column to both)")
     out = {k: v for k, v in fields.items() if k != "target"}
     out["target_column"] = target
     return out

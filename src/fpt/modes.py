@@ -127,7 +127,7 @@ def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | No
         from fpt.config import from_dict, target_alias
         from fpt.settings import train_config
 
-        given = target_alias(dict(config))
+        given = target_alias(dict(config), "train_run()")
         config = train_config(from_dict(RunConfig, given, where="train_run()"), given, other_mode=bool(choose or refit))
     out = Path(out) if out is not None else default_out(config)
     if not resume:

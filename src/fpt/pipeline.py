@@ -281,7 +281,7 @@ def configured(config: RunConfig | None, fields: dict[str, Any]) -> tuple[RunCon
     else:
         memory = None
     if config is None:
-        config = from_dict(RunConfig, target_alias(fields), where="build()")
+        config = from_dict(RunConfig, target_alias(fields, "build()"), where="build()")
     elif fields:
         config = replace(config, **fields)
     return config, memory

@@ -818,8 +818,9 @@ def resume_config(out: Path, overrides: dict[str, Any] | None = None) -> RunConf
     saved = from_saved(load_yaml(path), where=str(path))
     if not overrides:
         return saved
-    # target=COLUMN beside data names the column, as at the start (the command given again with --resume added)
-    fields = target_alias(merge(saved.to_dict(), overrides))
+    # target=COLUMN beside data names the column, as at the start (the command given again with --resume added); the
+    # overrides' own, which then meets the saved column as a change (a clash of the two names was said instead)
+    fields = merge(saved.to_dict(), target_alias(dict(overrides), "resume overrides", saved.data is not None))
     return _check_resume(saved, from_dict(RunConfig, fields, where="resume overrides"))
 
 

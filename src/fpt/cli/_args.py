@@ -169,9 +169,19 @@ def given_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """The config file's fields (--config), then the command line's over them. Each names the target column its own
+    way first (target: NAME or target_column: NAME; --target NAME or --target-column NAME), so the command line's
+    overrides the file's as any field's does (a file's target: y under --target-column z was refused as a clash, and
+    its stopping accuracy target: 0.9 under --target y was lost in silence); two that disagree in one place are
+    refused, naming the place."""
     base = load_yaml(args.config) if args.config else {}
+    given = given_fields(args)
+    data = merge(base, given).get("data") is not None
+    if args.config:
+        base = target_alias(base, str(args.config), data, name=lambda key, value: f"{key}: {value}")
+    given = target_alias(given, "command line", data)
     where = f"{args.config} + command line" if args.config else "command line"
-    return from_dict(RunConfig, target_alias(merge(base, given_fields(args))), where=where)
+    return from_dict(RunConfig, merge(base, given), where=where)
 
 
 def add_ray_arguments(parser: argparse.ArgumentParser, unit: str) -> argparse._ArgumentGroup:

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
                  if name not in RUN_ONLY and getattr(args, name) is not None}
         if args.target is not None:
             given["target"] = args.target
-        config = from_dict(RunConfig, target_alias({**given, "seed": args.seed}), where="command line")
+        config = from_dict(RunConfig, target_alias({**given, "seed": args.seed}, "command line"), where="command line")
         args.task = DATA_TASK
         data = build_task(DATA_TASK, task_options(config), args.seed)
     elif args.task is None:

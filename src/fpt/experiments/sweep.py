@@ -355,9 +355,9 @@ def expand(spec: SweepSpec) -> list[SweepConfig]:
     made: dict[str, SweepConfig] = {}
     for params in param_sets(spec):
         index = len(configs) + 1
-        fields = target_alias(apply(spec.base, params))
         where = f"sweep spec {spec.source}: config {index} ({describe(params)})"
         try:
+            fields = target_alias(apply(spec.base, params), where, name=lambda key, value: f"{key}: {value}")
             config = from_dict(RunConfig, fields, where=where)
             if config.data is not None:  # its names are the data layer's entries, which RunConfig cannot check
                 requested(config.modality, where)
