@@ -172,7 +172,7 @@ def test_a_closed_form_run_is_a_normal_run_directory(tmp_path, tiny_bert_dir, ti
     # a ridge head's class scores are not probabilities: predict_proba says so, predict_file writes them as scores
     from fpt.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="cf_head=ridge.*not probabilities.*--cf-head logistic"):
+    with pytest.raises(ConfigError, match="cf_head=ridge.*not probabilities.*cf_head='logistic'"):  # a Python call
         model.predict_proba(test.x)
     table = model.predict_file(str(tmp_path / "c.csv")).columns
     assert [c for c in table if c.startswith(("proba_", "score_"))] == [f"score_{c}" for c in model.classes[0]]

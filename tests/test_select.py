@@ -184,7 +184,7 @@ def test_a_stopped_choose_run_resumes_with_its_choice_on_record(tmp_path, tiny_g
     (out / "summary.json").unlink()  # as if stopped after its last checkpoint, before the summary
     capsys.readouterr()
     assert main([*common, "--out", str(out), *choose]) == 2  # the choice is not made again over a stopped run
-    assert f"fpt train --resume {out}" in capsys.readouterr().err
+    assert f"continue it (its choice included) with --resume {out}, or choose another --out" in capsys.readouterr().err
     assert main(["train", "--resume", str(out), "--quiet"]) == 0
     resumed = json.loads((out / "summary.json").read_text())
     assert resumed["selection"] == finished["selection"] and resumed["selection"]["winner_fields"] == {"lr": 0.02}

@@ -128,3 +128,38 @@ def test_a_capitalised_column_is_a_value_not_a_placeholder():
     with wording(CLI):
         assert option("drop_columns", "ID") == "--drop-columns ID"
 
+
+@pytest.fixture(scope="module")
+def ridge_run(short_body, tmp_path_factory):
+    """A closed-form run with a ridge head (class scores, no probabilities) of a 3-feature table, and its CSV."""
+    folder = tmp_path_factory.mktemp("ridge")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    frame["label"] = np.where(frame.a > 0, "yes", "no")
+    frame.to_csv(folder / "t.csv", index=False)
+    fields = dict(data=str(folder / "t.csv"), body=short_body, fit="closed-form", cf_head="ridge", device="cpu",
+                  baselines="none")
+    fpt.fit(fpt.build(**fields), out=folder / "run", progress=False)
+    return folder, fields
+
+
+def test_a_new_fit_into_a_run_names_resume_as_its_surface_does(ridge_run, capsys):
+    folder, fields = ridge_run
+    with pytest.raises(FileExistsError) as err:
+        fpt.fit(fpt.build(**fields), out=folder / "run", progress=False)
+    # was: continue it with --resume DIR or choose another --out, flags fpt.fit does not take
+    assert str(err.value) == f"{folder / 'run'} already holds a run; continue it with resume=True or choose another out"
+    with pytest.raises(FileExistsError, match=r"run already holds a run; choose another out$"):  # was: --out
+        fpt.train_run({**fields, "fit": "closed-form"}, folder / "run", choose=["cf_head=ridge", "cf_head=logistic"])
+    rc = main(["train", "--data", fields["data"], "--body", fields["body"], "--fit", "closed-form", "--cf-head",
+               "ridge", "--device", "cpu", "--baselines", "none", "--out", str(folder / "run"), "--quiet"])
+    err_line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert rc == 2 and err_line.endswith(f"continue it with --resume {folder / 'run'} or choose another --out")
+
+
+def test_predict_proba_of_a_ridge_head_names_cf_head_as_an_argument(ridge_run):
+    folder, _ = ridge_run
+    model = fpt.load(folder / "run")
+    with pytest.raises(ConfigError) as err:
+        model.predict_proba(str(folder / "t.csv"))
+    assert "fit with cf_head='logistic' for probabilities" in str(err.value) and "--" not in str(err.value)

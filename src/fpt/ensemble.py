@@ -24,7 +24,7 @@ import torch
 
 from fpt.config import RunConfig
 from fpt.data import read_once
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, option
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment
 from fpt.predictor import combine
@@ -124,7 +124,7 @@ def fit(config: RunConfig, out: str | Path, *, progress: bool = False,
     seeds = member_seeds(config.seed, config.ensemble)
     if is_ensemble(out) or Run(out).is_run():
         raise FileExistsError(f"{out} already holds {'an ensemble' if is_ensemble(out) else 'a run'}; "
-                              "choose another --out")
+                              f"choose another {option('out')}")
     for seed in seeds:  # before any member trains: members of two datasets would be scored as one ensemble
         path = member_dir(out, seed)
         if has_checkpoint(path) or Run(path).summary() is not None:

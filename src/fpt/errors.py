@@ -122,6 +122,8 @@ class Wording:
 
     def __call__(self, name: str, value: str | None = None, placeholder: bool = False) -> str:
         own = self.names.get(name if value is None else f"{name}={value}")
+        if own is None and value is not None:  # ``field=*``: the surface's word for any value (--resume DIR: resume=True)
+            own = self.names.get(f"{name}=*")
         if own is not None:
             return own
         if self.flags:
@@ -133,7 +135,8 @@ class Wording:
 
 
 CLI = Wording()  # what every message says unless a Python surface is in force (``wording``)
-PYTHON = Wording(flags=False, names={"target": "target column (target=NAME)"})  # fpt.build's keyword arguments
+# fpt.build's and fpt.fit's keyword arguments: fit(exp, out=DIR, resume=True) continues what --resume DIR does
+PYTHON = Wording(flags=False, names={"target": "target column (target=NAME)", "resume=*": "resume=True"})
 # None: no surface has said how it speaks (fpt's own internals called directly): messages take the command line's words
 _WORDING: contextvars.ContextVar[Wording | None] = contextvars.ContextVar("fpt_wording", default=None)
 

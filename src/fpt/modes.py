@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fpt.config import RunConfig, parse_overrides
-from fpt.errors import ConfigError, python_entry
+from fpt.errors import ConfigError, option, python_entry
 
 if TYPE_CHECKING:
     from fpt.pipeline import Experiment
@@ -334,10 +334,10 @@ def _fresh(out: Path) -> None:
     from fpt.run import Run
 
     if Run(out).summary() is not None:
-        raise FileExistsError(f"{out} already holds a run; choose another --out")
+        raise FileExistsError(f"{out} already holds a run; choose another {option('out')}")
     if Run(out).is_run():
-        raise FileExistsError(f"{out} holds a stopped run; continue it (its choice included) with fpt train "
-                              f"--resume {out}, or choose another --out")
+        raise FileExistsError(f"{out} holds a stopped run; continue it (its choice included) with "
+                              f"{option('resume', str(out))}, or choose another {option('out')}")
 
 
 def _save_choice(choice: Choice, out: Path) -> None:

@@ -31,7 +31,7 @@ from fpt.data.arrays import decoded
 from fpt.data.host import targets_array
 from fpt.data.inputs import Inputs, Schema, as_inputs, load_npz
 from fpt.data.tokenisers import check_finite
-from fpt.errors import ConfigError, SchemaError, python_entry
+from fpt.errors import ConfigError, SchemaError, option, python_entry
 from fpt.feature_map import scores_only
 from fpt.model import FPT, InputSpec
 from fpt.objectives import Objective
@@ -369,7 +369,8 @@ class Predictor:
             raise ConfigError(f"{self.source}: a regression model has no class probabilities; use predict()")
         if not self.gives_probabilities:
             raise ConfigError(f"{self.source}: fitted in closed form with cf_head={self.config.cf_head}, whose class "
-                              "scores are not probabilities; fit with --cf-head logistic for probabilities; predict() "
+                              f"scores are not probabilities; fit with {option('cf_head', 'logistic')} for probabilities; "
+                              "predict() "
                               "gives the labels, logits() the class scores")
         return self._masked(logits).softmax(-1).numpy()  # (n, P, C)
 

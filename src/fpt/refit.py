@@ -90,7 +90,7 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
     out = Path(out)
     chosen = out / SELECTION_RUN
     if not resume and Run(out).summary() is not None:
-        raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
+        raise FileExistsError(rundir.already_a_run(out))
     with rundir.lock(out, what="fpt train --refit"):
         selection = Run(chosen).summary()
         base = config

@@ -19,7 +19,7 @@ from fpt.bodies import located
 from fpt.bodies.init import init_located
 from fpt.config import RunConfig
 from fpt.convergence import health, steps_to_converge
-from fpt.errors import ConfigError, DataError, FptWarning, python_entry
+from fpt.errors import ConfigError, DataError, FptWarning, option, python_entry
 from fpt.feature_map import CLOSED_FORM
 from fpt.inference import iter_outputs, length_order
 from fpt.pipeline import Experiment
@@ -184,7 +184,7 @@ def _check_resume(saved: RunConfig, wanted: RunConfig | None) -> RunConfig:
     if changed - RESUMABLE_CHANGES:
         raise ConfigError(
             f"cannot resume with changed field(s) {sorted(changed - RESUMABLE_CHANGES)}: that would be a "
-            f"different experiment. Only {sorted(RESUMABLE_CHANGES)} may change on resume; start a new --out"
+            f"different experiment. Only {sorted(RESUMABLE_CHANGES)} may change on resume; start a new {option('out')}"
         )
     return wanted
 
@@ -330,7 +330,7 @@ def _open_run_dir(exp: Experiment, out: Path | None, resume: bool,
         checkpoint.commit(version)  # after a fallback, the pointer names the version we continue from
         checkpoint.rewind(out, checkpoint.BEST, state.step)  # a best/ saved after it is replayed
     elif started_before or finished:
-        raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
+        raise FileExistsError(rundir.already_a_run(out))
     else:
         rundir.start_clean(out)
     if not resume:
@@ -395,7 +395,7 @@ def _check_same_content(exp: Experiment, out: Path) -> dict[str, Any] | None:
     record = out / rundir.DATA_FINGERPRINT
     if now.get("kind") == "memory" and changed(saved, now) is not None:
         raise DataError(f"{record}: the data given ({exp.config.data}) is not the data the run started on (its content "
-                        "hash differs); pass the data it started with, or train the new data into a new out=")
+                        f"hash differs); pass the data it started with, or train the new data into a new {option('out')}")
     check_unchanged(saved, now, str(Path(exp.config.data)), f"the run in {out} started on it", record)
     return now
 
@@ -462,7 +462,7 @@ def _check_same_data(exp: Experiment, out: Path) -> None:
         where = exp.config.data if isinstance(exp.config.data, str) else "the data given"
         raise DataError(f"{out / DATA}: {where} gives another {', '.join(map(repr, differing))} than the run was "
                         "trained with: the data changed since the run started; resume with the data it started with, "
-                        "or train the new data into a new --out")
+                        f"or train the new data into a new {option('out')}")
 
 
 @dataclass
@@ -605,7 +605,7 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
             _same_run(out, cfg)
             return rundir.read_summary(out)
         if not resume and (finished or checkpoint.has_checkpoint(out)):
-            raise FileExistsError(f"{out} already holds a run; continue it with --resume {out} or choose another --out")
+            raise FileExistsError(rundir.already_a_run(out))
         rundir.start_clean(out)
         rundir.write_config(out, cfg)
         if exp.data.fitted is not None:

@@ -164,7 +164,7 @@ def changed(saved: dict[str, Any], now: dict[str, Any]) -> str | None:
 def check_unchanged(saved: dict[str, Any], now: dict[str, Any], data: str, since: str, record: Path) -> None:
     """Refuse, in one line naming ``data`` and what changed, data whose fingerprint ``now`` differs from ``saved``,
     the one ``record`` (a data_fingerprint.json) holds from when ``since`` ("the run in OUT started on it")."""
-    from fpt.errors import DataError
+    from fpt.errors import DataError, option
 
     what = changed(saved, now)
     if what is None:
@@ -172,11 +172,11 @@ def check_unchanged(saved: dict[str, Any], now: dict[str, Any], data: str, since
     hashed = f"its content hash differs from {record.name}'s"
     if now.get("kind") == "hub":
         raise DataError(f"{data}: {what} since {since} ({hashed}: the datasets cache holds another revision of it "
-                        "now); train it into a new --out, or, offline, remove the newer revision's folder from the "
+                        f"now); train it into a new {option('out')}, or, offline, remove the newer revision's folder from the "
                         "datasets cache (the newest is read)")
     where = f"{data}: {'the file changed' if now.get('kind') == 'file' else what}"
     raise DataError(f"{where} since {since} ({hashed}); restore the data it started with, or train the changed data "
-                    "into a new --out")
+                    f"into a new {option('out')}")
 
 
 __all__ = ["changed", "check_unchanged", "of_datasets", "of_memory", "of_path"]

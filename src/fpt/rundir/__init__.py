@@ -21,7 +21,9 @@ runs in ``members/seedS``. The training state a checkpoint saves for ``--resume`
 
 from __future__ import annotations
 
-from fpt.errors import CheckpointError, RunDirBusyError
+from pathlib import Path
+
+from fpt.errors import CheckpointError, RunDirBusyError, option
 from fpt.rundir.atomic import (
     append_line,
     clear_debris,
@@ -91,7 +93,15 @@ from fpt.rundir.names import (
 )
 from fpt.rundir.state import TrainState
 
-__all__ = ["BEST", "BODY_DIR", "BODY_FILE", "BODY_META", "CONFIG", "CONTROLS", "DATA", "DATA_FINGERPRINT",
+
+def already_a_run(out: Path | str) -> str:
+    """Why a new run may not start in ``out``, which holds one, and the two ways on, as the surface in force names them
+    (fpt.errors.option): ``--resume DIR`` or another ``--out`` to the command line, ``resume=True`` or another ``out``
+    to fpt.fit and fpt.train_run."""
+    return f"{out} already holds a run; continue it with {option('resume', str(out))} or choose another {option('out')}"
+
+
+__all__ = ["BEST", "already_a_run", "BODY_DIR", "BODY_FILE", "BODY_META", "CONFIG", "CONTROLS", "DATA", "DATA_FINGERPRINT",
            "ENSEMBLE", "LATEST", "LOCK_FILE", "MEMBERS", "METRICS", "OPTIMIZER", "POINTER", "RNG", "SELECTION_FILE",
            "SELECTION_RUN", "SLOTS", "STATE", "SUMMARY", "TRAINABLE", "CheckpointError", "RunDirBusyError",
            "TrainState", "append_line", "append_metrics", "checkpoint_paths", "clear_debris", "find_runs",
