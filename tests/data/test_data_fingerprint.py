@@ -233,7 +233,7 @@ def test_a_hub_dataset_whose_cached_revision_changed_is_refused_on_resume(tiny_b
     assert str(info.value) == (
         f"someone/tiny: train/tiny-train.arrow changed since the run in {run} started on it (its content hash differs "
         "from data_fingerprint.json's: the datasets cache holds another revision of it now); train it into a new "
-        "--out, or, offline, remove the newer revision's folder from the datasets cache (the newest is read)")
+        "out, or, offline, remove the newer revision's folder from the datasets cache (the newest is read)")
     assert fpt.Run(run).summary()["steps"] == 4
 
 
@@ -277,7 +277,7 @@ def test_a_run_joined_to_one_trained_on_other_data_is_refused(tiny_bert_dir, tmp
             fpt.train_run(None, out, resume=True, say=None)
     assert str(info.value) == (f"{data}: the file changed since {since} (its content hash differs from "
                                "data_fingerprint.json's); restore the data it started with, or train the changed data "
-                               "into a new --out")
+                               "into a new out")  # fpt.train_run: Python's word for it
     assert sorted(p.name for p in (out / "members" if mode == "ensemble" else out).iterdir()) == [finished.name]
 
 
@@ -303,7 +303,7 @@ def test_a_choice_resumed_on_changed_data_before_its_final_run_saved_anything_is
         fpt.train_run(None, out, resume=True, say=None)
     assert str(info.value) == (f"{data}: the file changed since the choice in {out / 'selection.json'} was made on it "
                                "(its content hash differs from data_fingerprint.json's); restore the data it started "
-                               "with, or train the changed data into a new --out")
+                               "with, or train the changed data into a new out")
     assert not (out / "summary.json").exists() and not (out / "checkpoint").exists()
 
 
