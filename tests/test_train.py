@@ -87,7 +87,7 @@ def test_resume_refuses_a_different_experiment(tiny_gpt2_dir, tmp_path):
 
 def test_existing_run_directory_is_never_overwritten(tiny_gpt2_dir, tmp_path):
     fpt.fit(_exp(tiny_gpt2_dir, steps=5), out=tmp_path / "r", progress=False)
-    with pytest.raises(FileExistsError, match="--resume"):
+    with pytest.raises(FileExistsError, match=r"continue it with resume=True or choose another out$"):  # Python's words
         fpt.fit(_exp(tiny_gpt2_dir, steps=5), out=tmp_path / "r", progress=False)
 
 

@@ -41,6 +41,7 @@ def _files(root: Path) -> Iterator[tuple[str, Path]]:
     from fpt import rundir
     from fpt.data.formats import SUFFIXES
     from fpt.data.images import IMAGE_SUFFIXES, SYSTEM_FILES
+    from fpt.data.listing import children
     from fpt.data.tables import table_suffix
 
     read = {*SUFFIXES, *IMAGE_SUFFIXES}
@@ -52,19 +53,19 @@ def _files(root: Path) -> Iterator[tuple[str, Path]]:
         if real in seen or (folder != root and (rundir.is_run_dir(folder) or rundir.is_started_run(folder))):
             continue
         seen.add(real)
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        try:  # the listing the reader made (fpt.data.listing, inside the read's listed_once): a folder is listed once
+            entries = children(folder)
         except OSError:  # unreadable: its reader names it
             continue
         for entry in entries:
-            if entry.name.startswith((".", "__")) or entry.name.lower() in SYSTEM_FILES:
+            name = entry.path.name
+            if name.startswith((".", "__")) or name.lower() in SYSTEM_FILES:
                 continue
-            path = Path(entry.path)
             try:
-                if entry.is_dir():
-                    stack.append(path)
-                elif entry.is_file() and table_suffix(path) in read:
-                    yield path.relative_to(root).as_posix(), path
+                if entry.is_dir:
+                    stack.append(entry.path)
+                elif table_suffix(entry.path) in read and entry.path.is_file():
+                    yield entry.path.relative_to(root).as_posix(), entry.path
             except OSError:  # a link that loops or dangles: not data here either
                 continue
 
