@@ -89,13 +89,10 @@ class Preprocessing:
             return torch.from_numpy(((y.astype(np.float64) - mean) / scale).astype(np.float32))  # (N, m)
         out = np.zeros(y.shape, dtype=np.int64)
         for j, classes in enumerate(self.classes):
-            index = {c: i for i, c in enumerate(classes)}
-            for r, v in enumerate(y[:, j]):
-                code = index.get(plain_value(v))
-                if code is None:
-                    raise DataError(f"{where}: label {v!r} of {self.targets[j]!r} is not one of the classes "
-                                    f"{classes[:10]}")
-                out[r, j] = code
+            out[:, j] = _class_codes(y[:, j], classes)
+            if (unknown := np.flatnonzero(out[:, j] < 0)).size:
+                v = y[unknown[0], j]
+                raise DataError(f"{where}: label {v!r} of {self.targets[j]!r} is not one of the classes {classes[:10]}")
         return torch.from_numpy(out)  # (N, m) class indices
 
     def to_json(self) -> dict[str, Any]:
@@ -128,6 +125,16 @@ class Preprocessing:
         return cls(data["modality"], from_json(data["tokeniser"]), objective,
                    list(data["targets"]), classes, list(data["features"]), list(data.get("dropped", [])),
                    list(data.get("series_id", [])))
+
+
+def _class_codes(col: np.ndarray, classes: list) -> np.ndarray:
+    """Each label's class index (-1: none): ``plain_value(v)`` looked up among ``classes`` once per distinct label,
+    not per value in Python (the largest cost of scoring at predict after the forward pass): labels that are one key
+    (1, 1.0, np.int64(1)) have plain values that are one key too, so the first seen stands for all of them."""
+    index = {c: i for i, c in enumerate(classes)}
+    values = col if col.dtype.kind == "O" else col.tolist()  # a numpy scalar per value only where there are objects
+    codes = {v: index.get(plain_value(v), -1) for v in dict.fromkeys(values)}
+    return np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=len(col))
 
 
 # The largest |target| a regression trains on: predictions are float32 (max 3.4e38) and the squared errors of

@@ -1,0 +1,96 @@
+"""Predict's steps after reading run as passes over a column, not a Python step per value (``plain_value`` per label
+or cell, ``json.dumps`` per row): scoring's class codes (``Preprocessing.encode_targets``), the input columns written
+back beside the predictions (``fpt.data.inputs._as_written``), the JSON lines writer (``Prediction._jsonl``) and
+declared categories' names (``fpt.data.categories.category_names``). Each gives what the per-value path gave, kept
+here as the reference: the same values and errors, and a tiny model's predictions of a table of edge values written
+to the very bytes and scored to the very metrics."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from fpt.data import categories, inputs
+from fpt.data.base import plain_value
+from fpt.errors import DataError
+from fpt.tasks import user_data
+from fpt.tasks.user_data import Preprocessing
+
+# ------------------------------------------------------------------------------ counting a per-value step
+
+
+class _Counting:
+    def __init__(self, real: Any) -> None:
+        self.real, self.calls = real, 0
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        self.calls += 1
+        return self.real(*args, **kw)
+
+
+def _count_plain_value(monkeypatch: pytest.MonkeyPatch) -> _Counting:
+    """One counter of ``plain_value`` wherever these paths call it by name."""
+    counter = _Counting(plain_value)
+    for module in (user_data, inputs, categories):
+        monkeypatch.setattr(module, "plain_value", counter)
+    if importlib.util.find_spec("fpt.data.plain") is not None:  # where the passes' own fallback calls it
+        monkeypatch.setattr("fpt.data.plain.plain_value", counter)
+    return counter
+
+
+def _objects(items: list) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+# ------------------------------------------------------------------------------ scoring: the target's class codes
+
+
+def _old_encode_targets(self: Preprocessing, y: np.ndarray, where: str) -> torch.Tensor:
+    if self.classes is None:
+        mean, scale = np.array(self.objective.mean), np.array(self.objective.scale)
+        return torch.from_numpy(((y.astype(np.float64) - mean) / scale).astype(np.float32))
+    out = np.zeros(y.shape, dtype=np.int64)
+    for j, classes in enumerate(self.classes):
+        index = {c: i for i, c in enumerate(classes)}
+        for r, v in enumerate(y[:, j]):
+            code = index.get(plain_value(v))
+            if code is None:
+                raise DataError(f"{where}: label {v!r} of {self.targets[j]!r} is not one of the classes "
+                                f"{classes[:10]}")
+            out[r, j] = code
+    return torch.from_numpy(out)
+
+
+def test_scoring_looks_each_distinct_label_up_once(monkeypatch):
+    prep = Preprocessing("tabular", None, user_data.classification([["007", "1e3", "é"]]), ["label"],
+                         [["007", "1e3", "é"]], ["x"])
+    rng = np.random.default_rng(0)
+    y = _objects(list(np.array(["007", "1e3", "é"], dtype=object)[rng.integers(0, 3, 5000)]))[:, None]
+    counter = _count_plain_value(monkeypatch)
+    codes = prep.encode_targets(y, "t.csv")
+    assert counter.calls <= 3  # was 5,000: one per row
+    assert codes.dtype == torch.int64 and codes.shape == (5000, 1)
+    assert codes[:, 0].tolist() == [["007", "1e3", "é"].index(v) for v in y[:, 0]]
+
+
+def test_a_label_that_is_no_class_names_its_first_row_as_before(monkeypatch):
+    prep = Preprocessing("tabular", None, user_data.classification([[0, 1]]), ["label"], [[0, 1]], ["x"])
+    y = _objects([1, 0.0, True, np.int64(1), 2.5, "x", 2.5])[:, None]
+    with pytest.raises(DataError) as new:
+        prep.encode_targets(y, "t.csv")
+    monkeypatch.setattr(Preprocessing, "encode_targets", _old_encode_targets)
+    with pytest.raises(DataError) as old:
+        prep.encode_targets(y, "t.csv")
+    assert str(new.value) == str(old.value) == "t.csv: label 2.5 of 'label' is not one of the classes [0, 1]"
+    good = y[:4]
+    assert prep.encode_targets(good, "t").tolist() == [[1], [0], [1], [1]]  # True is the class 1, as a dict finds it
+    numeric = np.array([[0], [1], [1]], dtype=np.int64)  # a numpy column (an .npz's y at training)
+    assert prep.encode_targets(numeric, "t").tolist() == [[0], [1], [1]]
+    with pytest.raises(DataError, match=r"label np.int64\(2\) of 'label'"):  # the numpy scalar, as it was shown
+        prep.encode_targets(np.array([[0], [2]]), "t")
