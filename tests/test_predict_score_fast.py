@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from fpt.data import categories, inputs
-from fpt.data.base import plain_value
+from fpt.data.base import is_missing, plain_value
 from fpt.errors import DataError
 from fpt.tasks import user_data
 from fpt.tasks.user_data import Preprocessing
@@ -94,3 +94,31 @@ def test_a_label_that_is_no_class_names_its_first_row_as_before(monkeypatch):
     assert prep.encode_targets(numeric, "t").tolist() == [[0], [1], [1]]
     with pytest.raises(DataError, match=r"label np.int64\(2\) of 'label'"):  # the numpy scalar, as it was shown
         prep.encode_targets(np.array([[0], [2]]), "t")
+
+
+# ------------------------------------------------------------------------------ the input columns written back
+
+
+def _old_as_written(col: np.ndarray, missing: Any = None) -> list[Any]:
+    missing = is_missing(col)
+    if col.dtype.kind == "M":
+        text = np.datetime_as_string(col, unit="auto")
+        return [None if m else str(t) for t, m in zip(text, missing, strict=True)]
+    return [None if m else plain_value(v) for v, m in zip(col, missing, strict=True)]
+
+
+def _columns(n: int = 4000) -> list[np.ndarray]:
+    """Text with gaps, whole and other numbers among objects (NaN beside ints and floats), floats with NaN."""
+    text = _objects([None if i % 9 == 0 else f"r{i % 50}" for i in range(n)])
+    numbers = _objects([float("nan") if i % 7 == 0 else float(i % 13) if i % 2 else i % 13 for i in range(n)])
+    floats = np.where(np.arange(n) % 5 == 0, np.nan, np.arange(n) / 2)
+    return [text, numbers, floats]
+
+
+def test_written_columns_take_no_step_per_value(monkeypatch):
+    counter = _count_plain_value(monkeypatch)
+    text, numbers, floats = (inputs._as_written(c) for c in _columns())
+    assert counter.calls == 0  # was one per present cell
+    assert text[:2] == [None, "r1"]
+    assert numbers[:4] == [None, 1, 2, 3] and [type(v) for v in numbers[1:4]] == [int, int, int]
+    assert floats[:3] == [None, 0.5, 1] and [type(v) for v in floats[1:3]] == [float, int]
