@@ -8,6 +8,8 @@ to the very bytes and scored to the very metrics."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import math
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ import torch
 from fpt.data import categories, inputs
 from fpt.data.base import is_missing, plain_value
 from fpt.errors import DataError
+from fpt.predictor import Prediction
 from fpt.tasks import user_data
 from fpt.tasks.user_data import Preprocessing
 
@@ -122,3 +125,32 @@ def test_written_columns_take_no_step_per_value(monkeypatch):
     assert text[:2] == [None, "r1"]
     assert numbers[:4] == [None, 1, 2, 3] and [type(v) for v in numbers[1:4]] == [int, int, int]
     assert floats[:3] == [None, 0.5, 1] and [type(v) for v in floats[1:3]] == [float, int]
+
+
+# ------------------------------------------------------------------------------ the JSON lines writer
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _old_jsonl(self: Prediction) -> str:
+    names = list(self.columns)
+    return "".join(json.dumps(dict(zip(names, [_json_value(v) for v in row], strict=True)), allow_nan=False) + "\n"
+                   for row in zip(*self.columns.values(), strict=True))
+
+
+def test_the_json_lines_writer_makes_no_json_dumps_per_row(monkeypatch):
+    n = 3000
+    columns = {"": list(range(n)), "id": [None if i % 4 == 0 else f"é{i}" for i in range(n)],
+               "prediction": [["yes", "no"][i % 2] for i in range(n)],
+               "proba_yes": [float(f"{i / n:.6g}") for i in range(n)], "proba_no": [math.nan] + [0.5] * (n - 1)}
+    counter = _Counting(json.dumps)
+    monkeypatch.setattr(json, "dumps", counter)
+    text = Prediction(columns, None, n, "t")._jsonl()
+    assert counter.calls == 0  # was one per row
+    monkeypatch.undo()
+    assert text == _old_jsonl(Prediction(columns, None, n, "t"))
+    assert text.splitlines()[0] == '{"": 0, "id": null, "prediction": "yes", "proba_yes": 0.0, "proba_no": null}'

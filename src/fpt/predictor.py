@@ -87,9 +87,6 @@ class Prediction:
             rundir.write_text(Path(path), self._jsonl() if kind == "jsonl" else self._delimited("\t" if kind == "tsv"
                                                                                                  else ","))
 
-    def _rows(self) -> Any:
-        return zip(*self.columns.values(), strict=True)
-
     def _delimited(self, delimiter: str, stream: Any = None) -> str:
         """The table as delimited text, returned, or written to ``stream`` (then "")."""
         import csv
@@ -104,12 +101,10 @@ class Prediction:
         return buf.getvalue() if stream is None else ""
 
     def _jsonl(self) -> str:
-        import json
+        from fpt.data.json_lines import json_lines
 
-        names = list(self.columns)
         # strict JSON: a value JSON cannot hold (NaN) is null, as fpt's own JSON files write it
-        return "".join(json.dumps(dict(zip(names, [_json_value(v) for v in row], strict=True)), allow_nan=False) + "\n"
-                       for row in self._rows())
+        return json_lines(self.columns)
 
     def _arrow(self, path: str | Path, kind: str) -> bytes:
         """The table as a Parquet or Arrow/Feather file's bytes."""
@@ -146,12 +141,6 @@ def output_format(path: str | Path) -> str:
         raise ConfigError(f"--out {path}: fpt writes predictions as .csv, .tsv, .jsonl, .parquet or .feather (or - for CSV on "
                           f"standard output), not {suffix!r}; choose one of those names")
     return OUTPUT_FORMATS[suffix]
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
