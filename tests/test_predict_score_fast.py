@@ -154,3 +154,14 @@ def test_the_json_lines_writer_makes_no_json_dumps_per_row(monkeypatch):
     monkeypatch.undo()
     assert text == _old_jsonl(Prediction(columns, None, n, "t"))
     assert text.splitlines()[0] == '{"": 0, "id": null, "prediction": "yes", "proba_yes": 0.0, "proba_no": null}'
+
+
+# ------------------------------------------------------------------------------ declared categories' names
+
+
+def test_category_names_take_no_step_per_value(monkeypatch):
+    counter = _count_plain_value(monkeypatch)
+    text, numbers, floats = (categories.category_names(c) for c in _columns())
+    assert counter.calls == 0  # was one per present cell that is no text
+    assert text[:2].tolist() == [None, "r1"] and numbers[:4].tolist() == [None, "1", "2", "3"]
+    assert floats[:3].tolist() == [None, "0.5", "1"]

@@ -1,8 +1,9 @@
-"""A column's plain values (``fpt.data.plain.plain_values``) and the input columns written back beside the
-predictions (``fpt.data.inputs._as_written``) are made by passes over the column, not a Python call per value. Each
-equals the per-value path it replaced, kept here as the reference, object for object (type and value), on columns of
-edge values: NaN, None, pandas' NA, whole floats, -0.0, infinities, ints past int64, bools beside 1 and 1.0, unicode,
-numeric-looking text, dates, numpy scalars among objects."""
+"""A column's plain values (``fpt.data.plain.plain_values``), the input columns written back beside the predictions
+(``fpt.data.inputs._as_written``) and declared categories' names (``fpt.data.categories.category_names``) are made by
+passes over the column, not a Python call per value. Each equals the per-value path it replaced, kept here as the
+reference, object for object (type and value), on columns of edge values: NaN, None, pandas' NA, whole floats, -0.0,
+infinities, ints past int64, bools beside 1 and 1.0, unicode, numeric-looking text, dates, numpy scalars among
+objects."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pandas as pd
 import pytest
 
 from fpt.data.base import is_missing, plain_value
+from fpt.data.categories import as_category_names, category_names
 from fpt.data.inputs import _as_written
 from fpt.data.plain import plain_values
 
@@ -25,6 +27,13 @@ def _old_as_written(col: np.ndarray) -> list:
         text = np.datetime_as_string(col, unit="auto")
         return [None if m else str(t) for t, m in zip(text, missing, strict=True)]
     return [None if m else plain_value(v) for v, m in zip(col, missing, strict=True)]
+
+
+def _old_category_names(values: np.ndarray) -> np.ndarray:
+    values = np.asarray(values)
+    missing = is_missing(values)
+    return np.array([None if m else v if isinstance(v, str) else str(plain_value(v))
+                     for v, m in zip(values, missing, strict=True)], dtype=object)
 
 
 def _objects(values: list) -> np.ndarray:
@@ -91,6 +100,14 @@ def test_written_columns_equal_the_per_value_path(name):
     _same(_as_written(col, is_missing(col)), _old_as_written(col))  # the reader's mask, where it kept one
 
 
+@pytest.mark.parametrize("name", [n for n in COLUMNS if n not in ("complex", "long double")])
+def test_category_names_equal_the_per_value_path(name):
+    col = COLUMNS[name]
+    new, old = category_names(col), _old_category_names(col)
+    assert new.dtype == object and new.shape == old.shape
+    _same(new.tolist(), old.tolist())
+
+
 def test_the_cases_hold_what_they_claim():
     """The edge values are there and come out as the per-value path writes them (not only equal to it)."""
     written = _as_written(COLUMNS["numbers among objects"])
@@ -98,3 +115,22 @@ def test_the_cases_hold_what_they_claim():
     assert [type(v) for v in written[:4]] == [int, int, bool, float]
     assert _as_written(COLUMNS["floats"])[:6] == [1, 0, 0, None, math.inf, -math.inf]
     assert _as_written(COLUMNS["dates"]) == ["2024-01-01", None, "2024-03-15T10:30"]  # the shortest exact
+    assert category_names(COLUMNS["numbers among objects"]).tolist() == [
+        "1", "1", "True", "2.5", "0", str(10**30), str(int(1e30)), None, None, "False", "0"]
+    assert category_names(COLUMNS["text"]).tolist() == ["a", None, None, None, "10", "1.0", "é", "😀"]
+    assert category_names(COLUMNS["floats"]).tolist()[:6] == ["1", "0", "0", None, "inf", "-inf"]
+    scalars = category_names(COLUMNS["numpy scalars and others"])
+    assert scalars[7] is COLUMNS["numpy scalars and others"][7]  # np.str_ text kept as the very value
+    assert scalars.tolist()[:6] == ["2", "3", "0.5", None, None, "1.0"]
+
+
+def test_a_declared_category_frame_names_its_categories_as_before():
+    frame = pd.DataFrame({"code": pd.Categorical([10, 20, None, 10, 30]),
+                          "word": pd.Categorical(["a", "é", None, "10", "a"]),
+                          "x": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    expected = frame.copy(deep=False)
+    for i in (0, 1):
+        expected.isetitem(i, _old_category_names(frame.iloc[:, i].to_numpy(dtype=object)))
+    named = as_category_names(frame)
+    pd.testing.assert_frame_equal(named, expected)
+    assert named["code"].tolist()[:2] == ["10", "20"] and named["word"].tolist()[:2] == ["a", "é"]
