@@ -7,17 +7,25 @@ to the very bytes and scored to the very metrics."""
 
 from __future__ import annotations
 
+import csv
+import datetime
+import decimal
 import importlib.util
+import io
 import json
 import math
+import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
+import fpt
 from fpt.data import categories, inputs
-from fpt.data.base import is_missing, plain_value
+from fpt.data.base import ColumnNote, is_missing, plain_value
 from fpt.errors import DataError
 from fpt.predictor import Prediction
 from fpt.tasks import user_data
@@ -165,3 +173,103 @@ def test_category_names_take_no_step_per_value(monkeypatch):
     assert counter.calls == 0  # was one per present cell that is no text
     assert text[:2].tolist() == [None, "r1"] and numbers[:4].tolist() == [None, "1", "2", "3"]
     assert floats[:3].tolist() == [None, "0.5", "1"]
+
+
+# ------------------------------------------------------------------------------ a tiny model, end to end
+
+
+def _old_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Preprocessing, "encode_targets", _old_encode_targets)
+    monkeypatch.setattr(inputs, "_as_written", _old_as_written)
+    monkeypatch.setattr(Prediction, "_jsonl", _old_jsonl)
+
+
+TRAIN = """,id,when,big,flag,x,label
+0,a,2024-01-01,1,True,0.1,007
+1,b,2024-01-02,2,False,1.2,1e3
+2,c,2024-01-03,3,True,2.3,é
+3,d,2024-01-04,4,False,0.2,007
+4,e,2024-01-05,5,True,1.1,1e3
+5,f,2024-01-06,6,False,2.2,é
+"""
+# edge values in the columns written back: unicode, numeric-looking text, empty cells, ints written as floats,
+# ints past int64, bools, dates with and without times, formula-like text
+PREDICT = """,id,when,big,flag,x,label
+0,é😀,2024-01-01,1.0,True,0.1,007
+1,,2024-02-30x,99999999999999999999999,False,1.2,1e3
+7,007,,-0.0,,2.3,é
+8,1.50,2024-01-05T10:30,,True,0.2,007
+9,=1+1,2024-01-06,12345678901234567890,False,1.1,é
+10,"a,b",2024-01-07,3,True,,1e3
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tiny_gpt2_dir, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("score-fast")
+    (folder / "train.csv").write_text(TRAIN)
+    with warnings.catch_warnings():  # the note that the first column is read as the row index: it is meant to be
+        warnings.simplefilter("ignore", ColumnNote)
+        exp = fpt.build(data=str(folder / "train.csv"), body=tiny_gpt2_dir, init="random", steps=2, batch_size=4,
+                        eval_every=2, device="cpu", fit="gradient", baselines="none", drop_columns="id,when,big,flag")
+    fpt.fit(exp, out=folder / "run", progress=False)
+    return folder / "run"
+
+
+def _written(model: Any, given: Any, folder: Path, tag: str) -> tuple[dict[str, bytes], Any]:
+    prediction = model.predict_file(given)
+    files = {}
+    for suffix in (".jsonl", ".csv", ".tsv"):
+        path = folder / f"{tag}{suffix}"
+        prediction.write(path)
+        files[suffix] = path.read_bytes()
+    return files, prediction
+
+
+def test_a_table_of_edge_values_is_written_and_scored_as_before(run, tmp_path, monkeypatch):
+    (tmp_path / "input.csv").write_text(PREDICT)
+    model = fpt.load(run)
+    new, prediction = _written(model, str(tmp_path / "input.csv"), tmp_path, "new")
+    new_score = model.score(str(tmp_path / "input.csv"))
+    _old_path(monkeypatch)
+    old, old_prediction = _written(model, str(tmp_path / "input.csv"), tmp_path, "old")
+    assert new == old
+    assert prediction.metrics == old_prediction.metrics and new_score == model.score(str(tmp_path / "input.csv"))
+    assert prediction.metrics["accuracy"] >= 0 and len(prediction.metrics) > 1
+    first = json.loads(new[".jsonl"].decode().splitlines()[0])
+    assert list(first)[:5] == ["", "id", "when", "big", "flag"] and first["id"] == "é😀"
+    assert "\\u00e9\\ud83d\\ude00" in new[".jsonl"].decode()  # json's ASCII escapes, as json.dumps writes them
+    rows = list(csv.reader(io.StringIO(new[".csv"].decode())))
+    assert rows[0][:5] == ["", "id", "when", "big", "flag"] and rows[5][1] == "'=1+1"
+
+
+def test_a_frame_of_python_and_numpy_objects_is_written_and_scored_as_before(run, tmp_path, monkeypatch):
+    frame = pd.DataFrame({
+        "": _objects([np.int64(5), 6.0, None, 10**30, True, pd.NA]),
+        "id": _objects(["é", np.str_("s"), float("nan"), "1.0", "", "  "]),
+        "when": np.array(["2024-01-01", "NaT", "2024-01-02T03:04", "2024-01-03", "2024-01-04", "2024-01-05"],
+                         dtype="datetime64[ns]"),
+        "big": _objects([2**70, np.float64(2.0), np.float32(0.5), -0.0, float("inf"), None]),
+        "flag": _objects([True, False, np.bool_(True), 1, 0.0, None]),
+        "x": [0.1, 1.2, 2.3, 0.2, 1.1, 2.2],
+        "label": _objects(["007", "1e3", "é", np.str_("007"), "1e3", "é"]),
+    })
+    model = fpt.load(run)
+    new, prediction = _written(model, frame, tmp_path, "new")
+    _old_path(monkeypatch)
+    old, old_prediction = _written(model, frame, tmp_path, "old")
+    assert new == old and prediction.metrics == old_prediction.metrics
+    assert prediction.columns[""] == [5, 6, None, 10**30, True, None]
+    assert prediction.columns["big"] == [2**70, 2, 0.5, 0, math.inf, None]
+    assert prediction.columns["when"][:3] == ["2024-01-01", None, "2024-01-02T03:04"]
+    csv_text = old[".csv"].decode()
+    assert "inf" in csv_text and ",1180591620717411303424," in csv_text
+    # a carried cell json cannot hold (a Decimal, a date) fails the JSON lines file as it did: TypeError, same words
+    frame["big"] = _objects([decimal.Decimal("1.5"), datetime.date(2024, 1, 1), 1, 2, 3, 4])
+    monkeypatch.undo()
+    with pytest.raises(TypeError) as new_error:
+        model.predict_file(frame).write(tmp_path / "bad.jsonl")
+    _old_path(monkeypatch)
+    with pytest.raises(TypeError) as old_error:
+        model.predict_file(frame).write(tmp_path / "bad.jsonl")
+    assert str(new_error.value) == str(old_error.value) == "Object of type Decimal is not JSON serializable"
