@@ -13,12 +13,18 @@ few steps) is trained on its first 2,000 rows, then each figure is the median of
 - ``predict read``: ``Predictor.tokens`` of the table (reading, checking every column against the model and
   tokenising: all of ``predict`` but the forward pass);
 - ``predict``: ``Predictor.predict`` of the table, forward pass included;
-- ``fpt predict``: the command (in this process), with the target column scored and the predictions written.
+- ``fpt predict``: the command (in this process), with the target column scored and the predictions written;
+- the steps of predict after reading, one at a time: ``encode_targets`` (the label's class codes, to score), the
+  columns written back beside the predictions (``_as_written`` of the copy of the table with a row index as its first
+  column, as pandas' ``to_csv`` writes one: the index, t0 with its gaps, x0), the JSON lines writer (``_jsonl`` of
+  that copy's predictions), declared categories' names (``category_names`` of t0..t4, and of x0 as numbers);
+- ``fpt predict ... .jsonl``: the command on the copy with a row index, scored, written as JSON lines.
 
 Each run appends its figures (its command line first) to ``--out``, by default the day's
 docs/results/bench/predict_table-DATE.txt (UTC), so that the trees compared (each run with its own ``PYTHONPATH``,
 alternated) land in one file; ``--out -`` writes none. ``--top N`` adds cProfile's top entries of one
-``Predictor.tokens``.
+``Predictor.tokens`` (``--profile command``: of one ``fpt predict ... .jsonl``); ``--only WORD`` (repeatable) times
+only the figures whose name holds a WORD.
 """
 
 from __future__ import annotations
@@ -105,6 +111,13 @@ def numeric_labels(table: Path, out: Path) -> None:
     out.write_text(head + "\n" + body.replace(",yes\n", ",1\n").replace(",no\n", ",0\n"))
 
 
+def with_row_index(table: Path, out: Path) -> None:
+    """``table`` with a row index as its first column, its header cell empty (pandas' ``to_csv`` default)."""
+    with open(table) as src, open(out, "w") as dst:
+        dst.write("," + next(src))
+        dst.writelines(f"{i},{line}" for i, line in enumerate(src))
+
+
 def default_out(now: datetime.datetime | None = None) -> Path:
     """The day's results file (UTC) in docs/results/bench."""
     day = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%d")
@@ -127,6 +140,9 @@ def main() -> None:
     ap.add_argument("--out", default=str(default_out()),
                     help="append the figures to this text file (default: the day's file in docs/results/bench; - none)")
     ap.add_argument("--top", type=int, default=0, help="cProfile entries of one Predictor.tokens, by own time")
+    ap.add_argument("--profile", choices=("tokens", "command"), default="tokens",
+                    help="what --top profiles: Predictor.tokens, or the fpt predict .jsonl command")
+    ap.add_argument("--only", action="append", default=[], help="time only the figures whose name holds this word")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -134,7 +150,7 @@ def main() -> None:
     import fpt.data.base as base
     from fpt import data
     from fpt.cli import main as cli_main
-    from fpt.data import tables
+    from fpt.data import categories, inputs, tables
 
     lines = [f"## {args.label or 'run'}: fpt from {Path(base.__file__).resolve().parents[2]}; {processor()}"
              + (f"; {args.note}" if args.note else "") + f"; load average {os.getloadavg()[0]:.1f} at the start"
@@ -158,10 +174,17 @@ def main() -> None:
         data.load(str(path))  # warm: imports (pyarrow, pandas) are not the reading
         model.tokens(str(path))
         out_csv = folder / "predictions.csv"
+        indexed = folder / "table_index.csv"
+        with_row_index(path, indexed)
+        out_jsonl = folder / "predictions.jsonl"
+        labelled = model.tokens(str(path))[2]  # the label column as read, to score
+        written = [tables.read_columns(indexed)[c] for c in ("", "t0", "x0")]
+        declared = [tables.read_columns(path)[c] for c in ("t0", "t1", "t2", "t3", "t4", "x0")]
+        prediction = model.predict_file(str(indexed))
 
-        def command() -> None:
+        def command(table: Path = path, out: Path = out_csv) -> None:
             with contextlib.redirect_stdout(io.StringIO()):
-                cli_main(["predict", str(run), str(path), "--out", str(out_csv), "--force"])
+                cli_main(["predict", str(run), str(table), "--out", str(out), "--force"])
 
         figures = {
             "load (training read)": lambda: data.load(str(path)),
@@ -170,14 +193,23 @@ def main() -> None:
             "predict read (Predictor.tokens)": lambda: model.tokens(str(path)),
             "Predictor.predict": lambda: model.predict(str(path)),
             "fpt predict (scored, written)": command,
+            "encode_targets (label, to score)": lambda: model.preprocessing.encode_targets(labelled.y, labelled.where),
+            "_as_written (index, t0, x0)": lambda: [inputs._as_written(c) for c in written],
+            "JSON lines writer (Prediction._jsonl)": prediction._jsonl,
+            "category_names (t0..t4, x0)": lambda: [categories.category_names(c) for c in declared],
+            "fpt predict (row index, scored, .jsonl)": lambda: command(indexed, out_jsonl),
         }
+        figures = {k: v for k, v in figures.items() if not args.only or any(w in k for w in args.only)}
         for name, fn in figures.items():
             times = timed(fn, args.repeats)
             say(f"{name}: {statistics.median(times):.2f} s (median of {len(times)}; all: "
                 f"{', '.join(f'{t:.2f}' for t in times)})")
         if args.top:
             profile = cProfile.Profile()
-            profile.runcall(model.tokens, str(path))
+            if args.profile == "command":
+                profile.runcall(command, indexed, out_jsonl)
+            else:
+                profile.runcall(model.tokens, str(path))
             text = io.StringIO()
             pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(args.top)
             say(text.getvalue().rstrip())

@@ -34,3 +34,14 @@ def test_each_run_appends_its_section_with_its_command_line(tmp_path: Path) -> N
     bench.append(out, ["bench/predict_table.py", "--label", "after"], ["## after", "load: 0.50 s"])
     assert out.read_text() == ("# python bench/predict_table.py --label before\n## before\nload: 1.00 s\n\n"
                                "# python bench/predict_table.py --label after\n## after\nload: 0.50 s\n\n")
+
+
+def test_row_index_copy_holds_the_same_rows_after_an_index_column(tmp_path: Path) -> None:
+    path, copy = tmp_path / "t.csv", tmp_path / "ti.csv"
+    bench._read_table_module().write_table(path, 300)
+    bench.with_row_index(path, copy)
+    plain, indexed = tables.read_columns(path), tables.read_columns(copy)
+    assert list(indexed) == [tables.ROW_INDEX, *plain]
+    np.testing.assert_array_equal(indexed[tables.ROW_INDEX], np.arange(300))
+    for name, values in plain.items():
+        assert indexed[name].tolist() == values.tolist(), name
