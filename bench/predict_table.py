@@ -37,6 +37,7 @@ import io
 import os
 import platform
 import pstats
+import shlex
 import statistics
 import subprocess
 import sys
@@ -128,7 +129,7 @@ def append(out: Path, argv: list[str], lines: list[str]) -> None:
     """This run's section, its command line first, after the file's earlier sections."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "a") as f:
-        f.write(f"# python {' '.join(argv)}\n" + "\n".join(lines) + "\n\n")
+        f.write(f"# python {shlex.join(argv)}\n" + "\n".join(lines) + "\n\n")  # quoted: it runs again as written
 
 
 def main() -> None:

@@ -32,8 +32,11 @@ def test_each_run_appends_its_section_with_its_command_line(tmp_path: Path) -> N
     out = tmp_path / "results" / "p.txt"
     bench.append(out, ["bench/predict_table.py", "--label", "before"], ["## before", "load: 1.00 s"])
     bench.append(out, ["bench/predict_table.py", "--label", "after"], ["## after", "load: 0.50 s"])
+    bench.append(out, ["bench/predict_table.py", "--only", "JSON lines", "--note", "lane's load"], ["## notes"])
     assert out.read_text() == ("# python bench/predict_table.py --label before\n## before\nload: 1.00 s\n\n"
-                               "# python bench/predict_table.py --label after\n## after\nload: 0.50 s\n\n")
+                               "# python bench/predict_table.py --label after\n## after\nload: 0.50 s\n\n"
+                               "# python bench/predict_table.py --only 'JSON lines' --note 'lane'\"'\"'s load'\n"
+                               "## notes\n\n")
 
 
 def test_row_index_copy_holds_the_same_rows_after_an_index_column(tmp_path: Path) -> None:
