@@ -424,6 +424,11 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
         logits = self._outputs(X).double()  # float64, so that every row sums to 1 within 1e-15
         return torch.softmax(logits, dim=-1).numpy()
 
+    # The method the property hands out goes by the public name: scikit-learn tells a response method by __name__
+    # (a binary roc_auc or average_precision scorer and CalibratedClassifierCV read the positive class's column only
+    # from one named predict_proba; StackingClassifier passes the name on to cross_val_predict, which checks it).
+    _predict_proba.__name__ = "predict_proba"
+
     def predict(self, X: Any) -> np.ndarray:
         """The most probable label of each row (the argmax of the head's outputs)."""
         check_is_fitted(self)  # before classes_ is read: an unfitted estimator raises NotFittedError
