@@ -7,11 +7,29 @@ import os
 import socket
 from urllib.parse import urlparse
 
+# The switches that take the Hugging Face libraries offline, the first one set deciding (an HF_HUB_OFFLINE=0 keeps
+# the hub online whatever TRANSFORMERS_OFFLINE says), as huggingface_hub.constants reads them; datasets reads its own
+# HF_DATASETS_OFFLINE first (datasets.config).
+HUB_OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+DATASETS_OFFLINE = ("HF_DATASETS_OFFLINE", *HUB_OFFLINE)
+_TRUE = {"1", "ON", "YES", "TRUE"}  # huggingface_hub's ENV_VARS_TRUE_VALUES, in any case
+
+
+def offline_switch(names: tuple[str, ...] = HUB_OFFLINE) -> str | None:
+    """The environment variable that puts the libraries offline (the first of ``names`` set, when it says true),
+    or None: fpt then tries no connection either."""
+    for name in names:
+        value = os.environ.get(name, "")
+        if value:
+            return name if value.strip().upper() in _TRUE else None
+    return None
+
 
 def hub_reachable(timeout: float = 3.0) -> tuple[bool, str]:
     """Whether the Hugging Face endpoint accepts a TCP connection, and why not."""
-    if os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes"}:
-        return False, "HF_HUB_OFFLINE is set"
+    switch = offline_switch()
+    if switch is not None:
+        return False, f"{switch} is set"
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
     url = urlparse(endpoint)
     host = url.hostname or "huggingface.co"

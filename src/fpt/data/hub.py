@@ -1,14 +1,14 @@
 """Hugging Face datasets: a hub id (``imdb``, ``owner/name``) or a local directory written by
 ``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk``, through ``datasets`` itself.
 
-A hub id that cannot be fetched fails within seconds, naming the cause: ``HF_HUB_OFFLINE`` set
-and the dataset not in the local cache, or the hub unreachable (checked with one short TCP
+A hub id that cannot be fetched fails within seconds, naming the cause: an offline switch set (``HF_DATASETS_OFFLINE``,
+``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE``, read as datasets reads them: ``fpt.hub``) and the dataset not in the
+local cache, or the hub unreachable (checked with one short TCP
 connection before ``datasets`` would retry for minutes).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,6 @@ def is_saved_dataset(path: Path) -> bool:
     return path.is_dir() and ((path / "dataset_dict.json").exists() or (path / "state.json").exists())
 
 
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes"} or \
-        os.environ.get("HF_DATASETS_OFFLINE", "0").lower() in {"1", "true", "yes"}
-
-
 def load_hub(name: str, target: str | None, modality: str, image_channels: str, image_size: int,
              drop: tuple[str, ...] = (), series: tuple[str, ...] = ()) -> RawData:
     datasets = quiet_datasets()
@@ -44,16 +39,18 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
                             "save_to_disk()") from None
         source = f"saved Hugging Face dataset {path}"
     else:
-        from fpt.hub import hub_reachable
+        from fpt.hub import DATASETS_OFFLINE, hub_reachable, offline_switch
 
-        reachable, why = hub_reachable()
-        if not reachable and not _offline():
-            raise DataError(f"--data {name!r} is not a file or folder here, and as a Hugging Face dataset id it cannot "
-                            f"be fetched: the hub cannot be reached ({why}); give a local file or folder")
+        offline = offline_switch(DATASETS_OFFLINE)  # offline, datasets reads its cache: no connection to try first
+        if offline is None:
+            reachable, why = hub_reachable()
+            if not reachable:
+                raise DataError(f"--data {name!r} is not a file or folder here, and as a Hugging Face dataset id it "
+                                f"cannot be fetched: the hub cannot be reached ({why}); give a local file or folder")
         try:
             dd = datasets.load_dataset(name)
         except Exception as exc:
-            cause = ("HF_HUB_OFFLINE is set and it is not in the local Hugging Face cache" if _offline()
+            cause = (f"{offline} is set and it is not in the local Hugging Face cache" if offline is not None
                      else _cause(exc))
             raise DataError(f"--data {name!r} is not a file or folder here, and as a Hugging Face dataset id it "
                             f"cannot be loaded ({cause}); give a local file or folder, or a saved dataset "
