@@ -32,6 +32,10 @@ def test_version(capsys):
     (["train", "--stop-at-targt"], "(did you mean --stop-at-target?)"),
     (["train", "--evl-every=3", "--bach-size", "2"], "did you mean --eval-every for --evl-every, --batch-size for --bach-size"),
     (["--verison"], "unrecognized arguments: --verison (did you mean --version?)"),
+    # a misspelt command was "invalid choice: 'trian' (choose from 'attention', 'claims', ...)" and no more
+    (["trian", "--steps", "3"], "fpt: error: argument COMMAND: invalid choice: 'trian' (did you mean train?"),
+    (["--version-x", "predcit"], "--version-x"),  # the flag is the first word wrong
+    (["predcit", "runs/x", "new.csv"], "invalid choice: 'predcit' (did you mean predict?"),
 ])
 def test_a_typo_flag_suggests_the_known_one(argv, hint, capsys):
     with pytest.raises(SystemExit) as stop:

@@ -26,13 +26,22 @@ def _commands() -> dict[str, object]:
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with a did-you-mean for an unknown flag (``fpt train --stpes 3``: ``--steps``), said by the
-    subcommand's own parser; an error shows the usage only where it is short (fpt train's is 25 lines)."""
+    subcommand's own parser, and for an unknown command (``fpt trian``: ``train``); an error shows the usage only
+    where it is short (fpt train's is 25 lines)."""
 
     def parse_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 (argparse's signature)
         words = [*(sys.argv[1:] if args is None else args)]  # not list(): fpt.cli.list, the module, shadows it here
         if words and words[0].startswith("-") and words[0] not in self._option_string_actions:
             # a misspelt top-level flag (fpt --verison) would otherwise read as a missing COMMAND
             self.error(f"unrecognized arguments: {words[0]}{_suggest(self, words[:1])}")
+        commands = sorted(getattr(self, "subparsers_of", {}))
+        if words and commands and not words[0].startswith("-") and words[0] not in commands:
+            # argparse lists every command; the close one goes first, as git's "did you mean" does
+            import difflib
+
+            close = difflib.get_close_matches(words[0], commands, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}? " if close else ""
+            self.error(f"argument COMMAND: invalid choice: {words[0]!r} ({hint}choose from {', '.join(commands)})")
         ns, extras = self.parse_known_args(words, namespace)
         if extras:
             sub = getattr(self, "subparsers_of", {}).get(getattr(ns, "command", None), self)
