@@ -412,13 +412,21 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
         return self._predict_proba
 
     def _check_probabilities(self) -> None:
-        config = self.experiment_.config if hasattr(self, "experiment_") else None  # unfitted: NotFittedError on use
-        if config is not None and scores_only(config.fit, config.cf_head):
-            how = " (chosen by fitting=auto)" if getattr(self, "fit_choice_", None) else ""
+        if hasattr(self, "experiment_"):
+            fit, head = self.experiment_.config.fit, self.experiment_.config.cf_head
+            chosen = " (chosen by fitting=auto)" if getattr(self, "fit_choice_", None) else ""
+            how = f"this model was fitted in closed form{chosen}"
+        else:
+            # unfitted, the arguments may already fix a head of scores (as SVC(probability=False) has no predict_proba
+            # before fit either: scikit-learn asks hasattr before it fits); else offered, and using it is NotFittedError
+            options = self.options if isinstance(self.options, dict) else {}
+            fit, head = self.fitting, options.get("cf_head")
+            how = "fitting='closed-form' fits in closed form"
+        if scores_only(fit, head):
             raise NoProbabilities(
-                f"{type(self).__name__}.predict_proba: this model was fitted in closed form{how} with cf_head="
-                f"{config.cf_head}, whose class scores are not probabilities; for calibrated probabilities fit it "
-                "with options={'cf_head': 'logistic'} (or fitting='gradient'); predict() gives the labels as it is")
+                f"{type(self).__name__}.predict_proba: {how} with cf_head={head or 'ridge'}, whose class scores are not "
+                "probabilities; for calibrated probabilities fit it with options={'cf_head': 'logistic'} (or "
+                "fitting='gradient'); predict() gives the labels as it is, decision_function() the class scores")
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         logits = self._outputs(X).double()  # float64, so that every row sums to 1 within 1e-15
@@ -428,6 +436,15 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     # (a binary roc_auc or average_precision scorer and CalibratedClassifierCV read the positive class's column only
     # from one named predict_proba; StackingClassifier passes the name on to cross_val_predict, which checks it).
     _predict_proba.__name__ = "predict_proba"
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Class scores, laid out as scikit-learn's linear classifiers lay them out: for two classes (n,), the score
+        of ``classes_[1]`` less that of ``classes_[0]`` (positive: ``classes_[1]`` is predicted); else (n,
+        len(classes_)), the head's outputs (logits; the closed-form ridge head's scores, which have no
+        ``predict_proba``, as scikit-learn's RidgeClassifier; an ensemble's log mean probabilities)."""
+        check_is_fitted(self)
+        scores = self._outputs(X).double().numpy()
+        return scores[:, 1] - scores[:, 0] if len(self.classes_) == 2 else scores
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable label of each row (the argmax of the head's outputs)."""
