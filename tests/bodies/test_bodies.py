@@ -126,6 +126,38 @@ def test_bad_local_directory_is_named(tmp_path):
         build_body(BodySpec(str(tmp_path), "pretrained", seq_len=4))
 
 
+def test_weights_that_lack_a_block_are_refused_naming_it(tiny_gpt2_dir, tmp_path):
+    """A local directory whose model.safetensors lacked block 1 built a 'pretrained' body whose block 1 was random:
+    transformers' note of the missing weights is silenced on the command line, and fpt train trained on it."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(tiny_gpt2_dir, tmp_path / "partial")
+    weights = load_file(tmp_path / "partial" / "model.safetensors")
+    save_file({k: v for k, v in weights.items() if not k.startswith("h.1.")}, tmp_path / "partial" / "model.safetensors",
+              metadata={"format": "pt"})
+    with pytest.raises(BodyUnavailableError, match=r"its weights lack h\.1\.attn\.c_attn\.bias, h\.1\.attn\.c_attn\."
+                                                   r"weight, .* \(12 in all\) of the GPT2Model .*--init random"):
+        build_body(BodySpec(str(tmp_path / "partial"), "pretrained", seq_len=4))
+    build_body(BodySpec(str(tmp_path / "partial"), "random", seq_len=4))  # its architecture, drawn on purpose
+
+
+def test_a_masked_language_models_directory_loads_without_its_pooler(tmp_path):
+    """save_pretrained() of BertForMaskedLM (and of roberta-base, an image classifier's ViT) writes no pooler, which no
+    body reads: the body loads, its blocks the saved ones."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(0)
+    mlm = BertForMaskedLM(BertConfig(num_hidden_layers=2, hidden_size=32, num_attention_heads=4, intermediate_size=64,
+                                     max_position_embeddings=128, vocab_size=50))
+    mlm.save_pretrained(tmp_path / "mlm")
+    body = build_body(BodySpec(str(tmp_path / "mlm"), "pretrained", seq_len=4))
+    saved = dict(mlm.bert.encoder.layer[1].named_parameters())
+    for name, value in body.blocks[1].named_parameters():
+        torch.testing.assert_close(value, saved[name], rtol=0, atol=0)
+
+
 def test_registries_list_every_body_and_family():
     assert set(GPT2_SIZES) | {"minilm"} <= set(BODIES.names())
     assert {"gpt2", "bert", "roberta"} <= set(FAMILIES.names())

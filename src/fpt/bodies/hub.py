@@ -125,6 +125,24 @@ def load_config(source: str):
     return _from_pretrained(AutoConfig.from_pretrained, source, "the model config")
 
 
+# Weights a checkpoint may lack: the pooler, a head over the first token that no body reads (a checkpoint of a masked
+# language model or an image classifier has none, e.g. roberta-base, google/vit-base-patch16-224).
+UNREAD = ("pooler.",)
+
+
+def _check_complete(source: str, model, missing) -> None:
+    """Refuse weights that lack parameters a body reads: transformers initialises them at random with a warning
+    that the command line silences (TRANSFORMERS_VERBOSITY=error), so a body read as pretrained would be partly
+    random."""
+    lacking = sorted(k for k in missing if not k.startswith(UNREAD))
+    if lacking:
+        shown = ", ".join(lacking[:4]) + (f", ... ({len(lacking)} in all)" if len(lacking) > 4 else "")
+        raise BodyUnavailableError(
+            f"cannot load pretrained weights from {source!r}: its weights lack {shown} of the "
+            f"{type(model).__name__} that its config.json describes, which would start at random; give the directory "
+            "save_pretrained() wrote for the whole model, or --init random for a random body on purpose")
+
+
 def load_model(source: str, init: str, seed: int, config=None, model_class=None):
     """A Hugging Face model with pretrained weights, or the same architecture freshly initialised.
 
@@ -137,7 +155,9 @@ def load_model(source: str, init: str, seed: int, config=None, model_class=None)
     hf_logging.disable_progress_bar()  # our own progress bar is the one that matters
     cls = model_class or AutoModel  # e.g. T5EncoderModel, where AutoModel would add a decoder
     if init == "pretrained":
-        model = _from_pretrained(cls.from_pretrained, source, "pretrained weights", dtype=torch.float32)
+        model, info = _from_pretrained(cls.from_pretrained, source, "pretrained weights", dtype=torch.float32,
+                                       output_loading_info=True)
+        _check_complete(source, model, info["missing_keys"])
     elif init == "random":
         replay = _REPLAYING.get()
         if replay is not None and source in replay:  # an export: exactly the recorded architecture (activations too)
