@@ -123,7 +123,7 @@ def _has_text_columns(X: Any) -> bool:
 
 
 def _as_objects(X: Any) -> Any:
-    """A DataFrame's datetime and timedelta columns as objects (dates read as dates, durations as categories, as
+    """A DataFrame's datetime and timedelta columns as objects (dates read as dates, durations as seconds, as
     ``fpt.build`` reads them):
     beside numeric columns only, scikit-learn's check_array promotes the columns' numpy dtypes together first, which
     fails for a datetime beside a float (DTypePromotionError). Anything else as it is."""
@@ -139,9 +139,29 @@ def _as_objects(X: Any) -> Any:
     return X
 
 
+def _holds_text(X: Any) -> bool:
+    """Whether ``X``, a NumPy object or text array or a list of rows (not a DataFrame), holds text that is not a
+    number (categories, dates written as text): as float64 (scikit-learn's conversion) it was refused ('could not
+    convert string to float'), where the same values as a DataFrame's columns are read as their values say. One that
+    converts is read as the numbers it converts to, as before; other objects (a dict: scikit-learn's TypeError) are
+    refused as before."""
+    if hasattr(X, "columns") or not isinstance(X, np.ndarray | list | tuple):
+        return False
+    if isinstance(X, np.ndarray) and X.dtype.kind not in "OU":
+        return False
+    try:
+        np.asarray(X, dtype=np.float64)
+    except ValueError:  # text float() does not read (a TypeError is an object that is no text: left to the checks)
+        return True
+    except TypeError:
+        return False
+    return False
+
+
 def _dtype(X: Any, categorical: bool = False) -> Any:
-    """validate_data's dtype: float64, or None (keep the DataFrame's values) for text or category columns."""
-    return object if categorical or _has_text_columns(X) else np.float64
+    """validate_data's dtype: float64, or object (keep the values) for text, category or date columns: a
+    DataFrame's, or an array's or a list's text (``_holds_text``)."""
+    return object if categorical or _has_text_columns(X) or _holds_text(X) else np.float64
 
 
 class _FPTEstimator(BaseEstimator):
@@ -317,7 +337,7 @@ class _FPTEstimator(BaseEstimator):
                   f"{RunConfig.patch_size}x{RunConfig.patch_size} patches ({tokens} tokens), which it does not let you "
                   "change")
         return Wording(flags=False, names={"target": "y", "objective=classification": "FPTClassifier",
-                                           "objective=regression": "FPTRegressor"},
+                                           "objective=regression": "FPTRegressor", "drop_columns": "X.drop(columns=...)"},
                        instead={"drop_columns": "leave columns out of X", "patch_size": images, "image_size": images})
 
     def _choose(self, config: RunConfig, raw: Any) -> RunConfig:
@@ -343,7 +363,8 @@ class _FPTEstimator(BaseEstimator):
         X = inputs_array(X, f"{type(self).__name__}.predict: X", DataError)
         prep, exp = self.preprocessing_, self.experiment_
         # text, category or date columns (a tabular tokeniser's features; other tokenisers have none) keep their values
-        categorical = any(f["kind"] != "numeric" for f in getattr(prep.tokeniser, "features", []))
+        # (and durations written as text: fpt.data.durations)
+        categorical = any(f["kind"] != "numeric" or "duration" in f for f in getattr(prep.tokeniser, "features", []))
         # a list of examples of several lengths, for a modality whose arrays may hold them (fpt.data.modalities)
         held = modalities.modality(prep.modality).arrays
         if prep.modality == "timeseries":  # a DataFrame of series: its channels by the names fit read

@@ -178,7 +178,7 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                                 "fix those examples")
         y = y.astype(object) if y.dtype.kind not in "iubf" else y
         if split == "train" and not isinstance(X, list):
-            shared = held.shared(X)
+            shared = held.shared(X, where)
         splits[split] = Split(held.read(X, channels, image_size, where, **shared), y, where)
     targets = [f"y{j}" for j in range(splits["train"].y.shape[1])] if splits["train"].y.shape[1] > 1 else ["y"]
     how = "the data's own arrays (" + ", ".join(SPLIT_KEYS[s][0] for s in splits) + ")" if len(splits) > 1 else \

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from fpt.errors import option
+
 # A date written day, month or year first with one separator, or with its month's name; then a time, or none.
 _DAYS: tuple[tuple[str, str], ...] = (
     *((f"%Y{s}%m{s}%d", "year first") for s in "/.-"),  # 2024/03/15 (ISO's 2024-03-15 is read before this module)
@@ -103,7 +105,7 @@ def written_format(values: np.ndarray, missing: np.ndarray, codes: np.ndarray, u
                     f"first and second field is 12 or less, so {both['day first']!r} and {both['month first']!r} "
                     "read them as different dates; write them as ISO dates (2024-03-01; pandas: "
                     f"pd.to_datetime(s, format={both['day first']!r}).dt.strftime('%Y-%m-%d')), or leave the column "
-                    "out with --drop-columns")
+                    f"out with {option('drop_columns')}")
     if whole:
         return whole[0]
     if not reads:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import is_missing, plain_value
+from fpt.errors import option
 
 _CLOCK = r"\d+:[0-5]\d:[0-5]\d(?:\.\d{1,9})?"
 # Each form of text read as a duration, by the regex that says a value is written in it. Minutes and seconds
@@ -97,7 +98,8 @@ def find_durations(values: np.ndarray, where: str, error: type[Exception]) -> st
     if two and longer:
         raise error(f"{where} holds durations of two fields ({_row(values, min(two))}), which could be hours and "
                     f"minutes or minutes and seconds, beside longer ones ({_row(values, min(longer))}); write every "
-                    "value with hours, minutes and seconds (0:59:10), or leave the column out with --drop-columns")
+                    "value with hours, minutes and seconds (0:59:10), or leave the column out with "
+                    f"{option('drop_columns')}")
     if two:
         return "h:mm"
     day = all(f == "clock" for f in forms) and max(int(v.strip().split(":")[0]) for v in uniques) <= 23

@@ -28,6 +28,7 @@ from fpt.data.tables import (
     sequence_columns,
     series_columns,
     table_from_array,
+    table_readings,
     tabular_columns,
 )
 from fpt.data.timeseries import array_notes as series_notes
@@ -48,8 +49,12 @@ def _as_given(X: Any, channels: str) -> str:
     return channels
 
 
-def _nothing_shared(X: Any) -> dict[str, Any]:
+def _nothing_shared(X: Any, where: str) -> dict[str, Any]:
     return {}
+
+
+def _image_shared(X: Any, where: str) -> dict[str, Any]:
+    return pixel_scale(X)
 
 
 @dataclass(frozen=True)
@@ -59,9 +64,10 @@ class Arrays:
     read: Callable[[Any, str, int, str], Any]  # (X, image channels, image size, where) -> the tokeniser's raw form
     notes: Callable[[Any, str], dict[str, Any]] = _no_notes  # (splits read, channels) -> what the run records
     channels: Callable[[Any, str], str] = _as_given  # (the training X, image_channels) -> the channels read
-    # (the training X) -> how every split is read, as the training array is (keyword arguments of ``read``), recorded
-    # in the run's notes for the tokeniser to keep and predict to read new arrays by: images' float pixel scale
-    shared: Callable[[Any], dict[str, Any]] = _nothing_shared
+    # (the training X, where) -> how every split is read, as the training array is (keyword arguments of ``read``),
+    # recorded in the run's notes for the tokeniser to keep and predict to read new arrays by: images' float pixel
+    # scale, a table's text dates and durations
+    shared: Callable[[Any, str], dict[str, Any]] = _nothing_shared
     text: bool = False  # object arrays of text (a DataFrame's category columns) are read too
     missing: bool = True  # NaN is a missing value (False: refused)
     ragged: bool = False  # examples of several lengths: lists of them, and splits of other lengths
@@ -199,13 +205,13 @@ def _series_card(schema: Mapping[str, Any]) -> list[str]:
 
 MODALITIES: dict[str, Modality] = {m.name: m for m in (
     Modality("tabular", TabularTokens, {"max_categories": None}, False, token_features, ("linear", "boosting"), _table_schema,
-             _table_card, Arrays(table_from_array, text=True), check_table, tabular_columns,
+             _table_card, Arrays(table_from_array, shared=table_readings, text=True), check_table, tabular_columns,
              fewer_tokens=lambda: "a table makes one token per feature column: "
                                   f"{remedy('leave columns out with {}', 'drop_columns')} (or reduce them beforehand, "
                                   "e.g. with PCA)"),
     Modality("image", ImageTokens, {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
              False, token_features, ("linear",), _image_schema, _image_card,
-             Arrays(as_images, image_notes, array_channels, pixel_scale, missing=False), check_images, None,
+             Arrays(as_images, image_notes, array_channels, _image_shared, missing=False), check_images, None,
              fewer_tokens=lambda: "an image makes one token per patch: "
                                   f"{remedy('raise {} or lower {}', 'patch_size', 'image_size')}"),
     # Preset fast reads a time series with GPT4TS's flatten head: chosen on validation, where it beat the last

@@ -1156,19 +1156,44 @@ def _as_text(values: np.ndarray, missing: np.ndarray, kinds: set[type]) -> np.nd
     return np.array([None if m else str(v) for v, m in zip(values, missing, strict=True)], dtype=object)
 
 
-def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str) -> dict[str, np.ndarray]:
+def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str,
+                     date_formats: dict[str, str] | None = None, durations: dict[str, str] | None = None
+                     ) -> dict[str, np.ndarray]:
     """(n, features) arrays (an .npz's X, Python's) as a table's columns x0, x1, ...; a column of dates (a
-    DataFrame's datetime column, which fpt.sklearn passes as objects) as dates."""
+    DataFrame's datetime column, which fpt.sklearn passes as objects) as dates. ``date_formats`` and ``durations``:
+    the training array's text dates and durations (``table_readings``), read so in every split."""
     if X.ndim != 2:
         raise DataError(f"{where}: {option('modality', 'tabular')} needs X of shape (n, features), not {X.shape}")
+    formats, timed = date_formats or {}, durations or {}
     out = {}
     for j in range(X.shape[1]):
-        # ISO text only: an array's split is read alone (Arrays.read), and a format found in one would not reach
-        # the tokeniser (the run's notes), which predict reads new text by
-        kind = find_dates(X[:, j], f"{where}, column {j}", DataError, written=False)
-        out[f"x{j}"] = column(X[:, j], f"{where}, column {j}") if kind is None else \
-            read_dates(X[:, j], kind.zone, f"{where}, column {j}", DataError)
+        name, at = f"x{j}", f"{where}, column {j}"
+        if name in formats:
+            out[name] = read_dates(X[:, j], None, at, DataError, formats[name])
+        elif name in timed:
+            out[name] = read_durations(X[:, j], timed[name], at, DataError)
+        else:  # ISO text, or dates typed as dates
+            kind = find_dates(X[:, j], at, DataError, written=False)
+            out[name] = column(X[:, j], at) if kind is None else read_dates(X[:, j], kind.zone, at, DataError)
     return out
+
+
+def table_readings(X: np.ndarray, where: str) -> dict[str, Any]:
+    """How the text columns of a training array (an object array: a DataFrame's values, fpt.sklearn's X) are read in
+    every split and at predict, as a table file's are (``columns_to_raw``): {"date_formats": {column: format}} for
+    dates written other than ISO (``fpt.data.date_formats``), {"durations": {column: kind}} for durations written as
+    text (``fpt.data.durations``), each only where there are some. Found per split, a format would not reach the
+    tokeniser, which reads new text by it: these go in the run's notes, which the tokeniser keeps."""
+    formats, timed = {}, {}
+    if X.ndim == 2 and X.dtype.kind == "O":
+        for j in range(X.shape[1]):
+            name, at = f"x{j}", f"{where}, column {j}"
+            kind = find_dates(X[:, j], at, DataError)
+            if kind is not None and kind.format is not None:
+                formats[name] = kind.format
+            elif kind is None and (duration := find_durations(X[:, j], at, DataError)) is not None:
+                timed[name] = duration
+    return {**({"date_formats": formats} if formats else {}), **({"durations": timed} if timed else {})}
 
 
 # ---------------------------------------------------------------------------------------------- new inputs
@@ -1334,4 +1359,4 @@ def _category_names(col: np.ndarray, missing: np.ndarray) -> np.ndarray:
 __all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "arrow_values", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
            "format_name", "label_text_check", "long_series", "numbers_column", "read_columns", "read_table", "read_table_inputs",
            "read_tables", "sequence_columns",
-           "series_columns", "split_files", "table_from_array", "table_stem", "table_suffix", "tabular_columns"]
+           "series_columns", "split_files", "table_from_array", "table_readings", "table_stem", "table_suffix", "tabular_columns"]
