@@ -89,7 +89,7 @@ DURATIONS = {"1 day 02:00:00": 93600.0, "02:30:00": 9000.0, "00:05:12.5": 312.5,
 def test_text_durations_are_read_as_seconds_and_two_fields_only_when_every_value_has_two(tmp_path):
     texts = list(DURATIONS) * 3
     _table(tmp_path / "t.csv", list(WHEN[:len(texts)].strftime("%Y-%m-%d")), wait=texts,
-           other=["5 min"] + texts[1:])  # '5 min' is not one of the forms read: the column stays text
+           other=["5 months"] + texts[1:])  # a month has no one length: not read, the column stays text
     raw = load(str(tmp_path / "t.csv"))
     assert raw.notes["durations"] == {"wait": "duration"}
     assert raw.splits["train"].x["wait"].tolist() == [DURATIONS[t] for t in texts]

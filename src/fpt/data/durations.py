@@ -1,8 +1,9 @@
 """Durations in a table's column, read as seconds: typed as durations (timedelta64: a DataFrame's, Parquet's duration
 type; Python's or pandas' timedeltas among objects), or written as text in one of the forms pandas writes or reads
 exactly: ``02:30:00``, ``00:05:12.5``, ``1 day 02:00:00`` (``1 days 02:00:00``, Python's ``1 day, 2:00:00``), ISO
-8601's ``PT5M``, ``P1DT2H``. A duration is a quantity: read as a category per value, a new one at predict was an
-unseen category, and 1 and 2 hours as far apart as 1 hour and 1 day.
+8601's ``PT5M``, ``P1DT2H``; or with unit words, ``5 min``, ``1.5h``, ``2 weeks`` (``fpt.data.duration_units``,
+which says when a unit of one letter is one). A duration is a quantity: read as a category per value, a new one at
+predict was an unseen category, and 1 and 2 hours as far apart as 1 hour and 1 day.
 
 Times of a clock and durations are written alike. ``08:30:00`` is read as 30,600 seconds either way: the seconds
 since midnight of a time of day, or the length of a duration; the column is then a number (a note says so when every
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import is_missing, plain_value
+from fpt.data.duration_units import column_says_durations, unit_seconds, units_of
 from fpt.errors import option
 
 _CLOCK = r"\d+:[0-5]\d:[0-5]\d(?:\.\d{1,9})?"
@@ -60,10 +62,12 @@ def as_seconds(values: np.ndarray) -> np.ndarray | None:
 
 
 def _form(v: Any) -> str | None:
+    """The form of ``_FORMS`` a value is written in, "units" for unit words (fpt.data.duration_units), else None."""
     if not isinstance(v, str):
         return None
     text = v.strip()
-    return next((name for name, rx in _FORMS.items() if rx.fullmatch(text)), None)
+    return next((name for name, rx in _FORMS.items() if rx.fullmatch(text)),
+                "units" if units_of(text) is not None else None)
 
 
 def _distinct(values: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -92,6 +96,10 @@ def find_durations(values: np.ndarray, where: str, error: type[Exception]) -> st
     _, uniques, rows = _distinct(values, missing)
     forms = [_form(v) for v in uniques]
     if None in forms:
+        return None
+    if "units" in forms and not column_says_durations(
+            [units_of(v.strip()) or [] for v, f in zip(uniques, forms, strict=True) if f == "units"],
+            any(f != "units" for f in forms)):  # one unit of one letter throughout: 90s, 3d (decades, codes)
         return None
     two = [i for i, f in zip(rows, forms, strict=True) if f == "two"]
     longer = [i for i, f in zip(rows, forms, strict=True) if f != "two"]
@@ -124,17 +132,20 @@ def read_durations(values: np.ndarray, kind: str, where: str, error: type[Except
     bad = [i for i, f, t in zip(rows, forms, typed, strict=True)
            if not t and (f is None or (f == "two") != (kind == "h:mm"))]
     if bad:
-        written = "hours and minutes, H:MM" if kind == "h:mm" else "H:MM:SS, '1 day 02:00:00' or ISO's PT5M"
+        written = "hours and minutes, H:MM" if kind == "h:mm" else "H:MM:SS, '1 day 02:00:00', ISO's PT5M or '5 min'"
         raise error(f"{where} holds values that are not durations written as the column's training values are "
                     f"({', '.join(_row(values, i) for i in sorted(bad)[:3])}); write them so ({written}), or leave "
                     "them empty (missing)")
-    texts = [v if t else v.strip() + (":00" if f == "two" else "") for v, f, t in zip(uniques, forms, typed, strict=True)]
+    units = np.array([f == "units" for f in forms], dtype=bool)  # read by fpt.data.duration_units, not pandas
+    texts = [None if u else v if t else v.strip() + (":00" if f == "two" else "")
+             for v, f, t, u in zip(uniques, forms, typed, units, strict=True)]
     read = pd.to_timedelta(pd.Series(texts, dtype=object), errors="coerce")
-    unread = rows[read.isna().to_numpy()]
+    unread = rows[read.isna().to_numpy() & ~units]
     if len(unread):  # pandas' own limits (beyond about 292 years)
         raise error(f"{where} holds text that reads as no duration ({_row(values, int(unread[0]))}); fix it or "
                     "leave it empty (missing)")
-    seconds = (read / pd.Timedelta(seconds=1)).to_numpy(dtype=np.float64)
+    seconds = (read / pd.Timedelta(seconds=1)).to_numpy(dtype=np.float64, copy=True)
+    seconds[units] = [unit_seconds(v.strip()) for v in uniques[units]]
     out[codes >= 0] = seconds[codes[codes >= 0]]
     return out
 
