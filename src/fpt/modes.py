@@ -111,7 +111,7 @@ def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | No
     tracking (``fpt.tracking``); ``progress_lines``: a plain progress line every so many seconds (a single run;
     0: none); ``say``: where one-line reports go (a --choose run's result; None: nowhere); ``verbose``: progress
     reports too (each cross-validation fold, ensemble member and refit stage)."""
-    from fpt import distributed
+    from fpt.data.readings import as_saved
     from fpt.rundir import SELECTION_RUN as SELECTION
 
     if resume:
@@ -121,7 +121,10 @@ def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | No
         out = Path(out)
         refit = refit or (out / SELECTION).is_dir()
         config = resumed_config(out, overrides)
-    elif config is None:
+        # its data read as the run read it (a column fpt reads otherwise since: text dates, durations), not anew
+        with as_saved(run_readings(out)):
+            return _train(config, out, resume, choose, folds, refit, progress, trackers, progress_lines, say, verbose)
+    if config is None:
         raise ConfigError("train_run needs a config (or resume=True to continue the run in out)")
     elif isinstance(config, Mapping):
         from fpt.config import from_dict, target_alias
@@ -130,9 +133,17 @@ def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | No
         given = target_alias(dict(config), "train_run()")
         config = train_config(from_dict(RunConfig, given, where="train_run()"), given, other_mode=bool(choose or refit))
     out = Path(out) if out is not None else default_out(config)
-    if not resume:
-        check_out(out)  # before any work: the cross-validation, the build, a tracker's connection
-        check_out_outside_data(out, config.data)
+    check_out(out)  # before any work: the cross-validation, the build, a tracker's connection
+    check_out_outside_data(out, config.data)
+    return _train(config, out, resume, choose, folds, refit, progress, trackers, progress_lines, say, verbose)
+
+
+def _train(config: RunConfig, out: Path, resume: bool, choose: Sequence[str], folds: int | None, refit: bool,
+           progress: bool, trackers: Sequence[Any], progress_lines: float, say: Say,
+           verbose: bool) -> dict[str, Any] | None:
+    """``train_run`` once its config and run directory are settled."""
+    from fpt import distributed
+
     check_modes(config, resume=resume, choose=bool(choose), refit=refit, parallel=distributed.launched())
     choice, prebuilt = None, None
     if config.fit == "auto":
@@ -209,6 +220,19 @@ def check_modes(config: RunConfig, *, resume: bool, choose: bool, refit: bool, p
                           "command is run again with the same --out)")
     if refit and parallel:
         raise ConfigError("--refit runs in one process; drop --nproc (or torchrun)")
+
+
+def run_readings(out: Path) -> dict[str, Any]:
+    """How the run in ``out`` read its table's columns (``fpt.data.readings``), from its data.json (a refit run's
+    selection run's, an ensemble's first member's); {} for a run with none (a paper task)."""
+    from fpt.data.readings import readings
+    from fpt.rundir import DATA, MEMBERS, read_data
+    from fpt.rundir import SELECTION_RUN as SELECTION
+
+    for where in (out, out / SELECTION, *sorted(p for p in (out / MEMBERS).glob("*") if p.is_dir())):
+        if (where / DATA).is_file():
+            return readings((read_data(where) or {}).get("tokeniser"))
+    return {}
 
 
 def resumed_config(out: str | Path, overrides: Mapping[str, Any] | None = None) -> RunConfig:

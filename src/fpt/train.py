@@ -460,9 +460,34 @@ def _check_same_data(exp: Experiment, out: Path) -> None:
     differing = [key for key in sorted(set(before) | set(now)) if before.get(key) != now.get(key)]
     if differing:
         where = exp.config.data if isinstance(exp.config.data, str) else "the data given"
+        _check_same_reading(exp, out, before.get("tokeniser"), now.get("tokeniser"), where)
         raise DataError(f"{out / DATA}: {where} gives another {', '.join(map(repr, differing))} than the run was "
                         "trained with: the data changed since the run started; resume with the data it started with, "
                         f"or train the new data into a new {option('out')}")
+
+
+def _check_same_reading(exp: Experiment, out: Path, before: Any, now: Any, where: str) -> None:
+    """Refuse to resume ``out`` naming the columns fpt now reads otherwise than the run did (fpt.data.readings: text
+    dates and durations, text categories before), and whether the data's content is what the run started on (then
+    the cause is fpt's reading, not the data)."""
+    from fpt.data.fingerprint import changed
+    from fpt.data.readings import holding, read_otherwise
+
+    otherwise = read_otherwise(before, now)
+    if otherwise is None:
+        return
+    saved, found = rundir.read_data_fingerprint(out), data_fingerprint(exp)
+    if saved is not None and found is not None and changed(saved, found) is not None:
+        return  # the data changed: said as such (below, and _check_same_content)
+    same = saved is not None and found is not None
+    cause = ("fpt's reading of it changed since the run started (the data's content is the one it started on)" if same
+             else "fpt's reading of it changed since the run started, or its values did")
+    if holding():  # read as the run read it, and still otherwise: this fpt cannot read the column so
+        fix = "train the data into a new --out (or resume with the fpt version that started the run)"
+    else:
+        fix = (f"resume it with fpt train --resume {out} (Python: fpt.train_run(None, {str(out)!r}, resume=True)), "
+               "which reads the data as the run read it")
+    raise DataError(f"{out / DATA}: {where} reads {otherwise}: {cause}; {fix}")
 
 
 @dataclass

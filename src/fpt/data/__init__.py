@@ -88,6 +88,7 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     from fpt.data.listing import listed_once
     from fpt.data.memory import held_data
     from fpt.data.modalities import requested
+    from fpt.data.readings import held_key
 
     requested(modality, f"--data {path}")
     held = held_data(str(path))
@@ -95,7 +96,8 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
         return held
     # a relative path and the absolute one the resolved config records (fpt.pipeline.with_paths_absolute) share a read
     where = os.path.abspath(os.path.expanduser(path)) if os.path.exists(os.path.expanduser(path)) else str(path)
-    read, key = _READ.get(), (where, target, modality, image_channels, image_size, drop_columns, series_id)
+    read = _READ.get()
+    key = (where, target, modality, image_channels, image_size, drop_columns, series_id, held_key())
     if read is not None and key in read:
         return read[key]
     with listed_once():  # the format's claim and its reader list a folder (of many images) once, not once each

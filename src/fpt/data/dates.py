@@ -281,8 +281,8 @@ def date_notes(raw: Any) -> list[str]:
     notes = []
     for name in raw.notes.get("features", []):
         col = train.x[name]
-        if col.dtype.kind != "O" or name in raw.notes.get("dates", {}):
-            continue
+        if col.dtype.kind != "O" or name in raw.notes.get("dates", {}) or name in raw.notes.get("as_started", {}):
+            continue  # (a resumed run's text, as it started: fpt.data.readings says so)
         present = [v for v, m in zip(col, is_missing(col), strict=True) if not m]
         if present and all(isinstance(v, str) and ORDERLESS_DATE.fullmatch(v) for v in present):
             notes.append(f"{train.where}: column {name!r} holds dates written day or month first ({present[0]!r}) "

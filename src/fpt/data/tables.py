@@ -43,10 +43,11 @@ from fpt.data.base import (
     shown,
 )
 from fpt.data.categories import category_names, file_categories
-from fpt.data.dates import as_labels, find_dates, read_dates
+from fpt.data.dates import DateKind, as_labels, find_dates, read_dates
 from fpt.data.durations import as_seconds, find_durations, read_durations
 from fpt.data.images import IMAGE_SUFFIXES
 from fpt.data.listing import children
+from fpt.data.readings import Reading, saved_reading
 from fpt.data.sniff import check
 from fpt.data.timeseries import (
     CHANNEL_NAMES,
@@ -784,10 +785,13 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         _refuse_image_paths(train_cols, features, train_where)
     # dates are read as dates (fpt.data.dates) in a table, not in the one text column of symbols asked for
     dated = {c: kind for c in features if modality in ("auto", "tabular") and c not in categorical
-             and (kind := find_dates(np.asarray(train_cols[c]), f"{train_where}: column {c!r}", DataError)) is not None}
+             and (kind := _dates_of(c, np.asarray(train_cols[c]), f"{train_where}: column {c!r}")) is not None}
     # durations written as text as seconds (fpt.data.durations), as a table's duration type is
     timed = {c: kind for c in features if modality in ("auto", "tabular") and c not in dated and c not in categorical
-             and (kind := find_durations(np.asarray(train_cols[c]), f"{train_where}: column {c!r}", DataError))}
+             and (kind := _durations_of(c, np.asarray(train_cols[c]), f"{train_where}: column {c!r}"))}
+    # columns a resumed run reads as text, as it started, where fpt finds otherwise now: said, not read anew
+    kept = {c: found for c in features if modality in ("auto", "tabular") and (r := saved_reading(c)) is not None
+            and r.kind == "text" and (found := _found_anew(np.asarray(train_cols[c]), f"{train_where}: column {c!r}"))}
     date_targets = [t for t in targets if _date_target(np.asarray(train_cols[t]))]
     splits = {}
     for split, (cols, where) in parts.items():
@@ -826,7 +830,7 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
                              **({"dates": {c: k.zone or "naive" for c, k in dated.items()}} if dated else {}),
                              **({"date_formats": formats} if (formats := {c: k.format for c, k in dated.items()
                                                                          if k.format}) else {}),
-                             **({"durations": timed} if timed else {})}
+                             **({"durations": timed} if timed else {}), **({"as_started": kept} if kept else {})}
     return RawData(modality, {k: splits[k] for k in ("train", "val", "test") if k in splits}, targets, source,
                    split_from, notes, date_targets=date_targets,
                    categorical_targets=[t for t in targets if t in categorical])
@@ -911,6 +915,35 @@ def _refuse_image_paths(cols: dict[str, np.ndarray], features: list[str], where:
                             "DIR/<class>/*.png), or the table beside the one folder of images it names and give their "
                             "folder (--data DIR: DIR/labels.csv + DIR/train/*.png), or in Python a datasets.Dataset "
                             f"with the column cast to images (ds.cast_column({c!r}, datasets.Image()))")
+
+
+def _dates_of(name: str, values: np.ndarray, where: str) -> DateKind | None:
+    """The column's dates as a resumed run read them (fpt.data.readings), else as found in its training values."""
+    saved = saved_reading(name)
+    if saved is not None:
+        return DateKind(saved.zone, saved.format) if saved.kind == "dates" else None
+    return find_dates(values, where, DataError)
+
+
+def _durations_of(name: str, values: np.ndarray, where: str) -> str | None:
+    """The column's durations kind as a resumed run read it (fpt.data.readings), else as found in its values."""
+    saved = saved_reading(name)
+    if saved is not None:
+        return saved.duration if saved.kind == "durations" else None
+    return find_durations(values, where, DataError)
+
+
+def _found_anew(values: np.ndarray, where: str) -> str | None:
+    """What fpt finds a column of text to be when not told how a run read it, in words: dates, durations, or None
+    (text; or an error finding them, which a run that read the column as text is not stopped by)."""
+    try:
+        if (kind := find_dates(values, where, DataError)) is not None:
+            return Reading("dates", kind.zone, kind.format).words()
+        if find_durations(values, where, DataError) is not None:
+            return Reading("durations").words()
+    except DataError:
+        return None
+    return None
 
 
 def _check_named(given: tuple[str, ...], names: list[str], option: str, where: str) -> None:

@@ -26,6 +26,7 @@ from fpt.config import DATA_FIELDS, DATA_TASK, RunConfig
 from fpt.data.base import ColumnNote, plain_value  # labels as plain, hashable JSON values (1.0 -> 1)
 from fpt.data.dates import beyond_note, date_notes
 from fpt.data.durations import duration_notes
+from fpt.data.readings import as_started_notes
 from fpt.data.tokenisers import check_finite
 from fpt.errors import ConfigError, DataError, option
 from fpt.model import InputSpec
@@ -259,7 +260,8 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     task = task_from_raw(split, options, seed, objective, why)
     if from_numbers(train.y, options.objective, raw.declared):  # said once the data trains (an error says enough)
         warnings.warn(inferred_note(objective, why, train.where), ObjectiveInferred, stacklevel=2)
-    for note in [*column_notes(raw), *date_notes(raw), *duration_notes(raw), *_sequence_notes(raw, split, options)]:
+    for note in [*column_notes(raw), *date_notes(raw), *duration_notes(raw), *as_started_notes(raw),
+                 *_sequence_notes(raw, split, options)]:
         warnings.warn(note, ColumnNote, stacklevel=2)
     return task
 
