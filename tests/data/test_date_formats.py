@@ -6,6 +6,7 @@ date or duration at predict an unseen category."""
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from types import SimpleNamespace
 
@@ -16,6 +17,7 @@ import pytest
 import fpt
 from fpt.data import load
 from fpt.data.base import ColumnNote
+from fpt.data.dates import date_notes
 from fpt.data.modalities import from_json
 from fpt.data.tokenisers import TabularTokens
 from fpt.errors import DataError, SchemaError
@@ -154,3 +156,41 @@ def test_a_saved_format_or_duration_kind_is_checked_when_a_run_is_read_back():
         bad["features"][i][key] = value
         with pytest.raises(DataError, match=rf"features\[{i}\] \((c|d)\)\.{key}"):
             from_json(bad)
+
+
+ES = ["ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sep", "oct", "nov", "dic"]
+
+
+@pytest.mark.parametrize(("when", "unread"), [
+    ([f"{d} {ES[d % 12]} 2024" for d in range(1, 29)], r"\d+ (ene|abr|ago|dic) 2024"),  # Spanish: 'feb' reads
+    ([f"{d} {m} 2024" for d, m in zip(range(1, 29), ["marzo", "abril", "mayo", "junio"] * 7, strict=True)],
+     r"\d+ [a-z]+ 2024"),
+    ([f"{d} {m} 2024" for d, m in zip(range(1, 29), ["janv.", "févr.", "mars", "avr."] * 7, strict=True)],
+     r"\d+ [a-zé]+\.? 2024"),
+    ([f"{d}. {m} 2024" for d, m in zip(range(1, 29), ["Feb", "Mär", "Okt", "Dez"] * 7, strict=True)],
+     r"\d+\. [A-Za-zä]+ 2024"),  # 'Feb' too: a day written '1.' reads by no format
+])
+def test_month_names_fpt_does_not_read_stay_text_and_the_note_says_so(when, unread, tmp_path):
+    # strptime reads English month names only (15 Mar 2024): other languages' were text categories with no word of
+    # why, beside dates fpt reads; they stay text (no language is guessed), and a note says what is not read
+    _table(tmp_path / "t.csv", when)
+    raw = load(str(tmp_path / "t.csv"))
+    assert "when" not in raw.notes.get("date_formats", {}) and raw.splits["train"].x["when"].tolist() == when
+    (note,) = [n for n in date_notes(raw) if "'when'" in n]
+    assert re.fullmatch(re.escape(f"{tmp_path / 't.csv'}: column 'when' holds what look like dates written with a "
+                                  "month's name, in a form fpt does not read ('") + unread + re.escape(
+        "'; it reads English month names: 15 Mar 2024, 15-Mar-2024, Mar 15, 2024), so it is read as text categories; "
+        "write them as ISO dates (2024-03-15) to read them as dates"), note), note
+
+
+def test_month_names_spelt_as_english_ones_read_as_those_months_and_a_few_others_are_named(tmp_path):
+    # mar, may, jun, jul, sep, oct, nov are these months' names in Spanish (and Italian, Portuguese...) too
+    _table(tmp_path / "march.csv", [f"{d} mar 2024" for d in range(1, 29)])
+    when = load(str(tmp_path / "march.csv")).splits["train"].x["when"]
+    assert [str(v)[:10] for v in when[:2]] == ["2024-03-01", "2024-03-02"]
+    spring = [f"{d} {ES[m]} 2024" for d, m in zip(range(1, 29), [2, 4, 5, 6] * 7, strict=True)]
+    _table(tmp_path / "april.csv", spring[:27] + ["28 abr 2024"])  # one April among 28: a stray, named
+    with pytest.raises(DataError, match=r"holds dates written '%d %b %Y' \('1 mar 2024'\) but also other values "
+                                        r"\(row 28: '28 abr 2024'\); write those so too \(month names are read in "
+                                        r"English\), or leave them empty"):
+        load(str(tmp_path / "april.csv"))

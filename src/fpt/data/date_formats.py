@@ -37,6 +37,10 @@ FORMATS: dict[str, str] = {day + time: order for (day, order), time in product(_
 _LOOKS = re.compile(r"\s*(?:\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}|\d{1,2}[ -][A-Za-z]{3,9}[ -]\d{2,4}"
                     r"|[A-Za-z]{3,9} \d{1,2},? \d{4})(?: \d{1,2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?: ?[AaPp][Mm])?)?\s*")
 _LOOK = 1000  # rows looked at for a first value
+# A date with a month's name in any language (15 marzo 2024, 15. März 2024, 3 janv. 2024, Okt 15, 2024): strptime
+# reads English names only, so one that does not read by FORMATS is said to be text, not guessed at.
+NAMED = re.compile(r"\s*(?:\d{1,2}\.?[ -][^\W\d_]{3,12}\.?[ -]\d{2,4}|[^\W\d_]{3,12}\.? \d{1,2},? \d{4})"
+                   r"(?: \d{1,2}:\d{2}(?::\d{2})?)?\s*")
 
 
 def _first_text(values: np.ndarray, missing: np.ndarray) -> str | None:
@@ -60,6 +64,11 @@ def _reads(first: str) -> list[str]:
             continue
         out.append(fmt)
     return out
+
+
+def readable(text: str) -> bool:
+    """Whether some format of ``FORMATS`` reads ``text``."""
+    return bool(_reads(text.strip()))
 
 
 _PADDED = r"\d{2}[/.-]\d{2}[/.-]\d{2}(?:\s.*)?"
@@ -116,8 +125,9 @@ def written_format(values: np.ndarray, missing: np.ndarray, codes: np.ndarray, u
         return None
     rows = np.flatnonzero((codes >= 0) & ~ok[np.maximum(codes, 0)])
     shown = ", ".join(f"row {i + 1}: {values[i]!r}" for i in rows[:3])
+    named = ("%b" in fmt or "%B" in fmt) and all(NAMED.fullmatch(str(values[i])) for i in rows[:3])
     raise error(f"{where} holds dates written {fmt!r} ({first!r}) but also other values ({shown}); write those so "
-                "too, or leave them empty (missing)")
+                f"too{' (month names are read in English)' if named else ''}, or leave them empty (missing)")
 
 
-__all__ = ["FORMATS", "looks_written", "parse", "written_format"]
+__all__ = ["FORMATS", "NAMED", "looks_written", "parse", "readable", "written_format"]

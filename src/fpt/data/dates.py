@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import is_missing
-from fpt.data.date_formats import looks_written, parse, written_format
+from fpt.data.date_formats import NAMED, looks_written, parse, readable, written_format
 
 # A date as ISO 8601 writes it, as pandas' to_csv and most databases export one; the zone only after a time.
 ISO_DATE = re.compile(r"\s*\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?\s*(?P<zone>Z|[+-]\d{2}"
@@ -272,9 +272,9 @@ def beyond_note(where: str, beyond: dict[str, dict[str, tuple[int, float, float]
 
 def date_notes(raw: Any) -> list[str]:
     """One line per text feature column of a table's training split that holds dates fpt did not read as dates:
-    written day or month first (01/03/2024, every present value) but in several ways (01/03/2024, 1.3.24), or dates
-    on half its rows or more beside other text (fewer than ``DATE_SHARE``, which is an error): each read as text
-    categories."""
+    written day or month first (01/03/2024, every present value) but in several ways (01/03/2024, 1.3.24), with month
+    names of another language than English (15 marzo 2024, every present value), or dates on half its rows or more
+    beside other text (fewer than ``DATE_SHARE``, which is an error): each read as text categories."""
     if raw.modality != "tabular":
         return []
     train = raw.splits["train"]
@@ -289,6 +289,12 @@ def date_notes(raw: Any) -> list[str]:
                          "but not all in one way (separators, year of 2 or 4 digits, times), so it is read as text "
                          "categories; write them all one way, or as ISO dates (2024-03-01, pandas: "
                          "pd.to_datetime(s, format=...).dt.strftime('%Y-%m-%d')) to read them as dates")
+        elif present and all(isinstance(v, str) and NAMED.fullmatch(v) for v in present):
+            unread = next((v for v in present[:_LOOK] if not readable(v)), present[0])  # 'ene', not 'feb'
+            notes.append(f"{train.where}: column {name!r} holds what look like dates written with a month's name, in a "
+                         f"form fpt does not read ({unread!r}; it reads English month names: 15 Mar 2024, 15-Mar-2024, "
+                         "Mar 15, 2024), so it is read as text categories; write them as ISO dates (2024-03-15) to "
+                         "read them as dates")
         elif (share := date_share(col)) >= 0.5:
             notes.append(f"{train.where}: column {name!r} holds dates on {share:.0%} of its rows and other text on "
                          "the rest, so it is read as text categories; give dates alone (other values empty) to read "
