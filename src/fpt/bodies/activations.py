@@ -11,12 +11,15 @@ evaluation forward is measured by bench/step_time.py (docs/results/performance.m
 from __future__ import annotations
 
 from torch import nn
-from transformers.activations import NewGELUActivation
 
 from fpt.bodies.swap import replace_modules
 
 
 def use_fused_activations(module: nn.Module) -> int:
     """Replace every Python tanh-GELU module inside ``module`` with torch's fused one; returns how many."""
+    # imported here, not with the module: fpt.bodies is imported by every task, and transformers.activations costs
+    # seconds of imports that fpt data, fpt runs and the other commands that build no body never need
+    from transformers.activations import NewGELUActivation
+
     return replace_modules(module, lambda child: nn.GELU(approximate="tanh")
                            if type(child) is NewGELUActivation else None)

@@ -199,7 +199,7 @@ def add_ray_arguments(parser: argparse.ArgumentParser, unit: str) -> argparse._A
 def add_which_argument(parser: argparse.ArgumentParser, default: str | None = None, where: str = "") -> None:
     """``--which``: the checkpoint slot a command reads a run's model from (``fpt.run.WHICH``), declared once.
     ``default`` None: best when the run has it, else the latest (``fpt.run.Run.checkpoint``)."""
-    from fpt.checkpoint import BEST, LATEST
+    from fpt.rundir import BEST, LATEST
 
     shown = "best when the run has them, else checkpoint" if default is None else default
     parser.add_argument("--which", choices=[BEST, LATEST], default=default,

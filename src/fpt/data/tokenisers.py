@@ -29,10 +29,9 @@ import warnings
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
 from fpt.data.base import is_missing, plain_value
@@ -42,7 +41,10 @@ from fpt.data.durations import KINDS as DURATION_KINDS
 from fpt.data.resolution import series_steps
 from fpt.errors import DataError
 
-Tensor = torch.Tensor
+if TYPE_CHECKING:  # torch is imported where tokens are made: fpt --help and fpt data read this module without it
+    import torch
+    from torch import Tensor
+
 MAX_SERIES_TOKENS = 64  # default series_patch keeps the longest training series within this many tokens
 MAX_SEQUENCE_LEN = 512  # default sequence_max_len cap (MiniLM's and BERT's position table)
 PAD_ID, UNKNOWN_ID = 0, 1
@@ -174,6 +176,8 @@ class TabularTokens:
             else:
                 out[:, j, 2 + f["offset"]: 3 + f["offset"] + len(f["categories"])] = _one_hot(col, missing,
                                                                                                f["categories"])
+        import torch
+
         return torch.from_numpy(out), None
 
     def describe(self) -> dict[str, Any]:
@@ -315,7 +319,9 @@ class ImageTokens:
         return patchify(normalize(x, self.mean, self.std), self.patch_size)
 
     def __call__(self, images: list[np.ndarray] | Tensor, gen: torch.Generator | None = None) -> Any:
-        if isinstance(images, Tensor):
+        import torch
+
+        if isinstance(images, torch.Tensor):
             return self.tokens(images, gen)
         return self.tokens(torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2)), None
 
@@ -450,6 +456,8 @@ class SeriesTokens:
             windows = sliding_window_view(padded, self.patch, axis=1)[:, ::self.stride][:, :count]  # (C, count, patch)
             out[i, :count] = windows.transpose(1, 0, 2).reshape(count, d)
             lengths[i] = count
+        import torch
+
         return torch.from_numpy(out), torch.from_numpy(lengths)
 
     def describe(self) -> dict[str, Any]:
@@ -551,6 +559,8 @@ class SequenceTokens:
                 ids = ids[: self.max_len]
             out[i, : len(ids)] = ids
             lengths[i] = len(ids)
+        import torch
+
         return torch.from_numpy(out), torch.from_numpy(lengths)
 
     def describe(self) -> dict[str, Any]:
@@ -590,6 +600,8 @@ def check_finite(x: Tensor, where: str) -> Tensor:
     float32's range once standardised (1e40, or a tiny training std), which the model would turn into NaN."""
     # the least and greatest values, in one pass without a mask the size of x (isfinite's took seconds on 200,000
     # rows of a table's tokens): NaN anywhere makes both NaN, and an infinity is one of them
+    import torch
+
     if x.is_floating_point() and x.numel() and not bool(torch.isfinite(torch.stack(torch.aminmax(x))).all()):
         bad = ~torch.isfinite(x.reshape(len(x), -1)).all(dim=1)
         first = int(torch.nonzero(bad)[0, 0])
