@@ -2,8 +2,10 @@
 
 The plugin distribution is a folder on ``sys.path`` (PYTHONPATH) holding the plugin module and a
 ``*.dist-info`` with ``METADATA`` and ``entry_points.txt`` -- what ``pip install`` of a package
-with ``[project.entry-points."fpt.tasks"]`` leaves behind. Every command runs in a subprocess, as
-a user would run it.
+with ``[project.entry-points."fpt.tasks"]`` leaves behind. The commands run through ``fpt.cli.main`` in this
+process with that folder first on ``sys.path`` and the task registry as a fresh process has it (``installed``):
+importlib.metadata finds the distribution as it would on PYTHONPATH. Laziness (nothing read before a name is
+asked for) is checked in a fresh interpreter, where ``sys.modules`` shows what was imported.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -76,19 +80,57 @@ def plugin_path(tmp_path_factory) -> Path:
     return site
 
 
-def fpt_cmd(plugin_path: Path, *argv: str, cwd: Path | None = None, code: str | None = None) -> subprocess.CompletedProcess:
+def fpt_process(plugin_path: Path, code: str) -> subprocess.CompletedProcess:
+    """``python -c code`` with the plugin distribution on PYTHONPATH, in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_path), os.environ.get("PYTHONPATH", "")]),
            "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-c", code] if code else [sys.executable, "-m", "fpt", *argv]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+
+
+class Result(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def installed(monkeypatch, capsys) -> Callable[[Path], Callable[..., Result]]:
+    """``installed(site)``: the distribution in folder ``site`` on ``sys.path``, the task registry as a new process
+    has it (no plugin read yet, its built-in tasks only: restored afterwards, with the plugin modules unimported),
+    and a ``fpt(*argv)`` that runs a command in this process and returns its exit code and output."""
+    from fpt.tasks import TASKS
+
+    monkeypatch.setattr(TASKS, "_items", {n: o for n, o in TASKS._items.items() if n not in TASKS.plugin_sources})
+    monkeypatch.setattr(TASKS, "_plugins_loaded", False)
+    monkeypatch.setattr(TASKS, "plugin_errors", {})
+    monkeypatch.setattr(TASKS, "plugin_sources", {})
+    before = set(sys.modules)
+
+    def install(site: Path) -> Callable[..., Result]:
+        monkeypatch.syspath_prepend(str(site))
+
+        def fpt(*argv: str) -> Result:
+            from fpt.cli import main
+
+            capsys.readouterr()
+            code = main(list(argv))
+            out = capsys.readouterr()
+            return Result(code, out.out, out.err)
+
+        return fpt
+
+    yield install
+    for name in set(sys.modules) - before:
+        if name.startswith(("fpt_demo_plugin", "my_tasks")):
+            del sys.modules[name]
 
 
 def _warnings(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("fpt: warning:")]
 
 
-def test_plugin_task_is_listed_and_broken_ones_are_one_line_warnings(plugin_path):
-    r = fpt_cmd(plugin_path, "list")
+def test_plugin_task_is_listed_and_broken_ones_are_one_line_warnings(plugin_path, installed):
+    r = installed(plugin_path)("list")
     assert r.returncode == 0, r.stderr
     tasks = r.stdout.splitlines()[0]
     assert "parity" in tasks and "bit-xor" in tasks and "broken" not in tasks and "answer" not in tasks
@@ -105,33 +147,34 @@ def test_plugin_task_is_listed_and_broken_ones_are_one_line_warnings(plugin_path
     assert "already built in" in clash
 
 
-def test_plugin_task_trains_evaluates_and_describes(plugin_path, tmp_path, tiny_bert_dir):
+def test_plugin_task_trains_evaluates_and_describes(plugin_path, installed, tmp_path, tiny_bert_dir):
     out = tmp_path / "run"
-    r = fpt_cmd(plugin_path, "train", "--task", "parity", "--body", tiny_bert_dir, "--init", "random", "--steps", "4",
+    fpt_cmd = installed(plugin_path)
+    r = fpt_cmd("train", "--task", "parity", "--body", tiny_bert_dir, "--init", "random", "--steps", "4",
                 "--eval-every", "2", "--batch-size", "8", "--device", "cpu", "--out", str(out), "--quiet",
                 "task.n_bits=3")
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["steps"] == 4 and 0 <= summary["test_accuracy"] <= 1
     assert "task: parity" in (out / "config.yaml").read_text()
-    r = fpt_cmd(plugin_path, "eval", str(out))
+    r = fpt_cmd("eval", str(out))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["test_accuracy"] == pytest.approx(summary["test_accuracy"])
-    r = fpt_cmd(plugin_path, "data", "parity", "task.n_bits=3")
+    r = fpt_cmd("data", "parity", "task.n_bits=3")
     assert r.returncode == 0 and "task parity" in r.stdout, r.stderr
     # the paper-table runner's config check (fpt reproduce --dry-run) resolves the plugin task too
-    code = ("from fpt.config import RunConfig; from fpt.experiments.validate import check_config; "
-            "print(check_config(RunConfig(task='parity', task_options={'n_bits': 3})))")
-    r = fpt_cmd(plugin_path, code=code)
-    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stderr
+    from fpt.config import RunConfig
+    from fpt.experiments.validate import check_config
+
+    assert check_config(RunConfig(task="parity", task_options={"n_bits": 3})) == []
 
 
-def test_loading_is_lazy_and_a_broken_plugin_is_named_when_asked_for(plugin_path):
+def test_loading_is_lazy_and_a_broken_plugin_is_named_when_asked_for(plugin_path, installed):
     code = ("import sys; from fpt.tasks import TASKS; TASKS.get('bit-xor'); "
             "print('fpt_demo_plugin' in sys.modules, TASKS._plugins_loaded)")
-    r = fpt_cmd(plugin_path, code=code)
+    r = fpt_process(plugin_path, code)
     assert r.returncode == 0 and r.stdout.split() == ["False", "False"] and not r.stderr, r.stderr
-    r = fpt_cmd(plugin_path, "train", "--task", "broken", "--steps", "1")
+    r = installed(plugin_path)("train", "--task", "broken", "--steps", "1")
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert "Traceback" not in r.stderr and lines[-1].startswith("fpt train: error: task 'broken' is a plugin")
@@ -161,7 +204,7 @@ def test_registry_plugins_in_process(monkeypatch, capsys):
     assert reg.names() == ["good", "own"] and not capsys.readouterr().err  # read once per process
 
 
-def test_the_plugin_of_docs_user_data_runs_as_written(tmp_path, tiny_bert_dir):
+def test_the_plugin_of_docs_user_data_runs_as_written(installed, tmp_path, tiny_bert_dir):
     """docs/user-data.md's parity plugin and its entry point, as the page gives them, installed as pip would leave
     them: `fpt list` shows it as the page's comment says and `fpt train --task parity task.n_bits=6` trains it (a
     tiny body and a few steps here), so the task API the page shows cannot drift from the one fpt reads."""
@@ -180,12 +223,13 @@ def test_the_plugin_of_docs_user_data_runs_as_written(tmp_path, tiny_bert_dir):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-tasks\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[fpt.tasks]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
-    r = fpt_cmd(site, "list")
+    fpt_cmd = installed(site)
+    r = fpt_cmd("list")
     assert r.returncode == 0 and not r.stderr, r.stderr
     assert "parity" in r.stdout.splitlines()[0].removeprefix("tasks:").replace(",", " ").split()
     assert "plugin parity  " in r.stdout and "(distribution my-tasks 0.1)" in r.stdout
     out = tmp_path / "runs" / "parity"
-    r = fpt_cmd(site, "train", "--task", "parity", "task.n_bits=6", "--out", str(out), "--body", tiny_bert_dir,
+    r = fpt_cmd("train", "--task", "parity", "task.n_bits=6", "--out", str(out), "--body", tiny_bert_dir,
                 "--init", "random", "--steps", "4", "--eval-every", "2", "--device", "cpu", "--quiet")
     assert r.returncode == 0, r.stderr
     assert "n_bits: 6" in (out / "config.yaml").read_text() and (out / "summary.json").is_file()
