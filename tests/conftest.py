@@ -134,19 +134,19 @@ def tiny_tables(tmp_path) -> TinyTables:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Under pytest-xdist, the slow end-to-end tests (a minute or more each on CI) come first: each worker steals
-    from the other's queue, so a long test started early leaves short ones to share at the end instead of one core
-    idle while the other finishes it. The order within each part is kept, except that the tests reading a fixture
-    of SHARED lead, grouped by that fixture: the head of the collection is the first worker's and is never stolen
-    (worksteal takes from the tail of a queue), so they share one run of that fixture instead of one per worker; a
-    module-scoped one is torn down once the next test is another module's, hence adjacent."""
+    """Under pytest-xdist, the slow end-to-end tests (a minute or more each on CI) lead the workers' shares of the
+    collection, the tests of a SHARED fixture the first worker's, the other slow ones the other workers': a long
+    test started early on each core leaves short ones to share at the end (tests/worker_order.py says how
+    worksteal hands them out)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        def key(item) -> tuple[int, bool]:
-            names = getattr(item, "fixturenames", ())
-            return next((i for i, name in enumerate(SHARED) if name in names), len(SHARED)), \
-                item.get_closest_marker("slow") is None
+        from worker_order import worker_order
 
-        items.sort(key=key)
+        def shared(item) -> int | None:
+            names = getattr(item, "fixturenames", ())
+            return next((i for i, name in enumerate(SHARED) if name in names), None)
+
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        items[:] = worker_order(items, workers, shared, lambda item: item.get_closest_marker("slow") is not None)
 
 
 # Fixtures that a slow test shares with another test (each trains or starts something the tests only read): here,
