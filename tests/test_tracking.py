@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
 import sys
 
 import pytest
@@ -218,17 +216,19 @@ def test_progress_line_fields(tiny_gpt2_dir):
 
 
 def test_plain_progress_lines_when_stdout_is_a_pipe(tiny_gpt2_dir, tmp_path, capsys):
-    cmd = [sys.executable, "-m", "fpt", "train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "12",
-           "--eval-every", "4", "--batch-size", "4", "task.eval_size=16", "--device", "cpu", "--out", "run",
-           "--log-every-seconds", "0.001"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # pipes: no tty
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith("fpt: step ")]
+    # in-process: the command asks sys.stdout.isatty() (fpt.tracking.live_terminal), False for captured output as for
+    # a pipe (a real terminal's bar: tests/cli/test_cli_habits.py)
+    assert not sys.stdout.isatty()
+    rc = main(["train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "12", "--eval-every", "4",
+               "--batch-size", "4", "task.eval_size=16", "--device", "cpu", "--out", str(tmp_path / "run"),
+               "--log-every-seconds", "0.001"])
+    done = capsys.readouterr()
+    assert rc == 0, done.err[-2000:]
+    lines = [line for line in done.out.splitlines() if line.startswith("fpt: step ")]
     assert lines and all(" loss " in line and " val_accuracy " in line and " samples/s " in line and " ETA " in line
                          for line in lines)
     assert any("val_accuracy 0." in line for line in lines)
-    assert json.loads(done.stdout.splitlines()[-2])["steps"] == 12  # the result is still the last JSON line
+    assert json.loads(done.out.splitlines()[-2])["steps"] == 12  # the result is still the last JSON line
 
     # --quiet: no progress lines (in-process; captured stdout is not a terminal either)
     assert main(["train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "2", "--eval-every", "1",
