@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
+import os
 import shlex
 import types
 import typing
@@ -125,8 +127,8 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     if hint is int:
         if isinstance(value, bool):
             raise ConfigError(f"{where}: expected an integer, got {show(value)}")
-        if isinstance(value, int):
-            return value
+        if isinstance(value, numbers.Integral):  # a NumPy integer too (steps from np.arange was refused)
+            return int(value)
         if isinstance(value, float) and value.is_integer():
             return int(value)
         if isinstance(value, str):
@@ -139,7 +141,7 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         raise ConfigError(f"{where}: expected an integer, got {show(value)}")
     if hint is float:
         number = None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
             number = float(value)
         elif isinstance(value, str):
             try:
@@ -156,6 +158,8 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     if hint is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
+        if isinstance(value, os.PathLike):  # data=Path("table.csv") was "expected a string"
+            return os.fspath(value)
         raise ConfigError(f"{where}: expected a string, got {show(value)}")
     if hint is dict or origin is dict:
         if isinstance(value, dict):

@@ -196,16 +196,35 @@ def remedy(how: str, *settings: str | tuple[str, str]) -> str:
 
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
-           "Wording", "entry", "option", "python_entry", "remedy", "user_os_error", "wording"]
+           "Wording", "entry", "held_data", "option", "python_entry", "remedy", "show", "user_os_error", "wording"]
 
 
-_SHOW = reprlib.Repr()
+class _OneLine(reprlib.Repr):
+    """reprlib's cut-short repr, one line: an object of another library is named by its kind and shape when it holds
+    data (a DataFrame's repr is its rows, on many lines: train_run(data=frame) printed the user's table in its
+    error), else its repr's lines are joined."""
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        held = held_data(x)
+        return held if held is not None else " ".join(super().repr_instance(x, level).split())
+
+
+def held_data(value: Any) -> str | None:
+    """'a pandas DataFrame of shape (30, 2)' for an object holding data (an array, frame, tensor or dataset: it has a
+    shape of one axis or more), else None (a NumPy scalar's shape is ())."""
+    shape = getattr(value, "shape", None)
+    if isinstance(value, type) or not isinstance(shape, tuple) or not shape:  # torch.Size is a tuple
+        return None
+    return f"a {type(value).__module__.split('.')[0]} {type(value).__name__} of shape {tuple(shape)}"
+
+
+_SHOW = _OneLine()
 _SHOW.maxstring = _SHOW.maxother = 80
 
 
 def show(value: Any) -> str:
     """``repr(value)`` cut short, so an error message stays one readable line whatever the input
-    (a YAML alias bomb, a 10 MB string)."""
+    (a YAML alias bomb, a 10 MB string); data (``held_data``) is named, never printed."""
     return _SHOW.repr(value)
 
 

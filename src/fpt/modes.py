@@ -130,6 +130,7 @@ def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | No
         from fpt.config import from_dict, target_alias
         from fpt.settings import train_config
 
+        _check_data_named(config.get("data"))
         given = target_alias(dict(config), "train_run()")
         config = train_config(from_dict(RunConfig, given, where="train_run()"), given, other_mode=bool(choose or refit))
     out = Path(out) if out is not None else default_out(config)
@@ -165,6 +166,20 @@ def _train(config: RunConfig, out: Path, resume: bool, choose: Sequence[str], fo
         if summary is None:
             return None
     return summary if choice is None else _record_choice(choice, summary, out)
+
+
+def _check_data_named(data: Any) -> None:
+    """Refuse data held in memory (a DataFrame, arrays, a dataset) as train_run's ``data``: its runs record the path
+    they read, to read it again on resume, refit and predict; the error printed the whole DataFrame and no fix."""
+    import os
+
+    if data is None or isinstance(data, (str, os.PathLike)):
+        return
+    from fpt.errors import show
+
+    raise ConfigError(f"train_run(): field 'data' is {show(data)}, but train_run reads data from a path (a file, a "
+                      "folder or a dataset id); save it and give the path, or train it with "
+                      "fpt.fit(fpt.build(data=...), out=...)")
 
 
 def check_out(out: Path) -> None:

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fpt.errors import ConfigError, show
+from fpt.errors import ConfigError, held_data, show
 
 
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
@@ -246,6 +248,7 @@ class RunConfig:
     device: str = _help("auto | cpu | cuda | cuda:N | mps", "auto")
 
     def __post_init__(self) -> None:
+        self._check_settings()
         self._check_data_fields()
         checks = [
             (self.preset in PRESETS, "preset", f"must be one of {', '.join(PRESETS)}"),
@@ -296,6 +299,26 @@ class RunConfig:
         for ok, name, msg in checks:
             if not ok:
                 raise ConfigError(f"config field {name!r}={show(getattr(self, name))} {msg}")
+
+    def _check_settings(self) -> None:
+        """Each field holds one setting: RunConfig(data=frame) (or fpt.build(config, steps=array)) failed in the
+        range checks with pandas' "truth value of a DataFrame is ambiguous", naming no field."""
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "task_options" and isinstance(value, Mapping):
+                continue
+            if value is None or isinstance(value, (str, numbers.Number, os.PathLike)) and held_data(value) is None:
+                continue
+            if f.name == "data":
+                fix = "give a path (a file, a folder or a dataset id), or data in memory to fpt.build(data=...)"
+            elif f.name == "task_options":
+                fix = "give a mapping of the task's options (e.g. {'n_bits': 5})"
+            elif isinstance(value, (list, tuple)) and f.name in ("target_column", "drop_columns", "series_id"):
+                fix = "give the column names comma-separated (e.g. 'a,b')"
+            else:
+                fix = f"give one value for {f.name}"
+            raise ConfigError(f"config field {f.name!r} is {show(value)}, where a field holds one setting (text, a "
+                              f"number, true/false); {fix}")
 
     def _check_data_fields(self) -> None:
         """--data and its options: valid values, and used only with --data (the task becomes ``data``)."""
