@@ -292,8 +292,11 @@ def _single(config: RunConfig, out: Path, resume: bool, progress: bool, trackers
 def _refit(config: RunConfig, out: Path, resume: bool, progress: bool, trackers: Sequence[Any]) -> dict:
     from fpt import refit as refitting
     from fpt.baselines import beside_refit
+    from fpt.data import read_once
 
-    summary = refitting.fit(config, out, resume=resume, progress=progress, trackers=trackers)
+    with read_once():  # the choice's check reads what the refit's two runs train on
+        _check_choice_data(config, out)
+        summary = refitting.fit(config, out, resume=resume, progress=progress, trackers=trackers)
     return beside_refit(summary, out, progress=progress, baselines=config.baselines)
 
 
@@ -308,9 +311,23 @@ def _ensemble(config: RunConfig, out: Path, trackers: Sequence[Any], say: Say) -
         raise ConfigError("--log tracks one run; an ensemble trains several: drop --log (each member's metrics.jsonl "
                           "is in OUT/members/seedS)")
     with read_once():  # the members and the first one rebuilt for its controls read the data, and hash it, once
+        _check_choice_data(config, out)
         summary = ensemble.fit(config, out, progress=False, say=say)
         first = Run(ensemble.member_dir(out, config.seed)).experiment()
     return beside_run(first, summary, out, progress=False)  # the controls: single runs of the first member's config
+
+
+def _check_choice_data(config: RunConfig, out: Path) -> None:
+    """Refuse runs that follow a choice (--choose, fit=auto: selection.json in ``out``) on other data than the choice
+    was made on (its data_fingerprint.json), before any of them trains. An ensemble's members, in OUT/members, are
+    runs of their own that no check of OUT read: the data edited while the candidates were compared (or between a
+    stop and the command run again), they trained on the new data and were averaged in silence under the old choice.
+    Call it inside the ``read_once`` those runs build in, so that the read checked is the read they train on."""
+    from fpt import rundir
+    from fpt.train import check_joined_run
+
+    if (out / rundir.SELECTION_FILE).is_file():
+        check_joined_run(config, out, f"the choice in {out / rundir.SELECTION_FILE} was made on it")
 
 
 def _choose(config: RunConfig, given: Sequence[str], folds: int | None, out: Path, say: Say,

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import fpt
+import fpt.select
 from fpt.cli import main
 from fpt.data import digest, fingerprint
 from fpt.errors import DataError
@@ -331,3 +332,43 @@ def test_every_kind_of_in_memory_data_a_run_resumes_from_is_fingerprinted_by_con
     assert first is not None and first["kind"] == "memory"
     assert fingerprint.changed(first, fingerprint.of_memory(given(y.copy()))) is None
     assert fingerprint.changed(first, fingerprint.of_memory(given(swapped))) == "its content changed"
+
+
+def _edited_after(monkeypatch, name: str, data) -> None:
+    """``fpt.select.NAME`` (the comparison of the candidates) with the data edited as it returns: as if the file
+    changed while the candidates were compared, a long time on real data."""
+    real = getattr(fpt.select, name)
+
+    def compared(*args, **kwargs):
+        result = real(*args, **kwargs)
+        _write(data, _relabelled(_rows()))
+        return result
+
+    monkeypatch.setattr(fpt.select, name, compared)
+
+
+@pytest.mark.parametrize("mode", ["ensemble", "refit"])
+def test_runs_after_a_choice_on_data_changed_since_the_choice_are_refused(tiny_bert_dir, tmp_path, monkeypatch, mode):
+    """--choose with ensemble=2 (or --refit): the members (the selection run) read the data again after the choice,
+    and trained on data edited meanwhile under a choice made on the old; the members were averaged in silence."""
+    data = _write(tmp_path / "d.csv", _rows())
+    out = tmp_path / "run"
+    _edited_after(monkeypatch, "cross_validate", data)
+    fields = dict(data=str(data), body=tiny_bert_dir, steps=2, fit="gradient", **FAST)
+    with pytest.raises(DataError) as info:  # was: two members trained on the edited file, averaged; exit 0
+        fpt.train_run({**fields, **({"ensemble": 2} if mode == "ensemble" else {})}, out, refit=mode == "refit",
+                      say=None, choose=["readout=last", "readout=mean"], folds=2)
+    assert str(info.value) == (f"{data}: the file changed since the choice in {out / 'selection.json'} was made on it "
+                               "(its content hash differs from data_fingerprint.json's); restore the data it started "
+                               "with, or train the changed data into a new --out")
+    assert sorted(p.name for p in out.iterdir()) == ["data_fingerprint.json", "selection.json"]  # nothing trained
+
+
+def test_an_ensemble_after_fit_auto_on_data_changed_since_the_choice_is_refused(tiny_bert_dir, tmp_path, monkeypatch):
+    data = _write(tmp_path / "d.csv", _rows())
+    out = tmp_path / "run"
+    _edited_after(monkeypatch, "choose_fit", data)
+    with pytest.raises(DataError, match="since the choice in .*selection.json was made on it"):
+        fpt.train_run(dict(data=str(data), body=tiny_bert_dir, fit="auto", cf_members=1, ensemble=2, device="cpu",
+                           baselines="none"), out, say=None, folds=2)
+    assert not (out / "members").exists()
