@@ -477,6 +477,8 @@ def beside_run(exp: Any, summary: dict[str, Any], out: str | Path | None = None,
     chosen = level(exp.config)
     if chosen == "none":
         return summary
+    if out is not None:
+        _check_run_data(exp, Path(out))
     # A closed-form fit learns from train + validation (fpt.closed_form): each model, chosen on validation, then
     # learns from the same examples before test (the refit protocol).
     # The controls first: after aeon's MiniRocket (numba's threads) the body's attention ran ~20x slower in this
@@ -530,10 +532,34 @@ def beside_refit(summary: dict[str, Any], out: str | Path, progress: bool = Fals
     chosen = level(config)
     if chosen == "none":
         return summary
-    result = fit_models(task_data(config), config.seed, refit=True)
-    if chosen == "all":
-        result["controls"] = run_controls(config, Path(out), progress, refit=True)
+    from fpt.data import read_once
+    from fpt.train import check_joined_run
+
+    with read_once():  # the read checked is the one the models and the controls' runs fit on
+        check_joined_run(config, Path(out), _compared_with(Path(out)))
+        result = fit_models(task_data(config), config.seed, refit=True)
+        if chosen == "all":
+            result["controls"] = run_controls(config, Path(out), progress, refit=True)
     return _with_comparison(summary, result, out)
+
+
+def _compared_with(out: Path) -> str:
+    return f"the run in {out}, which its baselines are compared with, was trained on it"
+
+
+def _check_run_data(exp: Any, out: Path) -> None:
+    """Refuse to fit baselines beside the run in ``out`` on other data than it recorded (data_fingerprint.json): a
+    finished closed-form run resumed with baselines=all returns its summary without reading its data, and the
+    controls and models were fitted on the data as edited since, compared with a run fitted on the old."""
+    from fpt.data.fingerprint import check_unchanged
+    from fpt.train import data_fingerprint
+
+    saved = rundir.read_data_fingerprint(out)
+    if saved is None or saved.get("kind") == "memory":  # nothing recorded; data given in Python: fit's own check
+        return
+    now = data_fingerprint(exp)
+    if now is not None:
+        check_unchanged(saved, now, str(Path(exp.config.data)), _compared_with(out), out / rundir.DATA_FINGERPRINT)
 
 
 def task_data(config: RunConfig) -> Any:

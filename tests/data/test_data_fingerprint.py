@@ -372,3 +372,26 @@ def test_an_ensemble_after_fit_auto_on_data_changed_since_the_choice_is_refused(
         fpt.train_run(dict(data=str(data), body=tiny_bert_dir, fit="auto", cf_members=1, ensemble=2, device="cpu",
                            baselines="none"), out, say=None, folds=2)
     assert not (out / "members").exists()
+
+
+@pytest.mark.parametrize("mode", ["closed-form", "refit"])
+def test_controls_fitted_later_on_data_changed_since_the_run_are_refused(tiny_bert_dir, tmp_path, mode):
+    """A finished run resumed with baselines=all trains its controls (and fits the classic models) then: a closed-form
+    run's resume returns its summary unread, and a refit's baselines read the data again on their own, so an edit
+    since the run was trained on put the controls on other data than the run they are compared with, in silence."""
+    data = _write(tmp_path / "d.csv", _rows())
+    out = tmp_path / "run"
+    if mode == "closed-form":
+        fpt.train_run(dict(data=str(data), body=tiny_bert_dir, fit="closed-form", cf_members=1, device="cpu",
+                           baselines="fast"), out, say=None)
+    else:
+        fpt.train_run(dict(data=str(data), body=tiny_bert_dir, steps=2, fit="gradient", **FAST), out, refit=True,
+                      say=None)
+    summary = (out / "summary.json").read_text()
+    _write(data, _relabelled(_rows()))
+    with pytest.raises(DataError) as info:  # was: both controls trained on the edited file beside the run; exit 0
+        fpt.train_run(None, out, resume=True, overrides={"baselines": "all"}, say=None)
+    assert str(info.value) == (f"{data}: the file changed since the run in {out}, which its baselines are compared "
+                               "with, was trained on it (its content hash differs from data_fingerprint.json's); "
+                               "restore the data it started with, or train the changed data into a new --out")
+    assert not (out / "controls").exists() and (out / "summary.json").read_text() == summary
