@@ -365,8 +365,13 @@ def test_runs_after_a_choice_on_data_changed_since_the_choice_are_refused(tiny_b
 
 
 def test_an_ensemble_after_fit_auto_on_data_changed_since_the_choice_is_refused(tiny_bert_dir, tmp_path, monkeypatch):
+    from dataclasses import replace
+
     data = _write(tmp_path / "d.csv", _rows())
     out = tmp_path / "run"
+    real = fpt.select.choose_fit  # the closed-form fit alone (gradient training out of budget): seconds, not 40
+    monkeypatch.setattr(fpt.select, "choose_fit", lambda config, folds=None, progress=None: real(
+        config, folds, progress, choice=replace(fpt.select.AUTO, gradient_budget_s=0)))
     _edited_after(monkeypatch, "choose_fit", data)
     with pytest.raises(DataError, match="since the choice in .*selection.json was made on it"):
         fpt.train_run(dict(data=str(data), body=tiny_bert_dir, fit="auto", cf_members=1, ensemble=2, device="cpu",
