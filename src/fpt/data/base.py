@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from fpt.data.codes import codes_note, written_as_codes
 from fpt.errors import DataError, FptWarning, near, option
 
 TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
@@ -437,6 +438,10 @@ def column_notes(raw: RawData) -> list[str]:
         if pair is not None:
             notes.append(f"{train.where}: target {name!r} holds labels that differ {differ_how(pair)}, read as "
                          f"different classes; {one_way('class', pair)}")
+    if raw.modality == "sequence" and isinstance(train.x, dict) and len(train.x) == 1:
+        (name, col), = train.x.items()
+        code = codes_note(train.where, name, np.asarray(col, dtype=object), sequence=True)
+        notes += [code] if code is not None else []
     if raw.modality != "tabular":
         return notes
     n = len(train.y)
@@ -456,6 +461,9 @@ def column_notes(raw: RawData) -> list[str]:
             continue
         if col.dtype.kind == "O":  # text (durations are read as seconds: fpt.data.tables.as_seconds)
             present = [str(v).strip() for v, m in zip(col, is_missing(col), strict=True) if not m]
+            code = codes_note(train.where, name, col)
+            if code is not None:  # and, like any text column, perhaps an identifier: said below
+                notes.append(code)
             example = written_numbers(col)
             if example is not None:
                 notes.append(f"{train.where}: column {name!r} holds numbers written with signs or separators "
@@ -560,6 +568,9 @@ def infer_objective(y: np.ndarray, targets: list[str], requested: str, where: st
         col = _numbers(y[:, j])
         if name in categorical:
             kinds.append(("classification", f"{name!r} is declared categorical"))
+        elif (code := written_as_codes(y[:, j])) is not None:  # '007': a name, however many there are
+            kinds.append(("classification", f"{name!r} holds labels written with leading zeros ({code!r}), read as "
+                                            "written"))
         elif col.dtype.kind not in "iubf":
             kinds.append(("classification", f"{name!r} holds text labels"))
         elif col.dtype.kind == "b":

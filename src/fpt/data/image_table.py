@@ -262,6 +262,7 @@ def label_column(listing: Listing, target: str | None, where: str, needed: bool 
 
 def read_image_table(path: Path, target: str | None, channels: str, size: int) -> RawData:
     """``--data DIR`` of images and their labels' table, as image ``RawData`` (one split: fpt holds out its own)."""
+    from fpt.data.codes import written_as_codes
     from fpt.data.images import load_image, spread
     from fpt.data.tables import BUILDERS, label_text_check, table_suffix
 
@@ -286,7 +287,7 @@ def read_image_table(path: Path, target: str | None, channels: str, size: int) -
     raw = RawData("image", {"train": split}, [label], f"images of {listing.folder} labelled by {listing.table}",
                   SEEDED, {"image_channels": channels, "labels_table": listing.table.name,
                            "id_column": listing.id_column, "label_column": label})
-    if BUILDERS[table_suffix(listing.table)] == "csv" and values.dtype.kind in "iuf":
+    if BUILDERS[table_suffix(listing.table)] == "csv" and (values.dtype.kind in "iuf" or written_as_codes(values)):
         # a CSV's "01" and "1" read as the one number 1 and would train as one class, as a table's target would
         # (fpt.tasks.user_data runs it once the objective is classification)
         raw.check_labels = functools.cache(lambda: label_text_check([listing.table], [label]))

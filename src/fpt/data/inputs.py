@@ -52,6 +52,7 @@ from fpt.data.base import (
     sparse_matrix,
     unique_names,
 )
+from fpt.data.codes import written_as_codes
 from fpt.data.dates import as_labels, held_dates
 from fpt.data.formats import FORMATS, for_inputs
 from fpt.data.frames import flattened
@@ -273,13 +274,25 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
         for t in targets:
             check_target_values(cols[t], t, where, missing=known_missing(cols[t], t, gaps))
         # dates as the class labels training made of them (fpt.data.dates.as_labels); other values as they are
-        y = np.stack([as_labels(cols[t]) if held_dates(cols[t]) is not None else cols[t].astype(object)
-                      for t in targets], axis=1)
+        y = np.stack([as_labels(cols[t]) if held_dates(cols[t]) is not None
+                      else _as_codes(cols[t].astype(object), schema.prep.classes, j) for j, t in enumerate(targets)],
+                     axis=1)
         check_labels(y, schema, where)
     # a row index first, as its writer placed it (pandas reads the predictions back with read_csv(..., index_col=0))
     carried = [c for c in (ROW_INDEX, *dropped) if c in cols]
     written = {c: _as_written(cols[c], known_missing(cols[c], c, gaps)) for c in carried}
     return Inputs(x, y, where, notes=notes, carried=written)
+
+
+def _as_codes(col: np.ndarray, classes: list[list[Any]] | None, j: int) -> np.ndarray:
+    """Target ``j``'s labels as the model's classes are written where those are codes ('007', '100': read as
+    written at training, fpt.data.codes): a file whose labels hold no leading zero reads them as numbers (100), each
+    now its text ('100'), so the saved reading wins; 7 becomes '7', which no code '007' is (refused, not matched)."""
+    if classes is None or written_as_codes(np.asarray(classes[j], dtype=object)) is None:
+        return col
+    return np.array([str(plain_value(v)) if isinstance(v, int | float | np.integer | np.floating)
+                     and not isinstance(v, bool) and not m else v
+                     for v, m in zip(col, is_missing(col), strict=True)], dtype=object)
 
 
 def _scored(cols: Mapping[str, Any], targets: list[str], where: str,

@@ -43,6 +43,7 @@ from fpt.data.base import (
     shown,
 )
 from fpt.data.categories import category_names, file_categories
+from fpt.data.codes import code_columns, may_start_code, written_as_codes
 from fpt.data.dates import DateKind, as_labels, find_dates, read_dates
 from fpt.data.durations import as_seconds, find_durations, read_durations
 from fpt.data.images import IMAGE_SUFFIXES
@@ -143,18 +144,22 @@ EXPANDED_FLOOR = 1 << 30
 SCAN_CHUNK = 1 << 20
 
 
-def _check_bytes(path: Path, builder: str) -> None:
+def _check_bytes(path: Path, builder: str) -> bool:
     """One streaming pass over the decoded bytes of a CSV/TSV or a compressed table, before a reader holds them: a
     compressed file that expands past ``MAX_EXPANSION`` times its size (and ``EXPANDED_FLOOR``), and NUL bytes in a
     CSV (pandas' C parser ends a cell at one, so a zero-filled block left by a write cut short, or UTF-16 text, would
-    read as missing values or mangled names without a word). Memory: one chunk."""
+    read as missing values or mangled names without a word). Memory: one chunk. Returns whether a CSV may hold codes
+    (``fpt.data.codes.may_start_code``): only then is it read as text to find them (``_code_texts``)."""
     compressed = table_suffix(path) != path.suffix.lower()
     if not compressed and builder != "csv":
-        return
+        return False
     limit = max(EXPANDED_FLOOR, MAX_EXPANSION * path.stat().st_size) if compressed else None
     total = lines = 0
+    codes, before = False, b""
     with _open_bytes(path) as f:
         while chunk := f.read(SCAN_CHUNK):
+            if builder == "csv" and not codes:
+                codes, before = may_start_code(chunk, before), chunk
             if builder == "csv" and (at := chunk.find(b"\0")) >= 0:
                 line = lines + chunk.count(b"\n", 0, at) + 1
                 raise DataError(f"{path}: line {line} holds NUL bytes (0x00), which text never does: the file is damaged "
@@ -166,6 +171,7 @@ def _check_bytes(path: Path, builder: str) -> None:
                 raise DataError(f"{path}: expands to more than {limit >> 20} MiB, over {MAX_EXPANSION} times its "
                                 f"{path.stat().st_size / (1 << 20):.1f} MiB (a decompression bomb, or a table too large "
                                 "to read whole): decompress it yourself and give the table file")
+    return codes
 
 
 def _csv_fields(lines: list[str], sep: str) -> list[list[str]]:
@@ -226,7 +232,7 @@ def read_table(path: Path, empty: bool = False, aligned: bool = False,
     compressed = table_suffix(path) != path.suffix.lower()
     check(path, path.suffix.lower() if compressed else {"parquet": ".parquet", "arrow": ".feather"}.get(builder, "text"),
           format_name(path))
-    _check_bytes(path, builder)
+    may_hold_codes = _check_bytes(path, builder)
     indexed, blank = _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty) if builder == "csv" else \
         (False, set())
     kwargs = {"sep": "\t"} if suffix in TSV_SUFFIXES else {}
@@ -249,6 +255,8 @@ def read_table(path: Path, empty: bool = False, aligned: bool = False,
                                 "with a letter in front as ids or labels") from None
             raise DataError(f"{path}: cannot be read as {format_name(path)} ({_cause(exc)}); fix the file or "
                             "convert it to CSV with a header row") from None
+    if may_hold_codes:
+        table = _with_codes(table, path, kwargs.get("sep", ","))
     skipped = _empty_rows(table, path, aligned) if builder == "csv" else np.zeros(0, dtype=np.int64)
     if len(skipped):
         import pyarrow as pa
@@ -401,6 +409,25 @@ def _csv_table(path: Path, sep: str) -> Any:
     if not chunks or any(not c.schema.equals(chunks[0].schema, check_metadata=False) for c in chunks[1:]):
         return None
     return pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
+
+
+def _with_codes(table: Any, path: Path, sep: str) -> Any:
+    """The Arrow table of a CSV/TSV with its columns of codes (``fpt.data.codes``: zip codes '02139', labels '007')
+    as the text written, where pandas read numbers (2139, 7). The file is read again as text for them: only a file
+    whose bytes hold a field that starts with '0' and a digit (``_check_bytes``)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    with _open_bytes(path) as f:
+        texts = code_columns(pd.read_csv(f, sep=sep, dtype=str, chunksize=CSV_CHUNK_ROWS, **CSV_OPTIONS))
+    for name, values in texts.items():
+        at = table.column_names.index(name)
+        if pa.types.is_string(table.schema.types[at]) or pa.types.is_large_string(table.schema.types[at]):
+            continue  # read as text already (a wide integer's column)
+        if len(values) != table.num_rows:  # one parser, the same options: the rows are the reader's rows
+            raise AssertionError(f"{path}: column {name!r} read as text has {len(values)} rows, not {table.num_rows}")
+        table = table.set_column(at, name, pa.array(values, type=pa.string()))
+    return table
 
 
 def _wide_integer_columns(df: Any) -> set[str]:
@@ -666,8 +693,9 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
         raw.notes["empty_rows"] = empty
     if not series:
         csv = [p for p in paths if BUILDERS[table_suffix(p)] == "csv"]
-        numeric = [t for t in raw.targets
-                   if any(t in cols and cols[t].dtype.kind in "iuf" for cols, _ in parts.values())]
+        # codes ('007', read as written: fpt.data.codes) are checked too: '007' beside '7' is a slip, or two classes
+        numeric = [t for t in raw.targets if any(t in cols and (cols[t].dtype.kind in "iuf" or written_as_codes(cols[t])
+                                                                is not None) for cols, _ in parts.values())]
         if csv and numeric:  # run only for a classification (fpt.tasks.user_data), so a regression reads once;
             # once per reading (fpt.data.read_once hands the same RawData to every fold and candidate)
             raw.check_labels = functools.cache(lambda: label_text_check(csv, numeric))
@@ -678,7 +706,8 @@ def label_text_check(paths: list[Path], targets: list[str]) -> None:
     """A CSV's target column read as numbers (``read_columns``) holds the labels as written: no two texts of it read
     as one number ("01" and "1", "1.0" and "1", "007" and "7"), which would train as one class. JSON lines and Parquet
     keep "01" as text (a quoted string) apart from a number; a CSV's quotes do not (pandas and datasets read a quoted
-    "01" as the number 1). Each target column alone is read again, as text; a feature keeps its numbers ("09": 9).
+    "01" as the number 1; codes, "007" beside "010", are read as written: fpt.data.codes, yet "007" beside "7" is
+    checked here too). Each target column alone is read again, as text.
     The texts are compared as a whole column (``_label_clash``); the pair named is looked for only once two clash."""
     import pandas as pd
 
