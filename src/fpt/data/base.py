@@ -432,6 +432,7 @@ def column_notes(raw: RawData) -> list[str]:
                      "writes it back beside the predictions); save with index=False (R: row.names=FALSE) to leave it "
                      "out of the file")
     notes += raw.notes.get("empty_rows", [])  # a CSV's rows of nothing but separators, left out
+    notes += [raw.notes["white_note"]] if "white_note" in raw.notes else []  # 16-bit images of fewer bits
     for j, name in enumerate(raw.targets):  # labels of any modality: a table's column, class folders' names
         labels = np.concatenate([np.asarray(s.y, dtype=object)[:, j] for s in raw.splits.values()])
         pair = same_but_spacing(labels)

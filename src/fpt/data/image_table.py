@@ -263,7 +263,8 @@ def label_column(listing: Listing, target: str | None, where: str, needed: bool 
 def read_image_table(path: Path, target: str | None, channels: str, size: int) -> RawData:
     """``--data DIR`` of images and their labels' table, as image ``RawData`` (one split: fpt holds out its own)."""
     from fpt.data.codes import written_as_codes
-    from fpt.data.images import load_image, spread
+    from fpt.data.images import level_notes, load_image, spread
+    from fpt.data.pixel_depth import white_level
     from fpt.data.tables import BUILDERS, label_text_check, table_suffix
 
     listing = list_labelled(path)
@@ -281,12 +282,13 @@ def read_image_table(path: Path, target: str | None, channels: str, size: int) -
         from fpt.data.images import _has_colour
 
         channels = "rgb" if any(_has_colour(f) for f in spread(files)) else "gray"
-    images = [load_image(Path(f), channels, size) for f in files]
+    level = white_level(files)
+    images = [load_image(Path(f), channels, size, level and level[0]) for f in files]
     y = np.array([plain_value(v) for v in values], dtype=object)[:, None]
     split = Split(images, y, f"{listing.folder} labelled by {listing.table.name}")
     raw = RawData("image", {"train": split}, [label], f"images of {listing.folder} labelled by {listing.table}",
                   SEEDED, {"image_channels": channels, "labels_table": listing.table.name,
-                           "id_column": listing.id_column, "label_column": label})
+                           "id_column": listing.id_column, "label_column": label, **level_notes(where, level)})
     if BUILDERS[table_suffix(listing.table)] == "csv" and (values.dtype.kind in "iuf" or written_as_codes(values)):
         # a CSV's "01" and "1" read as the one number 1 and would train as one class, as a table's target would
         # (fpt.tasks.user_data runs it once the objective is classification)
@@ -300,13 +302,13 @@ def read_labelled_inputs(path: Path, checks, found: tuple[Path, Path, str]):  # 
     """``fpt predict``'s reader of this layout: the images the table names, in its rows' order, each named by its
     id; scored when the table holds the model's target column (or a label column), else predicted alone."""
     from fpt.data.base import Inputs
-    from fpt.data.images import _input_image
+    from fpt.data.images import _input_image, _white
 
     listing = list_labelled(path, found)
     schema = checks.schema
     label = label_column(listing, None, str(listing.table), needed=False, known=tuple(getattr(schema, "targets", ())))
     tok = schema.prep.tokeniser
-    images = [_input_image(p, tok.channels, tok.image_size) for p in listing.files]
+    images = [_input_image(p, tok.channels, tok.image_size, _white(tok)) for p in listing.files]
     y = None
     if label is not None:
         values = listing.columns[label]

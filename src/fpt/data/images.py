@@ -30,6 +30,7 @@ import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
 from fpt.data.listing import children
+from fpt.data.pixel_depth import FULL, level_note, to_eight_bits, white_level
 from fpt.errors import DataError, FptWarning, SchemaError, option
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".avif"}
@@ -228,14 +229,24 @@ def read_image_folder(path: Path, channels: str, size: int) -> RawData:
     paths = {split: ([str(p) for p, _ in files], [label for _, label in files]) for split, files in listed.items()}
     if channels == "auto":
         channels = "rgb" if any(_has_colour(f) for f in spread(paths["train"][0])) else "gray"
+    level = white_level(f for files, _ in paths.values() for f in files)
     splits = {}
     for split, (files, labels) in paths.items():
-        images = [load_image(Path(f), channels, size) for f in files]
+        images = [load_image(Path(f), channels, size, level and level[0]) for f in files]
         label_names = np.array(labels, dtype=object)[:, None]
         splits[split] = Split(images, label_names, f"{path}/{'' if len(paths) == 1 else split + '/'}<class>/")
     split_from = "the data's own split folders" if len(paths) > 1 else SEEDED
     return RawData("image", {k: splits[k] for k in ("train", "val", "test") if k in splits}, ["class"],
-                   f"image folder {path}", split_from, {"image_channels": channels, "class_folders": names})
+                   f"image folder {path}", split_from, {"image_channels": channels, "class_folders": names,
+                                                        **level_notes(str(path), level)})
+
+
+def level_notes(where: str, level: tuple[int, float] | None) -> dict[str, Any]:
+    """What image ``RawData`` records of its 16-bit images' white level (``pixel_depth.white_level``): the level, which
+    the tokeniser saves, and, below 65535, the note said at training."""
+    if level is None:
+        return {}
+    return {"white_level": level[0], **({"white_note": level_note(where, *level)} if level[0] < FULL else {})}
 
 
 def spread(items: list, n: int = 200) -> list:  # noqa: ANN001 (any items)
@@ -247,7 +258,7 @@ def spread(items: list, n: int = 200) -> list:  # noqa: ANN001 (any items)
     return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
 
 
-def _open(path: Path):  # noqa: ANN202 (a PIL image)
+def _open(path: Path, white: int | None = None):  # noqa: ANN202 (a PIL image)
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     try:
@@ -255,7 +266,7 @@ def _open(path: Path):  # noqa: ANN202 (a PIL image)
             im.load()
             # a camera's photo is stored as the sensor saw it and its EXIF orientation says how to turn it upright;
             # as transformers' load_image does, apply it, or a phone's portrait photos train lying on their side
-            return _eight_bit(ImageOps.exif_transpose(im), path)
+            return _eight_bit(ImageOps.exif_transpose(im), path, white)
     except Image.DecompressionBombError as exc:  # a tiny compressed file that decodes to billions of pixels
         raise DataError(f"{path}: the image is too large to decode safely ({str(exc).split(' pixels')[0]} pixels); "
                         "resize it (e.g. to a few thousand pixels a side) or delete it") from None
@@ -280,10 +291,11 @@ def _open(path: Path):  # noqa: ANN202 (a PIL image)
                         "; replace or delete the file") from None
 
 
-def _eight_bit(im, path: Path | None = None):  # noqa: ANN001, ANN202 (PIL images)
+def _eight_bit(im, path: Path | None = None, white: int | None = None):  # noqa: ANN001, ANN202 (PIL images)
     """The image with 16/32-bit integer or float pixels brought to 0-255: Pillow's convert("L") clips them at 255,
     which makes every pixel above 255 white (a 16-bit image of 1000 and one of 60000 would be the same) and rounds
-    a float image of 0-1 (a microscope's or a satellite's TIFF) to black and 1/255."""
+    a float image of 0-1 (a microscope's or a satellite's TIFF) to black and 1/255. 16-bit pixels are read on
+    ``white``, the white level of the training images (``fpt.data.pixel_depth``; None: 65535)."""
     from PIL import Image
 
     if im.mode == "F":
@@ -292,8 +304,8 @@ def _eight_bit(im, path: Path | None = None):  # noqa: ANN001, ANN202 (PIL image
         return im.copy()
     arr = np.asarray(im).astype(np.float64)
     lo, hi = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 0.0)
-    if lo >= 0 and hi <= 65535:
-        arr = arr / 257  # the 16-bit range onto the 8-bit one, as for any 16-bit image
+    if lo >= 0 and hi <= FULL:
+        arr = to_eight_bits(arr, path if path is not None else "an image", white)
     else:  # 32-bit integers outside the 16-bit range: the image's own range
         arr = (arr - lo) * (255 / (hi - lo)) if hi > lo else np.zeros_like(arr)
     return Image.fromarray(np.round(arr).astype(np.uint8), "L")
@@ -325,14 +337,15 @@ def shows_colour(im: Any) -> bool:
     return bool(np.abs(rgb - rgb.mean(-1, keepdims=True)).max() > 2)
 
 
-def load_image(source: Path | np.ndarray | Any, channels: str, size: int) -> np.ndarray:
+def load_image(source: Path | np.ndarray | Any, channels: str, size: int, white: int | None = None) -> np.ndarray:
     """(size, size, C) uint8, the one way every image is read (folders, hub datasets, arrays, new inputs):
     ``source`` an image file (decoded safely: ``_open``), an (H, W, C) uint8 array or a PIL image (a hub
-    dataset's); 16/32-bit pixels scaled to 8 bits, converted to RGB (C=3) or grayscale (C=1), resized bilinearly."""
+    dataset's); 16/32-bit pixels scaled to 8 bits (16-bit ones on ``white``: ``fpt.data.pixel_depth``), converted to
+    RGB (C=3) or grayscale (C=1), resized bilinearly."""
     from PIL import Image
 
     if isinstance(source, (str, Path)):
-        im = _open(Path(source))
+        im = _open(Path(source), white)
     elif isinstance(source, np.ndarray):
         # (H, W, 2) and (H, W, 4) are LA and RGBA: their transparent pixels go onto white below, as a file's do (an
         # array of a PNG, np.asarray(Image.open(f)), read as its file is at predict)
@@ -341,7 +354,7 @@ def load_image(source: Path | np.ndarray | Any, channels: str, size: int) -> np.
     else:  # a PIL image: upright by its EXIF orientation as a file is (Image.open does not turn it; datasets does)
         from PIL import ImageOps
 
-        im = _eight_bit(ImageOps.exif_transpose(source))
+        im = _eight_bit(ImageOps.exif_transpose(source), None, white)
     if im.mode in {"RGBA", "LA", "PA", "La", "RGBa"} or (im.mode == "P" and "transparency" in im.info):
         # transparent pixels onto white, as transformers' convert_to_rgb does: convert() alone drops the alpha
         # channel and shows whatever colour the transparent pixels hold (often black)
@@ -412,7 +425,8 @@ def read_image_inputs(path: Path, checks: Checks) -> Inputs:
     training did."""
     if path.is_file():
         tok = checks.schema.prep.tokeniser
-        return Inputs([_input_image(path, tok.channels, tok.image_size)], None, str(path), [path.name])
+        return Inputs([_input_image(path, tok.channels, tok.image_size, _white(tok))], None, str(path),
+                      [path.name])
     folders, flat, others = _entries(path)
     splits = [d.name for d in folders if _is_split_folder(d)]
     if splits:
@@ -427,7 +441,7 @@ def read_image_inputs(path: Path, checks: Checks) -> Inputs:
     if not files:
         raise DataError(f"{path}: no images (.png/.jpg/...) in it or in class folders DIR/<class>/")
     tok = checks.schema.prep.tokeniser
-    images = [_input_image(p, tok.channels, tok.image_size) for p, _ in files]
+    images = [_input_image(p, tok.channels, tok.image_size, _white(tok)) for p, _ in files]
     y = None
     if folders:
         y = np.array([label for _, label in files], dtype=object)[:, None]
@@ -447,11 +461,16 @@ def _colour_for_gray(what: str, how: str = "") -> SchemaError:
                        f"{how}, or train a model on colour images (--image-channels rgb)")
 
 
-def _input_image(file: Path, channels: str, size: int) -> np.ndarray:
+def _white(tok: Any) -> int | None:
+    """The tokeniser's white level of 16-bit files; None where it keeps none (a run saved before, a stand-in's)."""
+    return getattr(tok, "white_level", None)
+
+
+def _input_image(file: Path, channels: str, size: int, white: int | None = None) -> np.ndarray:
     if channels == "gray" and _has_colour(str(file)):
         raise _colour_for_gray(f"{file}:")
-    # Files of any size are resized to image_size, as the training images were.
-    return load_image(file, channels, size)
+    # Files of any size are resized to image_size, as the training images were; 16-bit ones on their white level.
+    return load_image(file, channels, size, white)
 
 
 def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> list[np.ndarray]:
@@ -471,7 +490,7 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         for i, img in enumerate(X):
             if tok.channels == "gray" and shows_colour(img):
                 raise _colour_for_gray(f"{where}: image {i + 1} is", " (img.convert('L'))")
-        return [load_image(img, tok.channels, tok.image_size) for img in X]
+        return [load_image(img, tok.channels, tok.image_size, _white(tok)) for img in X]
     c = 3 if tok.channels == "rgb" else 1
     own = {(tok.image_size, tok.image_size, c), (c, tok.image_size, tok.image_size)} | \
         ({(tok.image_size, tok.image_size)} if c == 1 else set())

@@ -38,6 +38,7 @@ from fpt.data.base import is_missing, plain_value
 from fpt.data.date_formats import FORMATS
 from fpt.data.dates import PARTS, TRENDS, date_parts, held_dates, read_dates, used_parts
 from fpt.data.durations import KINDS as DURATION_KINDS
+from fpt.data.pixel_depth import LEVELS
 from fpt.data.resolution import series_steps
 from fpt.errors import DataError
 
@@ -265,6 +266,9 @@ class ImageTokens:
     # The scale training's float image arrays were on (1 or 255; fpt.data.images.pixel_scale), by which new float
     # images are read at predict; None: uint8 arrays or image files, and runs from before it was recorded
     pixel_scale: int | None = None
+    # The white level 16-bit image files were read on (fpt.data.pixel_depth: 4095 for 12-bit data), and new ones are
+    # at predict; None: no 16-bit images in training, or a run from before it was recorded (65535)
+    white_level: int | None = None
 
     @staticmethod
     def check_json(data: dict[str, Any]) -> dict[str, Any]:
@@ -276,12 +280,14 @@ class ImageTokens:
         data["mean"], data["std"] = _numbers(data.get("mean"), "mean", c), _numbers(data.get("std"), "std", c, True)
         if not (data.get("pixel_scale") is None or type(data["pixel_scale"]) is int and data["pixel_scale"] in (1, 255)):
             raise bad_field("pixel_scale", data.get("pixel_scale"), "1 or 255")
+        if not (data.get("white_level") is None or type(data["white_level"]) is int and data["white_level"] in LEVELS):
+            raise bad_field("white_level", data.get("white_level"), "2**bits - 1 for 8 to 16 bits (255 ... 65535)")
         return data
 
     @classmethod
     def fit_from(cls, images: list[np.ndarray], options: Any, notes: Mapping[str, Any]) -> ImageTokens:
         tok = cls.fit(images, options.image_size, options.patch_size, notes.get("image_channels", "rgb"))
-        return replace(tok, pixel_scale=notes.get("pixel_scale"))
+        return replace(tok, pixel_scale=notes.get("pixel_scale"), white_level=notes.get("white_level"))
 
     @classmethod
     def fit(cls, images: list[np.ndarray], image_size: int, patch_size: int, channels: str) -> ImageTokens:
@@ -332,7 +338,8 @@ class ImageTokens:
                 "normalised": "per channel, train mean/std"}
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "augment" and not (k == "pixel_scale" and v is None)}
+        return {k: v for k, v in asdict(self).items()
+                if k != "augment" and not (k in ("pixel_scale", "white_level") and v is None)}
 
 
 # --- time series ------------------------------------------------------------------------
