@@ -18,6 +18,7 @@ from typing import Any
 
 from fpt.data.base import Checks, Inputs, RawData, shown
 from fpt.data.images import IMAGE_SUFFIXES, UNREAD_PHOTOS
+from fpt.data.sniff import SPREADSHEET
 from fpt.data.tables import BUILDERS, table_suffix
 from fpt.errors import DataError, SchemaError
 
@@ -192,8 +193,7 @@ SUFFIXES = tuple(dict.fromkeys(s for f in FORMATS.values() for s in f.suffixes))
 
 
 # Files practitioners point --data at that fpt does not read, with the one step that makes them a file it does.
-_SPREADSHEET = "a spreadsheet: save its sheet as CSV (Excel: Save As 'CSV UTF-8'; pandas: read_excel(...).to_csv(" \
-               "'x.csv', index=False))"
+_SPREADSHEET = f"a spreadsheet: {SPREADSHEET}"
 _TEXT = "text of no declared layout: a comma- or tab-separated table with a header row is read when named .csv or " \
         ".tsv; one separated by spaces (numpy.savetxt's default): pandas.read_csv(path, sep=r'\\s+', header=None)" \
         ".to_csv('x.csv', index=False) and name its columns"

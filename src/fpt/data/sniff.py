@@ -41,7 +41,10 @@ BZ2 = re.compile(rb"BZh[1-9]1AY&SY")
 EXPECTED = {"text": "text", ".gz": "gzip-compressed data", ".bz2": "bz2-compressed data", ".xz": "xz-compressed data",
             ".zip": "a zip archive", ".parquet": "a Parquet file", ".feather": "an Arrow/Feather file",
             ".npz": "an .npz archive (np.savez)"}
-SPREADSHEET = "save its sheet as CSV (Excel: Save As 'CSV UTF-8'; pandas: read_excel(...).to_csv('x.csv', index=False))"
+# dtype=str: read_excel types a sheet's text cells of digits as numbers ('02139' -> 2139), which the CSV then loses;
+# as text, the CSV holds each cell as written, which fpt's reader types (numbers, dates, codes: fpt.data.codes)
+SPREADSHEET = "save its sheet as CSV (Excel: Save As 'CSV UTF-8'; pandas, with openpyxl (pip install openpyxl): " \
+              "pandas.read_excel(path, dtype=str).to_csv('x.csv', index=False), which keeps codes such as '02139')"
 
 
 def what_it_is(path: Path) -> tuple[str, str] | None:
