@@ -360,7 +360,7 @@ def test_runs_after_a_choice_on_data_changed_since_the_choice_are_refused(tiny_b
                       say=None, choose=["readout=last", "readout=mean"], folds=2)
     assert str(info.value) == (f"{data}: the file changed since the choice in {out / 'selection.json'} was made on it "
                                "(its content hash differs from data_fingerprint.json's); restore the data it started "
-                               "with, or train the changed data into a new --out")
+                               "with, or train the changed data into a new out")
     assert sorted(p.name for p in out.iterdir()) == ["data_fingerprint.json", "selection.json"]  # nothing trained
 
 
@@ -398,5 +398,5 @@ def test_controls_fitted_later_on_data_changed_since_the_run_are_refused(tiny_be
         fpt.train_run(None, out, resume=True, overrides={"baselines": "all"}, say=None)
     assert str(info.value) == (f"{data}: the file changed since the run in {out}, which its baselines are compared "
                                "with, was trained on it (its content hash differs from data_fingerprint.json's); "
-                               "restore the data it started with, or train the changed data into a new --out")
+                               "restore the data it started with, or train the changed data into a new out")
     assert not (out / "controls").exists() and (out / "summary.json").read_text() == summary
