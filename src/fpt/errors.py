@@ -196,7 +196,7 @@ def remedy(how: str, *settings: str | tuple[str, str]) -> str:
 
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
-           "Wording", "entry", "held_data", "option", "python_entry", "remedy", "show", "user_os_error", "wording"]
+           "Wording", "data_kind", "entry", "option", "python_entry", "remedy", "show", "user_os_error", "wording"]
 
 
 class _OneLine(reprlib.Repr):
@@ -205,11 +205,11 @@ class _OneLine(reprlib.Repr):
     error), else its repr's lines are joined."""
 
     def repr_instance(self, x: Any, level: int) -> str:
-        held = held_data(x)
+        held = data_kind(x)
         return held if held is not None else " ".join(super().repr_instance(x, level).split())
 
 
-def held_data(value: Any) -> str | None:
+def data_kind(value: Any) -> str | None:
     """'a pandas DataFrame of shape (30, 2)' for an object holding data (an array, frame, tensor or dataset: it has a
     shape of one axis or more), else None (a NumPy scalar's shape is ())."""
     shape = getattr(value, "shape", None)
@@ -224,7 +224,7 @@ _SHOW.maxstring = _SHOW.maxother = 80
 
 def show(value: Any) -> str:
     """``repr(value)`` cut short, so an error message stays one readable line whatever the input
-    (a YAML alias bomb, a 10 MB string); data (``held_data``) is named, never printed."""
+    (a YAML alias bomb, a 10 MB string); data (``data_kind``) is named, never printed."""
     return _SHOW.repr(value)
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fpt.errors import ConfigError, held_data, show
+from fpt.errors import ConfigError, data_kind, show
 
 
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
@@ -307,7 +307,7 @@ class RunConfig:
             value = getattr(self, f.name)
             if f.name == "task_options" and isinstance(value, Mapping):
                 continue
-            if value is None or isinstance(value, (str, numbers.Number, os.PathLike)) and held_data(value) is None:
+            if value is None or isinstance(value, (str, numbers.Number, os.PathLike)) and data_kind(value) is None:
                 continue
             if f.name == "data":
                 fix = "give a path (a file, a folder or a dataset id), or data in memory to fpt.build(data=...)"
