@@ -111,7 +111,7 @@ def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | No
     tracking (``fpt.tracking``); ``progress_lines``: a plain progress line every so many seconds (a single run;
     0: none); ``say``: where one-line reports go (a --choose run's result; None: nowhere); ``verbose``: progress
     reports too (each cross-validation fold, ensemble member and refit stage)."""
-    from fpt.data.readings import as_saved
+    from fpt.data.readings import as_run
     from fpt.rundir import SELECTION_RUN as SELECTION
 
     if resume:
@@ -121,8 +121,8 @@ def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | No
         out = Path(out)
         refit = refit or (out / SELECTION).is_dir()
         config = resumed_config(out, overrides)
-        # its data read as the run read it (a column fpt reads otherwise since: text dates, durations), not anew
-        with as_saved(run_readings(out)):
+        # its data read as the run read it (a column fpt reads otherwise since: text dates, durations, codes), not anew
+        with as_run(out):
             return _train(config, out, resume, choose, folds, refit, progress, trackers, progress_lines, say, verbose)
     if config is None:
         raise ConfigError("train_run needs a config (or resume=True to continue the run in out)")
@@ -235,19 +235,6 @@ def check_modes(config: RunConfig, *, resume: bool, choose: bool, refit: bool, p
                           "command is run again with the same --out)")
     if refit and parallel:
         raise ConfigError("--refit runs in one process; drop --nproc (or torchrun)")
-
-
-def run_readings(out: Path) -> dict[str, Any]:
-    """How the run in ``out`` read its table's columns (``fpt.data.readings``), from its data.json (a refit run's
-    selection run's, an ensemble's first member's); {} for a run with none (a paper task)."""
-    from fpt.data.readings import readings
-    from fpt.rundir import DATA, MEMBERS, read_data
-    from fpt.rundir import SELECTION_RUN as SELECTION
-
-    for where in (out, out / SELECTION, *sorted(p for p in (out / MEMBERS).glob("*") if p.is_dir())):
-        if (where / DATA).is_file():
-            return readings((read_data(where) or {}).get("tokeniser"))
-    return {}
 
 
 def resumed_config(out: str | Path, overrides: Mapping[str, Any] | None = None) -> RunConfig:

@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from fpt.bodies import BodySpec
     from fpt.bodies.init import save_body
     from fpt.cli._args import config_from_args, given_fields
+    from fpt.data.readings import as_run
     from fpt.pipeline import build
     from fpt.train import fit, resume_config
 
@@ -39,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         if "init" not in given_fields(args):
             config = dataclasses.replace(config, init="random")
     with rundir.lock(out, what="fpt pretrain"):  # one writer from the first step to the saved body
-        exp = build(config)
+        with as_run(out if args.resume else None):  # its data read as it started
+            exp = build(config)
         summary = fit(exp, out=out, resume=args.resume, progress=not args.quiet)
         spec = BodySpec(config.body, config.init, exp.data.spec.seq_len, config.dropout, config.seed)
         save_body(exp.model.body, spec, out / rundir.BODY_DIR)

@@ -3,9 +3,11 @@ data as it started: fpt's reading of text changes between versions (dates writte
 02:30:00 were text categories before fpt read them as dates and seconds), and a run resumed under the new reading
 would train the checkpoint's parameters on tokens of another shape and meaning.
 
-``as_saved`` holds a run's readings while its data is read again (``fpt.modes.train_run`` resuming); the table
-reader (``fpt.data.tables.columns_to_raw``) takes a column's saved reading where there is one instead of finding it
-anew: text stays text, dates read by the saved format (or as ISO), durations by the saved kind, numbers as numbers.
+``as_run`` holds a run's readings while its data is read again to resume it (every path that resumes a run:
+``fpt.modes.train_run``, ``fpt reproduce``'s and ``fpt sweep``'s planned runs, their Ray trials, ``fpt pretrain
+--resume``); the table reader (``fpt.data.tables.columns_to_raw``) takes a column's saved reading where there is one
+instead of finding it anew: text stays text, dates read by the saved format (or as ISO), durations by the saved kind,
+numbers as numbers (codes written with leading zeros, '02139', that a run read as numbers before fpt.data.codes).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import contextlib
 import contextvars
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -66,6 +69,32 @@ def as_saved(saved: Mapping[str, Reading]) -> Iterator[None]:
         _SAVED.reset(token)
 
 
+def run_readings(out: str | Path) -> dict[str, Reading]:
+    """How the run in ``out`` read its table's columns, from its data.json (a refit run's selection run's, an
+    ensemble's first member's); {} for a run with none (a paper task, or a run not started yet)."""
+    from fpt.rundir import DATA, MEMBERS, SELECTION_RUN, read_data
+
+    out = Path(out)
+    for where in (out, out / SELECTION_RUN, *sorted(p for p in (out / MEMBERS).glob("*") if p.is_dir())):
+        if (where / DATA).is_file():
+            return readings((read_data(where) or {}).get("tokeniser"))
+    return {}
+
+
+@contextlib.contextmanager
+def as_run(out: str | Path | None) -> Iterator[None]:
+    """Inside the block, a table is read as the run in ``out`` read it (``run_readings``): the one way every path
+    that resumes a run reads its data, so that a column fpt reads otherwise since the run started (text dates,
+    durations, codes) is not taken for changed data. ``out`` None (a run started afresh), or a run with no data.json,
+    reads anew."""
+    saved = run_readings(out) if out is not None else {}
+    if not saved:
+        yield
+        return
+    with as_saved(saved):
+        yield
+
+
 def saved_reading(column: str) -> Reading | None:
     """The reading ``as_saved`` holds for ``column``, or None: none held, or not for this column (found anew)."""
     saved = _SAVED.get()
@@ -95,12 +124,12 @@ def read_otherwise(before: Mapping[str, Any] | None, now: Mapping[str, Any] | No
 
 
 def as_started_notes(raw: Any) -> list[str]:
-    """One line per column a resumed run read as text, as it started, that fpt now reads otherwise (the table
-    reader's ``as_started`` note: column -> what fpt finds it to be)."""
+    """One line per column a resumed run reads as it started where fpt now reads it otherwise (the table reader's
+    ``as_started`` note: column -> [how the run read it, what fpt finds it to be], in words)."""
     where = raw.splits["train"].where
-    return [f"{where}: column {name!r} is read as text categories, as the run read it when it started; fpt reads it "
-            f"as {found} since (a new run reads it so)" for name, found in raw.notes.get("as_started", {}).items()]
+    return [f"{where}: column {name!r} is read as {was}, as the run read it when it started; fpt reads it as {found} "
+            "since (a new run reads it so)" for name, (was, found) in raw.notes.get("as_started", {}).items()]
 
 
-__all__ = ["Reading", "as_saved", "as_started_notes", "held_key", "holding", "read_otherwise", "readings",
-           "saved_reading"]
+__all__ = ["Reading", "as_run", "as_saved", "as_started_notes", "held_key", "holding", "read_otherwise", "readings",
+           "run_readings", "saved_reading"]

@@ -819,8 +819,9 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     timed = {c: kind for c in features if modality in ("auto", "tabular") and c not in dated and c not in categorical
              and (kind := _durations_of(c, np.asarray(train_cols[c]), f"{train_where}: column {c!r}"))}
     # columns a resumed run reads as text, as it started, where fpt finds otherwise now: said, not read anew
-    kept = {c: found for c in features if modality in ("auto", "tabular") and (r := saved_reading(c)) is not None
-            and r.kind == "text" and (found := _found_anew(np.asarray(train_cols[c]), f"{train_where}: column {c!r}"))}
+    kept = {c: [r.words(), found] for c in features if modality in ("auto", "tabular")
+            and (r := saved_reading(c)) is not None and r.kind == "text"
+            and (found := _found_anew(np.asarray(train_cols[c]), f"{train_where}: column {c!r}"))}
     date_targets = [t for t in targets if _date_target(np.asarray(train_cols[t]))]
     splits = {}
     for split, (cols, where) in parts.items():

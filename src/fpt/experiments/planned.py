@@ -41,6 +41,7 @@ def ensure_pretrained_body(pre: RunConfig, run_dir: Path, progress: bool) -> Pat
     from fpt.bodies import BodySpec
     from fpt.bodies.init import save_body
     from fpt.checkpoint import has_checkpoint
+    from fpt.data.readings import as_run
     from fpt.pipeline import build
     from fpt.train import fit
 
@@ -50,14 +51,17 @@ def ensure_pretrained_body(pre: RunConfig, run_dir: Path, progress: bool) -> Pat
     with rundir.lock(run_dir, what="fpt reproduce pretrain"):  # held from training to the saved body
         if rundir.has_body(run_dir):  # another worker saved it while this one waited to look
             return body_dir
-        exp = build(pre)
-        fit(exp, out=run_dir, resume=has_checkpoint(run_dir), progress=progress)
+        resume = has_checkpoint(run_dir)
+        with as_run(run_dir if resume else None):  # a stopped pretraining's data read as it started
+            exp = build(pre)
+        fit(exp, out=run_dir, resume=resume, progress=progress)
         save_body(exp.model.body, BodySpec(pre.body, pre.init, exp.data.spec.seq_len, pre.dropout, pre.seed), body_dir)
     return body_dir
 
 
 def run_planned(planned: Planned, progress: bool = True) -> dict[str, Any]:
     """Run one planned cell (or reuse its finished run); returns its summary."""
+    from fpt.data.readings import as_run
     from fpt.pipeline import build
     from fpt.run import Run
     from fpt.train import fit
@@ -76,7 +80,8 @@ def run_planned(planned: Planned, progress: bool = True) -> dict[str, Any]:
             if done is not None:
                 return done
             resume = Run(planned.run_dir).resumable(planned.config, f"run key {planned.key}")
-            exp = build(planned.config)
+            with as_run(planned.run_dir if resume else None):  # a stopped run's data read as it started (fpt.data.readings)
+                exp = build(planned.config)
             return fit(exp, out=planned.run_dir, resume=resume, progress=progress, trackers=planned.trackers)
     except BaseException:
         if created:  # a run that failed before writing anything (no body, no data) leaves no directory behind

@@ -131,6 +131,7 @@ def trainable(config: dict[str, Any]) -> None:
     from ray import tune
 
     from fpt import rundir
+    from fpt.data.readings import as_run
     from fpt.pipeline import build
     from fpt.run import Run
     from fpt.train import fit
@@ -161,7 +162,8 @@ def trainable(config: dict[str, Any]) -> None:
             tune.report({**_final(done, metric), DONE_FLAG: True})
             return
         resume = Run(run_dir).resumable(planned.config, f"trial {planned.key}")
-        exp = build(planned.config)
+        with as_run(run_dir if resume else None):  # a stopped trial's data read as it started (fpt.data.readings)
+            exp = build(planned.config)
         box: dict[str, Any] = {}
 
         def work() -> None:

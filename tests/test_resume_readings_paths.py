@@ -1,0 +1,128 @@
+"""Every path that resumes a run reads its data as the run read it (fpt.data.readings.as_run), not only fpt train
+--resume: fpt reproduce's and fpt sweep's planned runs (run_planned), their Ray trials (ray_executor.trainable) and fpt
+pretrain --resume built the experiment anew and were refused as 'the data changed' when fpt's reading of a column had
+changed since the run started (text dates 03/15/2024 and durations 1:07:00, text categories before 324dadc9)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fpt
+import fpt.data.tables as tables
+from fpt.config import RunConfig, from_dict
+from fpt.data.base import ColumnNote
+from fpt.experiments.runner import Store
+
+N = 40
+WHEN = pd.date_range("2024-01-01 06:00", periods=N, freq="37h")
+WAIT = [f"{h}:{m:02d}:00" for h, m in zip(np.arange(N) % 30, np.arange(N) * 7 % 60, strict=True)]
+
+
+@contextlib.contextmanager
+def before_dates(monkeypatch):
+    """fpt's table reader as before 324dadc9 (fpt.data.date_formats, fpt.data.durations): ISO dates only, no text
+    durations, so '03/15/2024' and '1:07:00' were text categories (as tests/test_resume_readings.py fakes it)."""
+    find_dates = tables.find_dates
+    with monkeypatch.context() as old:
+        old.setattr(tables, "find_dates", lambda values, where, error, written=True: find_dates(values, where, error,
+                                                                                               written=False))
+        old.setattr(tables, "find_durations", lambda values, where, error: None)
+        yield
+
+
+def _csv(tmp_path) -> str:
+    pd.DataFrame({"x": np.arange(N) * 0.5, "when": list(WHEN.strftime("%m/%d/%Y")), "wait": WAIT,
+                  "label": ["ab"[i % 2] for i in range(N)]}).to_csv(tmp_path / "t.csv", index=False)
+    return str(tmp_path / "t.csv")
+
+
+def _config(tmp_path, body: str, **extra) -> RunConfig:
+    return from_dict(RunConfig, {"data": _csv(tmp_path), "body": body, "init": "random", "fit": "gradient",
+                                 "steps": 4, "eval_every": 2, "device": "cpu", "baselines": "none", **extra})
+
+
+def _kinds(run) -> dict[str, str]:
+    return {f["name"]: f["kind"] for f in json.loads((run / "data.json").read_text())["tokeniser"]["features"]}
+
+
+def _stopped_at_step_2(config: RunConfig, run) -> None:
+    """A run of ``config`` as the older reader trained it, stopped after step 2's checkpoint (no summary)."""
+    from fpt.rundir import write_config
+
+    fpt.fit(fpt.build(dataclasses.replace(config, steps=2)), out=run, progress=False)
+    (run / "summary.json").unlink()
+    write_config(run, config)
+    assert _kinds(run) == {"x": "numeric", "when": "categorical", "wait": "categorical"}
+
+
+def _as_started(caught) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, ColumnNote) and "as the run read it" in
+            str(w.message)]
+
+
+def _trained_on(run) -> list[int]:
+    return [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_a_planned_run_of_reproduce_or_sweep_resumes_reading_its_columns_as_it_started(tiny_bert_dir, tmp_path,
+                                                                                      monkeypatch):
+    from fpt.experiments.planned import run_planned
+
+    planned = Store(tmp_path / "runs").plan_config(_config(tmp_path, tiny_bert_dir))
+    with before_dates(monkeypatch):
+        _stopped_at_step_2(planned.config, planned.run_dir)
+    before = (planned.run_dir / "data.json").read_text()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary = run_planned(planned, progress=False)
+    assert summary["steps"] == 4 and _trained_on(planned.run_dir) == [2, 4]  # continued, not started again
+    assert (planned.run_dir / "data.json").read_text() == before
+    assert len(_as_started(caught)) == 2, _as_started(caught)  # 'when' and 'wait', said as fpt train --resume says
+
+
+def test_a_ray_trial_resumes_reading_its_columns_as_it_started(tiny_bert_dir, tmp_path, monkeypatch):
+    """The Tune function itself, with Tune's session calls stood in for (no checkpoint of Ray's: the run directory's
+    own is resumed), so no Ray instance is started."""
+    import torch
+
+    pytest.importorskip("ray")
+    from ray import tune
+
+    from fpt.experiments import ray_executor
+    from fpt.experiments.executors import planned_to_dict
+
+    planned = Store(tmp_path / "runs").plan_config(_config(tmp_path, tiny_bert_dir))
+    with before_dates(monkeypatch):
+        _stopped_at_step_2(planned.config, planned.run_dir)
+    reported: list[dict] = []
+    monkeypatch.setattr(tune, "get_checkpoint", lambda: None)
+    monkeypatch.setattr(tune, "report", lambda metrics, checkpoint=None: reported.append(metrics))
+    threads = torch.get_num_threads()
+    try:
+        ray_executor.trainable({"trial": {"planned": planned_to_dict(planned), "metric": "val_accuracy",
+                                          "threads": threads}})
+    finally:
+        torch.set_num_threads(threads)
+    assert json.loads((planned.run_dir / "summary.json").read_text())["steps"] == 4
+    assert _trained_on(planned.run_dir) == [2, 4] and {r["step"] for r in reported} == {4}  # step 2 not again
+
+
+def test_fpt_pretrain_resume_reads_its_columns_as_it_started(tiny_bert_dir, tmp_path, monkeypatch, capsys):
+    from fpt.cli import main
+
+    out = tmp_path / "pre"
+    command = ["pretrain", "--data", _csv(tmp_path), "--body", tiny_bert_dir, "--fit", "gradient", "--steps", "2",
+               "--eval-every", "2", "--device", "cpu", "--out", str(out), "--quiet"]
+    with before_dates(monkeypatch):
+        assert main(command) == 0
+    assert _kinds(out) == {"x": "numeric", "when": "categorical", "wait": "categorical"}
+    assert main(["pretrain", "--out", str(out), "--resume", "--steps", "4", "--quiet"]) == 0, capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text())["steps"] == 4 and _trained_on(out) == [2, 4]
+    assert (out / "body").is_dir()
