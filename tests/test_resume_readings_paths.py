@@ -1,7 +1,8 @@
 """Every path that resumes a run reads its data as the run read it (fpt.data.readings.as_run), not only fpt train
 --resume: fpt reproduce's and fpt sweep's planned runs (run_planned), their Ray trials (ray_executor.trainable) and fpt
 pretrain --resume built the experiment anew and were refused as 'the data changed' when fpt's reading of a column had
-changed since the run started (text dates 03/15/2024 and durations 1:07:00, text categories before 324dadc9)."""
+changed since the run started (text dates 03/15/2024 and durations 1:07:00, text categories before 324dadc9; codes
+'02139', numbers before fpt.data.codes)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from fpt.experiments.runner import Store
 N = 40
 WHEN = pd.date_range("2024-01-01 06:00", periods=N, freq="37h")
 WAIT = [f"{h}:{m:02d}:00" for h, m in zip(np.arange(N) % 30, np.arange(N) * 7 % 60, strict=True)]
+ZIPS = ["02139", "00501", "10001", "94105", "02140", "60601", "33101"]
 
 
 @contextlib.contextmanager
@@ -34,6 +36,14 @@ def before_dates(monkeypatch):
         old.setattr(tables, "find_dates", lambda values, where, error, written=True: find_dates(values, where, error,
                                                                                                written=False))
         old.setattr(tables, "find_durations", lambda values, where, error: None)
+        yield
+
+
+@contextlib.contextmanager
+def before_codes(monkeypatch):
+    """fpt's table reader as before 9db7ce10 (fpt.data.codes): a CSV's columns as pandas types them, '02139' 2139."""
+    with monkeypatch.context() as old:
+        old.setattr(tables, "_with_codes", lambda table, path, sep: table)
         yield
 
 
@@ -126,3 +136,47 @@ def test_fpt_pretrain_resume_reads_its_columns_as_it_started(tiny_bert_dir, tmp_
     assert main(["pretrain", "--out", str(out), "--resume", "--steps", "4", "--quiet"]) == 0, capsys.readouterr().err
     assert json.loads((out / "summary.json").read_text())["steps"] == 4 and _trained_on(out) == [2, 4]
     assert (out / "body").is_dir()
+
+
+# -- codes a run read as numbers, before fpt.data.codes ------------------------------------------------------------
+
+def _codes_csv(tmp_path) -> str:
+    rows = ["x,zip,label", *(f"{i * 0.5},{ZIPS[i % 7]},{'ab'[i % 2]}" for i in range(N))]
+    (tmp_path / "z.csv").write_text("\n".join(rows) + "\n")
+    return str(tmp_path / "z.csv")
+
+
+@pytest.fixture
+def codes_run(tmp_path, tiny_bert_dir, monkeypatch):
+    """A run of 4 steps on a CSV of zip codes ('02139', '00501', ...), as fpt trained it before 9db7ce10: the zip
+    column numbers (2139, 501), its mean and spread in data.json."""
+    with before_codes(monkeypatch):
+        fpt.train_run({"data": _codes_csv(tmp_path), "body": tiny_bert_dir, "init": "random", "fit": "gradient",
+                       "steps": 4, "eval_every": 2, "device": "cpu", "baselines": "none"}, tmp_path / "run", say=None)
+    run = tmp_path / "run"
+    zip_feature = json.loads((run / "data.json").read_text())["tokeniser"]["features"][1]
+    assert zip_feature["name"] == "zip" and zip_feature["kind"] == "numeric" and zip_feature["mean"] > 1000
+    return run
+
+
+def test_a_run_that_read_codes_as_numbers_resumes_reading_them_as_numbers(codes_run):
+    before = (codes_run / "data.json").read_text()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary = fpt.train_run(None, codes_run, resume=True, overrides={"steps": 8}, say=None)
+    assert summary["steps"] == 8 and _trained_on(codes_run) == [2, 4, 6, 8]
+    assert (codes_run / "data.json").read_text() == before  # the same mean and spread: the same numbers
+    assert any("z.csv: column 'zip' is read as numbers, as the run read it when it started; fpt reads it as codes "
+               "(text categories) since (a new run reads it so)" in n for n in _as_started(caught)), _as_started(caught)
+
+
+def test_predict_reads_codes_as_numbers_for_a_run_that_trained_on_them_so(codes_run, tmp_path):
+    from fpt.data.modalities import from_json
+
+    model = fpt.load(codes_run)
+    saved = from_json(json.loads((codes_run / "data.json").read_text())["tokeniser"])
+    new = pd.DataFrame({"x": ["0.5", "1.0"], "zip": ["02139", "00501"]})
+    expected = saved({"x": np.array([0.5, 1.0]), "zip": np.array([2139.0, 501.0])})[0].numpy()
+    np.testing.assert_array_equal(model.tokens(new)[0].numpy(), expected)
+    (tmp_path / "new.csv").write_text("x,zip\n0.5,02139\n1.0,00501\n")
+    np.testing.assert_array_equal(model.tokens(str(tmp_path / "new.csv"))[0].numpy(), expected)

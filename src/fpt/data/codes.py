@@ -74,6 +74,18 @@ def code_columns(chunks: Iterable[Any]) -> dict[str, np.ndarray]:
             for name in kept if name in zero}
 
 
+def codes_as_numbers(values: np.ndarray) -> np.ndarray:
+    """A column of codes as a CSV reader typed it before fpt read codes as written (a run started then resumes on
+    them so: fpt.data.readings): whole numbers, int64 where none is missing, else float64 with NaN where missing."""
+    texts = [None if _missing(v) else str(v).strip() for v in np.asarray(values, dtype=object)]
+    if None not in texts:
+        try:
+            return np.array([int(t) for t in texts], dtype=np.int64)
+        except OverflowError:  # beyond 64 bits: a float each
+            pass
+    return np.array([np.nan if t is None else float(t) for t in texts], dtype=np.float64)
+
+
 def one_number(values: np.ndarray) -> tuple[str, str] | None:
     """Two distinct codes that are one number ('2139' and '02139': a spreadsheet dropped the zeros of some), or None."""
     seen: dict[int, str] = {}
@@ -101,4 +113,4 @@ def codes_note(where: str, name: str, values: np.ndarray, sequence: bool = False
     return note
 
 
-__all__ = ["code_columns", "codes_note", "one_number", "may_start_code", "written_as_codes"]
+__all__ = ["code_columns", "codes_as_numbers", "codes_note", "one_number", "may_start_code", "written_as_codes"]

@@ -43,7 +43,7 @@ from fpt.data.base import (
     shown,
 )
 from fpt.data.categories import category_names, file_categories
-from fpt.data.codes import code_columns, may_start_code, written_as_codes
+from fpt.data.codes import code_columns, codes_as_numbers, may_start_code, written_as_codes
 from fpt.data.dates import DateKind, as_labels, find_dates, read_dates
 from fpt.data.durations import as_seconds, find_durations, read_durations
 from fpt.data.images import IMAGE_SUFFIXES
@@ -822,10 +822,16 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     kept = {c: [r.words(), found] for c in features if modality in ("auto", "tabular")
             and (r := saved_reading(c)) is not None and r.kind == "text"
             and (found := _found_anew(np.asarray(train_cols[c]), f"{train_where}: column {c!r}"))}
+    # codes ('02139') a resumed run read as numbers, before fpt.data.codes read them as written: numbers, as it started
+    numbered = [c for c in features if (r := saved_reading(c)) is not None and r.kind == "numbers"
+                and written_as_codes(np.asarray(train_cols[c])) is not None]
+    kept |= {c: [Reading("numbers").words(), "codes (text categories)"] for c in numbered}
     date_targets = [t for t in targets if _date_target(np.asarray(train_cols[t]))]
     splits = {}
     for split, (cols, where) in parts.items():
         known = (gaps or {}).get(split)
+        if numbered:
+            cols = {**cols, **{c: codes_as_numbers(np.asarray(cols[c])) for c in numbered}}
         _check_split_columns(cols, targets, features, where, chosen, known)
         for t in targets:  # a DataFrame's object column can hold 1 beside "1"; a file's is text (JSON lines aside)
             one_kind_of_label(cols[t], f"{where}: target column {t!r}", f"df[{t!r}]" if source == FRAME else None)
