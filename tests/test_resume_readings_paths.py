@@ -19,6 +19,7 @@ import fpt
 import fpt.data.tables as tables
 from fpt.config import RunConfig, from_dict
 from fpt.data.base import ColumnNote
+from fpt.errors import DataError
 from fpt.experiments.runner import Store
 
 N = 40
@@ -180,3 +181,30 @@ def test_predict_reads_codes_as_numbers_for_a_run_that_trained_on_them_so(codes_
     np.testing.assert_array_equal(model.tokens(new)[0].numpy(), expected)
     (tmp_path / "new.csv").write_text("x,zip\n0.5,02139\n1.0,00501\n")
     np.testing.assert_array_equal(model.tokens(str(tmp_path / "new.csv"))[0].numpy(), expected)
+
+
+# -- a finished run resumed in Python on other data --------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["closed-form", "gradient"])
+def test_a_finished_run_resumed_by_fit_on_other_data_is_refused_not_summarised(tiny_bert_dir, tmp_path, how):
+    """fpt.fit(exp, out, resume=True) of a finished run returned its summary without reading exp's data against the
+    run's: a user who pointed at other data got the old run's figures as the answer for it."""
+    rows = ["x,label", *(f"{i * 0.5 + (i % 2)},{'ab'[i % 2]}" for i in range(N))]
+    data = tmp_path / "d.csv"
+    data.write_text("\n".join(rows) + "\n")
+    config = from_dict(RunConfig, {"data": str(data), "body": tiny_bert_dir, "init": "random", "fit": how, "steps": 2,
+                                   "eval_every": 2, "cf_members": 1, "device": "cpu", "baselines": "none"})
+    out = tmp_path / "run"
+    summary = fpt.fit(fpt.build(config), out=out, progress=False)
+    assert fpt.fit(fpt.build(config), out=out, resume=True, progress=False) == summary  # the same data: its summary
+    edited = list(rows)
+    edited[1], edited[2] = edited[1][:-1] + rows[2][-1], edited[2][:-1] + rows[1][-1]  # two labels swapped
+    data.write_text("\n".join(edited) + "\n")
+    with pytest.raises(DataError, match=rf"^{data}: the file changed since the run in {out} started on it \(its "
+                                        r"content hash differs from data_fingerprint\.json's\); restore the data it "
+                                        r"started with, or train the changed data into a new out$"):
+        fpt.fit(fpt.build(config), out=out, resume=True, progress=False)
+    data.write_text("\n".join([*rows, "9.5,a", "10.5,b"]) + "\n")  # rows added: another split and tokeniser
+    with pytest.raises(DataError, match=rf"^{out / 'data.json'}: {data} gives another .* than the run was trained "
+                                        r"with: the data changed since the run started"):
+        fpt.fit(fpt.build(config), out=out, resume=True, progress=False)

@@ -255,6 +255,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     the start over the ranks, train, evaluate the selected and last steps, write the summary."""
     # (data-parallel ranks decide together, fpt.distributed.share_start: there such a run is evaluated again)
     if out and resume and distributed.current().size == 1 and (done := finished(out, exp.config)) is not None:
+        _check_finished_data(exp, out)
         return done  # its files and its trackers are left as they are
     if exp.config.fit == CLOSED_FORM:
         return _fit_closed_form(exp, out, resume, track, progress)
@@ -398,6 +399,16 @@ def _check_same_content(exp: Experiment, out: Path) -> dict[str, Any] | None:
                         f"hash differs); pass the data it started with, or train the new data into a new {option('out')}")
     check_unchanged(saved, now, str(Path(exp.config.data)), f"the run in {out} started on it", record)
     return now
+
+
+def _check_finished_data(exp: Experiment, out: Path) -> None:
+    """Refuse to return the summary of the finished run in ``out`` for ``exp`` built on other data than the run was
+    trained on (data.json's fitted values, data_fingerprint.json's content hash), as a resume that trains checks:
+    ``fit(exp, out, resume=True)`` of a finished run returned its summary as the result for the data given, unread.
+    A run that recorded no fingerprint is checked by data.json alone (nothing is recorded: nothing is written)."""
+    _check_same_data(exp, out)
+    if rundir.read_data_fingerprint(out) is not None:
+        _check_same_content(exp, out)
 
 
 def _check_choice_data(exp: Experiment, out: Path, now: dict[str, Any]) -> None:
@@ -628,6 +639,7 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
         finished = (out / SUMMARY).exists()
         if resume and finished:  # nothing to fit: its files and trackers are left as they are
             _same_run(out, cfg)
+            _check_finished_data(exp, out)
             return rundir.read_summary(out)
         if not resume and (finished or checkpoint.has_checkpoint(out)):
             raise FileExistsError(rundir.already_a_run(out))
