@@ -326,8 +326,8 @@ def run_controls(config: RunConfig, out: Path | None, progress: bool = False, re
             seconds = (summary.get("wall_seconds") or 0) + (summary["refit"].get("selection_wall_seconds") or 0)
         else:
             exp = assemble(cfg, data) if data is not None else build(cfg)
-            # a finished closed-form control is complete: read again, not refused, when the run is resumed
-            summary = fit(exp, out=where, progress=progress, resume=cfg.fit == CLOSED_FORM and where is not None)
+            # a control a stopped attempt left (the run resumed) is read if finished, else continued, not refused
+            summary = fit(exp, out=where, progress=progress, resume=where is not None and where.is_dir())
             selected = summary.get("selected_step")
             seconds = time.perf_counter() - started
         metric = "accuracy" if "test_accuracy" in summary else "r2"
@@ -476,9 +476,10 @@ def beside_run(exp: Any, summary: dict[str, Any], out: str | Path | None = None,
     summary returned as is) for paper tasks and ``--baselines none``."""
     chosen = level(exp.config)
     if chosen == "none":
-        return summary
+        return _settled(summary, out)
     if out is not None:
         _check_run_data(exp, Path(out))
+        summary = _pending(summary, Path(out), chosen)
     # A closed-form fit learns from train + validation (fpt.closed_form): each model, chosen on validation, then
     # learns from the same examples before test (the refit protocol).
     # The controls first: after aeon's MiniRocket (numba's threads) the body's attention ran ~20x slower in this
@@ -531,12 +532,13 @@ def beside_refit(summary: dict[str, Any], out: str | Path, progress: bool = Fals
         config = dataclasses.replace(config, baselines=baselines)
     chosen = level(config)
     if chosen == "none":
-        return summary
+        return _settled(summary, out)
     from fpt.data import read_once
     from fpt.train import check_joined_run
 
     with read_once():  # the read checked is the one the models and the controls' runs fit on
         check_joined_run(config, Path(out), _compared_with(Path(out)))
+        summary = _pending(summary, Path(out), chosen)
         result = fit_models(task_data(config), config.seed, refit=True)
         if chosen == "all":
             result["controls"] = run_controls(config, Path(out), progress, refit=True)
@@ -571,8 +573,31 @@ def task_data(config: RunConfig) -> Any:
     return build_task(config.task, task_options(config), config.seed, DataSource(Path(config.data_dir), config.download))
 
 
+def _pending(summary: dict[str, Any], out: Path, chosen: str) -> dict[str, Any]:
+    """``summary`` (the run's, as fit wrote it) rewritten to ``out`` as waiting for its baselines (``chosen``: fast or
+    all) before any is fitted: a run stopped while fitting them (minutes of controls' training) otherwise read as
+    finished, in fpt runs and on resume, and its controls and models were never fitted. Returns it as it was."""
+    summary = {k: v for k, v in summary.items() if k != rundir.BASELINES_PENDING}
+    with rundir.lock(out, what="fpt train (baselines)"):
+        rundir.write_summary(out, {**summary, rundir.BASELINES_PENDING: chosen})
+    return summary
+
+
+def _settled(summary: dict[str, Any], out: str | Path | None) -> dict[str, Any]:
+    """``summary`` with no baselines to fit: a mark of baselines pending from a stopped attempt is taken away (the
+    run resumed with baselines=none)."""
+    if rundir.BASELINES_PENDING not in summary:
+        return summary
+    summary = {k: v for k, v in summary.items() if k != rundir.BASELINES_PENDING}
+    if out is not None:
+        with rundir.lock(out, what="fpt train (baselines)"):
+            rundir.write_summary(out, summary)
+    return summary
+
+
 def _with_comparison(summary: dict[str, Any], result: dict[str, Any], out: str | Path | None) -> dict[str, Any]:
-    summary = {**summary, "baselines_models": compare(summary, result)}
+    summary = {**{k: v for k, v in summary.items() if k != rundir.BASELINES_PENDING},
+               "baselines_models": compare(summary, result)}
     if out is not None:
         with rundir.lock(out, what="fpt train (baselines)"):
             rundir.write_summary(out, summary)

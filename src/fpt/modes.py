@@ -262,11 +262,15 @@ def _single(config: RunConfig, out: Path, resume: bool, progress: bool, trackers
         with rundir.lock(out, what="fpt train") if out.is_dir() and group.is_main else contextlib.nullcontext():
             # data-parallel ranks decide together (fpt.distributed.share_start): fit re-evaluates such a run there
             done = finished(out, config) if resume and not distributed.launched() else None
-            if done is not None:
+            if done is not None and rundir.BASELINES_PENDING not in done:
                 print(f"fpt: {out} already finished (step {done.get('steps')}, stopped: {done.get('stopped')}); "
                       "nothing to resume, and nothing in it was changed (a larger --steps trains it further)",
                       file=sys.stderr)
                 return done
+            if done is not None:  # fit returns its summary (its data checked), and its baselines are fitted below
+                print(f"fpt: {out} finished training (step {done.get('steps')}) but was stopped while fitting its "
+                      f"baselines ({done[rundir.BASELINES_PENDING]}); fitting them now (a control stopped part way "
+                      "continues from its checkpoint)", file=sys.stderr)
             exp = prebuilt if prebuilt is not None else build(config)
             summary = fit(exp, out=out, resume=resume, progress=progress, trackers=list(trackers))
         if group.is_main and not distributed.launched():

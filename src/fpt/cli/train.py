@@ -106,8 +106,13 @@ def run(args: argparse.Namespace) -> int:
 def _what_was_kept(out: Path) -> str:
     """After Ctrl-C: the step a run's latest checkpoint holds and the command that continues from it, or that there
     is none yet (Ctrl-C alone said "interrupted", and the user had to know --resume and that a checkpoint exists)."""
+    from fpt import rundir
     from fpt.checkpoint import committed_step
 
+    summary = rundir.read_summary(out) if (out / rundir.SUMMARY).is_file() else None
+    if summary is not None and rundir.BASELINES_PENDING in summary:
+        return (f"{out} finished training (step {summary.get('steps')}), but not its baselines "
+                f"({summary[rundir.BASELINES_PENDING]}): fit them with fpt train --resume {out}")
     step = committed_step(out)
     if step is None:
         return f"no checkpoint was saved in {out} yet: the same command starts it again"

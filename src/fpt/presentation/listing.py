@@ -3,7 +3,8 @@
 State is read from the files alone, so it works on runs made by any process (or machine):
 ``running`` (a live process holds the run's lock), ``finished``, ``diverged`` (stopped on a
 NaN/inf or exploding loss), ``stopped`` (a checkpoint to resume from, no summary, nobody
-holding it), ``failed`` (no summary, no checkpoint: it ended before its first checkpoint),
+holding it; or trained, then stopped while fitting its baselines: summary.json's ``baselines_pending``),
+``failed`` (no summary, no checkpoint: it ended before its first checkpoint),
 ``interrupted`` (only its config.yaml: killed or interrupted before its first evaluation),
 ``unreadable`` (a file of it is damaged: its row says which, and the other runs in the folder are listed as
 ever; a damaged run named itself is a one-line error).
@@ -54,6 +55,8 @@ def run_row(run_dir: Path, root: Path) -> dict[str, Any]:
     last = metrics[-1] if metrics else {}
     if running:
         state = "running"
+    elif summary is not None and rundir.BASELINES_PENDING in summary:
+        state = "stopped"  # trained, but stopped while fitting its baselines: its resume fits them
     elif summary is not None:
         state = "diverged" if summary.get("stopped") == "diverged" or summary.get("diverged_at") else "finished"
     elif _has_checkpoint(run_dir):

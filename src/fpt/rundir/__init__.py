@@ -68,6 +68,7 @@ from fpt.rundir.files import (
     written_by_fpt,
 )
 from fpt.rundir.names import (
+    BASELINES_PENDING,
     BEST,
     BODY_DIR,
     BODY_FILE,
@@ -101,9 +102,9 @@ def already_a_run(out: Path | str) -> str:
     return f"{out} already holds a run; continue it with {option('resume', str(out))} or choose another {option('out')}"
 
 
-__all__ = ["BEST", "already_a_run", "BODY_DIR", "BODY_FILE", "BODY_META", "CONFIG", "CONTROLS", "DATA", "DATA_FINGERPRINT",
-           "ENSEMBLE", "LATEST", "LOCK_FILE", "MEMBERS", "METRICS", "OPTIMIZER", "POINTER", "RNG", "SELECTION_FILE",
-           "SELECTION_RUN", "SLOTS", "STATE", "SUMMARY", "TRAINABLE", "CheckpointError", "RunDirBusyError",
+__all__ = ["BASELINES_PENDING", "BEST", "already_a_run", "BODY_DIR", "BODY_FILE", "BODY_META", "CONFIG", "CONTROLS", "DATA",
+           "DATA_FINGERPRINT", "ENSEMBLE", "LATEST", "LOCK_FILE", "MEMBERS", "METRICS", "OPTIMIZER", "POINTER", "RNG",
+           "SELECTION_FILE", "SELECTION_RUN", "SLOTS", "STATE", "SUMMARY", "TRAINABLE", "CheckpointError", "RunDirBusyError",
            "TrainState", "append_line", "append_metrics", "checkpoint_paths", "clear_debris", "find_runs",
            "fsync_dir", "has_body", "holder", "holds_lock", "is_ensemble", "is_run_dir", "is_started_run", "lock",
            "no_space", "not_a_run", "read_config", "read_data", "read_data_fingerprint", "read_ensemble",
