@@ -208,3 +208,21 @@ def test_a_finished_run_resumed_by_fit_on_other_data_is_refused_not_summarised(t
     with pytest.raises(DataError, match=rf"^{out / 'data.json'}: {data} gives another .* than the run was trained "
                                         r"with: the data changed since the run started"):
         fpt.fit(fpt.build(config), out=out, resume=True, progress=False)
+
+
+# -- fpt eval, fpt attention and an ensemble's scoring rebuild a run's experiment ------------------------------------
+
+@pytest.mark.parametrize("old", ["dates", "codes"])
+def test_a_runs_experiment_rebuilt_reads_its_columns_as_it_trained(tiny_bert_dir, tmp_path, monkeypatch, old):
+    """Run.experiment() (fpt eval, fpt attention, an ensemble's scoring) built the run's data anew, so the run's own
+    checkpoint was refused as another model's ('trainable.safetensors: input.weight has shape (32, 52), model expects
+    (32, 2)': the new reading's tokeniser, not the one the run trained with)."""
+    from fpt.train import evaluate
+
+    data = _csv(tmp_path) if old == "dates" else _codes_csv(tmp_path)
+    with (before_dates if old == "dates" else before_codes)(monkeypatch):
+        fpt.train_run({"data": data, "body": tiny_bert_dir, "init": "random", "fit": "gradient", "steps": 4,
+                       "eval_every": 2, "device": "cpu", "baselines": "none"}, tmp_path / "run", say=None)
+    summary = fpt.Run(tmp_path / "run").summary()
+    figures = evaluate(fpt.Run(tmp_path / "run").experiment())
+    assert figures == pytest.approx(summary["eval"], abs=1e-5)  # the selected step's figures, as trained

@@ -143,10 +143,14 @@ class Run:
 
     def experiment(self, which: str | None = None, device: str | None = None) -> Experiment:
         """The run's experiment (task data, model, body) rebuilt with ``which`` checkpoint's trained
-        parameters loaded: what ``fpt eval`` and ``fpt attention`` read."""
+        parameters loaded: what ``fpt eval`` and ``fpt attention`` read. Its data is read as the run read it
+        (``fpt.data.readings.as_run``): read anew, a column fpt reads otherwise since it trained gave other tokens
+        than its parameters were trained on."""
+        from fpt.data.readings import as_run
         from fpt.pipeline import build
 
-        exp = build(self.config(device))
+        with as_run(self.path):
+            exp = build(self.config(device))
         load_trainable(self.checkpoint(which), exp.model, exp.body_fingerprint)
         return exp
 
