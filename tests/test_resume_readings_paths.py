@@ -226,3 +226,30 @@ def test_a_runs_experiment_rebuilt_reads_its_columns_as_it_trained(tiny_bert_dir
     summary = fpt.Run(tmp_path / "run").summary()
     figures = evaluate(fpt.Run(tmp_path / "run").experiment())
     assert figures == pytest.approx(summary["eval"], abs=1e-5)  # the selected step's figures, as trained
+
+
+def test_an_ensemble_run_again_continues_its_members_reading_their_columns_as_they_started(tiny_bert_dir, tmp_path,
+                                                                                          monkeypatch):
+    """An ensemble stopped part way continues when its command is run again (not --resume): its stopped member was
+    built anew and refused as changed data, as the other resume paths were."""
+    from fpt import rundir
+
+    config = {"data": _csv(tmp_path), "body": tiny_bert_dir, "init": "random", "fit": "gradient", "steps": 2,
+              "eval_every": 2, "device": "cpu", "baselines": "none", "ensemble": 2}
+    out = tmp_path / "ens"
+    write_summary = rundir.write_summary
+
+    def stop_at_the_second_member(run_dir, summary):  # after its step-2 checkpoint, before its summary
+        if run_dir.name == "seed1":
+            raise KeyboardInterrupt
+        write_summary(run_dir, summary)
+    with before_dates(monkeypatch), monkeypatch.context() as m:
+        m.setattr(rundir, "write_summary", stop_at_the_second_member)
+        with pytest.raises(KeyboardInterrupt):
+            fpt.train_run(config, out, say=None)
+    members = out / "members"
+    assert (members / "seed0" / "summary.json").is_file() and not (members / "seed1" / "summary.json").exists()
+    assert _kinds(members / "seed1") == {"x": "numeric", "when": "categorical", "wait": "categorical"}
+    summary = fpt.train_run(config, out, say=None)
+    assert [m["steps"] for m in summary["ensemble"]["members"]] == [2, 2]
+    assert _kinds(members / "seed1") == {"x": "numeric", "when": "categorical", "wait": "categorical"}

@@ -296,12 +296,15 @@ def _ensemble(config: RunConfig, out: Path, trackers: Sequence[Any], say: Say) -
     from fpt import ensemble
     from fpt.baselines import beside_run
     from fpt.data import read_once
+    from fpt.data.readings import as_run
     from fpt.run import Run
 
     if trackers:
         raise ConfigError("--log tracks one run; an ensemble trains several: drop --log (each member's metrics.jsonl "
                           "is in OUT/members/seedS)")
-    with read_once():  # the members and the first one rebuilt for its controls read the data, and hash it, once
+    # the members and the first one rebuilt for its controls read the data, and hash it, once; an ensemble run again
+    # to continue it reads it as its members started (fpt.data.readings), a new one anew
+    with read_once(), as_run(out):
         _check_choice_data(config, out)
         summary = ensemble.fit(config, out, progress=False, say=say)
         first = Run(ensemble.member_dir(out, config.seed)).experiment()
