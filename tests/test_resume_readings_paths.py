@@ -253,3 +253,30 @@ def test_an_ensemble_run_again_continues_its_members_reading_their_columns_as_th
     summary = fpt.train_run(config, out, say=None)
     assert [m["steps"] for m in summary["ensemble"]["members"]] == [2, 2]
     assert _kinds(members / "seed1") == {"x": "numeric", "when": "categorical", "wait": "categorical"}
+
+
+def test_a_run_that_read_coded_labels_as_numbers_resumes_reading_them_as_numbers(tiny_bert_dir, tmp_path,
+                                                                                monkeypatch):
+    """Labels '007', '010', '100' were the classes 7, 10, 100 before fpt.data.codes; resumed, they were read as
+    written ('007') and the run refused as changed data (another 'classes')."""
+    rows = ["x,label", *(f"{i * 0.5 + i % 3},{['007', '010', '100'][i % 3]}" for i in range(N))]
+    (tmp_path / "c.csv").write_text("\n".join(rows) + "\n")
+    with before_codes(monkeypatch):
+        fpt.train_run({"data": str(tmp_path / "c.csv"), "body": tiny_bert_dir, "init": "random", "fit": "gradient",
+                       "steps": 2, "eval_every": 2, "device": "cpu", "baselines": "none"}, tmp_path / "run", say=None)
+    before = (tmp_path / "run" / "data.json").read_text()
+    assert json.loads(before)["classes"] == [[7, 10, 100]]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary = fpt.train_run(None, tmp_path / "run", resume=True, overrides={"steps": 4}, say=None)
+    assert summary["steps"] == 4 and _trained_on(tmp_path / "run") == [2, 4]
+    assert (tmp_path / "run" / "data.json").read_text() == before
+    assert any("c.csv: column 'label' is read as numbers, as the run read it when it started; fpt reads it as class "
+               "labels as written since" in n for n in _as_started(caught)), _as_started(caught)
+    # and predict scores that file by the run's classes (was: "label '007' is not one of the model's classes")
+    from fpt.cli import main
+
+    assert main(["predict", str(tmp_path / "run"), str(tmp_path / "c.csv"), "--out", str(tmp_path / "p.csv")]) == 0
+    written = pd.read_csv(tmp_path / "p.csv", dtype=str)
+    assert list(written.columns[:4]) == ["prediction", "proba_7", "proba_10", "proba_100"] and len(written) == N
+    assert set(written["prediction"]) <= {"7", "10", "100"}

@@ -52,7 +52,7 @@ from fpt.data.base import (
     sparse_matrix,
     unique_names,
 )
-from fpt.data.codes import written_as_codes
+from fpt.data.codes import codes_as_numbers, written_as_codes
 from fpt.data.dates import as_labels, held_dates
 from fpt.data.formats import FORMATS, for_inputs
 from fpt.data.frames import flattened
@@ -287,8 +287,14 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
 def _as_codes(col: np.ndarray, classes: list[list[Any]] | None, j: int) -> np.ndarray:
     """Target ``j``'s labels as the model's classes are written where those are codes ('007', '100': read as
     written at training, fpt.data.codes): a file whose labels hold no leading zero reads them as numbers (100), each
-    now its text ('100'), so the saved reading wins; 7 becomes '7', which no code '007' is (refused, not matched)."""
-    if classes is None or written_as_codes(np.asarray(classes[j], dtype=object)) is None:
+    now its text ('100'), so the saved reading wins; 7 becomes '7', which no code '007' is (refused, not matched).
+    Classes that are numbers (7, 10, 100: a model trained before fpt.data.codes read '007' as 7) read a file's codes
+    as numbers, as the model was trained."""
+    if classes is None:
+        return col
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in classes[j]) and written_as_codes(col):
+        return codes_as_numbers(col).astype(object)
+    if written_as_codes(np.asarray(classes[j], dtype=object)) is None:
         return col
     return np.array([str(plain_value(v)) if isinstance(v, int | float | np.integer | np.floating)
                      and not isinstance(v, bool) and not m else v

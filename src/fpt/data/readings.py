@@ -77,8 +77,22 @@ def run_readings(out: str | Path) -> dict[str, Reading]:
     out = Path(out)
     for where in (out, out / SELECTION_RUN, *sorted(p for p in (out / MEMBERS).glob("*") if p.is_dir())):
         if (where / DATA).is_file():
-            return readings((read_data(where) or {}).get("tokeniser"))
+            doc = read_data(where) or {}
+            return {**readings(doc.get("tokeniser")), **target_readings(doc)}
     return {}
+
+
+def target_readings(doc: Mapping[str, Any]) -> dict[str, Reading]:
+    """The targets a run's data.json shows it read as numbers: a regression's, and class labels saved as numbers (7,
+    10, 100: codes '007', '010', '100' a run read as numbers before fpt.data.codes); others are found anew."""
+    targets, classes = doc.get("targets") or [], doc.get("classes")
+    if not isinstance(targets, list):
+        return {}
+    if classes is None:  # a regression: every target a number
+        return {str(t): Reading("numbers") for t in targets}
+    return {str(t): Reading("numbers") for t, labels in zip(targets, classes, strict=False)
+            if isinstance(labels, list) and labels
+            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in labels)}
 
 
 @contextlib.contextmanager
@@ -132,4 +146,4 @@ def as_started_notes(raw: Any) -> list[str]:
 
 
 __all__ = ["Reading", "as_run", "as_saved", "as_started_notes", "held_key", "holding", "read_otherwise", "readings",
-           "run_readings", "saved_reading"]
+           "run_readings", "saved_reading", "target_readings"]

@@ -822,10 +822,12 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     kept = {c: [r.words(), found] for c in features if modality in ("auto", "tabular")
             and (r := saved_reading(c)) is not None and r.kind == "text"
             and (found := _found_anew(np.asarray(train_cols[c]), f"{train_where}: column {c!r}"))}
-    # codes ('02139') a resumed run read as numbers, before fpt.data.codes read them as written: numbers, as it started
-    numbered = [c for c in features if (r := saved_reading(c)) is not None and r.kind == "numbers"
+    # codes ('02139', labels '007') a resumed run read as numbers, before fpt.data.codes read them as written: numbers,
+    # as it started
+    numbered = [c for c in [*features, *targets] if (r := saved_reading(c)) is not None and r.kind == "numbers"
                 and written_as_codes(np.asarray(train_cols[c])) is not None]
-    kept |= {c: [Reading("numbers").words(), "codes (text categories)"] for c in numbered}
+    kept |= {c: [Reading("numbers").words(), "class labels as written" if c in targets else "codes (text categories)"]
+             for c in numbered}
     date_targets = [t for t in targets if _date_target(np.asarray(train_cols[t]))]
     splits = {}
     for split, (cols, where) in parts.items():
