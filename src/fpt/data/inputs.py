@@ -61,9 +61,9 @@ from fpt.data.hub import LABEL_COLUMNS, dataset_columns, is_datasets
 from fpt.data.images import check_images
 from fpt.data.listing import listed_once
 from fpt.data.modalities import modality
-from fpt.data.plain import plain_values
 from fpt.data.tables import ALLOW_UNSEEN_FIX, ROW_INDEX, table_suffix
 from fpt.data.timeseries import check_series, series_of_cells
+from fpt.data.written import as_written
 from fpt.errors import SchemaError, closest
 from fpt.settings import RunConfig
 
@@ -280,7 +280,7 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
         check_labels(y, schema, where)
     # a row index first, as its writer placed it (pandas reads the predictions back with read_csv(..., index_col=0))
     carried = [c for c in (ROW_INDEX, *dropped) if c in cols]
-    written = {c: _as_written(cols[c], known_missing(cols[c], c, gaps)) for c in carried}
+    written = {c: as_written(cols[c], known_missing(cols[c], c, gaps)) for c in carried}
     return Inputs(x, y, where, notes=notes, carried=written)
 
 
@@ -344,20 +344,6 @@ def channel_columns(columns: Mapping[str, Any], schema: Schema, channels: list[s
         y = np.stack([np.asarray(cols[t]).astype(object) for t in schema.targets], axis=1)
         check_labels(y, schema, where)
     return Inputs(check_arrays(series, schema, where, allow_unseen), y, where, notes=notes)
-
-
-def _as_written(col: np.ndarray, missing: np.ndarray | None = None) -> list[Any]:
-    """A column's values as the input held them, for the prediction table: datetimes as ISO text (numpy's ``item``
-    of a nanosecond datetime is an integer), missing as None, anything else as ``plain_value`` gives it (by passes
-    over the column: ``plain_values``). ``missing``: the reader's mask of the column's missing cells, where kept."""
-    missing = is_missing(col) if missing is None else missing
-    if col.dtype.kind == "M":
-        # the shortest exact: 2024-01-01, or with the time; an object array of Python str, as str() of each gave
-        out = np.datetime_as_string(col, unit="auto").astype(object)
-    else:
-        out = plain_values(col)
-    out[missing] = None
-    return out.tolist()
 
 
 def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:

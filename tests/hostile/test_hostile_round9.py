@@ -1,0 +1,76 @@
+"""Round 9 of the hostile-input cases: a practitioner's habits and values that broke fpt with a raw traceback or a
+silent wrong result. Each case failed before its fix (the commit that added it says how)."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+
+import numpy as np
+import pytest
+from hostile_helpers import FAST
+
+
+@pytest.fixture(scope="module")
+def id_run(tiny_bert_dir, tmp_path_factory):
+    """A table model trained with an id column left out (drop_columns): predict writes the id back."""
+    import pandas as pd
+
+    import fpt
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"id": range(24), "x1": rng.normal(size=24) + 2 * (np.arange(24) % 2),
+                          "x2": rng.normal(size=24), "label": ["ab"[i % 2] for i in range(24)]})
+    out = tmp_path_factory.mktemp("id-run") / "run"
+    fpt.fit(fpt.build(data=frame, target="label", drop_columns="id", body=tiny_bert_dir, **FAST), out=out,
+            progress=False)
+    return fpt.load(out)
+
+
+def test_ids_of_decimals_dates_and_periods_are_written_by_every_writer(id_run, tmp_path):
+    """A DataFrame's id column of Decimals, dates, pandas Periods, zoned Timestamps or timedeltas gave predict's
+    table Python objects that json cannot hold: Prediction.write('p.jsonl') raised json's raw TypeError (and Parquet
+    refused a Period as 'mixed value types'). Now each is written as the same text by every writer: dates ISO 8601, a
+    Decimal its exact text, a duration ISO 8601's."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    ids = {
+        "decimal": ([decimal.Decimal("1.10"), decimal.Decimal("12345678901234567890.5"), decimal.Decimal("NaN")],
+                    ["1.10", "12345678901234567890.5", None]),
+        "date": ([datetime.date(2024, 1, 1), datetime.date(2024, 2, 29), None], ["2024-01-01", "2024-02-29", None]),
+        "datetime": ([datetime.datetime(2024, 1, 1, 5), pd.Timestamp("2024-01-02"), pd.Timestamp("2024-01-02 00:00:01.5")],
+                     ["2024-01-01T05:00", "2024-01-02", "2024-01-02T00:00:01.500"]),
+        "zoned": (pd.to_datetime(["2024-01-01", "2024-07-01", None]).tz_localize("Europe/Paris"),
+                  ["2024-01-01T00:00:00+01:00", "2024-07-01T00:00:00+02:00", None]),
+        "period": (pd.period_range("2024-01", periods=3, freq="M"), ["2024-01", "2024-02", "2024-03"]),
+        "duration": (pd.to_timedelta(["1 day 02:00:00", "30 min", "1.5 s"]).astype("m8[ns]"),
+                     ["P1DT2H", "PT30M", "PT1.5S"]),
+        "time": ([datetime.time(1, 2), datetime.time(23, 59, 59, 5), datetime.time(0)],
+                 ["01:02:00", "23:59:59.000005", "00:00:00"]),
+    }
+    for kind, (values, written) in ids.items():
+        frame = pd.DataFrame({"id": values, "x1": [0.1, 2.0, -1.0], "x2": [0.3, 0.4, 0.5]})
+        prediction = id_run.predict_file(frame)
+        assert prediction.columns["id"] == written, kind
+        for suffix in ("jsonl", "json", "csv", "parquet"):
+            path = tmp_path / f"{kind}.{suffix}"
+            prediction.write(path)
+            if suffix in ("jsonl", "json"):
+                read = [json.loads(line)["id"] for line in path.read_text().splitlines()]
+            elif suffix == "csv":
+                read = [v or None for v in pd.read_csv(path, dtype=str, keep_default_na=False)["id"]]
+            else:
+                read = pq.read_table(path).column("id").to_pylist()
+            assert read == written, (kind, suffix, read)
+
+
+def test_as_written_durations_are_exact_iso_8601():
+    """A nanosecond duration column's tolist is integers of nanoseconds: a day was written as 86400000000000."""
+    from fpt.data.written import as_written, iso_duration
+
+    col = np.array([86_400 * 10**9, 1, -90 * 10**9, 0, "NaT"], dtype="m8[ns]")
+    assert as_written(col) == ["P1D", "PT0.000000001S", "-PT1M30S", "PT0S", None]
+    assert iso_duration(((3 * 24 + 4) * 3600 + 5 * 60 + 6) * 10**9 + 700_000) == "P3DT4H5M6.0007S"
+    assert as_written(np.array([datetime.timedelta(hours=25, microseconds=3)], dtype=object)) == ["P1DT1H0.000003S"]
