@@ -152,3 +152,25 @@ def test_ctrl_c_says_what_was_kept_and_how_to_continue(xor_run, tmp_path, monkey
     fresh = tmp_path / "fresh"
     assert main(["train", "--task", "bit-xor", "--out", str(fresh)]) == 130
     assert f"no checkpoint was saved in {fresh} yet: the same command starts it again" in capsys.readouterr().err
+
+
+def test_fpt_help_prints_what_dash_dash_help_prints(capsys):
+    """`fpt help` and `fpt help train` (git's and pip's habit) were refused as an unknown command 'help'; now each
+    prints exactly what `fpt --help` and `fpt train --help` print, and a misspelt command is answered as `fpt trian`
+    is."""
+    from fpt.cli import main
+
+    def printed(argv: list[str]) -> tuple[int, str]:
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse's --help exits 0
+            code = exc.code
+        return code, capsys.readouterr().out
+
+    assert printed(["help"]) == printed(["--help"]) and printed(["help"])[1].startswith("usage: fpt [-h]")
+    for command in ("train", "predict", "help"):
+        code, text = printed(["help", command])
+        assert (code, text) == printed([command, "--help"]) and text.startswith(f"usage: fpt {command} "), command
+    with pytest.raises(SystemExit) as refused:
+        main(["help", "trian"])
+    assert refused.value.code == 2 and "invalid choice: 'trian' (did you mean train?" in capsys.readouterr().err
