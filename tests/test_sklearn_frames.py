@@ -121,3 +121,41 @@ def test_a_category_column_of_numbers_is_categorical_at_fit_and_at_predict(tiny_
     np.testing.assert_allclose(clf.predict_proba(plain.assign(code=codes.astype(float))), proba, rtol=0, atol=1e-12)
     unseen = clf.predict_proba(X.assign(code=pd.Categorical(np.full(n, 40))))  # the shared slot, as any unseen text
     assert unseen.shape == (n, 2) and not np.allclose(unseen, proba)
+
+
+def test_categories_fit_never_saw_warn_by_default_and_handle_unknown_chooses(tiny_gpt2_dir):
+    """predict read a category fit never saw as the shared unknown slot without a word, where fpt predict refuses it
+    unless --allow-unseen: now handle_unknown decides, in OneHotEncoder's words: warn (the default: one warning per
+    call naming X's columns and counts), ignore (silent), error (a one-line refusal naming handle_unknown)."""
+    import warnings
+
+    from fpt.errors import ConfigError, SchemaError
+    from fpt.sklearn import UnseenCategoryWarning
+
+    X, y = frame()
+    clf = FPTClassifier(body=tiny_gpt2_dir, **TINY).fit(X, y)
+    assert clf.get_params()["handle_unknown"] == "warn"
+    new = frame(6, seed=1)[0].assign(kind=["d", "a", "e", "d", None, "d"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read = clf.predict_proba(new)
+        clf.predict(frame(6, seed=1)[0])  # every category known: no warning
+    (said,) = [str(w.message) for w in caught if issubclass(w.category, UnseenCategoryWarning)]
+    assert said == ("FPTClassifier.predict: categories fit never saw, each read as the shared unknown slot: column "
+                    "'kind': 4 of 6 rows ('d', 'e'); handle_unknown='error' refuses them, 'ignore' reads them without "
+                    "this warning")
+    clf.set_params(handle_unknown="ignore")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(clf.predict_proba(new), read)  # the same reading, silently
+    clf.set_params(handle_unknown="error")
+    with pytest.raises(SchemaError) as refused:
+        clf.predict(new)
+    assert str(refused.value) == ("FPTClassifier.predict: column 'x1', row 1: category 'd' was not seen in training "
+                                  "(the model knows 'c', 'b', 'a'); fix the value, or set handle_unknown='warn' (or "
+                                  "'ignore') to read categories fit never saw as the shared unknown slot")
+    assert clf.predict(frame(6, seed=1)[0]).shape == (6,)
+    with pytest.raises(ConfigError, match=r"handle_unknown='infrequent_if_exist' is not one of warn, ignore, error"):
+        clf.set_params(handle_unknown="infrequent_if_exist").predict(new)
+    with pytest.raises(ConfigError, match=r"handle_unknown=True is not one of"):
+        FPTClassifier(body=tiny_gpt2_dir, handle_unknown=True, **TINY).fit(X, y)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -60,9 +61,10 @@ from fpt.data.base import finish_splits, is_missing, lazy_frame, one_kind_of_lab
 from fpt.data.categories import as_category_names
 from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
+from fpt.data.tables import unseen_categories
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
-from fpt.errors import ConfigError, DataError, Wording, wording
+from fpt.errors import ConfigError, DataError, FptWarning, Wording, wording
 from fpt.feature_map import scores_only
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment, assemble
@@ -79,6 +81,24 @@ _CONFIG_ARGS = ("body", "init", "freeze", "layers", "steps", "lr", "batch_size",
 # cf_difference is a data field because the series tokeniser reads it; it is the closed-form fit's, so options sets it.
 _NOT_OPTIONS = {"task", "task_options", "data_dir", "download", "fit", *DATA_FIELDS, *_CONFIG_ARGS} - {"cf_difference"}
 AUTO = "auto"  # fitting: the fit chosen by cross-validation (fpt.select.choose_fit)
+
+
+# handle_unknown: scikit-learn's OneHotEncoder's words. Default warn, not OneHotEncoder's error: in cross-validation a
+# fold's held-out rows often hold a rare category its training rows lack, and error would make every such fold's
+# score NaN (cross_val_score's error_score) for a value the model has a slot for; warn reads it there, as the
+# command line's --allow-unseen does, and says which columns and how many, so that it is never silent.
+HANDLE_UNKNOWN = ("warn", "ignore", "error")
+
+
+class UnseenCategoryWarning(FptWarning):
+    """predict's X held categories fit never saw, read as the shared unknown slot (``handle_unknown='warn'``)."""
+
+
+def _unseen_note(where: str, unseen: dict[str, tuple[int, list[str]]], rows: int) -> str:
+    said = "; ".join(f"column {name!r}: {n} of {rows} rows ({', '.join(map(repr, first[:3]))}"
+                     f"{', ...' if len(first) > 3 else ''})" for name, (n, first) in unseen.items())
+    return (f"{where}: categories fit never saw, each read as the shared unknown slot: {said}; "
+            "handle_unknown='error' refuses them, 'ignore' reads them without this warning")
 
 
 class NoProbabilities(ConfigError, AttributeError):
@@ -175,7 +195,7 @@ class _FPTEstimator(BaseEstimator):
                  val_fraction: float | None = None, modality: str | None = None, series_patch: int | None = None,
                  series_stride: int | None = None, series_norm: str | None = None, seed: int | None = None,
                  device: str | None = None, progress: bool = False, options: dict | None = None,
-                 ensemble: int | None = None, fitting: str | None = None) -> None:
+                 ensemble: int | None = None, fitting: str | None = None, handle_unknown: str = "warn") -> None:
         # scikit-learn's contract: store every argument unchanged, validate in fit (clone and set_params rely on it).
         # An fpt field left None takes fpt's default (fpt.settings.resolve), never one restated here.
         self.body = body
@@ -198,6 +218,7 @@ class _FPTEstimator(BaseEstimator):
         self.options = options
         self.ensemble = ensemble
         self.fitting = fitting
+        self.handle_unknown = handle_unknown
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -226,6 +247,7 @@ class _FPTEstimator(BaseEstimator):
             raise ConfigError(f"{name}: fitting={self.fitting!r} is not one of {', '.join(FITS)} (closed-form: the "
                               "frozen body as a feature map and a head fitted in closed form, fpt.closed_form; auto: "
                               "the better of the two by cross-validation, fpt.select.choose_fit)")
+        self._unknown()
         options = {} if self.options is None else self.options
         if not isinstance(options, dict):
             raise ConfigError(f"{name}: options={options!r} must be a dict of fpt config fields, e.g. {{'dropout': 0}}")
@@ -255,6 +277,16 @@ class _FPTEstimator(BaseEstimator):
         except ConfigError as exc:
             raise ConfigError(str(exc).replace("config field", "parameter")) from None
         return train_config(config, fields)  # fitting left None: chosen as fpt train --data chooses it
+
+    def _unknown(self) -> str:
+        """``handle_unknown``, checked (fit and predict read it: set_params may change it between them)."""
+        # an estimator pickled before the argument existed read unseen categories as 'warn' reads them, but silently
+        how = getattr(self, "handle_unknown", "ignore")
+        if how not in HANDLE_UNKNOWN:
+            raise ConfigError(f"{type(self).__name__}: handle_unknown={how!r} is not one of {', '.join(HANDLE_UNKNOWN)} "
+                              "(as scikit-learn's OneHotEncoder takes it: error refuses a category fit never saw, warn "
+                              "and ignore read it as the shared unknown slot, warn saying so)")
+        return how
 
     def _validate_fit(self, X: Any, y: Any, y_numeric: bool = False) -> tuple[Any, np.ndarray]:
         """(X, y) checked by scikit-learn's validate_data; series of different lengths (a list, or an object array
@@ -338,7 +370,9 @@ class _FPTEstimator(BaseEstimator):
                   "change")
         return Wording(flags=False, names={"target": "y", "objective=classification": "FPTClassifier",
                                            "objective=regression": "FPTRegressor", "drop_columns": "X.drop(columns=...)"},
-                       instead={"drop_columns": "leave columns out of X", "patch_size": images, "image_size": images})
+                       instead={"drop_columns": "leave columns out of X", "patch_size": images, "image_size": images,
+                                "allow_unseen": "or set handle_unknown='warn' (or 'ignore') to read categories fit never "
+                                                "saw as the shared unknown slot"})
 
     def _choose(self, config: RunConfig, raw: Any) -> RunConfig:
         """fit=auto: the fits compared on ``raw`` (fpt.select.choose_fit; the record in ``fit_choice_``) and the
@@ -377,9 +411,16 @@ class _FPTEstimator(BaseEstimator):
                               ensure_all_finite="allow-nan", allow_nd=True)
         where = f"{type(self).__name__}.predict"
         # the modality's own check of new inputs (fpt.data.modalities), against the input contract fit recorded
-        # (series: channels and training lengths); a category fit never saw takes the shared unknown slot
+        # (series: channels and training lengths); a category fit never saw is handle_unknown's
         schema = Schema(prep, exp.data.info, exp.config.max_categories)
-        x = check_arrays(X if series is None else series, schema, where, allow_unseen=True)
+        how = self._unknown()
+        with wording(self._wording()):  # the refusal names handle_unknown, not fpt predict's --allow-unseen
+            x = check_arrays(X if series is None else series, schema, where, allow_unseen=how != "error")
+        if how == "warn" and prep.modality == "tabular" and (unseen := unseen_categories(x, schema)):
+            # fit named X's columns x0, x1, ... (fpt.data.arrays); a DataFrame's own names are what its reader knows
+            names = getattr(self, "feature_names_in_", None)
+            unseen = {(str(names[int(k[1:])]) if names is not None else k): v for k, v in unseen.items()}
+            warnings.warn(_unseen_note(where, unseen, len(x[next(iter(x))])), UnseenCategoryWarning, stacklevel=3)
         tokens, lengths = prep.tokeniser(x)
         check_finite(tokens, where)  # a value beyond float32 once standardised would be NaN probabilities
         members = getattr(self, "members_", [exp])  # an estimator pickled before ensembles had no members_
@@ -402,7 +443,10 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     ``series_patch`` windows; ``series_norm``), ``seed`` (initialisation, batches and the
     validation split), ``device``, ``progress`` (a progress bar), ``ensemble`` (N models of seeds
     seed, seed+1, ... on the one split, their probabilities averaged: ``fpt.ensemble``), ``fitting`` (the config
-    field ``fit``: auto, closed-form or gradient), and ``options``: any other fpt config field as a dict
+    field ``fit``: auto, closed-form or gradient), ``handle_unknown`` (a category of predict's X that fit never saw,
+    in scikit-learn's OneHotEncoder's words: ``'warn'``, the default, reads it as the shared unknown slot and warns
+    once per call naming the columns and counts, ``UnseenCategoryWarning``; ``'ignore'`` reads it without the warning;
+    ``'error'`` refuses it; docs/sklearn.md says why warn), and ``options``: any other fpt config field as a dict
     (``{"dropout": 0, "eval_batch_size": 512}``). An argument left None takes the default ``fpt train --data``
     resolves for the same data (``fpt.settings.resolve``: the fast preset's, the data task's, or fitted to the
     data's size; ``fitting``: ``fpt.settings.train_fit``, see the module's docstring).

@@ -59,7 +59,7 @@ from fpt.data.timeseries import (
     series_of_cells,
 )
 from fpt.data.timeseries import array_notes as series_array_notes
-from fpt.errors import DataError, SchemaError, near, option
+from fpt.errors import DataError, SchemaError, near, option, remedy
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet", ".feather": "arrow", ".arrow": "arrow"}
@@ -1299,6 +1299,22 @@ def tabular_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_
             for name in schema.prep.tokeniser.columns}
 
 
+def unseen_categories(columns: dict[str, Any], schema: Any) -> dict[str, tuple[int, list[str]]]:
+    """Of ``tabular_columns``' result read with ``allow_unseen``: each categorical feature's count of values training
+    never saw (each read as the shared unknown slot) and the first four distinct ones, in the feature order; only where
+    training kept every category it saw (``_check_feature``'s rule: a longer list folded rare ones into that slot)."""
+    out = {}
+    for f in schema.prep.tokeniser.features:
+        if f["kind"] != "categorical" or f["name"] not in columns or len(f["categories"]) >= schema.max_categories:
+            continue
+        values = columns[f["name"]]
+        present = values[np.not_equal(values, None)]
+        new = present[~np.isin(present, np.array(f["categories"], dtype=object))]
+        if len(new):
+            out[f["name"]] = (len(new), list(dict.fromkeys(new.tolist()))[:4])
+    return out
+
+
 def series_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False,
                    gaps: Gaps | None = None) -> list[np.ndarray]:
     """A series model trained on a table's rows (--modality timeseries): each row's feature columns as one series,
@@ -1411,7 +1427,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
                 if values[i] not in known:
                     raise SchemaError(f"{where}: column {name!r}, row {i + 1}: category {values[i]!r} was not seen in "
                                       f"training (the model knows {shown([repr(c) for c in categories], 10)}); fix "
-                                      f"the value, {ALLOW_UNSEEN_FIX}")
+                                      f"the value, {remedy(ALLOW_UNSEEN_FIX, 'allow_unseen')}")
     return values
 
 
@@ -1430,4 +1446,5 @@ def _category_names(col: np.ndarray, missing: np.ndarray) -> np.ndarray:
 __all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "arrow_values", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
            "format_name", "label_text_check", "long_series", "numbers_column", "read_columns", "read_table", "read_table_inputs",
            "read_tables", "sequence_columns",
-           "series_columns", "split_files", "table_from_array", "table_readings", "table_stem", "table_suffix", "tabular_columns"]
+           "series_columns", "split_files", "table_from_array", "table_readings", "table_stem", "table_suffix", "tabular_columns",
+           "unseen_categories"]
