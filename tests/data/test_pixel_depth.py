@@ -107,3 +107,37 @@ def test_a_tampered_level_is_refused(level):
     data = {"image_size": 8, "patch_size": 4, "channels": "gray", "mean": [0.5], "std": [0.2], "white_level": level}
     with pytest.raises(Exception, match="white_level"):
         ImageTokens.check_json(data)
+
+
+def test_a_datasets_dataset_of_16_bit_images_takes_the_level_too(tmp_path, tiny_bert_dir):
+    """A datasets.Dataset whose Image column holds 16-bit PNGs (decoded as PIL I;16) was read on the 16-bit range,
+    whatever its bits: 12-bit scans trained nearly black (the brightest pixel 16 of 255) and no level was kept for
+    predict. Now read as an image folder is: the level from its images, said once, saved and used at predict."""
+    import io
+
+    datasets = pytest.importorskip("datasets")
+
+    def png(arr: np.ndarray) -> dict:
+        buf = io.BytesIO()
+        Image.fromarray(arr.astype(np.uint16)).save(buf, format="PNG")
+        return {"bytes": buf.getvalue(), "path": None}
+
+    scans = [_scan(i, i % 2 == 1) for i in range(16)]
+    ds = datasets.Dataset.from_dict({"image": [png(s) for s in scans], "label": ["ab"[i % 2] for i in range(16)]})
+    ds = ds.cast_column("image", datasets.Image())
+    assert ds[0]["image"].mode == "I;16"
+    from fpt.data.hub import from_datasets
+
+    raw = from_datasets(ds, "ds", "a datasets.Dataset", None, "auto", "auto", 8)
+    assert raw.notes["white_level"] == 4095 and max(int(img.max()) for img in raw.splits["train"].x) == 255
+    np.testing.assert_allclose(raw.splits["train"].x[1][..., 0], np.round(scans[1] * 255 / 4095), atol=1)
+    assert column_notes(raw) == ["a datasets.Dataset: 16-bit images whose pixels use 12 bits (the largest 4095): read "
+                                 "with 4095 as white, not 65535 (saved with the run, used at predict)"]
+    run = tmp_path / "run"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(fpt.build(data=ds, body=tiny_bert_dir, **TINY), out=run, progress=False)
+    assert json.loads((run / "data.json").read_text())["tokeniser"]["white_level"] == 4095
+    model = fpt.load(run)
+    eight = np.stack(raw.splits["train"].x[:4])  # (4, 8, 8, 1) uint8: the images as training read them
+    np.testing.assert_allclose(model.logits(ds.select(range(4))), model.logits(eight), atol=1e-5)

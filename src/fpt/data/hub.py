@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from fpt.data.base import SEEDED, RawData, Split
-from fpt.data.images import HF_SPLITS, load_image, shows_colour, spread
+from fpt.data.images import HF_SPLITS, level_notes, load_image, shows_colour, spread
+from fpt.data.pixel_depth import white_level
 from fpt.data.tables import _cause, arrow_values, columns_to_raw, quiet_datasets
 from fpt.errors import ConfigError, DataError
 
@@ -174,20 +175,25 @@ def _images(splits, column: str, target: str | None, channels: str, size: int, s
         # as for an image folder: colour shown, not the mode (a grayscale photo saved as RGB, a palette PNG)
         sample = train.select(spread(list(range(len(train)))))[column]  # through every class, not the first's
         channels = "rgb" if any(img is not None and shows_colour(img) for img in sample) else "gray"
-    out = {}
+    columns = {}
     for split, ds in splits.items():
-        feat = ds.features[label]
-        column_images = ds[column]
-        missing = [i for i, img in enumerate(column_images) if img is None]
+        columns[split] = ds[column]  # the PIL images, decoded once
+        missing = [i for i, img in enumerate(columns[split]) if img is None]
         if missing:
             raise DataError(f"{source} [{split}]: column {column!r} has no image on {len(missing)} row(s) (first row "
                             f"{missing[0]}); leave those rows out (ds.filter(lambda r: r[{column!r}] is not None))")
-        images = [load_image(img, channels, size) for img in column_images]
+    # 16-bit images (I;16: a 12-bit scan in a 16-bit PNG) on the white level their pixels need, as image files are
+    # read: on the 16-bit range they trained nearly black, and predict read them on the level the run kept (none)
+    level = white_level(img for images in columns.values() for img in images)
+    out = {}
+    for split, ds in splits.items():
+        feat = ds.features[label]
+        images = [load_image(img, channels, size, level and level[0]) for img in columns[split]]
         labels = ds[label]
         if hasattr(feat, "names") and hasattr(feat, "str2int"):  # a ClassLabel (datasets is imported by the caller)
             labels = _class_names(feat, labels, label, f"{source} [{split}]")
         out[split] = Split(images, np.array(labels, dtype=object)[:, None], f"{source} [{split}]")
-    return RawData("image", out, [label], source, how, {"image_channels": channels})
+    return RawData("image", out, [label], source, how, {"image_channels": channels, **level_notes(source, level)})
 
 
 __all__ = ["LABEL_COLUMNS", "dataset_columns", "from_datasets", "is_datasets", "is_saved_dataset", "load_hub",
