@@ -86,3 +86,32 @@ def test_the_probabilities_of_every_float32_exponent_read_back_as_before():
     new = _six_digits(values)
     assert np.array_equal(np.array(new), np.array(old), equal_nan=True)
     assert [math.copysign(1, v) for v in new] == [math.copysign(1, v) for v in old]
+
+
+def test_six_digits_is_computed_on_the_column_and_reads_as_the_text_did(monkeypatch):
+    """_six_digits formatted every probability as '.6g' text in a Python loop (0.46 s per class column at 200,000
+    rows); now computed on the column, the text kept only for values whose rounding the arithmetic cannot settle (a
+    digit near a half, |exponent| beyond 10**22's). Same floats as the text gives, on tricky values and ties."""
+    import fpt.predictor
+
+    def old(values: np.ndarray) -> list[float]:
+        return [float(f"{p:.6g}") for p in values.tolist()]
+
+    tricky = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-7, 123456789.0, 1, 2, -3, 1234565.0, 1234575.0,
+                       123456.5, 0.1, 1.0, 0.9999995, 0.99999949999, 999999.5, 9999995.0, 1e5, 1e6, 1e22, 1e23, 1e-22,
+                       1e-23, 5e-324, 1.7976931348623157e308, 2**53 + 1.0, 0.333333333, 2 / 3])
+    rng = np.random.default_rng(5)
+    ties = (rng.integers(10**5, 10**6, 2000) + 0.5) * 10.0 ** rng.integers(-12, 12, 2000)  # decimal halves
+    spread = rng.normal(size=5000) * 10.0 ** rng.integers(-30, 30, 5000)
+    ints = rng.integers(-10**9, 10**9, 5000).astype(np.float64)
+    for values in (tricky, ties, spread, ints, rng.dirichlet(np.ones(4), 1250).astype(np.float32).reshape(-1)):
+        new, ref = _six_digits(values), old(values)
+        assert np.array_equal(np.array(new), np.array(ref), equal_nan=True)
+        assert [math.copysign(1, v) for v in new if not math.isnan(v)] == \
+            [math.copysign(1, v) for v in ref if not math.isnan(v)]
+        assert all(type(v) is float for v in new)
+    texts = []
+    monkeypatch.setattr(fpt.predictor, "_six_digits_text", lambda p: texts.append(p) or float(f"{p:.6g}"))
+    probabilities = rng.dirichlet(np.ones(3), 20_000).astype(np.float32).reshape(-1)
+    assert _six_digits(probabilities) == old(probabilities)
+    assert len(texts) < 60  # was one per value (60,000)

@@ -607,10 +607,34 @@ def _plain_column(values: np.ndarray, scale: float | None = None) -> list[Any]:
 
 
 def _six_digits(values: np.ndarray) -> list[float]:
-    """Probabilities (or scores) to 6 significant digits, each as the float its '.6g' text reads back as; formatted
-    from the Python floats of ``tolist`` (numpy formats its float32 scalars as that same float), not a numpy scalar
-    per value."""
-    return [float(f"{p:.6g}") for p in values.tolist()]
+    """Probabilities (or scores) to 6 significant digits, each as the float its '.6g' text reads back as
+    (``float(f"{p:.6g}")``), computed on the whole column: a text per value took 0.46 s per class column at 200,000
+    rows. Each value's 6 digits are ``rint(p * 10**k)`` (k = 5 - its exponent), read back as ``r / 10**k``: with r and
+    10**k both exact (|k| <= 22), IEEE division rounds the exact quotient once, as ``float`` rounds the decimal text.
+    The product ``p * 10**k`` is rounded once too (|error| < 2.3e-10 at below 1e6), which can pick the other digit only
+    near a half: those values, an exponent log10 misjudged, and |k| > 22 (below 1e-17, above 1e27) go by the text."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a signalling NaN's cast says "invalid"
+        v = np.asarray(values, dtype=np.float64).reshape(-1)  # a float32's float64 is the Python float tolist gives
+        out = v.copy()  # infinities, 0.0 and -0.0 are their own '.6g' reading; any NaN reads back as the positive one
+        out[np.isnan(v)] = math.nan
+        at = np.flatnonzero(np.isfinite(v) & (v != 0))
+        a = v[at]
+        k = 5 - np.floor(np.log10(np.abs(a))).astype(np.int64)
+        power = 10.0 ** np.clip(np.abs(k), 0, 22)  # exact for these exponents
+        up = k >= 0
+        scaled = np.where(up, a * power, a / power)
+        r = np.rint(scaled)  # half to even, as the text rounds a tie (a tie is never trusted below)
+        size = np.abs(scaled)
+        trusted = (np.abs(k) <= 22) & (size >= 1e5) & (size < 1e6) & (np.abs(np.abs(scaled - r) - 0.5) > 1e-9)
+        out[at] = np.where(up, r / power, r * power)
+    for i in at[~trusted]:
+        out[i] = _six_digits_text(float(v[i]))
+    return out.tolist()
+
+
+def _six_digits_text(p: float) -> float:
+    """The reference ``_six_digits`` keeps for the values it cannot trust its arithmetic on: the '.6g' text's float."""
+    return float(f"{p:.6g}")
 
 
 __all__ = ["OUTPUT_FORMATS", "STDOUT", "Prediction", "Predictor", "input_spec", "output_format", "rebuild"]
