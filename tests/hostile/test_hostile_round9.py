@@ -74,3 +74,30 @@ def test_as_written_durations_are_exact_iso_8601():
     assert as_written(col) == ["P1D", "PT0.000000001S", "-PT1M30S", "PT0S", None]
     assert iso_duration(((3 * 24 + 4) * 3600 + 5 * 60 + 6) * 10**9 + 700_000) == "P3DT4H5M6.0007S"
     assert as_written(np.array([datetime.timedelta(hours=25, microseconds=3)], dtype=object)) == ["P1DT1H0.000003S"]
+
+
+def test_a_list_of_records_and_a_row_of_a_frame_are_read_as_rows(tab_run):
+    """A list of records (df.to_dict('records'), a JSON API's body) and one row of a DataFrame (df.iloc[0], a
+    Series indexed by the column names) were read as arrays: a 1-D array of dicts, a row's values in its own order,
+    each refused as "inputs: shape (n,)", while a .json file of the same records and a dict of one record were read.
+    Now read by their names, as those are."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import SchemaError
+
+    model = fpt.load(tab_run)
+    frame = pd.DataFrame({"x1": [0.5, 2.1, -1.0], "x2": [0.1, np.nan, 0.3], "label": ["a", "b", "b"]})
+    expected = model.predict_proba(frame[["x1", "x2"]])
+    records = frame[["x2", "x1"]].to_dict("records")  # another key order
+    np.testing.assert_array_equal(model.predict_proba(records), expected)
+    # a key a record lacks is missing there, as NaN is (another batch: float32's last digit may differ)
+    np.testing.assert_allclose(model.predict_proba([{"x1": 2.1}, {"x2": 0.3, "x1": -1.0}]), expected[1:], atol=1e-6)
+    assert model.score(frame.to_dict("records")) == model.score(frame)
+    for i in range(3):
+        np.testing.assert_allclose(model.predict_proba(frame[["x2", "x1"]].iloc[i]), expected[i:i + 1], atol=1e-6)
+    assert model.predict_file(frame.iloc[1]).metrics == model.predict_file(frame.iloc[[1]]).metrics  # scored
+    with pytest.raises(SchemaError, match=r"inputs: column 'x3' was not a feature when the model was trained; drop it"):
+        model.predict([{"x1": 1.0, "x2": 2.0, "x3": 3.0}])
+    with pytest.raises(SchemaError, match=r"shape \(2,\)"):  # a row without names is still an array, refused as one
+        model.predict(pd.Series([0.5, 0.1]))

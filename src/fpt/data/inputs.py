@@ -177,6 +177,7 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
             if y is not None:
                 check_labels(y, schema, where)
             return Inputs(check_images(columns[image], schema, where, allow_unseen), y, where)
+    data = _rows_as_columns(data, schema)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
         if not {str(c) for c in data.columns} & {*schema.features, *schema.targets}:
             # MultiIndex columns by the flat names training gave them; a run trained before named them as tuples
@@ -197,6 +198,29 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
     # a masked array's masked values missing (NaN), not the numbers under the mask
     return Inputs(check_arrays(inputs_array(data, "inputs", SchemaError), schema, "inputs", allow_unseen), None,
                   "inputs")
+
+
+def _rows_as_columns(data: Any, schema: Schema) -> Any:
+    """Rows of a table model's inputs as its columns: a list of records (``df.to_dict('records')``, a JSON API's
+    body, as a .json file of records is read; a key a record lacks is missing there), or a pandas Series of one row
+    (``df.iloc[i]``: its index the column names, as one {column: value} dict is read). Read as arrays, a list of
+    records was a 1-D array of dicts and a row was its values in its own order, both refused as 'shape (n,)'.
+    Anything else as it is."""
+    if not schema.features:
+        return data
+    if isinstance(data, (list, tuple)) and data and all(isinstance(row, Mapping) for row in data):
+        names = list(dict.fromkeys(k for row in data for k in row))
+        columns = {}
+        for k in names:
+            column = np.empty(len(data), dtype=object)  # values as given (a list of lists would become 2-D)
+            column[:] = [row.get(k) for row in data]
+            columns[k] = column
+        return columns
+    if not hasattr(data, "columns") and hasattr(data, "index") and hasattr(data, "to_numpy") and \
+            getattr(data, "ndim", 0) == 1 and set(schema.features) <= {str(k) for k in data.index}:
+        unique_names(list(data.index), "inputs", SchemaError, "one index label per column")
+        return {str(k): v for k, v in data.items()}
+    return data
 
 
 def check_arrays(X: Any, schema: Schema, where: str, allow_unseen: bool = False) -> Any:
