@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -101,3 +102,39 @@ def test_a_list_of_records_and_a_row_of_a_frame_are_read_as_rows(tab_run):
         model.predict([{"x1": 1.0, "x2": 2.0, "x3": 3.0}])
     with pytest.raises(SchemaError, match=r"shape \(2,\)"):  # a row without names is still an array, refused as one
         model.predict(pd.Series([0.5, 0.1]))
+
+
+def test_booleans_with_gaps_in_a_file_are_numbers_as_in_a_frame(tmp_path, tiny_bert_dir):
+    """A Parquet boolean with nulls, or a CSV's True/False beside blank cells, was read as the categories 'True' and
+    'False', while the same column without a gap, and a DataFrame's nullable boolean with gaps, are numbers (0/1 and
+    a missing indicator): one blank cell changed what the model read, and its predict then refused 1/0 (and a CSV's
+    'true') as unseen categories. Now every one reads as numbers."""
+    import pandas as pd
+
+    from fpt.tasks import build_task
+    from fpt.tasks.user_data import Preprocessing
+
+    n = 30
+    rng = np.random.default_rng(0)
+    flags = [None if i % 5 == 0 else bool(i % 3) for i in range(n)]
+    frame = pd.DataFrame({"x1": rng.normal(size=n), "flag": pd.array(flags, dtype="boolean"),
+                          "label": ["ab"[i % 2] for i in range(n)]})
+    frame.to_parquet(tmp_path / "t.parquet")
+    (tmp_path / "t.csv").write_text("x1,flag,label\n" + "".join(
+        f"{x!r},{'' if f is None else f},{lab}\n" for x, f, lab in zip(frame.x1, flags, frame.label, strict=True)))
+    readings = []
+    for data in (str(tmp_path / "t.parquet"), str(tmp_path / "t.csv")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            task = build_task("data", {"data": data}, 0)
+        tok = Preprocessing.from_json(task.fitted).tokeniser
+        (flag,) = [f for f in tok.features if f["name"] == "flag"]
+        assert flag["kind"] == "numeric", (data, flag)
+        readings.append((flag["mean"], flag["std"]))
+    import fpt
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exp = fpt.build(data=frame, target="label", body=tiny_bert_dir, **FAST)
+    (flag,) = [f for f in Preprocessing.from_json(exp.data.fitted).tokeniser.features if f["name"] == "flag"]
+    assert readings[0] == readings[1] == (flag["mean"], flag["std"]) and 0 < flag["mean"] < 1

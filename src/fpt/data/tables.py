@@ -605,6 +605,13 @@ def _check_text_column(values: np.ndarray, name: str, path: Path, gaps: Gaps | N
         out[~present] = None
         keep_gaps(gaps, str(name) if key is None else key, out, ~present)
         return out
+    if n and set(map(type, values[present])) <= {bool}:
+        # booleans with gaps (a Parquet boolean with nulls, a CSV's True/False beside blanks), which Arrow gives as
+        # objects: kept as booleans, read as numbers as the same column without a gap is (and a DataFrame's
+        # nullable boolean with gaps), not as the categories 'True' and 'False', which 1/0 at predict were not
+        out = values.copy()
+        out[~present] = None
+        return out
     return np.array([None if not p else str(v) for v, p in zip(values, present, strict=True)], dtype=object)
 
 
