@@ -59,6 +59,7 @@ from fpt.data.timeseries import (
     series_of_cells,
 )
 from fpt.data.timeseries import array_notes as series_array_notes
+from fpt.data.tokenisers import text_of
 from fpt.errors import DataError, SchemaError, near, option, remedy
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
@@ -1337,7 +1338,7 @@ def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow
     read: a text column is taken as read, and the reader keeps no mask of another."""
     (name,) = schema.features
     col = cols[name]
-    texts = col if col.dtype.kind == "O" else np.array([None if m else str(plain_value(v)) for v, m in
+    texts = col if col.dtype.kind == "O" else np.array([None if m else text_of(plain_value(v)) for v, m in
                                                         zip(col, is_missing(col), strict=True)], dtype=object)
     if not allow_unseen:
         _symbols_known(texts, schema.prep.tokeniser, name, where)

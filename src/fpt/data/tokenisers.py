@@ -523,7 +523,7 @@ class SequenceTokens:
 
     @staticmethod
     def _split(mode: str, text: Any, form: str | None) -> list[str]:
-        text = "" if text is None else str(text)
+        text = text_of(text)
         if form is not None:
             text = unicodedata.normalize(form, text)
         return text.split() if mode == "words" else list(text.strip())
@@ -580,16 +580,31 @@ class SequenceTokens:
         return asdict(self)
 
 
+def text_of(value: Any) -> str:
+    """A symbol sequence's value as its text: bytes (h5py's strings, numpy's dtype S, a database's) as the UTF-8 text
+    they hold, not their repr ("b'ACGT'", three symbols the model never saw beside its own, read without a word);
+    None as no text; anything else as ``str``."""
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"a text given as bytes is not UTF-8 ({value[:30]!r}: {exc.reason} at byte {exc.start}); "
+                            "decode the texts yourself (e.g. b.decode('latin-1')) and give them as str") from None
+    return str(value)
+
+
 def sequence_mode(texts: np.ndarray) -> tuple[str, str | None]:
     """``--sequence-tokens auto``'s choice for the training texts, and why it reads characters of texts that hold
     spaces. Words when the texts are split by spaces into words that recur: at least half the words written are words
     written more than once, as a sentence's are. A space in texts whose words hardly recur (one stray space among DNA
     strings, or DNA written in GenBank's blocks of ten) read every text as one or two words of its own, every
     held-out text as unknown symbols, and trained a model that could learn nothing, unsaid."""
-    spaced = sum(" " in str(t).strip() for t in texts if t is not None)
+    spaced = sum(" " in text_of(t).strip() for t in texts if t is not None)
     if not spaced:
         return "chars", None
-    counts = Counter(w for t in texts if t is not None for w in str(t).split())
+    counts = Counter(w for t in texts if t is not None for w in text_of(t).split())
     written = sum(counts.values())
     once = sum(c == 1 for c in counts.values())
     if (written - once) * 2 >= written:
