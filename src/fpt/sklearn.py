@@ -539,4 +539,4 @@ class FPTRegressor(RegressorMixin, _FPTEstimator):
         return self.preprocessing_.objective.predict(out).double().numpy().ravel()
 
 
-__all__ = ["FPTClassifier", "FPTRegressor", "NoProbabilities"]
+__all__ = ["HANDLE_UNKNOWN", "FPTClassifier", "FPTRegressor", "NoProbabilities", "UnseenCategoryWarning"]

@@ -681,4 +681,5 @@ def _numbers(values: Any, field: str, n: int, scale: bool = False) -> list[float
     return [(_scale if scale else _number)(v, f"{field}[{i}]") for i, v in enumerate(values)]
 
 
-__all__ = ["ImageTokens", "SequenceTokens", "SeriesTokens", "TabularTokens", "Tokeniser", "bad_field", "check_finite"]
+__all__ = ["ImageTokens", "SequenceTokens", "SeriesTokens", "TabularTokens", "Tokeniser", "bad_field", "check_finite",
+           "text_of"]
