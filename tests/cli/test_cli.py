@@ -60,8 +60,9 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tiny_gpt2_dir, tmp_pat
 
     args = ["--body", tiny_gpt2_dir, "--init", "random", "--steps", "120", "--eval-every", "10",
             "--batch-size", "8", "--target", "1.0", "task.eval_size=64", "--quiet"]
-    # The commands this test starts compute with as many threads as the uninterrupted run here (a sum split over
-    # other threads may round differently); that run is in-process: a command started is seconds of imports.
+    # The command this test starts and kills computes with as many threads as the uninterrupted run and the resume
+    # here (a sum split over other threads may round differently); those two are in-process: a command started is
+    # seconds of imports, and the resume reads what the killed process left, whichever process resumes it.
     threads = str(torch.get_num_threads())
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     cmd = [sys.executable, "-m", "fpt.cli", "train", *args]
@@ -76,8 +77,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tiny_gpt2_dir, tmp_pat
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 0 < _checkpoint_step(killed) < 120
-    subprocess.run([sys.executable, "-m", "fpt.cli", "train", "--resume", str(killed), "--quiet"],
-                   check=True, env=env, capture_output=True)
+    assert main(["train", "--resume", str(killed), "--quiet"]) == 0
     a = json.loads((straight / "summary.json").read_text())
     b = json.loads((killed / "summary.json").read_text())
     assert b["steps"] == a["steps"]
