@@ -72,9 +72,16 @@ def test_an_out_of_a_format_fpt_does_not_write_is_refused(run, tmp_path, capsys)
 def test_a_pipe_closed_early_ends_quietly(run, tmp_path):
     """fpt predict ... --out - | head -1: the reader stops, fpt stops, with no traceback and no 'bug in fpt'."""
     model, new = run
+    # The command must still be writing when the reader goes: its output must outgrow the pipe (64 KiB on Linux) and
+    # what the reader's readline buffers (8 KiB), twice over. Every row predicted beyond that is seconds of CI's CPU
+    # for nothing (18000 rows were more than twice it).
+    assert main(["predict", str(model), str(new), "--out", str(tmp_path / "six.csv")]) == 0
+    six = len((tmp_path / "six.csv").read_bytes().split(b"\n", 1)[1])  # the 6 rows' predictions, past the header
+    assert six >= 6 * len("1,0.5,0.5\n"), six
+    repeats = -(-2 * (64 + 8) * 1024 // six)  # ceil: about 1400 repeats of the 6 rows
     many = tmp_path / "many.csv"
     lines = new.read_text().splitlines()
-    many.write_text("\n".join([lines[0], *lines[1:] * 3000]) + "\n")  # 18000 rows: more than a pipe holds
+    many.write_text("\n".join([lines[0], *lines[1:] * repeats]) + "\n")
     proc = subprocess.Popen([sys.executable, "-m", "fpt", "predict", str(model), str(many), "--out", "-"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
     assert proc.stdout.readline().startswith(b"prediction,")
