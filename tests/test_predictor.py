@@ -237,7 +237,7 @@ def test_inputs_off_the_training_schema_are_one_line_errors(edit, message, data,
 
 def test_allow_unseen_maps_new_categories_to_the_unknown_slot(data, runs, tmp_path, capsys):
     bad = _edit(data["tabular"][1], tmp_path / "new.csv", _set("kind", 2, "z"))
-    assert "--allow-unseen" in pytest.raises(SchemaError, fpt.load(runs["tabular"]).predict, bad).value.args[0]
+    assert "or pass allow_unseen=True to map" in pytest.raises(SchemaError, fpt.load(runs["tabular"]).predict, bad).value.args[0]
     assert main(["predict", str(runs["tabular"]), str(bad), "--out", str(tmp_path / "p.csv"), "--allow-unseen"]) == 0
     tokens, _, _ = fpt.load(runs["tabular"]).tokens(bad, allow_unseen=True)
     assert tokens[2, 2, 2:].tolist() == [0, 0, 1]  # kind's slots: p, q, then the shared unknown one

@@ -12,7 +12,7 @@ import torch
 import fpt
 from fpt.cli import main
 from fpt.data.base import ObjectiveInferred
-from fpt.errors import CLI, ConfigError, DataError, option, wording
+from fpt.errors import CLI, ConfigError, DataError, SchemaError, option, wording
 from fpt.sklearn import FPTClassifier, FPTRegressor
 
 POSITIONS = 16  # the short body's learned positions: 20 columns, 50 windows or 64 image patches are too many
@@ -163,3 +163,132 @@ def test_predict_proba_of_a_ridge_head_names_cf_head_as_an_argument(ridge_run):
     with pytest.raises(ConfigError) as err:
         model.predict_proba(str(folder / "t.csv"))
     assert "fit with cf_head='logistic' for probabilities" in str(err.value) and "--" not in str(err.value)
+
+
+# --- the data readers' refusals (fpt.data, its tables, hub, image-table and image readers): each kind from Python and
+# from the command line (fpt data reads as fpt train does, without training); the option named as the caller wrote it
+
+
+def _table(folder) -> str:
+    rng = np.random.default_rng(0)
+    path = folder / "t.csv"
+    pd.DataFrame({"row": np.arange(30), "x1": rng.normal(size=30), "label": np.arange(30) % 2}).to_csv(path, index=False)
+    return str(path)
+
+
+def _images(folder) -> str:
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for label in "ab":
+        (folder / "imgs" / label).mkdir(parents=True)
+        for i in range(3):
+            Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(folder / "imgs" / label / f"{i}.png")
+    return str(folder / "imgs")
+
+
+def _both(capsys, fields: dict, argv: list[str]) -> tuple[str, str]:
+    """The one-line refusal of fpt.build(**fields) and of fpt data ARGV: (Python's, the command line's)."""
+    with pytest.raises(DataError) as err:
+        fpt.build(**fields, body="gpt2", device="cpu")  # refused while the data is read, before any body is built
+    assert main(["data", *argv]) == 2
+    line = capsys.readouterr().err.strip()
+    assert len(line.splitlines()) == 1 and line.startswith("fpt data: error: ")
+    return str(err.value), line
+
+
+def test_where_the_data_is_names_data_as_the_caller_gave_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    python, cli = _both(capsys, {"data": "nope.csv"}, ["--data", "nope.csv"])
+    assert python.startswith("data='nope.csv': no such file or folder (relative to") and "--" not in python
+    assert cli.startswith("fpt data: error: --data nope.csv: no such file or folder (relative to")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")  # a hub id is looked up in the local cache only
+    python, cli = _both(capsys, {"data": "someone/no-such-set"}, ["--data", "someone/no-such-set"])
+    assert python.startswith("data='someone/no-such-set' is not a file or folder here, and as a Hugging Face dataset "
+                             "id it cannot be loaded") and "--" not in python
+    assert "error: --data someone/no-such-set is not a file or folder here" in cli
+    # a table column of image file names: the folder fpt does read named as data=DIR, not --data DIR
+    pd.DataFrame({"f": [f"{i}.png" for i in range(30)], "label": np.arange(30) % 2}).to_csv("paths.csv", index=False)
+    python, cli = _both(capsys, {"data": "paths.csv"}, ["--data", "paths.csv"])
+    assert "give the folder (data=DIR, DIR/<class>/*.png)" in python and "(data=DIR: DIR/labels.csv" in python
+    assert "--" not in python and "give the folder (--data DIR, DIR/<class>/*.png)" in cli
+
+
+def test_a_target_that_cannot_apply_names_target_as_the_caller_gave_it(tmp_path, capsys):
+    folder = _images(tmp_path)
+    python, cli = _both(capsys, {"data": folder, "target": "kind"}, ["--data", folder, "--target", "kind"])
+    assert python.endswith("target='kind' names a table column, but here the target is each image's class folder; "
+                           "drop target='kind'") and "--" not in python
+    assert cli.endswith("--target kind names a table column, but here the target is each image's class folder; drop "
+                        "--target kind")
+    table = _table(tmp_path)
+    python, cli = _both(capsys, {"data": table, "drop_columns": "label"}, ["--data", table, "--drop-columns", "label"])
+    assert python.endswith("take it out of drop_columns, or name the target with target=NAME") and "--" not in python
+    assert cli.endswith("take it out of --drop-columns, or name the target with --target NAME")
+
+
+def test_a_column_option_that_cannot_apply_names_it_as_the_caller_gave_it(tmp_path, capsys):
+    table = _table(tmp_path)
+    python, cli = _both(capsys, {"data": table, "drop_columns": "rowz"}, ["--data", table, "--drop-columns", "rowz"])
+    assert "t.csv: drop_columns names 'rowz', which is not a column (did you mean 'row'?)" in python
+    assert "--" not in python and "t.csv: --drop-columns names 'rowz', which is not a column" in cli
+    python, cli = _both(capsys, {"data": table, "series_id": "row", "drop_columns": "row"},
+                        ["--data", table, "--series-id", "row", "--drop-columns", "row"])
+    assert "'row' is in series_id and drop_columns; the series' id" in python and "--" not in python
+    assert "'row' is in --series-id and --drop-columns; the series' id" in cli
+    np.savez(tmp_path / "d.npz", X=np.zeros((20, 3)), y=np.arange(20) % 2)
+    python, cli = _both(capsys, {"data": str(tmp_path / "d.npz"), "series_id": "a"},
+                        ["--data", str(tmp_path / "d.npz"), "--series-id", "a"])
+    assert "d.npz: series_id groups the rows of a long-format table" in python and "--" not in python
+    assert "d.npz: --series-id groups the rows of a long-format table" in cli
+
+
+def test_a_modality_that_cannot_apply_names_it_as_the_caller_gave_it(tmp_path, capsys):
+    folder = _images(tmp_path)
+    python, cli = _both(capsys, {"data": folder, "modality": "tabular"}, ["--data", folder, "--modality", "tabular"])
+    assert python.endswith("holds image data; modality='tabular' cannot apply (drop it or use image)")
+    assert "--" not in python and cli.endswith("holds image data; --modality tabular cannot apply (drop it or use image)")
+    table = _table(tmp_path)
+    python, cli = _both(capsys, {"data": table, "modality": "sequence"}, ["--data", table, "--modality", "sequence"])
+    assert "t.csv: modality='sequence' needs exactly one text feature column" in python and "--" not in python
+    assert python.endswith("leave the others out with drop_columns")
+    assert "t.csv: --modality sequence needs exactly one text feature column" in cli
+    assert cli.endswith("leave the others out with --drop-columns")
+
+
+# --- a trained model's refusals: new inputs (Predictor's allow_unseen), the predictions file (Prediction.write's path)
+# and the export (Run.export's out and force), each from Python and from fpt predict / fpt export
+
+
+@pytest.fixture(scope="module")
+def kind_run(short_body, tmp_path_factory):
+    """A closed-form run of a table with a category column (kind: p, q), its CSV, and a CSV with a kind unseen."""
+    folder = tmp_path_factory.mktemp("kinds")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=40), "kind": np.where(np.arange(40) % 2, "p", "q")})
+    frame["label"] = np.where(frame.x > 0, "yes", "no")
+    frame.to_csv(folder / "t.csv", index=False)
+    frame.assign(kind="z").to_csv(folder / "new.csv", index=False)
+    fpt.fit(fpt.build(data=str(folder / "t.csv"), body=short_body, fit="closed-form", device="cpu", baselines="none"),
+            out=folder / "run", progress=False)
+    return folder
+
+
+def _cli_line(capsys, argv: list[str]) -> str:
+    assert main(argv) == 2
+    line = capsys.readouterr().err.strip()
+    assert len(line.splitlines()) == 1
+    return line
+
+
+def test_an_unseen_category_names_allow_unseen_as_the_caller_gives_it(kind_run, capsys):
+    model = fpt.load(kind_run / "run")
+    with pytest.raises(SchemaError) as err:
+        model.predict(str(kind_run / "new.csv"))
+    # was: or pass --allow-unseen (Python: allow_unseen=True), both surfaces' words to either
+    assert "category 'z' was not seen in training" in str(err.value) and "--" not in str(err.value)
+    assert str(err.value).endswith("fix the value, or pass allow_unseen=True to map unseen categories to the shared "
+                                   "unknown slot")
+    line = _cli_line(capsys, ["predict", str(kind_run / "run"), str(kind_run / "new.csv"), "--out",
+                              str(kind_run / "p.csv")])
+    assert line.endswith("fix the value, or pass --allow-unseen to map unseen categories to the shared unknown slot")

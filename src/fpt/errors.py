@@ -135,8 +135,11 @@ class Wording:
 
 
 CLI = Wording()  # what every message says unless a Python surface is in force (``wording``)
-# fpt.build's and fpt.fit's keyword arguments: fit(exp, out=DIR, resume=True) continues what --resume DIR does
-PYTHON = Wording(flags=False, names={"target": "target column (target=NAME)", "resume=*": "resume=True"})
+# fpt.build's and fpt.fit's keyword arguments: fit(exp, out=DIR, resume=True) continues what --resume DIR does; a
+# switch (--allow-unseen, --no-targets, --force, --onnx) is its argument set to True
+PYTHON = Wording(flags=False, names={"target": "target column (target=NAME)", "resume=*": "resume=True",
+                                     **{switch: f"{switch}=True"
+                                        for switch in ("allow_unseen", "no_targets", "force", "onnx")}})
 # None: no surface has said how it speaks (fpt's own internals called directly): messages take the command line's words
 _WORDING: contextvars.ContextVar[Wording | None] = contextvars.ContextVar("fpt_wording", default=None)
 

@@ -88,7 +88,7 @@ def test_a_split_file_may_lack_a_dropped_column(tmp_path):
 
 
 @pytest.mark.parametrize(("drop", "target", "words"), [
-    ("rowz", None, ["--drop-columns (drop_columns) names 'rowz', which is not a column", "row, x1, x2, label"]),
+    ("rowz", None, ["--drop-columns names 'rowz', which is not a column", "row, x1, x2, label"]),
     ("label", None, ["'label' is the target (chosen by default", "name the target with --target"]),
     ("x1", "x1", ["'x1' is the target and in --drop-columns"]),
     ("row,x1,x2", None, ["every column is a target (label) or dropped (row, x1, x2)"]),

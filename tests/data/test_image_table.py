@@ -84,7 +84,7 @@ def test_the_table_itself_and_loose_images_and_any_folder_name(tmp_path):
     assert list(raw.splits["train"].y[:, 0]) == [i % 2 for i in range(6)] and raw.targets == ["target"]
     raw, _ = _load(loose, target="target")
     assert raw.targets == ["target"]
-    with pytest.raises(DataError, match=r"--target 'id' is the id column"):
+    with pytest.raises(DataError, match=r"--target id is the id column"):
         _load(loose, target="id")
 
 

@@ -101,7 +101,7 @@ def test_an_in_memory_dataframe_reads_the_same(tmp_path, tiny_bert_dir):
 
 CASES = {
     # name: (change to the frame, series_id, other load options, words the one-line message holds)
-    "unknown id column": (None, "sid", {}, ["--series-id (series_id) names 'sid', which is not a column"]),
+    "unknown id column": (None, "sid", {}, ["--series-id names 'sid', which is not a column"]),
     "label changes within a series": ("relabel", "id,t", {}, ["target 'activity' changes within series 's0'"]),
     "two rows at one time": ("duplicate", "id,t", {}, ["series 's0' has two rows at t = 0"]),
     "a row without an id": ("no id", "id,t", {}, ["column 'id' (--series-id) is empty on row(s)"]),
@@ -151,7 +151,7 @@ def test_series_id_is_a_config_field_that_other_data_refuses(tmp_path):
     with pytest.raises(ConfigError, match="series_id"):
         fpt.config.RunConfig(task="data", data="x.csv", series_id="a,b,c")
     np.savez(tmp_path / "d.npz", X=np.zeros((10, 3)), y=np.arange(10) % 2)
-    with pytest.raises(DataError, match=r"d\.npz: --series-id \(series_id\) groups the rows of a long-format table"):
+    with pytest.raises(DataError, match=r"d\.npz: --series-id groups the rows of a long-format table"):
         load(str(tmp_path / "d.npz"), series_id="id")
 
 

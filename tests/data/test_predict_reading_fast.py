@@ -57,7 +57,7 @@ def _feature_per_cell(col: np.ndarray, f: dict, where: str, max_categories: int,
             if values[i] not in known:
                 raise SchemaError(f"{where}: column {name!r}, row {i + 1}: category {values[i]!r} was not seen in "
                                   f"training (the model knows {base.shown([repr(c) for c in f['categories']], 10)}); "
-                                  f"fix the value, {tables.ALLOW_UNSEEN_FIX}")
+                                  f"fix the value, {tables.allow_unseen_fix()}")
     return values
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from fpt.data.inputs import CutInputWarning
 from fpt.data.memory import from_memory
-from fpt.data.timeseries import check_series, read_series_inputs, read_ts
+from fpt.data.timeseries import TargetsRead, check_series, read_series_inputs, read_ts
 from fpt.errors import DataError, SchemaError
 
 
@@ -70,8 +70,6 @@ def test_no_targets_reads_every_field_of_a_varied_length_tsv_as_a_value(tmp_path
     """A regression model of varied lengths read a .tsv of the series alone label first, silently: its first value
     became the target and the series lost it (scored against it). --no-targets (no_targets=True) says there are none;
     without it, the reading is said in a note. A classifier's file of values alone is read the same way."""
-    from fpt.data.timeseries import TargetsRead
-
     path = _tsv(tmp_path / "new.tsv", [[0.5, 0.25, 0.125], [0.75, 0.5, 0.25, 0.1]])
     regression = _checks("3..6", classes=None, no_targets=True)
     read = read_series_inputs(path, regression)
@@ -79,7 +77,7 @@ def test_no_targets_reads_every_field_of_a_varied_length_tsv_as_a_value(tmp_path
     np.testing.assert_allclose(read.x[0][0], [0.5, 0.25, 0.125])
     with pytest.warns(TargetsRead, match=r"new\.tsv: read each line's first field as its target .*--no-targets"):
         read = read_series_inputs(path, _checks("3..6", classes=None))
-    assert read.y[:, 0].tolist() == ["0.5", "0.75"] and "no_targets=True" in read.notes[0]
+    assert read.y[:, 0].tolist() == ["0.5", "0.75"] and read.notes[0].endswith("give --no-targets")
     read = read_series_inputs(path, _checks("3..6", no_targets=True))  # a classifier: no longer refused
     assert read.y is None and [s.shape[1] for s in read.x] == [3, 4]
     ts = tmp_path / "new.ts"  # a .ts whose header says @classLabel true, lines without their labels
@@ -127,7 +125,13 @@ def test_fpt_predict_no_targets_on_a_regression_model_of_varied_lengths(regressi
     # a layout that shows its targets: the declaration contradicts it
     np.savez(tmp_path / "x.npz", X=np.ones((2, 1, 5)), y=np.array([1.0, 2.0]))
     assert main(["predict", run, str(tmp_path / "x.npz"), "--no-targets", "--out", str(tmp_path / "r.csv")]) == 2
-    assert "--no-targets (Python: no_targets=True) says it holds no targets" in capsys.readouterr().err
+    assert "x.npz: --no-targets says it holds no targets" in capsys.readouterr().err
+    # fpt.load(...).predict's words: its argument (both were given to either: --no-targets (Python: no_targets=True))
+    with pytest.raises(SchemaError, match=r"x\.npz: no_targets=True says it holds no targets"):
+        model.predict(str(tmp_path / "x.npz"), no_targets=True)
+    with pytest.warns(TargetsRead) as seen:
+        model.predict(str(tmp_path / "new.tsv"))
+    assert str(seen[0].message).endswith("if the lines hold the series alone, give no_targets=True")
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fpt.data.base import RawData, column_names
-from fpt.errors import DataError
+from fpt.errors import DataError, option
 from fpt.settings import RunConfig
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -74,7 +74,7 @@ def detect(path: str) -> str:
         raise DataError(f"{p}: an empty folder or one fpt cannot read; give {folder_kinds()}")
     if path.startswith((".", "/", "~")) or table_suffix(p) in SUFFIXES or not HUB_ID.match(path):
         where = "" if Path(path).expanduser().is_absolute() else f" (relative to the current directory {Path.cwd()})"
-        raise DataError(f"--data {path}: no such file or folder{where}; run from the directory it is relative to, or "
+        raise DataError(f"{option('data', path)}: no such file or folder{where}; run from the directory it is relative to, or "
                         "give its absolute path")
     return "hub"
 
@@ -90,7 +90,7 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     from fpt.data.modalities import requested
     from fpt.data.readings import held_key
 
-    requested(modality, f"--data {path}")
+    requested(modality, option("data", str(path)))
     held = held_data(str(path))
     if held is not None:
         return held
@@ -110,19 +110,20 @@ def _read(path: str, target: str | None, modality: str, image_channels: str, ima
 
     fmt = FORMATS[detect(str(path))]
     if target is not None and fmt.target is not None and str(target) != fmt.target_name:
-        raise DataError(f"{path}: --target names a table column, but here the target is {fmt.target}; drop --target")
+        named = option("target", str(target))
+        raise DataError(f"{path}: {named} names a table column, but here the target is {fmt.target}; drop {named}")
     if fmt.modality is not None and modality not in {"auto", fmt.modality}:
-        raise DataError(f"{path}: holds {fmt.modality} data; --modality {modality} cannot apply (drop it or use "
+        raise DataError(f"{path}: holds {fmt.modality} data; {option('modality', modality)} cannot apply (drop it or use "
                         f"{fmt.modality})")
     drop = column_names(drop_columns)
     series = column_names(series_id)
     raw = fmt.read(path, Request(target, modality, image_channels, image_size, drop, series))
     if series and "series_id" not in raw.notes:  # only a table's readers group rows into series
-        raise DataError(f"{path}: --series-id (series_id) groups the rows of a long-format table (CSV, TSV, JSON "
+        raise DataError(f"{path}: {option('series_id')} groups the rows of a long-format table (CSV, TSV, JSON "
                         f"lines, Parquet, Feather) into series, but this is {raw.source}; drop the option")
     if drop and "dropped" not in raw.notes:  # only a table's readers leave columns out
         kind = f"an {fmt.name} file" if fmt.name == "npz" else raw.source
-        raise DataError(f"{path}: --drop-columns (drop_columns) leaves out named columns of a table file (CSV, TSV, "
+        raise DataError(f"{path}: {option('drop_columns')} leaves out named columns of a table file (CSV, TSV, "
                         f"JSON lines, Parquet, Feather) or a saved dataset, but this is {kind}; drop the option")
     if raw.fingerprint is None:  # a file or folder's (a hub dataset's reader hashes what it loaded)
         from fpt.data.fingerprint import of_path

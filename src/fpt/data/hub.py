@@ -18,7 +18,7 @@ from fpt.data.base import SEEDED, RawData, Split
 from fpt.data.images import HF_SPLITS, level_notes, load_image, shows_colour, spread
 from fpt.data.pixel_depth import white_level
 from fpt.data.tables import _cause, arrow_values, columns_to_raw, quiet_datasets
-from fpt.errors import ConfigError, DataError
+from fpt.errors import ConfigError, DataError, option
 
 # A dataset's label column, where none is named: the first of these it has (Hugging Face's image sets call it "label")
 LABEL_COLUMNS = ("label", "labels", "target", "class", "y")
@@ -46,15 +46,16 @@ def load_hub(name: str, target: str | None, modality: str, image_channels: str, 
         if offline is None:
             reachable, why = hub_reachable()
             if not reachable:
-                raise DataError(f"--data {name!r} is not a file or folder here, and as a Hugging Face dataset id it "
-                                f"cannot be fetched: the hub cannot be reached ({why}); give a local file or folder")
+                raise DataError(f"{option('data', name)} is not a file or folder here, and as a Hugging Face "
+                                f"dataset id it cannot be fetched: the hub cannot be reached ({why}); give a local file "
+                                "or folder")
         try:
             dd = datasets.load_dataset(name)
         except Exception as exc:
             cause = (f"{offline} is set and it is not in the local Hugging Face cache" if offline is not None
                      else _cause(exc))
-            raise DataError(f"--data {name!r} is not a file or folder here, and as a Hugging Face dataset id it "
-                            f"cannot be loaded ({cause}); give a local file or folder, or a saved dataset "
+            raise DataError(f"{option('data', name)} is not a file or folder here, and as a Hugging Face dataset "
+                            f"id it cannot be loaded ({cause}); give a local file or folder, or a saved dataset "
                             "directory (save_to_disk)") from None
         source = f"Hugging Face dataset {name}"
     raw = from_datasets(dd, name, source, target, modality, image_channels, image_size, drop, series)
@@ -170,7 +171,8 @@ def _images(splits, column: str, target: str | None, channels: str, size: int, s
     train = splits["train"]
     label = target or next((c for c in LABEL_COLUMNS if c in train.features), None)
     if label is None or label not in train.features:
-        raise DataError(f"{source}: no label column among {list(train.features)}; give --target NAME")
+        raise DataError(f"{source}: no label column among {list(train.features)}; give "
+                        f"{option('target', 'NAME', placeholder=True)}")
     if channels == "auto":
         # as for an image folder: colour shown, not the mode (a grayscale photo saved as RGB, a palette PNG)
         sample = train.select(spread(list(range(len(train)))))[column]  # through every class, not the first's

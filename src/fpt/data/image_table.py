@@ -27,7 +27,7 @@ import numpy as np
 
 from fpt.data.base import SEEDED, TARGET_NAMES, RawData, Split, check_target_values, choose_targets, plain_value
 from fpt.data.listing import children
-from fpt.errors import DataError, FptWarning
+from fpt.errors import DataError, FptWarning, option
 
 SUBMISSION = "submission"  # Kaggle's sample_submission.csv lists the test ids, never the training labels
 MATCH_SAMPLE = 1000  # a column's values tried against the images to find the id column
@@ -244,10 +244,11 @@ def label_column(listing: Listing, target: str | None, where: str, needed: bool 
     if target is not None:
         chosen = choose_targets(others + [listing.id_column], target, where)
         if len(chosen) != 1:
-            raise DataError(f"{where}: --target names {len(chosen)} columns; an image has one label column")
-        if chosen[0] == listing.id_column:
-            raise DataError(f"{where}: --target {target!r} is the id column (it names the images); name the label "
+            raise DataError(f"{where}: {option('target', target)} names {len(chosen)} columns; an image has one label "
                             "column")
+        if chosen[0] == listing.id_column:
+            raise DataError(f"{where}: {option('target', target)} is the id column (it names the images); name the "
+                            "label column")
         return chosen[0]
     for name in (*known, *TARGET_NAMES):
         hit = next((c for c in others if c.lower() == name.lower()), None)
@@ -272,7 +273,7 @@ def read_image_table(path: Path, target: str | None, channels: str, size: int) -
     label = label_column(listing, target, where)
     assert label is not None
     chosen = "" if target is not None else " (chosen by default: a column named target, label, labels, class or y, " \
-        "else the last beside the id; give --target NAME)"
+        f"else the last beside the id; give {option('target', 'NAME', placeholder=True)})"
     values = listing.columns[label]
     check_target_values(values, label, where, chosen)
     for note in listing.notes:

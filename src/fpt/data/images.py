@@ -113,7 +113,7 @@ def _not_a_run(folder: Path) -> None:
 
     if rundir.is_run_dir(folder) or rundir.is_started_run(folder):
         raise DataError(f"{folder}: an fpt run directory inside the image folder, whose files would be read as "
-                        "images of a class; move it out of the image folder (give fpt train an --out outside --data)")
+                        f"images of a class; move it out of the image folder (give {option('out')} outside {option('data')})")
 
 
 def _is_split_folder(d: Path) -> bool:
@@ -458,7 +458,7 @@ def _colour_for_gray(what: str, how: str = "") -> SchemaError:
     image to the channels it chose, so the colour would be silently dropped; it is refused (grayscale to an RGB model
     is lossless, as training did it). ``how``: the conversion to name, e.g. `` (img.convert('L'))``."""
     return SchemaError(f"{what} a colour image, but the model was trained on grayscale images; convert it to grayscale"
-                       f"{how}, or train a model on colour images (--image-channels rgb)")
+                       f"{how}, or train a model on colour images ({option('image_channels', 'rgb')})")
 
 
 def _white(tok: Any) -> int | None:

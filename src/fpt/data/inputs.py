@@ -61,10 +61,10 @@ from fpt.data.hub import LABEL_COLUMNS, dataset_columns, is_datasets
 from fpt.data.images import check_images
 from fpt.data.listing import listed_once
 from fpt.data.modalities import modality
-from fpt.data.tables import ALLOW_UNSEEN_FIX, ROW_INDEX, table_suffix
+from fpt.data.tables import ROW_INDEX, table_suffix
 from fpt.data.timeseries import check_series, series_of_cells
 from fpt.data.written import as_written
-from fpt.errors import SchemaError, closest
+from fpt.errors import SchemaError, closest, option
 from fpt.settings import RunConfig
 
 
@@ -116,9 +116,6 @@ class Schema:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-NO_TARGETS = "--no-targets (Python: no_targets=True)"
-
-
 def checks(schema: Schema, allow_unseen: bool = False, no_targets: bool = False) -> Checks:
     """The model's checks of new inputs, for a format's predict reader."""
     return Checks(schema, lambda x, where: check_arrays(x, schema, where, allow_unseen),
@@ -144,7 +141,7 @@ def read_inputs(path: str | Path, schema: Schema, allow_unseen: bool = False, no
 def _no_targets(read: Inputs, no_targets: bool) -> Inputs:
     """``read``, unless the user declared no targets and its layout holds them."""
     if no_targets and read.y is not None:
-        raise SchemaError(f"{read.where}: {NO_TARGETS} says it holds no targets, but its layout gives them (a target "
+        raise SchemaError(f"{read.where}: {option('no_targets')} says it holds no targets, but its layout gives them (a target "
                           "column, class folders, an array y); drop the option to score them, or leave them out")
     return read
 
@@ -419,6 +416,6 @@ def _all_known(col: np.ndarray, known: set[Any]) -> bool:
     return all(plain_value(v) in known for v in distinct)
 
 
-__all__ = ["ALLOW_UNSEEN_FIX", "CutInputWarning", "DatesBeyondWarning", "Inputs", "Schema", "as_inputs", "channel_columns",
+__all__ = ["CutInputWarning", "DatesBeyondWarning", "Inputs", "Schema", "as_inputs", "channel_columns",
            "check_arrays", "check_columns", "check_images", "check_labels", "check_series", "checks", "load_npz",
            "read_inputs"]

@@ -60,7 +60,7 @@ from fpt.data.timeseries import (
 )
 from fpt.data.timeseries import array_notes as series_array_notes
 from fpt.data.tokenisers import text_of
-from fpt.errors import DataError, SchemaError, near, option, remedy
+from fpt.errors import DataError, SchemaError, near, option
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet", ".feather": "arrow", ".arrow": "arrow"}
@@ -188,7 +188,10 @@ def _csv_fields(lines: list[str], sep: str) -> list[list[str]]:
         csv.field_size_limit(limit)
 
 
-ALLOW_UNSEEN_FIX = "or pass --allow-unseen (Python: allow_unseen=True) to map unseen categories to the shared unknown slot"
+def allow_unseen_fix() -> str:
+    """The way past a category training never saw, as the caller's surface names it (--allow-unseen, allow_unseen=True)."""
+    return f"or pass {option('allow_unseen')} to map unseen categories to the shared unknown slot"
+
 MIXED_SHARE = 0.9  # a text column whose values are at least this share numbers is a numeric column with bad entries
 
 
@@ -800,16 +803,17 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
     its values, class labels under objective auto: ``RawData.categorical_targets``)."""
     train_cols, train_where = parts["train"]
     names = [c for c in train_cols if c != SPLIT_COLUMN]
-    _check_named(drop, names, "--drop-columns (drop_columns)", train_where)
+    _check_named(drop, names, option("drop_columns"), train_where)
     if series:
-        _check_named(series, names, "--series-id (series_id)", train_where)
+        _check_named(series, names, option("series_id"), train_where)
         return _long_raw(parts, target, modality, source, split_from, drop, series)
     targets = choose_targets(names, target, train_where)
     chosen = "" if target is not None else DEFAULT_TARGET
     both = [c for c in drop if c in targets]
     if both:
-        raise DataError(f"{train_where}: {both[0]!r} is the target{chosen} and in --drop-columns (drop_columns); a "
-                        "target is never a feature: take it out of --drop-columns, or name the target with --target")
+        raise DataError(f"{train_where}: {both[0]!r} is the target{chosen} and in {option('drop_columns')}; a target "
+                        f"is never a feature: take it out of {option('drop_columns')}, or name the target with "
+                        f"{option('target', 'NAME', placeholder=True)}")
     features = [c for c in names if c not in targets and c not in drop]
     if not features:
         raise DataError(f"{train_where}: every column is a target ({', '.join(targets)})"
@@ -862,13 +866,13 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         return _series_raw(splits, features, targets, source, split_from, drop)
     if modality not in {"tabular", "sequence"}:
         raise DataError(f"{train_where}: a table is tabular data, a text column of symbols, or a series per row "
-                        f"(--modality tabular|sequence|timeseries), not {modality}")
+                        f"({option('modality', 'tabular|sequence|timeseries', placeholder=True)}), not {modality}")
     if modality == "sequence":
         text = [c for c in features if splits["train"].x[c].dtype.kind == "O"]
         if len(text) != 1:
-            raise DataError(f"{train_where}: --modality sequence needs exactly one text feature column (found "
-                            f"{', '.join(text) or 'none'} among {', '.join(features)}); leave the others out with "
-                            "--drop-columns")
+            raise DataError(f"{train_where}: {option('modality', 'sequence')} needs exactly one text feature column "
+                            f"(found {', '.join(text) or 'none'} among {', '.join(features)}); leave the others out "
+                            f"with {option('drop_columns')}")
         for s in splits.values():
             s.x = {text[0]: s.x[text[0]]}
         features = text
@@ -916,20 +920,20 @@ def _cells_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], features: li
     wide = [t for t in targets if holds_series(np.asarray(train_cols[t]))]
     if wide:
         raise DataError(f"{train_where}: target column {wide[0]!r}{chosen} holds a series per row; name the column of "
-                        "one target per row with --target NAME (Python: target=NAME), or pass the series and their "
+                        f"one target per row with {option('target', 'NAME', placeholder=True)}, or pass the series "
+                        "and their "
                         "targets apart, as (X, y)")
     ids = [c for c in features if c in TOKENIZER_COLUMNS]
     if ids:  # read as series, token ids were magnitudes; fpt makes the tokens of a text column itself
         raise DataError(f"{train_where}: column {ids[0]!r} holds a tokenizer's token ids, which are not a series' "
                         "values; give the text column itself (fpt makes its tokens: modality sequence) and leave "
-                        f"{', '.join(c for c in features if c in TOKENIZER_COLUMNS)} out (--drop-columns, Python: "
-                        "drop_columns)")
+                        f"{', '.join(c for c in features if c in TOKENIZER_COLUMNS)} out ({option('drop_columns')})")
     flat = [c for c in features if not holds_series(np.asarray(train_cols[c]))]
     if flat:
         nested = next(c for c in features if c not in flat)
         raise DataError(f"{train_where}: column {nested!r} holds a series per row (a list of numbers) beside column "
                         f"{flat[0]!r} of one value per row; the series' columns are its channels: leave {flat[0]!r} "
-                        "out (--drop-columns, Python: drop_columns)")
+                        f"out ({option('drop_columns')})")
     if modality not in ("auto", "timeseries"):
         raise DataError(f"{train_where}: column {features[0]!r} holds a list of numbers per row, which fpt reads as a "
                         f"series (modality timeseries), not as {modality}"
@@ -956,10 +960,11 @@ def _refuse_image_paths(cols: dict[str, np.ndarray], features: list[str], where:
             continue
         sample = [v for v in values[:1000] if isinstance(v, str) and v.strip()]
         if sample and all(Path(v.strip()).suffix.lower() in IMAGE_SUFFIXES for v in sample):
+            folder = option("data", "DIR", placeholder=True)
             raise DataError(f"{where}: column {c!r} holds image file names ({sample[0]!r}), which would be read as "
-                            "text, not opened; put the images in class folders and give the folder (--data DIR, "
+                            f"text, not opened; put the images in class folders and give the folder ({folder}, "
                             "DIR/<class>/*.png), or the table beside the one folder of images it names and give their "
-                            "folder (--data DIR: DIR/labels.csv + DIR/train/*.png), or in Python a datasets.Dataset "
+                            f"folder ({folder}: DIR/labels.csv + DIR/train/*.png), or in Python a datasets.Dataset "
                             f"with the column cast to images (ds.cast_column({c!r}, datasets.Image()))")
 
 
@@ -1007,24 +1012,25 @@ def _long_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str |
     train_cols, train_where = parts["train"]
     names = [c for c in train_cols if c != SPLIT_COLUMN]
     if modality not in {"auto", "timeseries"}:
-        raise DataError(f"{train_where}: --series-id reads a long-format table as time series, not {modality}; drop "
-                        "--modality (or --series-id)")
+        raise DataError(f"{train_where}: {option('series_id')} reads a long-format table as time series, not "
+                        f"{modality}; drop {option('modality')} (or {option('series_id')})")
     both = [c for c in series if c in drop]
     if both:
-        raise DataError(f"{train_where}: {both[0]!r} is in --series-id and --drop-columns; the series' id (and order) "
-                        "columns are read to group the rows and never features: take it out of --drop-columns")
+        raise DataError(f"{train_where}: {both[0]!r} is in {option('series_id')} and {option('drop_columns')}; the "
+                        "series' id (and order) columns are read to group the rows and never features: take it out "
+                        f"of {option('drop_columns')}")
     # by default the target is chosen among the other columns (the id is often the last one)
     targets = choose_targets(names if target is not None else [c for c in names if c not in series], target,
                              train_where)
     clash = [c for c in series if c in targets]
     if clash:
-        raise DataError(f"{train_where}: {clash[0]!r} is the target and in --series-id; the series' id (and order) "
-                        "group the rows: name another target, or other --series-id columns")
+        raise DataError(f"{train_where}: {clash[0]!r} is the target and in {option('series_id')}; the series' id (and "
+                        f"order) group the rows: name another target, or other {option('series_id')} columns")
     chosen = "" if target is not None else DEFAULT_TARGET
     channels = [c for c in names if c not in targets and c not in drop and c not in series]
     if not channels:
         raise DataError(f"{train_where}: no column is left for the series' values (the target: {', '.join(targets)}; "
-                        f"--series-id: {', '.join(series)}); a long-format table needs one value column per channel")
+                        f"{option('series_id')}: {', '.join(series)}); a long-format table needs one value column per channel")
     splits, owner = {}, {}
     for split, (cols, where) in parts.items():
         missing = [c for c in (*series, *targets, *channels) if c not in cols]
@@ -1041,8 +1047,9 @@ def _long_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str |
         splits[split] = Split(x, y, where)
     lengths = [s.shape[1] for s in splits["train"].x]
     if max(lengths) == 1:  # a row id named as the series' id: every row its own series
-        raise DataError(f"{train_where}: --series-id {series[0]!r} gives every row a series of its own (one point "
-                        "each); name the column that the rows of one series share, or drop --series-id to read the "
+        raise DataError(f"{train_where}: {option('series_id')} {series[0]!r} gives every row a series of its own (one "
+                        "point each); name the column that the rows of one series share, or drop "
+                        f"{option('series_id')} to read the "
                         "rows as examples of a table")
     notes = {"features": channels, "series_id": list(series), "channels": len(channels),
              "train_lengths": f"{min(lengths)}..{max(lengths)}", **({"dropped": list(drop)} if drop else {})}
@@ -1062,14 +1069,14 @@ def long_series(cols: dict[str, Any], series: tuple[str, ...], channels: list[st
     ids = np.asarray(cols[series[0]])
     gaps = is_missing(ids)
     if gaps.any():
-        raise error(f"{where}: column {series[0]!r} (--series-id) is empty on row(s) {rows(gaps)}; every row needs the "
+        raise error(f"{where}: column {series[0]!r} ({option('series_id')}) is empty on row(s) {rows(gaps)}; every row needs the "
                     "id of its series")
     keys, uniques = pd.factorize(pd.Series(ids, dtype=object), sort=False)
     order = np.argsort(keys, kind="stable")
     if len(series) > 1:
         when = np.asarray(cols[series[1]])
         if is_missing(when).any():
-            raise error(f"{where}: column {series[1]!r} (the order of --series-id) is empty on row(s) "
+            raise error(f"{where}: column {series[1]!r} (the order of {option('series_id')}) is empty on row(s) "
                         f"{rows(is_missing(when))}; give every row its time")
         if when.dtype.kind == "O":  # a CSV's timestamps are text: read as datetimes, or refused
             import warnings
@@ -1120,11 +1127,11 @@ def _series_values(cols: dict[str, Any], features: list[str], where: str, error:
         col = np.asarray(cols[name])
         col = column(col, f"{where}, column {name!r}", known_missing(col, name, gaps))
         if col.dtype.kind != "f":
-            what = "a long-format table's (--series-id) feature columns are its channels, a number per row" if long \
-                else "read as series (--modality timeseries), a table's feature columns are the points of one series " \
-                     "per row, a number each"
-            raise error(f"{where}: column {name!r} holds text; {what} (leave it out with --drop-columns, or fix its "
-                        "values)")
+            what = f"a long-format table's ({option('series_id')}) feature columns are its channels, a number per " \
+                "row" if long else f"read as series ({option('modality', 'timeseries')}), a table's feature columns " \
+                "are the points of one series per row, a number each"
+            raise error(f"{where}: column {name!r} holds text; {what} (leave it out with {option('drop_columns')}, or "
+                        "fix its values)")
         values.append(col)
     return np.stack(values, axis=1)
 
@@ -1359,8 +1366,8 @@ def _symbols_known(texts: np.ndarray, tok: Any, name: str, where: str) -> None:
     symbols = "symbol" if tok.mode == "chars" else "word"
     raise SchemaError(f"{where}: column {name!r}, row {i + 1}: {_shown_text(text)} holds no {symbols} the model was "
                       f"trained on ({int(unknown.sum())} of {len(texts)} texts hold none; it knows "
-                      f"{shown([repr(v) for v in tok.vocab], 10)}): {why}, or pass --allow-unseen (Python: "
-                      "allow_unseen=True) to read them as the unknown symbol")
+                      f"{shown([repr(v) for v in tok.vocab], 10)}): {why}, or pass {option('allow_unseen')} to "
+                      "read them as the unknown symbol")
 
 
 def _shown_text(text: str, most: int = 30) -> str:
@@ -1435,7 +1442,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
                 if values[i] not in known:
                     raise SchemaError(f"{where}: column {name!r}, row {i + 1}: category {values[i]!r} was not seen in "
                                       f"training (the model knows {shown([repr(c) for c in categories], 10)}); fix "
-                                      f"the value, {remedy(ALLOW_UNSEEN_FIX, 'allow_unseen')}")
+                                      f"the value, {allow_unseen_fix()}")
     return values
 
 
@@ -1451,7 +1458,7 @@ def _category_names(col: np.ndarray, missing: np.ndarray) -> np.ndarray:
     return _as_text(col, missing, set(map(type, col[~missing])))
 
 
-__all__ = ["ALLOW_UNSEEN_FIX", "BUILDERS", "arrow_values", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
+__all__ = ["BUILDERS", "arrow_values", "COMPRESSIONS", "ROW_INDEX", "check_table", "check_texts", "column",
            "format_name", "label_text_check", "long_series", "numbers_column", "read_columns", "read_table", "read_table_inputs",
            "read_tables", "sequence_columns",
            "series_columns", "split_files", "table_from_array", "table_readings", "table_stem", "table_suffix", "tabular_columns",

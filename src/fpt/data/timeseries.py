@@ -47,7 +47,7 @@ def pair(path: Path) -> tuple[Path, Path | None]:
         if not found:
             raise DataError(f"{path}: no *_TRAIN.ts or *_TRAIN.tsv file")
         if len(found) > 1:
-            raise DataError(f"{path}: several training files ({', '.join(p.name for p in found)}); give one with --data")
+            raise DataError(f"{path}: several training files ({', '.join(p.name for p in found)}); give one as {option('data')}")
         path = found[0]
     stem = path.name.rsplit("_TRAIN", 1)
     if len(stem) != 2:
@@ -479,9 +479,6 @@ class TargetsRead(FptWarning):
     """A .tsv of new series was read label first (the format's layout) where the model cannot tell: say so."""
 
 
-NO_TARGETS = "give --no-targets (Python: no_targets=True)"
-
-
 def read_series_inputs(path: Path, checks: Checks) -> Inputs:
     """``fpt predict``'s reader of one UCR/UEA file (e.g. ``NAME_TEST.ts``): its series and their labels, checked.
     ``checks.no_targets`` (fpt predict --no-targets): the user says the lines hold the series alone."""
@@ -499,15 +496,15 @@ def read_series_inputs(path: Path, checks: Checks) -> Inputs:
             # taken for the target, the series one point short, scored against it): say how it was read
             notes.append(f"{path}: read each line's first field as its target (a UCR .tsv line is the label, then the "
                          "series; the training series varied in length, so the number of values cannot tell); if "
-                         f"the lines hold the series alone, {NO_TARGETS}")
+                         f"the lines hold the series alone, give {option('no_targets')}")
             warnings.warn(notes[-1], TargetsRead, stacklevel=3)
         if y is not None and classes is not None:
             bad = next(((i, f[0]) for i, f in lines if f[0].strip() not in classes), None)
             if bad is not None:  # the values alone, read label first: say why, not "fix the label"
                 raise SchemaError(f"{path}, line {bad[0]}: {bad[1].strip()[:30]!r} is not one of the model's classes "
                                   f"({shown(sorted(classes), 10)}); a UCR .tsv line starts with its label. Series to "
-                                  f"predict without labels: {NO_TARGETS}, or a .ts file that says @classLabel false, "
-                                  "or an .npz of X")
+                                  f"predict without labels: give {option('no_targets')}, or a .ts file that says "
+                                  "@classLabel false, or an .npz of X")
     checked = checks.arrays(series, str(path))
     if y is None:  # a .ts of new series that says @classLabel false, a .tsv of values alone: predicted, not scored
         return Inputs(checked, None, str(path), notes=notes)
@@ -530,7 +527,7 @@ def _tsv_labelled(path: Path, lines: list[tuple[int, list[str]]], schema: Any) -
     if counts == {n + 1}:
         return True
     layout = (f"a line of a UCR .tsv is a label and the series' {n} points ({n + 1} values), or, to predict without "
-              f"scoring, the {n} points alone ({NO_TARGETS} to say so); every line alike")
+              f"scoring, the {n} points alone (give {option('no_targets')} to say so); every line alike")
     if counts != {n}:
         i, fields = next((i, f) for i, f in lines if len(f) != len(lines[0][1]) or len(f) not in (n, n + 1))
         raise SchemaError(f"{path}, line {i}: {len(fields)} values, but every training series had {n} points: {layout}")

@@ -280,8 +280,8 @@ def _sequence_notes(raw: Any, split: Any, options: Any) -> list[str]:
     if why is None:
         return []
     why = sequence_mode(raw.splits["train"].x[name])[1] or why
-    return [f"{train.where}: column {name!r}: {why}; give --sequence-tokens words (Python: sequence_tokens='words') if "
-            "its words are the symbols"]
+    return [f"{train.where}: column {name!r}: {why}; give {option('sequence_tokens', 'words')} if its "
+            "words are the symbols"]
 
 
 def join(a: Batch, b: Batch) -> Batch:
