@@ -292,3 +292,30 @@ def test_an_unseen_category_names_allow_unseen_as_the_caller_gives_it(kind_run, 
     line = _cli_line(capsys, ["predict", str(kind_run / "run"), str(kind_run / "new.csv"), "--out",
                               str(kind_run / "p.csv")])
     assert line.endswith("fix the value, or pass --allow-unseen to map unseen categories to the shared unknown slot")
+
+
+def test_a_predictions_file_fpt_cannot_write_names_write_s_path(kind_run, capsys):
+    result = fpt.load(kind_run / "run").predict_file(str(kind_run / "t.csv"))
+    xlsx = kind_run / "p.xlsx"
+    with pytest.raises(ConfigError) as err:
+        result.write(xlsx)
+    assert str(err.value).startswith(f"path {xlsx}: fpt writes predictions as .csv, .tsv") and "--" not in str(err.value)
+    line = _cli_line(capsys, ["predict", str(kind_run / "run"), str(kind_run / "t.csv"), "--out", str(xlsx)])
+    assert line.startswith(f"fpt predict: error: --out {xlsx}: fpt writes predictions as .csv")
+
+
+def test_an_export_that_cannot_be_written_names_run_export_s_arguments(kind_run, capsys):
+    run = fpt.Run(kind_run / "run")
+    run.export(kind_run / "export")
+    with pytest.raises(FileExistsError) as err:
+        run.export(kind_run / "export")
+    assert str(err.value) == f"{kind_run / 'export'} is an export; give force=True to replace it"  # was: --force
+    line = _cli_line(capsys, ["export", str(kind_run / "run"), str(kind_run / "export")])
+    assert line.endswith(f"{kind_run / 'export'} is an export; give --force to replace it")
+    (kind_run / "a-file").write_text("mine")
+    with pytest.raises(ConfigError) as err:
+        run.export(kind_run / "a-file")
+    assert str(err.value) == f"out {kind_run / 'a-file'} is a file, not a folder; choose another out"  # was: DIR
+    line = _cli_line(capsys, ["export", str(kind_run / "run"), str(kind_run / "a-file")])
+    assert line.endswith(f"DIR {kind_run / 'a-file'} is a file, not a folder; choose another DIR")
+

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
-from fpt.errors import CheckpointError, ConfigError, DependencyError
+from fpt.errors import CheckpointError, ConfigError, DependencyError, option
 from fpt.feature_map import CLOSED_FORM, scores_only
 
 if TYPE_CHECKING:
@@ -106,22 +106,25 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
     from fpt.bodies.hub import recorded_configs, recorded_models
     from fpt.outputs import check_dir
 
-    out = check_dir(out, flag="DIR")  # a link out of its folder, a file, part of a run: refused before any work
+    # the export's folder as its caller named it: fpt export's DIR (cli.export), Run.export's out
+    flag, overwrite = option("out"), option("force")
+    out = check_dir(out, flag=flag)  # a link out of its folder, a file, part of a run: refused before any work
     if out.resolve() == run.path.resolve() or run.path.resolve() in out.resolve().parents:
-        raise ConfigError(f"{out}: an export cannot be written inside its run directory {run.path}; choose another DIR")
+        raise ConfigError(f"{out}: an export cannot be written inside its run directory {run.path}; choose another "
+                          f"{flag}")
     if out.resolve() in run.path.resolve().parents:  # replacing DIR would delete the run inside it
         raise ConfigError(f"{out}: it contains the run directory {run.path}, which replacing it would delete; choose "
-                          "another DIR")
+                          f"another {flag}")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (force and is_export(out)))):
         what = "a file" if not out.is_dir() else "a directory holding files" if not is_export(out) else "an export"
-        fix = "; give --force to replace it (Python: force=True)" if is_export(out) else \
-            "; fpt replaces only an export it wrote (even with --force): choose a new or empty DIR"
+        fix = f"; give {overwrite} to replace it" if is_export(out) else \
+            f"; fpt replaces only an export it wrote (even with {overwrite}): choose a new or empty {flag}"
         raise FileExistsError(f"{out} is {what}{fix}")
     if out.is_dir() and is_export(out):
         extra = sorted(p.name for p in out.iterdir() if p.name not in EXPORT_FILES)
         if extra:  # --force replaces the export's own files, never files someone added beside them
             raise CheckpointError(f"{out} is an export that also holds {', '.join(extra[:5])}, which fpt did not write; "
-                                  "move them out or choose another DIR")
+                                  f"move them out or choose another {flag}")
     clear_export_debris(out)
     if onnx:
         _onnx_modules()  # fail before the (slow) model build when the exporter is not installed
@@ -315,8 +318,8 @@ def _onnx_modules() -> None:
         except ImportError:
             missing.append(name)
     if missing:
-        raise DependencyError(f"--onnx needs {' and '.join(missing)} (torch.onnx's exporter): pip install 'fpt[export]' "
-                              "(onnx, onnxscript, onnxruntime)")
+        raise DependencyError(f"{option('onnx')} needs {' and '.join(missing)} (torch.onnx's exporter): pip install "
+                              "'fpt[export]' (onnx, onnxscript, onnxruntime)")
 
 
 def onnx_example(pred: Predictor, n: int = 2, seed: int = 0) -> tuple[torch.Tensor, ...]:
@@ -355,7 +358,7 @@ def _export_graph(model: torch.nn.Module, example: tuple[torch.Tensor, ...], pat
     except Exception as exc:  # the exporter raises many types; name the cause on one line
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(f"{path}: torch.onnx.export failed ({type(exc).__name__}: {reason[:300]}); export "
-                              "without --onnx") from None
+                              f"without {option('onnx')}") from None
     finally:
         for log, level in zip(loggers, levels, strict=True):
             log.setLevel(level)
@@ -398,7 +401,7 @@ def write_raw_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
     diff = float(np.abs(got - want).max())
     if not diff <= ONNX_TOLERANCE:
         raise CheckpointError(f"{path}: ONNX Runtime's logits from raw features differ from fpt's by {diff:.3g}; "
-                              "export without --onnx")
+                              f"export without {option('onnx')}")
     return {**record, "written": True, "checked_with": f"onnxruntime {ort.__version__}", "max_abs_diff": diff}
 
 
@@ -487,7 +490,7 @@ def check_onnx(pred: Predictor, path: Path, model: torch.nn.Module | None = None
     diff = float((got - want).abs().max())
     if not diff <= ONNX_TOLERANCE:
         raise CheckpointError(f"{path}: ONNX Runtime's logits differ from PyTorch's by {diff:.3g} (more than "
-                              f"{ONNX_TOLERANCE}); export without --onnx")
+                              f"{ONNX_TOLERANCE}); export without {option('onnx')}")
     return {"checked_with": f"onnxruntime {ort.__version__}", "max_abs_diff": diff}
 
 

@@ -31,7 +31,7 @@ from fpt.data.arrays import decoded
 from fpt.data.host import targets_array
 from fpt.data.inputs import Inputs, Schema, as_inputs, load_npz
 from fpt.data.tokenisers import check_finite
-from fpt.errors import ConfigError, SchemaError, option, python_entry
+from fpt.errors import ConfigError, SchemaError, Wording, entry, option, python_entry
 from fpt.feature_map import scores_only
 from fpt.model import FPT, InputSpec
 from fpt.objectives import Objective
@@ -71,11 +71,15 @@ class Prediction:
     def write(self, path: str | Path) -> None:
         """The table at ``path`` in the format its suffix names (``output_format``): CSV (.csv, .txt, none), TSV
         (.tsv, .tab), JSON lines (.jsonl, .ndjson, .json) or Parquet (.parquet, .pq); ``-``: CSV on stdout."""
+        with entry(WRITE):  # a Python caller's file is write's path; fpt predict's is its --out
+            kind = output_format(path)
+            self._write(path, kind)
+
+    def _write(self, path: str | Path, kind: str) -> None:
         import sys
 
         from fpt import rundir
 
-        kind = output_format(path)
         if str(path) == STDOUT:  # row by row: a reader that stops early (| head) is told at the next row
             self._delimited(",", sys.stdout)
             sys.stdout.flush()
@@ -117,7 +121,7 @@ class Prediction:
             try:
                 arrays[name] = pa.array(values)
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # labels of mixed types: no one Parquet type holds them
-                raise ConfigError(f"--out {path}: column {name!r} mixes value types ({exc}), which no {kind.title()} "
+                raise ConfigError(f"{option('out')} {path}: column {name!r} mixes value types ({exc}), which no {kind.title()} "
                                   "column holds; write .csv or .jsonl instead") from None
         sink = pa.BufferOutputStream()
         (pq.write_table if kind == "parquet" else feather.write_feather)(pa.table(arrays), sink)
@@ -125,6 +129,7 @@ class Prediction:
 
 
 STDOUT = "-"  # --out -: the CSV on standard output
+WRITE = Wording(flags=False, names={"out": "path"})  # Prediction.write(path): the file fpt predict names --out
 # --out's suffix -> the format written; the table formats --data reads (fpt.data.tables), so a prediction reads back
 OUTPUT_FORMATS = {".csv": "csv", ".txt": "csv", "": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl",
                   ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet", ".feather": "feather",
@@ -138,8 +143,8 @@ def output_format(path: str | Path) -> str:
         return "csv"
     suffix = Path(path).suffix.lower()
     if suffix not in OUTPUT_FORMATS:
-        raise ConfigError(f"--out {path}: fpt writes predictions as .csv, .tsv, .jsonl, .parquet or .feather (or - for CSV on "
-                          f"standard output), not {suffix!r}; choose one of those names")
+        raise ConfigError(f"{option('out')} {path}: fpt writes predictions as .csv, .tsv, .jsonl, .parquet or .feather "
+                          f"(or - for CSV on standard output), not {suffix!r}; choose one of those names")
     return OUTPUT_FORMATS[suffix]
 
 

@@ -162,6 +162,7 @@ class Run:
         """
         return from_run(self, which, device)
 
+    @python_entry
     def export(self, out: str | Path, which: str | None = None, onnx: bool = False, force: bool = False) -> Path:
         """Write a self-contained model directory (``fpt.export``); returns it."""
         from fpt.export import export_run

@@ -20,10 +20,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fpt.errors import Wording, wording
     from fpt.export import CONFIG_FILE
     from fpt.run import Run
 
-    out = Run(args.run_dir).export(args.out, which=args.which, onnx=args.onnx, force=args.force)
+    with wording(Wording(names={"out": "DIR"})):  # the export's folder is this command's DIR, not an --out
+        out = Run(args.run_dir).export(args.out, which=args.which, onnx=args.onnx, force=args.force)
     doc = json.loads((out / CONFIG_FILE).read_text())
     line = {"export": str(out), "checkpoint": doc["checkpoint"], "body_fingerprint": doc["body"]["fingerprint"],
             "files": sorted(p.name for p in out.iterdir())}
