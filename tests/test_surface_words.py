@@ -4,6 +4,8 @@ what to do instead (fpt.errors.option, remedy, entry)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -319,3 +321,23 @@ def test_an_export_that_cannot_be_written_names_run_export_s_arguments(kind_run,
     line = _cli_line(capsys, ["export", str(kind_run / "run"), str(kind_run / "a-file")])
     assert line.endswith(f"DIR {kind_run / 'a-file'} is a file, not a folder; choose another DIR")
 
+
+# --- config files: a setting read from fpt train --config FILE is named by its key and the file, not by a flag the
+# user never wrote; one given on the command line keeps its flag
+
+
+def test_a_setting_from_a_config_file_is_named_by_its_key_and_the_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _table(tmp_path)
+    train = ["train", "--body", "gpt2", "--device", "cpu", "--out", "run", "--config"]
+    Path("a.yaml").write_text("data: t.csv\ntarget: nosuch\n")
+    line = _cli_line(capsys, [*train, "a.yaml"])
+    assert line.endswith("no column 'nosuch'; its columns are row, x1, label; give target: NAME in a.yaml"), line
+    assert _cli_line(capsys, [*train, "a.yaml", "--target", "nosuch2"]).endswith("give --target NAME")
+    Path("b.yaml").write_text("data: t.csv\ndrop_columns: rowz\n")
+    line = _cli_line(capsys, [*train, "b.yaml"])
+    assert "t.csv: drop_columns in b.yaml names 'rowz', which is not a column (did you mean 'row'?)" in line, line
+    line = _cli_line(capsys, [*train, "b.yaml", "--drop-columns", "rowz"])
+    assert "t.csv: --drop-columns names 'rowz'" in line and "b.yaml" not in line
+    Path("c.yaml").write_text("data: nope.csv\n")
+    assert _cli_line(capsys, [*train, "c.yaml"]).startswith("fpt train: error: data: nope.csv in c.yaml: no such file")

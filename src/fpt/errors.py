@@ -113,12 +113,16 @@ class Wording:
     """How an error names a setting its reader controls (``option``): the command line's options (``flags``: --target
     NAME), or a Python surface's arguments (target=NAME); ``names`` gives a setting (a RunConfig field, or
     ``field=value`` for one value of it) the caller's own name where it has one (fpt.sklearn: the target is ``y``,
-    objective=regression is ``FPTRegressor``)."""
+    objective=regression is ``FPTRegressor``); ``files`` the config file that set a setting, named by its key there
+    (``target: NAME in run.yaml``)."""
 
     flags: bool = True
     names: Mapping[str, str] = field(default_factory=dict)
     # settings this surface does not offer (fpt.sklearn has no drop_columns): what its reader does instead (``remedy``)
     instead: Mapping[str, str] = field(default_factory=dict)
+    # settings read from a config file (fpt train --config FILE) that no flag overrode -> the file: the user wrote a
+    # key there, not a flag, so a refusal names the key and the file (``target: NAME in run.yaml``)
+    files: Mapping[str, str] = field(default_factory=dict)
 
     def __call__(self, name: str, value: str | None = None, placeholder: bool = False) -> str:
         own = self.names.get(name if value is None else f"{name}={value}")
@@ -126,6 +130,8 @@ class Wording:
             own = self.names.get(f"{name}=*")
         if own is not None:
             return own
+        if name in self.files:  # as YAML writes it
+            return f"{name} in {self.files[name]}" if value is None else f"{name}: {value} in {self.files[name]}"
         if self.flags:
             return f"--{name.replace('_', '-')}" + ("" if value is None else f" {value}")
         if value is None:

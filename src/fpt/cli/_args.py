@@ -17,7 +17,7 @@ from fpt.config import (
     same_setting,
     target_alias,
 )
-from fpt.errors import ConfigError
+from fpt.errors import CLI, ConfigError, Wording
 from fpt.settings import default_text
 
 # fpt train --help shows RunConfig's flat fields in these groups; a field not named here lands in "other fields",
@@ -182,6 +182,23 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     given = target_alias(given, "command line", data)
     where = f"{args.config} + command line" if args.config else "command line"
     return from_dict(RunConfig, merge(base, given), where=where)
+
+
+def config_wording(args: argparse.Namespace) -> Wording:
+    """How errors name the settings of a command given ``--config FILE``: by their flags, but a setting the file
+    holds that the command line does not give by its key and the file (``drop_columns in run.yaml``, ``target: NAME
+    in run.yaml``): the user wrote that key, not the flag, and the one-line error is all they see of which file."""
+    if not args.config:
+        return CLI
+    given = given_fields(args)
+    base = load_yaml(args.config)
+    data = merge(base, given).get("data") is not None
+    keys = set(target_alias(base, str(args.config), data, name=lambda key, value: f"{key}: {value}"))
+    # errors name the target column as the setting target (target=NAME); a file's stopping accuracy is not it
+    keys.discard("target")
+    if "target_column" in keys and not {"target", "target_column"} & set(given):
+        keys.add("target")
+    return Wording(files={key: str(args.config) for key in keys if key not in given})
 
 
 def add_ray_arguments(parser: argparse.ArgumentParser, unit: str) -> argparse._ArgumentGroup:

@@ -24,6 +24,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fpt.cli._args import config_wording
+    from fpt.errors import wording
+
+    with wording(config_wording(args)):  # a setting read from --config FILE named by its key and the file
+        return _pretrain(args)
+
+
+def _pretrain(args: argparse.Namespace) -> int:
     from fpt import rundir
     from fpt.bodies import BodySpec
     from fpt.bodies.init import save_body

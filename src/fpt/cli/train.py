@@ -51,7 +51,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The command line's arguments handed to ``fpt.modes.train_run``, which decides the mode."""
+    """The command line's arguments handed to ``fpt.modes.train_run``, which decides the mode; errors name a setting
+    read from --config FILE by its key and the file (``config_wording``)."""
+    from fpt.cli._args import config_wording
+    from fpt.errors import wording
+
+    with wording(config_wording(args)):
+        return _train(args)
+
+
+def _train(args: argparse.Namespace) -> int:
     from fpt import distributed, tracking
     from fpt.cli._args import config_from_args, given_fields
     from fpt.config import load_yaml
