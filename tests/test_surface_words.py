@@ -14,7 +14,7 @@ import torch
 import fpt
 from fpt.cli import main
 from fpt.data.base import ObjectiveInferred
-from fpt.errors import CLI, ConfigError, DataError, SchemaError, option, wording
+from fpt.errors import CLI, ConfigError, DataError, RunError, SchemaError, option, wording
 from fpt.sklearn import FPTClassifier, FPTRegressor
 
 POSITIONS = 16  # the short body's learned positions: 20 columns, 50 windows or 64 image patches are too many
@@ -341,3 +341,64 @@ def test_a_setting_from_a_config_file_is_named_by_its_key_and_the_file(tmp_path,
     assert "t.csv: --drop-columns names 'rowz'" in line and "b.yaml" not in line
     Path("c.yaml").write_text("data: nope.csv\n")
     assert _cli_line(capsys, [*train, "c.yaml"]).startswith("fpt train: error: data: nope.csv in c.yaml: no such file")
+
+
+# --- fpt.RunConfig, fpt.build and fpt.train_run's modes: what needs your own data, the modes that cannot go together,
+# and where a run may be written, named as fpt.train_run's arguments (choose, refit=True, trackers, out), not fpt train's
+
+
+def test_a_setting_that_needs_own_data_names_data_as_the_caller_gives_it(tmp_path, capsys):
+    for make in (lambda: fpt.RunConfig(task="data"), lambda: fpt.build(task="data")):
+        with pytest.raises(ConfigError) as err:
+            make()
+        assert str(err.value).endswith("task 'data' trains on your own dataset: give it with data=PATH")
+    with pytest.raises(ConfigError) as err:
+        fpt.build(data=_table(tmp_path), task="listops")
+    assert str(err.value).endswith("task='listops' was also given; drop task (or give task='data')"), str(err.value)
+    with pytest.raises(ConfigError) as err:
+        fpt.train_run({"task": "bit-xor"}, tmp_path / "r1", choose=["lr=0.1"])
+    assert str(err.value) == ("choose cross-validates on your own data's training examples: give data=PATH (task "
+                              "'bit-xor' has fixed splits), or drop choose")
+    with pytest.raises(ConfigError) as err:
+        fpt.train_run({"task": "bit-xor"}, tmp_path / "r2", refit=True)
+    assert str(err.value) == ("refit=True trains again on train + validation, which needs your own data (data=PATH); "
+                              "task 'bit-xor' has its own splits: drop refit=True")
+    assert _cli_line(capsys, ["train", "--task", "data", "--steps", "1"]).endswith("give it with --data PATH")
+    line = _cli_line(capsys, ["train", "--task", "listops", "--data", str(tmp_path / "t.csv")])
+    assert line.endswith("drop --task (or give --task data)")
+    line = _cli_line(capsys, ["train", "--task", "bit-xor", "--refit", "--out", str(tmp_path / "r3")])
+    assert line.endswith("(--data PATH); task 'bit-xor' has its own splits: drop --refit")
+
+
+def test_modes_that_cannot_go_together_name_train_run_s_arguments(tmp_path, capsys):
+    table = _table(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        fpt.train_run({"data": table, "fit": "auto"}, tmp_path / "r1", refit=True)
+    assert str(err.value).endswith("in one process: drop refit=True, choose and torchrun, or give fit='gradient' (or "
+                                   "closed-form)"), str(err.value)
+    with pytest.raises(ConfigError) as err:
+        fpt.train_run({"data": table, "ensemble": 2, "fit": "closed-form"}, tmp_path / "r2", trackers=["tensorboard"])
+    assert str(err.value).startswith("trackers tracks one run; an ensemble trains several: drop trackers")
+    line = _cli_line(capsys, ["train", "--data", table, "--fit", "auto", "--refit", "--out", str(tmp_path / "r3")])
+    assert line.endswith("drop --refit, --choose and --nproc, or give --fit gradient (or closed-form)")
+    line = _cli_line(capsys, ["train", "--data", table, "--ensemble", "2", "--fit", "closed-form", "--log",
+                              "tensorboard", "--out", str(tmp_path / "r4")])
+    assert "error: --log tracks one run; an ensemble trains several: drop --log" in line
+
+
+def test_where_a_run_cannot_be_written_names_out_as_the_caller_gives_it(tmp_path, capsys):
+    folder = _images(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        fpt.train_run({"data": folder, "body": "gpt2"}, f"{folder}/run")
+    assert str(err.value).startswith(f"out='{folder}/run' lies inside data='{folder}', a folder of class folders")
+    assert str(err.value).endswith(f"choose an out outside {folder}")
+    line = _cli_line(capsys, ["train", "--data", folder, "--out", f"{folder}/run"])
+    assert f"error: --out {folder}/run lies inside --data {folder}" in line and "choose an --out outside" in line
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "metrics.jsonl").write_text("{}\n")
+    with pytest.raises(RunError) as err:
+        fpt.train_run({"data": _table(tmp_path), "fit": "closed-form"}, tmp_path / "mine")
+    assert str(err.value).endswith("fpt will not replace those files: choose another out (a new or empty folder)")
+    line = _cli_line(capsys, ["train", "--data", str(tmp_path / "t.csv"), "--fit", "closed-form", "--out",
+                              str(tmp_path / "mine")])
+    assert line.endswith("choose another --out (a new or empty folder)")

@@ -142,10 +142,12 @@ class Wording:
 
 CLI = Wording()  # what every message says unless a Python surface is in force (``wording``)
 # fpt.build's and fpt.fit's keyword arguments: fit(exp, out=DIR, resume=True) continues what --resume DIR does; a
-# switch (--allow-unseen, --no-targets, --force, --onnx) is its argument set to True
+# switch (--allow-unseen, --no-targets, --force, --onnx, --refit) is its argument set to True; train_run's live
+# trackers are fpt train's --log, and its data-parallel processes are torchrun's (fpt train --nproc starts them)
 PYTHON = Wording(flags=False, names={"target": "target column (target=NAME)", "resume=*": "resume=True",
-                                     **{switch: f"{switch}=True"
-                                        for switch in ("allow_unseen", "no_targets", "force", "onnx")}})
+                                     "log": "trackers", "nproc": "torchrun",
+                                     **{switch: f"{switch}=True" for switch in ("allow_unseen", "no_targets", "force",
+                                                                                "onnx", "refit", "resume")}})
 # None: no surface has said how it speaks (fpt's own internals called directly): messages take the command line's words
 _WORDING: contextvars.ContextVar[Wording | None] = contextvars.ContextVar("fpt_wording", default=None)
 

@@ -205,7 +205,8 @@ def check_out(out: Path) -> None:
             if _saved_choice(out) is not None:
                 return
     raise CheckpointError(f"{out} holds {', '.join(names)} but no config.yaml written by fpt train, so it is not an fpt "
-                          "run and fpt will not replace those files: choose another --out (a new or empty folder)")
+                          f"run and fpt will not replace those files: choose another {option('out')} (a new or empty "
+                          "folder)")
 
 
 def check_out_outside_data(out: Path, data: str | None) -> None:
@@ -218,23 +219,30 @@ def check_out_outside_data(out: Path, data: str | None) -> None:
     folder = Path(data).resolve()
     inside = Path(out).resolve()
     if inside.is_relative_to(folder) and getattr(claiming(folder), "name", None) == "images":
-        raise ConfigError(f"--out {out} lies inside --data {data}, a folder of class folders, where the next reading "
-                          f"of the images would take the run for a class; choose an --out outside {data}")
+        raise ConfigError(f"{option('out', str(out))} lies inside {option('data', data)}, a folder of class folders, "
+                          "where the next reading of the images would take the run for a class; choose an "
+                          f"{option('out')} outside {data}")
 
 
 def check_modes(config: RunConfig, *, resume: bool, choose: bool, refit: bool, parallel: bool) -> None:
     """The modes that cannot go together, refused before any work (``parallel``: data-parallel processes)."""
     if config.fit == "auto" and (refit or choose or parallel):
-        raise ConfigError("fit=auto chooses the fit by cross-validation in one process: drop --refit, --choose and "
-                          "--nproc, or give --fit gradient (or closed-form)")
+        raise ConfigError("fit=auto chooses the fit by cross-validation in one process: drop "
+                          f"{_listed('refit', 'choose', 'nproc')}, or give {option('fit', 'gradient')} (or closed-form)")
     if choose and (resume or parallel):
-        raise ConfigError("--choose starts a new run in one process; drop --resume and --nproc (torchrun)")
+        raise ConfigError(f"{option('choose')} starts a new run in one process; drop {_listed('resume', 'nproc')}")
     if config.ensemble > 1 and (refit or resume or parallel):
         raise ConfigError(f"ensemble={config.ensemble} trains its members one after another in one process: drop "
-                          "--refit, --resume and --nproc (an ensemble stopped part way continues when the same "
-                          "command is run again with the same --out)")
+                          f"{_listed('refit', 'resume', 'nproc')} (an ensemble stopped part way continues when it is "
+                          f"trained again with the same {option('out')})")
     if refit and parallel:
-        raise ConfigError("--refit runs in one process; drop --nproc (or torchrun)")
+        raise ConfigError(f"{option('refit')} runs in one process; drop {option('nproc')}")
+
+
+def _listed(*settings: str) -> str:
+    """'--refit, --choose and --nproc' as the surface in force names each (fpt.errors.option)."""
+    named = [option(s) for s in settings]
+    return f"{', '.join(named[:-1])} and {named[-1]}"
 
 
 def resumed_config(out: str | Path, overrides: Mapping[str, Any] | None = None) -> RunConfig:
@@ -300,8 +308,8 @@ def _ensemble(config: RunConfig, out: Path, trackers: Sequence[Any], say: Say) -
     from fpt.run import Run
 
     if trackers:
-        raise ConfigError("--log tracks one run; an ensemble trains several: drop --log (each member's metrics.jsonl "
-                          "is in OUT/members/seedS)")
+        raise ConfigError(f"{option('log')} tracks one run; an ensemble trains several: drop {option('log')} (each "
+                          "member's metrics.jsonl is in OUT/members/seedS)")
     # the members and the first one rebuilt for its controls read the data, and hash it, once; an ensemble run again
     # to continue it reads it as its members started (fpt.data.readings), a new one anew
     with read_once(), as_run(out):
@@ -333,8 +341,9 @@ def _choose(config: RunConfig, given: Sequence[str], folds: int | None, out: Pat
     from fpt.train import read_fingerprint
 
     if config.data is None:
-        raise ConfigError(f"--choose cross-validates on your own data's training examples: give --data PATH (task "
-                          f"{config.task!r} has fixed splits), or drop --choose")
+        raise ConfigError(f"{option('choose')} cross-validates on your own data's training examples: give "
+                          f"{option('data', 'PATH', placeholder=True)} (task {config.task!r} has fixed splits), or drop "
+                          f"{option('choose')}")
     _fresh(out)
     candidates = [parse_overrides(text.split(), where=f"--choose {text!r}") for text in given]
     with read_once():  # the fold count and every fold run read the data's files once

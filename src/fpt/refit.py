@@ -31,18 +31,19 @@ from typing import Any
 
 from fpt.config import DATA_TASK, RunConfig
 from fpt.data import read_once
-from fpt.errors import ConfigError, RunError
+from fpt.errors import ConfigError, RunError, option
 from fpt.rundir import SELECTION_RUN
 
 
 def check(config: RunConfig) -> None:
     """Why ``config`` cannot be refitted, as a ConfigError naming the fix."""
     if config.task != DATA_TASK:
-        raise ConfigError(f"--refit trains again on train + validation, which needs your own data (--data PATH); "
-                          f"task {config.task!r} has its own splits: drop --refit")
+        raise ConfigError(f"{option('refit')} trains again on train + validation, which needs your own data "
+                          f"({option('data', 'PATH', placeholder=True)}); task {config.task!r} has its own splits: drop "
+                          f"{option('refit')}")
     if config.train_on_val:
-        raise ConfigError("--refit chooses the number of steps on validation, then sets train_on_val itself: "
-                          "drop train_on_val")
+        raise ConfigError(f"{option('refit')} chooses the number of steps on validation, then sets train_on_val "
+                          "itself: drop train_on_val")
 
 
 def refit_steps(selected_step: int, n_train: int, n_val: int) -> int:

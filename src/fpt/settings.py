@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fpt.errors import ConfigError, data_kind, show
+from fpt.errors import ConfigError, data_kind, option, python_entry, show
 
 
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
@@ -247,6 +247,7 @@ class RunConfig:
                                 "the frozen features once and train the head on the cache", "auto")
     device: str = _help("auto | cpu | cuda | cuda:N | mps", "auto")
 
+    @python_entry  # fpt.RunConfig(...) is Python's: its refusals name fields (data=PATH), the command line's its flags
     def __post_init__(self) -> None:
         self._check_settings()
         self._check_data_fields()
@@ -281,11 +282,12 @@ class RunConfig:
             (self.readout is None or self.readout in READOUTS, "readout", f"must be one of {', '.join(READOUTS)}"),
             (self.fit in FITS, "fit", f"must be one of {', '.join(FITS)}"),
             (self.fit != "auto" or self.data is not None, "fit",
-             "auto cross-validates on your own data's training examples: give --data PATH, or fit=gradient"),
+             "auto cross-validates on your own data's training examples: give "
+             f"{option('data', 'PATH', placeholder=True)}, or {option('fit', 'gradient')}"),
             (self.cf_members is None or self.cf_members >= 1, "cf_members", "must be >= 1 (seeded input layers)"),
             (self.cf_head is None or self.cf_head in CF_HEADS, "cf_head", f"must be one of {', '.join(CF_HEADS)}"),
             (not self.cf_difference or self.fit in ("closed-form", "auto"), "cf_difference",
-             "is read by the closed-form fit's members only: give fit=closed-form or auto (--fit) or drop it"),
+             f"is read by the closed-form fit's members only: give {option('fit', 'closed-form')} or auto, or drop it"),
             (self.baselines in BASELINE_LEVELS, "baselines", "must be auto, none, fast or all"),
             (self.precision in {"auto", "fp32", "bf16"}, "precision", "must be auto, fp32 or bf16"),
             (self.layers is None or self.layers >= 1, "layers", "must be >= 1"),
@@ -325,7 +327,8 @@ class RunConfig:
         if self.data is not None:
             if self.task not in {"bit-xor", DATA_TASK}:  # bit-xor: the default, i.e. no task was chosen
                 raise ConfigError(f"config field 'data'={show(self.data)} trains on your dataset, but task="
-                                  f"{self.task!r} was also given; drop --task (or use task={DATA_TASK})")
+                                  f"{self.task!r} was also given; drop {option('task')} (or give "
+                                  f"{option('task', DATA_TASK)})")
             object.__setattr__(self, "task", DATA_TASK)
             local = Path(str(self.data)).expanduser()
             if isinstance(self.data, str) and not local.is_absolute() and local.exists():
@@ -374,13 +377,14 @@ class RunConfig:
                     raise ConfigError(f"config field {name!r}={show(getattr(self, name))} {msg}")
             return
         if self.task == DATA_TASK:
-            raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with --data PATH")
+            raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with "
+                              f"{option('data', 'PATH', placeholder=True)}")
         defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in (*DATA_FIELDS, *DATA_RUN_FIELDS)}
         defaults["cf_difference"] = self.cf_difference if not self.cf_difference else None  # off: any task's design
         given = [name for name, default in defaults.items() if getattr(self, name) != default]
         if given:
             raise ConfigError(f"config field(s) {', '.join(given)} apply only to your own dataset; give it with "
-                              "--data PATH (or drop them)")
+                              f"{option('data', 'PATH', placeholder=True)} (or drop them)")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

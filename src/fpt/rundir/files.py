@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fpt.errors import CheckpointError
+from fpt.errors import CheckpointError, option
 from fpt.rundir import stored
 from fpt.rundir.atomic import append_line, write_text, write_with
 from fpt.rundir.names import (
@@ -330,7 +330,7 @@ def start_clean(run_dir: str | Path) -> None:
     if ours and not written_by_fpt(run_dir):
         raise CheckpointError(
             f"{run_dir} holds {', '.join(ours)} but no config.yaml written by fpt train, so it is not an fpt run "
-            "and fpt will not replace those files: choose another --out (a new or empty folder)")
+            f"and fpt will not replace those files: choose another {option('out')} (a new or empty folder)")
     removed = []
     if (run_dir / METRICS).exists():
         (run_dir / METRICS).unlink()

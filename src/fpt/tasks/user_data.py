@@ -224,7 +224,8 @@ class UserData:
         from fpt.data import load
 
         if options.data is None:
-            raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with --data PATH")
+            raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with "
+                              f"{option('data', 'PATH', placeholder=True)}")
         raw = load(options.data, options.target_column, options.modality, options.image_channels, options.image_size,
                    options.drop_columns, options.series_id)
         return task_from_loaded(raw, options, seed)
