@@ -341,6 +341,16 @@ def test_a_setting_from_a_config_file_is_named_by_its_key_and_the_file(tmp_path,
     assert "t.csv: --drop-columns names 'rowz'" in line and "b.yaml" not in line
     Path("c.yaml").write_text("data: nope.csv\n")
     assert _cli_line(capsys, [*train, "c.yaml"]).startswith("fpt train: error: data: nope.csv in c.yaml: no such file")
+    # an unknown task option (was: task 'data' options: unknown field(s) ['delimiter'], naming no file)
+    Path("d.yaml").write_text("data: t.csv\ntask_options: {delimiter: ';'}\n")
+    line = _cli_line(capsys, [*train, "d.yaml"])
+    assert line.startswith("fpt train: error: d.yaml: task 'data' options: unknown field(s) ['delimiter']"), line
+    line = _cli_line(capsys, [*train, "c.yaml", "--data", "t.csv", "task.delimiter=;"])
+    assert line.startswith("fpt train: error: task 'data' options: unknown field(s) ['delimiter']"), line
+    Path("e.yaml").write_text("data: t.csv\nseries_id: row\n")
+    line = _cli_line(capsys, [*train, "e.yaml"])
+    assert "t.csv: series_id: row in e.yaml gives every row a series of its own" in line
+    assert line.endswith("or drop series_id in e.yaml to read the rows as examples of a table")
 
 
 # --- fpt.RunConfig, fpt.build and fpt.train_run's modes: what needs your own data, the modes that cannot go together,

@@ -194,6 +194,12 @@ def option(name: str, value: str | None = None, placeholder: bool = False) -> st
     return (_WORDING.get() or CLI)(name, value, placeholder)
 
 
+def config_file(name: str) -> str | None:
+    """The config file the setting ``name`` was read from (``Wording.files``: fpt train --config FILE), or None (a
+    flag, an argument, a default): for a refusal that names the file where the setting's key is no word of it."""
+    return (_WORDING.get() or CLI).files.get(name)
+
+
 def remedy(how: str, *settings: str | tuple[str, str]) -> str:
     """``how``, a fix with a ``{}`` per setting of ``settings`` ('raise {} or lower {}'; a setting a field's name, or
     (name, value)), each named as the surface in force names it (``option``); where that surface does not offer the
@@ -207,7 +213,8 @@ def remedy(how: str, *settings: str | tuple[str, str]) -> str:
 
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
-           "Wording", "data_kind", "entry", "option", "python_entry", "remedy", "show", "user_os_error", "wording"]
+           "Wording", "config_file", "data_kind", "entry", "option", "python_entry", "remedy", "show",
+           "user_os_error", "wording"]
 
 
 class _OneLine(reprlib.Repr):

@@ -116,7 +116,7 @@ CASES = {
     "id also dropped": (None, "id,t", {"drop_columns": "t"}, ["'t' is in --series-id and --drop-columns"]),
     "a series in two splits": ("split", "id,t", {}, ["series 's0' also has rows in the train split"]),
     "a row id as the series id": ("row id", "row", {"drop_columns": "id"},
-                                  ["--series-id 'row' gives every row a series of its own"]),
+                                  ["--series-id row gives every row a series of its own"]),
 }
 
 

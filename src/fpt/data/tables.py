@@ -1047,7 +1047,7 @@ def _long_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str |
         splits[split] = Split(x, y, where)
     lengths = [s.shape[1] for s in splits["train"].x]
     if max(lengths) == 1:  # a row id named as the series' id: every row its own series
-        raise DataError(f"{train_where}: {option('series_id')} {series[0]!r} gives every row a series of its own (one "
+        raise DataError(f"{train_where}: {option('series_id', series[0])} gives every row a series of its own (one "
                         "point each); name the column that the rows of one series share, or drop "
                         f"{option('series_id')} to read the "
                         "rows as examples of a table")

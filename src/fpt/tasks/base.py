@@ -15,7 +15,10 @@ import numpy as np
 import torch
 
 from fpt.config import from_dict
-from fpt.errors import DataError  # noqa: F401  (re-exported: raised here)
+from fpt.errors import (
+    DataError,  # noqa: F401  (re-exported: raised here)
+    config_file,
+)
 from fpt.model import InputSpec
 from fpt.objectives import CLASSIFICATION, Objective
 from fpt.registry import Registry
@@ -223,5 +226,6 @@ def task_defaults(name: str) -> TaskDefaults:
 
 def build_task(name: str, options: dict[str, Any], seed: int, source: DataSource | None = None) -> TaskData:
     task = TASKS.get(name)()
-    parsed = from_dict(task.Options, options, where=f"task {name!r} options")
+    file = config_file("task_options")  # a config file's task_options: an unknown key there names the file
+    parsed = from_dict(task.Options, options, where=f"{file + ': ' if file else ''}task {name!r} options")
     return task.build(parsed, seed, source or DataSource())
