@@ -412,3 +412,31 @@ def test_where_a_run_cannot_be_written_names_out_as_the_caller_gives_it(tmp_path
     line = _cli_line(capsys, ["train", "--data", str(tmp_path / "t.csv"), "--fit", "closed-form", "--out",
                               str(tmp_path / "mine")])
     assert line.endswith("choose another --out (a new or empty folder)")
+
+
+# --- the body and the run directory: refusals fpt.build, fpt.fit and fpt.load reach name their arguments
+
+
+def test_a_body_that_cannot_be_built_names_body_and_init_as_the_caller_gives_them(tmp_path, capsys):
+    with pytest.raises(fpt.errors.BodyUnavailableError) as err:
+        fpt.build(task="bit-xor", body="lstm-3", init="pretrained")
+    assert str(err.value) == "LSTM bodies have no pretrained weights; use init='random' (body 'lstm-3')"
+    line = _cli_line(capsys, ["train", "--task", "bit-xor", "--body", "lstm-3", "--init", "pretrained", "--out",
+                              str(tmp_path / "r1")])
+    assert line.endswith("LSTM bodies have no pretrained weights; use --init random (body 'lstm-3')")
+    with pytest.raises(fpt.errors.BodyUnavailableError) as err:
+        fpt.build(task="bit-xor", body="lstm-3", init=f"checkpoint:{tmp_path}")
+    assert str(err.value).startswith(f"init='checkpoint:{tmp_path}': {tmp_path / 'body.safetensors'} does not exist")
+    line = _cli_line(capsys, ["train", "--task", "bit-xor", "--body", "lstm-3", "--init", f"checkpoint:{tmp_path}",
+                              "--out", str(tmp_path / "r2")])
+    assert f"error: --init checkpoint:{tmp_path}: {tmp_path / 'body.safetensors'} does not exist" in line
+
+
+def test_a_run_directory_that_cannot_be_used_names_out_as_the_caller_gives_it(tmp_path, capsys):
+    (tmp_path / "ens").mkdir()
+    (tmp_path / "ens" / "ensemble.json").write_text("{}")
+    with pytest.raises(fpt.errors.CheckpointError) as err:
+        fpt.load(tmp_path / "ens")
+    assert str(err.value).endswith("run directories); train the ensemble again into a new out")
+    line = _cli_line(capsys, ["predict", str(tmp_path / "ens"), _table(tmp_path), "--out", str(tmp_path / "p.csv")])
+    assert line.endswith("run directories); train the ensemble again into a new --out")

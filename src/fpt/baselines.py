@@ -46,6 +46,7 @@ import numpy as np
 
 from fpt import rundir
 from fpt.config import DATA_TASK, RunConfig
+from fpt.errors import option
 from fpt.feature_map import CLOSED_FORM
 
 FPT = "fpt"
@@ -127,7 +128,7 @@ def over_budget(name: str, sets: dict, classify: bool) -> str | None:
     if work <= limit:
         return None
     return (f"{name} skipped: {what} is {work:,.0f}, over the baselines' budget of {limit:,.0f} (it would take longer "
-            "than the run); --baselines none drops the classic models")
+            f"than the run); {option('baselines', 'none')} drops the classic models")
 
 
 def _choose(make: Callable[[dict], Any], grid: list[dict], sets: dict, classify: bool,

@@ -44,7 +44,7 @@ from safetensors.torch import load as load_bytes
 from safetensors.torch import save as save_bytes
 from torch import nn
 
-from fpt.errors import CheckpointError, ConfigError
+from fpt.errors import CheckpointError, ConfigError, option
 from fpt.rundir import (
     BEST,
     LATEST,
@@ -413,7 +413,7 @@ def _open(path: str | Path, which: str | None = None, step: int | None = None) -
         return found
     more = f" (and {len(failures) - 1} older one(s) failed too)" if len(failures) > 1 else ""
     raise CheckpointError(f"{failures[0]}{more}; no complete checkpoint is left in {path}: start the run again "
-                          "with a new --out (or delete the run directory)")
+                          f"with a new {option('out')} (or delete the run directory)")
 
 
 def find(path: str | Path, which: str | None = None, step: int | None = None) -> Path:
@@ -445,7 +445,8 @@ def load_trainable(path: Path, model: nn.Module, expected_fingerprint: str) -> P
         raise CheckpointError(
             f"{file} was trained on a frozen body with fingerprint {meta.get('fingerprint')!r}, but the "
             f"rebuilt body has {expected_fingerprint!r}: the body weights, init seed or architecture differ "
-            "(a different --body/--init/--seed, or changed weights in the cache)"
+            f"(a different {'/'.join(option(name) for name in ('body', 'init', 'seed'))}, or changed weights in the "
+            "cache)"
         )
     tensors = _parse(file, found.files[TRAINABLE])
     params = dict(model.named_parameters())

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from fpt import rundir
 from fpt.checkpoint import find, fingerprint, has_checkpoint, load_trainable, version_step
-from fpt.errors import CheckpointError, ConfigError, RunError, python_entry
+from fpt.errors import CheckpointError, ConfigError, RunError, option, python_entry
 
 if TYPE_CHECKING:  # annotations only: the functions below import what they call when they run
     from fpt.config import RunConfig
@@ -241,7 +241,7 @@ def load_ensemble(path: Path, which: str | None = None, device: str | None = Non
         where = path / member
         if Path(member).is_absolute() or ".." in Path(member).parts or not Run(where).is_run():
             raise CheckpointError(f"{path / rundir.ENSEMBLE}: member {member!r} is not a run directory inside {path}; "
-                                  "train the ensemble again into a new --out")
+                                  f"train the ensemble again into a new {option('out')}")
         predictors.append(Run(where).load(which, device))
     first = predictors[0]
     fields = {f.name: getattr(first, f.name) for f in dataclasses.fields(Predictor)}

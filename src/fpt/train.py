@@ -494,7 +494,7 @@ def _check_same_reading(exp: Experiment, out: Path, before: Any, now: Any, where
     cause = ("fpt's reading of it changed since the run started (the data's content is the one it started on)" if same
              else "fpt's reading of it changed since the run started, or its values did")
     if holding():  # read as the run read it, and still otherwise: this fpt cannot read the column so
-        fix = "train the data into a new --out (or resume with the fpt version that started the run)"
+        fix = f"train the data into a new {option('out')} (or resume with the fpt version that started the run)"
     else:
         fix = (f"resume it with fpt train --resume {out} (Python: fpt.train_run(None, {str(out)!r}, resume=True)), "
                "which reads the data as the run read it")

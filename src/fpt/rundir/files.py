@@ -165,7 +165,7 @@ def read_ensemble(path: str | Path) -> list[str]:
             raise TypeError("not a list of run directories")
     except (OSError, ValueError, KeyError, TypeError):
         raise CheckpointError(f"{file}: not an ensemble file written by fpt train (a 'members' list of "
-                              "run directories); train the ensemble again into a new --out") from None
+                              f"run directories); train the ensemble again into a new {option('out')}") from None
     return members
 
 
