@@ -394,6 +394,13 @@ def test_modes_that_cannot_go_together_name_train_run_s_arguments(tmp_path, caps
     line = _cli_line(capsys, ["train", "--data", table, "--ensemble", "2", "--fit", "closed-form", "--log",
                               "tensorboard", "--out", str(tmp_path / "r4")])
     assert "error: --log tracks one run; an ensemble trains several: drop --log" in line
+    # more folds than the rarest class has examples (12 of each label outside test)
+    with pytest.raises(ConfigError) as err:
+        fpt.train_run({"data": table, "body": "gpt2"}, tmp_path / "r5", choose=["lr=0.1", "lr=0.01"], folds=20)
+    assert str(err.value).endswith("give at most 12 folds (folds=12)"), str(err.value)
+    line = _cli_line(capsys, ["train", "--data", table, "--body", "gpt2", "--choose", "lr=0.1", "--choose", "lr=0.01",
+                              "--folds", "20", "--out", str(tmp_path / "r6")])
+    assert line.endswith("give at most 12 folds (--folds 12)")
 
 
 def test_where_a_run_cannot_be_written_names_out_as_the_caller_gives_it(tmp_path, capsys):

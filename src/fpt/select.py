@@ -25,7 +25,7 @@ import numpy as np
 
 from fpt.config import RunConfig, from_dict, merge, show
 from fpt.data import read_once
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, option
 from fpt.feature_map import CLOSED_FORM
 from fpt.pipeline import build
 from fpt.tasks.base import TaskData
@@ -158,8 +158,8 @@ def _check(config: RunConfig) -> None:
         raise ConfigError(f"cross_validate takes a RunConfig, not a {type(config).__name__}: build one with "
                           "fpt.config.from_dict(RunConfig, fields) (or fpt.config.load)")
     if config.data is None:
-        raise ConfigError(f"cross-validation folds the training examples of your own data: give --data PATH (task "
-                          f"{config.task!r} has fixed splits)")
+        raise ConfigError("cross-validation folds the training examples of your own data: give "
+                          f"{option('data', 'PATH', placeholder=True)} (task {config.task!r} has fixed splits)")
     if config.train_on_val:
         raise ConfigError("cross-validation scores each fold's validation split, which train_on_val trains on: drop "
                           "train_on_val")
@@ -190,10 +190,11 @@ def cross_validate(config: RunConfig, candidates: Sequence[Mapping[str, Any]], f
     if folds > smallest:
         raise ConfigError(f"folds={folds}: the {'rarest class' if classify else 'data'} has only {smallest} training "
                           f"example(s) outside test, so some fold would validate on none of it; give at most "
-                          f"{smallest} folds (--folds {max(2, smallest)})" if smallest >= 2 else
+                          f"{smallest} folds ({option('folds', str(max(2, smallest)), placeholder=True)})"
+                          if smallest >= 2 else
                           f"folds={folds}: the {'rarest class' if classify else 'data'} has only {smallest} "
                           "training example outside test: cross-validation cannot fold it; add examples or drop "
-                          "--choose")
+                          f"{option('choose')}")
     scores: list[list[float | None]] = []
     losses: list[list[float | None]] = []
     steps: list[list[int | None]] = []

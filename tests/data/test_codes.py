@@ -17,6 +17,7 @@ from fpt.cli import main
 from fpt.data import load, tables
 from fpt.data.base import column_notes
 from fpt.data.codes import written_as_codes
+from fpt.errors import PYTHON, wording
 
 CLOSED = {"init": "random", "fit": "closed-form", "baselines": "none", "device": "cpu"}
 ZIPS = ["02139", "00501", "10001", "94105", "02140", "60601", "33101"]
@@ -102,6 +103,8 @@ def test_codes_alone_are_a_sequence_as_any_text_alone_is_and_say_so(tmp_path):
     assert f"{path}: column 'zip': values written with leading zeros ('02139') are read as text: the table's only " \
            "feature, a symbol sequence of its digits (--modality tabular reads them as categories), not numbers; if " \
            "they are quantities, write them without the leading zeros" in column_notes(raw)
+    with wording(PYTHON):  # fpt.build's words, where it reads the data: its argument, not the flag
+        assert "(modality='tabular' reads them as categories)" in " ".join(column_notes(raw))
     assert load(str(path), modality="tabular").modality == "tabular"
 
 

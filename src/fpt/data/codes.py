@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from fpt.errors import option
+
 DIGITS = re.compile(r"[0-9]+")  # ASCII digits only: str.isdigit() also takes '²' and other scripts' digits
 LEADING_ZERO = re.compile(r"0[0-9]")
 # where a field of a CSV/TSV may start with a zero before a digit (after a separator or a line's start, spaces, a
@@ -102,8 +104,8 @@ def codes_note(where: str, name: str, values: np.ndarray, sequence: bool = False
     example = written_as_codes(values)
     if example is None:
         return None
-    read = "text: the table's only feature, a symbol sequence of its digits (--modality tabular reads them as " \
-           "categories)" if sequence else "codes (text categories)"
+    read = "text: the table's only feature, a symbol sequence of its digits " \
+           f"({option('modality', 'tabular')} reads them as categories)" if sequence else "codes (text categories)"
     note = (f"{where}: column {name!r}: values written with leading zeros ({example!r}) are read as {read}, not "
             "numbers; if they are quantities, write them without the leading zeros")
     pair = one_number(values)
