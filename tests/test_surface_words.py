@@ -320,6 +320,13 @@ def test_an_export_that_cannot_be_written_names_run_export_s_arguments(kind_run,
     assert str(err.value) == f"out {kind_run / 'a-file'} is a file, not a folder; choose another out"  # was: DIR
     line = _cli_line(capsys, ["export", str(kind_run / "run"), str(kind_run / "a-file")])
     assert line.endswith(f"DIR {kind_run / 'a-file'} is a file, not a folder; choose another DIR")
+    link = kind_run / "link"  # a link out of its folder is refused whatever is forced
+    link.symlink_to(kind_run.parent)
+    with pytest.raises(ConfigError) as err:
+        run.export(link, force=True)
+    assert "(even with force=True): remove the link, or choose another out" in str(err.value)  # was: --force
+    line = _cli_line(capsys, ["export", str(kind_run / "run"), str(link), "--force"])
+    assert line.endswith("(even with --force): remove the link, or choose another DIR")
 
 
 # --- config files: a setting read from fpt train --config FILE is named by its key and the file, not by a flag the
@@ -401,6 +408,12 @@ def test_modes_that_cannot_go_together_name_train_run_s_arguments(tmp_path, caps
     line = _cli_line(capsys, ["train", "--data", table, "--body", "gpt2", "--choose", "lr=0.1", "--choose", "lr=0.01",
                               "--folds", "20", "--out", str(tmp_path / "r6")])
     assert line.endswith("give at most 12 folds (--folds 12)")
+    with pytest.raises(ConfigError) as err:  # a tracker's name mistyped: train_run's trackers, fpt train's --log
+        fpt.train_run({"data": table, "fit": "closed-form"}, tmp_path / "r7", trackers=["tensorbord"])
+    assert str(err.value).startswith("trackers 'tensorbord': known trackers are tensorboard")
+    capsys.readouterr()  # the notes train_run said while it read the data
+    line = _cli_line(capsys, ["train", "--data", table, "--log", "tensorbord", "--out", str(tmp_path / "r8")])
+    assert "error: --log 'tensorbord': known trackers are tensorboard" in line
 
 
 def test_where_a_run_cannot_be_written_names_out_as_the_caller_gives_it(tmp_path, capsys):

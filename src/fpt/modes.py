@@ -272,7 +272,8 @@ def _single(config: RunConfig, out: Path, resume: bool, progress: bool, trackers
             done = finished(out, config) if resume and not distributed.launched() else None
             if done is not None and rundir.BASELINES_PENDING not in done:
                 print(f"fpt: {out} already finished (step {done.get('steps')}, stopped: {done.get('stopped')}); "
-                      "nothing to resume, and nothing in it was changed (a larger --steps trains it further)",
+                      f"nothing to resume, and nothing in it was changed (a larger {option('steps')} trains it "
+                      "further)",
                       file=sys.stderr)
                 return done
             if done is not None:  # fit returns its summary (its data checked), and its baselines are fitted below

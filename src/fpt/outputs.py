@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fpt import rundir
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, option
 
 # A run directory's own entries (fpt.train, fpt.select, fpt.refit, fpt.ensemble write them) and an export's.
 RUN_ENTRIES = frozenset({rundir.CONFIG, rundir.METRICS, rundir.SUMMARY, rundir.DATA, rundir.LOCK_FILE,
@@ -56,7 +56,7 @@ def _link_target(path: Path, flag: str) -> Path | None:
                           f"write through links: remove the link, or choose another {flag}") from None
     if target.parent != folder:
         raise ConfigError(f"{flag} {path} is a symbolic link to {target}, outside {path.parent}; fpt does not write "
-                          f"through a link to another folder (even with --force): remove the link, or choose another "
+                          f"through a link to another folder (even with {option('force')}): remove the link, or choose another "
                           f"{flag}")
     return target
 
@@ -80,7 +80,7 @@ def _never(target: Path, never: Iterable[str | Path], flag: str, path: Path) -> 
             raise ConfigError(f"{flag} {path} is {what} itself, which this command reads; choose another {flag}")
         if home in target.parents:
             raise ConfigError(f"{flag} {path} lies inside {item}, whose files this command never replaces (even with "
-                              f"--force); choose an {flag} outside it")
+                              f"{option('force')}); choose an {flag} outside it")
 
 
 def _unexpanded(path: str | Path, flag: str) -> None:
@@ -110,11 +110,11 @@ def check_file(path: str | Path, *, force: bool = False, flag: str = "--out", ne
     owner = _owner(target)
     if owner is not None:
         raise ConfigError(f"{flag} {path} is a file of the {owner[1]} {owner[0]}, which fpt never replaces from "
-                          f"another command (even with --force); choose another {flag}")
+                          f"another command (even with {option('force')}); choose another {flag}")
     if target.is_dir():
         raise ConfigError(f"{flag} {path} is a directory; give a file name inside it, such as {path / 'out'}")
     if os.path.lexists(path) and not force and not (fpt_wrote is not None and fpt_wrote(target)):
-        raise ConfigError(f"{flag} {path} exists and fpt did not write it; give --force to replace it, or choose "
+        raise ConfigError(f"{flag} {path} exists and fpt did not write it; give {option('force')} to replace it, or choose "
                           f"another {flag}")
     return path
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, option
 from fpt.rundir import CONFIG, DATA, METRICS, SUMMARY, TrainState, read_metrics
 
 NAMES = ("tensorboard", "mlflow")
@@ -59,12 +59,12 @@ def check(names: Sequence[str]) -> list[str]:
     for item in names:
         for name in filter(None, (part.strip().lower() for part in str(item).split(","))):
             if name not in NAMES:
-                raise ConfigError(f"--log {name!r}: known trackers are {', '.join(NAMES)}")
+                raise ConfigError(f"{option('log')} {name!r}: known trackers are {', '.join(NAMES)}")
             if name not in out:
                 out.append(name)
     for name in out:  # names first: a typo is reported before a missing extra
         if not _installed(_EXTRA_MODULE[name]):
-            raise ConfigError(f"--log {name} needs the optional {name} package: pip install 'fpt[{name}]'")
+            raise ConfigError(f"{option('log')} {name} needs the optional {name} package: pip install 'fpt[{name}]'")
     if "mlflow" in out:
         mlflow_store_uri()  # a store MLflow cannot open is refused here, before a run directory is written
     return out
@@ -262,7 +262,7 @@ class TensorBoard(Tracker):
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError:
-            raise ConfigError("--log tensorboard needs the optional tensorboard package: "
+            raise ConfigError(f"{option('log')} tensorboard needs the optional tensorboard package: "
                               "pip install 'fpt[tensorboard]'") from None
         if self.log_dir is None and out is None:
             raise ConfigError("TensorBoard tracking writes under the run directory: give out= (or a log_dir)")
@@ -356,7 +356,8 @@ class MLflow(Tracker):
         try:
             from mlflow.tracking import MlflowClient
         except ImportError:
-            raise ConfigError("--log mlflow needs the optional mlflow package: pip install 'fpt[mlflow]'") from None
+            raise ConfigError(f"{option('log')} mlflow needs the optional mlflow package: pip install 'fpt[mlflow]'") \
+                from None
         uri = mlflow_store_uri(self.tracking_uri)
         self.out = Path(out) if out is not None else None
         self.client = client = MlflowClient(tracking_uri=uri)
