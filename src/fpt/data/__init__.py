@@ -128,7 +128,12 @@ def _read(path: str, target: str | None, modality: str, image_channels: str, ima
     if raw.fingerprint is None:  # a file or folder's (a hub dataset's reader hashes what it loaded)
         from fpt.data.fingerprint import of_path
 
-        raw.fingerprint = of_path(path)
+        # the bytes', whatever reading of the columns is in force (a run's rebuild reads them as it saved them,
+        # fpt.data.readings): hashed once in a read_once block, so each run of one command records one fingerprint
+        hashed = read.get(("fingerprint", key[0])) if read is not None else None
+        raw.fingerprint = hashed if hashed is not None else of_path(path)
+        if read is not None:
+            read[("fingerprint", key[0])] = raw.fingerprint
     if read is not None:
         read[key] = raw
         if target is None and raw.notes.get("features"):
