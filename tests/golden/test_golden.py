@@ -16,7 +16,7 @@ import math
 
 import pytest
 import torch
-from tests.golden.cases import NAMES, golden_file, replay_one, vendor
+from tests.golden.cases import NAMES, SWEEP_TRIALS, golden_file, replay_one, vendor
 
 
 def _diff(a, b, path="") -> list[str]:
@@ -80,6 +80,25 @@ def test_the_replayed_cases_are_the_committed_runs():
         assert sorted(json.loads(golden_file(kind).read_text())) == sorted(NAMES)
 
 
+def test_the_unreplayed_sweep_trial_is_the_bit_xor_case():
+    """The sweep's committed lr 1e-3 trial (not replayed: cases.SWEEP_TRIALS) trained as the bit-xor case's first 20
+    steps: the paper preset's lr, the same config but for steps and eval_every, and the same step-20 figures, in each
+    vendor's file. So the bit-xor case's replay checks its computation."""
+    import fpt
+
+    assert fpt.build(preset="paper", task="bit-xor").config.lr == 1e-3
+    for kind in ("GenuineIntel", "AuthenticAMD"):
+        runs = json.loads(golden_file(kind).read_text())
+        case, trial = runs["bit-xor"], runs["sweep"]["lr=0.001"]
+        assert sorted(runs["sweep"]) == sorted({"lr=0.001", *SWEEP_TRIALS})
+        same = ("task", "body", "init", "freeze", "global_batch_size", "body_fingerprint", "task_info", "val_set")
+        assert {k: trial["summary"][k] for k in same} == {k: case["summary"][k] for k in same}
+        at_20 = next(row for row in case["metrics"] if row["step"] == 20)
+        assert trial["summary"]["steps"] == trial["metrics"][-1]["step"] == 20
+        assert {k: trial["metrics"][-1][k] for k in ("val_loss", "val_accuracy")} == \
+            {k: at_20[k] for k in ("val_loss", "val_accuracy")}, kind
+
+
 # One test per run (each a minute or less of CPU), so that pytest-xdist's two workers can share them.
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
@@ -89,6 +108,8 @@ def test_golden_runs_replay_identically(name, tmp_path):
         pytest.skip(f"no golden runs for {kind} processors: write them with the old code "
                     f"(git worktree add OLD 0ee82ed; cd OLD; python -m tests.golden.cases) as golden-{kind}.json")
     committed = {name: json.loads(golden_file(kind).read_text())[name]}
+    if name == "sweep":  # the trials the spec replays (cases.SWEEP_TRIALS: the other is the bit-xor case's steps)
+        committed[name] = {trial: committed[name][trial] for trial in SWEEP_TRIALS}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the committed runs used one thread; sums in another order round differently
     try:
