@@ -74,6 +74,33 @@ def memory_run(tiny_bert_dir, tmp_path_factory) -> Path:
                 task_options={"n_strings": 3, "n_bits": 20, "token_dim": 10, "eval_size": 16})
 
 
+# --- the ragged-series closed-form run (tests/test_closed_form_data.series_run_as_reported) ------------
+
+# The flags of the run that the hop, gains and series-reading tests each read: --cf-members 4 on a random tiny BERT
+RAGGED_SERIES_FLAGS = ("--init", "random", "--fit", "closed-form", "--cf-members", "4", "--device", "cpu", "--quiet",
+                       "--baselines", "none")
+
+
+@pytest.fixture(scope="session")
+def ragged_series_run(tiny_bert_dir, tmp_path_factory) -> dict:
+    """``series_run_as_reported`` with RAGGED_SERIES_FLAGS, trained once per session: {"root": the folder of
+    r_TRAIN.ts, r_TEST.ts and run/, "run": run/, "config": its config.yaml}. Four tests read it (never write)."""
+    from tests.test_closed_form_data import series_run_as_reported
+
+    root = tmp_path_factory.mktemp("ragged-series")
+    config = series_run_as_reported(root, tiny_bert_dir, list(RAGGED_SERIES_FLAGS))
+    return {"root": root, "run": root / "run", "config": config}
+
+
+@pytest.fixture(scope="session")
+def ragged_series_export(ragged_series_run) -> Path:
+    """``ragged_series_run`` exported with its ONNX graph, once per session (the export traces the model: ~10 s)."""
+    import fpt
+
+    pytest.importorskip("onnxscript")  # fpt[export]
+    return fpt.Run(ragged_series_run["run"]).export(ragged_series_run["root"] / "export", onnx=True)
+
+
 # --- the README's paper-task example, run once per session ----------------------------------------
 
 @pytest.fixture(scope="session")

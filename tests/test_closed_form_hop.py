@@ -9,7 +9,7 @@ import json
 
 import pytest
 import torch
-from tests.test_closed_form_data import _unequal_ts, series_run_as_reported
+from tests.test_closed_form_data import _unequal_ts
 from tests.test_predictor import _table
 
 import fpt
@@ -18,9 +18,6 @@ from fpt.errors import ConfigError
 from fpt.feature_map import DEFAULTS, FeatureMap, member_tokens, merge_tokens, options, resolve, windows
 from fpt.model import InputSpec
 from fpt.pipeline import build_model
-
-FLAGS = ["--init", "random", "--fit", "closed-form", "--cf-members", "4", "--device", "cpu", "--quiet",
-         "--baselines", "none"]
 
 
 def _map(body, spec, **design) -> FeatureMap:
@@ -120,10 +117,10 @@ def test_a_series_slides_its_windows_a_table_keeps_them_side_by_side(tmp_path, t
     assert gradient.config.cf_hop is None
 
 
-def test_a_series_run_records_its_hop_and_predicts_as_it_reported(tmp_path, tiny_bert_dir):
-    assert series_run_as_reported(tmp_path, tiny_bert_dir, FLAGS)["cf_hop"] == "one"
-    record = json.loads((tmp_path / "run" / "summary.json").read_text())["closed_form"]
-    exp = fpt.build(fpt.Run(tmp_path / "run").config())
+def test_a_series_run_records_its_hop_and_predicts_as_it_reported(ragged_series_run):
+    assert ragged_series_run["config"]["cf_hop"] == "one"  # series_run_as_reported checked it predicts as reported
+    record = json.loads((ragged_series_run["run"] / "summary.json").read_text())["closed_form"]
+    exp = fpt.build(fpt.Run(ragged_series_run["run"]).config())
     assert record["hop"] == exp.config.cf_hop == "one" and record["members"] == 4
     # every member's windows over every split's examples (the odd members twice: cf_series_norm=choose), as the
     # reading budget counts them
@@ -139,17 +136,14 @@ def test_a_closed_form_run_saved_before_the_hop_existed_reads_side_by_side():
     assert from_saved({"preset": "fast", "fit": "gradient"}).cf_hop is None
 
 
-def test_a_series_run_at_every_token_exports_to_onnx_with_unequal_lengths(tmp_path, tiny_bert_dir):
+def test_a_series_run_at_every_token_exports_to_onnx_with_unequal_lengths(ragged_series_run, ragged_series_export):
     """The windows' unfold and their counts from each series' length are traced: the ONNX graph predicts as the run."""
-    pytest.importorskip("onnxscript")  # fpt[export]
-    series_run_as_reported(tmp_path, tiny_bert_dir, FLAGS)
-    out = tmp_path / "run"
+    out, exported = ragged_series_run["run"], ragged_series_export
     assert fpt.Run(out).config().cf_hop == "one"
-    exported = fpt.Run(out).export(tmp_path / "export", onnx=True)
     doc = json.loads((exported / "config.json").read_text())["onnx"]
     assert doc["max_abs_diff"] < 1e-4 and "lengths" in doc["inputs"]
     model = fpt.load(out)
-    test = str(tmp_path / "r_TEST.ts")
+    test = str(ragged_series_run["root"] / "r_TEST.ts")
     assert fpt.load(exported).logits(test) == pytest.approx(model.logits(test), abs=1e-5)
 
 

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from tests.test_closed_form_data import _unequal_ts, series_run_as_reported
+from tests.test_closed_form_data import _unequal_ts
 from tests.test_predictor import _table
 
 import fpt
@@ -22,9 +22,6 @@ from fpt.errors import ConfigError
 from fpt.feature_map import DEFAULTS, FeatureMap, member_reads, member_tokens, options, per_series, resolve
 from fpt.model import InputSpec
 from fpt.pipeline import build_model
-
-FLAGS = ["--init", "random", "--fit", "closed-form", "--cf-members", "4", "--device", "cpu", "--quiet",
-         "--baselines", "none"]
 
 
 def test_per_series_is_the_tokenisers_own_normalisation_of_each_series_and_channel():
@@ -128,18 +125,17 @@ def test_a_series_chooses_its_reading_a_table_reads_as_tokenised_and_the_budget_
     assert (given.cf_hop, given.cf_series_norm) == ("one", "choose")
 
 
-def test_a_series_run_records_its_reading_predicts_as_reported_and_exports_to_onnx(tmp_path, tiny_bert_dir):
-    config = series_run_as_reported(tmp_path, tiny_bert_dir, FLAGS)  # _unequal_ts: the class in a channel's level
-    assert config["cf_series_norm"] == "choose"
-    record = json.loads((tmp_path / "run" / "summary.json").read_text())["closed_form"]
+def test_a_series_run_records_its_reading_predicts_as_reported_and_exports_to_onnx(ragged_series_run, request):
+    run = ragged_series_run["run"]  # _unequal_ts: the class in a channel's level; predicts as reported (checked)
+    assert ragged_series_run["config"]["cf_series_norm"] == "choose"
+    record = json.loads((run / "summary.json").read_text())["closed_form"]
     assert record["series_norm"] == "choose" and record["series_norm_kept"] in ("global", "alternate")
-    exp = fpt.build(fpt.Run(tmp_path / "run").config())
+    exp = fpt.build(fpt.Run(run).config())
     assert record["member_tokens"] == record["examples_read"] * sum(exp.model.positions[e] for e, _ in exp.model.reads)
-    pytest.importorskip("onnxscript")  # fpt[export]
-    exported = fpt.Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
+    exported = request.getfixturevalue("ragged_series_export")  # skips here without fpt[export]
     assert json.loads((exported / "config.json").read_text())["onnx"]["max_abs_diff"] < 1e-4
-    test = str(tmp_path / "r_TEST.ts")
-    assert fpt.load(exported).logits(test) == pytest.approx(fpt.load(tmp_path / "run").logits(test), abs=1e-5)
+    test = str(ragged_series_run["root"] / "r_TEST.ts")
+    assert fpt.load(exported).logits(test) == pytest.approx(fpt.load(run).logits(test), abs=1e-5)
 
 
 def test_a_closed_form_run_saved_before_the_field_existed_reads_the_tokens_as_normalised():
