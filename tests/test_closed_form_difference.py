@@ -84,7 +84,7 @@ def test_members_from_half_of_e_read_the_difference_and_the_tokens_stay_the_seri
 def test_it_resolves_with_the_design_and_needs_the_closed_form_fit(tiny_bert_dir):
     assert resolve(RunConfig(fit="closed-form")).cf_difference is False  # config.yaml records it
     assert RunConfig().cf_difference is None
-    with pytest.raises(ConfigError, match="cf_difference.*fit=closed-form"):
+    with pytest.raises(ConfigError, match="cf_difference.*fit='closed-form'"):
         RunConfig(data="x.tsv", cf_difference=True)
     with pytest.raises(ConfigError, match="cf_difference apply only to your own dataset"):
         RunConfig(fit="closed-form", cf_difference=True)

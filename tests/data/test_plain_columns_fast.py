@@ -1,5 +1,5 @@
 """A column's plain values (``fpt.data.plain.plain_values``), the input columns written back beside the predictions
-(``fpt.data.inputs._as_written``) and declared categories' names (``fpt.data.categories.category_names``) are made by
+(``fpt.data.written.as_written``) and declared categories' names (``fpt.data.categories.category_names``) are made by
 passes over the column, not a Python call per value. Each equals the per-value path it replaced, kept here as the
 reference, object for object (type and value), on columns of edge values: NaN, None, pandas' NA, whole floats, -0.0,
 infinities, ints past int64, bools beside 1 and 1.0, unicode, numeric-looking text, dates, numpy scalars among
@@ -17,8 +17,8 @@ import pytest
 
 from fpt.data.base import is_missing, plain_value
 from fpt.data.categories import as_category_names, category_names
-from fpt.data.inputs import _as_written
 from fpt.data.plain import plain_values
+from fpt.data.written import as_written as _as_written
 
 
 def _old_as_written(col: np.ndarray) -> list:
@@ -93,11 +93,25 @@ def test_plain_values_are_plain_value_of_each(name):
     _same(out.tolist(), [plain_value(v) for v in col])
 
 
+# values no writer holds as they are (a duration, a Decimal, a date among objects, complex, long double): the text
+# every writer writes for them (fpt.data.written), where the per-value path handed JSON a TypeError
+_AS_TEXT = {"durations": ["PT5S", "PT0S", None], "complex": ["(1+2j)", "(3+0j)"], "long double": ["1.0", "2.5"]}
+
+
+def _expected_written(name: str, col: np.ndarray) -> list:
+    if name in _AS_TEXT:
+        return _AS_TEXT[name]
+    old = _old_as_written(col)
+    if name == "numpy scalars and others":
+        old[5:7] = ["1.0", "2024-01-02"]  # Decimal('1.0'), datetime.date(2024, 1, 2)
+    return old
+
+
 @pytest.mark.parametrize("name", list(COLUMNS))
 def test_written_columns_equal_the_per_value_path(name):
     col = COLUMNS[name]
-    _same(_as_written(col), _old_as_written(col))
-    _same(_as_written(col, is_missing(col)), _old_as_written(col))  # the reader's mask, where it kept one
+    _same(_as_written(col), _expected_written(name, col))
+    _same(_as_written(col, is_missing(col)), _expected_written(name, col))  # the reader's mask, where it kept one
 
 
 @pytest.mark.parametrize("name", [n for n in COLUMNS if n not in ("complex", "long double")])

@@ -60,7 +60,7 @@ from fpt.data.timeseries import (
 )
 from fpt.data.timeseries import array_notes as series_array_notes
 from fpt.data.tokenisers import text_of
-from fpt.errors import DataError, SchemaError, near, option
+from fpt.errors import DataError, SchemaError, near, option, remedy
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet", ".feather": "arrow", ".arrow": "arrow"}
@@ -190,7 +190,7 @@ def _csv_fields(lines: list[str], sep: str) -> list[list[str]]:
 
 def allow_unseen_fix() -> str:
     """The way past a category training never saw, as the caller's surface names it (--allow-unseen, allow_unseen=True)."""
-    return f"or pass {option('allow_unseen')} to map unseen categories to the shared unknown slot"
+    return remedy("or pass {} to map unseen categories to the shared unknown slot", "allow_unseen")
 
 MIXED_SHARE = 0.9  # a text column whose values are at least this share numbers is a numeric column with bad entries
 
