@@ -239,6 +239,14 @@ def check_modes(config: RunConfig, *, resume: bool, choose: bool, refit: bool, p
         raise ConfigError(f"{option('refit')} runs in one process; drop {option('nproc')}")
 
 
+def check_tracked(config: RunConfig, trackers: Sequence[Any] | None) -> None:
+    """An ensemble refuses trackers (``--log``): called before a tracker's extra is looked for, since installing
+    tensorboard would not make the command run."""
+    if trackers and config.ensemble > 1:
+        raise ConfigError(f"{option('log')} tracks one run; an ensemble trains several: drop {option('log')} (each "
+                          "member's metrics.jsonl is in OUT/members/seedS)")
+
+
 def _listed(*settings: str) -> str:
     """'--refit, --choose and --nproc' as the surface in force names each (fpt.errors.option)."""
     named = [option(s) for s in settings]
@@ -308,9 +316,7 @@ def _ensemble(config: RunConfig, out: Path, trackers: Sequence[Any], say: Say) -
     from fpt.data.readings import as_run
     from fpt.run import Run
 
-    if trackers:
-        raise ConfigError(f"{option('log')} tracks one run; an ensemble trains several: drop {option('log')} (each "
-                          "member's metrics.jsonl is in OUT/members/seedS)")
+    check_tracked(config, trackers)
     # the members and the first one rebuilt for its controls read the data, and hash it, once; an ensemble run again
     # to continue it reads it as its members started (fpt.data.readings), a new one anew
     with read_once(), as_run(out):
@@ -438,5 +444,5 @@ def _record_choice(choice: Choice, summary: dict, out: Path) -> dict:
         return rundir.record_selection(out, choice.to_json(), summary)
 
 
-__all__ = ["Choice", "build", "check_modes", "choose", "check_out", "check_out_outside_data", "default_out",
+__all__ = ["Choice", "build", "check_modes", "check_tracked", "choose", "check_out", "check_out_outside_data", "default_out",
            "resumed_config", "train_run"]

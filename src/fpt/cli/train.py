@@ -64,7 +64,7 @@ def _train(args: argparse.Namespace) -> int:
     from fpt import distributed, tracking
     from fpt.cli._args import config_from_args, given_fields
     from fpt.config import load_yaml
-    from fpt.modes import check_modes, check_out, default_out, resumed_config, train_run
+    from fpt.modes import check_modes, check_out, check_tracked, default_out, resumed_config, train_run
     from fpt.settings import train_config, train_fit
 
     if args.nproc is not None and args.nproc < 1:
@@ -80,6 +80,7 @@ def _train(args: argparse.Namespace) -> int:
     else:  # own data: the fit is chosen, not assumed (fpt.settings.train_fit)
         config = train_config(config_from_args(args), given, other_mode)
     out = Path(args.resume or args.out or default_out(config))
+    check_tracked(config, args.log)
     trackers: list = tracking.check(args.log)
     if args.nproc and args.nproc > 1 and not distributed.launched():
         check_modes(config, resume=bool(args.resume), choose=bool(args.choose), refit=args.refit, parallel=True)
