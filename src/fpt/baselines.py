@@ -578,7 +578,7 @@ def _pending(summary: dict[str, Any], out: Path, chosen: str) -> dict[str, Any]:
     """``summary`` (the run's, as fit wrote it) rewritten to ``out`` as waiting for its baselines (``chosen``: fast or
     all) before any is fitted: a run stopped while fitting them (minutes of controls' training) otherwise read as
     finished, in fpt runs and on resume, and its controls and models were never fitted. Returns it as it was."""
-    summary = {k: v for k, v in summary.items() if k != rundir.BASELINES_PENDING}
+    summary = _without_pending(summary)
     with rundir.lock(out, what="fpt train (baselines)"):
         rundir.write_summary(out, {**summary, rundir.BASELINES_PENDING: chosen})
     return summary
@@ -589,16 +589,20 @@ def _settled(summary: dict[str, Any], out: str | Path | None) -> dict[str, Any]:
     run resumed with baselines=none)."""
     if rundir.BASELINES_PENDING not in summary:
         return summary
-    summary = {k: v for k, v in summary.items() if k != rundir.BASELINES_PENDING}
+    summary = _without_pending(summary)
     if out is not None:
         with rundir.lock(out, what="fpt train (baselines)"):
             rundir.write_summary(out, summary)
     return summary
 
 
+def _without_pending(summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` without the mark of baselines still to fit (a copy)."""
+    return {k: v for k, v in summary.items() if k != rundir.BASELINES_PENDING}
+
+
 def _with_comparison(summary: dict[str, Any], result: dict[str, Any], out: str | Path | None) -> dict[str, Any]:
-    summary = {**{k: v for k, v in summary.items() if k != rundir.BASELINES_PENDING},
-               "baselines_models": compare(summary, result)}
+    summary = {**_without_pending(summary), "baselines_models": compare(summary, result)}
     if out is not None:
         with rundir.lock(out, what="fpt train (baselines)"):
             rundir.write_summary(out, summary)
