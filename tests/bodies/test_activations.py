@@ -1,3 +1,5 @@
+import sys
+
 import torch
 from torch import nn
 from transformers.activations import NewGELUActivation
@@ -35,3 +37,14 @@ def test_bodies_without_gelu_new_are_left_alone(tiny_bert_dir):
     body = build_body(BodySpec(tiny_bert_dir, init="pretrained", seq_len=16, dropout=0.0))
     assert use_fused_activations(body) == 0
     assert not any(isinstance(m, nn.GELU) and m.approximate == "tanh" for m in body.modules())
+
+
+def test_a_body_that_is_not_hugging_faces_builds_without_importing_transformers(monkeypatch):
+    """An LSTM body imported transformers.activations (3 s of CPU: transformers, torch.distributed.tensor, ...) only
+    to look for a GELU it cannot hold; every fpt train --body lstm-* process paid it."""
+    for name in [m for m in sys.modules if m == "transformers" or m.startswith("transformers.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # importing any of them now raises ImportError
+    body = build_body(BodySpec("lstm-3-w384", init="random", seq_len=8, dropout=0.0))
+    assert use_fused_activations(body) == 0
+    h = body.embed(torch.zeros(2, 8, body.width))
+    assert body.final_norm(body.block(0, h, None)).shape == (2, 8, 384)

@@ -10,6 +10,8 @@ evaluation forward is measured by bench/step_time.py (docs/results/performance.m
 
 from __future__ import annotations
 
+import sys
+
 from torch import nn
 
 from fpt.bodies.swap import replace_modules
@@ -17,9 +19,13 @@ from fpt.bodies.swap import replace_modules
 
 def use_fused_activations(module: nn.Module) -> int:
     """Replace every Python tanh-GELU module inside ``module`` with torch's fused one; returns how many."""
-    # imported here, not with the module: fpt.bodies is imported by every task, and transformers.activations costs
-    # seconds of imports that fpt data, fpt runs and the other commands that build no body never need
-    from transformers.activations import NewGELUActivation
+    # Read from sys.modules, never imported: a module holding a NewGELUActivation has imported its class, so when
+    # transformers.activations is not loaded there is nothing to replace, and a body that is not Hugging Face's
+    # (the LSTMs) skips the seconds of imports it pulls in (transformers, torch.distributed.tensor, ...).
+    activations = sys.modules.get("transformers.activations")
+    if activations is None:
+        return 0
+    NewGELUActivation = activations.NewGELUActivation  # noqa: N806 (a class)
 
     return replace_modules(module, lambda child: nn.GELU(approximate="tanh")
                            if type(child) is NewGELUActivation else None)
