@@ -75,12 +75,20 @@ def binomial_margin(p: float, n: int | None, z: float = Z_ONE_SIDED_95) -> float
     on small sets, so a run that always answers the majority class of a 20-example set would count as above it."""
     if not n or n <= 0:
         return 0.0
-    from scipy.stats import binomtest, norm
+    # scipy.stats' own arithmetic (norm.cdf is special.ndtr; scipy/stats/_binomtest.py, _binom_wilson_conf_int,
+    # two-sided, no continuity correction), written out: every fit ends here (health), and importing scipy.stats
+    # cost each fpt train process ~1 CPU-s. tests/test_convergence.py checks it equals binomtest's bound exactly.
+    from scipy.special import ndtr, ndtri
 
     n = int(n)
     k = min(max(round(p * n), 0), n)  # p is an observed proportion of n examples
-    confidence = 2.0 * float(norm.cdf(z)) - 1.0  # two-sided level whose upper bound is one-sided at z
-    high = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson").high
+    confidence = 2.0 * float(ndtr(z)) - 1.0  # two-sided level whose upper bound is one-sided at z
+    if k == n:
+        return max(1.0 - p, 0.0)
+    z2 = ndtri(0.5 + 0.5 * confidence)
+    share = k / n
+    denom = 2 * (n + z2**2)
+    high = (2 * n * share + z2**2) / denom + z2 / denom * math.sqrt(4 * n * share * (1 - share) + z2**2)
     return max(float(high) - p, 0.0)
 
 
