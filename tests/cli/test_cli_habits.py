@@ -119,13 +119,13 @@ def test_progress_lines_show_on_a_terminal_0_columns_wide(tiny_gpt2_dir, tmp_pat
     reader.start()
     terminal = open(child_fd, "w", buffering=1, closefd=False)  # noqa: SIM115 (closed below, with the pty)
     try:
-        monkeypatch.setattr(sys, "stdout", terminal)
-        monkeypatch.setattr(sys, "stderr", terminal)
-        code = main(["train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "4", "--eval-every", "2",
-                     "--batch-size", "4", "task.eval_size=8", "--device", "cpu", "--out", str(tmp_path / "run"),
-                     "--log-every-seconds", "0.001"])
+        with monkeypatch.context() as streams:
+            streams.setattr(sys, "stdout", terminal)
+            streams.setattr(sys, "stderr", terminal)
+            code = main(["train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "4", "--eval-every", "2",
+                         "--batch-size", "4", "task.eval_size=8", "--device", "cpu", "--out", str(tmp_path / "run"),
+                         "--log-every-seconds", "0.001"])
     finally:
-        monkeypatch.undo()
         terminal.close()
         os.close(child_fd)
         reader.join(timeout=60)
