@@ -160,33 +160,29 @@ def test_a_config_every_trial_would_fail_on_stops_the_sweep_before_any_trial(ext
 
 # --- (a) the local executor ---------------------------------------------------------------------
 
-def test_sweep_log_tracks_every_trial_in_one_store(tiny_gpt2_dir, tmp_path, monkeypatch, capsys):
+def test_sweep_log_tracks_every_trial_in_one_store(tiny_gpt2_dir, local_sweep, tmp_path, capsys):
     """fpt sweep had no --log (argparse: 'unrecognized arguments: --log mlflow'): no trial reached TensorBoard or
     MLflow. Now each trial is tracked as fpt train --log tracks it, every MLflow run in one store (the one the
-    sweep's own folder names, whatever folder a worker runs in); a tracker that cannot start is one line first."""
+    sweep's own folder names, whatever folder a worker runs in); a tracker that cannot start is one line first.
+    The tracked sweep is the module's local_sweep (4 trials, 2 at once), run with --log when both extras are here."""
     pytest.importorskip("mlflow")
     pytest.importorskip("tensorboard")
     from mlflow.tracking import MlflowClient
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the sweep sets it for its workers: undone after
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'runs.db'}")
-    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
-    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
     path = _write(tmp_path, {**_spec(tiny_gpt2_dir), "seeds": [0]})
-    assert main(["sweep", str(path), "--out", "out", "--log", "tensorbord"]) == 2
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--log", "tensorbord"]) == 2
     assert "--log 'tensorbord': known trackers are" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
-    assert main(["sweep", str(path), "--out", "out", "--log", "tensorboard,mlflow", "--quiet", "--parallel", "2",
-                 "--threads-per-trial", "1"]) == 0
-    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    out, store = local_sweep["out"], local_sweep["mlflow"]
+    assert local_sweep["rc"] == 0 and store is not None
+    doc = json.loads((out / "results.json").read_text())
     assert doc["command"].endswith("--log tensorboard,mlflow")
     keys = [t["key"] for t in doc["trials"]]
-    assert len(keys) == 2 and all((tmp_path / "out" / "runs" / k / "tensorboard").is_dir() for k in keys)
-    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'runs.db'}")
+    assert len(keys) == 4 and all((out / "runs" / k / "tensorboard").is_dir() for k in keys)
+    client = MlflowClient(tracking_uri=store)
     runs = client.search_runs([client.get_experiment_by_name("fpt").experiment_id])
     assert sorted(r.info.run_name for r in runs) == sorted(keys) and {r.info.status for r in runs} == {"FINISHED"}
-    assert sorted(float(r.data.params["lr"]) for r in runs) == [1e-4, 1e-3]
+    assert sorted(float(r.data.params["lr"]) for r in runs) == [1e-4, 1e-4, 1e-3, 1e-3]
 
 
 def _csv(path: Path) -> list[dict[str, str]]:
@@ -197,22 +193,36 @@ def _csv(path: Path) -> list[dict[str, str]]:
 @pytest.fixture(scope="module")
 def local_sweep(tiny_gpt2_dir, tmp_path_factory) -> dict:
     """``fpt sweep`` of _spec (2 lrs x 2 seeds) on the local executor, run once per module: the local executor's test
-    below checks it and reruns it (a rerun changes no run), and the Ray test compares Ray's results with its own."""
+    below checks it and reruns it (a rerun changes no run), the Ray test compares Ray's results with its own, and the
+    --log test reads its trackers. With the tensorboard and mlflow extras installed it runs with
+    --log tensorboard,mlflow (an MLflow store of its own: "mlflow", else None): a tracked sweep of its own cost that
+    test two more worker processes, each importing torch and transformers; tracking changes no run's figures."""
     import contextlib
+    import importlib.util
     import io
 
     root = tmp_path_factory.mktemp("local-sweep")
     path = _write(root, _spec(tiny_gpt2_dir))
     out = root / "out"
-    args = ["sweep", str(path), "--out", str(out), "--parallel", "2", "--threads-per-trial", "1", "--quiet"]
+    tracked = all(importlib.util.find_spec(name) is not None for name in ("mlflow", "tensorboard"))
+    store = f"sqlite:///{root / 'runs.db'}" if tracked else None
+    args = ["sweep", str(path), "--out", str(out), "--parallel", "2", "--threads-per-trial", "1", "--quiet",
+            *(["--log", "tensorboard,mlflow"] if tracked else [])]
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):  # what capsys would read: main prints to sys.stdout
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(printed):  # what capsys would read
+        for name in ("MLFLOW_EXPERIMENT_NAME", "MLFLOW_EXPERIMENT_ID"):
+            mp.delenv(name, raising=False)
+        if store:  # the sweep sets it for its workers: undone after
+            mp.setenv("MLFLOW_TRACKING_URI", store)
+            mp.chdir(root)  # the workers' cwd: MLflow's artifacts go to ./mlruns beside a sqlite store, not the repo's
         rc = main(args)
-    return {"rc": rc, "printed": printed.getvalue(), "out": out, "args": args}
+    return {"rc": rc, "printed": printed.getvalue(), "out": out, "args": args, "mlflow": store}
 
 
-def test_local_sweep_results_match_the_runs_and_a_rerun_retrains_nothing(local_sweep, capsys):
+def test_local_sweep_results_match_the_runs_and_a_rerun_retrains_nothing(local_sweep, capsys, monkeypatch):
     out, args = local_sweep["out"], local_sweep["args"]
+    if local_sweep["mlflow"]:  # the rerun's --log opens the sweep's own store (MLflow's default is ./mlflow.db)
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", local_sweep["mlflow"])
     assert local_sweep["rc"] == 0
     printed = local_sweep["printed"]
     assert printed.count(": started (") == 4
