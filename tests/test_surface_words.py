@@ -360,6 +360,43 @@ def test_a_setting_from_a_config_file_is_named_by_its_key_and_the_file(tmp_path,
     assert line.endswith("or drop series_id in e.yaml to read the rows as examples of a table")
 
 
+def test_a_mistyped_modality_is_named_by_its_own_key_not_the_data(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _table(tmp_path)
+    train = ["train", "--body", "gpt2", "--device", "cpu", "--out", "run"]
+    Path("m.yaml").write_text("data: t.csv\nmodality: tabularr\n")
+    line = _cli_line(capsys, [*train, "--config", "m.yaml"])  # was: data: /abs/t.csv in m.yaml: config field 'modality'
+    assert line.startswith("fpt train: error: modality: tabularr in m.yaml (did you mean 'tabular'?) must be auto or "
+                           "one of tabular, image"), line
+    line = _cli_line(capsys, [*train, "--data", "t.csv", "--modality", "tabularr"])
+    assert line.startswith("fpt train: error: --modality tabularr (did you mean 'tabular'?) must be auto"), line
+    with pytest.raises(ConfigError) as err:
+        fpt.build(data="t.csv", modality="tabularr", body="gpt2", device="cpu")
+    assert str(err.value).startswith("modality='tabularr' (did you mean 'tabular'?) must be auto or one of tabular")
+
+
+def test_a_validation_fraction_too_large_is_named_with_test_fraction_not_blamed_on_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _table(tmp_path)
+    train = ["train", "--body", "gpt2", "--device", "cpu", "--out", "run"]
+    Path("v.yaml").write_text("data: t.csv\nval_fraction: 0.99\n")
+    # was: config field 'test_fraction'=0.2 must be in (0, 1) and leave training examples with val_fraction=0.99
+    line = _cli_line(capsys, [*train, "--config", "v.yaml"])
+    assert line.endswith("config fields val_fraction=0.99 and test_fraction=0.2 hold out every example, leaving none "
+                         "to train on (their sum must be under 1): lower val_fraction in v.yaml or --test-fraction")
+    line = _cli_line(capsys, [*train, "--data", "t.csv", "--val-fraction", "0.99"])
+    assert line.endswith("config fields val_fraction=0.99 and test_fraction=0.2 hold out every example, leaving none "
+                         "to train on (their sum must be under 1): lower --val-fraction or --test-fraction"), line
+    with pytest.raises(ConfigError) as err:
+        fpt.build(data="t.csv", val_fraction=0.5, test_fraction=0.5, body="gpt2", device="cpu")
+    assert str(err.value).endswith("config fields val_fraction=0.5 and test_fraction=0.5 hold out every example, "
+                                   "leaving none to train on (their sum must be under 1): lower val_fraction or "
+                                   "test_fraction")
+    with pytest.raises(ConfigError) as err:  # test_fraction alone out of range is still test_fraction's
+        fpt.build(data="t.csv", test_fraction=1.5, body="gpt2", device="cpu")
+    assert "config field 'test_fraction'=1.5 must be in (0, 1), e.g. 0.2" in str(err.value)
+
+
 # --- fpt.RunConfig, fpt.build and fpt.train_run's modes: what needs your own data, the modes that cannot go together,
 # and where a run may be written, named as fpt.train_run's arguments (choose, refit=True, trackers, out), not fpt train's
 

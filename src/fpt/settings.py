@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fpt.errors import ConfigError, data_kind, option, python_entry, show
+from fpt.errors import ConfigError, data_kind, option, python_entry, remedy, show
 
 
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
@@ -342,8 +342,7 @@ class RunConfig:
                 # modality: its names are the data layer's entries, above this module; fpt.data.modalities.requested
                 # checks it where the data is read (fpt.data.load, in-memory data, the sklearn estimators)
                 (0 < self.val_fraction < 1, "val_fraction", "must be in (0, 1), e.g. 0.1"),
-                (0 < self.test_fraction < 1 and self.val_fraction + self.test_fraction < 1, "test_fraction",
-                 f"must be in (0, 1) and leave training examples with val_fraction={self.val_fraction}"),
+                (0 < self.test_fraction < 1, "test_fraction", "must be in (0, 1), e.g. 0.2"),
                 (not self.train_on_val or None in (self.steps, self.eval_every) or self.eval_every >= self.steps,
                  "train_on_val",
                  f"trains on the validation split, so nothing may be selected on it: evaluate once, at the end "
@@ -375,6 +374,11 @@ class RunConfig:
             for ok, name, msg in checks:
                 if not ok:
                     raise ConfigError(f"config field {name!r}={show(getattr(self, name))} {msg}")
+            if self.val_fraction + self.test_fraction >= 1:
+                # the two together, not test_fraction alone: val_fraction 0.99 was blamed on the default test_fraction
+                raise ConfigError(f"config fields val_fraction={self.val_fraction} and test_fraction="
+                                  f"{self.test_fraction} hold out every example, leaving none to train on (their sum "
+                                  f"must be under 1): {remedy('lower {} or {}', 'val_fraction', 'test_fraction')}")
             return
         if self.task == DATA_TASK:
             raise ConfigError(f"task {DATA_TASK!r} trains on your own dataset: give it with "

@@ -90,7 +90,7 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
     from fpt.data.modalities import requested
     from fpt.data.readings import held_key
 
-    requested(modality, option("data", str(path)))
+    requested(modality)
     held = held_data(str(path))
     if held is not None:
         return held

@@ -137,7 +137,7 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     """``RawData`` (one training split: validation and test are held out as for a file) of in-memory data;
     ``drop_columns`` (comma-separated) leaves a table's columns out; ``series_id`` (ID or ID,ORDER) reads a
     long-format table as series."""
-    requested(modality, f"data={type(data).__name__}")
+    requested(modality)
     drop = column_names(drop_columns)
     if is_datasets(data):
         # read by its features, as a saved one is: through pandas an Image column would be dicts of PNG bytes (trained

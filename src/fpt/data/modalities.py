@@ -34,7 +34,7 @@ from fpt.data.tables import (
 from fpt.data.timeseries import array_notes as series_notes
 from fpt.data.timeseries import check_series, series_from_array
 from fpt.data.tokenisers import ImageTokens, SequenceTokens, SeriesTokens, TabularTokens, Tokeniser, bad_field
-from fpt.errors import ConfigError, DataError, near, remedy, show
+from fpt.errors import ConfigError, DataError, near, option, remedy, show
 from fpt.settings import DataFacts
 
 # (inputs, fpt.data.inputs.Schema, where, allow_unseen) -> the examples in the tokeniser's raw form, or SchemaError
@@ -255,13 +255,17 @@ PADDED = tuple(name for name, m in MODALITIES.items() if m.pads)  # the tokenise
 AUTO = "auto"  # RunConfig.modality's own value besides the entries: read from the data (its format, X's shape)
 
 
-def requested(name: Any, where: str = "config", field_name: str = "config field 'modality'") -> str:
-    """``name`` as RunConfig.modality takes it (auto, or an entry's name), or a one-line ConfigError that starts
-    with ``where`` and names the field (``field_name``) and the values it takes."""
+def requested(name: Any, where: str | None = None, field_name: str = "config field 'modality'") -> str:
+    """``name`` as RunConfig.modality takes it (auto, or an entry's name), or a one-line ConfigError that names the
+    field and the values it takes: as ``where`` and ``field_name`` say (a sweep's config, an estimator), else as the
+    surface in force names the setting (``--modality X``, ``modality: X in run.yaml``, ``modality='X'``): the data
+    was named instead (``data: t.csv in run.yaml: config field 'modality'``), though the user wrote no data there."""
     if not isinstance(name, str) or (name != AUTO and name not in MODALITIES):
         hint = near(name, [AUTO, *MODALITIES]) if isinstance(name, str) else ""
-        raise ConfigError(f"{where}: {field_name}={show(name)}{hint} must be {AUTO} or one of {', '.join(MODALITIES)} "
-                          "(fpt.data.modalities)")
+        plain = isinstance(name, str) and name.isprintable() and show(name) == repr(name)  # short, one line
+        named = option("modality", name) if plain else option("modality", show(name), placeholder=True)
+        said = named if where is None else f"{where}: {field_name}={show(name)}"
+        raise ConfigError(f"{said}{hint} must be {AUTO} or one of {', '.join(MODALITIES)} (fpt.data.modalities)")
     return name
 
 
