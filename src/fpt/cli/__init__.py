@@ -6,10 +6,12 @@ Each module defines ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import pkgutil
 import sys
+from collections.abc import Iterator
 
 # Errors a user can fix: printed as one line, no traceback (fpt.errors lists them).
 from fpt.errors import CLI, USER_ERRORS, user_os_error, wording
@@ -100,7 +102,7 @@ _SAID: set[str] = set()
 def _notes(command: str) -> None:
     """Print fpt's own warnings (``FptWarning``: a choice made for the user and how to change it) as one line, not
     as Python's ``file:line: Category: message`` with a source line, each once per command (``_SAID``). Installed
-    once per process."""
+    for the command (``_own_session`` puts Python's back after it)."""
     import warnings
 
     from fpt.errors import FptWarning
@@ -138,8 +140,43 @@ def _quick_exit() -> None:
         _quick_exit.registered = True
 
 
-def main(argv: list[str] | None = None) -> int:
+# What a command sets for itself and the processes it starts: transformers' verbosity (main), the MLflow store every
+# trial of fpt sweep --log mlflow shares (fpt.cli.sweep)
+_COMMAND_ENVIRON = ("TRANSFORMERS_VERBOSITY", "MLFLOW_TRACKING_URI")
+
+
+@contextlib.contextmanager
+def _own_session() -> Iterator[None]:
+    """The command's way of speaking, for the command only: a Python session that calls ``main`` goes on with its
+    own warnings display (fpt's one-line notes stayed installed, printing ``fpt list: note: ...`` for the session's
+    later fpt.fit), environment (``_COMMAND_ENVIRON``) and transformers' log level (read from
+    TRANSFORMERS_VERBOSITY when main first imports it)."""
+    import logging
+    import warnings
+
+    shown = warnings.showwarning
+    environ = {name: os.environ.get(name) for name in _COMMAND_ENVIRON}
+    level = logging.getLogger("transformers").level
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
+        for name, value in environ.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if environ["TRANSFORMERS_VERBOSITY"] is None:
+            logging.getLogger("transformers").setLevel(level)
+
+
+def main(argv: list[str] | None = None) -> int:
+    with _own_session():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     _quick_exit()
     args = parser().parse_args(argv)
     args.argv = [*(sys.argv[1:] if argv is None else argv)]  # as given (fpt train --nproc hands it on)
