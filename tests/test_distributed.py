@@ -179,6 +179,42 @@ def test_nproc_checks_the_batch_before_starting_processes(tiny_gpt2_dir, capsys)
     assert "batch_size=9 is the global batch" in err and "Traceback" not in err
 
 
+def test_nproc_resume_of_a_finished_run_says_so_before_starting_processes(tiny_gpt2_dir, tmp_path, capsys,
+                                                                            monkeypatch):
+    from fpt.cli import main
+
+    out = tmp_path / "run"
+    fpt.fit(fpt.build(**_fields(tiny_gpt2_dir, steps=2, task_options={"eval_size": 8})), out=out, progress=False)
+    summary = (out / "summary.json").read_text()
+    started = []
+    monkeypatch.setattr(distributed, "launch", lambda nproc, argv: started.append(nproc) or 0)
+    # was: 2 processes started, each loading the body, and the finished run evaluated again
+    assert main(["train", "--nproc", "2", "--resume", str(out)]) == 0 and started == []
+    said = capsys.readouterr()
+    assert f"fpt: {out} already finished (step 2, stopped: steps); nothing to resume" in said.err
+    assert f"run directory: {out}" in said.out and (out / "summary.json").read_text() == summary
+    assert main(["train", "--nproc", "2", "--resume", str(out), "--steps", "3"]) == 0 and started == [2]  # more to do
+
+
+CHECKED_FIRST = """
+import sys
+from fpt.cli import main
+
+print("exit", main(["train", "--data", "nope.csv", "--fit", "gradient", "--nproc", "2"]),
+      "torch" in sys.modules)
+"""
+
+
+def test_a_missing_data_file_is_refused_before_torch_and_nproc_s_processes(tmp_path):
+    done = subprocess.run([sys.executable, "-c", CHECKED_FIRST], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    # was: torch imported, then 2 processes started, each saying the file is missing, and torchrun's report
+    assert done.stdout.split() == ["exit", "2", "False"], done.stdout + done.stderr[-2000:]
+    assert done.stderr.strip() == (f"fpt train: error: --data nope.csv: no such file or folder (relative to the "
+                                   f"current directory {tmp_path}); run from the directory it is relative to, or "
+                                   "give its absolute path")
+
+
 def test_strip_option():
     argv = ["train", "--nproc", "2", "--steps", "3", "--nproc=4", "--out", "x"]
     assert distributed.strip_option(argv, "--nproc") == ["train", "--steps", "3", "--out", "x"]

@@ -262,6 +262,27 @@ def resumed_config(out: str | Path, overrides: Mapping[str, Any] | None = None) 
     return resume_config(out / SELECTION if (out / SELECTION).is_dir() else out, dict(overrides or {}))
 
 
+def _said_finished(out: Path, done: dict) -> dict:
+    print(f"fpt: {out} already finished (step {done.get('steps')}, stopped: {done.get('stopped')}); nothing to "
+          f"resume, and nothing in it was changed (a larger {option('steps')} trains it further)", file=sys.stderr)
+    return done
+
+
+def finished_before_launch(out: str | Path, config: RunConfig) -> dict | None:
+    """For fpt train --nproc N --resume DIR, before its N processes start: the summary of the plain run in DIR when
+    resuming it with ``config`` has nothing to do (said, as a single process says it), else None. Its ranks cannot
+    ask (they decide together, and re-evaluated the run), so N processes started, each loading the body, only for
+    the run to be evaluated again. A refit's or an ensemble's folder, or one whose baselines are pending: None."""
+    from fpt import rundir
+    from fpt.train import finished
+
+    out = Path(out)
+    if (out / rundir.SELECTION_RUN).is_dir() or not (out / rundir.SUMMARY).is_file():
+        return None
+    done = finished(out, config)
+    return _said_finished(out, done) if done is not None and rundir.BASELINES_PENDING not in done else None
+
+
 def _single(config: RunConfig, out: Path, resume: bool, progress: bool, trackers: Sequence[Any],
             prebuilt: Any = None) -> dict | None:
     """A plain run (of ``prebuilt``, the experiment a choice already built, when given), data-parallel under
@@ -279,11 +300,7 @@ def _single(config: RunConfig, out: Path, resume: bool, progress: bool, trackers
             # data-parallel ranks decide together (fpt.distributed.share_start): fit re-evaluates such a run there
             done = finished(out, config) if resume and not distributed.launched() else None
             if done is not None and rundir.BASELINES_PENDING not in done:
-                print(f"fpt: {out} already finished (step {done.get('steps')}, stopped: {done.get('stopped')}); "
-                      f"nothing to resume, and nothing in it was changed (a larger {option('steps')} trains it "
-                      "further)",
-                      file=sys.stderr)
-                return done
+                return _said_finished(out, done)
             if done is not None:  # fit returns its summary (its data checked), and its baselines are fitted below
                 print(f"fpt: {out} finished training (step {done.get('steps')}) but was stopped while fitting its "
                       f"baselines ({done[rundir.BASELINES_PENDING]}); fitting them now (a control stopped part way "

@@ -61,10 +61,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from fpt import distributed, tracking
+    from fpt import tracking
     from fpt.cli._args import config_from_args, given_fields
     from fpt.config import load_yaml
-    from fpt.modes import check_modes, check_out, check_tracked, default_out, resumed_config, train_run
+    from fpt.data import check_present
+    from fpt.modes import (
+        check_modes,
+        check_out,
+        check_tracked,
+        default_out,
+        finished_before_launch,
+        resumed_config,
+        train_run,
+    )
     from fpt.settings import train_config, train_fit
 
     if args.nproc is not None and args.nproc < 1:
@@ -79,13 +88,20 @@ def _train(args: argparse.Namespace) -> int:
         config = resumed_config(args.resume, given_fields(args))
     else:  # own data: the fit is chosen, not assumed (fpt.settings.train_fit)
         config = train_config(config_from_args(args), given, other_mode)
+        if isinstance(config.data, str):  # a missing file, before torch's import (seconds) and --nproc's processes
+            check_present(config.data)
     out = Path(args.resume or args.out or default_out(config))
     check_tracked(config, args.log)
     trackers: list = tracking.check(args.log)
+    from fpt import distributed  # torch's import: after the checks that need none
+
     if args.nproc and args.nproc > 1 and not distributed.launched():
         check_modes(config, resume=bool(args.resume), choose=bool(args.choose), refit=args.refit, parallel=True)
         if not args.resume:
             check_out(out)
+        elif (done := finished_before_launch(out, config)) is not None:
+            _print_summary(done, out)
+            return 0
         distributed.Group(size=args.nproc).per_rank(config.batch_size, config.grad_accum)  # before starting them
         argv = distributed.strip_option(args.argv, "--nproc")
         if not args.out and not args.resume:

@@ -61,8 +61,7 @@ def read_once() -> Iterator[None]:
 
 def detect(path: str) -> str:
     """Which format (``fpt.data.formats.FORMATS``) reads ``path``: the first entry that claims it."""
-    from fpt.data.formats import SUFFIXES, claiming, file_kinds, folder_kinds, unknown_format
-    from fpt.data.tables import table_suffix
+    from fpt.data.formats import claiming, file_kinds, folder_kinds, unknown_format
 
     p = Path(path)
     if p.exists():
@@ -72,11 +71,23 @@ def detect(path: str) -> str:
         if p.is_file():
             raise DataError(unknown_format(p, f"a {file_kinds()} file, or a folder"))
         raise DataError(f"{p}: an empty folder or one fpt cannot read; give {folder_kinds()}")
-    if path.startswith((".", "/", "~")) or table_suffix(p) in SUFFIXES or not HUB_ID.match(path):
-        where = "" if Path(path).expanduser().is_absolute() else f" (relative to the current directory {Path.cwd()})"
-        raise DataError(f"{option('data', path)}: no such file or folder{where}; run from the directory it is relative to, or "
-                        "give its absolute path")
+    check_present(path)
     return "hub"
+
+
+def check_present(path: str) -> None:
+    """A DataError when ``path`` is no file or folder here and cannot be a Hugging Face dataset id (it starts with
+    ., / or ~, ends in a data file's suffix, or is no id at all): reading nothing, importing nothing heavy, so that
+    fpt train refuses it before torch is imported and before --nproc starts its processes (each of which said it)."""
+    from fpt.data.formats import SUFFIXES
+    from fpt.data.tables import table_suffix
+
+    p = Path(path)
+    if p.exists() or not (path.startswith((".", "/", "~")) or table_suffix(p) in SUFFIXES or not HUB_ID.match(path)):
+        return
+    where = "" if p.expanduser().is_absolute() else f" (relative to the current directory {Path.cwd()})"
+    raise DataError(f"{option('data', path)}: no such file or folder{where}; run from the directory it is relative "
+                    "to, or give its absolute path")
 
 
 def load(path: str, target: str | None = RunConfig.target_column, modality: str = RunConfig.modality,
@@ -143,4 +154,4 @@ def _read(path: str, target: str | None, modality: str, image_channels: str, ima
     return raw
 
 
-__all__ = ["RawData", "detect", "load", "read_once"]
+__all__ = ["RawData", "check_present", "detect", "load", "read_once"]
