@@ -66,7 +66,7 @@ def test_ensemble_field_is_checked_and_fit_refuses_to_train_one_model_for_n(tmp_
         RunConfig(ensemble=3)  # a paper task
     exp = fpt.build(data=str(path), body=tiny_gpt2_dir, init="random", steps=2, device="cpu", ensemble=2,
                     baselines="none")
-    with pytest.raises(ConfigError, match=r"ensemble=2 trains 2 models: run it with fpt train"):
+    with pytest.raises(ConfigError, match=r"ensemble=2 trains 2 models: train it with fpt.train_run\(config, out\)"):
         fpt.fit(exp, progress=False)
 
 

@@ -56,6 +56,9 @@ def test_build_on_a_dataframe_chooses_its_fit_and_fit_writes_the_record(tmp_path
     assert folds >= 2 and len(record["val_accuracy"][0]) == folds  # a figure per fold
     assert record["mean_val_accuracy"][0] == pytest.approx(np.mean(record["val_accuracy"][0]))
     assert "fit=gradient not compared" in record["notes"][0]
+    # fpt.build's caller: fpt.train_run's choose and fpt.build's fit, not fpt train's --choose and --fit
+    assert record["notes"][0].endswith("compare it with fpt.train_run(config, out, choose=['fit=closed-form', "
+                                       "'fit=gradient']), or train it with fit='gradient'"), record["notes"][0]
     summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
     assert json.loads((tmp_path / "run" / "selection.json").read_text()) == json.loads(json.dumps(record))
     assert summary["selection"]["auto"] and summary["selection"]["winner_fields"] == {"fit": "closed-form"}

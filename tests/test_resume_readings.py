@@ -18,7 +18,7 @@ import fpt
 import fpt.data.tables as tables
 from fpt.data.base import ColumnNote
 from fpt.data.modalities import from_json
-from fpt.errors import DataError, SchemaError
+from fpt.errors import CLI, DataError, SchemaError, wording
 from fpt.train import resume_config
 
 N = 40
@@ -70,8 +70,11 @@ def test_a_run_built_anew_and_resumed_in_python_is_refused_naming_the_column_and
                                         r"where the run read it as text categories; column 'wait' as durations "
                                         r"\(seconds\) where the run read it as text categories: fpt's reading of it "
                                         r"changed since the run started \(the data's content is the one it started "
-                                        r"on\); resume it with fpt train --resume .*copy \(Python: fpt\.train_run\("
-                                        r"None, '.*copy', resume=True\)\), which reads the data as the run read it"):
+                                        r"on\); resume it with fpt\.train_run\(None, '.*copy', resume=True\), "
+                                        r"which reads the data as the run read it$"):
+        fpt.fit(exp, out=copy, resume=True, progress=False)
+    with pytest.raises(DataError, match=r"; resume it with fpt train --resume \S*copy, which reads the data as the run "
+                                        r"read it$"), wording(CLI):  # the command line's words where it speaks
         fpt.fit(exp, out=copy, resume=True, progress=False)
 
 

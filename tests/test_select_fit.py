@@ -55,7 +55,8 @@ def test_gradient_beyond_the_budget_is_not_compared_and_says_so(tmp_path, tiny_b
     choice = choose_fit(_config(_csv(tmp_path / "c.csv"), tiny_bert_dir), 3,
                         choice=replace(AUTO, gradient_budget_s=0.0))
     assert choice.selection.candidates == [{"fit": "closed-form"}] and choice.config.fit == "closed-form"
-    assert "not compared" in choice.notes[0] and "--fit gradient" in choice.notes[0]
+    assert "not compared" in choice.notes[0] and choice.notes[0].endswith(
+        "compare it with --choose 'fit=closed-form' --choose 'fit=gradient', or train it with --fit gradient")
     assert choice.experiment is not None  # the closed-form winner, its features already read
 
 

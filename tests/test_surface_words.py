@@ -159,6 +159,65 @@ def test_a_new_fit_into_a_run_names_resume_as_its_surface_does(ridge_run, capsys
     assert rc == 2 and err_line.endswith(f"continue it with --resume {folder / 'run'} or choose another --out")
 
 
+def test_resuming_a_run_of_another_config_names_the_resume_its_surface_has(ridge_run, tmp_path):
+    import shutil
+
+    folder, fields = ridge_run
+    shutil.copytree(folder / "run", tmp_path / "run")
+    exp = fpt.build(**{**fields, "cf_head": "logistic"})
+    with pytest.raises(ConfigError) as err:
+        fpt.fit(exp, out=tmp_path / "run", resume=True, progress=False)
+    # was: resume it with its own config (fpt train --resume DIR), or choose another out: a command, to fpt.fit's caller
+    assert str(err.value).endswith(f"resume it with its own config (fpt.train_run(None, '{tmp_path / 'run'}', "
+                                   "resume=True)), or choose another out"), str(err.value)
+    with pytest.raises(ConfigError) as err, wording(CLI):
+        fpt.fit(exp, out=tmp_path / "run", resume=True, progress=False)
+    assert str(err.value).endswith(f"(fpt train --resume {tmp_path / 'run'}), or choose another --out")
+
+
+def test_a_broken_selection_file_names_choose_and_out_as_the_caller_gives_them(ridge_run, tmp_path, capsys):
+    import shutil
+
+    folder, _ = ridge_run
+    shutil.copytree(folder / "run", tmp_path / "run")
+    (tmp_path / "run" / "selection.json").write_text('{"metric": "loss"}')
+    with pytest.raises(fpt.errors.CheckpointError) as err:
+        fpt.train_run(None, tmp_path / "run", resume=True)
+    assert str(err.value).endswith("move it out of the run directory to resume without it (or train with choose again "
+                                   "into a new out)"), str(err.value)  # was: --choose, --out
+    line = _cli_line(capsys, ["train", "--resume", str(tmp_path / "run")])
+    assert line.endswith("(or train with --choose again into a new --out)"), line
+
+
+def test_attention_of_a_block_the_model_lacks_names_layer_as_the_caller_gives_it(ridge_run, capsys):
+    from fpt.analysis.attention import analyse_run
+
+    folder, _ = ridge_run
+    with pytest.raises(ConfigError, match=r"^layer=3: this model runs blocks 0..0$"):  # was: --layer 3
+        analyse_run(folder / "run", layer=3)
+    with pytest.raises(ConfigError, match=r"^examples=0 must be >= 1$"):  # was: --examples must be >= 1
+        analyse_run(folder / "run", examples=0)
+    assert _cli_line(capsys, ["attention", str(folder / "run"), "--layer", "3"]).endswith(
+        "error: --layer 3: this model runs blocks 0..0")
+    assert _cli_line(capsys, ["attention", str(folder / "run"), "--examples", "0"]).endswith(
+        "error: --examples 0 must be >= 1")
+
+
+def test_a_closed_form_fit_is_refused_data_parallel_before_any_process_starts(tmp_path, capsys, monkeypatch):
+    from fpt import distributed
+
+    table = _table(tmp_path)
+    started = []
+    monkeypatch.setattr(distributed, "launch", lambda nproc, argv: started.append(nproc) or 0)
+    # was: 2 processes started, each read the data, then refused (fpt.train._fit_closed_form)
+    line = _cli_line(capsys, ["train", "--data", table, "--fit", "closed-form", "--nproc", "2", "--out",
+                              str(tmp_path / "r")])
+    assert line == "fpt train: error: fit=closed-form fits in one process: drop --nproc" and started == []
+    monkeypatch.setenv("LOCAL_RANK", "0")  # a Python script under torchrun: torchrun is what to drop
+    with pytest.raises(ConfigError, match=r"^fit=closed-form fits in one process: drop torchrun$"):
+        fpt.train_run({"data": table, "fit": "closed-form"}, tmp_path / "r2")
+
+
 def test_predict_proba_of_a_ridge_head_names_cf_head_as_an_argument(ridge_run):
     folder, _ = ridge_run
     model = fpt.load(folder / "run")

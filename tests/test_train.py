@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import fpt
-from fpt.errors import ConfigError
+from fpt.errors import CLI, ConfigError, wording
 from fpt.train import resume_config
 
 
@@ -284,7 +284,12 @@ def test_a_batch_larger_than_the_training_set_draws_the_whole_set_once_with_a_no
     assert drawn == [12, 12, 12] and capped["global_batch_size"] == 12  # was [5000, 5000, 5000]
     notes = [str(w.message) for w in caught if type(w.message).__name__ == "BatchCapped"]
     assert notes == ["batch_size=5000 is more than the 12 training examples: each step reads the whole training set "
-                     "once (12), not every example 417 times over; give --batch-size 12 or less to say so"]
+                     "once (12), not every example 417 times over; give batch_size=12 or less to say so"]  # not a flag
+    with warnings.catch_warnings(record=True) as caught, wording(CLI):  # fpt train's words: its flag
+        warnings.simplefilter("always")
+        fpt.fit(fpt.build(batch_size=5000, **fields), progress=False)
+    assert [str(w.message) for w in caught if type(w.message).__name__ == "BatchCapped"][0].endswith(
+        "give --batch-size 12 or less to say so")
     drawn.clear()
     whole = fpt.fit(fpt.build(batch_size=12, **fields), progress=False)
     assert drawn == [12, 12, 12]

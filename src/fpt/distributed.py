@@ -45,7 +45,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from fpt.errors import ConfigError, FptWarning, RunError
+from fpt.errors import ConfigError, FptWarning, RunError, option
 from fpt.pipeline import Experiment, resolve_device
 from fpt.rundir import TrainState
 from fpt.tasks.base import Batch
@@ -149,7 +149,8 @@ def step_batch(exp: Experiment, ranks: int = 1, note: bool = True) -> int:
         warnings.warn(BatchCapped(
             f"batch_size={cfg.batch_size} is more than the {examples} training examples: each step reads "
             f"{'the whole training set' if whole == examples else f'{whole} of them'} once ({whole}), not every "
-            f"example {_times(cfg.batch_size / examples)} times over; give --batch-size {whole} or less to say so"),
+            f"example {_times(cfg.batch_size / examples)} times over; give "
+            f"{option('batch_size', str(whole), placeholder=True)} or less to say so"),
             stacklevel=3)
     return whole
 
@@ -279,7 +280,8 @@ def data_parallel(exp: Experiment, group: Group) -> Experiment:
     dist.all_gather_object(prints, exp.body_fingerprint)
     if len(set(prints)) > 1:
         raise RunError(f"the ranks built different frozen bodies (fingerprints {prints}); every rank must load "
-                       "the same body weights: give every node the same --body files or hub revision (a shared cache)")
+                       f"the same body weights: give every node the same {option('body')} files or hub revision (a "
+                       "shared cache)")
     nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(exp.model, frozen_names(exp.model))
     device_ids = [exp.device.index if exp.device.index is not None else torch.cuda.current_device()] \
         if exp.device.type == "cuda" else None

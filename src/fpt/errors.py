@@ -194,6 +194,13 @@ def option(name: str, value: str | None = None, placeholder: bool = False) -> st
     return (_WORDING.get() or CLI)(name, value, placeholder)
 
 
+def speaks_flags() -> bool:
+    """Whether the surface in force names settings by the command line's flags (``Wording.flags``): for a fix that is
+    a whole command, not one setting (``fpt train --resume DIR`` there, ``fpt.train_run(None, DIR, resume=True)`` to a
+    Python caller), where ``option`` cannot word it."""
+    return (_WORDING.get() or CLI).flags
+
+
 def config_file(name: str) -> str | None:
     """The config file the setting ``name`` was read from (``Wording.files``: fpt train --config FILE), or None (a
     flag, an argument, a default): for a refusal that names the file where the setting's key is no word of it."""
@@ -214,7 +221,7 @@ def remedy(how: str, *settings: str | tuple[str, str]) -> str:
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
            "Wording", "config_file", "data_kind", "entry", "option", "python_entry", "remedy", "show",
-           "user_os_error", "wording"]
+           "speaks_flags", "user_os_error", "wording"]
 
 
 class _OneLine(reprlib.Repr):

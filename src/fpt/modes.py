@@ -237,6 +237,8 @@ def check_modes(config: RunConfig, *, resume: bool, choose: bool, refit: bool, p
                           f"trained again with the same {option('out')})")
     if refit and parallel:
         raise ConfigError(f"{option('refit')} runs in one process; drop {option('nproc')}")
+    if config.fit == "closed-form" and parallel:  # else each process read the data, then refused (fpt.train)
+        raise ConfigError(f"fit=closed-form fits in one process: drop {option('nproc')}")
 
 
 def check_tracked(config: RunConfig, trackers: Sequence[Any] | None) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 
 from fpt.config import RunConfig, from_dict, merge, show
 from fpt.data import read_once
-from fpt.errors import ConfigError, option
+from fpt.errors import ConfigError, option, speaks_flags
 from fpt.feature_map import CLOSED_FORM
 from fpt.pipeline import build
 from fpt.tasks.base import TaskData
@@ -441,8 +441,12 @@ def _gradient_figures(cfg: RunConfig, candidate: Mapping[str, Any], protocol: st
 
 def _not_compared(candidate: Mapping[str, Any], why: str, choice: AutoChoice) -> str:
     words = describe(candidate)
+    given = (" " if speaks_flags() else ", ").join(
+        option(k, v if isinstance(v, str) else str(v), placeholder=not isinstance(v, str)) for k, v in candidate.items())
+    compare = (f"--choose 'fit=closed-form' --choose '{words}'" if speaks_flags() else
+               f"fpt.train_run(config, out, choose=['fit=closed-form', {words!r}])")
     return (f"{words} not compared: {why} here (more than {choice.gradient_budget_s:.0f} s); compare it with "
-            f"--choose 'fit=closed-form' --choose '{words}', or train it with --{words.replace('=', ' ')}")
+            f"{compare}, or train it with {given}")
 
 
 def _protocol(config: RunConfig, pool: int, folds: int | None, choice: AutoChoice,

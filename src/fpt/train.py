@@ -19,7 +19,7 @@ from fpt.bodies import located
 from fpt.bodies.init import init_located
 from fpt.config import RunConfig
 from fpt.convergence import health, steps_to_converge
-from fpt.errors import ConfigError, DataError, FptWarning, option, python_entry
+from fpt.errors import ConfigError, DataError, FptWarning, option, python_entry, speaks_flags
 from fpt.feature_map import CLOSED_FORM
 from fpt.inference import iter_outputs, length_order
 from fpt.pipeline import Experiment
@@ -201,7 +201,13 @@ def _same_run(out: Path, wanted: RunConfig) -> None:
     saved = resume_config(out)
     if not same_experiment(saved, replace(wanted, **{k: getattr(saved, k) for k in RESUMABLE_CHANGES})):
         raise ConfigError(f"{out} holds a run of another config than the one resumed; resume it with its own "
-                          f"config (fpt train --resume {out}), or choose another out")
+                          f"config ({_resume_command(out)}), or choose another {option('out')}")
+
+
+def _resume_command(out: Path) -> str:
+    """What continues the run in ``out`` with its own config, as the surface in force says it (the command line's
+    command to it, fpt.train_run to a Python caller: fpt.fit's resume=True resumes the experiment it is given)."""
+    return f"fpt train --resume {out}" if speaks_flags() else f"fpt.train_run(None, {str(out)!r}, resume=True)"
 
 
 def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
@@ -232,12 +238,13 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     tracks and shows progress (see fpt.distributed).
     """
     if exp.config.ensemble > 1:  # one model trained where N were asked for would be a silently different result
-        raise ConfigError(f"ensemble={exp.config.ensemble} trains {exp.config.ensemble} models: run it with fpt train "
-                          "--data ... (or fpt.ensemble.fit(config, out)); fit() trains one (ensemble=1)")
+        raise ConfigError(f"ensemble={exp.config.ensemble} trains {exp.config.ensemble} models: train it with "
+                          "fpt.train_run(config, out) (or fpt.ensemble.fit(config, out)); fit() trains one (ensemble=1)")
     if exp.config.fit == "auto":  # the choice trains candidates on folds: a library function above this loop
         raise ConfigError("fit=auto chooses between the closed-form fit and gradient training by cross-validation: "
                           "build the experiment with fpt.build(...), which makes the choice (fpt.select.choose_fit), "
-                          "or run fpt train --data ...; fit() fits one (fit=closed-form or fit=gradient)")
+                          "or train the config with fpt.train_run(config, out); fit() fits one (fit=closed-form or "
+                          "fit=gradient)")
     if not distributed.current().is_main:
         out, trackers = None, ()  # the other ranks of a data-parallel run never write the run directory
     with tracking.session(trackers) as track:
@@ -496,8 +503,7 @@ def _check_same_reading(exp: Experiment, out: Path, before: Any, now: Any, where
     if holding():  # read as the run read it, and still otherwise: this fpt cannot read the column so
         fix = f"train the data into a new {option('out')} (or resume with the fpt version that started the run)"
     else:
-        fix = (f"resume it with fpt train --resume {out} (Python: fpt.train_run(None, {str(out)!r}, resume=True)), "
-               "which reads the data as the run read it")
+        fix = f"resume it with {_resume_command(out)}, which reads the data as the run read it"
     raise DataError(f"{out / DATA}: {where} reads {otherwise}: {cause}; {fix}")
 
 
@@ -632,7 +638,7 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
     from fpt.closed_form import solve
 
     if distributed.current().size > 1:
-        raise ConfigError("fit=closed-form fits in one process: drop --nproc (torchrun)")
+        raise ConfigError(f"fit=closed-form fits in one process: drop {option('nproc')}")
     cfg = exp.config
     if out:
         rundir.clear_debris(out)

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, option, python_entry
 from fpt.registry import Registry
 from fpt.rundir import LATEST
 from fpt.tasks.base import Batch
@@ -125,7 +125,7 @@ def block_attention(model: Any, x: Tensor, lengths: Tensor | None, layer: int, p
 
     blocks = len(model.body.blocks)
     if not 0 <= layer < blocks:
-        raise ConfigError(f"--layer {layer}: this model runs blocks 0..{blocks - 1}")
+        raise ConfigError(f"{option('layer', str(layer), placeholder=True)}: this model runs blocks 0..{blocks - 1}")
     if precision is None:
         precision = "bf16" if any(p.dtype == torch.bfloat16 for p in model.parameters()) else "fp32"
     with inference(model, x.device, precision):
@@ -198,13 +198,14 @@ class AttentionResult:
         return next(iter(self.targets), None)
 
 
+@python_entry
 def analyse(exp: Any, layer: int = 0, examples: int = 16, info: dict[str, Any] | None = None) -> AttentionResult:
     """Attention of block ``layer`` on the first ``examples`` examples of the test set."""
     from fpt.config import from_dict
     from fpt.tasks import TASKS
 
     if examples < 1:
-        raise ConfigError("--examples must be >= 1")
+        raise ConfigError(f"{option('examples', str(examples), placeholder=True)} must be >= 1")
     cfg = exp.config
     batch = exp.data.eval_sets[exp.data.test].slice(0, examples)
     batch = batch.trim() if batch.lengths is not None else batch
@@ -224,6 +225,7 @@ def analyse(exp: Any, layer: int = 0, examples: int = 16, info: dict[str, Any] |
     return AttentionResult(attn, rows, view.layout(options, T), targets, scores, meta)
 
 
+@python_entry
 def analyse_run(run_dir: Path, layer: int = 0, examples: int = 16, which: str = LATEST,
                 device: str | None = None) -> AttentionResult:
     """``analyse`` on a run directory's checkpoint (latest or best)."""

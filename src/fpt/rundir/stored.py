@@ -25,7 +25,7 @@ from typing import Any
 
 from fpt import bounded
 from fpt.bounded import CONFIG_LIMIT
-from fpt.errors import CheckpointError
+from fpt.errors import CheckpointError, option
 from fpt.rundir.names import CONFIG, DATA, ENSEMBLE, METRICS, SELECTION_FILE, SUMMARY
 
 # Larger than fpt writes by orders of magnitude (a data.json with a 100,000-word vocabulary is a few MB).
@@ -134,7 +134,8 @@ def summary(doc: Any, path: Any) -> dict[str, Any]:
 
 def selection(doc: Any, path: Any) -> dict[str, Any]:
     """selection.json of ``fpt train --choose``: the candidates, their fold figures and the winner's index."""
-    fix = "move it out of the run directory to resume without it (or train with --choose again into a new --out)"
+    fix = (f"move it out of the run directory to resume without it (or train with {option('choose')} again into a "
+           f"new {option('out')})")
     if not isinstance(doc, dict):
         raise CheckpointError(f"{path}: a JSON {type(doc).__name__}, not a selection (a mapping); {fix}")
     metric = doc.get("metric")
@@ -157,7 +158,7 @@ def selection(doc: Any, path: Any) -> dict[str, Any]:
             raise _bad(path, key, rows, "numbers (or null for a fold that evaluated nothing)", fix)
     given = doc.get("choose")
     if not isinstance(given, list) or len(given) != len(candidates) or not all(isinstance(g, str) for g in given):
-        raise _bad(path, "choose", given, "the --choose texts, one per candidate", fix)
+        raise _bad(path, "choose", given, f"the {option('choose')} texts, one per candidate", fix)
     return doc
 
 
