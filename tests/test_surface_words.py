@@ -218,6 +218,27 @@ def test_a_closed_form_fit_is_refused_data_parallel_before_any_process_starts(tm
         fpt.train_run({"data": table, "fit": "closed-form"}, tmp_path / "r2")
 
 
+def test_missing_listops_files_name_generate_and_data_dir_as_the_caller_gives_them(tmp_path, capsys):
+    with pytest.raises(DataError) as err:
+        fpt.build(task="listops", data_dir=str(tmp_path), body="gpt2", device="cpu")
+    # was: (or task.generate=true), a command-line override, to fpt.build's caller
+    assert "(or task_options={'generate': True}), or download" in str(err.value)
+    assert str(err.value).endswith("set data_dir to the folder holding listops-1000/")
+    line = _cli_line(capsys, ["train", "--task", "listops", "--data-dir", str(tmp_path), "--out", str(tmp_path / "r")])
+    assert "(or task.generate=true), or download" in line  # was: set data_dir, a keyword, on the command line
+    assert line.endswith("set --data-dir to the folder holding listops-1000/")
+
+
+def test_training_on_validation_names_the_refit_its_surface_has(tmp_path, capsys):
+    table = _table(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        fpt.build(data=table, train_on_val=True, steps=10, eval_every=5, body="gpt2", device="cpu")
+    assert str(err.value).endswith("(eval_every >= steps=10; eval_every is 5); fpt.train_run(..., refit=True) does "
+                                   "this")  # was: fpt train --refit does this
+    line = _cli_line(capsys, ["train", "--data", table, "--train-on-val", "--steps", "10", "--eval-every", "5"])
+    assert line.endswith("eval_every is 5); fpt train --refit does this")
+
+
 def test_predict_proba_of_a_ridge_head_names_cf_head_as_an_argument(ridge_run):
     folder, _ = ridge_run
     model = fpt.load(folder / "run")

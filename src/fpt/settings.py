@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fpt.errors import ConfigError, data_kind, option, python_entry, remedy, show
+from fpt.errors import ConfigError, data_kind, option, python_entry, remedy, show, speaks_flags
 
 
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
@@ -346,7 +346,8 @@ class RunConfig:
                 (not self.train_on_val or None in (self.steps, self.eval_every) or self.eval_every >= self.steps,
                  "train_on_val",
                  f"trains on the validation split, so nothing may be selected on it: evaluate once, at the end "
-                 f"(eval_every >= steps={self.steps}; eval_every is {self.eval_every}); fpt train --refit does this"),
+                 f"(eval_every >= steps={self.steps}; eval_every is {self.eval_every}); "
+                 f"{'fpt train --refit' if speaks_flags() else 'fpt.train_run(..., refit=True)'} does this"),
                 (self.folds is None or self.folds >= 2, "folds", "must be >= 2 (the number of folds; omit it for "
                                                                   "the val_fraction hold-out)"),
                 (self.fold is None or self.folds is not None, "fold", "needs folds (the number of folds, >= 2): give "

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from fpt.data import listops as lo
-from fpt.errors import ConfigError, DataError
+from fpt.errors import ConfigError, DataError, option, speaks_flags
 from fpt.model import InputSpec
 from fpt.tasks.base import TASKS, Batch, DataSource, TaskData, TensorSource
 
@@ -120,9 +120,10 @@ class ListOps:
                                   max_len=o.generate_max_len, max_depth=o.generate_max_depth)
         if folder is None:
             tried = ", ".join(str(source.root / s / lo.file_name("train")) for s in SUBDIRS)
+            generate = "task.generate=true" if speaks_flags() else "task_options={'generate': True}"
             raise DataError(f"listops: no {lo.file_name('train')} (looked for {tried}). Generate the files with "
-                            f"`fpt listops-generate --out {source.root / 'listops'}` (or task.generate=true), or "
-                            "download Long Range Arena's lra_release and set data_dir to the folder holding "
+                            f"`fpt listops-generate --out {source.root / 'listops'}` (or {generate}), or "
+                            f"download Long Range Arena's lra_release and set {option('data_dir')} to the folder holding "
                             "listops-1000/")
         vocab, _ = TOKENISATIONS[o.tokenisation]
         sets: dict[str, Batch] = {}
