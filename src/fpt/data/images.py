@@ -408,6 +408,13 @@ def as_images(X: np.ndarray, channels: str, size: int, where: str, pixel_scale: 
         X = X[..., None]
     if X.shape[-1] not in (1, 3, 4) and X.shape[1] in (1, 3, 4):
         X = np.moveaxis(X, 1, -1)  # (n, C, H, W) -> (n, H, W, C)
+    if X.shape[-1] not in (1, 2, 3, 4):
+        # load_image reads the first 3 channels of any other count: 5 bands, or (n, 6, H, W), lost the rest unsaid
+        last = X.shape[-1] <= X.shape[1]  # the channel axis: the shorter end (an image is wider than its bands)
+        raise DataError(f"{where}: images of shape {X.shape[1:]} have {min(X.shape[1], X.shape[-1])} channels (the "
+                        f"{'last' if last else 'first'} axis); fpt reads gray (1), gray and alpha (2), RGB (3) or RGBA "
+                        "(4) images: give those channels, or other bands as series (n, channels, length) with "
+                        f"{option('modality', 'timeseries')}")
     if X.dtype != np.uint8:
         lo, hi = float(np.nanmin(X)), float(np.nanmax(X))
         if lo < 0 or hi > 255:
