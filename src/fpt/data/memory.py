@@ -36,7 +36,7 @@ from fpt.data.host import inputs_array, is_tensor, targets_array, tensor_pair
 from fpt.data.hub import from_datasets, is_datasets, streamed
 from fpt.data.modalities import requested
 from fpt.data.tables import FRAME, columns_to_raw
-from fpt.errors import ConfigError, DataError
+from fpt.errors import ConfigError, DataError, option, show
 
 NPZ_INPUTS = {x for x, _ in SPLIT_KEYS.values()}
 
@@ -65,6 +65,19 @@ def _inputs(X: Any, where: str, targets: int | None) -> Any:
         return frame
     series = series_list(X)
     return series if series is not None else np.asarray(X)
+
+
+def _no_texts(X: Any, where: str) -> None:
+    """Refuse X of one text per example (a list, a 1-D array or a Series of strings: symbol sequences), naming the
+    table column that reads them: arrays are numbers, and the fix said (X.reshape(-1, 1)) was refused in turn for its
+    dtype, or, as objects, read each text as one category."""
+    if np.ndim(X) != 1 or isinstance(X, (str, bytes)) or not len(X):
+        return
+    first = next(iter(X.values if hasattr(X, "values") else X))
+    if isinstance(first, (str, np.str_)):
+        raise DataError(f"{where}: one text per example ({show(str(first))}, ...); arrays hold numbers: give the texts as a "
+                        "table's column, data=pd.DataFrame({'text': X, 'label': y}), whose one text column is read "
+                        f"as symbol sequences ({option('modality', 'sequence')}), as a file's is")
 
 
 def _targets(y: Any, where: str) -> np.ndarray:
@@ -183,10 +196,14 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
                           "has none: drop the argument (or pass a pandas DataFrame)")
     channels = None
     if isinstance(data, tuple) and len(data) == 2:
+        _no_texts(data[0], "data arrays: X")
         arrays = {"X": _inputs(data[0], "data arrays: X", len(data[1])), "y": _targets(data[1], "data arrays: y")}
         if series_frame_read(data[0], arrays["X"]):  # a DataFrame of series: new frames' channels read by name
             channels = frame_channels(data[0])
     elif isinstance(data, Mapping):
+        for k, v in data.items():
+            if str(k).startswith("X"):
+                _no_texts(v, f"data arrays: {k}")
         arrays = {str(k): _inputs(v, f"data arrays: {k}", len(data.get(k.replace("X", "y", 1), ())) or None)
                   if str(k).startswith("X") else _targets(v, f"data arrays: {k}")
                   for k, v in data.items()}
