@@ -320,3 +320,12 @@ def test_no_function_restates_a_run_fields_default_outside_the_settings():
                         and (where, name) not in NOT_THE_RUNS):
                     found.append(f"{where}:{default.lineno}: {name}={default.value!r}")
     assert not found, f"defaults restated outside fpt.settings (use RunConfig.<field>): {found}"
+
+
+@pytest.mark.parametrize(("image_size", "patch_size", "example"), [(30, 4, 3), (30, 7, 6), (32, 7, 8), (7, 3, 1)])
+def test_a_patch_size_that_does_not_divide_the_image_is_given_one_that_does(image_size, patch_size, example):
+    with pytest.raises(fpt.errors.ConfigError) as err:  # was: (e.g. 4) whatever the image size, 4 dividing no 30
+        RunConfig(data="x.csv", image_size=image_size, patch_size=patch_size)
+    assert str(err.value) == (f"config field 'patch_size'={patch_size} must be >= 1 and divide "
+                              f"image_size={image_size} (e.g. {example})")
+    assert image_size % example == 0

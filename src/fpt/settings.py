@@ -363,8 +363,8 @@ class RunConfig:
                  "series_id", "must name the series' id column, and optionally its order column: ID or ID,ORDER"),
                 (self.max_categories >= 1, "max_categories", "must be >= 1"),
                 (self.image_size >= 1, "image_size", "must be >= 1"),
-                (self.patch_size >= 1 and self.image_size % self.patch_size == 0, "patch_size",
-                 f"must be >= 1 and divide image_size={self.image_size} (e.g. 4)"),
+                (patches := self.patch_size >= 1 and self.image_size % self.patch_size == 0, "patch_size",
+                 "" if patches else f"must be >= 1 and divide image_size={self.image_size} (e.g. {_near_divisor(self)})"),
                 (self.image_channels in {"auto", "rgb", "gray"}, "image_channels", "must be auto, rgb or gray"),
                 (self.series_patch is None or self.series_patch >= 1, "series_patch", "must be >= 1"),
                 (self.series_stride is None or self.series_stride >= 1, "series_stride", "must be >= 1"),
@@ -394,6 +394,14 @@ class RunConfig:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+
+
+def _near_divisor(config: RunConfig) -> int:
+    """The divisor of image_size closest to patch_size (the smaller on a tie): the example a refused patch_size is
+    given ('e.g. 4' did not divide an image_size of 30)."""
+    size = max(config.image_size, 1)
+    small = [d for d in range(1, math.isqrt(size) + 1) if size % d == 0]
+    return min({*small, *(size // d for d in small)}, key=lambda d: (abs(d - config.patch_size), d))
 
 
 BASELINE_LEVELS = ("auto", "none", "fast", "all")  # RunConfig.baselines (fpt.baselines)
