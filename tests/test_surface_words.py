@@ -330,12 +330,21 @@ def test_a_modality_that_cannot_apply_names_it_as_the_caller_gave_it(tmp_path, c
     python, cli = _both(capsys, {"data": folder, "modality": "tabular"}, ["--data", folder, "--modality", "tabular"])
     assert python.endswith("holds image data; modality='tabular' cannot apply (drop it or use image)")
     assert "--" not in python and cli.endswith("holds image data; --modality tabular cannot apply (drop it or use image)")
-    table = _table(tmp_path)
+    table = str(tmp_path / "two.csv")  # two text columns: one is to be left out
+    pd.DataFrame({"a": ["x", "yz"] * 15, "b": ["p", "qr"] * 15, "label": [0, 1] * 15}).to_csv(table, index=False)
     python, cli = _both(capsys, {"data": table, "modality": "sequence"}, ["--data", table, "--modality", "sequence"])
-    assert "t.csv: modality='sequence' needs exactly one text feature column" in python and "--" not in python
+    assert "two.csv: modality='sequence' needs exactly one text feature column" in python and "--" not in python
     assert python.endswith("leave the others out with drop_columns")
-    assert "t.csv: --modality sequence needs exactly one text feature column" in cli
+    assert "two.csv: --modality sequence needs exactly one text feature column" in cli
     assert cli.endswith("leave the others out with --drop-columns")
+    table = _table(tmp_path)  # none: no column to leave out makes one hold text (that was said here too)
+    python, cli = _both(capsys, {"data": table, "modality": "sequence"}, ["--data", table, "--modality", "sequence"])
+    assert python.endswith("t.csv: modality='sequence' needs a text feature column, but none of 'row', 'x1' holds "
+                           "text (each is read as numbers, dates or durations, or is empty); give the column of texts "
+                           "(symbols or words)"), python
+    assert cli.endswith("t.csv: --modality sequence needs a text feature column, but none of 'row', 'x1' holds text "
+                        "(each is read as numbers, dates or durations, or is empty); give the column of texts (symbols "
+                        "or words)"), cli
 
 
 # --- a trained model's refusals: new inputs (Predictor's allow_unseen), the predictions file (Prediction.write's path)

@@ -869,9 +869,13 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
                         f"({option('modality', 'tabular|sequence|timeseries', placeholder=True)}), not {modality}")
     if modality == "sequence":
         text = [c for c in features if splits["train"].x[c].dtype.kind == "O"]
+        if not text:  # leaving columns out makes none hold text: that fix was said here too
+            raise DataError(f"{train_where}: {option('modality', 'sequence')} needs a text feature column, but none "
+                            f"of {', '.join(map(repr, features))} holds text (each is read as numbers, dates or "
+                            "durations, or is empty); give the column of texts (symbols or words)")
         if len(text) != 1:
             raise DataError(f"{train_where}: {option('modality', 'sequence')} needs exactly one text feature column "
-                            f"(found {', '.join(text) or 'none'} among {', '.join(features)}); leave the others out "
+                            f"(found {', '.join(text)} among {', '.join(features)}); leave the others out "
                             f"with {option('drop_columns')}")
         for s in splits.values():
             s.x = {text[0]: s.x[text[0]]}
