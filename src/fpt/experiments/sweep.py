@@ -166,6 +166,7 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
         _check_grid(grid, where)
     if rand is not None:
         rand = _random_search(rand, where)
+    _check_baselines(base, grid, rand, where)
     seeds = _seeds(data.get("seeds"), base, where)
     base = {k: v for k, v in base.items() if k != "seed"}
     _check_size(grid, rand, seeds, where)
@@ -197,6 +198,25 @@ def _base_fields(base: Any, where: str) -> dict[str, Any]:
             check_key(key, where, "base")
             fields = apply(fields, {key: value})
     return fields
+
+
+# What a trial can be asked to fit beside it: nothing. A trial is fpt.train.fit alone (fpt.experiments.planned), which
+# fits no classic models; baselines: all in a spec trained every trial and fitted none, silently.
+TRIAL_BASELINES = ("auto", "none")
+
+
+def _check_baselines(base: dict[str, Any], grid: dict[str, Any] | None, rand: dict[str, Any] | None,
+                     where: str) -> None:
+    """Refuse ``baselines`` asking for classic models (fast, all) anywhere in the spec: trials fit none."""
+    given = [("base", base.get("baselines"))]
+    given += [("grid", v) for v in (grid or {}).get("baselines") or []]
+    space = ((rand or {}).get("space") or {}).get("baselines")
+    given += [("random.space", v) for v in (space.get("choice") or [] if isinstance(space, dict) else space or [])]
+    for section, value in given:
+        if value is not None and value not in TRIAL_BASELINES:
+            raise _fail(where, f"{section}.baselines: {show(value)}: a sweep's trials fit no baselines (they are "
+                               "ranked against each other); remove the key, and fit them beside the config you "
+                               "choose with fpt train --data ... --baselines " + str(value))
 
 
 def _check_aliases(keys: list[Any], where: str, section: str) -> None:
