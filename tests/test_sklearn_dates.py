@@ -51,7 +51,7 @@ def test_an_array_or_list_of_rows_reads_text_dates_and_durations_as_the_frame_an
                               wait=["P1DT2H", "3:00:00", "0:00:05", "", "1 day 02:00:00"])
     reg = fitted["array"]
     np.testing.assert_allclose(reg.predict(new.to_numpy(dtype=object)), fitted["frame"].predict(new), rtol=1e-6)
-    with pytest.raises(ValueError, match=r"FPTRegressor\.predict: column 'x1' holds text that is not a date written "
+    with pytest.raises(ValueError, match=r"FPTRegressor\.predict: X\[:, 1\] holds text that is not a date written "
                                          r"'%m/%d/%Y', as the column's training dates are \(row 1: '2024-12-25'\)"):
         reg.predict(new.assign(when=["2024-12-25"] * 5).to_numpy(dtype=object))
 

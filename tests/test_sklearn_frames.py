@@ -151,7 +151,7 @@ def test_categories_fit_never_saw_warn_by_default_and_handle_unknown_chooses(tin
     clf.set_params(handle_unknown="error")
     with pytest.raises(SchemaError) as refused:
         clf.predict(new)
-    assert str(refused.value) == ("FPTClassifier.predict: column 'x1', row 1: category 'd' was not seen in training "
+    assert str(refused.value) == ("FPTClassifier.predict: X.iloc[0]['kind']: category 'd' was not seen in training "
                                   "(the model knows 'c', 'b', 'a'); fix the value, or set handle_unknown='warn' (or "
                                   "'ignore') to read categories fit never saw as the shared unknown slot")
     assert clf.predict(frame(6, seed=1)[0]).shape == (6,)

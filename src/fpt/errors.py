@@ -123,6 +123,10 @@ class Wording:
     # settings read from a config file (fpt train --config FILE) that no flag overrode -> the file: the user wrote a
     # key there, not a flag, so a refusal names the key and the file (``target: NAME in run.yaml``)
     files: Mapping[str, str] = field(default_factory=dict)
+    # a data column's name -> the caller's own for it, where the caller gave no names (fpt.sklearn's fit names X's
+    # columns x0, x1, ...): a DataFrame's column name, or an array's column index (``column_word``, ``cell_word``)
+    columns: Mapping[str, str | int] = field(default_factory=dict)
+    array: str = "X"  # what the caller's input is called, for an index into it (X[0, 1])
 
     def __call__(self, name: str, value: str | None = None, placeholder: bool = False) -> str:
         own = self.names.get(name if value is None else f"{name}={value}")
@@ -199,6 +203,27 @@ def speaks_flags() -> bool:
     a whole command, not one setting (``fpt train --resume DIR`` there, ``fpt.train_run(None, DIR, resume=True)`` to a
     Python caller), where ``option`` cannot word it."""
     return (_WORDING.get() or CLI).flags
+
+
+def column_word(name: str) -> str:
+    """The data column ``name`` as the surface in force names it (``Wording.columns``): ``column 'x1'`` (a file's,
+    or fpt.build's DataFrame's), ``column 'colour'`` (the DataFrame an estimator was fitted on), ``X[:, 1]`` (an
+    array's)."""
+    own = (_WORDING.get() or CLI).columns.get(name)
+    if isinstance(own, int):
+        return f"{(_WORDING.get() or CLI).array}[:, {own}]"
+    return f"column {name if own is None else own!r}"
+
+
+def cell_word(name: str, row: int) -> str:
+    """Row ``row`` (from 0) of the data column ``name``, as ``column_word`` names the column: ``column 'x1', row 1`` (a
+    table's rows counted from 1, as a file's are read), ``X.iloc[0]['colour']`` or ``X[0, 1]`` for an estimator's
+    caller, who indexes from 0."""
+    how = _WORDING.get() or CLI
+    own = how.columns.get(name)
+    if own is None:
+        return f"column {name!r}, row {row + 1}"
+    return f"{how.array}[{row}, {own}]" if isinstance(own, int) else f"{how.array}.iloc[{row}][{own!r}]"
 
 
 def config_file(name: str) -> str | None:

@@ -64,7 +64,7 @@ from fpt.data.inputs import Schema, check_arrays
 from fpt.data.tables import unseen_categories
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
-from fpt.errors import ConfigError, DataError, FptWarning, Wording, wording
+from fpt.errors import ConfigError, DataError, FptWarning, Wording, column_word, wording
 from fpt.feature_map import scores_only
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment, assemble
@@ -95,7 +95,7 @@ class UnseenCategoryWarning(FptWarning):
 
 
 def _unseen_note(where: str, unseen: dict[str, tuple[int, list[str]]], rows: int) -> str:
-    said = "; ".join(f"column {name!r}: {n} of {rows} rows ({', '.join(map(repr, first[:3]))}"
+    said = "; ".join(f"{name}: {n} of {rows} rows ({', '.join(map(repr, first[:3]))}"
                      f"{', ...' if len(first) > 3 else ''})" for name, (n, first) in unseen.items())
     return (f"{where}: categories fit never saw, each read as the shared unknown slot: {said}; "
             "handle_unknown='error' refuses them, 'ignore' reads them without this warning")
@@ -368,11 +368,21 @@ class _FPTEstimator(BaseEstimator):
         images = (f"{type(self).__name__} reads every image at {RunConfig.image_size}x{RunConfig.image_size} pixels in "
                   f"{RunConfig.patch_size}x{RunConfig.patch_size} patches ({tokens} tokens), which it does not let you "
                   "change")
-        return Wording(flags=False, names={"target": "y", "objective=classification": "FPTClassifier",
-                                           "objective=regression": "FPTRegressor", "drop_columns": "X.drop(columns=...)"},
+        return Wording(flags=False, columns=self._column_words(),
+                       names={"target": "y", "objective=classification": "FPTClassifier",
+                              "objective=regression": "FPTRegressor", "drop_columns": "X.drop(columns=...)"},
                        instead={"drop_columns": "leave columns out of X", "patch_size": images, "image_size": images,
                                 "allow_unseen": "or set handle_unknown='warn' (or 'ignore') to read categories fit never "
                                                 "saw as the shared unknown slot"})
+
+    def _column_words(self) -> dict[str, str | int]:
+        """fit names a table's columns x0, x1, ... (fpt.data.arrays), which the caller never wrote: an error names the
+        column as the caller gave it, a DataFrame's by its name, an array's by its index (fpt.errors.column_word)."""
+        prep = getattr(self, "preprocessing_", None)
+        if prep is None or prep.modality != "tabular":
+            return {}
+        names = getattr(self, "feature_names_in_", None)
+        return {f"x{j}": j if names is None else str(names[j]) for j in range(self.n_features_in_)}
 
     def _choose(self, config: RunConfig, raw: Any) -> RunConfig:
         """fit=auto: the fits compared on ``raw`` (fpt.select.choose_fit; the record in ``fit_choice_``) and the
@@ -417,9 +427,8 @@ class _FPTEstimator(BaseEstimator):
         with wording(self._wording()):  # the refusal names handle_unknown, not fpt predict's --allow-unseen
             x = check_arrays(X if series is None else series, schema, where, allow_unseen=how != "error")
         if how == "warn" and prep.modality == "tabular" and (unseen := unseen_categories(x, schema)):
-            # fit named X's columns x0, x1, ... (fpt.data.arrays); a DataFrame's own names are what its reader knows
-            names = getattr(self, "feature_names_in_", None)
-            unseen = {(str(names[int(k[1:])]) if names is not None else k): v for k, v in unseen.items()}
+            with wording(self._wording()):  # fit named X's columns x0, x1, ...: the caller's names, or X[:, j]
+                unseen = {column_word(k): v for k, v in unseen.items()}
             warnings.warn(_unseen_note(where, unseen, len(x[next(iter(x))])), UnseenCategoryWarning, stacklevel=3)
         tokens, lengths = prep.tokeniser(x)
         check_finite(tokens, where)  # a value beyond float32 once standardised would be NaN probabilities

@@ -3,6 +3,7 @@ naming the wrong thing. Each case failed before its fix (the commit that added i
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 
@@ -26,3 +27,41 @@ def test_a_sweep_asking_for_baselines_is_refused_naming_the_file_and_key(where):
     assert "fpt train --data ... --baselines all" in str(info.value) and "\n" not in str(info.value)
     for fine in ("none", "auto"):  # what a trial does: kept
         assert sweep.parse_spec({"base": {**base, "baselines": fine}, "grid": {"lr": [1e-3]}}).base["baselines"] == fine
+
+
+def test_an_estimators_predict_names_the_column_as_its_caller_gave_it(tiny_bert_dir):
+    """fit names a table's columns x0, x1, ...: predict's refusals said "column 'x1', row 1" to a caller who gave an
+    array (no such name) or a DataFrame whose column is 'colour'. Now an array's cell is X[0, 1] (from 0, as the
+    caller indexes), a DataFrame's X.iloc[0]['colour'], and the unseen-category warning names X[:, 1] or 'colour'."""
+    import warnings
+
+    import pandas as pd
+
+    from fpt.errors import SchemaError
+    from fpt.sklearn import FPTClassifier, UnseenCategoryWarning
+
+    n = 24
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"size": rng.normal(size=n), "colour": ["red", "blue", "green"] * 8})
+    y = np.arange(n) % 2
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu",
+                handle_unknown="error")
+    for X, new, cell, col in [
+        (frame.to_numpy(dtype=object), lambda rows: np.array(rows, dtype=object), "X[1, {j}]", "X[:, 1]"),
+        (frame, lambda rows: pd.DataFrame(rows, columns=["size", "colour"]), "X.iloc[1][{name!r}]", "column 'colour'"),
+    ]:
+        clf = FPTClassifier(**fast).fit(X, y)
+        with pytest.raises(SchemaError) as unseen:
+            clf.predict(new([[0.5, "red"], [0.1, "purple"]]))
+        assert str(unseen.value).startswith(f"FPTClassifier.predict: {cell.format(j=1, name='colour')}: category "
+                                            "'purple' was not seen in training"), unseen.value
+        with pytest.raises(SchemaError) as text:
+            clf.predict(new([[0.5, "red"], ["abc", "red"]]))
+        assert str(text.value).startswith(f"FPTClassifier.predict: {cell.format(j=0, name='size')}: 'abc' is not a "
+                                          "number"), text.value
+        clf.set_params(handle_unknown="warn")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf.predict(new([[0.5, "purple"], [0.1, "red"]]))
+        (said,) = [str(w.message) for w in caught if issubclass(w.category, UnseenCategoryWarning)]
+        assert f"unknown slot: {col}: 1 of 2 rows ('purple')" in said, said

@@ -60,7 +60,7 @@ from fpt.data.timeseries import (
 )
 from fpt.data.timeseries import array_notes as series_array_notes
 from fpt.data.tokenisers import text_of
-from fpt.errors import DataError, SchemaError, near, option, remedy
+from fpt.errors import DataError, SchemaError, cell_word, column_word, near, option, remedy
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet", ".feather": "arrow", ".arrow": "arrow"}
@@ -1368,7 +1368,7 @@ def _symbols_known(texts: np.ndarray, tok: Any, name: str, where: str) -> None:
     why = "written in another letter case than the training texts; write them in theirs" \
         if tok.recased(text) is not None else "fix the text"
     symbols = "symbol" if tok.mode == "chars" else "word"
-    raise SchemaError(f"{where}: column {name!r}, row {i + 1}: {_shown_text(text)} holds no {symbols} the model was "
+    raise SchemaError(f"{where}: {cell_word(name, i)}: {_shown_text(text)} holds no {symbols} the model was "
                       f"trained on ({int(unknown.sum())} of {len(texts)} texts hold none; it knows "
                       f"{shown([repr(v) for v in tok.vocab], 10)}): {why}, or pass {option('allow_unseen')} to "
                       "read them as the unknown symbol")
@@ -1403,10 +1403,10 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
     for only once a check has failed."""
     name = f["name"]
     if f["kind"] == "datetime":  # read as training read the column (out of its range too: the time extrapolates)
-        return read_dates(col, f["tz"], f"{where}: column {name!r}", SchemaError, f.get("format"))
+        return read_dates(col, f["tz"], f"{where}: {column_word(name)}", SchemaError, f.get("format"))
     if f["kind"] == "numeric":
         if "duration" in f:  # durations written as text, read as training read them (a number has no unit: refused)
-            return read_durations(col, f["duration"], f"{where}: column {name!r}", SchemaError)
+            return read_durations(col, f["duration"], f"{where}: {column_word(name)}", SchemaError)
         if col.dtype.kind in "iubf":
             return col
         if (seconds := as_seconds(col)) is not None:  # durations, as training read them
@@ -1421,7 +1421,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
             try:
                 out[i] = float(col[i])
             except (TypeError, ValueError):
-                raise SchemaError(f"{where}: column {name!r}, row {i + 1}: {col[i]!r} is not a number, but the model "
+                raise SchemaError(f"{where}: {cell_word(name, i)}: {col[i]!r} is not a number, but the model "
                                   "was trained on numbers in this column; fix the value or leave it empty "
                                   "(missing)") from None
         return out
@@ -1444,7 +1444,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
         if not set(values[~missing]) <= known:
             for i in np.flatnonzero(~missing):
                 if values[i] not in known:
-                    raise SchemaError(f"{where}: column {name!r}, row {i + 1}: category {values[i]!r} was not seen in "
+                    raise SchemaError(f"{where}: {cell_word(name, int(i))}: category {values[i]!r} was not seen in "
                                       f"training (the model knows {shown([repr(c) for c in categories], 10)}); fix "
                                       f"the value, {allow_unseen_fix()}")
     return values
