@@ -65,3 +65,25 @@ def test_an_estimators_predict_names_the_column_as_its_caller_gave_it(tiny_bert_
             clf.predict(new([[0.5, "purple"], [0.1, "red"]]))
         (said,) = [str(w.message) for w in caught if issubclass(w.category, UnseenCategoryWarning)]
         assert f"unknown slot: {col}: 1 of 2 rows ('purple')" in said, said
+
+
+def test_a_header_with_spaces_around_its_names_is_refused_saying_so(tiny_bert_dir, tmp_path):
+    """A header 'a ,b ,target ' keeps its spaces (pandas strips only those after a comma): --target target and
+    --drop-columns a said "no column 'target' (did you mean 'target '?); its columns are a , b , target ", the spaces
+    invisible, and a name given is stripped, so no option could name the column. Now the refusal says the header's
+    name with its spaces and to remove them; an unknown name lists the columns quoted."""
+    import fpt
+    from fpt.errors import DataError
+
+    path = tmp_path / "spaced.csv"
+    path.write_text("a ,b ,target \n" + "".join(f"{i * 0.1:.1f},{i % 3},{'xy'[i % 2]}\n" for i in range(24)))
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu", baselines="none")
+    header = "(its columns are 'a ', 'b ', 'target '); remove the spaces around the names in the header row"
+    for given, name, spaced in [({"target": "target"}, "target", "target "),
+                                ({"target": "target ", "drop_columns": "a"}, "a", "a ")]:
+        with pytest.raises(DataError) as refused:
+            fpt.build(data=str(path), **given, **fast)
+        assert str(refused.value) == f"{path}: no column {name!r}: the header names it {spaced!r}, spaces included {header}"
+    with pytest.raises(DataError) as unknown:
+        fpt.build(data=str(path), target="targt", **fast)
+    assert "no column 'targt' (did you mean 'target '?); its columns are 'a ', 'b ', 'target '; give" in str(unknown.value)

@@ -244,16 +244,32 @@ def column_names(value: str | None) -> tuple[str, ...]:
     return () if value is None else tuple(dict.fromkeys(n.strip() for n in str(value).split(",") if n.strip()))
 
 
+def names_shown(columns: list[str], limit: int = 30) -> str:
+    """A table's column names for an error, each quoted when any has spaces at its ends (a header 'a ,b ,target ')."""
+    padded = any(c != c.strip() for c in columns)
+    return ", ".join(map(repr, columns[:limit]) if padded else columns[:limit]) + (" ..." if len(columns) > limit else "")
+
+
+def spaced_header(name: str, columns: list[str], where: str) -> None:
+    """Refuse a name that is a column's but for the spaces around it in the header ('target' of 'a ,b ,target '):
+    a name given to an option is stripped, so no option can name that column; the header has to change."""
+    spaced = [c for c in columns if c != c.strip() and c.strip() == name.strip()]
+    if spaced:
+        raise DataError(f"{where}: no column {name!r}: the header names it {spaced[0]!r}, spaces included (its columns "
+                        f"are {names_shown(columns)}); remove the spaces around the names in the header row")
+
+
 def choose_targets(columns: list[str], target: str | None, where: str) -> list[str]:
     """The target columns: ``target`` (comma-separated names), else a conventional name, else the last column."""
     if target is not None:
         names = [t.strip() for t in str(target).split(",") if t.strip()]
         missing = [n for n in names if n not in columns]
         if not names or missing:
+            if missing:
+                spaced_header(missing[0], columns, where)
             hint = near(missing[0], columns) if missing else ""
             raise DataError(f"{where}: no column {', '.join(map(repr, missing or [target]))}{hint}; its columns are "
-                            f"{', '.join(columns[:30])}{' ...' if len(columns) > 30 else ''}; give "
-                            f"{option('target', 'NAME', placeholder=True)}")
+                            f"{names_shown(columns)}; give {option('target', 'NAME', placeholder=True)}")
         return names
     for name in TARGET_NAMES:
         for col in columns:

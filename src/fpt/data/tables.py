@@ -36,11 +36,13 @@ from fpt.data.base import (
     is_missing,
     keep_gaps,
     known_missing,
+    names_shown,
     one_kind_of_label,
     plain_value,
     reads_as_float,
     rows,
     shown,
+    spaced_header,
 )
 from fpt.data.categories import category_names, file_categories
 from fpt.data.codes import code_columns, codes_as_numbers, may_start_code, written_as_codes
@@ -1005,8 +1007,9 @@ def _check_named(given: tuple[str, ...], names: list[str], option: str, where: s
     """Every column an option names is a column of the training table."""
     unknown = [c for c in given if c not in names]
     if unknown:
+        spaced_header(unknown[0], names, where)
         raise DataError(f"{where}: {option} names {unknown[0]!r}, which is not a column{near(unknown[0], names)}; its "
-                        f"columns are {shown(names)}")
+                        f"columns are {names_shown(names, 12)}")
 
 
 def _long_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: str | None, modality: str, source: str,
