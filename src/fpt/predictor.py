@@ -392,7 +392,8 @@ class Predictor:
     def predict(self, inputs: Any, lengths: Any = None, allow_unseen: bool = False,
                 no_targets: bool = False) -> np.ndarray:
         """Labels (values for regression): (n,), or (n, outputs) for several outputs per example. ``no_targets``:
-        the inputs hold no targets (``fpt predict --no-targets``: a UCR .tsv of the series alone)."""
+        the inputs hold no targets (``fpt predict --no-targets``: a UCR .tsv of the series alone). A string is a
+        file's path: a symbol-sequence model's one text goes in a list, ``predict(["ACGT"])``."""
         values = self._values(torch.from_numpy(self.logits(inputs, lengths, allow_unseen, no_targets)))
         return values[:, 0] if values.shape[1] == 1 else values
 

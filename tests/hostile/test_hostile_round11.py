@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hostile_helpers import FAST
 
 
 @pytest.mark.parametrize("where", ["base", "grid", "random"])
@@ -87,3 +88,31 @@ def test_a_header_with_spaces_around_its_names_is_refused_saying_so(tiny_bert_di
     with pytest.raises(DataError) as unknown:
         fpt.build(data=str(path), target="targt", **fast)
     assert "no column 'targt' (did you mean 'target '?); its columns are 'a ', 'b ', 'target '; give" in str(unknown.value)
+
+
+def test_a_sequence_models_one_text_given_as_a_string_is_refused_saying_to_pass_a_list(tiny_bert_dir, tmp_path,
+                                                                                      monkeypatch):
+    """model.predict("ACGT") of a symbol-sequence model raised FileNotFoundError("ACGT: no such file or folder"),
+    which said nothing of the list it takes. A string stays a path (read as the one text when no file has its name, a
+    mistyped file name would be predicted as a text): the refusal now says so and how to pass one text."""
+    import warnings
+
+    import fpt
+    from fpt.errors import SchemaError
+
+    rng = np.random.default_rng(0)
+    seqs = ["".join(rng.choice(list("ACGT"), size=rng.integers(10, 30))) for _ in range(24)]
+    data = tmp_path / "dna.csv"
+    data.write_text("seq,label\n" + "".join(f"{s},{'ab'[i % 2]}\n" for i, s in enumerate(seqs)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(fpt.build(data=str(data), body=tiny_bert_dir, **FAST), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    monkeypatch.chdir(tmp_path)
+    for method in ("predict", "predict_proba"):
+        with pytest.raises(SchemaError) as refused:
+            getattr(model, method)("ACGT")
+        assert str(refused.value) == ("'ACGT': no such file or folder (a string given alone is read as a file's path); "
+                                      "the model reads texts: to predict one, pass it in a list, predict(['ACGT'])")
+    assert model.predict(["ACGT"]).shape == (1,)
+    np.testing.assert_array_equal(model.predict("dna.csv"), model.predict(seqs))  # a file's name: its texts

@@ -148,11 +148,18 @@ def _no_targets(read: Inputs, no_targets: bool) -> Inputs:
 
 def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False, no_targets: bool = False) -> Inputs:
     """In-memory inputs (Python API): a file path, a pandas DataFrame, a dict of columns, or arrays / lists.
-    ``no_targets``: the inputs hold no targets (``read_inputs``)."""
+    ``no_targets``: the inputs hold no targets (``read_inputs``). A string is a path, never an example: a
+    symbol-sequence model's one text goes in a list (``["ACGT"]``); a string naming no file is refused saying so."""
     return _no_targets(_as_inputs(data, schema, allow_unseen, no_targets), no_targets)
 
 
 def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) -> Inputs:
+    if isinstance(data, str) and schema.modality == "sequence" and not Path(data).exists():
+        # A string is always a path: read as the one sequence when no file has its name, a mistyped file name would be
+        # predicted as a text without a word. So the sequence goes in a list, and this says how.
+        text = data if len(data) <= 40 else data[:37] + "..."
+        raise SchemaError(f"{text!r}: no such file or folder (a string given alone is read as a file's path); the "
+                          f"model reads texts: to predict one, pass it in a list, predict([{text!r}])")
     if isinstance(data, (str, Path)):
         return read_inputs(data, schema, allow_unseen, no_targets)
     lazy_frame(data, "inputs", SchemaError)
