@@ -605,11 +605,32 @@ def _plain_column(values: np.ndarray, scale: float | None = None) -> list[Any]:
     scalar per row (seconds at 200,000 rows); a column of objects (labels of mixed types) goes value by value."""
     if values.dtype == object:
         return [_plain(v, scale) for v in values]
-    items = values.tolist()
     if scale is None or values.dtype.kind != "f" or not scale > 0:
-        return items
-    digits = 6 - math.floor(math.log10(scale))
-    return [round(v, digits) if math.isfinite(v) else v for v in items]
+        return values.tolist()
+    return _rounded(np.asarray(values, dtype=np.float64), 6 - math.floor(math.log10(scale)))
+
+
+def _rounded(v: np.ndarray, digits: int) -> list[float]:
+    """``round(x, digits)`` of each value (infinities and NaN as they are), computed on the whole column: a ``round``
+    per value took 0.36 s at 200,000 rows. ``round`` rounds the exact binary value to ``digits`` decimals, half to even,
+    and returns the double nearest that decimal: ``rint(x * 10**digits)`` is that integer where the product, rounded
+    once (|error| <= |product| * 2**-53), is not within that error of a half, and with the integer and 10**|digits|
+    exact (below 2**52; |digits| <= 22) one IEEE division (or product) is the nearest double. The rest go by round."""
+    out = v.copy()
+    finite = np.isfinite(v)
+    if abs(digits) <= 22:
+        power = 10.0 ** abs(digits)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scaled = v * power if digits >= 0 else v / power
+            r = np.rint(scaled)
+            size = np.abs(scaled)
+            trusted = finite & (size < 2.0**52) & (np.abs(np.abs(scaled - r) - 0.5) > size * 2.3e-16 + 1e-300)
+            out[trusted] = (r / power if digits >= 0 else r * power)[trusted]
+    else:
+        trusted = np.zeros(len(v), dtype=bool)
+    for i in np.flatnonzero(finite & ~trusted):
+        out[i] = round(float(v[i]), digits)
+    return out.tolist()
 
 
 def _six_digits(values: np.ndarray) -> list[float]:
