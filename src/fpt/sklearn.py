@@ -29,6 +29,7 @@ given (``steps``, ``lr``, ``batch_size``, ``freeze``, ...: ``fpt.settings.GRADIE
 from __future__ import annotations
 
 import dataclasses
+import io
 import numbers
 import warnings
 from typing import Any
@@ -81,6 +82,9 @@ _CONFIG_ARGS = ("body", "init", "freeze", "layers", "steps", "lr", "batch_size",
 # cf_difference is a data field because the series tokeniser reads it; it is the closed-form fit's, so options sets it.
 _NOT_OPTIONS = {"task", "task_options", "data_dir", "download", "fit", *DATA_FIELDS, *_CONFIG_ARGS} - {"cf_difference"}
 AUTO = "auto"  # fitting: the fit chosen by cross-validation (fpt.select.choose_fit)
+# What a fitted estimator holds of torch's (the model on its device), pickled by torch (``__getstate__``) under this key
+_TORCH_STATE = ("experiment_", "members_")
+_TORCH_BLOB = "_fitted_torch_state"
 
 
 # handle_unknown: scikit-learn's OneHotEncoder's words. Default warn, not OneHotEncoder's error: in cross-validation a
@@ -219,6 +223,31 @@ class _FPTEstimator(BaseEstimator):
         self.ensemble = ensemble
         self.fitting = fitting
         self.handle_unknown = handle_unknown
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fitted experiments saved as torch saves them, each tensor with its device: a plain pickle of an estimator
+        fitted on a GPU held CUDA tensors that no CPU-only machine could unpickle (``__setstate__`` maps them)."""
+        state = dict(super().__getstate__())  # object's may be the estimator's own __dict__: never popped from
+        fitted = {key: state.pop(key) for key in _TORCH_STATE if key in state}
+        if fitted:
+            buffer = io.BytesIO()
+            torch.save(fitted, buffer)
+            state[_TORCH_BLOB] = buffer.getvalue()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """The fitted experiments loaded onto the CPU where CUDA is not available (and their device made the CPU);
+        an estimator pickled before ``__getstate__`` existed holds its experiments as they are."""
+        state = dict(state)
+        blob = state.pop(_TORCH_BLOB, None)
+        super().__setstate__(state)
+        if blob is not None:
+            cuda = torch.cuda.is_available()
+            self.__dict__.update(torch.load(io.BytesIO(blob), map_location=None if cuda else "cpu", weights_only=False))
+            if not cuda:
+                for exp in getattr(self, "members_", [self.experiment_]):
+                    if exp.device.type != "cpu":
+                        exp.device = torch.device("cpu")
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

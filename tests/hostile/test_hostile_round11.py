@@ -157,3 +157,32 @@ def test_a_regression_columns_rounding_is_computed_whole_and_gives_round_s_value
                         raising=False)
     assert _plain_column(column, 3.0) == _old_plain_column(column, 3.0)
     assert len(rounds) < 200  # of 200,000: nearly every value computed with the column, not by a round of its own
+
+
+def test_an_estimator_fitted_on_a_gpu_unpickles_on_a_machine_without_one(tiny_bert_dir, monkeypatch):
+    """A plain pickle of an estimator fitted on a GPU held its model's CUDA tensors: pickle.loads on a CPU-only machine
+    raised torch's 'Attempting to deserialize object on a CUDA device', and its experiment's device stayed cuda. Now
+    torch saves the fitted state and loads it onto the CPU where CUDA is not available, the device made the CPU. A
+    GPU fit is simulated on any machine: torch's location tag of every storage says cuda:0, the device says cuda."""
+    import pickle
+
+    import torch
+
+    from fpt.sklearn import FPTRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(24, 3))
+    y = X @ np.array([1.0, -2.0, 0.5])
+    reg = FPTRegressor(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu").fit(X, y)
+    expected = reg.predict(X)
+    reg.experiment_.device = torch.device("cuda", 0)
+    with monkeypatch.context() as m:
+        m.setattr(torch.serialization, "location_tag", lambda storage: "cuda:0")
+        saved = pickle.dumps(reg)
+    assert reg.members_ == [reg.experiment_]  # pickling took nothing from the estimator pickled
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    again = pickle.loads(saved)
+    assert again.experiment_.device == torch.device("cpu") and again.members_ == [again.experiment_]
+    assert {p.device.type for p in again.experiment_.model.parameters()} == {"cpu"}
+    np.testing.assert_allclose(again.predict(X), expected, rtol=0, atol=0)
+    assert again.get_params() == reg.get_params() and again.n_features_in_ == 3
