@@ -186,3 +186,25 @@ def test_an_estimator_fitted_on_a_gpu_unpickles_on_a_machine_without_one(tiny_be
     assert {p.device.type for p in again.experiment_.model.parameters()} == {"cpu"}
     np.testing.assert_allclose(again.predict(X), expected, rtol=0, atol=0)
     assert again.get_params() == reg.get_params() and again.n_features_in_ == 3
+
+
+def test_one_series_points_given_alone_are_refused_saying_how_to_pass_one_series(series_run):
+    """A series model given one series' points alone (a 1-D array, a list of floats, a pandas Series) read each point
+    as a series and said "series 1 has shape (); give (channels, length)". Now it says they are numbers, not a batch
+    of series, and how to pass the one series; the batch of one predicts as that series in a batch does."""
+    import pandas as pd
+    from hostile_helpers import series
+
+    import fpt
+    from fpt.errors import SchemaError
+
+    model = fpt.load(series_run)
+    X, _ = series()
+    one = X[3, 0]
+    for given in (one, list(map(float, one)), pd.Series(one), one.astype(np.int64)):
+        with pytest.raises(SchemaError) as refused:
+            model.predict(given)
+        assert str(refused.value) == ("inputs: 12 numbers, not a batch of series; one series of 12 points goes in a "
+                                      "batch of one: [x], or np.asarray(x)[None] (shape (1, 12))")
+    np.testing.assert_array_equal(model.predict_proba([one]), model.predict_proba(X[3:4]))
+    np.testing.assert_array_equal(model.predict_proba(one[None]), model.predict_proba(X[3:4]))

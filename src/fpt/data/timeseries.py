@@ -564,6 +564,9 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     out = []
     lengths = train_lengths(schema.info)
     X = [np.asarray(s, dtype=np.float64) if np.asarray(s).dtype.kind != "f" else np.asarray(s) for s in X]
+    if X and all(s.ndim == 0 for s in X):  # one series' points given alone: each read as a series was "shape ()"
+        raise SchemaError(f"{where}: {len(X)} numbers, not a batch of series; one series of {len(X)} points goes in a "
+                          f"batch of one: [x], or np.asarray(x)[None] (shape (1, {len(X)}))")
     if all(s.ndim in (1, 2) for s in X):
         X = narrowed([s[None, :] if s.ndim == 1 else s for s in X], where, SchemaError)
     for i, s in enumerate(X):
