@@ -1412,6 +1412,11 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
             return read_durations(col, f["duration"], f"{where}: {column_word(name)}", SchemaError)
         if col.dtype.kind in "iubf":
             return col
+        if col.dtype.kind == "c":  # float() of a NumPy complex drops its imaginary part with only a warning
+            at = np.flatnonzero(np.asarray(col).imag != 0)
+            i = int(at[0]) if len(at) else 0
+            raise SchemaError(f"{where}: {cell_word(name, i)}: {complex(col[i])!r} is a complex number, but the model "
+                              "was trained on real numbers in this column; give real values (x.real, or abs(x))")
         if (seconds := as_seconds(col)) is not None:  # durations, as training read them
             return seconds
         missing = is_missing(col) if missing is None else missing

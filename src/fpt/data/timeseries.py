@@ -563,7 +563,12 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         X = X[:, None, :]
     out = []
     lengths = train_lengths(schema.info)
-    X = [np.asarray(s, dtype=np.float64) if np.asarray(s).dtype.kind != "f" else np.asarray(s) for s in X]
+    raw = [np.asarray(s) for s in X]
+    complex_at = [i for i, r in enumerate(raw) if r.dtype.kind == "c"]
+    if complex_at:  # a cast to floats drops the imaginary part with only a warning: a prediction from half the input
+        raise SchemaError(f"{where}: series {complex_at[0] + 1} holds complex numbers, but the model was trained on "
+                          "real ones; give real values (x.real, or abs(x))")
+    X = [np.asarray(s, dtype=np.float64) if r.dtype.kind != "f" else r for s, r in zip(X, raw, strict=True)]
     if X and all(s.ndim == 0 for s in X):  # one series' points given alone: each read as a series was "shape ()"
         raise SchemaError(f"{where}: {len(X)} numbers, not a batch of series; one series of {len(X)} points goes in a "
                           f"batch of one: [x], or np.asarray(x)[None] (shape (1, {len(X)}))")
