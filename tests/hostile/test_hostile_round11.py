@@ -239,3 +239,24 @@ def test_complex_inputs_are_refused_not_read_as_their_real_part(tab_run, series_
             assert str(refused.value) == (f"inputs: series {1 if isinstance(given, np.ndarray) else 2} holds complex "
                                           "numbers, but the model was trained on real ones; give real values (x.real, "
                                           "or abs(x))")
+
+
+def test_a_dataframe_without_column_names_is_told_to_name_them(tab_run):
+    """pd.DataFrame(array) has columns 0, 1: predict said "no column 'x1' (nor x2) (the input has '1': rename it to
+    'x1')", difflib's pairing of '1' with 'x1' as if one column were misspelt. Now it says the columns are pandas'
+    numbers and how to name them or give the values alone; the values alone predict as the named frame does."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import SchemaError
+
+    model = fpt.load(tab_run)
+    values = np.array([[0.1, 0.2], [2.5, -1.0]])
+    with pytest.raises(SchemaError) as refused:
+        model.predict(pd.DataFrame(values))
+    assert str(refused.value) == ("inputs: its columns are named 0..1 (pandas' numbers for a DataFrame made without "
+                                  "column names), but the model reads its features by name: x1, x2; name the columns "
+                                  "(df.columns = [...], the features in that order), or give the values alone, "
+                                  "df.to_numpy(), in that order")
+    np.testing.assert_array_equal(model.predict_proba(pd.DataFrame(values).to_numpy()),
+                                  model.predict_proba(pd.DataFrame(values, columns=["x1", "x2"])))

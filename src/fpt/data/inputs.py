@@ -267,6 +267,12 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
                           f"files or arrays, not on a table's columns; give {' or '.join(others) or 'arrays'}")
     series_id = list(getattr(schema.prep, "series_id", []))
     missing = [f for f in (*series_id, *features) if f not in cols]
+    if missing and list(cols) == [str(i) for i in range(len(cols))] and not series_id:
+        # pandas numbers the columns of a DataFrame made from an array: '1' is no misspelt 'x1', whatever difflib says
+        raise SchemaError(f"{where}: its columns are named 0..{len(cols) - 1} (pandas' numbers for a DataFrame made "
+                          f"without column names), but the model reads its features by name: {shown(features)}; name the columns "
+                          "(df.columns = [...], the features in that order), or give the values alone, df.to_numpy(), "
+                          "in that order")
     if missing:
         other = closest(missing[0], [c for c in cols if c not in features])
         raise SchemaError(f"{where}: no column {missing[0]!r}" + (f" (nor {shown(missing[1:], 5)})" if len(missing) > 1
