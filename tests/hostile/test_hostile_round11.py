@@ -30,6 +30,28 @@ def test_a_sweep_asking_for_baselines_is_refused_naming_the_file_and_key(where):
         assert sweep.parse_spec({"base": {**base, "baselines": fine}, "grid": {"lr": [1e-3]}}).base["baselines"] == fine
 
 
+@pytest.mark.parametrize("where", ["base", "grid", "random"])
+def test_a_sweep_asking_for_an_ensemble_is_refused_before_any_trial_starts(where):
+    """ensemble: 2 in a sweep spec passed --dry-run and failed every trial after its data was read, with fit()'s
+    'ensemble=2 trains 2 models: run it with fpt train --data ... (or fpt.ensemble.fit(config, out))'."""
+    from fpt.errors import ConfigError
+    from fpt.experiments import sweep
+
+    base = {"task": "bit-xor", "steps": 2}
+    raw = {"base": {**base, "ensemble": 3}, "grid": {"lr": [1e-3]}}
+    if where == "grid":
+        raw = {"base": base, "grid": {"ensemble": [1, 3]}}
+    elif where == "random":
+        raw = {"base": base, "random": {"trials": 2, "space": {"ensemble": [1, 3]}}}
+    with pytest.raises(ConfigError) as info:
+        sweep.parse_spec(raw, "my-sweep.yaml")
+    section = {"base": "base", "grid": "grid", "random": "random.space"}[where]
+    assert str(info.value) == (f"sweep spec my-sweep.yaml: {section}.ensemble: 3: a sweep's trial trains one model; "
+                               "remove the key, and train the ensemble of the config you choose with fpt train --data "
+                               "... --ensemble 3")
+    assert sweep.parse_spec({"base": {**base, "ensemble": 1}, "grid": {"lr": [1e-3]}}).base["ensemble"] == 1
+
+
 def test_an_estimators_predict_names_the_column_as_its_caller_gave_it(tiny_bert_dir):
     """fit names a table's columns x0, x1, ...: predict's refusals said "column 'x1', row 1" to a caller who gave an
     array (no such name) or a DataFrame whose column is 'colour'. Now an array's cell is X[0, 1] (from 0, as the

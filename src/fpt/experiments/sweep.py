@@ -166,7 +166,7 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
         _check_grid(grid, where)
     if rand is not None:
         rand = _random_search(rand, where)
-    _check_baselines(base, grid, rand, where)
+    _check_trial_fields(base, grid, rand, where)
     seeds = _seeds(data.get("seeds"), base, where)
     base = {k: v for k, v in base.items() if k != "seed"}
     _check_size(grid, rand, seeds, where)
@@ -200,23 +200,39 @@ def _base_fields(base: Any, where: str) -> dict[str, Any]:
     return fields
 
 
-# What a trial can be asked to fit beside it: nothing. A trial is fpt.train.fit alone (fpt.experiments.planned), which
-# fits no classic models; baselines: all in a spec trained every trial and fitted none, silently.
-TRIAL_BASELINES = ("auto", "none")
+# What a trial cannot do: a trial is fpt.train.fit alone (fpt.experiments.planned), one model that fits no classic
+# models beside it. baselines: all in a spec trained every trial and fitted none, silently; ensemble: 2 failed every
+# trial after its data was read, with an error naming fit().
+def _no_baselines(value: Any) -> str | None:
+    if value in (None, "auto", "none"):
+        return None
+    return ("a sweep's trials fit no baselines (they are ranked against each other); remove the key, and fit them "
+            f"beside the config you choose with fpt train --data ... --baselines {value}")
 
 
-def _check_baselines(base: dict[str, Any], grid: dict[str, Any] | None, rand: dict[str, Any] | None,
-                     where: str) -> None:
-    """Refuse ``baselines`` asking for classic models (fast, all) anywhere in the spec: trials fit none."""
-    given = [("base", base.get("baselines"))]
-    given += [("grid", v) for v in (grid or {}).get("baselines") or []]
-    space = ((rand or {}).get("space") or {}).get("baselines")
-    given += [("random.space", v) for v in (space.get("choice") or [] if isinstance(space, dict) else space or [])]
-    for section, value in given:
-        if value is not None and value not in TRIAL_BASELINES:
-            raise _fail(where, f"{section}.baselines: {show(value)}: a sweep's trials fit no baselines (they are "
-                               "ranked against each other); remove the key, and fit them beside the config you "
-                               "choose with fpt train --data ... --baselines " + str(value))
+def _one_model(value: Any) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 1:
+        return None  # 1, or a value from_dict refuses with its own message
+    return ("a sweep's trial trains one model; remove the key, and train the ensemble of the config you choose with "
+            f"fpt train --data ... --ensemble {value}")
+
+
+TRIAL_LIMITS = {"baselines": _no_baselines, "ensemble": _one_model}
+
+
+def _check_trial_fields(base: dict[str, Any], grid: dict[str, Any] | None, rand: dict[str, Any] | None,
+                        where: str) -> None:
+    """Refuse a field's value a trial cannot honour (``TRIAL_LIMITS``) anywhere in the spec: base, grid, random."""
+    for key, refusal in TRIAL_LIMITS.items():
+        given = [("base", base.get(key))]
+        values = (grid or {}).get(key)
+        given += [("grid", v) for v in (values if isinstance(values, list) else [])]
+        space = ((rand or {}).get("space") or {}).get(key)
+        drawn = space.get("choice") if isinstance(space, dict) else space
+        given += [("random.space", v) for v in (drawn if isinstance(drawn, list) else [])]
+        for section, value in given:
+            if (why := refusal(value)) is not None:
+                raise _fail(where, f"{section}.{key}: {show(value)}: {why}")
 
 
 def _check_aliases(keys: list[Any], where: str, section: str) -> None:
