@@ -282,3 +282,49 @@ def test_a_dataframe_without_column_names_is_told_to_name_them(tab_run):
                                   "df.to_numpy(), in that order")
     np.testing.assert_array_equal(model.predict_proba(pd.DataFrame(values).to_numpy()),
                                   model.predict_proba(pd.DataFrame(values, columns=["x1", "x2"])))
+
+
+@pytest.fixture(scope="module")
+def image_model(tiny_bert_dir, tmp_path_factory):
+    """A model of 8x8 RGB images trained from an array."""
+    import fpt
+
+    rng = np.random.default_rng(0)
+    y = np.arange(24) % 2
+    X = (rng.random(size=(24, 8, 8, 3)) * 255).astype(np.uint8)
+    out = tmp_path_factory.mktemp("image-run") / "run"
+    fpt.fit(fpt.build(data=(X, y), body=tiny_bert_dir, image_size=8, patch_size=4, **FAST), out=out, progress=False)
+    return fpt.load(out), X
+
+
+def test_an_image_model_refuses_nan_pixels_one_image_alone_and_a_list_of_paths(image_model, tmp_path):
+    """At predict an image of NaN pixels was predicted (NaN cast to uint8: 0, unsaid), where training refuses NaN
+    pixels; one (8, 8, 3) image given alone was read as 8 images, 'image 1 has shape (8, 3)'; a list of paths was
+    'image 1 has shape ()'. Now each is refused in one line saying what to give; a batch of one predicts as before."""
+    from PIL import Image
+
+    from fpt.data.images import as_images
+    from fpt.errors import DataError, SchemaError
+
+    model, X = image_model
+    holed = (X[:2] / 255.0).astype(np.float32)
+    holed[1, 2, 3, 0] = np.nan
+    with pytest.raises(SchemaError) as refused:
+        model.predict(holed)
+    assert str(refused.value) == ("inputs: image 2 has pixels that are NaN or infinite (1 of 192); an image has no "
+                                  "missing pixels: fill them, or leave the image out")
+    with pytest.raises(DataError) as whole:  # an array read whole (fpt.build's, an .npz's), as_images' own check
+        as_images(holed, "rgb", 8, "X")
+    assert str(whole.value) == ("X: pixels that are NaN or infinite (1 of 384, first in image 2); an image has no "
+                                "missing pixels: fill them, or leave those images out")
+    with pytest.raises(SchemaError) as alone:
+        model.predict(X[0])
+    assert str(alone.value) == ("inputs: one image of shape (8, 8, 3) given alone, not a batch of images; give a batch "
+                                "of one: [x], or x[None] (shape (1, 8, 8, 3))")
+    np.testing.assert_array_equal(model.predict_proba([X[0]]), model.predict_proba(X[:1]))
+    Image.fromarray(X[0]).save(tmp_path / "one.png")
+    with pytest.raises(SchemaError) as paths:
+        model.predict([str(tmp_path / "one.png")])
+    assert str(paths.value) == (f"inputs: image 1 is a path ({str(tmp_path / 'one.png')!r}), not an image; give their "
+                                "folder, predict('DIR'), or the images, [PIL.Image.open(p) for p in paths]")
+    np.testing.assert_array_equal(model.predict_proba(str(tmp_path / "one.png")), model.predict_proba(X[:1]))

@@ -415,6 +415,11 @@ def as_images(X: np.ndarray, channels: str, size: int, where: str, pixel_scale: 
                         f"{'last' if last else 'first'} axis); fpt reads gray (1), gray and alpha (2), RGB (3) or RGBA "
                         "(4) images: give those channels, or other bands as series (n, channels, length) with "
                         f"{option('modality', 'timeseries')}")
+    if X.dtype.kind == "f" and not np.isfinite(X).all():  # a NaN pixel's cast to uint8 is any value (0 here), unsaid
+        bad = ~np.isfinite(X)
+        first = int(np.flatnonzero(bad.reshape(len(X), -1).any(axis=1))[0])
+        raise DataError(f"{where}: pixels that are NaN or infinite ({int(bad.sum())} of {X.size}, first in image "
+                        f"{first + 1}); an image has no missing pixels: fill them, or leave those images out")
     if X.dtype != np.uint8:
         lo, hi = float(np.nanmin(X)), float(np.nanmax(X))
         if lo < 0 or hi > 255:
@@ -498,10 +503,19 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
             if tok.channels == "gray" and shows_colour(img):
                 raise _colour_for_gray(f"{where}: image {i + 1} is", " (img.convert('L'))")
         return [load_image(img, tok.channels, tok.image_size, _white(tok)) for img in X]
+    if isinstance(X, (list, tuple)) and X and all(isinstance(img, (str, Path)) for img in X):
+        # read as arrays, each path was an image of shape (): "image 1 has shape ()"
+        raise SchemaError(f"{where}: image 1 is a path ({str(X[0])!r}), not an image; give their folder, "
+                          "predict('DIR'), or the images, [PIL.Image.open(p) for p in paths]")
     c = 3 if tok.channels == "rgb" else 1
     own = {(tok.image_size, tok.image_size, c), (c, tok.image_size, tok.image_size)} | \
         ({(tok.image_size, tok.image_size)} if c == 1 else set())
     trained = tuple(schema.info["X_shape"][1:]) if "X_shape" in schema.info else None
+    shape = getattr(X, "shape", None)
+    if isinstance(X, np.ndarray) and (shape == trained or shape in own):
+        # one image given alone: its rows were read as the images ("image 1 has shape (8, 3)")
+        raise SchemaError(f"{where}: one image of shape {shape} given alone, not a batch of images; give a batch of "
+                          f"one: [x], or x[None] (shape {(1, *shape)})")
     arrays = [np.asarray(img) for img in X] if isinstance(X, (list, tuple)) else list(np.asarray(X))
     if not arrays:
         raise SchemaError(f"{where}: no images")
@@ -512,6 +526,10 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
                               f"({tok.channels}, {tok.image_size}x{tok.image_size} pixels); resize or convert it")
         if img.dtype.kind not in "iubf":
             raise SchemaError(f"{where}: image {i + 1} has dtype {img.dtype}; give numbers (uint8 0-255 or floats 0-1)")
+        if img.dtype.kind == "f" and not np.isfinite(img).all():  # as_images' refusal, named by the image
+            raise SchemaError(f"{where}: image {i + 1} has pixels that are NaN or infinite "
+                              f"({int((~np.isfinite(img)).sum())} of {img.size}); an image has no missing pixels: fill "
+                              "them, or leave the image out")
     # float pixels are read on the training array's scale (the tokeniser's pixel_scale): a dark image given alone to
     # a model of 0-255 floats (every pixel below 1) was read as 0-1, 255 times brighter than training read it. Runs
     # that did not record it: by the largest value of the images given, as training read its array
