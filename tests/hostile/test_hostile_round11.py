@@ -112,24 +112,30 @@ def test_a_header_with_spaces_around_its_names_is_refused_saying_so(tiny_bert_di
     assert "no column 'targt' (did you mean 'target '?); its columns are 'a ', 'b ', 'target '; give" in str(unknown.value)
 
 
-def test_a_sequence_models_one_text_given_as_a_string_is_refused_saying_to_pass_a_list(tiny_bert_dir, tmp_path,
-                                                                                      monkeypatch):
-    """model.predict("ACGT") of a symbol-sequence model raised FileNotFoundError("ACGT: no such file or folder"),
-    which said nothing of the list it takes. A string stays a path (read as the one text when no file has its name, a
-    mistyped file name would be predicted as a text): the refusal now says so and how to pass one text."""
+@pytest.fixture(scope="module")
+def dna_model(tiny_bert_dir, tmp_path_factory):
+    """A symbol-sequence model of DNA strings (a CSV of seq, label), its training texts and the CSV's folder."""
     import warnings
 
     import fpt
-    from fpt.errors import SchemaError
 
     rng = np.random.default_rng(0)
     seqs = ["".join(rng.choice(list("ACGT"), size=rng.integers(10, 30))) for _ in range(24)]
-    data = tmp_path / "dna.csv"
-    data.write_text("seq,label\n" + "".join(f"{s},{'ab'[i % 2]}\n" for i, s in enumerate(seqs)))
+    root = tmp_path_factory.mktemp("dna")
+    (root / "dna.csv").write_text("seq,label\n" + "".join(f"{s},{'ab'[i % 2]}\n" for i, s in enumerate(seqs)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fpt.fit(fpt.build(data=str(data), body=tiny_bert_dir, **FAST), out=tmp_path / "run", progress=False)
-    model = fpt.load(tmp_path / "run")
+        fpt.fit(fpt.build(data=str(root / "dna.csv"), body=tiny_bert_dir, **FAST), out=root / "run", progress=False)
+    return fpt.load(root / "run"), seqs, root
+
+
+def test_a_sequence_models_one_text_given_as_a_string_is_refused_saying_to_pass_a_list(dna_model, monkeypatch):
+    """model.predict("ACGT") of a symbol-sequence model raised FileNotFoundError("ACGT: no such file or folder"),
+    which said nothing of the list it takes. A string stays a path (read as the one text when no file has its name, a
+    mistyped file name would be predicted as a text): the refusal now says so and how to pass one text."""
+    from fpt.errors import SchemaError
+
+    model, seqs, tmp_path = dna_model
     monkeypatch.chdir(tmp_path)
     for method in ("predict", "predict_proba"):
         with pytest.raises(SchemaError) as refused:
@@ -328,3 +334,26 @@ def test_an_image_model_refuses_nan_pixels_one_image_alone_and_a_list_of_paths(i
     assert str(paths.value) == (f"inputs: image 1 is a path ({str(tmp_path / 'one.png')!r}), not an image; give their "
                                 "folder, predict('DIR'), or the images, [PIL.Image.open(p) for p in paths]")
     np.testing.assert_array_equal(model.predict_proba(str(tmp_path / "one.png")), model.predict_proba(X[:1]))
+
+
+def test_texts_given_as_symbols_are_refused_and_nan_is_no_text(dna_model):
+    """A sequence model read [["A", "C"]] (an example as its list of symbols) as two texts, a prediction each, and
+    ragged lists as the texts of their repr ("['A', 'C']"); NaN (or pandas' NA) among texts was the text 'nan',
+    refused as unknown symbols, where None is no text. Now lists of symbols are refused in one line saying to join
+    them, and NaN reads as None does."""
+    import pandas as pd
+
+    from fpt.errors import SchemaError
+
+    model, seqs, _ = dna_model
+    for given, shape in (([["A", "C", "G"]], "shape (1, 3)"), ([["A", "C"], ["G"]], "examples given as lists of symbols"),
+                         (np.array([list("ACG"), list("TTA")]), "shape (2, 3)")):
+        with pytest.raises(SchemaError) as refused:
+            model.predict(given)
+        assert str(refused.value) == (f"inputs: {shape}; a sequence model reads one text per example: join each "
+                                      "example's symbols into its text, [''.join(s) for s in X]")
+    none = model.predict_proba(["ACGT", None])
+    for missing in (np.nan, pd.NA, float("nan")):
+        np.testing.assert_array_equal(model.predict_proba(["ACGT", missing]), none)
+        np.testing.assert_array_equal(model.predict_proba(pd.DataFrame({"seq": ["ACGT", missing]})), none)
+    np.testing.assert_array_equal(model.predict_proba(np.array([["ACGT"], ["GGA"]])), model.predict_proba(["ACGT", "GGA"]))

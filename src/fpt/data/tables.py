@@ -1352,8 +1352,14 @@ def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow
     read: a text column is taken as read, and the reader keeps no mask of another."""
     (name,) = schema.features
     col = cols[name]
-    texts = col if col.dtype.kind == "O" else np.array([None if m else text_of(plain_value(v)) for v, m in
-                                                        zip(col, is_missing(col), strict=True)], dtype=object)
+    if col.dtype.kind == "O":
+        # NaN or pandas' NA among texts (a list's, a DataFrame's) is no text, as None is: it was the text 'nan'
+        gone = is_missing(col) & np.array([not isinstance(v, (str, bytes)) for v in col], dtype=bool)
+        texts = col.copy() if gone.any() else col
+        texts[gone] = None
+    else:
+        texts = np.array([None if m else text_of(plain_value(v)) for v, m in zip(col, is_missing(col), strict=True)],
+                         dtype=object)
     if not allow_unseen:
         _symbols_known(texts, schema.prep.tokeniser, name, where)
     return {name: texts}
@@ -1395,8 +1401,19 @@ def check_table(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> 
 
 
 def check_texts(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> dict[str, Any]:
-    """Texts (any shape, read in order) as a sequence model's text column."""
-    return sequence_columns({schema.features[0]: np.asarray(X, dtype=object).reshape(-1)}, schema, where, allow_unseen)
+    """Texts, (n,) or a column (n, 1), as a sequence model's text column. An example given as its symbols (a list, or
+    a row of a 2-D array) is refused: its symbols were read as texts of their own, a prediction each, or the list as
+    the text of its repr."""
+    texts = np.asarray(X, dtype=object)
+    if texts.ndim == 2 and texts.shape[1] == 1:
+        texts = texts.reshape(-1)
+    split = texts.ndim != 1 or any(isinstance(v, (list, tuple, np.ndarray)) for v in texts)
+    if split:
+        join = "' '.join(s)" if schema.prep.tokeniser.mode == "words" else "''.join(s)"
+        shape = f"shape {texts.shape}" if texts.ndim != 1 else "examples given as lists of symbols"
+        raise SchemaError(f"{where}: {shape}; a sequence model reads one text per example: join each example's "
+                          f"symbols into its text, [{join} for s in X]")
+    return sequence_columns({schema.features[0]: texts}, schema, where, allow_unseen)
 
 
 def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categories: int, allow_unseen: bool,
