@@ -23,8 +23,8 @@ def test_a_sweep_asking_for_baselines_is_refused_naming_the_file_and_key(where):
     with pytest.raises(ConfigError) as info:
         sweep.parse_spec(raw, "my-sweep.yaml")
     section = {"base": "base", "grid": "grid", "random": "random.space"}[where]
-    assert str(info.value).startswith(f"sweep spec my-sweep.yaml: {section}.baselines: 'all': a sweep's trials fit "
-                                      "no baselines"), info.value
+    assert str(info.value).startswith(f"sweep spec my-sweep.yaml: {section}.baselines: 'all': a trial fits no "
+                                      "baselines (trials are compared with each other)"), info.value
     assert "fpt train --data ... --baselines all" in str(info.value) and "\n" not in str(info.value)
     for fine in ("none", "auto"):  # what a trial does: kept
         assert sweep.parse_spec({"base": {**base, "baselines": fine}, "grid": {"lr": [1e-3]}}).base["baselines"] == fine
@@ -46,10 +46,29 @@ def test_a_sweep_asking_for_an_ensemble_is_refused_before_any_trial_starts(where
     with pytest.raises(ConfigError) as info:
         sweep.parse_spec(raw, "my-sweep.yaml")
     section = {"base": "base", "grid": "grid", "random": "random.space"}[where]
-    assert str(info.value) == (f"sweep spec my-sweep.yaml: {section}.ensemble: 3: a sweep's trial trains one model; "
-                               "remove the key, and train the ensemble of the config you choose with fpt train --data "
-                               "... --ensemble 3")
+    assert str(info.value) == (f"sweep spec my-sweep.yaml: {section}.ensemble: 3: a trial trains one model; remove the "
+                               "key, and train the ensemble of the config you choose with fpt train --data ... "
+                               "--ensemble 3")
     assert sweep.parse_spec({"base": {**base, "ensemble": 1}, "grid": {"lr": [1e-3]}}).base["ensemble"] == 1
+
+
+@pytest.mark.parametrize("field", ["baselines: all", "ensemble: 2"])
+def test_a_table_of_ones_own_asking_for_baselines_or_an_ensemble_is_refused_naming_the_cell(tmp_path, field):
+    """fpt reproduce runs a table file's cells as a sweep's trials (fpt.train.fit alone): baselines: all in a cell was
+    trained and fitted none, silently, and ensemble: 2 failed each cell after its data was read."""
+    from fpt.errors import ConfigError
+    from fpt.experiments import grid
+
+    path = tmp_path / "mine.yaml"
+    path.write_text(f"columns: {{xor: {{column: bit-xor}}}}\nrows: {{frozen: null, asked: {{{field}}}}}\n")
+    with pytest.raises(ConfigError) as info:
+        grid.expand(str(path), "quick")
+    key, value = field.split(": ")
+    assert str(info.value).startswith(f"table {path} (quick) cell asked/xor: {key}: "
+                                      f"{value if key == 'ensemble' else repr(value)}: a trial "), info.value
+    assert f"fpt train --data ... --{key} {value}" in str(info.value)
+    path.write_text("columns: {xor: {column: bit-xor}}\nrows: {frozen: null, asked: {baselines: none}}\n")
+    assert len(grid.expand(str(path), "quick").cells) == 2
 
 
 def test_an_estimators_predict_names_the_column_as_its_caller_gave_it(tiny_bert_dir):

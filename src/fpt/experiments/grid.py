@@ -137,6 +137,26 @@ def load_spec(name: str) -> dict[str, Any]:
     return spec
 
 
+# What a trial cannot do: a trial (a table's cell, a sweep's config) is fpt.train.fit alone
+# (fpt.experiments.planned.run_planned), one model that fits no classic models beside it. baselines: all trained every
+# trial and fitted none, silently; ensemble: 2 failed every trial after its data was read, with an error naming fit().
+def _no_baselines(value: Any) -> str | None:
+    if value in (None, "auto", "none"):
+        return None
+    return ("a trial fits no baselines (trials are compared with each other); remove the key, and fit them beside the "
+            f"config you choose with fpt train --data ... --baselines {value}")
+
+
+def _one_model(value: Any) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 1:
+        return None  # 1, or a value from_dict refuses with its own message
+    return ("a trial trains one model; remove the key, and train the ensemble of the config you choose with fpt train "
+            f"--data ... --ensemble {value}")
+
+
+TRIAL_LIMITS = {"baselines": _no_baselines, "ensemble": _one_model}
+
+
 def _user_table(path: Path) -> dict[str, Any]:
     """A user's table file, checked for what expand() relies on; every problem names the file and the key."""
     if not path.is_file():
@@ -281,7 +301,11 @@ def expand(name: str, scale: str) -> Table:
                 raise ConfigError(f"table {name} ({scale}) column {str(col_spec['column'])[:60]!r}: not a task column"
                                   f"{near(str(col_spec['column']), list(standard))} (task columns: "
                                   f"{', '.join(sorted(standard))}); name one, or give the column a task: field")
-            config = from_dict(RunConfig, fields, where=f"table {name} ({scale}) cell {row}/{column}")
+            where = f"table {name} ({scale}) cell {row}/{column}"
+            for key, refusal in TRIAL_LIMITS.items():
+                if (why := refusal(fields.get(key))) is not None:
+                    raise ConfigError(f"{where}: {key}: {show(fields[key])}: {why}")
+            config = from_dict(RunConfig, fields, where=where)
             cells.append(Cell(row, names[column], config, metric, paper, pretrain_task=pretrain, **common))
     derived = [Derived(d_name, d.get("kind", "ratio"), d.get("numerator", ""), d.get("denominator", ""),
                        {c: paper_raw(results, spec["paper"], d.get("paper_row", d_name), c, bool(spec.get("transpose")))

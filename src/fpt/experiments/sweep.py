@@ -38,6 +38,7 @@ from fpt.config import RunConfig, from_dict, load_yaml, merge, near, show, targe
 from fpt.data.modalities import requested
 from fpt.errors import CheckpointError, ConfigError
 from fpt.experiments.executors import DONE, EARLY_STOPPED, FAILED, NOT_RUN, Outcome, Trial
+from fpt.experiments.grid import TRIAL_LIMITS
 from fpt.experiments.runner import Store
 from fpt.rundir import CONFIG, read_summary
 
@@ -198,26 +199,6 @@ def _base_fields(base: Any, where: str) -> dict[str, Any]:
             check_key(key, where, "base")
             fields = apply(fields, {key: value})
     return fields
-
-
-# What a trial cannot do: a trial is fpt.train.fit alone (fpt.experiments.planned), one model that fits no classic
-# models beside it. baselines: all in a spec trained every trial and fitted none, silently; ensemble: 2 failed every
-# trial after its data was read, with an error naming fit().
-def _no_baselines(value: Any) -> str | None:
-    if value in (None, "auto", "none"):
-        return None
-    return ("a sweep's trials fit no baselines (they are ranked against each other); remove the key, and fit them "
-            f"beside the config you choose with fpt train --data ... --baselines {value}")
-
-
-def _one_model(value: Any) -> str | None:
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 1:
-        return None  # 1, or a value from_dict refuses with its own message
-    return ("a sweep's trial trains one model; remove the key, and train the ensemble of the config you choose with "
-            f"fpt train --data ... --ensemble {value}")
-
-
-TRIAL_LIMITS = {"baselines": _no_baselines, "ensemble": _one_model}
 
 
 def _check_trial_fields(base: dict[str, Any], grid: dict[str, Any] | None, rand: dict[str, Any] | None,
