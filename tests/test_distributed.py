@@ -196,6 +196,22 @@ def test_nproc_resume_of_a_finished_run_says_so_before_starting_processes(tiny_g
     assert main(["train", "--nproc", "2", "--resume", str(out), "--steps", "3"]) == 0 and started == [2]  # more to do
 
 
+
+def test_nproc_resume_of_a_refit_run_is_refused_before_starting_processes(tiny_gpt2_dir, tmp_path, capsys,
+                                                                          monkeypatch):
+    from fpt.cli import main
+
+    out = tmp_path / "run"  # a refit's folder, known by its selection run (a refit stopped before its final run)
+    fpt.fit(fpt.build(**_fields(tiny_gpt2_dir, steps=2, task_options={"eval_size": 8})), out=out / "selection",
+            progress=False)
+    started = []
+    monkeypatch.setattr(distributed, "launch", lambda nproc, argv: started.append(nproc) or 0)
+    # was: 2 processes started, each refusing '--refit runs in one process' (a flag not given)
+    assert main(["train", "--nproc", "2", "--resume", str(out)]) == 2 and started == []
+    assert capsys.readouterr().err.strip() == (f"fpt train: error: {out} is a refit run (--refit), which runs in one "
+                                               "process: resume it without --nproc")
+
+
 CHECKED_FIRST = """
 import sys
 from fpt.cli import main

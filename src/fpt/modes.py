@@ -112,14 +112,13 @@ def train_run(config: RunConfig | Mapping[str, Any] | None, out: str | Path | No
     0: none); ``say``: where one-line reports go (a --choose run's result; None: nowhere); ``verbose``: progress
     reports too (each cross-validation fold, ensemble member and refit stage)."""
     from fpt.data.readings import as_run
-    from fpt.rundir import SELECTION_RUN as SELECTION
 
     if resume:
         if out is None or config is not None:
             raise ConfigError("resume continues the run in out with its own config: give out, not a config "
                               "(changes go in overrides)")
         out = Path(out)
-        refit = refit or (out / SELECTION).is_dir()
+        refit = refit or is_refit_run(out)
         config = resumed_config(out, overrides)
         # its data read as the run read it (a column fpt reads otherwise since: text dates, durations, codes), not anew
         with as_run(out):
@@ -261,7 +260,23 @@ def resumed_config(out: str | Path, overrides: Mapping[str, Any] | None = None) 
     from fpt.train import resume_config
 
     out = Path(out)
-    return resume_config(out / SELECTION if (out / SELECTION).is_dir() else out, dict(overrides or {}))
+    return resume_config(out / SELECTION if is_refit_run(out) else out, dict(overrides or {}))
+
+
+def is_refit_run(out: str | Path) -> bool:
+    """Whether the run directory ``out`` is a refit's (its selection run inside it): resumed, it is a refit whether
+    or not refit is given again."""
+    from fpt.rundir import SELECTION_RUN
+
+    return (Path(out) / SELECTION_RUN).is_dir()
+
+
+def check_parallel_resume(out: str | Path) -> None:
+    """fpt train --nproc N --resume DIR of a refit's directory, refused before its N processes start: a refit runs
+    in one process, and without --refit on the command line check_modes cannot tell (each process told it)."""
+    if is_refit_run(out):
+        raise ConfigError(f"{out} is a refit run ({option('refit')}), which runs in one process: resume it without "
+                          f"{option('nproc')}")
 
 
 def _said_finished(out: Path, done: dict) -> dict:
@@ -279,7 +294,7 @@ def finished_before_launch(out: str | Path, config: RunConfig) -> dict | None:
     from fpt.train import finished
 
     out = Path(out)
-    if (out / rundir.SELECTION_RUN).is_dir() or not (out / rundir.SUMMARY).is_file():
+    if is_refit_run(out) or not (out / rundir.SUMMARY).is_file():
         return None
     done = finished(out, config)
     return _said_finished(out, done) if done is not None and rundir.BASELINES_PENDING not in done else None

@@ -68,6 +68,7 @@ def _train(args: argparse.Namespace) -> int:
     from fpt.modes import (
         check_modes,
         check_out,
+        check_parallel_resume,
         check_tracked,
         default_out,
         finished_before_launch,
@@ -99,9 +100,11 @@ def _train(args: argparse.Namespace) -> int:
         check_modes(config, resume=bool(args.resume), choose=bool(args.choose), refit=args.refit, parallel=True)
         if not args.resume:
             check_out(out)
-        elif (done := finished_before_launch(out, config)) is not None:
-            _print_summary(done, out)
-            return 0
+        else:
+            check_parallel_resume(out)
+            if (done := finished_before_launch(out, config)) is not None:
+                _print_summary(done, out)
+                return 0
         distributed.Group(size=args.nproc).per_rank(config.batch_size, config.grad_accum)  # before starting them
         argv = distributed.strip_option(args.argv, "--nproc")
         if not args.out and not args.resume:
