@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import typing
+from pathlib import Path
 from typing import Any
 
 from fpt.config import (
@@ -168,13 +169,23 @@ def given_fields(args: argparse.Namespace) -> dict[str, Any]:
     return merge(out, overrides)
 
 
+def config_file(path: str | Path) -> dict[str, Any]:
+    """The settings of ``--config FILE``. A file of no settings (empty, or comments alone) is refused: it trained the
+    default task (bit-xor) in silence, and such a file is almost always one saved before its settings were written."""
+    fields = load_yaml(path)
+    if not fields:
+        raise ConfigError(f"config file {path} holds no settings (it is empty or all comments); write the run's "
+                          "settings in it as key: value lines (e.g. data: train.csv, or task: bit-xor)")
+    return fields
+
+
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The config file's fields (--config), then the command line's over them. Each names the target column its own
     way first (target: NAME or target_column: NAME; --target NAME or --target-column NAME), so the command line's
     overrides the file's as any field's does (a file's target: y under --target-column z was refused as a clash, and
     its stopping accuracy target: 0.9 under --target y was lost in silence); two that disagree in one place are
     refused, naming the place."""
-    base = load_yaml(args.config) if args.config else {}
+    base = config_file(args.config) if args.config else {}
     given = given_fields(args)
     data = merge(base, given).get("data") is not None
     if args.config:
@@ -191,7 +202,7 @@ def config_wording(args: argparse.Namespace) -> Wording:
     if not args.config:
         return CLI
     given = given_fields(args)
-    base = load_yaml(args.config)
+    base = config_file(args.config)
     data = merge(base, given).get("data") is not None
     keys = set(target_alias(base, str(args.config), data, name=lambda key, value: f"{key}: {value}"))
     # errors name the target column as the setting target (target=NAME); a file's stopping accuracy is not it

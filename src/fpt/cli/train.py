@@ -62,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from fpt import tracking
-    from fpt.cli._args import config_from_args, given_fields
-    from fpt.config import load_yaml
+    from fpt.cli._args import config_file, config_from_args, given_fields
     from fpt.data import check_present
     from fpt.modes import (
         check_modes,
@@ -81,7 +80,7 @@ def _train(args: argparse.Namespace) -> int:
         raise ConfigError(f"--nproc {args.nproc}: give a number of processes >= 1")
     if args.resume and args.out and Path(args.out) != Path(args.resume):
         raise ConfigError("--resume DIR continues DIR; do not also give a different --out")
-    given = {**(load_yaml(args.config) if args.config else {}), **given_fields(args)}
+    given = {**(config_file(args.config) if args.config else {}), **given_fields(args)}
     other_mode = bool(args.refit or args.choose or args.resume or args.fold is not None)
     # --choose and fit=auto: --folds is the number of cross-validation folds, not the run's own (that needs --fold)
     folds = _cross_validation_folds(args) if args.choose or train_fit(given, other_mode) == "auto" else None
