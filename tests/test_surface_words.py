@@ -49,6 +49,24 @@ def test_an_estimator_too_wide_for_its_body_names_X_not_drop_columns(short_body)
     assert "(body='gpt2' reads 1,024)" in msg and "--" not in msg  # was: --drop-columns, --body gpt2
 
 
+def test_a_wide_array_of_numbers_too_wide_for_its_body_is_told_its_rows_may_be_series(short_body):
+    X, y = wide_table()
+    hint = "e.g. with PCA; if each row is one series, its columns the points, modality='timeseries' reads it in windows)"
+    # was: only 'leave columns out ... (or reduce them beforehand, e.g. with PCA)', for rows that may be series
+    with pytest.raises(ConfigError) as err:
+        estimator(FPTClassifier, short_body).fit(X, y)
+    assert hint in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        fpt.build(data=(X, y), body=short_body, fit="gradient", steps=1, device="cpu")
+    assert str(err.value).startswith("in-memory tuple (30, 20): its examples make 20 tokens") and hint in str(err.value)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(20)]).assign(kind=["a", "b", "c"] * 10, label=y)
+    with pytest.raises(ConfigError) as err:  # a column of categories: no series
+        fpt.build(data=frame, body=short_body, fit="gradient", steps=1, device="cpu")
+    assert "its examples make 21 tokens" in str(err.value) and "series" not in str(err.value)
+    assert fpt.build(data=(X, y), modality="timeseries", series_patch=4, body=short_body, fit="gradient", steps=1,
+                     device="cpu").config.modality == "timeseries"  # the hint taken: 20 points, 5 windows
+
+
 def test_an_estimator_series_too_long_names_its_series_patch_argument(short_body):
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(30, 1, 100)), rng.normal(size=30)

@@ -405,9 +405,9 @@ def assemble(config: RunConfig, data: TaskData) -> Experiment:
     except TooManyPositions as exc:
         if config.task != DATA_TASK or data.info.get("modality") not in MODALITIES:
             raise
+        fewer = MODALITIES[data.info["modality"]].fewer_tokens((data.fitted or {}).get("tokeniser") or {})
         raise ConfigError(f"{data.info.get('data', 'the data')}: its examples make {exc.needed} tokens, but body "
-                          f"{exc.body!r} reads at most {exc.available} positions; "
-                          f"{MODALITIES[data.info['modality']].fewer_tokens()}, or choose a body with more positions "
+                          f"{exc.body!r} reads at most {exc.available} positions; {fewer}, or choose a body with more positions "
                           f"({option('body', 'gpt2')} reads 1,024)") from None
     device = resolve_device(config.device)
     body_fp = fingerprint(model)

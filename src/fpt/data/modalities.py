@@ -97,7 +97,8 @@ class Modality:
     closed_form: Mapping[str, Any] = field(default_factory=dict)
     # what one token of it is and how to make fewer: the fix when a body has fewer positions than it makes tokens,
     # worded when it is said, for the surface in force (fpt.errors.remedy: a flag, an argument, or what to do instead)
-    fewer_tokens: Callable[[], str] = lambda: "make fewer tokens per example"
+    # (given the fitted tokeniser's JSON, which says what the tokens are read from)
+    fewer_tokens: Callable[[Mapping[str, Any]], str] = lambda tokeniser: "make fewer tokens per example"
 
     def facts(self, n_train: int, tokeniser: Mapping[str, Any], target_column: str | None = None) -> DataFacts:
         """What the defaults of a --data run of this modality read (fpt.settings.resolve): ``n_train`` training
@@ -203,16 +204,24 @@ def _series_card(schema: Mapping[str, Any]) -> list[str]:
             f"{s['train_lengths'] or 'unknown'}), windows of {s['patch']} points every {s['stride']}."]
 
 
+def _fewer_columns(tokeniser: Mapping[str, Any]) -> str:
+    """A table too wide for its body: fewer columns; and where every column is a number (an (n, 200) array of
+    floats, a spectra table), perhaps each row is one series, which modality timeseries reads in windows of points."""
+    features = tokeniser.get("features") or []
+    series = f"; if each row is one series, its columns the points, {option('modality', 'timeseries')} reads it " \
+        "in windows" if features and all(f.get("kind") == "numeric" for f in features) else ""
+    return f"a table makes one token per feature column: {remedy('leave columns out with {}', 'drop_columns')} (or " \
+        f"reduce them beforehand, e.g. with PCA{series})"
+
+
 MODALITIES: dict[str, Modality] = {m.name: m for m in (
     Modality("tabular", TabularTokens, {"max_categories": None}, False, token_features, ("linear", "boosting"), _table_schema,
              _table_card, Arrays(table_from_array, shared=table_readings, text=True), check_table, tabular_columns,
-             fewer_tokens=lambda: "a table makes one token per feature column: "
-                                  f"{remedy('leave columns out with {}', 'drop_columns')} (or reduce them beforehand, "
-                                  "e.g. with PCA)"),
+             fewer_tokens=_fewer_columns),
     Modality("image", ImageTokens, {"image_size": "image_size", "patch_size": "patch_size", "image_channels": "channels"},
              False, token_features, ("linear",), _image_schema, _image_card,
              Arrays(as_images, image_notes, array_channels, _image_shared, missing=False), check_images, None,
-             fewer_tokens=lambda: "an image makes one token per patch: "
+             fewer_tokens=lambda tokeniser: "an image makes one token per patch: "
                                   f"{remedy('raise {} or lower {}', 'patch_size', 'image_size')}"),
     # Preset fast reads a time series with GPT4TS's flatten head: chosen on validation, where it beat the last
     # token on 5 of the 8 UCR/UEA sets aeon bundles, tied on 2 and lost on 1 (mean validation accuracy 0.774
@@ -236,7 +245,7 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
              fast={"readout": "flatten"},
              closed_form={"cf_difference": True, "cf_gains": "0.25,4", "cf_hop": "one",
                           "cf_series_norm": "choose"},
-             fewer_tokens=lambda: f"a series makes one token per window: {remedy('raise {}', 'series_patch')} (left "
+             fewer_tokens=lambda tokeniser: f"a series makes one token per window: {remedy('raise {}', 'series_patch')} (left "
                                   "unset, the longest training series makes at most 64)"),
     # The closed-form fit of symbol sequences draws its members' embedding tables N(0, 0.02) (gpt2), whatever the
     # preset. Chosen by cross-validation on the TRAIN files of bench/kinds_data.py's symbol sets
@@ -246,7 +255,7 @@ MODALITIES: dict[str, Modality] = {m.name: m for m in (
     Modality("sequence", SequenceTokens, {"sequence_tokens": "mode", "sequence_max_len": "max_len"},
              True, symbol_counts, ("linear", "boosting"), _sequence_schema, _sequence_card, None,
              check_texts, sequence_columns, closed_form={"input_init": "gpt2"},
-             fewer_tokens=lambda: "a sequence makes one token per symbol or word: "
+             fewer_tokens=lambda tokeniser: "a sequence makes one token per symbol or word: "
                                   f"{remedy('lower {}', 'sequence_max_len')}"),
 )}
 PADDED = tuple(name for name, m in MODALITIES.items() if m.pads)  # the tokenisers that pad and return lengths
