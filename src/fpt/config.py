@@ -14,7 +14,7 @@ import os
 import shlex
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -207,17 +207,21 @@ def loaded(saved: Any, where: str, device: str | None = None) -> RunConfig:
     return from_saved(saved, where)
 
 
-def from_dict(cls: type, data: dict[str, Any], where: str = "config") -> Any:
-    """Build dataclass ``cls`` from a mapping, rejecting unknown keys and wrong types."""
+def from_dict(cls: type, data: dict[str, Any], where: str = "config", sources: Mapping[str, str] | None = None) -> Any:
+    """Build dataclass ``cls`` from a mapping, rejecting unknown keys and wrong types. ``sources``: where each key's
+    value came from, when ``data`` merges several (a config file and the command line): a field's own error names
+    its source alone; an error of several fields, ``where``."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a mapping of fields, got {type(data).__name__}")
+    source = {k: (sources or {}).get(k, where) for k in data}
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted((k for k in data if k not in names), key=str)
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {show(unknown)}{near(unknown[0], sorted(names))}; "
+        unknown = [k for k in unknown if source[k] == source[unknown[0]]]  # those of one source, named by it
+        raise ConfigError(f"{source[unknown[0]]}: unknown field(s) {show(unknown)}{near(unknown[0], sorted(names))}; "
                           f"known fields: {', '.join(sorted(names))}")
-    values = {k: _coerce(v, hints[k], f"{where}: field {k!r}") for k, v in data.items()}
+    values = {k: _coerce(v, hints[k], f"{source[k]}: field {k!r}") for k, v in data.items()}
     try:
         return resolve(values, where=where) if cls is RunConfig else cls(**values)
     except ConfigError as exc:  # a dataclass's own check: say where its values came from, once

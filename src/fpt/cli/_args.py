@@ -191,8 +191,13 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     if args.config:
         base = target_alias(base, str(args.config), data, name=lambda key, value: f"{key}: {value}")
     given = target_alias(given, "command line", data)
-    where = f"{args.config} + command line" if args.config else "command line"
-    return from_dict(RunConfig, merge(base, given), where=where)
+    # a field's error names the one that set it (was 'b.yaml + command line' for the file's steps: abc); an error of
+    # several fields, both where both gave some
+    sources = {key: "command line" if key in given else str(args.config) for key in base | given}
+    if "task_options" in base and "task_options" in given:  # merged: options from both
+        sources["task_options"] = f"{args.config} + command line"
+    where = f"{args.config} + command line" if base and given else str(args.config) if base else "command line"
+    return from_dict(RunConfig, merge(base, given), where=where, sources=sources)
 
 
 def config_wording(args: argparse.Namespace) -> Wording:
