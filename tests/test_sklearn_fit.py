@@ -45,6 +45,7 @@ def test_left_none_the_fit_is_chosen_and_the_choice_recorded(tiny_bert_dir, budg
     assert record["candidates"] == [{"fit": "closed-form"}] and len(record["val_accuracy"][0]) == record["folds"]
     assert record["mean_val_accuracy"][0] == pytest.approx(np.mean(record["val_accuracy"][0]))
     assert "fit=gradient not compared" in record["notes"][0]
+    assert record["notes"][0].endswith("or train it with fitting='gradient'")  # the estimator's argument, not fit=
     assert clf.score(X, y) > 0.9
     reg = FPTRegressor(body=tiny_bert_dir, **SMALL).fit(X, 3 * X[:, 1])
     assert reg.fit_choice_["metric"] == "r2" and reg.experiment_.config.fit == "closed-form"

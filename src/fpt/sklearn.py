@@ -399,7 +399,9 @@ class _FPTEstimator(BaseEstimator):
                   "change")
         return Wording(flags=False, columns=self._column_words(),
                        names={"target": "y", "objective=classification": "FPTClassifier",
-                              "objective=regression": "FPTRegressor", "drop_columns": "X.drop(columns=...)"},
+                              "objective=regression": "FPTRegressor", "drop_columns": "X.drop(columns=...)",
+                              # RunConfig.fit is the estimator's ``fitting`` (``fit`` is scikit-learn's method)
+                              "fit": "fitting", **{f"fit={how}": f"fitting={how!r}" for how in FITS}},
                        instead={"drop_columns": "leave columns out of X", "patch_size": images, "image_size": images,
                                 "allow_unseen": "or set handle_unknown='warn' (or 'ignore') to read categories fit never "
                                                 "saw as the shared unknown slot"})
