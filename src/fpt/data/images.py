@@ -512,7 +512,9 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         ({(tok.image_size, tok.image_size)} if c == 1 else set())
     trained = tuple(schema.info["X_shape"][1:]) if "X_shape" in schema.info else None
     shape = getattr(X, "shape", None)
-    if isinstance(X, np.ndarray) and (shape == trained or shape in own):
+    # (1, H, W) for a gray model is one channel-first image or a batch of one (H, W) image: read as the batch, as it was
+    batch_of_one = shape is not None and len(shape) == 3 and shape[0] == 1 and (shape[1:] in own or shape[1:] == trained)
+    if isinstance(X, np.ndarray) and (shape == trained or shape in own) and not batch_of_one:
         # one image given alone: its rows were read as the images ("image 1 has shape (8, 3)")
         raise SchemaError(f"{where}: one image of shape {shape} given alone, not a batch of images; give a batch of "
                           f"one: [x], or x[None] (shape {(1, *shape)})")
