@@ -71,8 +71,9 @@ def _no_texts(X: Any, where: str) -> None:
     """Refuse X of one text per example (a list, a 1-D array or a Series of strings: symbol sequences), naming the
     table column that reads them: arrays are numbers, and the fix said (X.reshape(-1, 1)) was refused in turn for its
     dtype, or, as objects, read each text as one category."""
-    # np.ndim is not asked of a list: a list of series of unequal lengths is ragged, which numpy refuses to shape
-    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or not len(X) or getattr(X, "ndim", 1) != 1:
+    # np.ndim is not asked of a list: a list of series of unequal lengths is ragged, which numpy refuses to shape; an
+    # array's ndim is asked before its len, which a scipy sparse matrix refuses (it is refused on its own later)
+    if isinstance(X, (str, bytes)) or getattr(X, "ndim", 1) != 1 or not hasattr(X, "__len__") or not len(X):
         return
     first = next(iter(X.values if hasattr(X, "values") else X))
     if isinstance(first, (str, np.str_)):
