@@ -227,8 +227,9 @@ def read_table(path: Path, empty: bool = False, aligned: bool = False,
     read as an example of missing values ('target missing on row(s) ...'). ``aligned`` (new inputs, whose
     predictions are written one per row in order): only such rows at the end are left out; one between rows of values
     is refused, since leaving it out would move every prediction below it onto the row above, and reading it would
-    predict from nothing. ``gaps``: filled with the masks of missing cells read of the text columns, for the checks
-    that read those columns next (``fpt.data.base.known_missing``)."""
+    predict from nothing; so is a one-column file's blank line between values (``_blank_lines_between``). ``gaps``:
+    filled with the masks of missing cells read of the text columns, for the checks that read those columns next
+    (``fpt.data.base.known_missing``)."""
     suffix = table_suffix(path)
     builder = BUILDERS.get(suffix)
     if builder is None:
@@ -241,6 +242,8 @@ def read_table(path: Path, empty: bool = False, aligned: bool = False,
     may_hold_codes = _check_bytes(path, builder)
     indexed, blank = _check_header(path, "\t" if suffix in TSV_SUFFIXES else ",", empty) if builder == "csv" else \
         (False, set())
+    if aligned and builder == "csv":
+        _blank_lines_between(path, "\t" if suffix in TSV_SUFFIXES else ",")
     kwargs = {"sep": "\t"} if suffix in TSV_SUFFIXES else {}
     kwargs |= CSV_OPTIONS if builder == "csv" else {}
     table = _csv_table(path, kwargs.get("sep", ",")) if builder == "csv" else None
@@ -331,6 +334,49 @@ def _empty_rows(table: Any, path: Path, aligned: bool) -> np.ndarray:
                             "of nothing but separators, ',,'), between rows of values; predictions are written one per "
                             "row in order, so fpt neither skips nor predicts them: delete those lines")
     return at
+
+
+def _blank_lines_between(path: Path, sep: str) -> None:
+    """A one-column CSV/TSV's blank lines between rows of values, refused for new inputs (``read_table``'s
+    ``aligned``). pandas skips blank lines; in a file of several columns a row of no value is written ',,' and read
+    (``_empty_rows``), but in a one-column file a blank line is how a row of no value is written, so skipping it
+    would move every prediction below it onto the row above. Blank lines before the header and after the last value
+    are the file's layout, skipped as in any CSV."""
+    import csv
+    import io
+    import sys
+
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)  # a long text cell (a protein) is no reason to stop looking
+    try:
+        with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
+            records = csv.reader(f, delimiter=sep)
+            header = next((r for r in records if not _blank_line(r)), None)
+            if header is None or len(header) != 1:
+                return
+            between: list[int] = []
+            pending: list[int] = []
+            for row, record in enumerate(records, 1):
+                if _blank_line(record):
+                    pending.append(row)
+                else:
+                    between += pending
+                    pending = []
+    except csv.Error:  # a malformed file: the reader says what is wrong with it
+        return
+    finally:
+        csv.field_size_limit(limit)
+    if between:
+        raise DataError(f"{path}: row(s) {', '.join(map(str, between[:5]))}{', ...' if len(between) > 5 else ''} "
+                        "under the header are blank lines between rows of values (in a one-column file, a row of no "
+                        "value); predictions are written one per row in order, so fpt neither skips nor predicts "
+                        "them: delete those lines")
+
+
+def _blank_line(record: list[str]) -> bool:
+    """Whether ``csv.reader``'s record is a line pandas skips: nothing, or spaces alone (skipinitialspace); a quoted
+    "" ([''] here) is a value, read as missing."""
+    return not record or (len(record) == 1 and bool(record[0]) and not record[0].strip())
 
 
 def _numbers_per_cell(kind: Any) -> bool:

@@ -1,0 +1,68 @@
+"""Round 12 of the hostile-input cases: inputs fpt took silently, or a default run where it should refuse. Each case
+failed before its fix (the commit that added it says how)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hostile_helpers import FAST, one_line
+
+
+@pytest.fixture(scope="module")
+def dna_run(tiny_bert_dir, tmp_path_factory):
+    """A symbol-sequence run of DNA strings (a CSV of seq, label) and its folder."""
+    import warnings
+
+    import fpt
+
+    rng = np.random.default_rng(0)
+    seqs = ["".join(rng.choice(list("ACGT"), size=rng.integers(10, 30))) for _ in range(24)]
+    root = tmp_path_factory.mktemp("dna")
+    (root / "dna.csv").write_text("seq,label\n" + "".join(f"{s},{'ab'[i % 2]}\n" for i, s in enumerate(seqs)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(fpt.build(data=str(root / "dna.csv"), body=tiny_bert_dir, **FAST), out=root / "run", progress=False)
+    return root / "run", root
+
+
+@pytest.mark.parametrize(("name", "text", "rows"), [
+    ("new.csv", "seq\nACGT\n\nGGAT\n", "2"),
+    ("spaces.csv", "seq\nACGT\nGGAT\n   \n\nTTAC\n", "3, 4"),
+    ("crlf.tsv", "seq\r\nACGT\r\n\r\nGGAT\r\n", "2"),
+])
+def test_a_blank_line_between_values_of_a_one_column_file_is_refused_at_predict(dna_run, capsys, name, text, rows):
+    """pandas skips blank lines: fpt predict of 'seq\\nACGT\\n\\nGGAT\\n' wrote 2 predictions for its 3 rows, each one
+    below the blank line on the row above it. In a one-column file a blank line is its row of no value (what ',,' is
+    in a file of several columns, and "" here), refused as that is between rows of values."""
+    import fpt
+    from fpt.cli import main
+    from fpt.errors import DataError
+
+    run, root = dna_run
+    (root / name).write_text(text)
+    assert main(["predict", str(run), str(root / name), "--out", str(root / "p.csv")]) == 2
+    one_line(capsys, "predict", f"{root / name}: row(s) {rows} under the header are blank lines between rows of "
+             "values (in a one-column file, a row of no value); predictions are written one per row in order, so fpt "
+             "neither skips nor predicts them: delete those lines")
+    assert not (root / "p.csv").exists()
+    with pytest.raises(DataError, match=rf"row\(s\) {rows} under the header are blank lines"):
+        fpt.load(run).predict(str(root / name))
+    (root / "quoted.csv").write_text('seq\nACGT\n""\nGGAT\n')  # the same row written as "": refused as ever
+    with pytest.raises(DataError, match=r"quoted.csv: row\(s\) 2 under the header hold no value in any column"):
+        fpt.load(run).predict(str(root / "quoted.csv"))
+
+
+def test_blank_lines_around_a_one_column_files_values_are_layout_and_a_blank_text_is_a_value(dna_run):
+    """Blank lines before the header and after the last row, as every CSV's, are skipped: one prediction per value.
+    A blank line inside a quoted text is the text's own; a file of several columns reads as before."""
+    import fpt
+
+    run, root = dna_run
+    model = fpt.load(run)
+    expected = model.predict(["ACGT", "GGAT"])
+    (root / "around.csv").write_text("\n\nseq\nACGT\nGGAT\n\n  \n\n")
+    np.testing.assert_array_equal(model.predict(str(root / "around.csv")), expected)
+    (root / "quoted.csv").write_text('seq\n"AC\n\nGT"\nGGAT\n')
+    assert model.predict(str(root / "quoted.csv")).shape == (2,)
+    (root / "two.csv").write_text("seq,label\nACGT,a\nGGAT,b\n\n")
+    np.testing.assert_array_equal(model.predict(str(root / "two.csv")), expected)
