@@ -66,3 +66,29 @@ def test_blank_lines_around_a_one_column_files_values_are_layout_and_a_blank_tex
     assert model.predict(str(root / "quoted.csv")).shape == (2,)
     (root / "two.csv").write_text("seq,label\nACGT,a\nGGAT,b\n\n")
     np.testing.assert_array_equal(model.predict(str(root / "two.csv")), expected)
+
+
+def test_a_random_search_drawing_an_ensemble_from_a_range_is_refused_before_any_trial(tmp_path, capsys):
+    """random: {space: {ensemble: {randint: [1, 3]}}} passed --dry-run: only listed values (a list, choice) were
+    checked against what a trial can do, and each trial drawing 2 or 3 failed after its data was read."""
+    from fpt.cli import main
+    from fpt.errors import ConfigError
+    from fpt.experiments import sweep
+
+    (tmp_path / "d.csv").write_text("x,label\n" + "".join(f"{i},{'ab'[i % 2]}\n" for i in range(12)))
+    path = tmp_path / "s.yaml"
+    path.write_text(f"base: {{data: {tmp_path / 'd.csv'}, steps: 2}}\n"
+                    "random: {trials: 4, space: {ensemble: {randint: [1, 3]}}}\n")
+    assert main(["sweep", str(path), "--dry-run", "--out", str(tmp_path / "out")]) == 2
+    one_line(capsys, "sweep", f"sweep spec {path}: random.space.ensemble: randint [1, 3] draws 2: a trial trains one "
+             "model; remove the key, and train the ensemble of the config you choose with fpt train --data ... "
+             "--ensemble 2")
+    assert not (tmp_path / "out").exists()
+    raw = {"base": {"data": str(tmp_path / "d.csv")}, "random": {"trials": 2, "space": {}}}
+    for dist, drawn in (({"randint": [2, 10**9]}, 2), ({"randint": [-5, 7]}, 2)):
+        raw["random"]["space"] = {"ensemble": dist}
+        with pytest.raises(ConfigError, match=rf"random.space.ensemble: randint \[{dist['randint'][0]}, "
+                                              rf"{dist['randint'][1]}\] draws {drawn}: a trial trains one model"):
+            sweep.parse_spec(raw, "s.yaml")
+    raw["random"]["space"] = {"batch_size": {"randint": [4, 8]}, "ensemble": [1]}  # ranges of other fields: kept
+    assert sweep.parse_spec(raw, "s.yaml").random["space"]["batch_size"] == {"randint": [4, 8]}

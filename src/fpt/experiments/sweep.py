@@ -214,6 +214,13 @@ def _check_trial_fields(base: dict[str, Any], grid: dict[str, Any] | None, rand:
         for section, value in given:
             if (why := refusal(value)) is not None:
                 raise _fail(where, f"{section}.{key}: {show(value)}: {why}")
+        if isinstance(space, dict) and "randint" in space:  # bounds checked by _random_search
+            low, high = (int(b) for b in space["randint"])
+            # a range's first hundred values and its top: every value TRIAL_LIMITS refuses (an ensemble above 1, a
+            # whole number as baselines) shows there, without walking a range of millions
+            for value in itertools.chain(itertools.islice(range(low, high + 1), 100), [high]):
+                if (why := refusal(value)) is not None:
+                    raise _fail(where, f"random.space.{key}: randint [{low}, {high}] draws {value}: {why}")
 
 
 def _check_aliases(keys: list[Any], where: str, section: str) -> None:
