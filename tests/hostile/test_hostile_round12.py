@@ -92,3 +92,23 @@ def test_a_random_search_drawing_an_ensemble_from_a_range_is_refused_before_any_
             sweep.parse_spec(raw, "s.yaml")
     raw["random"]["space"] = {"batch_size": {"randint": [4, 8]}, "ensemble": [1]}  # ranges of other fields: kept
     assert sweep.parse_spec(raw, "s.yaml").random["space"]["batch_size"] == {"randint": [4, 8]}
+
+
+@pytest.mark.parametrize("text", ["", "# the search, to write\n"])
+def test_an_empty_sweep_spec_is_refused_naming_the_file(tmp_path, capsys, text):
+    """load_yaml reads an empty file as no settings: fpt sweep empty.yaml planned (and ran) one trial of the default
+    task, bit-xor, where fpt train --config of the same file is refused."""
+    from fpt.cli import main
+    from fpt.errors import ConfigError
+    from fpt.experiments import sweep
+
+    path = tmp_path / "empty.yaml"
+    path.write_text(text)
+    assert main(["sweep", str(path), "--dry-run", "--out", str(tmp_path / "out")]) == 2
+    one_line(capsys, "sweep", f"sweep spec {path}: the file holds no settings (it is empty or all comments); write "
+             "the search in it: base: (the fields every trial shares) and grid: or random: (what the trials vary)")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ConfigError, match="sweep spec mine: the file holds no settings"):
+        sweep.parse_spec({}, "mine")
+    assert sweep.parse_spec({"base": {"task": "bit-xor"}}, "mine").base == {"task": "bit-xor"}
+

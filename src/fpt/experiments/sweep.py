@@ -144,6 +144,10 @@ def parse_spec(data: Any, where: str = "spec") -> SweepSpec:
     if not isinstance(data, dict):
         raise _fail(where, f"expected a mapping (name:, base:, grid: or random:, seeds:, metric:), got "
                            f"{type(data).__name__}")
+    if not data:  # an empty file (load_yaml reads it as {}) ran one trial of the default task, bit-xor, in silence
+        raise _fail(where, "the file holds no settings (it is empty or all comments); write the search in it: base: (the "
+                           "fields every trial shares) and grid: or random: (what the trials vary), e.g. base: {data: "
+                           "train.csv} and grid: {lr: [1.0e-3, 1.0e-4]} (docs/sweeps.md)")
     unknown = [k for k in data if k not in SPEC_KEYS]
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     misplaced = [k for k in unknown if k in fields or str(k).startswith("task.")]
