@@ -187,6 +187,7 @@ def from_saved(data: Any, where: str = "config") -> RunConfig:
     ``eval_subset`` in the oldest runs), so it is read as ``preset: paper``, never as today's default; a closed-form
     run saved before ``cf_gains`` existed drew its members' input layers at gain 1, and is read so (one before ``cf_hop``
     its merged windows side by side; one before ``cf_series_norm`` every member reading the tokens as normalised)."""
+    _saved_settings(data, where)
     if isinstance(data, dict) and "preset" not in data:
         data = {**data, "preset": SAVED_PRESET}
     if isinstance(data, dict) and data.get("fit") == "closed-form" and "cf_gains" not in data:
@@ -202,9 +203,19 @@ def loaded(saved: Any, where: str, device: str | None = None) -> RunConfig:
     """A saved config read to load its model (``fpt.load``, predict, eval, export): the resolution every config
     goes through (``from_saved``), with ``device``, where to load it, given over the saved one. Never the resume
     check (``fpt.train.resume_config``): loading a model changes nothing of its run."""
+    _saved_settings(saved, where)  # before the device given is added to it
     if device is not None and isinstance(saved, dict):
         saved = {**saved, "device": device}
     return from_saved(saved, where)
+
+
+def _saved_settings(saved: Any, where: str) -> None:
+    """Refuse a saved config of no settings: fpt saves every field, so an empty config.yaml (``load_yaml`` reads it
+    as {}) is a file emptied or cut short, and read, it rebuilt today's default run (bit-xor, the default body) in
+    its place: predict then failed naming a checkpoint's body fingerprint, resume a config 'not written by fpt'."""
+    if isinstance(saved, dict) and not saved:
+        raise ConfigError(f"{where} holds no settings (it is empty or all comments), where fpt saved every field of "
+                          "the run; restore it from a copy of the run, or train the run again")
 
 
 def from_dict(cls: type, data: dict[str, Any], where: str = "config", sources: Mapping[str, str] | None = None) -> Any:

@@ -3,6 +3,8 @@ failed before its fix (the commit that added it says how)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hostile_helpers import FAST, one_line
@@ -112,3 +114,30 @@ def test_an_empty_sweep_spec_is_refused_naming_the_file(tmp_path, capsys, text):
         sweep.parse_spec({}, "mine")
     assert sweep.parse_spec({"base": {"task": "bit-xor"}}, "mine").base == {"task": "bit-xor"}
 
+
+@pytest.mark.parametrize("text", ["", "# emptied\n"])
+def test_an_empty_saved_config_is_refused_naming_it_not_read_as_the_default_run(dna_run, tmp_path, capsys, text):
+    """An empty config.yaml in a run folder was read as no settings, so today's default run (bit-xor, the default
+    body): fpt predict DIR and fpt.load failed naming the checkpoint's body fingerprint, and fpt train --resume DIR
+    said the folder held 'no config.yaml written by fpt train'."""
+    import shutil
+
+    import fpt
+    from fpt.cli import main
+    from fpt.errors import ConfigError
+
+    run, root = dna_run
+    copy = Path(shutil.copytree(run, tmp_path / "run"))
+    (copy / "config.yaml").write_text(text)
+    (tmp_path / "new.csv").write_text("seq\nACGT\n")
+    said = (f"{copy / 'config.yaml'} holds no settings (it is empty or all comments), where fpt saved every field of "
+            "the run; restore it from a copy of the run, or train the run again")
+    for command in (["predict", str(copy), str(tmp_path / "new.csv"), "--out", str(tmp_path / "p.csv")],
+                    ["predict", str(copy), str(tmp_path / "new.csv"), "--device", "cpu"],
+                    ["train", "--resume", str(copy)]):
+        assert main(command) == 2, command
+        assert one_line(capsys, command[0]) == f"fpt {command[0]}: error: {said}"
+    with pytest.raises(ConfigError) as refused:
+        fpt.load(copy)
+    assert str(refused.value) == said
+    assert not (tmp_path / "p.csv").exists() and (copy / "config.yaml").read_text() == text
