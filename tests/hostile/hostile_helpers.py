@@ -35,3 +35,19 @@ def one_line(capsys, command: str, *needles: str) -> str:
 
 def files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(Path(root).rglob("*")) if p.is_file()}
+
+
+def dna_run(root: Path, body: str) -> tuple[Path, list[str]]:
+    """A symbol-sequence run of 24 DNA strings (``root``/dna.csv of seq, label) trained into ``root``/run, and its
+    training texts: the sequence model rounds 11 and 12 predict with."""
+    import warnings
+
+    import fpt
+
+    rng = np.random.default_rng(0)
+    seqs = ["".join(rng.choice(list("ACGT"), size=rng.integers(10, 30))) for _ in range(24)]
+    (root / "dna.csv").write_text("seq,label\n" + "".join(f"{s},{'ab'[i % 2]}\n" for i, s in enumerate(seqs)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(fpt.build(data=str(root / "dna.csv"), body=body, **FAST), out=root / "run", progress=False)
+    return root / "run", seqs

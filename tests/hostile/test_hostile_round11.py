@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hostile_helpers import FAST
+from hostile_helpers import FAST, dna_run
 
 
 @pytest.mark.parametrize("where", ["base", "grid", "random"])
@@ -134,18 +134,11 @@ def test_a_header_with_spaces_around_its_names_is_refused_saying_so(tiny_bert_di
 @pytest.fixture(scope="module")
 def dna_model(tiny_bert_dir, tmp_path_factory):
     """A symbol-sequence model of DNA strings (a CSV of seq, label), its training texts and the CSV's folder."""
-    import warnings
-
     import fpt
 
-    rng = np.random.default_rng(0)
-    seqs = ["".join(rng.choice(list("ACGT"), size=rng.integers(10, 30))) for _ in range(24)]
     root = tmp_path_factory.mktemp("dna")
-    (root / "dna.csv").write_text("seq,label\n" + "".join(f"{s},{'ab'[i % 2]}\n" for i, s in enumerate(seqs)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fpt.fit(fpt.build(data=str(root / "dna.csv"), body=tiny_bert_dir, **FAST), out=root / "run", progress=False)
-    return fpt.load(root / "run"), seqs, root
+    run, seqs = dna_run(root, tiny_bert_dir)
+    return fpt.load(run), seqs, root
 
 
 def test_a_sequence_models_one_text_given_as_a_string_is_refused_saying_to_pass_a_list(dna_model, monkeypatch):

@@ -7,24 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile_helpers import FAST, one_line
+from hostile_helpers import dna_run, one_line
 
 
 @pytest.fixture(scope="module")
-def dna_run(tiny_bert_dir, tmp_path_factory):
+def dna(tiny_bert_dir, tmp_path_factory):
     """A symbol-sequence run of DNA strings (a CSV of seq, label) and its folder."""
-    import warnings
-
-    import fpt
-
-    rng = np.random.default_rng(0)
-    seqs = ["".join(rng.choice(list("ACGT"), size=rng.integers(10, 30))) for _ in range(24)]
     root = tmp_path_factory.mktemp("dna")
-    (root / "dna.csv").write_text("seq,label\n" + "".join(f"{s},{'ab'[i % 2]}\n" for i, s in enumerate(seqs)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fpt.fit(fpt.build(data=str(root / "dna.csv"), body=tiny_bert_dir, **FAST), out=root / "run", progress=False)
-    return root / "run", root
+    return dna_run(root, tiny_bert_dir)[0], root
 
 
 @pytest.mark.parametrize(("name", "text", "rows"), [
@@ -32,7 +22,7 @@ def dna_run(tiny_bert_dir, tmp_path_factory):
     ("spaces.csv", "seq\nACGT\nGGAT\n   \n\nTTAC\n", "3, 4"),
     ("crlf.tsv", "seq\r\nACGT\r\n\r\nGGAT\r\n", "2"),
 ])
-def test_a_blank_line_between_values_of_a_one_column_file_is_refused_at_predict(dna_run, capsys, name, text, rows):
+def test_a_blank_line_between_values_of_a_one_column_file_is_refused_at_predict(dna, capsys, name, text, rows):
     """pandas skips blank lines: fpt predict of 'seq\\nACGT\\n\\nGGAT\\n' wrote 2 predictions for its 3 rows, each one
     below the blank line on the row above it. In a one-column file a blank line is its row of no value (what ',,' is
     in a file of several columns, and "" here), refused as that is between rows of values."""
@@ -40,7 +30,7 @@ def test_a_blank_line_between_values_of_a_one_column_file_is_refused_at_predict(
     from fpt.cli import main
     from fpt.errors import DataError
 
-    run, root = dna_run
+    run, root = dna
     (root / name).write_text(text)
     assert main(["predict", str(run), str(root / name), "--out", str(root / "p.csv")]) == 2
     one_line(capsys, "predict", f"{root / name}: row(s) {rows} under the header are blank lines between rows of "
@@ -54,12 +44,12 @@ def test_a_blank_line_between_values_of_a_one_column_file_is_refused_at_predict(
         fpt.load(run).predict(str(root / "quoted.csv"))
 
 
-def test_blank_lines_around_a_one_column_files_values_are_layout_and_a_blank_text_is_a_value(dna_run):
+def test_blank_lines_around_a_one_column_files_values_are_layout_and_a_blank_text_is_a_value(dna):
     """Blank lines before the header and after the last row, as every CSV's, are skipped: one prediction per value.
     A blank line inside a quoted text is the text's own; a file of several columns reads as before."""
     import fpt
 
-    run, root = dna_run
+    run, root = dna
     model = fpt.load(run)
     expected = model.predict(["ACGT", "GGAT"])
     (root / "around.csv").write_text("\n\nseq\nACGT\nGGAT\n\n  \n\n")
@@ -116,7 +106,7 @@ def test_an_empty_sweep_spec_is_refused_naming_the_file(tmp_path, capsys, text):
 
 
 @pytest.mark.parametrize("text", ["", "# emptied\n"])
-def test_an_empty_saved_config_is_refused_naming_it_not_read_as_the_default_run(dna_run, tmp_path, capsys, text):
+def test_an_empty_saved_config_is_refused_naming_it_not_read_as_the_default_run(dna, tmp_path, capsys, text):
     """An empty config.yaml in a run folder was read as no settings, so today's default run (bit-xor, the default
     body): fpt predict DIR and fpt.load failed naming the checkpoint's body fingerprint, and fpt train --resume DIR
     said the folder held 'no config.yaml written by fpt train'."""
@@ -126,7 +116,7 @@ def test_an_empty_saved_config_is_refused_naming_it_not_read_as_the_default_run(
     from fpt.cli import main
     from fpt.errors import ConfigError
 
-    run, root = dna_run
+    run, root = dna
     copy = Path(shutil.copytree(run, tmp_path / "run"))
     (copy / "config.yaml").write_text(text)
     (tmp_path / "new.csv").write_text("seq\nACGT\n")
