@@ -136,3 +136,18 @@ def test_refit_fits_the_budget_it_is_asked_to(tmp_path, tiny_gpt2_dir, tiny_tabl
     selection = fpt.Run(tmp_path / "run" / SELECTION).config()
     assert (selection.steps, selection.eval_every) == (4, 4)
     assert summary["refit"]["selected_step"] == 4 and summary["refit"]["selection_wall_seconds"] > 0
+
+
+def test_refit_progress_names_the_surface_the_caller_used(tmp_path, tiny_gpt2_dir, capsys, tiny_tables):
+    """fpt.train_run(refit=True) reported its stages as `fpt train --refit: 1/2`, a command its caller never ran."""
+    path = tiny_tables.classification("d.csv")
+    fields = dict(data=str(path), body=tiny_gpt2_dir, init="random", steps=6, batch_size=8, eval_every=3, device="cpu")
+    fpt.train_run(fields, tmp_path / "py", refit=True, progress=True)
+    said = capsys.readouterr().out
+    assert "refit=True: 1/2, choosing the number of steps on validation" in said and "refit=True: 2/2, " in said
+    assert "fpt train --refit" not in said
+    args = ["train", "--data", str(path), "--body", tiny_gpt2_dir, "--init", "random", "--steps", "6",
+            "--batch-size", "8", "--eval-every", "3", "--device", "cpu", "--out", str(tmp_path / "cli"), "--refit"]
+    assert main(args) == 0
+    said = capsys.readouterr()
+    assert "fpt train --refit: 1/2" in said.out + said.err and "refit=True" not in said.out + said.err

@@ -31,7 +31,7 @@ from typing import Any
 
 from fpt.config import DATA_TASK, RunConfig
 from fpt.data import read_once
-from fpt.errors import ConfigError, RunError, option
+from fpt.errors import ConfigError, RunError, option, speaks_flags
 from fpt.rundir import SELECTION_RUN
 
 
@@ -92,12 +92,14 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
     chosen = out / SELECTION_RUN
     if not resume and Run(out).summary() is not None:
         raise FileExistsError(rundir.already_a_run(out))
+    # progress in the command line's words to its user; a Python caller (fpt.train_run) asked for refit=True
+    stage = "fpt train --refit" if speaks_flags() else "refit=True"
     with rundir.lock(out, what="fpt train --refit"):
         selection = Run(chosen).summary()
         base = config
         if selection is None:
             if progress:
-                print(f"fpt train --refit: 1/2, choosing the number of steps on validation -> {chosen}")
+                print(f"{stage}: 1/2, choosing the number of steps on validation -> {chosen}")
             exp = build(config)
             base = exp.config  # resolved: the refit keeps the selection run's every other field
             selection = fit(exp, out=chosen, resume=resume and has_checkpoint(chosen), progress=progress,
@@ -110,7 +112,7 @@ def fit(config: RunConfig, out: str | Path, resume: bool = False, progress: bool
             # a selection run finished before (this is a resume): its step count was chosen on the data it recorded
             check_joined_run(base, chosen, f"the selection run {chosen} chose the refit's step count on it")
             if progress:
-                print(f"fpt train --refit: 2/2, {second.steps} steps on train + validation "
+                print(f"{stage}: 2/2, {second.steps} steps on train + validation "
                       f"(selected step {selection['selected_step']}) -> {out}")
             summary = fit(build(second), out=out, resume=resume and has_checkpoint(out),
                               progress=progress, trackers=trackers)
