@@ -64,7 +64,7 @@ from fpt.data.modalities import modality
 from fpt.data.tables import ROW_INDEX, table_suffix
 from fpt.data.timeseries import check_series, series_of_cells
 from fpt.data.written import as_written
-from fpt.errors import SchemaError, closest, option
+from fpt.errors import SchemaError, closest, option, speaks_flags
 from fpt.settings import RunConfig
 
 
@@ -153,13 +153,30 @@ def as_inputs(data: Any, schema: Schema, allow_unseen: bool = False, no_targets:
     return _no_targets(_as_inputs(data, schema, allow_unseen, no_targets), no_targets)
 
 
+def _no_such_inputs(data: str | Path, modality: str) -> str:
+    """The refusal of a path that names nothing, saying what the model takes instead. A FileNotFoundError named the
+    path alone, and predict(Path("ACGT")) of a sequence model said nothing of the list of texts it takes; fpt predict
+    RUN nope.csv of a sequence model told the command line's user to call predict(['nope.csv'])."""
+    if speaks_flags():  # fpt predict RUN INPUT: a path is all the command takes
+        where = "" if Path(data).expanduser().is_absolute() else f" (relative to the current directory {Path.cwd()})"
+        return (f"INPUT {data}: no such file or folder{where}; give the path of an existing file (or folder) of the "
+                "inputs, or - to read a table from standard input")
+    if modality != "sequence":
+        return (f"{data}: no such file or folder; pass the path of an existing file (or folder) of the inputs, or the "
+                "inputs themselves in memory (a DataFrame, a dict of columns, or arrays)")
+    # A string is always a path: read as the one sequence when no file has its name, a mistyped file name would be
+    # predicted as a text without a word. So the sequence goes in a list, and this says how.
+    text = str(data) if len(str(data)) <= 40 else str(data)[:37] + "..."
+    if isinstance(data, str):
+        return (f"{text!r}: no such file or folder (a string given alone is read as a file's path); the model reads "
+                f"texts: to predict one, pass it in a list, predict([{text!r}])")
+    return (f"{data}: no such file or folder (a Path is read as a file's path); pass the path of an existing file of "
+            f"the texts, or the texts themselves in a list of strings, predict([{text!r}])")
+
+
 def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) -> Inputs:
-    if isinstance(data, str) and schema.modality == "sequence" and not Path(data).exists():
-        # A string is always a path: read as the one sequence when no file has its name, a mistyped file name would be
-        # predicted as a text without a word. So the sequence goes in a list, and this says how.
-        text = data if len(data) <= 40 else data[:37] + "..."
-        raise SchemaError(f"{text!r}: no such file or folder (a string given alone is read as a file's path); the "
-                          f"model reads texts: to predict one, pass it in a list, predict([{text!r}])")
+    if isinstance(data, (str, Path)) and not Path(data).exists():
+        raise SchemaError(_no_such_inputs(data, schema.modality))
     if isinstance(data, (str, Path)):
         return read_inputs(data, schema, allow_unseen, no_targets)
     lazy_frame(data, "inputs", SchemaError)
