@@ -26,7 +26,7 @@ import contextvars
 import errno
 import functools
 import reprlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -217,13 +217,36 @@ def column_word(name: str) -> str:
 
 def cell_word(name: str, row: int) -> str:
     """Row ``row`` (from 0) of the data column ``name``, as ``column_word`` names the column: ``column 'x1', row 1`` (a
-    table's rows counted from 1, as a file's are read), ``X.iloc[0]['colour']`` or ``X[0, 1]`` for an estimator's
-    caller, who indexes from 0."""
+    table's rows counted from 1 under the header, as a file's are read: ``row_number``), ``X.iloc[0]['colour']`` or
+    ``X[0, 1]`` for an estimator's caller, who indexes from 0."""
     how = _WORDING.get() or CLI
     own = how.columns.get(name)
     if own is None:
-        return f"column {name!r}, row {row + 1}"
+        return f"column {name!r}, row {row_number(row)}"
     return f"{how.array}[{row}, {own}]" if isinstance(own, int) else f"{how.array}.iloc[{row}][{own!r}]"
+
+
+# The row numbers under the header (from 1) of the rows of the file being read, where they are not 1, 2, ...: a
+# CSV's blank lines and rows of no value (',,') are left out in reading, so that the rows below one are not where
+# their index says (``file_rows``). None: each row's number is its index + 1.
+_ROWS: contextvars.ContextVar[Sequence[int] | None] = contextvars.ContextVar("fpt_rows", default=None)
+
+
+@contextlib.contextmanager
+def file_rows(numbers: Sequence[int] | None) -> Iterator[None]:
+    """Within: ``row_number`` (``cell_word``, ``row_word``) names the row of index i as ``numbers[i]``, its number
+    under the header of the file the columns were read from. Set only around columns in the file's order."""
+    token = _ROWS.set(numbers)
+    try:
+        yield
+    finally:
+        _ROWS.reset(token)
+
+
+def row_number(row: int) -> int:
+    """Row ``row`` (from 0) of a file's columns as its number under the header (from 1; ``file_rows``)."""
+    numbers = _ROWS.get()
+    return int(numbers[row]) if numbers is not None and 0 <= row < len(numbers) else row + 1
 
 
 def config_file(name: str) -> str | None:
@@ -245,8 +268,8 @@ def remedy(how: str, *settings: str | tuple[str, str]) -> str:
 
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
-           "Wording", "config_file", "data_kind", "entry", "option", "python_entry", "remedy", "show",
-           "speaks_flags", "user_os_error", "wording"]
+           "Wording", "config_file", "data_kind", "entry", "file_rows", "option", "python_entry", "remedy",
+           "row_number", "show", "speaks_flags", "user_os_error", "wording"]
 
 
 class _OneLine(reprlib.Repr):

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.codes import codes_note, written_as_codes
-from fpt.errors import DataError, FptWarning, near, option
+from fpt.errors import DataError, FptWarning, near, option, row_number
 
 TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
 SPLIT_COLUMN = "split"
@@ -191,7 +191,7 @@ def known_missing(values: np.ndarray, name: str, gaps: Gaps | None) -> np.ndarra
 
 def rows(mask: np.ndarray, limit: int = 5) -> str:
     where = np.flatnonzero(mask)
-    shown = ", ".join(str(int(i) + 1) for i in where[:limit])
+    shown = ", ".join(str(row_number(int(i))) for i in where[:limit])  # a file's rows under its header
     return f"{shown}{', ...' if len(where) > limit else ''} ({len(where)} in all)"
 
 

@@ -12,6 +12,7 @@ symbol sequence (DNA, proteins, expressions); ``--modality`` overrides.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import tempfile
@@ -62,7 +63,17 @@ from fpt.data.timeseries import (
 )
 from fpt.data.timeseries import array_notes as series_array_notes
 from fpt.data.tokenisers import text_of
-from fpt.errors import DataError, SchemaError, cell_word, column_word, near, option, remedy
+from fpt.errors import (
+    DataError,
+    SchemaError,
+    cell_word,
+    column_word,
+    file_rows,
+    near,
+    option,
+    remedy,
+    row_number,
+)
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
             ".parquet": "parquet", ".pq": "parquet", ".feather": "arrow", ".arrow": "arrow"}
@@ -220,8 +231,8 @@ def read_columns(path: Path, empty: bool = False) -> dict[str, np.ndarray]:
     return read_table(path, empty)[0]
 
 
-def read_table(path: Path, empty: bool = False, aligned: bool = False,
-               gaps: Gaps | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def read_table(path: Path, empty: bool = False, aligned: bool = False, gaps: Gaps | None = None,
+               numbers: list[int] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """``read_columns``' columns, and the rows (0-based, under the header) of a CSV/TSV left out for holding no value
     in any column: Excel writes a row of nothing but separators (',,') for each row once formatted and now empty,
     read as an example of missing values ('target missing on row(s) ...'). ``aligned`` (new inputs, whose
@@ -229,7 +240,9 @@ def read_table(path: Path, empty: bool = False, aligned: bool = False,
     is refused, since leaving it out would move every prediction below it onto the row above, and reading it would
     predict from nothing; so is a one-column file's blank line between values (``_blank_lines_between``). ``gaps``:
     filled with the masks of missing cells read of the text columns, for the checks that read those columns next
-    (``fpt.data.base.known_missing``)."""
+    (``fpt.data.base.known_missing``). ``numbers``: filled, where a CSV's blank lines or rows of no value were left
+    out, with each row's number under the header in the file (``fpt.errors.file_rows``), so that an error quoting a
+    row names the file's own; left empty where they are 1, 2, ..."""
     suffix = table_suffix(path)
     builder = BUILDERS.get(suffix)
     if builder is None:
@@ -266,13 +279,25 @@ def read_table(path: Path, empty: bool = False, aligned: bool = False,
                             "convert it to CSV with a header row") from None
     if may_hold_codes:
         table = _with_codes(table, path, kwargs.get("sep", ","))
-    skipped = _empty_rows(table, path, aligned) if builder == "csv" else np.zeros(0, dtype=np.int64)
+    lines = _row_numbers(path, kwargs.get("sep", ","), table.num_rows) if builder == "csv" else None
+    with file_rows(lines):
+        skipped = _empty_rows(table, path, aligned) if builder == "csv" else np.zeros(0, dtype=np.int64)
     if len(skipped):
         import pyarrow as pa
 
         keep = np.ones(table.num_rows, dtype=bool)
         keep[skipped] = False
         table = table.filter(pa.array(keep))
+        lines = (np.arange(1, len(keep) + 1) if lines is None else np.asarray(lines))[keep].tolist()
+    if numbers is not None and lines is not None:
+        numbers.extend(lines)
+    with file_rows(lines):
+        return _table_columns(table, path, builder, indexed, blank, gaps, empty), skipped
+
+
+def _table_columns(table: Any, path: Path, builder: str, indexed: bool, blank: set[int], gaps: Gaps | None,
+                   empty: bool) -> dict[str, np.ndarray]:
+    """``read_table``'s columns of the Arrow table it read, each checked."""
     if table.num_rows == 0 and not empty:
         raise DataError(f"{path}: no rows; it needs one row per example under the header")
     if builder == "json" and table.num_rows == 1 and all(str(t).startswith("struct") for t in table.schema.types):
@@ -309,7 +334,40 @@ def read_table(path: Path, empty: bool = False, aligned: bool = False,
             raise DataError(f"{path}: column {name!r} holds infinite values on row(s) {rows(np.isinf(values))}; replace "
                             "them with finite numbers or leave them empty (missing)")
         columns[key] = values
-    return columns, skipped
+    return columns
+
+
+def _row_numbers(path: Path, sep: str, count: int) -> list[int] | None:
+    """Each of a CSV/TSV's ``count`` rows as read (pandas skips blank lines) by its number under the header, counting
+    the blank lines between (as a one-column file's refusal counts them: ``_blank_lines_between``); None where they
+    are 1, 2, ... (a file of no blank line: most, found by a look at its bytes), or where the csv module reads the
+    rows otherwise than pandas did (a malformed file: its own error says so)."""
+    import csv
+    import io
+    import re
+    import sys
+
+    tail = b""
+    with _open_bytes(path) as raw:
+        while chunk := raw.read(1 << 20):
+            if re.search(rb"\n[ \t]*\r?\n", tail + chunk):
+                break
+            tail = chunk[-64:]
+        else:
+            return None
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)  # a long text cell (a protein) is no reason to stop counting
+    try:
+        with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
+            records = csv.reader(f, delimiter=sep)
+            if next((r for r in records if not _blank_line(r)), None) is None:
+                return None
+            found = [row for row, record in enumerate(records, 1) if not _blank_line(record)]
+    except csv.Error:
+        return None
+    finally:
+        csv.field_size_limit(limit)
+    return found if len(found) == count and found[-1:] != [count] else None
 
 
 def _empty_rows(table: Any, path: Path, aligned: bool) -> np.ndarray:
@@ -329,7 +387,7 @@ def _empty_rows(table: Any, path: Path, aligned: bool) -> np.ndarray:
         values = np.flatnonzero(~np.asarray(nothing))
         inside = at[at < values[-1]] if len(values) else at[:0]
         if len(inside):
-            raise DataError(f"{path}: row(s) {', '.join(str(int(i) + 1) for i in inside[:5])}"
+            raise DataError(f"{path}: row(s) {', '.join(str(row_number(int(i))) for i in inside[:5])}"
                             f"{', ...' if len(inside) > 5 else ''} under the header hold no value in any column (a row "
                             "of nothing but separators, ',,'), between rows of values; predictions are written one per "
                             "row in order, so fpt neither skips nor predicts them: delete those lines")
@@ -721,6 +779,7 @@ def split_files(directory: Path) -> dict[str, Path]:
 def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, ...] = (),
                 series: tuple[str, ...] = ()) -> RawData:
     """A table file, or a directory of split files, as tabular or sequence ``RawData`` (``drop``: columns left out)."""
+    in_file: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if path.is_dir():
         files = split_files(path)
         if "train" not in files:
@@ -734,8 +793,11 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
         paths = list(files.values())
     else:
         gaps = {"train": {}}  # a split column's rows are arrays of their own, checked afresh (known_missing)
-        cols, at = read_table(path, gaps=gaps["train"])
+        numbers: list[int] = []
+        cols, at = read_table(path, gaps=gaps["train"], numbers=numbers)
         parts = _by_split_column(cols, path)
+        if len(parts) == 1 and numbers:  # the checks below name a row by its number in the file
+            in_file = file_rows(numbers)
         empty = [empty_rows_note(str(path), len(at))] if len(at) else []
         split_from = f"the {SPLIT_COLUMN!r} column" if len(parts) > 1 else SEEDED
         source = f"{format_name(path)} file {path}"
@@ -745,7 +807,8 @@ def read_tables(path: Path, target: str | None, modality: str, drop: tuple[str, 
     # a column the training file's type declares categorical (df.to_parquet of a category of ints) reads as categories
     train = files["train"] if path.is_dir() else path
     declared = file_categories(train, BUILDERS[table_suffix(train)])
-    raw = columns_to_raw(parts, target, modality, source, split_from, drop, series, gaps, declared)
+    with in_file:
+        raw = columns_to_raw(parts, target, modality, source, split_from, drop, series, gaps, declared)
     if indexed:
         raw.notes["row_index"] = indexed
     if empty:
@@ -1343,8 +1406,10 @@ def read_table_inputs(path: Path, checks: Checks) -> Inputs:
     of no value at the file's end are left out, said in a note (one between rows of values is refused: the
     predictions are written one per row, in order)."""
     gaps: Gaps = {}
-    columns, skipped = read_table(path, empty=True, aligned=True, gaps=gaps)
-    inputs = checks.columns(columns, str(path), gaps)
+    numbers: list[int] = []
+    columns, skipped = read_table(path, empty=True, aligned=True, gaps=gaps, numbers=numbers)
+    with file_rows(numbers or None):  # the checks name a bad cell by its row in the file
+        inputs = checks.columns(columns, str(path), gaps)
     if len(skipped):
         inputs.notes.append(empty_rows_note(str(path), len(skipped)))
     return inputs
