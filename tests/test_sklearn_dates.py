@@ -52,13 +52,13 @@ def test_an_array_or_list_of_rows_reads_text_dates_and_durations_as_the_frame_an
     reg = fitted["array"]
     np.testing.assert_allclose(reg.predict(new.to_numpy(dtype=object)), fitted["frame"].predict(new), rtol=1e-6)
     with pytest.raises(ValueError, match=r"FPTRegressor\.predict: X\[:, 1\] holds text that is not a date written "
-                                         r"'%m/%d/%Y', as the column's training dates are \(row 1: '2024-12-25'\)"):
+                                         r"'%m/%d/%Y', as the column's training dates are \(X\[0\]: '2024-12-25'\)"):
         reg.predict(new.assign(when=["2024-12-25"] * 5).to_numpy(dtype=object))
 
 
 def test_an_array_of_dates_no_value_orders_is_refused_naming_its_column_and_the_fix(tiny_bert_dir):
     X = _frame(when=[f"01/{m % 12 + 1:02d}/2024" for m in range(N)]).to_numpy(dtype=object)
-    with pytest.raises(DataError, match=r"FPTClassifier\.fit \(X, y\), column 1 holds dates written day or month "
+    with pytest.raises(DataError, match=r"FPTClassifier\.fit \(X, y\), X\[:, 1\] holds dates written day or month "
                                         r"first \('01/01/2024'\) and no value tells which: .* or leave the column out "
                                         r"with X\.drop\(columns=\.\.\.\)"):
         FPTClassifier(body=tiny_bert_dir, **CLOSED).fit(X, np.arange(N) % 2)

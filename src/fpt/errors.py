@@ -249,6 +249,16 @@ def row_number(row: int) -> int:
     return int(numbers[row]) if numbers is not None and 0 <= row < len(numbers) else row + 1
 
 
+def row_word(row: int) -> str:
+    """Row ``row`` (from 0) as the surface in force names it: ``row 3`` (a file's row under the header, from 1:
+    ``row_number``), or for an estimator's caller, who indexes from 0, ``X.iloc[2]`` (a DataFrame) or ``X[2]`` (an
+    array): the estimators said 'row 3' of X.iloc[2], where their cells are named X.iloc[2]['when'] (``cell_word``)."""
+    how = _WORDING.get() or CLI
+    if not how.columns:
+        return f"row {row_number(row)}"
+    return f"{how.array}[{row}]" if any(isinstance(v, int) for v in how.columns.values()) else f"{how.array}.iloc[{row}]"
+
+
 def config_file(name: str) -> str | None:
     """The config file the setting ``name`` was read from (``Wording.files``: fpt train --config FILE), or None (a
     flag, an argument, a default): for a refusal that names the file where the setting's key is no word of it."""
@@ -269,7 +279,7 @@ def remedy(how: str, *settings: str | tuple[str, str]) -> str:
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
            "Wording", "config_file", "data_kind", "entry", "file_rows", "option", "python_entry", "remedy",
-           "row_number", "show", "speaks_flags", "user_os_error", "wording"]
+           "row_number", "row_word", "show", "speaks_flags", "user_os_error", "wording"]
 
 
 class _OneLine(reprlib.Repr):

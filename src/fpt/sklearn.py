@@ -363,7 +363,7 @@ class _FPTEstimator(BaseEstimator):
         classify = self._objective == "classification"
         # what fpt's errors name, down to the model's build (a table wider than the body's positions): y and this
         # estimator's arguments, not fpt train's options (--target, --drop-columns, ...)
-        with wording(self._wording()):
+        with wording(self._wording(modality)):
             raw = from_arrays({"X": X, "y": y}, modality, config.image_channels, config.image_size, f"{name}.fit",
                               f"arrays passed to {name}.fit")
             if getattr(self, "_channels", None) and raw.modality == "timeseries":
@@ -389,7 +389,7 @@ class _FPTEstimator(BaseEstimator):
         self.preprocessing_ = Preprocessing.from_json(exps[0].data.fitted)
         self.summary_: dict[str, Any] = summaries[0] if len(exps) == 1 else {"members": summaries}
 
-    def _wording(self) -> Wording:
+    def _wording(self, modality: str | None = None) -> Wording:
         """How errors name what this estimator's caller controls (fpt.errors.option): the target is ``y``, the other
         objective the other estimator, any other setting the argument of its name (modality='image'); and what to do
         instead of a data setting the estimator does not take (``_NOT_OPTIONS``: no drop_columns, no patch_size)."""
@@ -397,7 +397,7 @@ class _FPTEstimator(BaseEstimator):
         images = (f"{type(self).__name__} reads every image at {RunConfig.image_size}x{RunConfig.image_size} pixels in "
                   f"{RunConfig.patch_size}x{RunConfig.patch_size} patches ({tokens} tokens), which it does not let you "
                   "change")
-        return Wording(flags=False, columns=self._column_words(),
+        return Wording(flags=False, columns=self._column_words(modality),
                        names={"target": "y", "objective=classification": "FPTClassifier",
                               "objective=regression": "FPTRegressor", "drop_columns": "X.drop(columns=...)",
                               # RunConfig.fit is the estimator's ``fitting`` (``fit`` is scikit-learn's method)
@@ -406,11 +406,12 @@ class _FPTEstimator(BaseEstimator):
                                 "allow_unseen": "or set handle_unknown='warn' (or 'ignore') to read categories fit never "
                                                 "saw as the shared unknown slot"})
 
-    def _column_words(self) -> dict[str, str | int]:
+    def _column_words(self, modality: str | None = None) -> dict[str, str | int]:
         """fit names a table's columns x0, x1, ... (fpt.data.arrays), which the caller never wrote: an error names the
-        column as the caller gave it, a DataFrame's by its name, an array's by its index (fpt.errors.column_word)."""
+        column as the caller gave it, a DataFrame's by its name, an array's by its index (fpt.errors.column_word).
+        ``modality``: fit's, before the model is fitted (fit's errors said 'column 1' of the DataFrame's 'dur')."""
         prep = getattr(self, "preprocessing_", None)
-        if prep is None or prep.modality != "tabular":
+        if (modality if prep is None else prep.modality) != "tabular":
             return {}
         names = getattr(self, "feature_names_in_", None)
         return {f"x{j}": j if names is None else str(names[j]) for j in range(self.n_features_in_)}

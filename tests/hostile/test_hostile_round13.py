@@ -3,6 +3,7 @@ call. Each case failed before its fix (the commit that added it says how)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -77,3 +78,63 @@ def test_a_bad_cell_below_blank_lines_is_named_by_its_row_in_the_file(tab_run, t
         assert (tmp_path / name).read_text().splitlines()[13] == bad
         with pytest.raises(DataError, match=said):
             fpt.build(data=str(tmp_path / name), **FAST)
+
+
+@pytest.fixture(scope="module")
+def dated(tiny_bert_dir):
+    """Estimators fitted on a DataFrame and on its array of a date, a duration and a number column."""
+    import pandas as pd
+
+    from fpt.sklearn import FPTClassifier
+
+    n = 24
+    frame = pd.DataFrame({"when": [f"2024-03-{i + 1:02d}" for i in range(n)],
+                          "dur": [f"0:{i + 10}:00" for i in range(n)], "x": np.arange(n) * 1.0})
+    y = np.arange(n) % 2
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return frame, y, FPTClassifier(**fast).fit(frame, y), FPTClassifier(**fast).fit(frame.to_numpy(object), y)
+
+
+def test_an_estimators_date_and_duration_errors_name_rows_as_its_caller_indexes_them(dated):
+    """The estimators name a bad cell X.iloc[2]['x'] (from 0, as pandas and numpy index), but a date or duration
+    column's refusal said 'row 3' of that same X.iloc[2], and fit named the DataFrame's column 'dur' 'column 1'."""
+    from fpt.errors import DataError, SchemaError
+    from fpt.sklearn import FPTClassifier
+
+    frame, y, on_frame, on_array = dated
+    for column, value, said in (("when", "tuesday", "holds values that are not dates"),
+                                ("dur", "soon", "holds values that are not durations")):
+        bad = frame.iloc[:4].copy()
+        bad.loc[2, column] = value
+        with pytest.raises(SchemaError) as refused:
+            on_frame.predict(bad)
+        assert f"column {column!r} {said}" in str(refused.value) and f"(X.iloc[2]: {value!r})" in str(refused.value)
+        with pytest.raises(SchemaError) as refused:
+            on_array.predict(bad.to_numpy(object))
+        j = list(frame.columns).index(column)
+        assert f"X[:, {j}] {said}" in str(refused.value) and f"(X[2]: {value!r})" in str(refused.value)
+    bad = frame.copy()
+    bad.loc[2, "dur"] = "1:00"
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(body=on_frame.body, init="random", steps=2, device="cpu").fit(bad, y)
+    assert str(refused.value).startswith("FPTClassifier.fit (X, y), column 'dur' holds durations of two fields "
+                                         "(X.iloc[2]: '1:00'), which could be hours and minutes or minutes and seconds, "
+                                         "beside longer ones (X.iloc[0]: '0:10:00')"), refused.value
+
+
+def test_a_files_date_errors_name_the_row_under_its_header(tmp_path, tiny_bert_dir):
+    """The same refusal of a file's column names the row under the header, counted from 1 (and past blank lines)."""
+    import fpt
+    from fpt.errors import SchemaError
+
+    rows = [f"2024-03-{i + 1:02d},{i % 3},{'ab'[i % 2]}" for i in range(24)]
+    (tmp_path / "d.csv").write_text("when,x,label\n" + "\n".join(rows) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(fpt.build(data=str(tmp_path / "d.csv"), body=tiny_bert_dir, **FAST), out=tmp_path / "run",
+                progress=False)
+    (tmp_path / "new.csv").write_text("when,x\n2024-03-01,1\n\n2024-03-02,2\ntuesday,0\n")
+    with pytest.raises(SchemaError, match=r"column 'when' holds values that are not dates \(row 4: 'tuesday'\)"):
+        fpt.load(tmp_path / "run").predict(str(tmp_path / "new.csv"))

@@ -31,6 +31,7 @@ import numpy as np
 
 from fpt.data.base import is_missing
 from fpt.data.date_formats import NAMED, looks_written, parse, readable, written_format
+from fpt.errors import row_word
 
 # A date as ISO 8601 writes it, as pandas' to_csv and most databases export one; the zone only after a time.
 ISO_DATE = re.compile(r"\s*\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?\s*(?P<zone>Z|[+-]\d{2}"
@@ -74,7 +75,7 @@ def _kinds(values: np.ndarray, missing: np.ndarray) -> np.ndarray:
 
 
 def _shown(values: np.ndarray, at: np.ndarray, limit: int = 3) -> str:
-    return ", ".join(f"row {i + 1}: {values[i]!r}" for i in at[:limit])
+    return ", ".join(f"{row_word(int(i))}: {values[i]!r}" for i in at[:limit])
 
 
 def _distinct(values: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

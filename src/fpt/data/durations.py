@@ -23,7 +23,7 @@ import numpy as np
 
 from fpt.data.base import is_missing, plain_value
 from fpt.data.duration_units import column_says_durations, unit_seconds, units_of
-from fpt.errors import option
+from fpt.errors import option, row_word
 
 _CLOCK = r"\d+:[0-5]\d:[0-5]\d(?:\.\d{1,9})?"
 # Each form of text read as a duration, by the regex that says a value is written in it. Minutes and seconds
@@ -81,7 +81,7 @@ def _distinct(values: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def _row(values: np.ndarray, i: int) -> str:
-    return f"row {i + 1}: {plain_value(values[i])!r}"
+    return f"{row_word(int(i))}: {plain_value(values[i])!r}"
 
 
 def find_durations(values: np.ndarray, where: str, error: type[Exception]) -> str | None:

@@ -1358,6 +1358,14 @@ def _as_text(values: np.ndarray, missing: np.ndarray, kinds: set[type]) -> np.nd
     return np.array([None if m else str(v) for v, m in zip(values, missing, strict=True)], dtype=object)
 
 
+def _array_column(where: str, j: int) -> str:
+    """Column ``j`` of an array's table (named x0, x1, ...) in ``where``: by the caller's own name where the surface
+    has one (an estimator's DataFrame column, or X[:, j]: ``column_word``), else by its index."""
+    name = f"x{j}"
+    word = column_word(name)
+    return f"{where}, {word if word != f'column {name!r}' else f'column {j}'}"
+
+
 def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str,
                      date_formats: dict[str, str] | None = None, durations: dict[str, str] | None = None
                      ) -> dict[str, np.ndarray]:
@@ -1369,7 +1377,7 @@ def table_from_array(X: np.ndarray, channels: str, image_size: int, where: str,
     formats, timed = date_formats or {}, durations or {}
     out = {}
     for j in range(X.shape[1]):
-        name, at = f"x{j}", f"{where}, column {j}"
+        name, at = f"x{j}", _array_column(where, j)
         if name in formats:
             out[name] = read_dates(X[:, j], None, at, DataError, formats[name])
         elif name in timed:
@@ -1389,7 +1397,7 @@ def table_readings(X: np.ndarray, where: str) -> dict[str, Any]:
     formats, timed = {}, {}
     if X.ndim == 2 and X.dtype.kind == "O":
         for j in range(X.shape[1]):
-            name, at = f"x{j}", f"{where}, column {j}"
+            name, at = f"x{j}", _array_column(where, j)
             kind = find_dates(X[:, j], at, DataError)
             if kind is not None and kind.format is not None:
                 formats[name] = kind.format
