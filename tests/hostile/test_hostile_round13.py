@@ -138,3 +138,23 @@ def test_a_files_date_errors_name_the_row_under_its_header(tmp_path, tiny_bert_d
     (tmp_path / "new.csv").write_text("when,x\n2024-03-01,1\n\n2024-03-02,2\ntuesday,0\n")
     with pytest.raises(SchemaError, match=r"column 'when' holds values that are not dates \(row 4: 'tuesday'\)"):
         fpt.load(tmp_path / "run").predict(str(tmp_path / "new.csv"))
+
+
+def test_a_target_column_named_twice_is_refused(tab_run, tmp_path, capsys):
+    """--target x1,x1 trained two outputs of the one column, and fpt predict wrote one prediction_x1 column, the
+    second output's written over the first's."""
+    import fpt
+    from fpt.cli import main
+    from fpt.errors import DataError
+
+    data = tab_run.parent / "train.csv"
+    for target in ("x1,x1", "x2, x1 ,x1"):
+        with pytest.raises(DataError) as refused:
+            fpt.build(data=str(data), target=target, **FAST)
+        assert str(refused.value) == (f"{data}: target={target!r} names the column 'x1' twice; name each target "
+                                      "column once")
+    assert main(["train", "--data", str(data), "--target", "x1,x1", "--out", str(tmp_path / "run"), "--steps", "2",
+                 "--init", "random", "--device", "cpu"]) == 2
+    one_line(capsys, "train", f"{data}: --target x1,x1 names the column 'x1' twice; name each target column once")
+    assert not (tmp_path / "run").exists()
+    assert fpt.build(data=str(data), target="x1,x2", **FAST).data.fitted["targets"] == ["x1", "x2"]  # as before

@@ -270,6 +270,10 @@ def choose_targets(columns: list[str], target: str | None, where: str) -> list[s
             hint = near(missing[0], columns) if missing else ""
             raise DataError(f"{where}: no column {', '.join(map(repr, missing or [target]))}{hint}; its columns are "
                             f"{names_shown(columns)}; give {option('target', 'NAME', placeholder=True)}")
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:  # trained as two outputs of one column, whose predictions wrote one over the other
+            raise DataError(f"{where}: {option('target', target)} names the column {twice!r} twice; name each target "
+                            "column once")
         return names
     for name in TARGET_NAMES:
         for col in columns:
