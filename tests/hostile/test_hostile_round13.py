@@ -158,3 +158,24 @@ def test_a_target_column_named_twice_is_refused(tab_run, tmp_path, capsys):
     one_line(capsys, "train", f"{data}: --target x1,x1 names the column 'x1' twice; name each target column once")
     assert not (tmp_path / "run").exists()
     assert fpt.build(data=str(data), target="x1,x2", **FAST).data.fitted["targets"] == ["x1", "x2"]  # as before
+
+
+def test_a_column_near_float64s_largest_is_standardised(tiny_bert_dir, tmp_path):
+    """A column of values near 1e308 (finite in float64) overflowed its mean: numpy's overflow warnings, then every row
+    refused as 'beyond float32's range once standardised', none of which the column's values are once scaled."""
+    import fpt
+    from fpt.data.tokenisers import _standardised
+
+    rows = [f"{i % 5 * 0.1:.1f},{(1e308, -1e308, 5e307)[i % 3]},{'ab'[i % 2]}" for i in range(24)]
+    (tmp_path / "big.csv").write_text("x1,x2,label\n" + "\n".join(rows) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        exp = fpt.build(data=str(tmp_path / "big.csv"), body=tiny_bert_dir, **FAST)
+        fpt.fit(exp, out=tmp_path / "run", progress=False)
+        (entry,) = [f for f in fpt.load(tmp_path / "run").preprocessing.tokeniser.features if f["name"] == "x2"]
+        # the training split's values, a third of each: mean and std of the values scaled by 1e308, times 1e308
+        assert -1e308 < entry["mean"] < 5e307 and 5e307 < entry["std"] < 1.1e308
+        fitted = _standardised(np.array([1e308, -1e308, 5e307]), "column 'x2'")
+        assert fitted == {"mean": pytest.approx(1e308 / 6, rel=1e-12),
+                          "std": pytest.approx(1e308 * np.std([1, -1, 0.5]), rel=1e-12)}
+        assert fpt.load(tmp_path / "run").predict(str(tmp_path / "big.csv")).shape == (24,)

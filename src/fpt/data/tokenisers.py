@@ -207,7 +207,14 @@ def _standardised(values: np.ndarray, what: str) -> dict[str, float]:
     vals = values.astype(np.float64)
     if not len(vals):
         return {"mean": 0.0, "std": 1.0}
-    return {"mean": float(vals.mean()), "std": fitted_std(float(vals.std()), float(np.ptp(vals)), what)}
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean, std, spread = float(vals.mean()), float(vals.std()), float(np.ptp(vals))
+    if not (math.isfinite(mean) and math.isfinite(std)):
+        # values near float64's largest (1e308): their sum overflows, and the NaN mean refused every row as 'beyond
+        # float32 once standardised' beside numpy's overflow warnings. Scaled by the largest first, they standardise.
+        top = float(np.abs(vals).max())
+        mean, std, spread = top * float((vals / top).mean()), top * float((vals / top).std()), top * float(np.ptp(vals / top))
+    return {"mean": mean, "std": fitted_std(std, spread, what)}
 
 
 def category_texts(col: np.ndarray) -> np.ndarray:
