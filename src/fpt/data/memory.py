@@ -27,6 +27,7 @@ from fpt.data.base import (
     lazy_frame,
     one_kind_of_label,
     record_columns,
+    rows,
     sparse_matrix,
     unique_names,
 )
@@ -187,6 +188,8 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         # sktime's nested frame (a cell per series and channel) is read by its columns too: fpt.data.tables reads
         # columns of series cells as channels, its target beside them by name
         columns = {str(c): data[c].to_numpy() for c in data.columns}
+        for name, values in columns.items():
+            _frame_cells(values, name)
         # a category column's to_numpy() is its values (the ints of pd.Categorical([10, 20])): its dtype says categories
         return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, FRAME, SEEDED,
                               drop, column_names(series_id), categorical=frame_categories(data))
@@ -247,3 +250,25 @@ def held_data(name: str) -> RawData | None:
 
 
 __all__ = ["describe", "from_memory", "held", "held_data", "is_in_memory"]
+
+
+def _frame_cells(values: np.ndarray, name: str) -> None:
+    """Refuse a DataFrame column's infinite values and nested cells, as a file's reader refuses them
+    (fpt.data.tables.read_table): an inf was refused after the split as 'example 1 gives values beyond float32's range
+    once standardised' (an example of a split, no column), and a column of dicts raised TypeError: unhashable type."""
+    if values.dtype.kind == "f":
+        infinite = np.isinf(values)
+    elif values.dtype.kind == "O":
+        nested = np.fromiter((isinstance(v, (dict, set, frozenset)) for v in values), bool, len(values))
+        if nested.any():
+            first = int(np.flatnonzero(nested)[0])
+            raise DataError(f"the DataFrame: column {name!r} holds nested values ({type(values[first]).__name__}s, "
+                            f"on row(s) {rows(nested)}); give it one type (numbers or text) per column: spread a dict's "
+                            "keys into columns of their own (pd.json_normalize), or leave the column out "
+                            f"({option('drop_columns')})")
+        infinite = np.fromiter((isinstance(v, (float, np.floating)) and np.isinf(v) for v in values), bool, len(values))
+    else:
+        return
+    if infinite.any():
+        raise DataError(f"the DataFrame: column {name!r} holds infinite values on row(s) {rows(infinite)}; replace them "
+                        "with finite numbers or leave them missing (NaN)")
