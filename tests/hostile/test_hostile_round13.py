@@ -205,3 +205,27 @@ def test_a_dataframes_infinite_values_and_dicts_are_refused_naming_the_column(ti
                                          "9, ... (12 in all)); give it one type (numbers or text) per column")
     exp = fpt.build(data=frame.assign(c=[1.0, np.nan, "a", None] * 6), body=tiny_bert_dir, **FAST)  # mixed: read
     assert exp.data.fitted["features"] == ["x", "c"]
+
+
+def test_an_estimators_complex_column_is_named_not_the_float_column_beside_it(tiny_bert_dir):
+    """FPTClassifier.fit of a DataFrame of a float column 'x' beside a complex column 'c' refused 'column 'x': holds
+    complex numbers (0j)': validate_data makes X one complex array, and the float column's values, 1+0j, were refused
+    where predict reads a value of no imaginary part as the real number it is."""
+    import pandas as pd
+
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    n = 24
+    frame = pd.DataFrame({"x": np.arange(n) * 0.5, "c": np.arange(n) % 3 * 1.0})
+    y = np.arange(n) % 2
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**fast).fit(frame.assign(c=frame["c"] + 2j), y)
+    assert str(refused.value).startswith("FPTClassifier.fit (X, y), column 'c': holds complex numbers (2j)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        real = FPTClassifier(**fast).fit(frame, y)
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        zero = FPTClassifier(**fast).fit(frame.assign(c=frame["c"] + 0j), y)  # of no imaginary part: the same numbers
+    np.testing.assert_array_equal(zero.predict_proba(frame), real.predict_proba(frame))

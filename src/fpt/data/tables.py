@@ -1290,13 +1290,32 @@ def _by_split_column(columns: dict[str, np.ndarray], path: Path) -> dict[str, tu
     return out
 
 
+def _real(values: np.ndarray, missing: np.ndarray, where: str,
+          kinds: set[type]) -> tuple[np.ndarray, np.ndarray, set[type]]:
+    """``values``, its present values and their types (``kinds``, the present values' on entry), complex numbers of no
+    imaginary part read as the real numbers they are: an estimator's DataFrame of a float column beside a complex one
+    is one complex array, and fit refused the float column as 'holds complex numbers (0j)', where predict reads them
+    as real. A value with an imaginary part is refused (``_complex``)."""
+    if values.dtype.kind != "c" and not any(issubclass(t, complex | np.complexfloating) for t in kinds):
+        return values, values[~missing], kinds
+    _complex(values, values[~missing], where, kinds)
+    values = values.real if values.dtype.kind == "c" else np.array(
+        [v.real if isinstance(v, complex | np.complexfloating) else v for v in values], dtype=object)
+    present = values[~missing]
+    return values, present, set(map(type, present))
+
+
 def _complex(values: np.ndarray, present: np.ndarray, where: str, kinds: set[type] | None = None) -> None:
-    """A column of complex numbers (a complex dtype, or complex values among objects) is refused: neither a number a
-    token holds nor a category. ``kinds``: the types of ``present``, where the caller has them."""
+    """A column of complex numbers (a complex dtype, or complex values among objects) with an imaginary part is
+    refused: neither a number a token holds nor a category. ``kinds``: the types of ``present``, where the caller has
+    them."""
     # a type test per distinct type, not per value: one pass over a 500,000-row column of text took a second
     kinds = set(map(type, present)) if kinds is None else kinds
     if values.dtype.kind == "c" or any(issubclass(t, complex | np.complexfloating) for t in kinds):
-        first = plain_value(next(iter(present), None))
+        imaginary = [v for v in present if isinstance(v, complex | np.complexfloating) and v.imag]
+        if not imaginary:
+            return
+        first = plain_value(imaginary[0])
         raise DataError(f"{where}: holds complex numbers ({first!r}); a feature is real numbers or text: give the real "
                         "and imaginary parts as two columns (numpy.real, numpy.imag), or its magnitude (numpy.abs)")
 
@@ -1318,9 +1337,8 @@ def numbers_column(values: np.ndarray, where: str, missing: np.ndarray | None = 
     if values.dtype.kind not in "Oc":
         return values
     missing = is_missing(values) if missing is None else missing
-    present = values[~missing]
-    kinds = set(map(type, present))
-    _complex(values, present, where, kinds)
+    kinds = set(map(type, values[~missing]))
+    values, present, kinds = _real(values, missing, where, kinds)
     if len(present) and _all_numbers(kinds):
         return column(values, where, missing)
     return values
@@ -1336,9 +1354,8 @@ def column(values: np.ndarray, where: str, missing: np.ndarray | None = None) ->
     if (seconds := as_seconds(values)) is not None:
         return seconds
     missing = is_missing(values) if missing is None else missing
-    present = values[~missing]
-    kinds = set(map(type, present))
-    _complex(values, present, where, kinds)
+    kinds = set(map(type, values[~missing]))
+    values, present, kinds = _real(values, missing, where, kinds)
     if _all_numbers(kinds):
         out = np.full(len(values), np.nan)
         out[~missing] = present.astype(np.float64)
