@@ -48,6 +48,9 @@ def _feature_per_cell(col: np.ndarray, f: dict, where: str, max_categories: int,
                 raise SchemaError(f"{where}: column {name!r}, row {i + 1}: {col[i]!r} is not a number, but the model "
                                   "was trained on numbers in this column; fix the value or leave it empty "
                                   "(missing)") from None
+        for i in np.flatnonzero(np.isinf(out)):  # refused since round 13 ('inf' read as a number is still infinite)
+            raise SchemaError(f"{where}: column {name!r}, row {i + 1}: {out[i]} is infinite, but the model reads finite "
+                              "numbers; give a finite number or leave it missing (NaN)")
         return out
     values = np.array([None if m else str(plain_value(v)) if col.dtype.kind in "iubf" else str(v)
                        for v, m in zip(col, missing, strict=True)], dtype=object)

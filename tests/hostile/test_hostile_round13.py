@@ -229,3 +229,23 @@ def test_an_estimators_complex_column_is_named_not_the_float_column_beside_it(ti
         warnings.simplefilter("error", np.exceptions.ComplexWarning)
         zero = FPTClassifier(**fast).fit(frame.assign(c=frame["c"] + 0j), y)  # of no imaginary part: the same numbers
     np.testing.assert_array_equal(zero.predict_proba(frame), real.predict_proba(frame))
+
+
+def test_an_infinite_value_given_to_predict_in_memory_names_its_cell(tab_run):
+    """model.predict(df) of a DataFrame holding inf was refused as 'inputs: example 2 (1 in all) gives values beyond
+    float32's range once standardised', naming no column (a file's inf is refused as the file is read)."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import SchemaError
+
+    model = fpt.load(tab_run)
+    for given, cell, value in ((pd.DataFrame({"x1": [1.0, np.inf], "x2": [1.0, 2.0]}), "column 'x1', row 2", "inf"),
+                               ({"x1": [1.0, 2.0, 3.0], "x2": np.array([1.0, 2, -np.inf], dtype=object)},
+                                "column 'x2', row 3", "-inf")):
+        with pytest.raises(SchemaError) as refused:
+            model.predict(given)
+        assert str(refused.value) == (f"inputs: {cell}: {value} is infinite, but the model reads finite numbers; give "
+                                      "a finite number or leave it missing (NaN)")
+    np.testing.assert_array_equal(model.predict({"x1": [1.0, np.nan], "x2": [2.0, 3.0]}),  # NaN: missing, as ever
+                                  model.predict(pd.DataFrame({"x1": [1.0, None], "x2": [2.0, 3.0]})))

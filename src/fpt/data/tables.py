@@ -1552,6 +1552,17 @@ def check_texts(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> 
     return sequence_columns({schema.features[0]: texts}, schema, where, allow_unseen)
 
 
+def _finite(col: np.ndarray, name: str, where: str) -> np.ndarray:
+    """A numeric feature column of new inputs, unless it holds an infinite value: a DataFrame's inf given to predict
+    was refused as 'example 2 gives values beyond float32's range once standardised', naming no column (a file's is
+    refused as it is read)."""
+    if col.dtype.kind == "f" and np.isinf(col).any():
+        i = int(np.flatnonzero(np.isinf(col))[0])
+        raise SchemaError(f"{where}: {cell_word(name, i)}: {float(col[i])} is infinite, but the model reads finite "
+                          "numbers; give a finite number or leave it missing (NaN)")
+    return col
+
+
 def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categories: int, allow_unseen: bool,
                    missing: np.ndarray | None = None) -> np.ndarray:
     """One feature column of new inputs as the model's tokeniser reads it (``missing``: ``is_missing(col)`` where the
@@ -1564,7 +1575,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
         if "duration" in f:  # durations written as text, read as training read them (a number has no unit: refused)
             return read_durations(col, f["duration"], f"{where}: {column_word(name)}", SchemaError)
         if col.dtype.kind in "iubf":
-            return col
+            return _finite(col, name, where)
         if col.dtype.kind == "c":  # float() of a NumPy complex drops its imaginary part with only a warning
             at = np.flatnonzero(np.asarray(col).imag != 0)
             i = int(at[0]) if len(at) else 0
@@ -1577,7 +1588,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
         out = np.full(len(col), np.nan)
         if (numbers := as_floats(present)) is not None:
             out[~missing] = numbers
-            return out
+            return _finite(out, name, where)
         for i in np.flatnonzero(~missing):  # a value float() may not read: the first is named
             try:
                 out[i] = float(col[i])
@@ -1585,7 +1596,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
                 raise SchemaError(f"{where}: {cell_word(name, i)}: {col[i]!r} is not a number, but the model "
                                   "was trained on numbers in this column; fix the value or leave it empty "
                                   "(missing)") from None
-        return out
+        return _finite(out, name, where)
     missing = is_missing(col) if missing is None else missing
     values = _category_names(col, missing)
     categories = f["categories"]
