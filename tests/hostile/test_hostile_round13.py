@@ -249,3 +249,21 @@ def test_an_infinite_value_given_to_predict_in_memory_names_its_cell(tab_run):
                                       "a finite number or leave it missing (NaN)")
     np.testing.assert_array_equal(model.predict({"x1": [1.0, np.nan], "x2": [2.0, 3.0]}),  # NaN: missing, as ever
                                   model.predict(pd.DataFrame({"x1": [1.0, None], "x2": [2.0, 3.0]})))
+
+
+def test_an_estimators_column_of_dicts_is_refused_not_read_as_their_text(tiny_bert_dir):
+    """FPTClassifier.fit of a column holding dicts trained on str() of each as a category ("{'a': 1}"), where
+    fpt.build of the same DataFrame, and a JSON lines file of nested values, refuse it."""
+    import pandas as pd
+
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    n = 24
+    frame = pd.DataFrame({"x": np.arange(n) * 1.0, "c": ["a", {"a": 1}, "b", {"b": 2}] * 6})
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+    for X, where, first in ((frame, "column 'c'", "X.iloc[1]"), (frame.to_numpy(object), "X[:, 1]", "X[1]")):
+        with pytest.raises(DataError) as refused:
+            FPTClassifier(**fast).fit(X, np.arange(n) % 2)
+        assert str(refused.value).startswith(f"FPTClassifier.fit (X, y), {where}: holds nested values (dicts, the first "
+                                             f"at {first}; 12 in all); give it one type (numbers or text) per column")

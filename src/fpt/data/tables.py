@@ -73,6 +73,7 @@ from fpt.errors import (
     option,
     remedy,
     row_number,
+    row_word,
 )
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json",
@@ -1356,6 +1357,12 @@ def column(values: np.ndarray, where: str, missing: np.ndarray | None = None) ->
     missing = is_missing(values) if missing is None else missing
     kinds = set(map(type, values[~missing]))
     values, present, kinds = _real(values, missing, where, kinds)
+    if any(issubclass(k, dict | set | frozenset) for k in kinds):  # str() of each was read as a category
+        nested = np.flatnonzero([isinstance(v, dict | set | frozenset) for v in values])
+        raise DataError(f"{where}: holds nested values ({type(values[nested[0]]).__name__}s, the first at "
+                        f"{row_word(int(nested[0]))}; {len(nested)} in all); give it one type (numbers or text) per "
+                        "column: spread a dict's keys into columns of their own (pd.json_normalize), or leave the "
+                        "column out")
     if _all_numbers(kinds):
         out = np.full(len(values), np.nan)
         out[~missing] = present.astype(np.float64)
