@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ from fpt.data.arrays import (
     frame_channels,
     from_arrays,
     is_multiindex_frame,
+    is_nested_frame,
     series_frame,
     series_list,
 )
@@ -148,6 +150,50 @@ def _from_bunch(bunch: Any, target: str | None) -> tuple[Any, str | None]:
     return frame, target if target is not None else ",".join(names)
 
 
+def _frame_pair(X: Any, y: Any) -> tuple[Any, str] | None:
+    """``data=(X, y)`` with X a pandas DataFrame of a row per example, as (the DataFrame with y's column(s) beside
+    its own, the target's name(s)): y a Series by its name (else ``y``), a DataFrame by its columns, a 2-D array as
+    y0, y1, ... (an .npz's names). Read as arrays, X lost its column names (features x0, x1, ..., so that the trained
+    model refused the same DataFrame at predict: 'no column x0') and its dtypes. None for anything else (arrays; a
+    DataFrame of series, sktime's, read as series by ``_inputs``). A y whose name is one of X's columns (the target
+    left in X: the model would read the answer) and a y whose index holds X's rows in another order (pandas pairs by
+    label, fpt by position) are refused naming the fix."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(X, pd.DataFrame) or is_nested_frame(X) or is_multiindex_frame(X):
+        return None
+    where = "data=(X, y)"
+    if isinstance(y, pd.Series | pd.DataFrame):
+        _same_rows(X, y, where)
+        columns = {str(c): y[c].array for c in y.columns} if isinstance(y, pd.DataFrame) else \
+            {"y" if y.name is None else str(y.name): y.array}
+    else:
+        values = np.asarray(targets_array(y, f"{where}: y", DataError))
+        if values.ndim == 2 and values.shape[1] > 1:
+            columns = {f"y{j}": values[:, j] for j in range(values.shape[1])}
+        else:
+            columns = {"y": values.reshape(len(values)) if values.ndim == 2 else values}
+    if len(y) != len(X):
+        raise DataError(f"{where}: X has {len(X)} rows but y has {len(y)} targets; they must match one to one")
+    taken = [name for name in columns if name in {str(c) for c in X.columns}]
+    if taken:
+        raise DataError(f"{where}: y is named {taken[0]!r}, as X's column {taken[0]!r} is, so the target would also be "
+                        f"a feature; leave it out of X (X.drop(columns={taken[0]!r})), or rename y")
+    frame = X.copy(deep=False)
+    for name, values in columns.items():
+        frame[name] = values  # by position (an array, not a Series that pandas would align by label)
+    return frame, ",".join(columns)
+
+
+def _same_rows(X: Any, y: Any, where: str) -> None:
+    """Refuse a y whose index holds X's row labels in another order: pandas would pair them by label, fpt pairs by
+    position, and each row would train on another row's target without a word."""
+    if len(X) != len(y) or X.index.equals(y.index) or not (X.index.is_unique and y.index.is_unique):
+        return
+    if X.index.isin(y.index).all():
+        raise DataError(f"{where}: y's index holds X's row labels in another order (X starts {list(X.index[:3])}, y "
+                        f"{list(y.index[:3])}); fpt pairs X and y by position: give y.loc[X.index] to pair them by label")
+
+
 def from_memory(data: Any, target: str | None, modality: str, image_channels: str, image_size: int,
                 drop_columns: str | None = None, series_id: str | None = None) -> RawData:
     """``RawData`` (one training split: validation and test are held out as for a file) of in-memory data;
@@ -170,6 +216,8 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         import pandas as pd
 
         data = pd.DataFrame(records)
+    if isinstance(data, tuple) and len(data) == 2 and target is None and (pair := _frame_pair(*data)) is not None:
+        data, target = pair  # (DataFrame, y): the table with y beside it, read as a DataFrame is, below
     if _is_columns(data):  # {column: values}, as predict reads one: a table
         import pandas as pd
 
