@@ -188,6 +188,26 @@ def _dtype(X: Any, categorical: bool = False) -> Any:
     return object if categorical or _has_text_columns(X) or _holds_text(X) else np.float64
 
 
+def _series_layout(X: Any, n_features: int) -> Any:
+    """One-channel series in the layout fit saw (``n_features``: n_features_in_, the channels of a 3-D X or a list of
+    series, the points of a 2-D X): (n, L) rows as (n, 1, L), or (n, 1, L) as (n, L). aeon reads the two, and a list of
+    (L,) arrays, as the same univariate series, as fpt.load(run).predict does; scikit-learn's feature count refused
+    the other layout ('X has 20 features, but FPTClassifier is expecting 1'). Anything else as it is."""
+    if hasattr(X, "columns") or not isinstance(X, np.ndarray | list | tuple):
+        return X
+    try:
+        values = np.asarray(X)
+    except ValueError:  # series of different lengths: a list fit reads as it is
+        return X
+    if values.dtype.kind not in "iufb":
+        return X
+    if values.ndim == 2 and n_features == 1 and values.shape[1] != 1:
+        return values[:, None, :]
+    if values.ndim == 3 and values.shape[1] == 1 and n_features != 1:
+        return values[:, 0, :]
+    return X
+
+
 class _FPTEstimator(BaseEstimator):
     """What both estimators share: parameters -> RunConfig, arrays -> the ``data`` task -> ``fpt.fit``, inference."""
 
@@ -447,6 +467,8 @@ class _FPTEstimator(BaseEstimator):
             X = in_trained_order(X, exp.data.info.get(CHANNEL_NAMES), f"{type(self).__name__}.predict: X")
         frame = series_frame(X, f"{type(self).__name__}.predict: X") if prep.modality == "timeseries" else None
         X = frame if frame is not None else X
+        if prep.modality == "timeseries" and frame is None:
+            X = _series_layout(X, self.n_features_in_)
         series = series_list(X) if held is not None and held.ragged else None
         if series is None:
             X = validate_data(self, _as_objects(as_category_names(X)), reset=False, dtype=_dtype(X, categorical),
