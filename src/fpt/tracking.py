@@ -272,10 +272,8 @@ class TensorBoard(Tracker):
         # attempts of the run logged from step 1 on (purge_step: a resumed run's evaluations after its checkpoint, an
         # attempt's killed before its first checkpoint), and those the run keeps are logged again. The config, at
         # step 0, is logged once per run directory (not every reader purges text).
-        earlier = _event_seconds(log_dir)
+        earlier = after_earlier_events(log_dir)
         first = not earlier if out is not None else step == 0
-        if earlier and max(earlier) >= time.time() - 1:  # (a restart within the same second)
-            time.sleep(max(earlier) + 1 - time.time())  # this writer's file must sort after them: see _event_seconds
         self.writer = SummaryWriter(str(log_dir), purge_step=1)
         if first:
             import yaml
@@ -309,6 +307,16 @@ class TensorBoard(Tracker):
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+
+
+def after_earlier_events(log_dir: Path) -> bool:
+    """Whether ``log_dir`` holds event files already; if so, returns once a file made now sorts after theirs (the
+    second after the newest's: a restart, or a rewrite, within the same second), so that a purge in it is read after
+    what it purges (see ``_event_seconds``)."""
+    earlier = _event_seconds(log_dir)
+    if earlier and max(earlier) >= time.time() - 1:
+        time.sleep(max(earlier) + 1 - time.time())
+    return bool(earlier)
 
 
 def _event_seconds(log_dir: Path) -> list[int]:

@@ -45,3 +45,25 @@ def test_tensorboard_events(xor_run, tmp_path):
 def test_scalar_tags():
     row = {"step": 3, "wall_seconds": 1.0, "train_loss": 0.5, "train_accuracy": 0.7, "test_accuracy": 0.6}
     assert curves._scalars(row) == {"loss/train": 0.5, "accuracy/train": 0.7, "accuracy/test": 0.6}
+
+
+def _scalar_steps(log_dir) -> dict[str, list[int]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(log_dir))
+    events.Reload()
+    return {tag: [s.step for s in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def test_tensorboard_events_written_again_replace_the_earlier_ones(xor_run, tmp_path):
+    """A second fpt plot --tensorboard (or one into RUN/tensorboard, where fpt train --log tensorboard wrote live)
+    appended its events beside the first's: every point twice, each curve doubling back, three times after a third."""
+    pytest.importorskip("tensorboard")
+    steps = [row["step"] for row in read_metrics(xor_run) if "train_loss" in row]
+    for _ in range(3):
+        (log,) = curves.write_tensorboard([xor_run], tmp_path)
+    scalars = _scalar_steps(log)
+    assert len(list(log.glob("events.out.tfevents.*"))) == 3
+    assert scalars["loss/train"] == steps and scalars["accuracy/val"] == steps
+    # the summary's numbers at the last step, as the live tracker logs them: purged there, so written here too
+    assert scalars["summary/steps"] == [steps[-1]] and "summary/val_accuracy" in scalars
