@@ -60,3 +60,26 @@ def test_a_target_left_in_x_or_paired_by_another_index_is_refused(tiny_bert_dir)
     # y of another length is one line too
     with pytest.raises(DataError, match="X has 40 rows but y has 39 targets"):
         fpt.build(data=(frame.drop(columns="label"), frame["label"].to_numpy()[:39]), body=tiny_bert_dir, **TINY)
+
+
+def test_predictions_of_a_dataframe_carry_its_row_labels(tmp_path, tiny_bert_dir):
+    """predict_file's table of a DataFrame dropped its index: the rows of df.loc[chosen], or of a DatetimeIndex frame,
+    could be matched to their predictions only by position, and .write() wrote no id, where fpt predict writes a
+    file's row index back beside the predictions."""
+    frame = _frame()
+    exp = fpt.build(data=frame, target="label", body=tiny_bert_dir, **TINY)
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    chosen = frame.drop(columns="label").loc[["row7", "row2", "row30"]]
+    table = model.predict_file(chosen)
+    assert list(table.columns)[:2] == ["", "prediction"] and table.columns[""] == ["row7", "row2", "row30"]
+    assert table.columns["prediction"] == list(model.predict(chosen))
+    table.write(tmp_path / "p.csv")
+    back = pd.read_csv(tmp_path / "p.csv", index_col=0)  # as pandas reads its own to_csv back
+    assert list(back.index) == ["row7", "row2", "row30"] and list(back["prediction"]) == table.columns["prediction"]
+    named = chosen.rename_axis("id")
+    assert model.predict_file(named).columns["id"] == ["row7", "row2", "row30"]
+    dated = chosen.set_axis(pd.date_range("2024-03-01", periods=3, name="day"))
+    assert model.predict_file(dated).columns["day"] == ["2024-03-01", "2024-03-02", "2024-03-03"]
+    # pandas' own 0..n-1 says nothing: not written, as before
+    assert list(model.predict_file(chosen.reset_index(drop=True)).columns)[0] == "prediction"

@@ -28,6 +28,7 @@ modality) reads its file and hands what it found to the checks here (``Checks``)
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,12 +214,38 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
             if frame is not None:
                 return Inputs(check_arrays(frame, schema, "inputs", allow_unseen), None, "inputs")
         unique_names(data.columns, "inputs", SchemaError, "df.columns = [...]")
+        labels = {} if series_id else row_labels(data)
         data = {str(c): data[c].to_numpy() for c in data.columns}
+    else:
+        labels = {}
     if isinstance(data, Mapping):
-        return check_columns(data, schema, "inputs", allow_unseen)
+        read = check_columns(data, schema, "inputs", allow_unseen)
+        # the DataFrame's row labels first, as a file's row index is (unless a column of that name is written)
+        read.carried = {**{k: v for k, v in labels.items() if k not in read.carried and k not in data},
+                        **read.carried}
+        return read
     # a masked array's masked values missing (NaN), not the numbers under the mask
     return Inputs(check_arrays(inputs_array(data, "inputs", SchemaError), schema, "inputs", allow_unseen), None,
                   "inputs")
+
+
+def row_labels(frame: Any) -> dict[str, list[Any]]:
+    """A pandas DataFrame's row labels, to be written beside its predictions as a file's row index is: an unnamed
+    index under the name ``ROW_INDEX`` (as pandas' to_csv writes it, so read_csv(..., index_col=0) reads the table
+    back by it), a named one (``df.set_index("id")``) under its name, a MultiIndex a column per level (``level_0``,
+    ... where unnamed, as reset_index names them); none for the default 0..n-1. Left out, the predictions of
+    ``df.loc[chosen]`` or of a DatetimeIndex frame could not be told apart but by position."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(frame, pd.DataFrame):
+        return {}
+    index = frame.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return {}
+    if index.nlevels == 1:
+        names = [ROW_INDEX if index.name is None else str(index.name)]
+    else:
+        names = [f"level_{i}" if name is None else str(name) for i, name in enumerate(index.names)]
+    return {name: as_written(np.asarray(index.get_level_values(i))) for i, name in enumerate(names)}
 
 
 def _rows_as_columns(data: Any, schema: Schema) -> Any:
