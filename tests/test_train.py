@@ -113,6 +113,28 @@ def test_predict_returns_classes(tiny_gpt2_dir):
     assert pred.shape == (10, 5) and set(pred.unique().tolist()) <= {0, 1}
 
 
+def test_predict_given_an_array_or_a_frame_says_it_takes_tokens_and_what_reads_raw_inputs(tiny_gpt2_dir):
+    """fpt.predict(exp, X_new) with NumPy arrays (or a DataFrame), the reflex after fpt.build(data=(X, y)), failed
+    in the batching with "AttributeError: 'numpy.ndarray' object has no attribute 'to'"."""
+    import numpy as np
+
+    from fpt.errors import DataError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(24, 3)), np.arange(24) % 2
+    exp = fpt.build(data=(X, y), body=tiny_gpt2_dir, init="random", device="cpu", steps=1)
+    with pytest.raises(DataError, match=r"x is a numpy.ndarray; fpt.predict takes the model's tokens as a "
+                                        r"torch.Tensor.*fpt.load\(DIR\).predict\(X\)"):
+        fpt.predict(exp, X[:4])
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(DataError, match="x is a pandas.DataFrame; fpt.predict takes"):
+        fpt.predict(exp, pd.DataFrame(X[:4], columns=["a", "b", "c"]))
+    tokens = exp.data.eval_sets["test"].x[:4]
+    with pytest.raises(DataError, match="x is a numpy.ndarray"):
+        fpt.predict(exp, tokens.numpy())
+    assert fpt.predict(exp, torch.as_tensor(tokens.numpy())).tolist() == fpt.predict(exp, tokens).tolist()
+
+
 def test_eval_subset_evaluates_a_fixed_part_and_confirms_the_target_on_the_whole_set(tiny_gpt2_dir, tmp_path):
     run = tmp_path / "run"
     exp = _exp(tiny_gpt2_dir, eval_subset=16, target=1.0)

@@ -168,6 +168,15 @@ def baselines(exp: Experiment) -> dict[str, Any]:
 @torch.inference_mode()
 def predict(exp: Experiment, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
     """Predicted classes (B, k * m) for raw tokens x (regression: values (B, m) in the targets' units)."""
+    if not isinstance(x, torch.Tensor) or (lengths is not None and not isinstance(lengths, torch.Tensor)):
+        # a NumPy array or a DataFrame failed deep in the batching ('numpy.ndarray' object has no attribute 'to'); the
+        # raw inputs of own data need the fitted tokeniser, which fpt.load's Predictor applies
+        given = type(x if not isinstance(x, torch.Tensor) else lengths)
+        raise DataError(f"fpt.predict(exp, x): {'x' if given is type(x) else 'lengths'} is a {given.__module__}."
+                        f"{given.__name__}; fpt.predict takes the model's tokens as a torch.Tensor, as exp.data's sets "
+                        "hold them (exp.data.eval_sets['test'].x; torch.as_tensor for tokens in an array). For raw "
+                        "inputs (arrays, DataFrames, files): fpt.fit(exp, out=DIR), then fpt.load(DIR).predict(X), "
+                        "which applies the tokeniser fitted on the training split")
     return torch.cat([exp.data.objective.predict(logits).cpu() for _, logits in iter_outputs(exp, x, lengths)])
 
 
