@@ -39,6 +39,8 @@ def test_a_dataframe_and_a_series_are_the_table_with_the_series_as_its_named_tar
     assert (model.predict(X[["kind", "b", "a"]]) == predicted).all()  # read by name, in any order
     metrics = model.score(frame)  # the target column by its name: scored
     assert metrics["accuracy"] == pytest.approx(float(np.mean(predicted == y.to_numpy())))
+    # the same as a dict of an .npz's names
+    assert fpt.build(data={"X": X, "y": y}, body=tiny_bert_dir, **TINY).data.info["features"] == ["a", "b", "kind"]
     # an unnamed y is 'y', and a 2-D one y0, y1, ... as an .npz's
     assert fpt.build(data=(X, y.to_numpy()), body=tiny_bert_dir, **TINY).data.fitted["targets"] == ["y"]
     two = np.stack([X["a"].to_numpy(), 2 * X["a"].to_numpy()], axis=1)

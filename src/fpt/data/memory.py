@@ -216,7 +216,9 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         import pandas as pd
 
         data = pd.DataFrame(records)
-    if isinstance(data, tuple) and len(data) == 2 and target is None and (pair := _frame_pair(*data)) is not None:
+    given = tuple(data) if isinstance(data, tuple) and len(data) == 2 else \
+        (data["X"], data["y"]) if isinstance(data, Mapping) and set(data) == {"X", "y"} else None
+    if given is not None and target is None and (pair := _frame_pair(*given)) is not None:
         data, target = pair  # (DataFrame, y): the table with y beside it, read as a DataFrame is, below
     if _is_columns(data):  # {column: values}, as predict reads one: a table
         import pandas as pd
