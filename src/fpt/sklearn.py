@@ -58,11 +58,12 @@ from fpt.data.arrays import (
     series_frame,
     series_list,
 )
-from fpt.data.base import finish_splits, is_missing, lazy_frame, one_kind_of_label, plain_value
+from fpt.data.base import SEEDED, finish_splits, is_missing, lazy_frame, one_kind_of_label, plain_value
 from fpt.data.categories import as_category_names
 from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
-from fpt.data.tables import unseen_categories
+from fpt.data.layouts import one_text_each, series_layout
+from fpt.data.tables import columns_to_raw, unseen_categories
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
 from fpt.errors import ConfigError, DataError, FptWarning, Wording, column_word, wording
@@ -85,6 +86,7 @@ AUTO = "auto"  # fitting: the fit chosen by cross-validation (fpt.select.choose_
 # What a fitted estimator holds of torch's (the model on its device), pickled by torch (``__getstate__``) under this key
 _TORCH_STATE = ("experiment_", "members_")
 _TORCH_BLOB = "_fitted_torch_state"
+TEXT = "text"  # the column texts given as X are read as (a table's one text column: symbol sequences)
 
 
 # handle_unknown: scikit-learn's OneHotEncoder's words. Default warn, not OneHotEncoder's error: in cross-validation a
@@ -186,26 +188,6 @@ def _dtype(X: Any, categorical: bool = False) -> Any:
     """validate_data's dtype: float64, or object (keep the values) for text, category or date columns: a
     DataFrame's, or an array's or a list's text (``_holds_text``)."""
     return object if categorical or _has_text_columns(X) or _holds_text(X) else np.float64
-
-
-def _series_layout(X: Any, n_features: int) -> Any:
-    """One-channel series in the layout fit saw (``n_features``: n_features_in_, the channels of a 3-D X or a list of
-    series, the points of a 2-D X): (n, L) rows as (n, 1, L), or (n, 1, L) as (n, L). aeon reads the two, and a list of
-    (L,) arrays, as the same univariate series, as fpt.load(run).predict does; scikit-learn's feature count refused
-    the other layout ('X has 20 features, but FPTClassifier is expecting 1'). Anything else as it is."""
-    if hasattr(X, "columns") or not isinstance(X, np.ndarray | list | tuple):
-        return X
-    try:
-        values = np.asarray(X)
-    except ValueError:  # series of different lengths: a list fit reads as it is
-        return X
-    if values.dtype.kind not in "iufb":
-        return X
-    if values.ndim == 2 and n_features == 1 and values.shape[1] != 1:
-        return values[:, None, :]
-    if values.ndim == 3 and values.shape[1] == 1 and n_features != 1:
-        return values[:, 0, :]
-    return X
 
 
 class _FPTEstimator(BaseEstimator):
@@ -346,6 +328,9 @@ class _FPTEstimator(BaseEstimator):
         X = inputs_array(X, f"{type(self).__name__}.fit: X", DataError)
         y = targets_array(y, f"{type(self).__name__}.fit: y", DataError)
         _targets_present(y, f"{type(self).__name__}.fit: y", self._objective == "classification")
+        texts = one_text_each(X, self.modality == "sequence") if self.modality in (None, modalities.AUTO, "sequence") else None
+        if texts is not None:  # symbol sequences, one text per example, read as a table's one text column is
+            return self._one_column(texts, y, y_numeric)
         # a multi-index X is series when y has one target per series, a table when one per row
         frame = series_frame(X, f"{type(self).__name__}.fit: X", len(np.asarray(y)) if is_multiindex_frame(X) else None)
         # a DataFrame of series: its columns are the channels, which predict then reads by name (in_trained_order)
@@ -366,6 +351,23 @@ class _FPTEstimator(BaseEstimator):
             del self.feature_names_in_
         return series, y
 
+    def _one_column(self, texts: tuple[np.ndarray, str | None], y: Any, y_numeric: bool) -> tuple[Any, np.ndarray]:
+        """(texts, y) of symbol sequences checked as ``_validate_fit`` checks series: y alone, one feature (the
+        column's name in ``feature_names_in_`` for a DataFrame's)."""
+        from sklearn.utils import check_array, check_consistent_length
+
+        values, name = texts
+        y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
+        if y.ndim != 1:
+            raise DataError(f"{type(self).__name__}.fit: y has shape {y.shape}; give one target per text")
+        check_consistent_length(values, y)
+        self.n_features_in_ = 1
+        if name is not None:
+            self.feature_names_in_ = np.array([name], dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return values, y
+
     def _check_samples(self, n: int) -> None:
         if n < MIN_SAMPLES:
             raise DataError(f"{type(self).__name__}.fit got {n} sample{'' if n == 1 else 's'}; it needs at least "
@@ -374,18 +376,23 @@ class _FPTEstimator(BaseEstimator):
     def _fit_arrays(self, X: np.ndarray, y: np.ndarray) -> None:
         """Build the ``data`` task of (X, y) with a seeded validation hold-out, train it with ``fpt.fit``."""
         name = type(self).__name__
-        if not isinstance(X, list) and X.ndim not in (2, 3, 4):
+        texts = not isinstance(X, list) and X.ndim == 1 and X.dtype == object
+        if not texts and not isinstance(X, list) and X.ndim not in (2, 3, 4):
             raise DataError(f"{name}.fit: X has shape {X.shape}; give (n, features) rows, (n, channels, length) series "
                             "or (n, H, W[, C]) images")
         # auto: aeon's 3-D arrays and lists of series of different lengths are series, 4-D arrays images
-        modality = self._modality(X)
+        modality = "sequence" if texts else self._modality(X)
         config = self._config(modality)
         classify = self._objective == "classification"
         # what fpt's errors name, down to the model's build (a table wider than the body's positions): y and this
         # estimator's arguments, not fpt train's options (--target, --drop-columns, ...)
         with wording(self._wording(modality)):
-            raw = from_arrays({"X": X, "y": y}, modality, config.image_channels, config.image_size, f"{name}.fit",
-                              f"arrays passed to {name}.fit")
+            if texts:  # a table of one text column, which the sequence modality reads as symbol sequences
+                raw = columns_to_raw({"train": ({TEXT: X, "y": y}, f"{name}.fit")}, "y", modality,
+                                     f"texts passed to {name}.fit", SEEDED)
+            else:
+                raw = from_arrays({"X": X, "y": y}, modality, config.image_channels, config.image_size,
+                                  f"{name}.fit", f"arrays passed to {name}.fit")
             if getattr(self, "_channels", None) and raw.modality == "timeseries":
                 raw.notes[CHANNEL_NAMES] = self._channels
             config = self._choose(config, raw)
@@ -436,6 +443,20 @@ class _FPTEstimator(BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         return {f"x{j}": j if names is None else str(names[j]) for j in range(self.n_features_in_)}
 
+    def _texts_of(self, X: Any) -> np.ndarray:
+        """predict's texts: a list, array or Series of them, a column (n, 1), or a DataFrame of the column fit read."""
+        where = f"{type(self).__name__}.predict: X"
+        names = getattr(self, "feature_names_in_", None)
+        if hasattr(X, "columns") and names is not None and [str(c) for c in X.columns] != list(names):
+            raise DataError(f"{where}: columns {[str(c) for c in X.columns][:5]}; the model was fitted on the one text "
+                            f"column {names[0]!r}: give X[[{names[0]!r}]]")
+        texts = one_text_each(X, True)
+        if texts is None:
+            raise DataError(f"{where}: the model was fitted on texts, one per example; give a list (or array, or "
+                            f"pandas Series) of str, not {type(X).__name__} {np.shape(X) if hasattr(X, 'shape') else ''}"
+                            .rstrip())
+        return texts[0]
+
     def _choose(self, config: RunConfig, raw: Any) -> RunConfig:
         """fit=auto: the fits compared on ``raw`` (fpt.select.choose_fit; the record in ``fit_choice_``) and the
         winner's config; any other fit: ``config`` as it is (``fit_choice_`` None)."""
@@ -468,8 +489,10 @@ class _FPTEstimator(BaseEstimator):
         frame = series_frame(X, f"{type(self).__name__}.predict: X") if prep.modality == "timeseries" else None
         X = frame if frame is not None else X
         if prep.modality == "timeseries" and frame is None:
-            X = _series_layout(X, self.n_features_in_)
+            X = series_layout(X, self.n_features_in_)
         series = series_list(X) if held is not None and held.ragged else None
+        if prep.modality == "sequence":  # one text per example, as fit read them
+            series = self._texts_of(X)
         if series is None:
             X = validate_data(self, _as_objects(as_category_names(X)), reset=False, dtype=_dtype(X, categorical),
                               ensure_all_finite="allow-nan", allow_nd=True)
