@@ -46,6 +46,28 @@ def test_tensorboard_events_appear_while_the_run_goes(tiny_gpt2_dir, tmp_path):
     assert [loss for *_, loss in probe.seen] == pytest.approx([r["train_loss"] for r in rows])
 
 
+def test_a_log_dir_shared_by_two_runs_keeps_the_first_runs_events(tiny_gpt2_dir, tmp_path):
+    """TensorBoard(log_dir=...) handed to a second run purged the first's events from step 1 on (TensorBoard showed
+    them no more) and logged no config of the second, taking the folder's events for its own earlier attempts."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    shared = tmp_path / "tb"
+    for name, steps in (("a", 6), ("b", 4)):
+        fpt.fit(_exp(tiny_gpt2_dir, steps=steps), out=tmp_path / name, progress=False,
+                trackers=[tracking.TensorBoard(shared)])
+    events = EventAccumulator(str(shared))
+    events.Reload()
+    assert [e.step for e in events.Scalars("accuracy/val")] == [2, 4, 6, 2, 4]  # a's three, then b's two
+    assert len(events.Tensors("config/text_summary")) == 2  # each run's config
+    # the run's own folder (no log_dir) is still purged by a resumed run: only what the run kept is shown
+    fpt.fit(_exp(tiny_gpt2_dir, steps=4), out=tmp_path / "c", progress=False, trackers=["tensorboard"])
+    fpt.fit(_exp(tiny_gpt2_dir, steps=6), out=tmp_path / "c", progress=False, trackers=["tensorboard"], resume=True)
+    own = EventAccumulator(str(tmp_path / "c" / "tensorboard"))
+    own.Reload()
+    assert [e.step for e in own.Scalars("accuracy/val")] == [2, 4, 6]
+
+
 def test_mlflow_logs_params_metrics_and_artifacts_and_resume_continues_the_run(tiny_gpt2_dir, tmp_path, monkeypatch):
     pytest.importorskip("mlflow")
     from mlflow.tracking import MlflowClient

@@ -249,7 +249,8 @@ class TensorBoard(Tracker):
     Tags are METRIC/SET, as ``fpt plot --tensorboard`` writes them afterwards: ``loss/train``,
     ``accuracy/val``, ``r2/val``, ...; at the end ``summary/...`` (the selected step's scores,
     steps, times). Each start purges what earlier attempts of the run logged and logs the evaluations that
-    metrics.jsonl keeps again, so a resumed run (or one restarted after a kill) shows as one run.
+    metrics.jsonl keeps again, so a resumed run (or one restarted after a kill) shows as one run. In a ``log_dir``
+    given, which other runs may share, only a resumed run purges: a new one adds its events beside theirs.
     """
 
     name = "tensorboard"
@@ -272,9 +273,15 @@ class TensorBoard(Tracker):
         # attempts of the run logged from step 1 on (purge_step: a resumed run's evaluations after its checkpoint, an
         # attempt's killed before its first checkpoint), and those the run keeps are logged again. The config, at
         # step 0, is logged once per run directory (not every reader purges text).
+        # A log_dir given is not the run's own: the events there may be other runs' (one folder handed to several
+        # fits), which the purge hid, and the config of a new run was not logged beside them. There only a run that
+        # continues (resumed) purges, and a new one appends, as TensorBoard's own writer does.
         earlier = after_earlier_events(log_dir)
-        first = not earlier if out is not None else step == 0
-        self.writer = SummaryWriter(str(log_dir), purge_step=1)
+        if self.log_dir is None:
+            first = not earlier if out is not None else step == 0
+        else:
+            first = not continues(out, step)
+        self.writer = SummaryWriter(str(log_dir), purge_step=1 if self.log_dir is None or not first else None)
         if first:
             import yaml
 
