@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import fpt
+from fpt.export import write_raw_onnx
 from fpt.run import Run
 
 
@@ -143,10 +144,11 @@ def test_raw_graph_is_checked_in_fp32_when_the_run_computed_in_bf16(tiny_bert_di
     exp = fpt.build(data=(X, y), body=tiny_bert_dir, fit="closed-form", cf_members=3, device="cpu")
     assert exp.config.precision == "auto"
     fpt.fit(exp, out=tmp_path / "run", progress=False)
-    Run(tmp_path / "run").export(tmp_path / "export", onnx=True)
-    doc = json.loads((tmp_path / "export" / "config.json").read_text())
-    assert doc["onnx"]["raw"]["written"] and doc["onnx"]["raw"]["max_abs_diff"] <= 1e-4
-    pred = fpt.load(tmp_path / "export")
+    # the raw graph alone, as export_run writes it from the run's predictor: model.onnx (the same three members traced
+    # again, ~14 CPU-s) is not what this checks, and tests/test_export.py checks it against PyTorch
+    pred = Run(tmp_path / "run").load(device="cpu")
+    raw = write_raw_onnx(pred, tmp_path / "model_raw.onnx")
+    assert raw["written"] and raw["max_abs_diff"] <= 1e-4  # was 0.0093 from fpt's bf16 logits: refused at 1e-3
     x, lengths, _ = pred.tokens(X[:5])
     bf16, fp32 = pred.forward(x, lengths), pred.forward(x, lengths, precision="fp32")
     assert (bf16 - fp32).abs().max() > 0  # the run's own precision is bf16: the check above is not vacuous
