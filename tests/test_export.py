@@ -140,27 +140,34 @@ def _onnx_logits(ort, file: Path, x: torch.Tensor, lengths: torch.Tensor | None)
     return session.run(None, feeds)[0]
 
 
-def test_export_onnx_matches_pytorch(tabular, tmp_path, tiny_gpt2_dir):
+@pytest.fixture(scope="module")
+def sequence(tiny_gpt2_dir, tmp_path_factory) -> Path:
+    """A sequence --data run (padded inputs, so the graph takes lengths too) exported by ``fpt export --onnx``, once:
+    two tests read its model.onnx (the exporter traces the model: ~5 CPU-s a graph)."""
     pytest.importorskip("onnx")
     pytest.importorskip("onnxscript")
+    root = tmp_path_factory.mktemp("sequence")
+    rng = np.random.default_rng(0)
+    rows = ["text,label"] + [f"{''.join(rng.choice(list('ab' if i % 2 else 'cd'), rng.integers(3, 12)))},"
+                             f"{['even', 'odd'][i % 2]}" for i in range(40)]
+    (root / "seq.csv").write_text("\n".join(rows) + "\n")
+    exp = fpt.build(data=str(root / "seq.csv"), body=tiny_gpt2_dir, init="random", steps=2, eval_every=2,
+                    batch_size=8, device="cpu")
+    fpt.fit(exp, out=root / "run", progress=False)
+    assert main(["export", str(root / "run"), str(root / "export"), "--onnx"]) == 0
+    return root
+
+
+def test_export_onnx_matches_pytorch(tabular, sequence, tmp_path):
     ort = pytest.importorskip("onnxruntime")
     from fpt.export import write_onnx
 
-    # a sequence model: padded inputs, so the graph takes lengths too
-    rng = np.random.default_rng(0)
-    rows = ["text,label"] + [f"{''.join(rng.choice(list('ab' if i % 2 else 'cd'), rng.integers(3, 12)))},{i % 2}"
-                             for i in range(40)]
-    (tmp_path / "seq.csv").write_text("\n".join(rows) + "\n")
-    exp = fpt.build(data=str(tmp_path / "seq.csv"), body=tiny_gpt2_dir, init="random", steps=2, eval_every=2,
-                    batch_size=8, device="cpu")
-    fpt.fit(exp, out=tmp_path / "run", progress=False)
-    assert main(["export", str(tmp_path / "run"), str(tmp_path / "export"), "--onnx"]) == 0
-    doc = json.loads((tmp_path / "export" / "config.json").read_text())
+    doc = json.loads((sequence / "export" / "config.json").read_text())
     assert doc["onnx"]["inputs"] == ["x", "lengths"] and doc["onnx"]["max_abs_diff"] <= 1e-4
-    model = fpt.load(tmp_path / "export")
-    x, lengths, _ = model.tokens(tmp_path / "seq.csv")
+    model = fpt.load(sequence / "export")
+    x, lengths, _ = model.tokens(sequence / "seq.csv")
     assert lengths is not None and int(lengths.min()) < x.shape[1]  # really padded
-    assert np.abs(_onnx_logits(ort, tmp_path / "export" / "model.onnx", x, lengths)
+    assert np.abs(_onnx_logits(ort, sequence / "export" / "model.onnx", x, lengths)
                   - model.forward(x, lengths).numpy()).max() <= 1e-4
     # from an export (the tabular run's body is gone): the ONNX file of the loaded model, inputs x only
     model = fpt.load(tabular["root"] / "export")
@@ -168,6 +175,29 @@ def test_export_onnx_matches_pytorch(tabular, tmp_path, tiny_gpt2_dir):
     x, lengths, _ = model.tokens(tabular["root"] / "data" / "test.csv")
     assert record["inputs"] == ["x"] and lengths is None
     assert np.abs(_onnx_logits(ort, tmp_path / "tabular.onnx", x, None) - tabular["logits"]).max() <= 1e-4
+
+
+def test_onnx_metadata_names_classes_format_task_objective_and_the_tokeniser_contract(sequence):
+    """The ONNX file says what it is (metadata_props), for runtimes that never see config.json; and it is the
+    optimised graph (fpt.export._export_graph says why): no CastLike node, which ONNX Runtime cannot fold and warns
+    about at every session."""
+    import onnx
+
+    from fpt.export import FORMAT
+
+    graph = onnx.load(str(sequence / "export" / "model.onnx"))
+    meta = {p.key: p.value for p in graph.metadata_props}
+    assert meta["fpt_format"] == FORMAT and meta["fpt_version"] == fpt.__version__
+    assert meta["task"] == "data" and meta["modality"] == "sequence"
+    assert json.loads(meta["objective"]) == {"objective": "classification"}
+    assert json.loads(meta["class_names"]) == [["even", "odd"]] and json.loads(meta["output_names"]) == ["label"]
+    contract = json.loads(meta["tokeniser_contract"])
+    assert set(contract["inputs"]) == {"x", "lengths"} and "not raw rows" in contract["inputs"]["x"]
+    assert "tokeniser" in contract["inputs"]["x"] and "class_names" in contract["decode"]
+    # config.json's record lists the keys
+    assert sorted(meta) == json.loads((sequence / "export" / "config.json").read_text())["onnx"]["metadata"]
+    ops = [node.op_type for node in graph.graph.node]
+    assert "CastLike" not in ops and len(ops) < 150, len(ops)  # 106 optimised; 391 with optimize=False
 
 
 def test_a_paper_task_export_predicts_raw_arrays(tiny_gpt2_dir, tmp_path):

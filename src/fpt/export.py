@@ -353,8 +353,12 @@ def _export_graph(model: torch.nn.Module, example: tuple[torch.Tensor, ...], pat
             warnings.simplefilter("ignore")
             for log in loggers:
                 log.setLevel(logging.ERROR)
+            # optimize (onnxscript's constant folding and clean-up, torch's default) costs ~1.3 of ~5 CPU-s per call
+            # on a 2-layer body, and ONNX Runtime runs the unoptimised graph as fast (it optimises at session
+            # creation); but without it the file has 3x the nodes (334 against 108: Constant, Shape, CastLike) and
+            # ONNX Runtime warns at every session it cannot fold the CastLike nodes. The graph is what a user ships.
             torch.onnx.export(model, example, str(path), input_names=names, output_names=outputs,
-                              dynamic_shapes=dynamic, dynamo=True, external_data=external)
+                              dynamic_shapes=dynamic, dynamo=True, external_data=external, optimize=True)
     except Exception as exc:  # the exporter raises many types; name the cause on one line
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(f"{path}: torch.onnx.export failed ({type(exc).__name__}: {reason[:300]}); export "
