@@ -158,7 +158,9 @@ def sequence(tiny_gpt2_dir, tmp_path_factory) -> Path:
     return root
 
 
-def test_export_onnx_matches_pytorch(tabular, sequence, tmp_path):
+def test_export_onnx_matches_pytorch(tabular, sequence, tmp_path, monkeypatch):
+    import onnx
+
     ort = pytest.importorskip("onnxruntime")
     from fpt.export import write_onnx
 
@@ -171,7 +173,18 @@ def test_export_onnx_matches_pytorch(tabular, sequence, tmp_path):
                   - model.forward(x, lengths).numpy()).max() <= 1e-4
     # from an export (the tabular run's body is gone): the ONNX file of the loaded model, inputs x only
     model = fpt.load(tabular["root"] / "export")
-    record = write_onnx(model, tmp_path / "tabular.onnx")
+
+    def again(*args, **kwargs):
+        raise AssertionError("the graph was read back to be written again (its metadata now goes in before the save)")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(onnx, "load", again)
+        # the weights in a side file, as a model past protobuf's 2 GB has them: the graph beside it holds the metadata
+        patch.setattr("fpt.export.ONNX_SINGLE_FILE_BYTES", 0)
+        record = write_onnx(model, tmp_path / "tabular.onnx")
+    assert record["external_data"] == "tabular.onnx.data" and (tmp_path / "tabular.onnx.data").stat().st_size > 0
+    meta = {p.key: p.value for p in onnx.load(str(tmp_path / "tabular.onnx"), load_external_data=False).metadata_props}
+    assert sorted(meta) == record["metadata"] and meta["modality"] == "tabular"
     x, lengths, _ = model.tokens(tabular["root"] / "data" / "test.csv")
     assert record["inputs"] == ["x"] and lengths is None
     assert np.abs(_onnx_logits(ort, tmp_path / "tabular.onnx", x, None) - tabular["logits"]).max() <= 1e-4
@@ -196,6 +209,8 @@ def test_onnx_metadata_names_classes_format_task_objective_and_the_tokeniser_con
     assert "tokeniser" in contract["inputs"]["x"] and "class_names" in contract["decode"]
     # config.json's record lists the keys
     assert sorted(meta) == json.loads((sequence / "export" / "config.json").read_text())["onnx"]["metadata"]
+    assert graph.doc_string == ("fpt data model (classification): takes tokens, not raw inputs; see metadata_props "
+                                "tokeniser_contract")
     ops = [node.op_type for node in graph.graph.node]
     assert "CastLike" not in ops and len(ops) < 150, len(ops)  # 106 optimised; 391 with optimize=False
 

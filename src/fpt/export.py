@@ -338,8 +338,9 @@ def onnx_example(pred: Predictor, n: int = 2, seed: int = 0) -> tuple[torch.Tens
 
 
 def _export_graph(model: torch.nn.Module, example: tuple[torch.Tensor, ...], path: Path, names: list[str],
-                  outputs: list[str]) -> bool:
-    """torch.onnx.export (dynamo) with the batch size free; whether the weights went to a side file."""
+                  outputs: list[str], metadata: dict[str, str] | None = None) -> bool:
+    """torch.onnx.export (dynamo) with the batch size free, ``metadata`` (if given) in its metadata_props; whether the
+    weights went to a side file."""
     batch = torch.export.Dim("batch", min=1)
     dynamic = tuple({0: batch} for _ in example)
     # One file unless protobuf's 2 GB limit forces the weights into a side file (model.onnx.data).
@@ -357,8 +358,13 @@ def _export_graph(model: torch.nn.Module, example: tuple[torch.Tensor, ...], pat
             # on a 2-layer body, and ONNX Runtime runs the unoptimised graph as fast (it optimises at session
             # creation); but without it the file has 3x the nodes (334 against 108: Constant, Shape, CastLike) and
             # ONNX Runtime warns at every session it cannot fold the CastLike nodes. The graph is what a user ships.
-            torch.onnx.export(model, example, str(path), input_names=names, output_names=outputs,
-                              dynamic_shapes=dynamic, dynamo=True, external_data=external, optimize=True)
+            program = torch.onnx.export(model, example, None, input_names=names, output_names=outputs,
+                                        dynamic_shapes=dynamic, dynamo=True, external_data=external, optimize=True)
+            if metadata is not None:  # set before the one save: loading and saving the file again rewrote its weights
+                program.model.metadata_props.clear()
+                program.model.metadata_props.update(metadata)
+                program.model.doc_string = _onnx_doc_string(metadata)
+            program.save(str(path), external_data=external)
     except Exception as exc:  # the exporter raises many types; name the cause on one line
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(f"{path}: torch.onnx.export failed ({type(exc).__name__}: {reason[:300]}); export "
@@ -416,9 +422,8 @@ def write_onnx(pred: Predictor, path: Path) -> dict[str, Any]:
     model = (pred.model if pred.device.type == "cpu" else copy.deepcopy(pred.model).cpu()).eval()
     example = onnx_example(pred)
     names = ["x", "lengths"][: len(example)]
-    external = _export_graph(model, example, path, names, ["logits"])
     metadata = onnx_metadata(pred)
-    _set_onnx_metadata(path, metadata)
+    external = _export_graph(model, example, path, names, ["logits"], metadata)
     record: dict[str, Any] = {"file": path.name, "inputs": names, "outputs": ["logits"], "metadata": sorted(metadata),
                               **({"external_data": path.name + ".data"} if external else {}),
                               "shapes": {"x": ["batch", *list(example[0].shape[1:])], "logits":
@@ -462,16 +467,9 @@ def onnx_metadata(pred: Predictor) -> dict[str, str]:
     return meta
 
 
-def _set_onnx_metadata(path: Path, metadata: dict[str, str]) -> None:
-    """Write ``metadata`` into the ONNX file's metadata_props (its weights stay where the exporter put them)."""
-    import onnx
-
-    model = onnx.load(str(path), load_external_data=False)
-    del model.metadata_props[:]
-    onnx.helper.set_model_props(model, metadata)
-    model.doc_string = (f"fpt {metadata['task']} model ({json.loads(metadata['objective'])['objective']}): takes "
-                        "tokens, not raw inputs; see metadata_props tokeniser_contract")
-    onnx.save(model, str(path))
+def _onnx_doc_string(metadata: dict[str, str]) -> str:
+    return (f"fpt {metadata['task']} model ({json.loads(metadata['objective'])['objective']}): takes tokens, not raw "
+            "inputs; see metadata_props tokeniser_contract")
 
 
 def check_onnx(pred: Predictor, path: Path, model: torch.nn.Module | None = None) -> dict[str, Any]:
