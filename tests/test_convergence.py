@@ -1,5 +1,8 @@
+from pathlib import Path
+
 import pytest
 
+import fpt
 from fpt.convergence import steps_to_converge
 
 
@@ -99,3 +102,18 @@ def test_binomial_margin_is_scipys_wilson_bound_to_the_last_bit_without_importin
     ours = {(p, n, z): binomial_margin(p, n, z) for p, n, z in expected}
     assert ours == expected
     assert len(ours) > 900 and ours[(0.1, 1000, Z_ONE_SIDED_95)] == pytest.approx(0.0167, abs=1e-4)
+
+
+def test_a_run_records_its_commit_by_twelve_characters():
+    """git's default abbreviation (7, lengthened once the repository holds another object sharing them) recorded the
+    lane's one pinned commit as fd06ce5 and, sessions later, fd06ce52."""
+    import subprocess
+
+    from fpt.provenance import environment, git_commit
+
+    here = Path(fpt.__file__).resolve().parent
+    head = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+    if head.returncode != 0:
+        pytest.skip("fpt is not a git checkout here")
+    git_commit.cache_clear()
+    assert environment()["commit"] == head.stdout.strip()[:12]

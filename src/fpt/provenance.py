@@ -28,7 +28,9 @@ def git_commit() -> str | None:
     runs is what it imported, which a commit or an edit made while it runs does not change."""
     here = Path(__file__).resolve().parent
     try:
-        done = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
+        # 12 characters: git's default (7, lengthened once another object shares them) recorded one pinned commit
+        # two ways across the lane's sessions (fd06ce5, then fd06ce52)
+        done = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"], capture_output=True,
                               text=True, timeout=5, check=False)
         dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True, timeout=5, check=False)

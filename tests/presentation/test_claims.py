@@ -26,7 +26,7 @@ from fpt.presentation.claims import (
 )
 from fpt.presentation.claims_md import claims_text
 from fpt.presentation.tables import write_csv
-from fpt.presentation.verdict_provenance import Gate
+from fpt.presentation.verdict_provenance import Gate, distinct_commits
 from fpt.presentation.verdict_stats import holm, t_quantile, tost, welch_se_df
 
 
@@ -302,6 +302,22 @@ def test_provenance_gate_without_a_declared_commit_needs_one_commit_for_all_cell
     assert "run(s) without a recorded commit" in evaluate(root)[0]["why"]
     gate = Gate()
     assert gate.problems([(("t", "r", "c"), {"runs": 0, "commits": set(), "unrecorded": 0, "dirty": 0}, "")]) == []
+
+
+def test_one_commit_abbreviated_two_ways_is_one_commit(tmp_path):
+    """git lengthens a short hash once the repository holds another object sharing its 7 characters: the lane's runs
+    of its one pinned commit recorded fd06ce5 and later fd06ce52, which the claims counted as 2 commits and, with no
+    declared commit, failed as a cell of '2 commits' and as cells that disagree on the commit."""
+    assert distinct_commits(["abc1234", "abc12345", "abc12345f0", "def5678", "", "abc1234"]) == ["abc12345f0", "def5678"]
+    root = tmp_path / "quick"
+    _store(root, random_commit="abc1234;abc12345")
+    first = evaluate(root)[0]
+    assert first["verdict"] == HOLDS and first["clean"], first["why"]  # no COMMIT: one commit, clean
+    assert first["provenance"].startswith("12 runs read from 1 commit(s) (abc12345);")
+    _store(root, random_commit="abc12345")  # a cell's every run recorded the longer abbreviation
+    assert evaluate(root)[0]["verdict"] == HOLDS
+    _store(root, random_commit="abc1234;def5678")
+    assert "table2/mnist/random (2 commits (abc1234, def5678))" in evaluate(root)[0]["why"]
 
 
 def test_claims_md_from_results_fixed_and_tuned(tmp_path):

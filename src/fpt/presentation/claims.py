@@ -27,7 +27,7 @@ from typing import Any
 
 from fpt.presentation.relations import RELATIONS, Relation
 from fpt.presentation.results_csv import read_results
-from fpt.presentation.verdict_provenance import Gate, declared_commit, read_reproduced
+from fpt.presentation.verdict_provenance import Gate, declared_commit, distinct_commits, read_reproduced
 from fpt.presentation.verdict_stats import ALPHA, HOLDS_DIRECTION, Stat, holm, welch_p
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
@@ -546,7 +546,7 @@ def evaluate(root: Path, commit: str | None = None) -> list[dict[str, Any]]:
 
 def _provenance_line(read: list[tuple[tuple[str, str, str], dict[str, Any], str]], problems: list[str]) -> str:
     runs = sum(ev["runs"] for _, ev, _ in read)
-    commits = sorted({c for _, ev, _ in read for c in ev["commits"]})
+    commits = distinct_commits(c for _, ev, _ in read for c in ev["commits"])
     dirty = sum(ev["dirty"] for _, ev, _ in read)
     unrecorded = sum(ev["unrecorded"] for _, ev, _ in read)
     text = (f"{runs} runs read from {len(commits)} commit(s) ({', '.join(commits) or 'none'}); {dirty} from a tree "

@@ -25,6 +25,7 @@ from fpt.convergence import binomial_margin, converged, eval_sizes, health, run_
 from fpt.experiments.grid import Cell, Table
 from fpt.experiments.runner import ACCURACIES, metric_value
 from fpt.presentation.document import md_cell
+from fpt.presentation.verdict_provenance import distinct_commits
 from fpt.provenance import run_commit
 from fpt.rundir import read_metrics
 
@@ -104,7 +105,7 @@ def aggregate(table: Table, cell: Cell, runs: list[dict[str, Any]], out: Path) -
     flagged = {name: [seed for seed, h in zip(seeds_done, healths, strict=True) if h.get(key)]
                for name, key in ((COLLAPSED, "collapsed"), (AT_CHANCE, "at_chance"))}
     provenance = [r["summary"] for r in every]
-    commits = sorted({c for c in (run_commit(s)[0] for s in provenance) if c})
+    commits = distinct_commits(c for c in (run_commit(s)[0] for s in provenance) if c)
     dirty = sum(bool(run_commit(s)[1]) for s in provenance)
     row.update({
         "split": split, "ours": _round(ours), "n": len(numbers),

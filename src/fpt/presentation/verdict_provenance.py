@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,17 @@ def same_commit(a: str, b: str) -> bool:
     """Whether two hashes (short or full) name the same commit: one is a prefix of the other, 7+ characters."""
     a, b = a.strip().lower(), b.strip().lower()
     return min(len(a), len(b)) >= 7 and (a.startswith(b) or b.startswith(a))
+
+
+def distinct_commits(commits: Iterable[str]) -> list[str]:
+    """The commits among ``commits``, each once, named by its longest hash there: git abbreviates a hash to 7
+    characters and lengthens it once the repository holds another object that shares them, so the runs of one pinned
+    commit recorded fd06ce5 and, later, fd06ce52 (the lane's store: 255 and 33 runs), which were counted as two."""
+    out: list[str] = []
+    for commit in sorted({c.strip() for c in commits if c and c.strip()}, key=len, reverse=True):
+        if not any(same_commit(commit, other) for other in out):
+            out.append(commit)
+    return sorted(out)
 
 
 def declared_commit(root: Path, given: str | None = None) -> str | None:
@@ -94,12 +106,14 @@ class Gate:
                 other = sorted(c for c in ev["commits"] if not same_commit(c, self.commit))
                 if other:
                     why.append(f"commit {', '.join(other)}, not {self.commit[:7]}")
-            elif len(ev["commits"]) > 1:
-                why.append(f"{len(ev['commits'])} commits ({', '.join(sorted(ev['commits']))})")
+            elif len(own := distinct_commits(ev["commits"])) > 1:
+                why.append(f"{len(own)} commits ({', '.join(own)})")
             if why:
                 out.append(f"{name} ({'; '.join(why)})")
             elif not self.commit:
-                commits.setdefault(next(iter(ev["commits"]), "?"), []).append(name)
+                commit = next(iter(distinct_commits(ev["commits"])), "?")
+                known = next((c for c in commits if c != "?" and same_commit(c, commit)), commit)
+                commits.setdefault(known, []).append(name)
         if len(commits) > 1:  # no declared commit: clean cells that still disagree on the commit
             out += [f"{', '.join(names)} (commit {commit})" for commit, names in sorted(commits.items())]
         return out
@@ -118,4 +132,5 @@ def describe(gate: Gate) -> str:
             "commit with a clean tree")
 
 
-__all__ = ["COMMIT_FILE", "REPRODUCED_FILE", "Gate", "declared_commit", "describe", "read_reproduced", "same_commit"]
+__all__ = ["COMMIT_FILE", "REPRODUCED_FILE", "Gate", "declared_commit", "describe", "distinct_commits", "read_reproduced",
+           "same_commit"]
