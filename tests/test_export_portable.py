@@ -103,6 +103,14 @@ def test_onnx_graph_on_raw_features_matches_fpt_predict(kind, tiny_bert_dir, tmp
     got = session.run(None, {"features": X.astype(np.float32)})[0]  # raw features: no fpt tokeniser involved
     want = fpt.load(tmp_path / "export").logits(X)  # what fpt predict computes from the same raw inputs
     assert got.shape == want.shape and np.abs(got - want).max() <= 1e-5
+    # the tokeniser traced alone and joined to model.onnx: the model's nodes as model.onnx has them (tracing the
+    # whole model a second time cost as much as model.onnx's own export), and none of its metadata (it takes tokens)
+    import onnx
+
+    joined, tokens = (onnx.load(str(tmp_path / "export" / name)) for name in ("model_raw.onnx", "model.onnx"))
+    assert [n.op_type for n in joined.graph.node if not n.name.startswith("raw_")] == \
+        [n.op_type for n in tokens.graph.node]
+    assert [i.name for i in joined.graph.input] == ["features"] and not joined.metadata_props
 
 
 def test_no_raw_graph_where_float32_inputs_cannot_carry_a_column(tiny_bert_dir, tmp_path):

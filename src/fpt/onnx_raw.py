@@ -93,6 +93,22 @@ class RawModel(nn.Module):
         return self.model(t, lengths)
 
 
+class RawTokens(nn.Module):
+    """Raw features -> the tokeniser's arithmetic -> the tokens model.onnx takes (``x``, and ``lengths``: all of them
+    real, as ``RawModel`` gives its model): traced alone and joined to model.onnx, the raw graph needs no second
+    trace of the model (fpt.export.write_raw_onnx)."""
+
+    def __init__(self, tokens: nn.Module, lengths: bool) -> None:
+        super().__init__()
+        self.tokens, self.lengths = tokens, lengths
+
+    def forward(self, x: Tensor) -> tuple[Tensor, ...]:
+        t = self.tokens(x)
+        if not self.lengths:
+            return (t,)
+        return t, torch.full((t.shape[0],), t.shape[1], dtype=torch.int64, device=t.device)
+
+
 def _unresolved(names: list[str], steps: Any, said: list[str]) -> str | None:
     """Why float32 inputs cannot carry these columns (channels) to ``FLOAT32_RESOLUTION`` (each's ``steps``, in the
     spread it is normalised by; ``said``: how each was measured), or None."""
