@@ -280,6 +280,9 @@ def _open(path: Path, white: int | None = None):  # noqa: ANN202 (a PIL image)
         if path.suffix.lower() == ".avif" and not features.check("avif"):  # Pillow reads AVIF from 11.3 where built so
             raise DataError(f"{path}: this Pillow ({Image.__version__}) cannot decode AVIF; upgrade it (pip install -U "
                             "pillow) or convert the image to .png/.jpg") from None
+        if isinstance(path, Path) and path.is_file() and path.stat().st_size == 0:  # Pillow's "cannot identify"
+            raise DataError(f"{path}: the file is empty (0 bytes), not an image (a copy or download cut short?); "
+                            "copy the image again, or delete the file") from None
         from fpt.data.sniff import what_it_is
 
         found = what_it_is(path) if isinstance(path, Path) and path.is_file() else None
