@@ -58,7 +58,17 @@ from fpt.data.arrays import (
     series_frame,
     series_list,
 )
-from fpt.data.base import SEEDED, finish_splits, is_missing, lazy_frame, one_kind_of_label, plain_value
+from fpt.data.base import (
+    SEEDED,
+    ColumnNote,
+    empty_features,
+    empty_note,
+    finish_splits,
+    is_missing,
+    lazy_frame,
+    one_kind_of_label,
+    plain_value,
+)
 from fpt.data.categories import as_category_names
 from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
@@ -396,6 +406,10 @@ class _FPTEstimator(BaseEstimator):
             if getattr(self, "_channels", None) and raw.modality == "timeseries":
                 raw.notes[CHANNEL_NAMES] = self._channels
             config = self._choose(config, raw)
+            # said as fpt train says it (scikit-learn's SimpleImputer warns of such a column too); fitting=auto's
+            # candidates have said it already, reading the data through fpt.build
+            for column in empty_features(raw) if self.fit_choice_ is None else []:
+                warnings.warn(empty_note(raw.splits["train"].where, column), ColumnNote, stacklevel=3)
             raw = finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
             options = DataOptions(**{field: getattr(config, field) for field in OPTION_FIELDS})
             # ensemble=N: N members, seeds seed.., on the one split (split_seed is the estimator's seed)

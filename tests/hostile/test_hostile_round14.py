@@ -52,3 +52,44 @@ def test_an_empty_image_file_is_refused_as_empty(tiny_bert_dir, tmp_path, capsys
     assert main(["predict", str(tmp_path / "run"), str(new), "--out", str(tmp_path / "p.csv")]) == 2
     one_line(capsys, "predict", f"{gone}: the file is empty (0 bytes)")
     assert not (tmp_path / "p.csv").exists()
+
+
+def _notes(caught) -> list[str]:
+    return [str(w.message) for w in caught if "no value on any training row" in str(w.message)]
+
+
+def test_a_feature_column_with_no_value_is_noted(tiny_bert_dir, tmp_path):
+    """A feature column empty on every row trained without a word, kept as a feature (a numeric column of mean 0, std 1,
+    missing on every row); now fpt train, fpt.build and the estimators say so, naming the column and the fix."""
+    import fpt
+    from fpt.data.base import ColumnNote
+    from fpt.sklearn import FPTClassifier
+
+    rows = [f"{i % 7 * 0.5},{i % 5},,{'ab'[i % 2]}" for i in range(24)]
+    (tmp_path / "t.csv").write_text("x1,x2,e,label\n" + "\n".join(rows) + "\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exp = fpt.build(data=str(tmp_path / "t.csv"), body=tiny_bert_dir, **FAST)
+    assert _notes(caught) == [f"{tmp_path / 't.csv'}: column 'e' has no value on any training row, so it carries "
+                              "nothing: it is kept as a feature read as missing on every row (one token, the same on "
+                              "all); fill it in, or leave it out with drop_columns='e'"]
+    assert all(w.category is ColumnNote for w in caught if "no value" in str(w.message))
+    assert [f["name"] for f in exp.data.fitted["tokeniser"]["features"]] == ["x1", "x2", "e"]
+    X = np.c_[np.arange(24) % 7 * 0.5, np.full(24, np.nan)]
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+    import pandas as pd
+
+    for given, column in ((X, "X[:, 1]"), (pd.DataFrame(X, columns=["a", "b"]), "column 'b'")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            FPTClassifier(**fast).fit(given, np.arange(24) % 2)
+        said = _notes(caught)
+        assert len(said) == 1 and said[0].startswith(f"FPTClassifier.fit (X, y): {column} has no value on any "
+                                                     "training row, so it carries nothing"), said
+    # a column with one value is no empty column
+    rows[3] = rows[3].replace(",,", ",1.5,")
+    (tmp_path / "t.csv").write_text("x1,x2,e,label\n" + "\n".join(rows) + "\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fpt.build(data=str(tmp_path / "t.csv"), body=tiny_bert_dir, **FAST)
+    assert _notes(caught) == []

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.codes import codes_note, written_as_codes
-from fpt.errors import DataError, FptWarning, near, option, row_number
+from fpt.errors import DataError, FptWarning, column_word, near, option, row_number
 
 TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
 SPLIT_COLUMN = "split"
@@ -437,6 +437,22 @@ def plain_number(text: str) -> str:
     return re.sub(r"[$€£¥,%]", "", text)
 
 
+def empty_features(raw: RawData) -> list[str]:
+    """The feature columns of a table's training split that hold no value on any row (an empty column of a CSV, a
+    column of NaN or None): fpt keeps each as a feature, read as missing on every row, one token the same for all."""
+    if raw.modality != "tabular" or not len(raw.splits["train"].y):
+        return []
+    train = raw.splits["train"]
+    return [name for name in raw.notes.get("features", train.x) if is_missing(np.asarray(train.x[name])).all()]
+
+
+def empty_note(where: str, name: str) -> str:
+    """What ``empty_features`` found, of the column ``name`` (as the surface in force names it: ``column_word``)."""
+    return (f"{where}: {column_word(name)} has no value on any training row, so it carries nothing: it is kept as a "
+            "feature read as missing on every row (one token, the same on all); fill it in, or leave it out with "
+            f"{option('drop_columns', name)}")
+
+
 def column_notes(raw: RawData) -> list[str]:
     """One line per feature column of a table's training split that is probably not read as meant: numbers written
     for people ("$1,234", "12%": every present value; read as text categories), or a different value on every row that
@@ -466,9 +482,13 @@ def column_notes(raw: RawData) -> list[str]:
     if raw.modality != "tabular":
         return notes
     n = len(train.y)
+    empty = empty_features(raw)
+    notes += [empty_note(train.where, name) for name in empty]
     for name in raw.notes.get("features", []):
         col = train.x[name]
         fix = option("drop_columns", name)
+        if name in empty:  # said above
+            continue
         groups = gives_target_away(col, train.y)
         if groups is not None:
             k, lo, hi = groups
@@ -739,7 +759,8 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
 
 
 __all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
-           "column_names", "column_notes", "finish_splits", "fold_indices", "from_numbers", "infer_objective",
+           "column_names", "column_notes", "empty_features", "empty_note", "finish_splits", "fold_indices",
+           "from_numbers", "infer_objective",
            "one_kind_of_label",
            "gives_target_away", "Gaps", "as_floats", "is_missing", "keep_gaps", "known_missing", "plain_value",
            "reads_as_float", "same_but_spacing", "shown"]
