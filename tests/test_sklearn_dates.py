@@ -60,7 +60,7 @@ def test_an_array_of_dates_no_value_orders_is_refused_naming_its_column_and_the_
     X = _frame(when=[f"01/{m % 12 + 1:02d}/2024" for m in range(N)]).to_numpy(dtype=object)
     with pytest.raises(DataError, match=r"FPTClassifier\.fit \(X, y\), X\[:, 1\] holds dates written day or month "
                                         r"first \('01/01/2024'\) and no value tells which: .* or leave the column out "
-                                        r"with X\.drop\(columns=\.\.\.\)"):
+                                        r"with X\[:, keep\] \(keep: the indices of the columns to keep\)"):
         FPTClassifier(body=tiny_bert_dir, **CLOSED).fit(X, np.arange(N) % 2)
 
 

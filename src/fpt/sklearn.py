@@ -438,14 +438,26 @@ class _FPTEstimator(BaseEstimator):
         images = (f"{type(self).__name__} reads every image at {RunConfig.image_size}x{RunConfig.image_size} pixels in "
                   f"{RunConfig.patch_size}x{RunConfig.patch_size} patches ({tokens} tokens), which it does not let you "
                   "change")
-        return Wording(flags=False, columns=self._column_words(modality),
+        columns = self._column_words(modality)
+        return Wording(flags=False, columns=columns,
                        names={"target": "y", "objective=classification": "FPTClassifier",
-                              "objective=regression": "FPTRegressor", "drop_columns": "X.drop(columns=...)",
+                              "objective=regression": "FPTRegressor", **self._drop_words(columns),
                               # RunConfig.fit is the estimator's ``fitting`` (``fit`` is scikit-learn's method)
                               "fit": "fitting", **{f"fit={how}": f"fitting={how!r}" for how in FITS}},
                        instead={"drop_columns": "leave columns out of X", "patch_size": images, "image_size": images,
                                 "allow_unseen": "or set handle_unknown='warn' (or 'ignore') to read categories fit never "
                                                 "saw as the shared unknown slot"})
+
+    def _drop_words(self, columns: dict[str, str | int]) -> dict[str, str]:
+        """How this estimator's caller leaves a column out of X (fpt's drop_columns, which it does not take): a
+        DataFrame's X.drop(columns=...), an array's selection of the columns to keep (an array has no drop: the fix
+        said X.drop(columns=...) of arrays too); of one column (``drop_columns=x1``, fit's name for it), that column
+        as the caller names it, not x1."""
+        frame = getattr(self, "feature_names_in_", None) is not None
+        one = {f"drop_columns={name}": f"X.drop(columns=[{own!r}])" if isinstance(own, str) else
+               f"np.delete(X, {own}, axis=1)" for name, own in columns.items()}
+        every = "X.drop(columns=...)" if frame else "X[:, keep] (keep: the indices of the columns to keep)"
+        return {"drop_columns": every, **one}
 
     def _column_words(self, modality: str | None = None) -> dict[str, str | int]:
         """fit names a table's columns x0, x1, ... (fpt.data.arrays), which the caller never wrote: an error names the

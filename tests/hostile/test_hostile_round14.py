@@ -93,3 +93,31 @@ def test_a_feature_column_with_no_value_is_noted(tiny_bert_dir, tmp_path):
         warnings.simplefilter("always")
         fpt.build(data=str(tmp_path / "t.csv"), body=tiny_bert_dir, **FAST)
     assert _notes(caught) == []
+
+
+def test_an_estimators_fix_leaves_a_column_out_as_its_x_does(tiny_bert_dir):
+    """An estimator fitted on an array was told to leave a column out with X.drop(columns=...), which arrays do not
+    have; and a fix naming one column said drop_columns='x1', fit's own name for it and an argument it has not."""
+    import pandas as pd
+
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+    n = 24
+    X = np.array([[f"{i % 12 + 1:02d}/{i * 5 % 12 + 1:02d}/2024", float(i)] for i in range(n)], dtype=object)
+    for given, column, fix in ((X, "X[:, 0]", "X[:, keep] (keep: the indices of the columns to keep)"),
+                               (pd.DataFrame(X, columns=["when", "x"]), "column 'when'", "X.drop(columns=...)")):
+        with pytest.raises(DataError) as refused:
+            FPTClassifier(**fast).fit(given, np.arange(n) % 2)
+        said = str(refused.value)
+        assert said.startswith(f"FPTClassifier.fit (X, y), {column} holds dates written day or month first")
+        assert said.endswith(f"or leave the column out with {fix}"), said
+    empty = np.c_[np.arange(n) % 7 * 0.5, np.full(n, np.nan), np.arange(n) % 3]
+    for given, fix in ((empty, "np.delete(X, 1, axis=1)"),
+                       (pd.DataFrame(empty, columns=["a", "b", "c"]), "X.drop(columns=['b'])")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            FPTClassifier(**fast).fit(given, np.arange(n) % 2)
+        said = _notes(caught)
+        assert len(said) == 1 and said[0].endswith(f"fill it in, or leave it out with {fix}"), said
