@@ -121,3 +121,36 @@ def test_an_estimators_fix_leaves_a_column_out_as_its_x_does(tiny_bert_dir):
             FPTClassifier(**fast).fit(given, np.arange(n) % 2)
         said = _notes(caught)
         assert len(said) == 1 and said[0].endswith(f"fill it in, or leave it out with {fix}"), said
+
+
+def test_an_estimators_row_lists_count_from_0_as_its_caller_indexes(tiny_bert_dir, tmp_path):
+    """An estimator names one bad cell X[2] (X.iloc[2] of a DataFrame), but its lists of rows counted from 1: 'other
+    values (row 3: '31/02/2024', row 6: 'soon-ish')' of X[2] and X[5]. Lists now name rows as one row is named; a
+    file's rows stay its rows under the header, from 1."""
+    import pandas as pd
+
+    import fpt
+    from fpt.data.base import rows
+    from fpt.errors import DataError, Wording, wording
+    from fpt.sklearn import FPTClassifier
+
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+    n = 24
+    when = [f"{i + 1:02d}/03/2024" for i in range(n)]
+    when[2], when[5] = "31/02/2024", "soon-ish"
+    X = np.array([[w, float(i)] for i, w in enumerate(when)], dtype=object)
+    for given, row in ((X, "X[{}]"), (pd.DataFrame(X, columns=["when", "x"]), "X.iloc[{}]")):
+        with pytest.raises(DataError) as refused:
+            FPTClassifier(**fast).fit(given, np.arange(n) % 2)
+        assert (f"but also other values ({row.format(2)}: '31/02/2024', {row.format(5)}: 'soon-ish'); write those so "
+                "too") in str(refused.value), str(refused.value)
+    mask = np.zeros(8, bool)
+    mask[[2, 5]] = True
+    assert rows(mask) == "row(s) 3, 6 (2 in all)"
+    with wording(Wording(flags=False, columns={"x0": 0})):
+        assert rows(mask) == "X[2], X[5] (2 in all)"
+    with wording(Wording(flags=False, columns={"x0": "a"})):
+        assert rows(np.ones(7, bool)) == "X.iloc[0], X.iloc[1], X.iloc[2], X.iloc[3], X.iloc[4], ... (7 in all)"
+    (tmp_path / "d.csv").write_text("when,x,label\n" + "".join(f"{w},{i},{'ab'[i % 2]}\n" for i, w in enumerate(when)))
+    with pytest.raises(DataError, match=r"other values \(row 3: '31/02/2024', row 6: 'soon-ish'\)"):
+        fpt.build(data=str(tmp_path / "d.csv"), body=tiny_bert_dir, **FAST)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fpt.data.codes import codes_note, written_as_codes
-from fpt.errors import DataError, FptWarning, column_word, near, option, row_number
+from fpt.errors import DataError, FptWarning, column_word, near, option, row_number, row_word
 
 TARGET_NAMES = ("target", "label", "labels", "class", "y")  # a column named so is the default target
 SPLIT_COLUMN = "split"
@@ -190,9 +190,14 @@ def known_missing(values: np.ndarray, name: str, gaps: Gaps | None) -> np.ndarra
 
 
 def rows(mask: np.ndarray, limit: int = 5) -> str:
+    """The rows ``mask`` marks, as the surface in force names one (``fpt.errors.row_word``): 'row(s) 3, 6 (2 in all)'
+    of a file (under its header, from 1), 'X[2], X[5] (2 in all)' of an estimator's X, which its caller indexes from
+    0 (a list of 'row(s) 3, 6' said 3 where one row's error said X[2])."""
     where = np.flatnonzero(mask)
-    shown = ", ".join(str(row_number(int(i))) for i in where[:limit])  # a file's rows under its header
-    return f"{shown}{', ...' if len(where) > limit else ''} ({len(where)} in all)"
+    more = f"{', ...' if len(where) > limit else ''} ({len(where)} in all)"
+    if row_word(0) != f"row {row_number(0)}":  # a caller's index, not a file's row
+        return ", ".join(row_word(int(i)) for i in where[:limit]) + more
+    return "row(s) " + ", ".join(str(row_number(int(i))) for i in where[:limit]) + more  # a file's rows under its header
 
 
 def unique_names(names: Any, where: str, error: type[Exception], fix: str) -> None:
@@ -297,7 +302,7 @@ def check_target_values(values: np.ndarray, name: str, where: str, chosen: str =
                         f"name the column to predict with {option('target', 'NAME', placeholder=True)}")
     if missing.any():
         other = f"; or, if it is not the target, name the target with {option('target', 'NAME', True)}" if chosen else ""
-        raise DataError(f"{where}: target column {name!r}{chosen} is missing on row(s) {rows(missing)}; drop those "
+        raise DataError(f"{where}: target column {name!r}{chosen} is missing on {rows(missing)}; drop those "
                         f"rows or fill them in{other}")
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.errors import option
+from fpt.errors import option, row_word
 
 # A date written day, month or year first with one separator, or with its month's name; then a time, or none.
 _DAYS: tuple[tuple[str, str], ...] = (
@@ -124,7 +124,7 @@ def written_format(values: np.ndarray, missing: np.ndarray, codes: np.ndarray, u
     if ok[present].mean() < share:
         return None
     rows = np.flatnonzero((codes >= 0) & ~ok[np.maximum(codes, 0)])
-    shown = ", ".join(f"row {i + 1}: {values[i]!r}" for i in rows[:3])
+    shown = ", ".join(f"{row_word(int(i))}: {values[i]!r}" for i in rows[:3])  # X[2] of an estimator's X
     named = ("%b" in fmt or "%B" in fmt) and all(NAMED.fullmatch(str(values[i])) for i in rows[:3])
     raise error(f"{where} holds dates written {fmt!r} ({first!r}) but also other values ({shown}); write those so "
                 f"too{' (month names are read in English)' if named else ''}, or leave them empty (missing)")

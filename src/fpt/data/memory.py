@@ -316,7 +316,7 @@ def _frame_cells(values: np.ndarray, name: str) -> None:
             nested = np.fromiter((isinstance(v, dict | set | frozenset) for v in values), bool, len(values))
             first = int(np.flatnonzero(nested)[0])
             raise DataError(f"the DataFrame: column {name!r} holds nested values ({type(values[first]).__name__}s, "
-                            f"on row(s) {rows(nested)}); give it one type (numbers or text) per column: spread a dict's "
+                            f"on {rows(nested)}); give it one type (numbers or text) per column: spread a dict's "
                             "keys into columns of their own (pd.json_normalize), or leave the column out "
                             f"({option('drop_columns')})")
         if not any(issubclass(k, float | np.floating) for k in kinds):
@@ -329,5 +329,5 @@ def _frame_cells(values: np.ndarray, name: str) -> None:
     else:
         return
     if infinite.any():
-        raise DataError(f"the DataFrame: column {name!r} holds infinite values on row(s) {rows(infinite)}; replace them "
+        raise DataError(f"the DataFrame: column {name!r} holds infinite values on {rows(infinite)}; replace them "
                         "with finite numbers or leave them missing (NaN)")

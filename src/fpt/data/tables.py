@@ -332,7 +332,7 @@ def _table_columns(table: Any, path: Path, builder: str, indexed: bool, blank: s
         if values.dtype.kind == "O" and not kind.startswith("timestamp"):  # text (a zone's timestamps: objects)
             values = _check_text_column(values, name, path, gaps, key)
         if values.dtype.kind == "f" and np.isinf(values).any():
-            raise DataError(f"{path}: column {name!r} holds infinite values on row(s) {rows(np.isinf(values))}; replace "
+            raise DataError(f"{path}: column {name!r} holds infinite values on {rows(np.isinf(values))}; replace "
                             "them with finite numbers or leave them empty (missing)")
         columns[key] = values
     return columns
@@ -659,7 +659,7 @@ def _repeated_header(table: Any, path: Path) -> None:
     if at is None or not pc.any(at).as_py():
         return
     mask = np.asarray(at)
-    raise DataError(f"{path}: row(s) {rows(mask)} repeat the header row (files joined, each with its header?); delete "
+    raise DataError(f"{path}: {rows(mask)} repeat the header row (files joined, each with its header?); delete "
                     "those lines")
 
 
@@ -708,7 +708,7 @@ def _check_text_column(values: np.ndarray, name: str, path: Path, gaps: Gaps | N
     n = int(present.sum())
     if n and MIXED_SHARE <= numeric[present].mean() < 1:
         bad = np.flatnonzero(present & ~numeric)
-        shown = ", ".join(f"row {i + 1}: {values[i]!r}" for i in bad[:3])
+        shown = ", ".join(f"{row_word(int(i))}: {values[i]!r}" for i in bad[:3])
         raise DataError(f"{path}: column {name!r} mixes numbers and text ({shown}); fix those values or leave them "
                         "empty (missing)")
     if only_text:
@@ -1186,14 +1186,14 @@ def long_series(cols: dict[str, Any], series: tuple[str, ...], channels: list[st
     ids = np.asarray(cols[series[0]])
     gaps = is_missing(ids)
     if gaps.any():
-        raise error(f"{where}: column {series[0]!r} ({option('series_id')}) is empty on row(s) {rows(gaps)}; every row needs the "
+        raise error(f"{where}: column {series[0]!r} ({option('series_id')}) is empty on {rows(gaps)}; every row needs the "
                     "id of its series")
     keys, uniques = pd.factorize(pd.Series(ids, dtype=object), sort=False)
     order = np.argsort(keys, kind="stable")
     if len(series) > 1:
         when = np.asarray(cols[series[1]])
         if is_missing(when).any():
-            raise error(f"{where}: column {series[1]!r} (the order of {option('series_id')}) is empty on row(s) "
+            raise error(f"{where}: column {series[1]!r} (the order of {option('series_id')}) is empty on "
                         f"{rows(is_missing(when))}; give every row its time")
         if when.dtype.kind == "O":  # a CSV's timestamps are text: read as datetimes, or refused
             import warnings
