@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import errno
 import functools
 import reprlib
@@ -226,6 +227,17 @@ def cell_word(name: str, row: int) -> str:
     return f"{how.array}[{row}, {own}]" if isinstance(own, int) else f"{how.array}.iloc[{row}][{own!r}]"
 
 
+@contextlib.contextmanager
+def frame_rows(name: str, columns: Sequence[str]) -> Iterator[None]:
+    """Within: the rows of a pandas DataFrame given in memory, called ``name`` by its caller (a Predictor's
+    ``inputs``, fpt.build's ``data``), are named by position from 0, as its caller indexes them (``name.iloc[2]``,
+    ``name.iloc[2]['x2']``), as an estimator names its X's; a file's rows stay its rows under the header, from 1
+    (predict(df) said 'column 'x2', row 3' of df.iloc[2]). ``columns``: the frame's, each named by its own name."""
+    how = _WORDING.get() or CLI
+    with wording(dataclasses.replace(how, columns={c: str(how.columns.get(c, c)) for c in columns}, array=name)):
+        yield
+
+
 # The row numbers under the header (from 1) of the rows of the file being read, where they are not 1, 2, ...: a
 # CSV's blank lines and rows of no value (',,') are left out in reading, so that the rows below one are not where
 # their index says (``file_rows``). None: each row's number is its index + 1.
@@ -278,7 +290,7 @@ def remedy(how: str, *settings: str | tuple[str, str]) -> str:
 
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
-           "Wording", "config_file", "data_kind", "entry", "file_rows", "option", "python_entry", "remedy",
+           "Wording", "config_file", "data_kind", "entry", "file_rows", "frame_rows", "option", "python_entry", "remedy",
            "row_number", "row_word", "show", "speaks_flags", "user_os_error", "wording"]
 
 

@@ -82,6 +82,6 @@ def test_predict_reads_unit_words_in_a_trained_duration_column_and_refuses_other
     tokens = model.tokens(pd.DataFrame({"x": [0.0, 0.5], "wait": ["2d", "02:00:00"]}))[0]
     np.testing.assert_allclose(tokens[:, 1, 0], (np.array([172800.0, 7200.0]) - wait["mean"]) / wait["std"], rtol=1e-5)
     with pytest.raises(SchemaError, match=r"inputs: column 'wait' holds values that are not durations written as the "
-                                          r"column's training values are \(row 2: '3 months'\); write them so \(.*'5 "
+                                          r"column's training values are \(inputs\.iloc\[1\]: '3 months'\); write them so \(.*'5 "
                                           r"min'\)"):
         model.predict(pd.DataFrame({"x": [0.0, 0.5], "wait": ["2 hours", "3 months"]}))

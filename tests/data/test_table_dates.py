@@ -95,7 +95,7 @@ def test_dates_train_and_predict_new_dates_beyond_the_training_range_without_all
     assert float(tokens[0, year, 0]) == pytest.approx(float(from_frame[59, year, 0]))
     assert float(tokens[0, weekday, 0]) == pytest.approx(float(from_frame[5, weekday, 0]))  # a Saturday, as 01-06
     assert tokens[2, 1:, 1].tolist() == [1.0] * 5 and tokens[2, 1:, 0].tolist() == [0.0] * 5  # missing: indicator
-    with pytest.raises(SchemaError, match=r"inputs: column 'when' holds values that are not dates \(row 1: 'soon'\)"):
+    with pytest.raises(SchemaError, match=r"inputs: column 'when' holds values that are not dates \(inputs\.iloc\[0\]: 'soon'\)"):
         model.predict(pd.DataFrame({"x": [0.1], "when": ["soon"]}))
 
 

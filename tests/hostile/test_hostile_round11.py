@@ -265,10 +265,12 @@ def test_complex_inputs_are_refused_not_read_as_their_real_part(tab_run, series_
     table = fpt.load(tab_run)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ComplexWarning on the way either
-        for given in (np.array([[1 + 0j, 0.2], [1 + 2j, 0.3]]), pd.DataFrame({"x1": [1, 1 + 2j], "x2": [0.2, 0.3]})):
+        # a DataFrame's rows by position from 0 (inputs.iloc[1]), an array's as a table's, from 1
+        for given, cell in ((np.array([[1 + 0j, 0.2], [1 + 2j, 0.3]]), "column 'x1', row 2"),
+                            (pd.DataFrame({"x1": [1, 1 + 2j], "x2": [0.2, 0.3]}), "inputs.iloc[1]['x1']")):
             with pytest.raises(SchemaError) as refused:
                 table.predict(given)
-            assert str(refused.value) == ("inputs: column 'x1', row 2: (1+2j) is a complex number, but the model was "
+            assert str(refused.value) == (f"inputs: {cell}: (1+2j) is a complex number, but the model was "
                                           "trained on real numbers in this column; give real values (x.real, or "
                                           "abs(x))")
         model = fpt.load(series_run)

@@ -193,16 +193,18 @@ def test_a_dataframes_infinite_values_and_dicts_are_refused_naming_the_column(ti
     n = 24
     frame = pd.DataFrame({"x": np.arange(n) * 1.0, "label": np.arange(n) % 2})
     for values in (np.where(np.arange(n) % 4 == 1, np.inf, 1.0), np.array([1.0, 2, -np.inf, 3] * 6, dtype=object)):
-        rows = np.flatnonzero(np.isinf(values.astype(float))) + 1
+        rows = np.flatnonzero(np.isinf(values.astype(float)))  # by position from 0, as data.iloc reads them
         with pytest.raises(DataError) as refused:
             fpt.build(data=frame.assign(c=values), body=tiny_bert_dir, **FAST)
-        assert str(refused.value) == (f"the DataFrame: column 'c' holds infinite values on row(s) "
-                                      f"{', '.join(map(str, rows[:5]))}, ... ({len(rows)} in all); replace them with "
-                                      "finite numbers or leave them missing (NaN)")
+        shown = ", ".join(f"data.iloc[{r}]" for r in rows[:5])
+        assert str(refused.value) == (f"the DataFrame: column 'c' holds infinite values on {shown}, ... "
+                                      f"({len(rows)} in all); replace them with finite numbers or leave them missing "
+                                      "(NaN)")
     with pytest.raises(DataError) as refused:
         fpt.build(data=frame.assign(c=[{"a": 1}, "b", {"b": 2}, "c"] * 6), body=tiny_bert_dir, **FAST)
-    assert str(refused.value).startswith("the DataFrame: column 'c' holds nested values (dicts, on row(s) 1, 3, 5, 7, "
-                                         "9, ... (12 in all)); give it one type (numbers or text) per column")
+    assert str(refused.value).startswith("the DataFrame: column 'c' holds nested values (dicts, on data.iloc[0], "
+                                         "data.iloc[2], data.iloc[4], data.iloc[6], data.iloc[8], ... (12 in all)); "
+                                         "give it one type (numbers or text) per column")
     exp = fpt.build(data=frame.assign(c=[1.0, np.nan, "a", None] * 6), body=tiny_bert_dir, **FAST)  # mixed: read
     assert exp.data.fitted["features"] == ["x", "c"]
 
@@ -240,7 +242,7 @@ def test_an_infinite_value_given_to_predict_in_memory_names_its_cell(tab_run):
     from fpt.errors import SchemaError
 
     model = fpt.load(tab_run)
-    for given, cell, value in ((pd.DataFrame({"x1": [1.0, np.inf], "x2": [1.0, 2.0]}), "column 'x1', row 2", "inf"),
+    for given, cell, value in ((pd.DataFrame({"x1": [1.0, np.inf], "x2": [1.0, 2.0]}), "inputs.iloc[1]['x1']", "inf"),
                                ({"x1": [1.0, 2.0, 3.0], "x2": np.array([1.0, 2, -np.inf], dtype=object)},
                                 "column 'x2', row 3", "-inf")):
         with pytest.raises(SchemaError) as refused:

@@ -154,3 +154,32 @@ def test_an_estimators_row_lists_count_from_0_as_its_caller_indexes(tiny_bert_di
     (tmp_path / "d.csv").write_text("when,x,label\n" + "".join(f"{w},{i},{'ab'[i % 2]}\n" for i, w in enumerate(when)))
     with pytest.raises(DataError, match=r"other values \(row 3: '31/02/2024', row 6: 'soon-ish'\)"):
         fpt.build(data=str(tmp_path / "d.csv"), body=tiny_bert_dir, **FAST)
+
+
+def test_a_dataframes_rows_are_named_by_position_from_0(tab_run, tiny_bert_dir):
+    """model.predict(df) named df.iloc[1]'s cell 'column 'x1', row 2' and fpt.build(data=df) its rows 'row(s) 1, 2'
+    (counted from 1, as a file's under its header), where the estimators say X.iloc[1]: a DataFrame given in Python
+    now has its rows named by position from 0, as iloc reads them; a file's stay as they were."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError, SchemaError
+
+    model = fpt.load(tab_run)
+    with pytest.raises(SchemaError) as refused:
+        model.predict(pd.DataFrame({"x1": [1.0, 2.0, 3.0], "x2": ["1", "2", "abc"]}, index=[10, 20, 30]))
+    assert str(refused.value).startswith("inputs: inputs.iloc[2]['x2']: 'abc' is not a number")
+    with pytest.raises(DataError) as refused:
+        model.score(pd.DataFrame({"x1": [1.0, 2.0, 3.0], "x2": [1.0, 2.0, 3.0], "label": ["a", None, None]}))
+    assert str(refused.value).startswith("inputs: target column 'label' is missing on inputs.iloc[1], inputs.iloc[2] "
+                                         "(2 in all)")
+    n = 24
+    frame = pd.DataFrame({"x": np.arange(n) * 1.0, "label": [None, None] + ["a", "b"] * 11})
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=frame, target="label", body=tiny_bert_dir, **FAST)
+    assert str(refused.value).startswith("the DataFrame: target column 'label' is missing on data.iloc[0], "
+                                         "data.iloc[1] (2 in all)")
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=(frame[["x"]].assign(x=[np.inf] + [1.0] * (n - 1)), np.arange(n) % 2), body=tiny_bert_dir,
+                  **FAST)
+    assert "holds infinite values on X.iloc[0] (1 in all)" in str(refused.value), str(refused.value)

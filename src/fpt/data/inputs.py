@@ -28,6 +28,7 @@ modality) reads its file and hands what it found to the checks here (``Checks``)
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -65,7 +66,7 @@ from fpt.data.modalities import modality
 from fpt.data.tables import ROW_INDEX, table_suffix
 from fpt.data.timeseries import check_series, series_of_cells
 from fpt.data.written import as_written
-from fpt.errors import SchemaError, closest, option, speaks_flags
+from fpt.errors import SchemaError, closest, frame_rows, option, speaks_flags
 from fpt.settings import RunConfig
 
 
@@ -216,10 +217,12 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
         unique_names(data.columns, "inputs", SchemaError, "df.columns = [...]")
         labels = {} if series_id else row_labels(data)
         data = {str(c): data[c].to_numpy() for c in data.columns}
+        rows = frame_rows("inputs", list(data))  # its rows as the caller indexes them, inputs.iloc[2]
     else:
-        labels = {}
+        labels, rows = {}, contextlib.nullcontext()
     if isinstance(data, Mapping):
-        read = check_columns(data, schema, "inputs", allow_unseen)
+        with rows:
+            read = check_columns(data, schema, "inputs", allow_unseen)
         # the DataFrame's row labels first, as a file's row index is (unless a column of that name is written)
         read.carried = {**{k: v for k, v in labels.items() if k not in read.carried and k not in data},
                         **read.carried}

@@ -39,7 +39,7 @@ from fpt.data.host import inputs_array, is_tensor, targets_array, tensor_pair
 from fpt.data.hub import from_datasets, is_datasets, streamed
 from fpt.data.modalities import requested
 from fpt.data.tables import FRAME, columns_to_raw
-from fpt.errors import ConfigError, DataError, option, show
+from fpt.errors import ConfigError, DataError, frame_rows, option, show
 
 NPZ_INPUTS = {x for x, _ in SPLIT_KEYS.values()}
 
@@ -218,8 +218,12 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         data = pd.DataFrame(records)
     given = tuple(data) if isinstance(data, tuple) and len(data) == 2 else \
         (data["X"], data["y"]) if isinstance(data, Mapping) and set(data) == {"X", "y"} else None
+    # what the caller calls a DataFrame it gave, whose rows errors name by position from 0 (X.iloc[2]): data=df, or
+    # the X of (X, y); a dict of columns made one below keeps rows counted from 1
+    frame = "data" if hasattr(data, "columns") and hasattr(data, "to_numpy") else None
     if given is not None and target is None and (pair := _frame_pair(*given)) is not None:
         data, target = pair  # (DataFrame, y): the table with y beside it, read as a DataFrame is, below
+        frame = "X"
     if _is_columns(data):  # {column: values}, as predict reads one: a table
         import pandas as pd
 
@@ -238,11 +242,13 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         # sktime's nested frame (a cell per series and channel) is read by its columns too: fpt.data.tables reads
         # columns of series cells as channels, its target beside them by name
         columns = {str(c): data[c].to_numpy() for c in data.columns}
-        for name, values in columns.items():
-            _frame_cells(values, name)
-        # a category column's to_numpy() is its values (the ints of pd.Categorical([10, 20])): its dtype says categories
-        return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, FRAME, SEEDED,
-                              drop, column_names(series_id), categorical=frame_categories(data))
+        with frame_rows(frame, list(columns)) if frame is not None else contextlib.nullcontext():
+            for name, values in columns.items():
+                _frame_cells(values, name)
+            # a category column's to_numpy() is its values (the ints of pd.Categorical([10, 20])): its dtype says
+            # categories
+            return columns_to_raw({"train": (columns, "the DataFrame")}, target, modality, FRAME, SEEDED,
+                                  drop, column_names(series_id), categorical=frame_categories(data))
     if series_id is not None:
         raise ConfigError(f"series_id={series_id!r} groups the rows of a long-format table into series, but "
                           f"data={type(data).__name__} has no columns: drop the argument (or pass a pandas DataFrame)")
