@@ -183,3 +183,37 @@ def test_a_dataframes_rows_are_named_by_position_from_0(tab_run, tiny_bert_dir):
         fpt.build(data=(frame[["x"]].assign(x=[np.inf] + [1.0] * (n - 1)), np.arange(n) % 2), body=tiny_bert_dir,
                   **FAST)
     assert "holds infinite values on X.iloc[0] (1 in all)" in str(refused.value), str(refused.value)
+
+
+def test_a_named_index_written_by_to_csv_is_read_as_the_rows_id(tab_run, tmp_path, capsys):
+    """df.to_csv('x.csv') of a frame whose index is named writes 'id,x1,x2': fpt predict refused it ('column 'id' was
+    not a feature'), where the same file with the index unnamed was read, its index written back beside the
+    predictions. A first column that was no feature and holds a different id (whole number or text) on every row is
+    now read so too, with a note; any other column that was no feature is still refused."""
+    import pandas as pd
+
+    import fpt
+    from fpt.cli import main
+    from fpt.data.inputs import RowIdColumn
+    from fpt.errors import SchemaError
+
+    frame = pd.DataFrame({"x1": [1.0, 2.0, 3.0], "x2": [0.5, 1.0, 2.0]})
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    expected = pd.read_csv(tmp_path / "plain.csv")
+    model = fpt.load(tab_run)
+    for ids in ([0, 1, 2], ["r1", "r2", "r3"]):
+        frame.set_axis(ids).rename_axis("id").to_csv(tmp_path / "named.csv")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            np.testing.assert_array_equal(model.predict(str(tmp_path / "named.csv")), model.predict(expected))
+        assert [w.category for w in caught] == [RowIdColumn], [str(w.message) for w in caught]
+        assert main(["predict", str(tab_run), str(tmp_path / "named.csv"), "--out", str(tmp_path / "p.csv"),
+                     "--force"]) == 0
+        out = pd.read_csv(tmp_path / "p.csv")
+        assert list(out.columns[:2]) == ["id", "prediction"] and out["id"].tolist() == ids
+        assert "column 'id', the first, was not a feature when the model was trained" in capsys.readouterr().err
+    # refused as before: a measurement (real values), a repeated value, an extra column that is not the first
+    for table in ("id,x1,x2\n0.5,1,2\n1.5,3,4\n", "id,x1,x2\n7,1,2\n7,3,4\n", "x1,id,x2\n1,0,2\n3,1,4\n"):
+        (tmp_path / "bad.csv").write_text(table)
+        with pytest.raises(SchemaError, match="column 'id' was not a feature when the model was trained; drop it"):
+            model.predict(str(tmp_path / "bad.csv"))

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,11 @@ from fpt.settings import RunConfig
 
 class CutInputWarning(UserWarning):
     """Inputs longer than the model reads were cut, as training cut its own longer examples."""
+
+
+class RowIdColumn(CutInputWarning):
+    """A first column that was not a feature, a different id on every row (a named index that pandas' to_csv wrote),
+    was read as the rows' id and written back beside the predictions."""
 
 
 class DatesBeyondWarning(CutInputWarning):
@@ -330,11 +336,19 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
     dropped = getattr(schema.prep, "dropped", [])  # left out in training (drop_columns): read past here too
     extra = [c for c in cols if c not in features and c not in targets and c not in dropped and c not in series_id
              and c != ROW_INDEX]
+    ids = extra[:1] if extra and extra[0] == next(iter(cols)) and _row_ids(cols[extra[0]], extra[0], gaps) else []
+    extra = extra[len(ids):]
     if extra:
         raise SchemaError(f"{where}: column {extra[0]!r}" + (f" (and {shown(extra[1:], 5)})" if len(extra) > 1 else "")
                           + f" was not a feature when the model was trained; drop it. The model's feature columns: "
                           f"{shown(features)}; target(s): {', '.join(targets)}")
     given, notes = _scored(cols, targets, where, gaps)
+    if ids:  # said, as a choice fpt made: the column is not read, only written back
+        notes.append(f"{where}: column {ids[0]!r}, the first, was not a feature when the model was trained and holds a "
+                     "different id on every row (as pandas' to_csv writes a named index): read as the rows' id, written "
+                     "beside the predictions and not predicted from; if it is not an id, drop it")
+        warnings.warn(notes[-1], RowIdColumn, stacklevel=2)
+        dropped = [*ids, *dropped]
     if given and len(given) != len(targets):
         absent = [t for t in targets if t not in given]
         raise SchemaError(f"{where}: target column(s) {', '.join(map(repr, given))} but not {', '.join(map(repr, absent))}; "
@@ -380,6 +394,18 @@ def _as_codes(col: np.ndarray, classes: list[list[Any]] | None, j: int) -> np.nd
     return np.array([str(plain_value(v)) if isinstance(v, int | float | np.integer | np.floating)
                      and not isinstance(v, bool) and not m else v
                      for v, m in zip(col, is_missing(col), strict=True)], dtype=object)
+
+
+def _row_ids(values: np.ndarray, name: str, gaps: Gaps | None) -> bool:
+    """Whether a column is a row id, as a named index written by pandas' to_csv is: whole numbers or text (a
+    measurement's real values are never an id), none missing, a different one on every row."""
+    if values.dtype.kind == "f" and not (np.isfinite(values).all() and (values == np.round(values)).all()):
+        return False
+    if values.dtype.kind not in "iufOU" or _missing(values, name, gaps).any():
+        return False
+    if values.dtype.kind == "O" and not all(isinstance(v, str | int | np.integer) for v in values):
+        return False
+    return len(set(values.tolist())) == len(values)
 
 
 def _scored(cols: Mapping[str, Any], targets: list[str], where: str,
@@ -476,6 +502,6 @@ def _all_known(col: np.ndarray, known: set[Any]) -> bool:
     return all(plain_value(v) in known for v in distinct)
 
 
-__all__ = ["CutInputWarning", "DatesBeyondWarning", "Inputs", "Schema", "as_inputs", "channel_columns",
+__all__ = ["CutInputWarning", "DatesBeyondWarning", "Inputs", "RowIdColumn", "Schema", "as_inputs", "channel_columns",
            "check_arrays", "check_columns", "check_images", "check_labels", "check_series", "checks", "load_npz",
            "read_inputs"]
