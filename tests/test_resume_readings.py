@@ -84,5 +84,6 @@ def test_predict_reads_an_old_runs_columns_as_it_was_trained(old_run):
     new = pd.DataFrame({"x": [0.5, 1.0], "when": ["01/02/2024", "01/01/2024"], "wait": ["1:07:00", "0:00:00"]})
     as_text = {c: new[c].to_numpy(dtype=np.float64 if c == "x" else object) for c in new}
     np.testing.assert_array_equal(model.tokens(new)[0].numpy(), saved(as_text)[0].numpy())
-    with pytest.raises(SchemaError, match=r"column 'when', row 1: category '03/15/2024' was not seen in training"):
+    with pytest.raises(SchemaError, match=r"inputs\.iloc\[0\]\['when'\]: category '03/15/2024' was not seen in "
+                                          r"training"):
         model.predict(new.assign(when=["03/15/2024", "01/01/2024"]))

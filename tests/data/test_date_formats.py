@@ -136,11 +136,11 @@ def test_predict_reads_text_dates_and_durations_as_training_did_and_refuses_othe
     new = typed.iloc[:2].assign(when=["12/25/2024 10:00", ""], wait=["P1DT2H", "3:00:00"])
     assert model.tokens(new)[0][0, 7, 0] == pytest.approx((93600 - saved[7]["mean"]) / saved[7]["std"], rel=1e-5)
     for column, value, said in (("when", "2024-12-25 10:00", r"holds text that is not a date written '%m/%d/%Y %H:%M', "
-                                                             r"as the column's training dates are \(row 2: '2024-12-25 "
-                                                             r"10:00'\)"),
+                                                             r"as the column's training dates are \(inputs\.iloc\[1\]: "
+                                                             r"'2024-12-25 10:00'\)"),
                                 ("wait", "02:30", r"holds values that are not durations written as the column's "
-                                                  r"training values are \(row 2: '02:30'\)"),
-                                ("wait", 3600, r"holds values that are not durations .*\(row 2: 3600\)")):
+                                                  r"training values are \(inputs\.iloc\[1\]: '02:30'\)"),
+                                ("wait", 3600, r"holds values that are not durations .*\(inputs\.iloc\[1\]: 3600\)")):
         given = typed.iloc[:2].astype({"when": object, "wait": object})
         given.loc[1, column] = value
         with pytest.raises(SchemaError, match=rf"inputs: column '{column}' {said}"):

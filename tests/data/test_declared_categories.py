@@ -57,7 +57,7 @@ def test_a_dataframe_category_of_numbers_is_categorical_and_predicts_plain_numbe
     for plain in (new.assign(code=new["code"].astype(int), grade=new["grade"].astype(float)),
                   new.assign(code=new["code"].astype(float)), new.assign(code=new["code"].astype(str))):
         assert model.predict(plain).tolist() == declared.tolist()
-    with pytest.raises(SchemaError, match=r"column 'code', row 1: category '40' was not seen"):
+    with pytest.raises(SchemaError, match=r"inputs\.iloc\[0\]\['code'\]: category '40' was not seen"):
         model.predict(new.assign(code=40))
 
 
