@@ -78,24 +78,9 @@ class SeriesRaw(nn.Module):
         return torch.where(torch.isnan(x), torch.zeros_like(x), x)  # missing points are the mean
 
 
-class RawModel(nn.Module):
-    """Raw features -> the tokeniser's arithmetic -> the model's logits (B, outputs, classes)."""
-
-    def __init__(self, tokens: nn.Module, model: nn.Module, lengths: bool) -> None:
-        super().__init__()
-        self.tokens, self.model, self.lengths = tokens, model, lengths
-
-    def forward(self, x: Tensor) -> Tensor:
-        t = self.tokens(x)
-        if not self.lengths:
-            return self.model(t)
-        lengths = torch.full((t.shape[0],), t.shape[1], dtype=torch.int64, device=t.device)
-        return self.model(t, lengths)
-
-
 class RawTokens(nn.Module):
     """Raw features -> the tokeniser's arithmetic -> the tokens model.onnx takes (``x``, and ``lengths``: all of them
-    real, as ``RawModel`` gives its model): traced alone and joined to model.onnx, the raw graph needs no second
+    real): traced alone and joined to model.onnx, the raw graph needs no second
     trace of the model (fpt.export.write_raw_onnx)."""
 
     def __init__(self, tokens: nn.Module, lengths: bool) -> None:
@@ -107,6 +92,18 @@ class RawTokens(nn.Module):
         if not self.lengths:
             return (t,)
         return t, torch.full((t.shape[0],), t.shape[1], dtype=torch.int64, device=t.device)
+
+
+class RawModel(RawTokens):
+    """Raw features -> the tokeniser's arithmetic -> the model's logits (B, outputs, classes): ``RawTokens``' tokens,
+    then the model."""
+
+    def __init__(self, tokens: nn.Module, model: nn.Module, lengths: bool) -> None:
+        super().__init__(tokens, lengths)
+        self.model = model
+
+    def forward(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        return self.model(*super().forward(x))
 
 
 def _unresolved(names: list[str], steps: Any, said: list[str]) -> str | None:
