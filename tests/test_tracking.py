@@ -68,6 +68,30 @@ def test_a_log_dir_shared_by_two_runs_keeps_the_first_runs_events(tiny_gpt2_dir,
     assert [e.step for e in own.Scalars("accuracy/val")] == [2, 4, 6]
 
 
+
+def test_a_run_resumed_in_a_shared_log_dir_leaves_the_other_runs_events(tiny_gpt2_dir, tmp_path):
+    """Run a resumed with TensorBoard(log_dir) shared with run b purged from step 1 every event in the folder: b's
+    curves vanished from TensorBoard. Now a deletes only its own earlier files (named for its run directory) and logs
+    what it keeps again; b's file is untouched."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    shared = tmp_path / "tb"
+    written = []
+    for name in "ab":
+        fpt.fit(_exp(tiny_gpt2_dir, steps=4), out=tmp_path / name, progress=False,
+                trackers=[tracking.TensorBoard(shared)])
+        written.append(set(shared.iterdir()) - set().union(*written))
+    (b_file,) = written[1]
+    b_bytes = b_file.read_bytes()
+    config = fpt.train.resume_config(tmp_path / "a", {"steps": 6})
+    fpt.fit(fpt.build(config), out=tmp_path / "a", resume=True, progress=False, trackers=[tracking.TensorBoard(shared)])
+    events = EventAccumulator(str(shared))
+    events.Reload()
+    assert sorted(e.step for e in events.Scalars("accuracy/val")) == [2, 2, 4, 4, 6]  # b's 2, 4; a's 2, 4, 6
+    assert len(events.Tensors("config/text_summary")) == 2
+    assert b_file.read_bytes() == b_bytes and len(list(shared.iterdir())) == 2
+
 def test_mlflow_logs_params_metrics_and_artifacts_and_resume_continues_the_run(tiny_gpt2_dir, tmp_path, monkeypatch):
     pytest.importorskip("mlflow")
     from mlflow.tracking import MlflowClient

@@ -20,6 +20,7 @@ extra. A tracker that fails while the run goes prints one warning and is dropped
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import json
 import math
@@ -248,9 +249,11 @@ class TensorBoard(Tracker):
 
     Tags are METRIC/SET, as ``fpt plot --tensorboard`` writes them afterwards: ``loss/train``,
     ``accuracy/val``, ``r2/val``, ...; at the end ``summary/...`` (the selected step's scores,
-    steps, times). Each start purges what earlier attempts of the run logged and logs the evaluations that
-    metrics.jsonl keeps again, so a resumed run (or one restarted after a kill) shows as one run. In a ``log_dir``
-    given, which other runs may share, only a resumed run purges: a new one adds its events beside theirs.
+    steps, times). Each start drops what earlier attempts of the run logged and logs the evaluations that
+    metrics.jsonl keeps again, so a resumed run (or one restarted after a kill) shows as one run. In the run's own
+    folder that is a TensorBoard purge. A ``log_dir`` given may be shared with other runs, whose events a purge would
+    hide too: there the run's event files are named for its run directory (``own_events_suffix``), and a start
+    deletes only the files that carry this run's name; other runs' events are never touched.
     """
 
     name = "tensorboard"
@@ -269,19 +272,19 @@ class TensorBoard(Tracker):
             raise ConfigError("TensorBoard tracking writes under the run directory: give out= (or a log_dir)")
         log_dir = Path(self.log_dir) if self.log_dir is not None else Path(out) / "tensorboard"
         self.sets = sorted({"train", exp.data.val, *exp.data.eval_sets}, key=len, reverse=True)
-        # The evaluations are written afresh at every start, from metrics.jsonl: TensorBoard drops what earlier
-        # attempts of the run logged from step 1 on (purge_step: a resumed run's evaluations after its checkpoint, an
-        # attempt's killed before its first checkpoint), and those the run keeps are logged again. The config, at
-        # step 0, is logged once per run directory (not every reader purges text).
-        # A log_dir given is not the run's own: the events there may be other runs' (one folder handed to several
-        # fits), which the purge hid, and the config of a new run was not logged beside them. There only a run that
-        # continues (resumed) purges, and a new one appends, as TensorBoard's own writer does.
-        earlier = after_earlier_events(log_dir)
+        # The evaluations are written afresh at every start, from metrics.jsonl: what earlier attempts of the run
+        # logged is dropped (a resumed run's evaluations after its checkpoint, an attempt's killed before its first
+        # checkpoint), and those the run keeps are logged again.
         if self.log_dir is None:
-            first = not earlier if out is not None else step == 0
+            # The run's own folder: TensorBoard purges from step 1 on. The config, at step 0, is logged once per run
+            # directory (not every reader purges text).
+            first = not after_earlier_events(log_dir)
+            self.writer = SummaryWriter(str(log_dir), purge_step=1)
         else:
-            first = not continues(out, step)
-        self.writer = SummaryWriter(str(log_dir), purge_step=1 if self.log_dir is None or not first else None)
+            # A log_dir given may hold other runs' events (one folder handed to several fits): a purge there hid theirs
+            # too. Here the run's files carry its name and only those are deleted, the config with them.
+            first = True
+            self.writer = SummaryWriter(str(log_dir), filename_suffix=drop_own_events(log_dir, out))
         if first:
             import yaml
 
@@ -314,6 +317,26 @@ class TensorBoard(Tracker):
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+
+
+def own_events_suffix(out: str | Path | None) -> str:
+    """The ending of the event files fpt writes for the run in ``out`` into a folder given (TensorBoard's
+    ``filename_suffix``): ``.fpt-`` and a digest of the run directory's absolute path, so that a later start, or fpt
+    plot, can tell this run's files from other runs' in a shared folder. "" without a run directory."""
+    if out is None:
+        return ""
+    return ".fpt-" + hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:12]
+
+
+def drop_own_events(log_dir: Path, out: str | Path | None) -> str:
+    """Deletes the event files in ``log_dir`` that fpt wrote earlier for the run in ``out`` (their name ends with
+    ``own_events_suffix(out)``), and returns that suffix for the files written now; nothing else in the folder is
+    touched. Without a run directory nothing is deleted."""
+    suffix = own_events_suffix(out)
+    if suffix:
+        for path in log_dir.glob(f"events.out.tfevents.*{suffix}"):
+            path.unlink(missing_ok=True)
+    return suffix
 
 
 def after_earlier_events(log_dir: Path) -> bool:

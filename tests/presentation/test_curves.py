@@ -63,7 +63,21 @@ def test_tensorboard_events_written_again_replace_the_earlier_ones(xor_run, tmp_
     for _ in range(3):
         (log,) = curves.write_tensorboard([xor_run], tmp_path)
     scalars = _scalar_steps(log)
-    assert len(list(log.glob("events.out.tfevents.*"))) == 3
+    assert len(list(log.glob("events.out.tfevents.*"))) == 1  # under a LOGDIR given, the earlier plots' deleted
     assert scalars["loss/train"] == steps and scalars["accuracy/val"] == steps
     # the summary's numbers at the last step, as the live tracker logs them: purged there, so written here too
     assert scalars["summary/steps"] == [steps[-1]] and "summary/val_accuracy" in scalars
+
+
+def test_two_runs_of_one_name_plotted_into_one_logdir_keep_both(xor_run, tmp_path):
+    """fpt plot --tensorboard LOGDIR writes LOGDIR/<run name>: a second run of the same name (runs/a/xor, runs/b/xor)
+    purged the first's events there from step 0 (TensorBoard showed the first no more). Now only the files named for
+    the run plotted are replaced; another run's stay as they are."""
+    pytest.importorskip("tensorboard")
+    twin = tmp_path / "b" / xor_run.name
+    shutil.copytree(xor_run, twin)
+    steps = [row["step"] for row in read_metrics(xor_run) if "train_loss" in row]
+    for run in (xor_run, twin, xor_run):
+        (log,) = curves.write_tensorboard([run], tmp_path / "logs")
+    assert sorted(_scalar_steps(log)["loss/train"]) == sorted(steps * 2)  # each run's points once
+    assert len(list(log.glob("events.out.tfevents.*"))) == 2

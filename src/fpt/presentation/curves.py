@@ -99,11 +99,13 @@ def plot_curves(run_dirs: list[Path], path: Path, title: str = "") -> list[Path]
 
 def write_tensorboard(run_dirs: list[Path], log_root: Path | None = None) -> list[Path]:
     """TensorBoard event files for each run (in LOG_ROOT/<run name>, or RUN_DIR/tensorboard): its evaluations, and
-    the summary's numbers as ``summary/...`` at its last step, as ``fpt train --log tensorboard`` logs them. Events
-    already there (an earlier fpt plot, the run's live tracker) are purged, so that the curves are the run's once:
-    appended beside them, every point was shown twice (three times after a second plot), each curve doubling back."""
+    the summary's numbers as ``summary/...`` at its last step, as ``fpt train --log tensorboard`` logs them. The run's
+    events already there (an earlier fpt plot, the run's live tracker) are dropped, so that the curves are the run's
+    once: appended beside them, every point was shown twice (three times after a second plot), each curve doubling
+    back. In RUN_DIR/tensorboard, the run's own, that is a purge; under LOG_ROOT, where another run of the same name
+    may have written, only the files named for this run are deleted (``fpt.tracking.drop_own_events``)."""
     from fpt.rundir import read_summary
-    from fpt.tracking import after_earlier_events, summary_scalars
+    from fpt.tracking import after_earlier_events, drop_own_events, summary_scalars
 
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -117,8 +119,12 @@ def write_tensorboard(run_dirs: list[Path], log_root: Path | None = None) -> lis
             continue
         log_dir = log_root / run_dir.name if log_root is not None else run_dir / "tensorboard"
         start = _start_time(run_dir, rows)
-        # purge_step=0: TensorBoard drops what the directory's earlier files logged (every step), this file states all
-        with SummaryWriter(log_dir=str(log_dir), purge_step=0 if after_earlier_events(log_dir) else None) as writer:
+        if log_root is None:
+            # purge_step=0: TensorBoard drops what the folder's earlier files logged (every step), this file states all
+            writer = SummaryWriter(log_dir=str(log_dir), purge_step=0 if after_earlier_events(log_dir) else None)
+        else:
+            writer = SummaryWriter(log_dir=str(log_dir), filename_suffix=drop_own_events(log_dir, run_dir))
+        with writer:
             writer.add_text("config", "    " + (run_dir / CONFIG).read_text().replace("\n", "\n    "), 0)
             for row in rows:
                 for key, value in _scalars(row).items():
