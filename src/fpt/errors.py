@@ -128,6 +128,9 @@ class Wording:
     # columns x0, x1, ...): a DataFrame's column name, or an array's column index (``column_word``, ``cell_word``)
     columns: Mapping[str, str | int] = field(default_factory=dict)
     array: str = "X"  # what the caller's input is called, for an index into it (X[0, 1])
+    # how the caller indexes a row and a cell of it (``FRAME_CELLS``, ...); None: by ``columns``, X.iloc[2]['colour']
+    # where the caller's columns have names, X[2, 1] where they are an array's indices
+    cells: tuple[str, str] | None = None
 
     def __call__(self, name: str, value: str | None = None, placeholder: bool = False) -> str:
         own = self.names.get(name if value is None else f"{name}={value}")
@@ -216,6 +219,21 @@ def column_word(name: str) -> str:
     return f"column {name if own is None else own!r}"
 
 
+# How a caller indexes what it gave, from 0 (``Wording.cells``): its row, and its cell of column {c} (as the caller
+# names it), in {a} (what the caller calls it) at row {r}
+FRAME_CELLS = ("{a}.iloc[{r}]", "{a}.iloc[{r}][{c!r}]")  # a pandas DataFrame
+ARRAY_CELLS = ("{a}[{r}]", "{a}[{r}, {c}]")  # a 2-D array (or tensor), its columns by index
+ROW_CELLS = ("{a}[{r}]", "{a}[{r}][{c!r}]")  # a list of rows: lists (columns by index), or records (by key)
+COLUMN_CELLS = ("row {r} of {a} (from 0)", "{a}[{c!r}][{r}]")  # a dict of columns
+ITEM_CELLS = ("{a}[{r}]", "{a}[{r}]")  # one value per example (a list of texts): the cell is the row
+
+
+def _cells(how: Wording) -> tuple[str, str]:
+    if how.cells is not None:
+        return how.cells
+    return ARRAY_CELLS if any(isinstance(v, int) for v in how.columns.values()) else FRAME_CELLS
+
+
 def cell_word(name: str, row: int) -> str:
     """Row ``row`` (from 0) of the data column ``name``, as ``column_word`` names the column: ``column 'x1', row 1`` (a
     table's rows counted from 1 under the header, as a file's are read: ``row_number``), ``X.iloc[0]['colour']`` or
@@ -224,17 +242,28 @@ def cell_word(name: str, row: int) -> str:
     own = how.columns.get(name)
     if own is None:
         return f"column {name!r}, row {row_number(row)}"
-    return f"{how.array}[{row}, {own}]" if isinstance(own, int) else f"{how.array}.iloc[{row}][{own!r}]"
+    return _cells(how)[1].format(a=how.array, r=row, c=own)
+
+
+def target_word(name: str, row: int) -> str:
+    """Row ``row`` (from 0) of the target column ``name``: ``target 'label', row 3`` of a file (under its header, from
+    1), or the cell as its caller indexes what it gave in memory (``cell_word``: inputs['label'][2])."""
+    if (_WORDING.get() or CLI).columns.get(name) is None:
+        return f"target {name!r}, row {row_number(row)}"
+    return cell_word(name, row)
 
 
 @contextlib.contextmanager
-def frame_rows(name: str, columns: Sequence[str]) -> Iterator[None]:
-    """Within: the rows of a pandas DataFrame given in memory, called ``name`` by its caller (a Predictor's
-    ``inputs``, fpt.build's ``data``), are named by position from 0, as its caller indexes them (``name.iloc[2]``,
-    ``name.iloc[2]['x2']``), as an estimator names its X's; a file's rows stay its rows under the header, from 1
-    (predict(df) said 'column 'x2', row 3' of df.iloc[2]). ``columns``: the frame's, each named by its own name."""
+def frame_rows(name: str, columns: Sequence[str] | Mapping[str, str | int],
+               cells: tuple[str, str] = FRAME_CELLS) -> Iterator[None]:
+    """Within: the rows of what a caller gave in memory, called ``name`` by the caller (a Predictor's ``inputs``,
+    fpt.build's ``data``), are named by position from 0, as the caller indexes them (``cells``: a DataFrame's
+    ``name.iloc[2]['x2']``, an array's ``name[2, 1]``, a dict's ``name['x2'][2]``), as an estimator names its X's; a
+    file's rows stay its rows under the header, from 1 (predict(df) said 'column 'x2', row 3' of df.iloc[2]).
+    ``columns``: the data's, each named by its own name, or a mapping of each to the caller's name or index."""
     how = _WORDING.get() or CLI
-    with wording(dataclasses.replace(how, columns={c: str(how.columns.get(c, c)) for c in columns}, array=name)):
+    own = columns if isinstance(columns, Mapping) else {c: str(how.columns.get(c, c)) for c in columns}
+    with wording(dataclasses.replace(how, columns=dict(own), array=name, cells=cells)):
         yield
 
 
@@ -268,7 +297,7 @@ def row_word(row: int) -> str:
     how = _WORDING.get() or CLI
     if not how.columns:
         return f"row {row_number(row)}"
-    return f"{how.array}[{row}]" if any(isinstance(v, int) for v in how.columns.values()) else f"{how.array}.iloc[{row}]"
+    return _cells(how)[0].format(a=how.array, r=row)
 
 
 def config_file(name: str) -> str | None:

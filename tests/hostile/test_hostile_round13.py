@@ -244,7 +244,7 @@ def test_an_infinite_value_given_to_predict_in_memory_names_its_cell(tab_run):
     model = fpt.load(tab_run)
     for given, cell, value in ((pd.DataFrame({"x1": [1.0, np.inf], "x2": [1.0, 2.0]}), "inputs.iloc[1]['x1']", "inf"),
                                ({"x1": [1.0, 2.0, 3.0], "x2": np.array([1.0, 2, -np.inf], dtype=object)},
-                                "column 'x2', row 3", "-inf")):
+                                "inputs['x2'][2]", "-inf")):
         with pytest.raises(SchemaError) as refused:
             model.predict(given)
         assert str(refused.value) == (f"inputs: {cell}: {value} is infinite, but the model reads finite numbers; give "

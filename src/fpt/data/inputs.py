@@ -67,7 +67,18 @@ from fpt.data.modalities import modality
 from fpt.data.tables import ROW_INDEX, table_suffix
 from fpt.data.timeseries import check_series, series_of_cells
 from fpt.data.written import as_written
-from fpt.errors import SchemaError, closest, frame_rows, option, speaks_flags
+from fpt.errors import (
+    ARRAY_CELLS,
+    COLUMN_CELLS,
+    ITEM_CELLS,
+    ROW_CELLS,
+    SchemaError,
+    closest,
+    frame_rows,
+    option,
+    speaks_flags,
+    target_word,
+)
 from fpt.settings import RunConfig
 
 
@@ -206,6 +217,7 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
             if y is not None:
                 check_labels(y, schema, where)
             return Inputs(check_images(columns[image], schema, where, allow_unseen), y, where)
+    given = data
     data = _rows_as_columns(data, schema)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
         if not {str(c) for c in data.columns} & {*schema.features, *schema.targets}:
@@ -225,7 +237,7 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
         data = {str(c): data[c].to_numpy() for c in data.columns}
         rows = frame_rows("inputs", list(data))  # its rows as the caller indexes them, inputs.iloc[2]
     else:
-        labels, rows = {}, contextlib.nullcontext()
+        labels, rows = {}, _caller_rows(given, data, schema)
     if isinstance(data, Mapping):
         with rows:
             read = check_columns(data, schema, "inputs", allow_unseen)
@@ -234,8 +246,28 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
                         **read.carried}
         return read
     # a masked array's masked values missing (NaN), not the numbers under the mask
-    return Inputs(check_arrays(inputs_array(data, "inputs", SchemaError), schema, "inputs", allow_unseen), None,
-                  "inputs")
+    with rows:
+        return Inputs(check_arrays(inputs_array(data, "inputs", SchemaError), schema, "inputs", allow_unseen), None,
+                      "inputs")
+
+
+def _caller_rows(given: Any, data: Any, schema: Schema) -> contextlib.AbstractContextManager[None]:
+    """How errors name the rows and cells of inputs given in memory (``frame_rows``): as the caller indexes what it
+    gave, from 0, as the estimators name their X's (``inputs['x1'][2]`` of a dict of columns, ``inputs[2]['x1']`` of
+    a list of records, ``inputs[2, 0]`` of an array, ``inputs[2][0]`` of a list of rows, ``inputs[2]`` of a list of
+    texts); they said 'column 'x1', row 3', a file's row under its header. ``data``: ``given`` as read so far."""
+    if isinstance(data, Mapping):
+        if given is data:
+            return frame_rows("inputs", list(data), COLUMN_CELLS)
+        if isinstance(given, (list, tuple)):  # records
+            return frame_rows("inputs", list(data), ROW_CELLS)
+        return frame_rows("inputs", list(data), ("inputs", "inputs[{c!r}]"))  # one row, a pandas Series
+    if schema.modality == "tabular":
+        cells = ROW_CELLS if isinstance(data, (list, tuple)) else ARRAY_CELLS
+        return frame_rows("inputs", {name: j for j, name in enumerate(schema.features)}, cells)
+    if schema.modality == "sequence" and schema.features:
+        return frame_rows("inputs", {schema.features[0]: 0}, ITEM_CELLS)
+    return contextlib.nullcontext()
 
 
 def row_labels(frame: Any) -> dict[str, list[Any]]:
@@ -466,7 +498,7 @@ def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
                     try:
                         float(v)
                     except (TypeError, ValueError):
-                        raise SchemaError(f"{where}: target {target!r}, row {i + 1}: {v!r} is not a number, but the "
+                        raise SchemaError(f"{where}: {target_word(target, i)}: {v!r} is not a number, but the "
                                           "model predicts numbers; fix it, or drop the target column to predict "
                                           "without scoring") from None
             continue
@@ -480,7 +512,7 @@ def check_labels(y: np.ndarray, schema: Schema, where: str) -> None:
                                   f"({shown([repr(c) for c in classes[j]], 10)}); rename it to one of them, or give "
                                   "the images in one folder (DIR/*.png) to predict without scoring")
             if plain_value(v) not in known:
-                raise SchemaError(f"{where}: target {target!r}, row {i + 1}: label {v!r} is not one of the model's "
+                raise SchemaError(f"{where}: {target_word(target, i)}: label {v!r} is not one of the model's "
                                   f"classes ({shown([repr(c) for c in classes[j]], 10)}); fix it, or drop the target "
                                   "column to predict without scoring")
 

@@ -1600,7 +1600,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
             try:
                 out[i] = float(col[i])
             except (TypeError, ValueError):
-                raise SchemaError(f"{where}: {cell_word(name, i)}: {col[i]!r} is not a number, but the model "
+                raise SchemaError(f"{where}: {cell_word(name, i)}: {plain_value(col[i])!r} is not a number, but the model "
                                   "was trained on numbers in this column; fix the value or leave it empty "
                                   "(missing)") from None
         return _finite(out, name, where)

@@ -1,0 +1,49 @@
+"""Round 15 of the hostile-input cases: what earlier rounds found but left (a Predictor's rows of arrays, lists and
+dicts named as its caller indexes them, ...). Each case failed before its fix (the commit that added it says how)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hostile_helpers import dna_run
+
+
+def test_a_predictors_arrays_lists_and_dicts_name_rows_as_the_caller_indexes_them(tab_run, tmp_path):
+    """predict(X) of an array, a list of rows, a dict of columns or a list of records said 'column 'x1', row 3' of
+    X[2] (a file's row under its header, from 1), where a DataFrame's was already inputs.iloc[2]['x1'] and the
+    estimators' X[2, 0]: each is now named as the caller indexes it, from 0; a file's rows are as they were."""
+    import fpt
+    from fpt.errors import SchemaError
+
+    p = fpt.load(tab_run)
+    fine = [[1.0, 2.0], [1.0, 2.0]]
+    said = {
+        "inputs[2, 0]: inf is infinite": np.array([*fine, [np.inf, 1.0]]),
+        "inputs[2][0]: 'x' is not a number": [*fine, ["x", 1.0]],
+        "inputs['x1'][2]: 'x' is not a number": {"x1": [1.0, 2.0, "x"], "x2": [1.0, 2.0, 3.0]},
+        "inputs[2]['x1']: 'x' is not a number": [{"x1": 1.0, "x2": 2.0}] * 2 + [{"x1": "x", "x2": 2.0}],
+        "inputs['label'][1]: label 'zz' is not one of the model's classes": {"x1": [1.0, 2.0], "x2": [1.0, 2.0],
+                                                                            "label": ["a", "zz"]},
+    }
+    for words, X in said.items():
+        with pytest.raises(SchemaError) as refused:
+            p.predict(X)
+        assert str(refused.value).startswith(f"inputs: {words}"), str(refused.value)
+    import pandas as pd
+
+    with pytest.raises(SchemaError, match=r"^inputs: inputs\.iloc\[1\]\['label'\]: label 'zz'"):
+        p.predict(pd.DataFrame(said["inputs['label'][1]: label 'zz' is not one of the model's classes"]))
+    (tmp_path / "bad.csv").write_text("x1,x2,label\n1,2,a\n1,2,zz\n")  # a file's: row 2 under its header, as before
+    with pytest.raises(SchemaError, match=r": target 'label', row 2: label 'zz'"):
+        p.predict(str(tmp_path / "bad.csv"))
+
+
+def test_a_sequence_predictors_list_of_texts_names_the_text_by_its_index(tiny_bert_dir, tmp_path):
+    """predict(texts) named a text holding none of the model's symbols 'column 'seq', row 2' of texts[1]."""
+    import fpt
+    from fpt.errors import SchemaError
+
+    run, seqs = dna_run(tmp_path, tiny_bert_dir)
+    with pytest.raises(SchemaError, match=r"^inputs: inputs\[1\]: "):
+        fpt.load(run).predict([seqs[0], "!!!!"])
+
