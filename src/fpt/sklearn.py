@@ -72,7 +72,7 @@ from fpt.data.base import (
 from fpt.data.categories import as_category_names
 from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
-from fpt.data.layouts import one_text_each, series_layout
+from fpt.data.layouts import TEXT, one_text_each, series_layout
 from fpt.data.tables import columns_to_raw, unseen_categories
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
@@ -96,7 +96,6 @@ AUTO = "auto"  # fitting: the fit chosen by cross-validation (fpt.select.choose_
 # What a fitted estimator holds of torch's (the model on its device), pickled by torch (``__getstate__``) under this key
 _TORCH_STATE = ("experiment_", "members_")
 _TORCH_BLOB = "_fitted_torch_state"
-TEXT = "text"  # the column texts given as X are read as (a table's one text column: symbol sequences)
 
 
 # handle_unknown: scikit-learn's OneHotEncoder's words. Default warn, not OneHotEncoder's error: in cross-validation a

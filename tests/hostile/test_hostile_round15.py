@@ -3,9 +3,11 @@ dicts named as its caller indexes them, ...). Each case failed before its fix (t
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
-from hostile_helpers import dna_run
+from hostile_helpers import FAST, dna_run
 
 
 def test_a_predictors_arrays_lists_and_dicts_name_rows_as_the_caller_indexes_them(tab_run, tmp_path):
@@ -47,3 +49,22 @@ def test_a_sequence_predictors_list_of_texts_names_the_text_by_its_index(tiny_be
     with pytest.raises(SchemaError, match=r"^inputs: inputs\[1\]: "):
         fpt.load(run).predict([seqs[0], "!!!!"])
 
+
+def test_build_reads_texts_and_labels_as_the_estimators_do(tiny_bert_dir, tmp_path):
+    """fpt.build(data=(texts, labels)) refused a list of strings ('arrays hold numbers: give the texts as a table's
+    column') where FPTClassifier().fit(texts, labels) trains on them: now the same path, a table of one text column
+    read as symbol sequences, whose model predicts a list of texts; a text's error names X[i] as the caller indexes."""
+    import fpt
+    from fpt.errors import DataError
+
+    texts = ["ACGT" * (i % 3 + 1) if i % 2 else "TTGA" * (i % 4 + 1) for i in range(24)]
+    labels = ["a" if i % 2 else "b" for i in range(24)]
+    for X in (texts, np.array(texts), np.array(texts, dtype=object)):
+        exp = fpt.build(data=(X, labels), body=tiny_bert_dir, **FAST)
+        assert exp.data.fitted["modality"] == "sequence" and exp.data.fitted["features"] == ["text"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(exp, out=tmp_path / "run", progress=False)
+    assert len(fpt.load(tmp_path / "run").predict(texts[:4])) == 4
+    with pytest.raises(DataError, match=r"X has 24 rows but y has 23 targets"):
+        fpt.build(data=(texts, labels[:-1]), body=tiny_bert_dir, **FAST)

@@ -10,6 +10,8 @@ import numpy as np
 
 from fpt.data.base import is_missing
 
+TEXT = "text"  # the column texts given as X are read as (a table's one text column: symbol sequences)
+
 
 def one_text_each(X: Any, sequence: bool) -> tuple[np.ndarray, str | None] | None:
     """(X's texts (n,) as objects, a DataFrame's column name or None) where X is one text per example: a list, a 1-D
@@ -57,4 +59,4 @@ def series_layout(X: Any, n_features: int) -> Any:
     return X
 
 
-__all__ = ["one_text_each", "series_layout"]
+__all__ = ["TEXT", "one_text_each", "series_layout"]

@@ -37,7 +37,8 @@ from fpt.data.categories import frame_categories
 from fpt.data.frames import flattened, tuple_target
 from fpt.data.host import inputs_array, is_tensor, targets_array, tensor_pair
 from fpt.data.hub import from_datasets, is_datasets, streamed
-from fpt.data.modalities import requested
+from fpt.data.layouts import TEXT, one_text_each
+from fpt.data.modalities import AUTO, requested
 from fpt.data.tables import FRAME, columns_to_raw
 from fpt.errors import ConfigError, DataError, frame_rows, option, show
 
@@ -68,6 +69,21 @@ def _inputs(X: Any, where: str, targets: int | None) -> Any:
         return frame
     series = series_list(X)
     return series if series is not None else np.asarray(X)
+
+
+def _texts_frame(X: Any, modality: str) -> Any:
+    """X of ``data=(X, y)`` as a DataFrame of its one text column, ``TEXT``, where X is one text per example (a list, a
+    1-D array or a Series of strings; ``one_text_each``) and the modality is auto or sequence: read as the estimators
+    read texts given as X (a table's one text column: symbol sequences), which fpt.build refused ('arrays hold
+    numbers'). None for anything else (a DataFrame is read as one already)."""
+    if hasattr(X, "columns") or modality not in (AUTO, "sequence"):
+        return None
+    texts = one_text_each(X, modality == "sequence")
+    if texts is None:
+        return None
+    import pandas as pd
+
+    return pd.DataFrame({TEXT: texts[0]})
 
 
 def _no_texts(X: Any, where: str) -> None:
@@ -221,6 +237,9 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     # what the caller calls a DataFrame it gave, whose rows errors name by position from 0 (X.iloc[2]): data=df, or
     # the X of (X, y); a dict of columns made one below keeps rows counted from 1
     frame = "data" if hasattr(data, "columns") and hasattr(data, "to_numpy") else None
+    texts = _texts_frame(given[0], modality) if given is not None and target is None else None
+    if texts is not None:
+        given = (texts, given[1])
     if given is not None and target is None and (pair := _frame_pair(*given)) is not None:
         data, target = pair  # (DataFrame, y): the table with y beside it, read as a DataFrame is, below
         frame = "X"
@@ -242,7 +261,11 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         # sktime's nested frame (a cell per series and channel) is read by its columns too: fpt.data.tables reads
         # columns of series cells as channels, its target beside them by name
         columns = {str(c): data[c].to_numpy() for c in data.columns}
-        with frame_rows(frame, list(columns)) if frame is not None else contextlib.nullcontext():
+        # texts given as a list are X[2], their targets y[2]; a DataFrame's rows X.iloc[2]
+        words = frame_rows("X", {c: "X" if c == TEXT else "y" for c in columns}, ("X[{r}]", "{c}[{r}]")) \
+            if texts is not None else frame_rows(frame, list(columns)) if frame is not None else \
+            contextlib.nullcontext()
+        with words:
             for name, values in columns.items():
                 _frame_cells(values, name)
             # a category column's to_numpy() is its values (the ints of pd.Categorical([10, 20])): its dtype says
