@@ -68,3 +68,26 @@ def test_build_reads_texts_and_labels_as_the_estimators_do(tiny_bert_dir, tmp_pa
     assert len(fpt.load(tmp_path / "run").predict(texts[:4])) == 4
     with pytest.raises(DataError, match=r"X has 24 rows but y has 23 targets"):
         fpt.build(data=(texts, labels[:-1]), body=tiny_bert_dir, **FAST)
+
+
+def test_build_reads_a_multi_indexed_x_with_a_y_per_row_as_its_table(tiny_bert_dir, tmp_path):
+    """fpt.build(data=(X, y)) with X indexed by (store, day) and one y per row went the arrays path: its column names
+    and y's name lost, the features recorded as none. It is the table with y beside it, as the estimators and
+    data=X.assign(label=...) read it (a y of the default index beside X's two levels too, which pandas' isin of the two
+    indexes refuses); the model predicts such a DataFrame by its column names."""
+    import pandas as pd
+
+    import fpt
+
+    rng = np.random.default_rng(0)
+    index = pd.MultiIndex.from_product([["s1", "s2", "s3"], range(8)], names=["store", "day"])
+    X = pd.DataFrame({"p": rng.normal(size=24), "q": rng.normal(size=24), "c": ["u", "v", "w"] * 8}, index=index)
+    for y in (pd.Series(["a", "b"] * 12, name="label"), pd.Series(["a", "b"] * 12, name="label", index=index)):
+        exp = fpt.build(data=(X, y), body=tiny_bert_dir, **FAST)
+        table = fpt.build(data=X.assign(label=y.to_numpy()), body=tiny_bert_dir, **FAST)
+        assert exp.data.fitted["features"] == table.data.fitted["features"] == ["p", "q", "c"]
+        assert exp.data.fitted == table.data.fitted and exp.data.fitted["targets"] == ["label"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fpt.fit(exp, out=tmp_path / "run", progress=False)
+    assert len(fpt.load(tmp_path / "run").predict(X.iloc[:3])) == 3

@@ -171,12 +171,15 @@ def _frame_pair(X: Any, y: Any) -> tuple[Any, str] | None:
     its own, the target's name(s)): y a Series by its name (else ``y``), a DataFrame by its columns, a 2-D array as
     y0, y1, ... (an .npz's names). Read as arrays, X lost its column names (features x0, x1, ..., so that the trained
     model refused the same DataFrame at predict: 'no column x0') and its dtypes. None for anything else (arrays; a
-    DataFrame of series, sktime's, read as series by ``_inputs``). A y whose name is one of X's columns (the target
-    left in X: the model would read the answer) and a y whose index holds X's rows in another order (pandas pairs by
-    label, fpt by position) are refused naming the fix."""
+    DataFrame of series, sktime's, read as series by ``_inputs``; a multi-indexed X with one y per row is a table, as
+    the estimators read it: as arrays it lost its column names and y's, and trained on features never recorded). A y
+    whose name is one of X's columns (the target left in X: the model would read the answer) and a y whose index
+    holds X's rows in another order (pandas pairs by label, fpt by position) are refused naming the fix."""
     pd = sys.modules.get("pandas")
-    if pd is None or not isinstance(X, pd.DataFrame) or is_nested_frame(X) or is_multiindex_frame(X):
+    if pd is None or not isinstance(X, pd.DataFrame) or is_nested_frame(X):
         return None
+    if is_multiindex_frame(X) and (not hasattr(y, "__len__") or len(y) != len(X)):
+        return None  # sktime's series, indexed by (instance, time), one y per instance: read as series by ``_inputs``
     where = "data=(X, y)"
     if isinstance(y, pd.Series | pd.DataFrame):
         _same_rows(X, y, where)
@@ -204,6 +207,8 @@ def _same_rows(X: Any, y: Any, where: str) -> None:
     """Refuse a y whose index holds X's row labels in another order: pandas would pair them by label, fpt pairs by
     position, and each row would train on another row's target without a word."""
     if len(X) != len(y) or X.index.equals(y.index) or not (X.index.is_unique and y.index.is_unique):
+        return
+    if X.index.nlevels != y.index.nlevels:  # not the same labels (and pandas' isin of the two raises ValueError)
         return
     if X.index.isin(y.index).all():
         raise DataError(f"{where}: y's index holds X's row labels in another order (X starts {list(X.index[:3])}, y "
@@ -253,7 +258,7 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         target = tuple_target(data, target, "the DataFrame", DataError)
         data = flattened(data, "the DataFrame", DataError)  # MultiIndex columns by flat names, ('y', '') as y
         unique_names(data.columns, "the DataFrame", DataError, "df.columns = [...]")
-        if series_id is None and _long_index(data, target):
+        if series_id is None and frame != "X" and _long_index(data, target):  # (X, y): one y per row, a table
             # a row per time point indexed by (series, time), the series' target on each row: the long format, its
             # index the id and order columns (read by its columns alone, each time point was a table row of its own)
             data = data.reset_index()
