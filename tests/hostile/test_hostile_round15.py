@@ -91,3 +91,40 @@ def test_build_reads_a_multi_indexed_x_with_a_y_per_row_as_its_table(tiny_bert_d
         warnings.simplefilter("ignore")
         fpt.fit(exp, out=tmp_path / "run", progress=False)
     assert len(fpt.load(tmp_path / "run").predict(X.iloc[:3])) == 3
+
+
+def test_a_sequence_models_characters_are_what_a_reader_sees_as_one():
+    """A text of emoji or combining marks was read per code point: a flag was two symbols (each a regional indicator
+    no reader sees alone), a thumbs-up with its skin tone two, a family of joined emoji five, 'q̃' (no composed form)
+    two. A character is now an extended grapheme cluster; a run saved before (no unit in data.json) reads code points,
+    as its vocabulary was made."""
+    import json
+
+    from fpt.data.modalities import from_json
+    from fpt.data.tokenisers import SequenceTokens
+
+    texts = np.array(["🇫🇷👍🏽ab", "👨\u200d👩\u200d👧q\u0303", "नमस्ते", "ACGT"], dtype=object)
+    tok = from_json(json.loads(json.dumps(SequenceTokens.fit(texts, "chars", None).to_json())))
+    assert {"🇫🇷", "👍🏽", "👨\u200d👩\u200d👧", "q\u0303"} <= set(tok.vocab)
+    assert not {"\U0001f1eb", "\U0001f3fd", "\u200d", "\u0303"} & set(tok.vocab)  # no half of a character
+    x, lengths = tok({"t": texts})
+    assert lengths.tolist() == [4, 2, 3, 4] and tok.max_len == 4 and int((x == 1).sum()) == 0
+    old = SequenceTokens.fit(texts, "chars", None).to_json()
+    del old["unit"]  # data.json of a run saved before the field
+    old["max_len"] = 8
+    assert from_json(old)({"t": texts[:1]})[1].tolist() == [6]  # code points, as it was
+
+
+def test_the_code_points_that_join_clusters_are_all_in_the_planes_searched():
+    """graphemes() reads a text holding none of _joining()'s code points as its code points (\\X took 50 times as
+    long); that set searches planes 0, 1 and 14 only, which must hold every code point of those classes."""
+    import regex
+
+    from fpt.data.tokenisers import _joining, graphemes
+
+    joins = regex.compile(r"[\r\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}\p{GCB=Prepend}"
+                          r"\p{GCB=Regional_Indicator}\p{GCB=L}\p{GCB=V}\p{GCB=T}]")
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    assert set(joins.findall(every)) == _joining()
+    for text in ("é漢字かな", "🇫🇷", "e\u0301", "x\r\ny", "한국어"):
+        assert graphemes(text) == regex.findall(r"\X", text)

@@ -23,6 +23,7 @@ be tokenised later without the training data.
 
 from __future__ import annotations
 
+import functools
 import math
 import unicodedata
 import warnings
@@ -501,6 +502,11 @@ class SequenceTokens:
     # name or some web page writes 'é' as one character or as 'e' and a combining accent (NFD): two symbols, and two
     # words, unknown to a model trained on the other
     form: str | None = None
+    # what a character is: "graphemes", what a reader sees as one (Unicode's extended grapheme clusters: a flag, a
+    # thumbs-up with its skin tone, a letter with a combining mark NFC has no one code point for), since round 15 of
+    # the hostile inputs; None, a run saved before, reads code points (its vocabulary was made so): a flag was two
+    # symbols, each a half no reader sees, and a family emoji seven
+    unit: str | None = None
 
     @staticmethod
     def check_json(data: dict[str, Any]) -> dict[str, Any]:
@@ -508,6 +514,8 @@ class SequenceTokens:
             raise bad_field("mode", data.get("mode"), "chars or words")
         if data.get("form") not in (None, "NFC"):
             raise bad_field("form", data.get("form"), "NFC or null")
+        if data.get("unit") not in (None, GRAPHEMES):
+            raise bad_field("unit", data.get("unit"), f"{GRAPHEMES} or null")
         if not isinstance(data.get("vocab"), list) or not all(isinstance(v, str) for v in data["vocab"]):
             raise bad_field("vocab", data.get("vocab"), "a list of symbols")
         _count_field(data.get("max_len"), "max_len")
@@ -522,31 +530,33 @@ class SequenceTokens:
     def fit(cls, texts: np.ndarray, mode: str, max_len: int | None) -> SequenceTokens:
         if mode == "auto":
             mode = sequence_mode(texts)[0]
-        symbols = [cls._split(mode, t, "NFC") for t in texts]
+        symbols = [cls._split(mode, t, "NFC", GRAPHEMES) for t in texts]
         counts = Counter(s for seq in symbols for s in seq)
         vocab = [s for s, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
         longest = max((len(s) for s in symbols), default=1)
-        return cls(mode, vocab, max_len or max(1, min(longest, MAX_SEQUENCE_LEN)), form="NFC")
+        return cls(mode, vocab, max_len or max(1, min(longest, MAX_SEQUENCE_LEN)), form="NFC", unit=GRAPHEMES)
 
     @staticmethod
-    def _split(mode: str, text: Any, form: str | None) -> list[str]:
+    def _split(mode: str, text: Any, form: str | None, unit: str | None) -> list[str]:
         text = text_of(text)
         if form is not None:
             text = unicodedata.normalize(form, text)
-        return text.split() if mode == "words" else list(text.strip())
+        if mode == "words":
+            return text.split()
+        return graphemes(text.strip()) if unit == GRAPHEMES else list(text.strip())
 
     def unknown_only(self, texts: np.ndarray) -> np.ndarray:
         """Whether each text holds symbols and none of them is in the training vocabulary (read as the unknown
         symbol alone, the model reads nothing of it); a missing or empty text holds none."""
         known = set(self.vocab)
-        return np.array([bool(sym := self._split(self.mode, t, self.form)) and known.isdisjoint(sym) for t in texts],
-                        dtype=bool)
+        split = (self._split(self.mode, t, self.form, self.unit) for t in texts)
+        return np.array([bool(sym) and known.isdisjoint(sym) for sym in split], dtype=bool)
 
     def recased(self, text: str) -> str | None:
         """``text`` in upper or lower case where every symbol of it is then in the training vocabulary."""
         known = set(self.vocab)
-        return next((c for c in (text.upper(), text.lower()) if known.issuperset(self._split(self.mode, c, self.form))),
-                    None)
+        return next((c for c in (text.upper(), text.lower())
+                     if known.issuperset(self._split(self.mode, c, self.form, self.unit))), None)
 
     @property
     def vocab_size(self) -> int:
@@ -567,7 +577,7 @@ class SequenceTokens:
         self.cut = 0
         for i, t in enumerate(texts):
             # empty: one unknown
-            ids = [index.get(s, UNKNOWN_ID) for s in self._split(self.mode, t, self.form)] or [UNKNOWN_ID]
+            ids = [index.get(s, UNKNOWN_ID) for s in self._split(self.mode, t, self.form, self.unit)] or [UNKNOWN_ID]
             if len(ids) > self.max_len:
                 self.cut += 1
                 ids = ids[: self.max_len]
@@ -585,6 +595,34 @@ class SequenceTokens:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+GRAPHEMES = "graphemes"  # SequenceTokens.unit: a character is an extended grapheme cluster
+
+
+def graphemes(text: str) -> list[str]:
+    """``text``'s characters as a reader sees them: Unicode's extended grapheme clusters (the ``regex`` module's
+    ``\\X``, which transformers installs), so that a flag, an emoji with its skin tone or joined emoji, and a letter
+    with its combining marks are one symbol each. A text with no code point that joins a cluster (``_joining``) is its
+    code points, at the cost of ``list``: ``\\X`` took 50 times as long on text that is not ASCII."""
+    if text.isascii() and "\r\n" not in text or _joining().isdisjoint(text):
+        return list(text)
+    import regex
+
+    return regex.findall(r"\X", text)
+
+
+@functools.cache
+def _joining() -> frozenset[str]:
+    """The code points that join the one before or after into one grapheme cluster (CR of CR LF, combining marks and
+    other extenders, the zero-width joiner, spacing marks, prepended marks, regional indicators, Hangul jamo): a text
+    holding none is one cluster per code point. Planes 0, 1 and 14 hold every one (tests/data test it)."""
+    import regex
+
+    joins = regex.compile(r"[\r\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}\p{GCB=Prepend}"
+                          r"\p{GCB=Regional_Indicator}\p{GCB=L}\p{GCB=V}\p{GCB=T}]")
+    planes = [*range(0xD800), *range(0xE000, 0x20000), *range(0xE0000, 0xE1000)]  # no surrogates
+    return frozenset(joins.findall("".join(map(chr, planes))))
 
 
 def text_of(value: Any) -> str:
