@@ -61,8 +61,6 @@ from fpt.data.arrays import (
 from fpt.data.base import (
     SEEDED,
     ColumnNote,
-    empty_features,
-    empty_note,
     finish_splits,
     is_missing,
     lazy_frame,
@@ -82,7 +80,7 @@ from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment, assemble
 from fpt.predictor import combine
 from fpt.settings import train_config
-from fpt.tasks.user_data import OPTION_FIELDS, DataOptions, Preprocessing, task_from_raw
+from fpt.tasks.user_data import OPTION_FIELDS, DataOptions, Preprocessing, task_from_raw, training_notes
 from fpt.train import fit as fpt_fit
 
 MIN_SAMPLES = 3  # two to train on and one held out for validation
@@ -405,12 +403,15 @@ class _FPTEstimator(BaseEstimator):
             if getattr(self, "_channels", None) and raw.modality == "timeseries":
                 raw.notes[CHANNEL_NAMES] = self._channels
             config = self._choose(config, raw)
-            # said as fpt train says it (scikit-learn's SimpleImputer warns of such a column too); fitting=auto's
-            # candidates have said it already, reading the data through fpt.build
-            for column in empty_features(raw) if self.fit_choice_ is None else []:
-                warnings.warn(empty_note(raw.splits["train"].where, column), ColumnNote, stacklevel=3)
-            raw = finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
+            read, raw = raw, finish_splits(raw, config.val_fraction, None, config.split_seed, stratify=classify)
             options = DataOptions(**{field: getattr(config, field) for field in OPTION_FIELDS})
+            # said as fpt train says them (an id-like column, numbers written '$1,234', dates written several ways, a
+            # column of no value, ...: only the last was said); fitting=auto's candidates have said them already,
+            # reading the data through fpt.build
+            if read.modality == "tabular" and "features" not in read.notes:  # X's columns, x0, x1, ...: every one
+                read = dataclasses.replace(read, notes={**read.notes, "features": list(read.splits["train"].x)})
+            for note in training_notes(read, raw, options) if self.fit_choice_ is None else []:
+                warnings.warn(note, ColumnNote, stacklevel=3)
             # ensemble=N: N members, seeds seed.., on the one split (split_seed is the estimator's seed)
             members = [dataclasses.replace(config, seed=s, ensemble=1) for s in member_seeds(config.seed,
                                                                                                config.ensemble)]
@@ -442,7 +443,11 @@ class _FPTEstimator(BaseEstimator):
                        names={"target": "y", "objective=classification": "FPTClassifier",
                               "objective=regression": "FPTRegressor", **self._drop_words(columns),
                               # RunConfig.fit is the estimator's ``fitting`` (``fit`` is scikit-learn's method)
-                              "fit": "fitting", **{f"fit={how}": f"fitting={how!r}" for how in FITS}},
+                              "fit": "fitting", **{f"fit={how}": f"fitting={how!r}" for how in FITS},
+                              # data settings an estimator does not take, in a training note's fix
+                              "series_id=*": "X of one example per series, (n, channels, length)",
+                              "sequence_tokens=words": "fpt.build(data=(X, y), sequence_tokens='words') (an "
+                                                       "estimator reads characters here)"},
                        instead={"drop_columns": "leave columns out of X", "patch_size": images, "image_size": images,
                                 "allow_unseen": "or set handle_unknown='warn' (or 'ignore') to read categories fit never "
                                                 "saw as the shared unknown slot"})

@@ -3,6 +3,7 @@ dicts named as its caller indexes them, ...). Each case failed before its fix (t
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -128,3 +129,42 @@ def test_the_code_points_that_join_clusters_are_all_in_the_planes_searched():
     assert set(joins.findall(every)) == _joining()
     for text in ("é漢字かな", "🇫🇷", "e\u0301", "x\r\ny", "한국어"):
         assert graphemes(text) == regex.findall(r"\X", text)
+
+
+def _column_notes(fit) -> list[str]:
+    from fpt.data.base import ColumnNote
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit()
+    return [str(w.message) for w in caught if issubclass(w.category, ColumnNote)]
+
+
+def test_the_estimators_give_fpt_trains_notes_on_the_columns(tiny_bert_dir):
+    """FPTClassifier.fit said only the note of a column of no value, where fpt train and fpt.build of the same table
+    said an id-like column, a row number, numbers written '$1,234' and times of day too. Now the same notes, each
+    column and fix as the estimator's caller names them (X[:, 1], np.delete(X, 1, axis=1) of an array)."""
+    import pandas as pd
+
+    import fpt
+    from fpt.sklearn import FPTClassifier
+
+    n = 40
+    frame = pd.DataFrame({"x": np.random.default_rng(0).normal(size=n), "ident": [f"id{i:04d}" for i in range(n)],
+                          "rowno": np.arange(n), "money": [f"${1000 + i * 7:,}" for i in range(n)],
+                          "hm": [f"{i % 24}:{i % 60:02d}" for i in range(n)], "empty": [np.nan] * n})
+    y = np.array(["a", "b"] * (n // 2))
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+    built = _column_notes(lambda: fpt.build(data=(frame, pd.Series(y, name="label")), **fast))
+    fitted = _column_notes(lambda: FPTClassifier(**fast).fit(frame, y))
+    assert len(built) == len(fitted) == 5  # ident, rowno, money, hm, empty
+    # in the estimator's words: its X, and X.drop for fpt's drop_columns
+    said = [re.sub(r"drop_columns='(\w+)'", r"X.drop(columns=['\1'])",
+                   note.replace("the DataFrame: ", "FPTClassifier.fit (X, y): ")) for note in built]
+    assert sorted(fitted) == sorted(said)
+    X = np.c_[frame["x"], np.arange(n)]  # an array's row number: X[:, 1], as the caller indexes it
+    (note,) = _column_notes(lambda: FPTClassifier(**fast).fit(X, y))
+    assert note == ("FPTClassifier.fit (X, y): X[:, 1] holds whole numbers counting through the rows (a row number "
+                    "or an id?): as a number it can only tell rows apart; if it is not a feature, leave it out with "
+                    "np.delete(X, 1, axis=1)")
+

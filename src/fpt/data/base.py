@@ -497,7 +497,7 @@ def column_notes(raw: RawData) -> list[str]:
         groups = gives_target_away(col, train.y)
         if groups is not None:
             k, lo, hi = groups
-            notes.append(f"{train.where}: column {name!r} gives the target away: each of its {k} values comes with one "
+            notes.append(f"{train.where}: {column_word(name)} gives the target away: each of its {k} values comes with one "
                          f"target value on all of its rows ({lo}-{hi} rows each). The id of a series in long format "
                          "(a row per time point), or a copy of the target? Rows of one series on both sides of the "
                          f"split make the test figure meaningless: read a series per id with "
@@ -512,19 +512,19 @@ def column_notes(raw: RawData) -> list[str]:
                 notes.append(code)
             example = written_numbers(col)
             if example is not None:
-                notes.append(f"{train.where}: column {name!r} holds numbers written with signs or separators "
+                notes.append(f"{train.where}: {column_word(name)} holds numbers written with signs or separators "
                              f"({example!r}), so it is read as text categories; write them as plain numbers "
                              f"(e.g. {plain_number(example)}) to read them as numbers")
                 continue
             stray = stray_text(present)
             if stray is not None:
-                notes.append(f"{train.where}: column {name!r} holds numbers and a few texts ({stray}), so it is read "
+                notes.append(f"{train.where}: {column_word(name)} holds numbers and a few texts ({stray}), so it is read "
                              "as text categories, its numbers unordered; if those texts mean missing (an Excel error, "
                              "'?', '-'), leave the cells empty to read the column as numbers")
                 continue
             pair = same_but_spacing(col)
             if pair is not None:
-                notes.append(f"{train.where}: column {name!r} holds categories that differ {differ_how(pair)}, "
+                notes.append(f"{train.where}: {column_word(name)} holds categories that differ {differ_how(pair)}, "
                              f"read as different categories; {one_way('category', pair)}")
             # a timestamp column may have gaps: every present value different, and at most a tenth missing
             if len(present) < max(IDENTIFIER_MIN_ROWS, 0.9 * n) or len(set(present)) < len(present):
@@ -540,7 +540,7 @@ def column_notes(raw: RawData) -> list[str]:
                    "tell rows apart"
         else:
             continue
-        notes.append(f"{train.where}: column {name!r} holds {what}; if it is not a feature, leave it out with {fix}")
+        notes.append(f"{train.where}: {column_word(name)} holds {what}; if it is not a feature, leave it out with {fix}")
     return notes
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fpt.errors import option
+from fpt.errors import column_word, option
 
 DIGITS = re.compile(r"[0-9]+")  # ASCII digits only: str.isdigit() also takes '²' and other scripts' digits
 LEADING_ZERO = re.compile(r"0[0-9]")
@@ -106,7 +106,7 @@ def codes_note(where: str, name: str, values: np.ndarray, sequence: bool = False
         return None
     read = "text: the table's only feature, a symbol sequence of its digits " \
            f"({option('modality', 'tabular')} reads them as categories)" if sequence else "codes (text categories)"
-    note = (f"{where}: column {name!r}: values written with leading zeros ({example!r}) are read as {read}, not "
+    note = (f"{where}: {column_word(name)}: values written with leading zeros ({example!r}) are read as {read}, not "
             "numbers; if they are quantities, write them without the leading zeros")
     pair = one_number(values)
     if pair is not None:

@@ -31,7 +31,7 @@ import numpy as np
 
 from fpt.data.base import is_missing
 from fpt.data.date_formats import NAMED, looks_written, parse, readable, written_format
-from fpt.errors import row_word
+from fpt.errors import column_word, row_word
 
 # A date as ISO 8601 writes it, as pandas' to_csv and most databases export one; the zone only after a time.
 ISO_DATE = re.compile(r"\s*\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?\s*(?P<zone>Z|[+-]\d{2}"
@@ -265,7 +265,7 @@ def beyond_note(where: str, beyond: dict[str, dict[str, tuple[int, float, float]
             ranges[name] = (low, high)
     if not columns:
         return None
-    said = "; ".join(f"column {name!r}: {', '.join(counts)} beyond the training dates ({day_text(ranges[name][0])} .. "
+    said = "; ".join(f"{column_word(name)}: {', '.join(counts)} beyond the training dates ({day_text(ranges[name][0])} .. "
                      f"{day_text(ranges[name][1])})" for name, counts in columns.items())
     return (f"{where}: {said}; the model reads their time and year as that range's nearest end (their calendar parts as "
             "they are), as predict will: it learnt no trend beyond it, and their splits' figures are of that reading")
@@ -286,18 +286,18 @@ def date_notes(raw: Any) -> list[str]:
             continue  # (a resumed run's text, as it started: fpt.data.readings says so)
         present = [v for v, m in zip(col, is_missing(col), strict=True) if not m]
         if present and all(isinstance(v, str) and ORDERLESS_DATE.fullmatch(v) for v in present):
-            notes.append(f"{train.where}: column {name!r} holds dates written day or month first ({present[0]!r}) "
+            notes.append(f"{train.where}: {column_word(name)} holds dates written day or month first ({present[0]!r}) "
                          "but not all in one way (separators, year of 2 or 4 digits, times), so it is read as text "
                          "categories; write them all one way, or as ISO dates (2024-03-01, pandas: "
                          "pd.to_datetime(s, format=...).dt.strftime('%Y-%m-%d')) to read them as dates")
         elif present and all(isinstance(v, str) and NAMED.fullmatch(v) for v in present):
             unread = next((v for v in present[:_LOOK] if not readable(v)), present[0])  # 'ene', not 'feb'
-            notes.append(f"{train.where}: column {name!r} holds what look like dates written with a month's name, in a "
+            notes.append(f"{train.where}: {column_word(name)} holds what look like dates written with a month's name, in a "
                          f"form fpt does not read ({unread!r}; it reads English month names: 15 Mar 2024, 15-Mar-2024, "
                          "Mar 15, 2024), so it is read as text categories; write them as ISO dates (2024-03-15) to "
                          "read them as dates")
         elif (share := date_share(col)) >= 0.5:
-            notes.append(f"{train.where}: column {name!r} holds dates on {share:.0%} of its rows and other text on "
+            notes.append(f"{train.where}: {column_word(name)} holds dates on {share:.0%} of its rows and other text on "
                          "the rest, so it is read as text categories; give dates alone (other values empty) to read "
                          "it as dates")
     return notes

@@ -23,7 +23,7 @@ import numpy as np
 
 from fpt.data.base import is_missing, plain_value
 from fpt.data.duration_units import column_says_durations, unit_seconds, units_of
-from fpt.errors import option, row_word
+from fpt.errors import column_word, option, row_word
 
 _CLOCK = r"\d+:[0-5]\d:[0-5]\d(?:\.\d{1,9})?"
 # Each form of text read as a duration, by the regex that says a value is written in it. Minutes and seconds
@@ -156,7 +156,7 @@ def duration_notes(raw: Any) -> list[str]:
     if raw.modality != "tabular":
         return []
     where = raw.splits["train"].where
-    return [f"{where}: column {name!r} holds times written {'H:MM' if kind == 'h:mm' else 'H:MM:SS'}, read as "
+    return [f"{where}: {column_word(name)} holds times written {'H:MM' if kind == 'h:mm' else 'H:MM:SS'}, read as "
             "seconds: since midnight if they are times of day (23:59 then reads far from 00:00; if that cycle "
             "matters, give the hour as a column of its own), the length if they are durations"
             for name, kind in raw.notes.get("durations", {}).items() if kind != "duration"]

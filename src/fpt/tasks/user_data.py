@@ -236,7 +236,6 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     decided, the missing validation/test splits held out, then ``task_from_raw``."""
     from fpt.data.base import (
         ObjectiveInferred,
-        column_notes,
         finish_splits,
         from_numbers,
         infer_objective,
@@ -261,10 +260,20 @@ def task_from_loaded(raw: Any, options: Any, seed: int) -> TaskData:
     task = task_from_raw(split, options, seed, objective, why)
     if from_numbers(train.y, options.objective, raw.declared):  # said once the data trains (an error says enough)
         warnings.warn(inferred_note(objective, why, train.where), ObjectiveInferred, stacklevel=2)
-    for note in [*column_notes(raw), *date_notes(raw), *duration_notes(raw), *as_started_notes(raw),
-                 *_sequence_notes(raw, split, options)]:
+    for note in training_notes(raw, split, options):
         warnings.warn(note, ColumnNote, stacklevel=2)
     return task
+
+
+def training_notes(raw: Any, split: Any, options: Any) -> list[str]:
+    """The notes on how the training data was read (``ColumnNote``: an id-like column, numbers written for people,
+    dates written several ways, times of day, a column empty on every row, texts read one character at a time, ...),
+    of ``raw`` as read and ``split``, its splits held out: what fpt train and fpt.build say, and the estimators too
+    (they said only the empty column's)."""
+    from fpt.data.base import column_notes
+
+    return [*column_notes(raw), *date_notes(raw), *duration_notes(raw), *as_started_notes(raw),
+            *_sequence_notes(raw, split, options)]
 
 
 def _sequence_notes(raw: Any, split: Any, options: Any) -> list[str]:
@@ -336,4 +345,5 @@ def task_from_raw(raw: Any, options: Any, seed: int, objective: str, why: str) -
                     fitted=prep.to_json(), fingerprint=raw.fingerprint)
 
 
-__all__ = ["OPTION_FIELDS", "DataOptions", "Preprocessing", "UserData", "fit_preprocessing", "task_from_loaded", "task_from_raw"]
+__all__ = ["OPTION_FIELDS", "DataOptions", "Preprocessing", "UserData", "fit_preprocessing", "task_from_loaded",
+           "task_from_raw", "training_notes"]
