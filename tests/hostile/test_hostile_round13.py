@@ -267,5 +267,6 @@ def test_an_estimators_column_of_dicts_is_refused_not_read_as_their_text(tiny_be
     for X, where, first in ((frame, "column 'c'", "X.iloc[1]"), (frame.to_numpy(object), "X[:, 1]", "X[1]")):
         with pytest.raises(DataError) as refused:
             FPTClassifier(**fast).fit(X, np.arange(n) % 2)
-        assert str(refused.value).startswith(f"FPTClassifier.fit (X, y), {where}: holds nested values (dicts, the first "
-                                             f"at {first}; 12 in all); give it one type (numbers or text) per column")
+        assert str(refused.value).startswith(f"FPTClassifier.fit (X, y), {where} holds nested values (dicts, on {first}, "
+                                             f"{first.replace('1', '3')}, ")
+        assert "... (12 in all)); give it one type (numbers or text) per column" in str(refused.value)

@@ -168,3 +168,27 @@ def test_the_estimators_give_fpt_trains_notes_on_the_columns(tiny_bert_dir):
                     "or an id?): as a number it can only tell rows apart; if it is not a feature, leave it out with "
                     "np.delete(X, 1, axis=1)")
 
+
+def test_a_columns_nested_and_infinite_cells_are_refused_in_one_way_wherever_read(tiny_bert_dir):
+    """fpt.build's DataFrame reader and the table reader's column() refused nested and infinite cells each in words
+    of their own (near-copies): an estimator's DataFrame said 'column 'c': an infinite value; replace it with a
+    finite number' naming no row, and 'holds nested values (dicts, the first at X.iloc[1]; 12 in all)'. One
+    implementation (fpt.data.cells) now names the rows wherever a column is read."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    n = 24
+    fast = dict(body=tiny_bert_dir, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+    inf = pd.DataFrame({"x": np.arange(n) * 1.0, "c": np.array([1.0, 2, -np.inf, 3] * 6, dtype=object)})
+    rows = "X.iloc[2], X.iloc[6], X.iloc[10], X.iloc[14], X.iloc[18], ... (6 in all)"
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**fast).fit(inf, np.arange(n) % 2)
+    assert str(refused.value) == (f"FPTClassifier.fit (X, y), column 'c' holds infinite values on {rows}; replace "
+                                  "them with finite numbers or leave them missing (NaN)")
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=inf.assign(label=np.arange(n) % 2), **fast)
+    assert str(refused.value) == (f"the DataFrame: column 'c' holds infinite values on {rows.replace('X.', 'data.')}"
+                                  "; replace them with finite numbers or leave them missing (NaN)")

@@ -29,11 +29,11 @@ from fpt.data.base import (
     lazy_frame,
     one_kind_of_label,
     record_columns,
-    rows,
     sparse_matrix,
     unique_names,
 )
 from fpt.data.categories import frame_categories
+from fpt.data.cells import refuse_infinite, refuse_nested
 from fpt.data.frames import flattened, tuple_target
 from fpt.data.host import inputs_array, is_tensor, targets_array, tensor_pair
 from fpt.data.hub import from_datasets, is_datasets, streamed
@@ -340,19 +340,14 @@ def _frame_cells(values: np.ndarray, name: str) -> None:
     """Refuse a DataFrame column's infinite values and nested cells, as a file's reader refuses them
     (fpt.data.tables.read_table): an inf was refused after the split as 'example 1 gives values beyond float32's range
     once standardised' (an example of a split, no column), and a column of dicts raised TypeError: unhashable type."""
+    where = f"the DataFrame: column {name!r}"
     if values.dtype.kind == "f":
         infinite = np.isinf(values)
     elif values.dtype.kind == "O":
         # a test per distinct type first, then per value only where one is needed: a 500,000-row column of text
         # took 0.3 s and one of floats held as objects 0.8 s value by value
         kinds = set(map(type, values))
-        if any(issubclass(k, dict | set | frozenset) for k in kinds):
-            nested = np.fromiter((isinstance(v, dict | set | frozenset) for v in values), bool, len(values))
-            first = int(np.flatnonzero(nested)[0])
-            raise DataError(f"the DataFrame: column {name!r} holds nested values ({type(values[first]).__name__}s, "
-                            f"on {rows(nested)}); give it one type (numbers or text) per column: spread a dict's "
-                            "keys into columns of their own (pd.json_normalize), or leave the column out "
-                            f"({option('drop_columns')})")
+        refuse_nested(values, kinds, where, f" ({option('drop_columns')})")
         if not any(issubclass(k, float | np.floating) for k in kinds):
             return
         if all(issubclass(k, int | float | np.number) or k is type(None) for k in kinds):
@@ -362,6 +357,4 @@ def _frame_cells(values: np.ndarray, name: str) -> None:
                                    len(values))
     else:
         return
-    if infinite.any():
-        raise DataError(f"the DataFrame: column {name!r} holds infinite values on {rows(infinite)}; replace them "
-                        "with finite numbers or leave them missing (NaN)")
+    refuse_infinite(infinite, where)

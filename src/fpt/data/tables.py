@@ -46,6 +46,7 @@ from fpt.data.base import (
     spaced_header,
 )
 from fpt.data.categories import category_names, file_categories
+from fpt.data.cells import refuse_infinite, refuse_nested
 from fpt.data.codes import code_columns, codes_as_numbers, may_start_code, written_as_codes
 from fpt.data.dates import DateKind, as_labels, find_dates, read_dates
 from fpt.data.durations import as_seconds, find_durations, read_durations
@@ -331,9 +332,8 @@ def _table_columns(table: Any, path: Path, builder: str, indexed: bool, blank: s
         key = ROW_INDEX if indexed and i == 0 else str(name)  # pandas named it 'Unnamed: 0'
         if values.dtype.kind == "O" and not kind.startswith("timestamp"):  # text (a zone's timestamps: objects)
             values = _check_text_column(values, name, path, gaps, key)
-        if values.dtype.kind == "f" and np.isinf(values).any():
-            raise DataError(f"{path}: column {name!r} holds infinite values on {rows(np.isinf(values))}; replace "
-                            "them with finite numbers or leave them empty (missing)")
+        if values.dtype.kind == "f":
+            refuse_infinite(np.isinf(values), f"{path}: column {name!r}", "empty (missing)")
         columns[key] = values
     return columns
 
@@ -1357,17 +1357,11 @@ def column(values: np.ndarray, where: str, missing: np.ndarray | None = None) ->
     missing = is_missing(values) if missing is None else missing
     kinds = set(map(type, values[~missing]))
     values, present, kinds = _real(values, missing, where, kinds)
-    if any(issubclass(k, dict | set | frozenset) for k in kinds):  # str() of each was read as a category
-        nested = np.flatnonzero([isinstance(v, dict | set | frozenset) for v in values])
-        raise DataError(f"{where}: holds nested values ({type(values[nested[0]]).__name__}s, the first at "
-                        f"{row_word(int(nested[0]))}; {len(nested)} in all); give it one type (numbers or text) per "
-                        "column: spread a dict's keys into columns of their own (pd.json_normalize), or leave the "
-                        "column out")
+    refuse_nested(values, kinds, where)  # str() of each was read as a category
     if _all_numbers(kinds):
         out = np.full(len(values), np.nan)
         out[~missing] = present.astype(np.float64)
-        if not np.isfinite(out[~missing]).all():
-            raise DataError(f"{where}: an infinite value; replace it with a finite number, or NaN where it is missing")
+        refuse_infinite(np.isinf(out), where)
         return out
     return _as_text(values, missing, kinds)
 

@@ -1,0 +1,44 @@
+"""Cells no table column may hold, refused in the same words wherever a column is read (a file's, a DataFrame's, an
+estimator's X): nested values (a dict, a set: str() of each was read as a category, or pandas raised TypeError:
+unhashable type) and infinite numbers (refused after the split as 'example 1 gives values beyond float32's range',
+naming no column)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fpt.data.base import rows
+from fpt.errors import DataError
+
+NESTED = dict | set | frozenset
+
+
+def nested_cells(values: np.ndarray, kinds: set[type]) -> np.ndarray | None:
+    """The cells of ``values`` that are nested (``NESTED``), or None where none is; ``kinds``: the types of its
+    values, tested first, so that a column of none (most) is not read value by value."""
+    if not any(issubclass(k, NESTED) for k in kinds):
+        return None
+    return np.fromiter((isinstance(v, NESTED) for v in values), bool, len(values))
+
+
+def refuse_nested(values: np.ndarray, kinds: set[type], where: str, leave_out: str = "") -> None:
+    """A one-line DataError naming the rows (``fpt.data.base.rows``) of ``values``' nested cells, if any; ``where``:
+    the column (``the DataFrame: column 'c'``), ``leave_out``: how the reader leaves a column out, where it can."""
+    nested = nested_cells(values, kinds)
+    if nested is None:
+        return
+    first = values[int(np.flatnonzero(nested)[0])]
+    raise DataError(f"{where} holds nested values ({type(first).__name__}s, on {rows(nested)}); give it one type "
+                    "(numbers or text) per column: spread a dict's keys into columns of their own "
+                    f"(pd.json_normalize), or leave the column out{leave_out}")
+
+
+def refuse_infinite(infinite: np.ndarray, where: str, missing: str = "missing (NaN)") -> None:
+    """A one-line DataError naming the rows ``infinite`` marks, if any; ``missing``: how a missing cell is written
+    where the values were given (``empty (missing)`` in a file)."""
+    if infinite.any():
+        raise DataError(f"{where} holds infinite values on {rows(infinite)}; replace them with finite numbers or leave "
+                        f"them {missing}")
+
+
+__all__ = ["nested_cells", "refuse_infinite", "refuse_nested"]
