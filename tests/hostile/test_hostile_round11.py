@@ -265,8 +265,8 @@ def test_complex_inputs_are_refused_not_read_as_their_real_part(tab_run, series_
     table = fpt.load(tab_run)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ComplexWarning on the way either
-        # a DataFrame's rows by position from 0 (inputs.iloc[1]), an array's as a table's, from 1
-        for given, cell in ((np.array([[1 + 0j, 0.2], [1 + 2j, 0.3]]), "column 'x1', row 2"),
+        # rows by position from 0, as the caller indexes them: a DataFrame's inputs.iloc[1], an array's inputs[1, 0]
+        for given, cell in ((np.array([[1 + 0j, 0.2], [1 + 2j, 0.3]]), "inputs[1, 0]"),
                             (pd.DataFrame({"x1": [1, 1 + 2j], "x2": [0.2, 0.3]}), "inputs.iloc[1]['x1']")):
             with pytest.raises(SchemaError) as refused:
                 table.predict(given)
