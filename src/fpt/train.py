@@ -457,13 +457,10 @@ def check_joined_run(config: RunConfig, run: Path, since: str) -> None:
 def read_fingerprint(config: RunConfig) -> dict[str, Any] | None:
     """The content fingerprint of ``config``'s ``--data`` as ``fpt.data.load`` reads it (inside ``read_once``: the
     read the builds in the block share); None for a paper task, or data it cannot hash."""
-    from fpt.config import DATA_TASK
-    from fpt.data import load
+    from fpt.data import read_config
 
-    if config.task != DATA_TASK or config.data is None:
-        return None
-    return load(config.data, config.target_column, config.modality, config.image_channels, config.image_size,
-                config.drop_columns, config.series_id).fingerprint
+    raw = read_config(config)
+    return None if raw is None else raw.fingerprint
 
 
 def _check_same_data(exp: Experiment, out: Path) -> None:

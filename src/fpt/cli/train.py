@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from fpt.errors import ConfigError
 
@@ -63,17 +64,8 @@ def run(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from fpt import tracking
     from fpt.cli._args import config_file, config_from_args, given_fields
-    from fpt.data import check_present
-    from fpt.modes import (
-        check_modes,
-        check_out,
-        check_parallel_resume,
-        check_tracked,
-        default_out,
-        finished_before_launch,
-        resumed_config,
-        train_run,
-    )
+    from fpt.data import check_present, read_config, read_once
+    from fpt.modes import check_tracked, default_out, resumed_config
     from fpt.settings import train_config, train_fit
 
     if args.nproc is not None and args.nproc < 1:
@@ -93,7 +85,18 @@ def _train(args: argparse.Namespace) -> int:
     out = Path(args.resume or args.out or default_out(config))
     check_tracked(config, args.log)
     trackers: list = tracking.check(args.log)
-    from fpt import distributed  # torch's import: after the checks that need none
+    with read_once():
+        # The data read (and refused: a mistyped --target, a bad cell) before torch's import, a few seconds sooner
+        # and once before --nproc starts its processes; the run's build shares this read.
+        if not args.resume:  # a finished run resumed answers without its data (which may have moved since)
+            read_config(config)
+        return _launch_or_train(args, config, out, trackers, folds)
+
+
+def _launch_or_train(args: argparse.Namespace, config: Any, out: Path, trackers: list, folds: int | None) -> int:
+    from fpt import distributed, tracking  # distributed imports torch: after the checks that need none
+    from fpt.cli._args import given_fields
+    from fpt.modes import check_modes, check_out, check_parallel_resume, finished_before_launch, train_run
 
     if args.nproc and args.nproc > 1 and not distributed.launched():
         check_modes(config, resume=bool(args.resume), choose=bool(args.choose), refit=args.refit, parallel=True)

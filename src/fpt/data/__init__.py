@@ -115,6 +115,17 @@ def load(path: str, target: str | None = RunConfig.target_column, modality: str 
         return _read(path, target, modality, image_channels, image_size, drop_columns, series_id, read, key)
 
 
+def read_config(config: RunConfig) -> RawData | None:
+    """``config``'s ``--data`` read as its task reads it (the same options, so inside ``read_once`` the run's build
+    shares the read); None for a paper task."""
+    from fpt.settings import DATA_TASK
+
+    if config.task != DATA_TASK or config.data is None:
+        return None
+    return load(config.data, config.target_column, config.modality, config.image_channels, config.image_size,
+                config.drop_columns, config.series_id)
+
+
 def _read(path: str, target: str | None, modality: str, image_channels: str, image_size: int,
           drop_columns: str | None, series_id: str | None, read: dict | None, key: tuple) -> RawData:
     from fpt.data.formats import FORMATS, Request
