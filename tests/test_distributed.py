@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
 import json
 import os
 import shutil
@@ -37,6 +39,7 @@ def _worker(rank: int, world: int, tmp: str, body: str) -> None:
     import torch.distributed as dist
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
+    from fpt.cli import main
     from fpt.train import train_step
 
     torch.set_num_threads(1)
@@ -74,6 +77,14 @@ def _worker(rank: int, world: int, tmp: str, body: str) -> None:
             "frozen": sorted(distributed.frozen_names(exp.model)),
             "n_frozen_params": sum(1 for p in exp.model.parameters() if not p.requires_grad),
         }
+        # Last, the command in every rank, rank 0 failing before training (its fit refuses an out that holds a run):
+        # rank 0 says why; the others, waiting for its start, stop with a line of their own once its process ends,
+        # not at the process group's timeout (rank 0 is the spawned process here: it ends after this).
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said):
+            code = main(["train", "--task", "bit-xor", "--body", body, "--init", "random", "--steps", "2",
+                         "--batch-size", "8", "--device", "cpu", "--quiet", "--out", str(tmp_path / "ddp-0")])
+        report["refused"] = [code, said.getvalue()]
         (tmp_path / f"ddp-report-{rank}.json").write_text(json.dumps(report))
     finally:
         dist.destroy_process_group()
@@ -83,24 +94,24 @@ def _rows(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
-def _rank_1(_: int, world: int, tmp: str, body: str) -> None:
-    _worker(1, world, tmp, body)
+def _rank_0(_: int, world: int, tmp: str, body: str) -> None:
+    _worker(0, world, tmp, body)
 
 
 def test_two_processes_train_what_one_process_trains(tiny_gpt2_dir, tmp_path):
-    # Rank 0 is this process, which has torch and transformers imported already; rank 1 a spawned one (a second one
-    # spawned imported them again: about 10 s of CPU on CI's 2 cores).
-    other = torch.multiprocessing.spawn(_rank_1, args=(2, str(tmp_path), tiny_gpt2_dir), nprocs=1, join=False)
+    # Rank 1 is this process, which has torch and transformers imported already; rank 0 a spawned one (a second one
+    # spawned imported them again: about 10 s of CPU on CI's 2 cores), whose end releases rank 1 as torchrun's would.
+    other = torch.multiprocessing.spawn(_rank_0, args=(2, str(tmp_path), tiny_gpt2_dir), nprocs=1, join=False)
     threads = torch.get_num_threads()
     try:
-        _worker(0, 2, str(tmp_path), tiny_gpt2_dir)
+        _worker(1, 2, str(tmp_path), tiny_gpt2_dir)
     except BaseException:
-        for process in other.processes:  # rank 1 waits for rank 0 in the process group: no one is coming
+        for process in other.processes:  # rank 0 may wait for rank 1 in the process group: no one is coming
             process.terminate()
         raise
     finally:
         torch.set_num_threads(threads)
-    while not other.join():  # raises rank 1's error, if it had one
+    while not other.join():  # raises rank 0's error, if it had one
         pass
 
     single = fpt.build(**_fields(tiny_gpt2_dir))
@@ -130,6 +141,14 @@ def test_two_processes_train_what_one_process_trains(tiny_gpt2_dir, tmp_path):
         report = json.loads((tmp_path / f"ddp-report-{rank}.json").read_text())
         assert report["reduced_is_trainable"]
         assert report["n_frozen_params"] > 0 and set(report["frozen"]) <= set(report["ignored"])
+    # rank 0's error, and rank 1's line: both commands exit 2, neither with a traceback
+    [code, said] = json.loads((tmp_path / "ddp-report-0.json").read_text())["refused"]
+    out = tmp_path / "ddp-0"
+    assert code == 2 and said.strip() == (f"fpt train: error: {out} already holds a run; continue it with --resume {out} "
+                                          "or choose another --out")
+    [code, said] = json.loads((tmp_path / "ddp-report-1.json").read_text())["refused"]
+    assert code == 2 and said.count("\n") == 1 and said.startswith("fpt train: rank ")
+    assert "rank 0 stopped before training began" in said and "its error says why" in said
 
 
 @pytest.fixture(scope="module")
@@ -197,6 +216,25 @@ def test_nproc_resume_of_a_finished_run_says_so_before_starting_processes(tiny_g
 
 
 
+def test_nproc_into_an_out_holding_a_run_is_refused_before_starting_processes(tiny_gpt2_dir, tmp_path, capsys,
+                                                                              monkeypatch):
+    from fpt.cli import main
+
+    out = tmp_path / "run"
+    fpt.fit(fpt.build(**_fields(tiny_gpt2_dir, steps=2, task_options={"eval_size": 8})), out=out, progress=False)
+    started = []
+    monkeypatch.setattr(distributed, "launch", lambda nproc, argv: started.append(nproc) or 0)
+    train = ["train", "--nproc", "2", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "2", "--batch-size", "8"]
+    said = f"fpt train: error: {out} already holds a run; continue it with --resume {out} or choose another --out"
+    # was: 2 processes started, each importing torch and transformers and loading the body, for rank 0 to refuse it
+    assert main([*train, "--out", str(out)]) == 2 and started == []
+    assert capsys.readouterr().err.strip() == said
+    (out / "summary.json").unlink()  # stopped after its checkpoint: refused alike (rank 0 would refuse it too)
+    assert main([*train, "--out", str(out)]) == 2 and started == []
+    assert capsys.readouterr().err.strip() == said
+    assert main([*train, "--out", str(tmp_path / "new")]) == 0 and started == [2]  # a new folder: launched
+
+
 def test_nproc_resume_of_a_refit_run_is_refused_before_starting_processes(tiny_gpt2_dir, tmp_path, capsys,
                                                                           monkeypatch):
     from fpt.cli import main
@@ -247,8 +285,11 @@ def test_fpt_train_nproc_launches_resumes_and_reports_rank_0_errors(tiny_gpt2_di
 
     assert torchrun_run["done"].returncode == 0, torchrun_run["done"].stderr[-3000:]
     shutil.copytree(torchrun_run["folder"] / "run", tmp_path / "run")  # a finished 2-process run of 2 steps
-    again = fpt_train("--steps", "2", "--out", "run")  # rank 0 refuses the finished run; rank 1 stops cleanly
-    assert again.returncode == 2 and "already holds a run" in again.stderr and "Traceback" not in again.stderr
+    # refused before any process starts (was: rank 0 refused it, rank 1 stopped, each having imported torch and
+    # transformers and loaded the body; test_two_processes_train_what_one_process_trains runs that rank-0 error)
+    again = fpt_train("--steps", "2", "--out", "run")
+    assert again.returncode == 2 and again.stderr.strip() == ("fpt train: error: run already holds a run; continue it "
+                                                              "with --resume run or choose another --out")
     resumed = fpt_train("--resume", "run", "--steps", "4")  # --nproc launches the processes that resume it
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())

@@ -279,6 +279,19 @@ def check_parallel_resume(out: str | Path) -> None:
                           f"{option('nproc')}")
 
 
+def check_new_before_launch(out: str | Path) -> None:
+    """fpt train --nproc N --out DIR (no --resume) of a DIR that holds a run (a checkpoint or a summary), refused before
+    its N processes start: rank 0's fit refuses it (fpt.train._open_run_dir), but only after every process has imported
+    torch and transformers and loaded the body. The modes that may continue an out (an ensemble, --choose, a refit) run
+    in one process, refused with --nproc by check_modes first."""
+    from fpt import rundir
+    from fpt.checkpoint import has_checkpoint
+
+    out = Path(out)
+    if (out / rundir.SUMMARY).exists() or has_checkpoint(out):
+        raise FileExistsError(rundir.already_a_run(out))
+
+
 def _said_finished(out: Path, done: dict) -> dict:
     print(f"fpt: {out} already finished (step {done.get('steps')}, stopped: {done.get('stopped')}); nothing to "
           f"resume, and nothing in it was changed (a larger {option('steps')} trains it further)", file=sys.stderr)

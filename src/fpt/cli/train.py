@@ -96,12 +96,20 @@ def _train(args: argparse.Namespace) -> int:
 def _launch_or_train(args: argparse.Namespace, config: Any, out: Path, trackers: list, folds: int | None) -> int:
     from fpt import distributed, tracking  # distributed imports torch: after the checks that need none
     from fpt.cli._args import given_fields
-    from fpt.modes import check_modes, check_out, check_parallel_resume, finished_before_launch, train_run
+    from fpt.modes import (
+        check_modes,
+        check_new_before_launch,
+        check_out,
+        check_parallel_resume,
+        finished_before_launch,
+        train_run,
+    )
 
     if args.nproc and args.nproc > 1 and not distributed.launched():
         check_modes(config, resume=bool(args.resume), choose=bool(args.choose), refit=args.refit, parallel=True)
         if not args.resume:
             check_out(out)
+            check_new_before_launch(out)
         else:
             check_parallel_resume(out)
             if (done := finished_before_launch(out, config)) is not None:
