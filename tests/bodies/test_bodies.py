@@ -126,6 +126,30 @@ def test_bad_local_directory_is_named(tmp_path):
         build_body(BodySpec(str(tmp_path), "pretrained", seq_len=4))
 
 
+def test_a_missing_body_folder_is_named_before_transformers_is_imported(tmp_path, monkeypatch):
+    """A body given as a path that is no folder was read as a hub id after transformers' import ('not in the local
+    Hugging Face cache and the hub cannot be reached'): seconds in each worker of a sweep or table before the wrong
+    reason. A hub id ('org/name', a relative folder name) is still a hub id."""
+    import builtins
+
+    real = builtins.__import__
+
+    def no_transformers(name, *args, **kwargs):
+        if name == "transformers" or name.startswith("transformers."):
+            raise AssertionError("transformers was imported before the missing folder was said")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(builtins, "__import__", no_transformers)
+    for body in (str(tmp_path / "no-such-body"), "./no-such-body", "../no-such-body", "~/no-such-fpt-body"):
+        with pytest.raises(BodyUnavailableError) as err:
+            build_body(BodySpec(body, "random", seq_len=4))
+        assert str(err.value).startswith(f"cannot load the model config for {body!r}: no such folder. Use --body "
+                                         "minilm"), err.value
+    with pytest.raises(AssertionError, match="transformers was imported"):  # a hub id: transformers looks it up
+        build_body(BodySpec("no-such-org/no-such-body", "random", seq_len=4))
+
+
 def test_weights_that_lack_a_block_are_refused_naming_it(tiny_gpt2_dir, tmp_path):
     """A local directory whose model.safetensors lacked block 1 built a 'pretrained' body whose block 1 was random:
     transformers' note of the missing weights is silenced on the command line, and fpt train trained on it."""

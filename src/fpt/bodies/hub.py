@@ -117,12 +117,22 @@ def _from_pretrained(loader, source: str, what: str, **kwargs):
         raise BodyUnavailableError(f"cannot load {what} for {source!r}: {exc}. {offline_hint()}") from None
 
 
-def load_config(source: str):
-    from transformers import AutoConfig
+def _check_folder(source: str) -> None:
+    """A body given as a path (absolute, ./, ../ or ~/) that is no folder: said before transformers' import (seconds
+    in every worker of a sweep or table), where it was read as a hub id ('not in the local Hugging Face cache and the
+    hub cannot be reached', or online a hub query for a path). A hub id is never a path of those forms."""
+    if source.startswith(("./", "../", "~")) or Path(source).is_absolute():
+        if not Path(source).expanduser().is_dir():
+            raise BodyUnavailableError(f"cannot load the model config for {source!r}: no such folder. {offline_hint()}")
 
+
+def load_config(source: str):
     replay = _REPLAYING.get()
     if replay is not None and source in replay:
         return config_from_dict(replay[source])
+    _check_folder(source)
+    from transformers import AutoConfig
+
     return _from_pretrained(AutoConfig.from_pretrained, source, "the model config")
 
 
