@@ -261,40 +261,36 @@ def test_local_sweep_results_match_the_runs_and_a_rerun_retrains_nothing(local_s
     assert "4 run(s): 4 finished" in capsys.readouterr().out
 
 
-def test_an_interrupted_trial_is_resumed_not_restarted(tiny_gpt2_dir, tmp_path):
-    """A run stopped after a checkpoint (no summary) continues from it when the sweep runs again."""
-    raw = {"name": "one", "base": _base(tiny_gpt2_dir, steps=6, stop_at_target=False), "seeds": [0]}
-    spec = sweep.parse_spec(raw, "one.yaml")
-    store = Store(tmp_path / "runs")
-    [(c, seed, trial)] = sweep.trials(spec, sweep.expand(spec), store)
+def test_reproduce_hands_its_cells_to_the_same_local_executor_which_resumes_a_stopped_run(tiny_gpt2_dir, tmp_path):
+    """fpt reproduce's cells run by the local executor, each in a worker: one trains, a broken one fails alone. The
+    cell that trains was stopped after a checkpoint (no summary): its worker continues it from there (steps 1-2 are
+    not trained again) to the figures of the uninterrupted run in this process. A stopped sweep trial resumed had a
+    worker of its own (a test apart, the same executor and run_planned): each worker imports torch and transformers."""
     import dataclasses
 
     import fpt
-
-    short = dataclasses.replace(trial.planned.config, steps=2)  # the first 2 steps, then "killed"
-    fpt.fit(fpt.build(short), out=trial.run_dir, progress=False)
-    (trial.run_dir / "summary.json").unlink()
     from fpt.rundir import write_text
 
-    write_text(trial.run_dir / "config.yaml", yaml.safe_dump(trial.planned.config.to_dict(), sort_keys=False))
-    assert sweep.trial_status(trial.run_dir, None)[0] == "stopped"
-    [outcome] = LocalExecutor(1, 1, tmp_path / "logs").run([trial], progress=False)
-    assert outcome.status == "done" and outcome.summary["steps"] == 6
-    rows = [json.loads(line) for line in (trial.run_dir / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in rows] == [2, 4, 6]  # steps 1-2 were not trained again
-
-
-def test_reproduce_hands_its_cells_to_the_same_local_executor(tiny_gpt2_dir, tmp_path):
-    config = RunConfig(**_base(tiny_gpt2_dir))
+    config = RunConfig(**_base(tiny_gpt2_dir, steps=6, stop_at_target=False))
     broken = RunConfig(**_base(str(tmp_path / "no-such-body")))
     table = Table("tableA", "A", "quick", ["x", "y"], ["bit-xor"],
                   [Cell("x", "bit-xor", config, "test_accuracy", 100.0),
                    Cell("y", "bit-xor", broken, "test_accuracy", 100.0)])
     store = Store(tmp_path / "runs")
+    planned = store.plan_config(config)
+    fpt.fit(fpt.build(dataclasses.replace(config, steps=2)), out=planned.run_dir, progress=False)  # then "killed"
+    (planned.run_dir / "summary.json").unlink()
+    write_text(planned.run_dir / "config.yaml", yaml.safe_dump(planned.config.to_dict(), sort_keys=False))
+    assert sweep.trial_status(planned.run_dir, None)[0] == "stopped"
+    first = (planned.run_dir / "metrics.jsonl").read_text()  # step 2's row, with its wall_seconds
     results = run_table(table, store, progress=False,
                         executor=LocalExecutor(2, 1, tmp_path / "logs", prefix="fpt reproduce"))
     assert [r["status"] for r in results] == ["done", "failed"]
-    assert results[1]["note"] and results[0]["run_dir"].name == config_key(config)
+    assert results[1]["note"] and results[0]["run_dir"] == planned.run_dir and planned.key == config_key(config)
+    assert results[0]["summary"]["steps"] == 6
+    rows = [json.loads(line) for line in (planned.run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [2, 4, 6]  # steps 1-2 were not trained again: step 2's row is the first's
+    assert (planned.run_dir / "metrics.jsonl").read_text().startswith(first)
     reference = run_planned(Store(tmp_path / "in-process").plan_config(config), progress=False)
     assert results[0]["summary"]["val_accuracy"] == pytest.approx(reference["val_accuracy"], abs=1e-6)
     assert results[0]["summary"]["test_accuracy"] == pytest.approx(reference["test_accuracy"], abs=1e-6)
