@@ -332,6 +332,29 @@ def test_a_regression_target_left_missing_is_one_line_naming_the_first(gap):
         FPTRegressor(**TINY_CLOSED_FORM).fit(X, y)
 
 
+@pytest.mark.parametrize(("make", "metric"), [(FPTClassifier, "accuracy"), (FPTRegressor, "r2")])
+def test_the_training_data_is_evaluated_once_after_training(make, metric, monkeypatch):
+    """The estimators report their training data as the test set (no test split is held out), and the training
+    split's evaluation (train_eval_<metric>, up to 2000 examples) evaluated the same examples again at the same
+    parameters: a third of fit's evaluation on the breast-cancer test. Now the one figure is both."""
+    from fpt import train
+
+    X, y = make_regression(n_samples=80, n_features=4, noise=0.1, random_state=0)
+    if make is FPTClassifier:
+        y = (y > np.median(y)).astype(int)
+    passes = []
+    real = train.tallies
+    monkeypatch.setattr(train, "tallies", lambda exp, batch, *a, **k: passes.append(len(batch)) or real(exp, batch, *a,
+                                                                                                          **k))
+    est = make(**{**TINY, "steps": 4, "eval_every": 2}).fit(X, y)
+    exp, summary = est.experiment_, est.summary_
+    n = len(exp.data.train)
+    assert summary["test_set"] == "train" and summary["train_eval_examples"] == n
+    assert passes.count(n) == 1  # was 2: the held-out 'train' set, then the same examples as the training sample
+    sample = exp.data.train.evaluation_sample(train.TRAIN_EVALUATION_EXAMPLES)
+    assert summary[f"train_eval_{metric}"] == summary[f"test_{metric}"] == train.evaluate(exp, sample)[metric]
+
+
 @pytest.mark.slow
 def test_default_body_reaches_real_accuracy_on_breast_cancer():
     """The default pretrained MiniLM body, frozen as in the paper: held-out accuracy of a real dataset

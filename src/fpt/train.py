@@ -296,7 +296,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     summary = _summary(exp, state, history, final, stop_reason)
     summary["feature_cache_seconds"] = None if cache_seconds is None else round(cache_seconds, 3)
     if final["selected"] is not None:  # the model is at the selected step: the training split evaluated there
-        summary.update(_train_evaluation(exp))
+        summary.update(_train_evaluation(exp, final["selected"]))
     # Collapse, chance and the test figure against the majority class (fpt.convergence.health): derived from the
     # curve and the figures above, recorded so that readers need not recompute them.
     summary["health"] = health(summary, history, {name: int(b.y.shape[0]) for name, b in exp.data.eval_sets.items()})
@@ -698,15 +698,28 @@ def _fit_closed_form(exp: Experiment, out: Path | None, resume: bool, track: tra
 TRAIN_EVALUATION_EXAMPLES = 2000  # at most this many training examples (a fixed seeded draw) are evaluated
 
 
-def _train_evaluation(exp: Experiment) -> dict[str, Any]:
+def _same_examples(a: Batch, b: Batch) -> bool:
+    """Whether two batches hold the same examples in the same order (the same evaluation, to the last bit)."""
+    if a.x.shape != b.x.shape or a.y.shape != b.y.shape or (a.lengths is None) != (b.lengths is None):
+        return False
+    return torch.equal(a.x, b.x) and torch.equal(a.y, b.y) and (a.lengths is None or torch.equal(a.lengths, b.lengths))
+
+
+def _train_evaluation(exp: Experiment, held: dict[str, float] | None = None) -> dict[str, Any]:
     """The training split (up to TRAIN_EVALUATION_EXAMPLES of it) evaluated like the held-out sets, dropout off
     and no augmentation: train_eval_<metric> and train_eval_examples ({} for a generated stream). Not the
-    summary's train_<metric>, the last window's minibatch figure with dropout on (Table 7 reads this one)."""
+    summary's train_<metric>, the last window's minibatch figure with dropout on (Table 7 reads this one).
+
+    ``held``: the held-out sets' figures at these parameters. A held-out set of exactly these examples (fpt.sklearn
+    reports its training data as its test set) is not evaluated a second time: its figure is this one."""
     sample = getattr(exp.data.train, "evaluation_sample", None)
     if sample is None:
         return {}
     batch = sample(TRAIN_EVALUATION_EXAMPLES)
     name = exp.data.objective.metric
+    for set_name, whole in exp.data.eval_sets.items():
+        if f"{set_name}_{name}" in (held or {}) and _same_examples(batch, whole):
+            return {f"train_eval_{name}": held[f"{set_name}_{name}"], "train_eval_examples": len(batch)}
     return {f"train_eval_{name}": evaluate(exp, batch).get(name), "train_eval_examples": len(batch)}
 
 
