@@ -68,6 +68,7 @@ from fpt.data.base import (
     plain_value,
 )
 from fpt.data.categories import as_category_names
+from fpt.data.cells import refuse_infinite_cells
 from fpt.data.host import inputs_array, targets_array
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.layouts import TEXT, one_text_each, series_layout
@@ -345,8 +346,12 @@ class _FPTEstimator(BaseEstimator):
         X = frame if frame is not None else X
         series = series_list(X)
         if series is None:
-            return validate_data(self, _as_objects(as_category_names(X)), y, dtype=_dtype(X), ensure_all_finite="allow-nan",
-                                 y_numeric=y_numeric, allow_nd=True)
+            given = _as_objects(as_category_names(X))
+            # infinities are refused by fpt, naming the cell (check_array's refusal named none)
+            X, y = validate_data(self, given, y, dtype=_dtype(X), ensure_all_finite=False, y_numeric=y_numeric,
+                                 allow_nd=True)
+            refuse_infinite_cells(X, given, f"{type(self).__name__}.fit")
+            return X, y
         from sklearn.utils import check_array, check_consistent_length
 
         y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
@@ -524,8 +529,10 @@ class _FPTEstimator(BaseEstimator):
         if prep.modality == "sequence":  # one text per example, as fit read them
             series = self._texts_of(X)
         if series is None:
-            X = validate_data(self, _as_objects(as_category_names(X)), reset=False, dtype=_dtype(X, categorical),
-                              ensure_all_finite="allow-nan", allow_nd=True)
+            given = _as_objects(as_category_names(X))
+            X = validate_data(self, given, reset=False, dtype=_dtype(X, categorical), ensure_all_finite=False,
+                              allow_nd=True)
+            refuse_infinite_cells(X, given, f"{type(self).__name__}.predict")
         where = f"{type(self).__name__}.predict"
         # the modality's own check of new inputs (fpt.data.modalities), against the input contract fit recorded
         # (series: channels and training lengths); a category fit never saw is handle_unknown's

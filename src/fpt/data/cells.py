@@ -5,10 +5,12 @@ naming no column)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from fpt.data.base import rows
-from fpt.errors import DataError
+from fpt.errors import DataError, show
 
 NESTED = dict | set | frozenset
 
@@ -41,4 +43,25 @@ def refuse_infinite(infinite: np.ndarray, where: str, missing: str = "missing (N
                         f"them {missing}")
 
 
-__all__ = ["nested_cells", "refuse_infinite", "refuse_nested"]
+def refuse_infinite_cells(X: np.ndarray, given: Any, where: str) -> None:
+    """A one-line DataError naming the first infinite cell of an estimator's 2-D X (as scikit-learn's check_array read
+    it: ``given``, what the caller passed, made float64) as the caller indexes it, from 0: ``X[2, 1]``, or
+    ``X.iloc[2]['c']`` of a DataFrame; check_array said 'Input X contains infinity or a value too large for
+    dtype('float64')', a traceback naming no cell. A value too large for float64 ('1e400') is named as given."""
+    if X.dtype.kind != "f" or X.ndim != 2:  # images and series are checked, example by example, by their modality
+        return
+    infinite = np.isinf(X)
+    if not infinite.any():
+        return
+    i, j = (int(k) for k in np.argwhere(infinite)[0])
+    frame = hasattr(given, "columns") and hasattr(given, "iloc")
+    value = given.iloc[i, j] if frame else np.asarray(given, dtype=object)[i, j]
+    written = str(float(value)) if isinstance(value, float | np.floating) and np.isinf(value) else \
+        f"{show(value)}, beyond float64's range"
+    cell = f"X.iloc[{i}][{given.columns[j]!r}]" if frame else f"X[{i}, {j}]"
+    n = int(infinite.sum())
+    raise DataError(f"{where}: {cell} is {written} ({n} infinite value{'s' if n > 1 else ''} in all); replace them with "
+                    "finite numbers or leave them missing (NaN)")
+
+
+__all__ = ["nested_cells", "refuse_infinite", "refuse_infinite_cells", "refuse_nested"]

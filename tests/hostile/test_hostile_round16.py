@@ -1,0 +1,49 @@
+"""Round 16 of the hostile-input cases: what round 15 left (an estimator's infinite cell refused by scikit-learn's
+check_array, images and series named from 1, fpt.build's arrays' rows from 1 and columns as 'column 1'). Each case
+failed before its fix (the commit that added it says how)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def _fast(body: str) -> dict:
+    return dict(body=body, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+
+
+def test_an_estimators_infinite_cell_is_refused_naming_it(tiny_bert_dir):
+    """fit and predict of an array or a DataFrame holding inf (or text too large for float64, '1e400') were refused by
+    scikit-learn's check_array: 'Input X contains infinity or a value too large for dtype('float64')', naming no
+    cell. Now fpt's one-line DataError (a ValueError, as scikit-learn's contract wants) names the cell as the caller
+    indexes it, from 0, and the fix."""
+    import pandas as pd
+
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier, FPTRegressor
+
+    n = 24
+    X, y = np.random.default_rng(0).normal(size=(n, 3)), np.arange(n) % 2
+    bad = X.copy()
+    bad[2, 1], bad[5, 0] = np.inf, -np.inf
+    fix = "; replace them with finite numbers or leave them missing (NaN)"
+    frame = pd.DataFrame(bad, columns=["a", "b", "c"])
+    big = np.full((n, 3), "0.5", dtype=object)  # numbers written as text, read as numbers
+    big[3, 2] = "1e400"
+    said = {"FPTClassifier.fit: X[2, 1] is inf (2 infinite values in all)": lambda: FPTClassifier(**_fast(
+                tiny_bert_dir)).fit(bad, y),
+            "FPTRegressor.fit: X.iloc[2]['b'] is inf (2 infinite values in all)": lambda: FPTRegressor(**_fast(
+                tiny_bert_dir)).fit(frame, y * 1.0),
+            "FPTClassifier.fit: X[3, 2] is '1e400', beyond float64's range (1 infinite value in all)": lambda:
+                FPTClassifier(**_fast(tiny_bert_dir)).fit(big, y)}
+    for words, call in said.items():
+        with pytest.raises(DataError) as refused:
+            call()
+        assert str(refused.value) == words + fix
+    fitted = FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y)
+    with pytest.raises(ValueError) as refused:
+        fitted.predict(bad[:6])
+    assert isinstance(refused.value, DataError)
+    assert str(refused.value) == "FPTClassifier.predict: X[2, 1] is inf (2 infinite values in all)" + fix
+    assert fitted.predict(np.where(np.isinf(bad), np.nan, bad)).shape == (n,)  # a missing value is still read
+
