@@ -267,7 +267,7 @@ def test_image_inputs_off_schema(data, runs, tmp_path):
     unlabelled.mkdir()
     Image.fromarray(np.full((20, 20), 60, dtype=np.uint8)).save(unlabelled / "a.png")  # any size: resized as in training
     assert model.predict_file(unlabelled).columns["file"] == ["a.png"]
-    with pytest.raises(SchemaError, match=r"image 1 has shape \(9, 9\), but the model takes"):
+    with pytest.raises(SchemaError, match=r"^inputs: inputs\[0\] has shape \(9, 9\), but the model takes"):
         model.predict(np.zeros((1, 9, 9), dtype=np.uint8))
     assert model.predict(np.zeros((2, 8, 8), dtype=np.uint8)).shape == (2,)
     np.savez(tmp_path / "x.npz", X=np.zeros((2, 8, 8, 3), dtype=np.uint8))

@@ -131,6 +131,9 @@ class Wording:
     # how the caller indexes a row and a cell of it (``FRAME_CELLS``, ...); None: by ``columns``, X.iloc[2]['colour']
     # where the caller's columns have names, X[2, 1] where they are an array's indices
     cells: tuple[str, str] | None = None
+    # what the caller calls what it gave in memory, whose examples (images, series) it indexes from 0 ("X": X[2],
+    # "inputs", "X.iloc"); None: a file's examples, counted from 1 as read (image 3; ``example_word``)
+    examples: str | None = None
 
     def __call__(self, name: str, value: str | None = None, placeholder: bool = False) -> str:
         own = self.names.get(name if value is None else f"{name}={value}")
@@ -290,6 +293,25 @@ def row_number(row: int) -> int:
     return int(numbers[row]) if numbers is not None and 0 <= row < len(numbers) else row + 1
 
 
+@contextlib.contextmanager
+def caller_examples(name: str) -> Iterator[None]:
+    """Within: an example (an image, a series) is named as the caller indexes what it gave in memory and calls
+    ``name``, from 0 (``inputs[2]``, ``X.iloc[2]``): ``example_word``."""
+    with wording(dataclasses.replace(_WORDING.get() or CLI, examples=name)):
+        yield
+
+
+def example_word(kind: str, i: int, alone: bool = False) -> str:
+    """Example ``i`` (from 0) of ``kind`` (image, series) as the surface in force names it: ``X[2]`` or
+    ``inputs[2]`` of what a caller gave in memory, which it indexes from 0 (``caller_examples``), or ``inputs`` itself
+    where it is the one example given ``alone`` (a PIL image); ``image 3`` of a file's, counted from 1 as read (the
+    estimators and a Predictor said 'image 3' of X[2], where their rows and cells count from 0)."""
+    name = (_WORDING.get() or CLI).examples
+    if name is None:
+        return f"{kind} {i + 1}"
+    return name if alone else f"{name}[{i}]"
+
+
 def row_word(row: int) -> str:
     """Row ``row`` (from 0) as the surface in force names it: ``row 3`` (a file's row under the header, from 1:
     ``row_number``), or for an estimator's caller, who indexes from 0, ``X.iloc[2]`` (a DataFrame) or ``X[2]`` (an
@@ -319,8 +341,8 @@ def remedy(how: str, *settings: str | tuple[str, str]) -> str:
 
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
-           "Wording", "config_file", "data_kind", "entry", "file_rows", "frame_rows", "option", "python_entry", "remedy",
-           "row_number", "row_word", "show", "speaks_flags", "user_os_error", "wording"]
+           "Wording", "caller_examples", "config_file", "data_kind", "entry", "example_word", "file_rows", "frame_rows",
+           "option", "python_entry", "remedy", "row_number", "row_word", "show", "speaks_flags", "user_os_error", "wording"]
 
 
 class _OneLine(reprlib.Repr):

@@ -75,7 +75,7 @@ from fpt.data.layouts import TEXT, one_text_each, series_layout
 from fpt.data.tables import columns_to_raw, unseen_categories
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
-from fpt.errors import ConfigError, DataError, FptWarning, Wording, column_word, wording
+from fpt.errors import ConfigError, DataError, FptWarning, Wording, caller_examples, column_word, wording
 from fpt.feature_map import scores_only
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment, assemble
@@ -538,7 +538,8 @@ class _FPTEstimator(BaseEstimator):
         # (series: channels and training lengths); a category fit never saw is handle_unknown's
         schema = Schema(prep, exp.data.info, exp.config.max_categories)
         how = self._unknown()
-        with wording(self._wording()):  # the refusal names handle_unknown, not fpt predict's --allow-unseen
+        # the refusal names handle_unknown, not fpt predict's --allow-unseen; an image or a series X[2], not 'image 3'
+        with wording(self._wording()), caller_examples("X.iloc" if frame is not None else "X"):
             x = check_arrays(X if series is None else series, schema, where, allow_unseen=how != "error")
         if how == "warn" and prep.modality == "tabular" and (unseen := unseen_categories(x, schema)):
             with wording(self._wording()):  # fit named X's columns x0, x1, ...: the caller's names, or X[:, j]

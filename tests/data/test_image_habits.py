@@ -81,7 +81,7 @@ def test_pil_images_are_predicted_as_image_files_are(image_run, tmp_path):
     # any size, resized as a file is; one image is one example (it was read as a batch of its 20 rows)
     assert list(model.predict([big])) == list(model.predict(big)) == list(model.predict(str(tmp_path / "big.png")))
     assert len(model.predict([big, _photo(0)])) == 2
-    with pytest.raises(SchemaError, match=r"image 2 is a ndarray among PIL images"):
+    with pytest.raises(SchemaError, match=r"^inputs: inputs\[1\] is a ndarray among PIL images"):
         model.predict([big, np.zeros((8, 8, 3), np.uint8)])
 
 
@@ -94,7 +94,7 @@ def test_a_grayscale_model_refuses_a_colour_pil_image(tmp_path, tiny_bert_dir):
     fpt.fit(fpt.build(data=str(root), body=tiny_bert_dir, **TINY), out=tmp_path / "run", progress=False)
     model = fpt.load(tmp_path / "run")
     assert len(model.predict([_photo(100, size=(16, 16), colour=False)])) == 1  # RGB mode, gray pixels: read
-    with pytest.raises(SchemaError, match=r"image 1 is a colour image, but the model was trained on grayscale"):
+    with pytest.raises(SchemaError, match=r"^inputs: inputs is a colour image, but the model was trained on grayscale"):
         model.predict(_photo(100))
 
 

@@ -269,7 +269,7 @@ def test_a_series_with_no_values_is_not_predicted(series, what, ucr_run):
 
     model = fpt.load(ucr_run / "run")
     ok = np.random.default_rng(0).normal(size=(1, 12))
-    with pytest.raises(SchemaError, match=rf"inputs: series 2 has no values \({what}\); give it values or leave it"):
+    with pytest.raises(SchemaError, match=rf"inputs: inputs\[1\] has no values \({what}\); give it values or leave it"):
         model.predict([ok, series])
     assert model.predict([ok, np.where(np.arange(12) < 6, np.nan, ok)]).shape == (2,)  # a missing part is fine
 

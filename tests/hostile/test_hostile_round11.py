@@ -278,7 +278,7 @@ def test_complex_inputs_are_refused_not_read_as_their_real_part(tab_run, series_
         for given in (X[:2] + 1j, [X[0], X[1] + 0.5j]):
             with pytest.raises(SchemaError) as refused:
                 model.predict(given)
-            assert str(refused.value) == (f"inputs: series {1 if isinstance(given, np.ndarray) else 2} holds complex "
+            assert str(refused.value) == (f"inputs: inputs[{0 if isinstance(given, np.ndarray) else 1}] holds complex "
                                           "numbers, but the model was trained on real ones; give real values (x.real, "
                                           "or abs(x))")
 
@@ -331,7 +331,7 @@ def test_an_image_model_refuses_nan_pixels_one_image_alone_and_a_list_of_paths(i
     holed[1, 2, 3, 0] = np.nan
     with pytest.raises(SchemaError) as refused:
         model.predict(holed)
-    assert str(refused.value) == ("inputs: image 2 has pixels that are NaN or infinite (1 of 192); an image has no "
+    assert str(refused.value) == ("inputs: inputs[1] has pixels that are NaN or infinite (1 of 192); an image has no "
                                   "missing pixels: fill them, or leave the image out")
     with pytest.raises(DataError) as whole:  # an array read whole (fpt.build's, an .npz's), as_images' own check
         as_images(holed, "rgb", 8, "X")
@@ -345,7 +345,7 @@ def test_an_image_model_refuses_nan_pixels_one_image_alone_and_a_list_of_paths(i
     Image.fromarray(X[0]).save(tmp_path / "one.png")
     with pytest.raises(SchemaError) as paths:
         model.predict([str(tmp_path / "one.png")])
-    assert str(paths.value) == (f"inputs: image 1 is a path ({str(tmp_path / 'one.png')!r}), not an image; give their "
+    assert str(paths.value) == (f"inputs: inputs[0] is a path ({str(tmp_path / 'one.png')!r}), not an image; give their "
                                 "folder, predict('DIR'), or the images, [PIL.Image.open(p) for p in paths]")
     np.testing.assert_array_equal(model.predict_proba(str(tmp_path / "one.png")), model.predict_proba(X[:1]))
 

@@ -47,3 +47,33 @@ def test_an_estimators_infinite_cell_is_refused_naming_it(tiny_bert_dir):
     assert str(refused.value) == "FPTClassifier.predict: X[2, 1] is inf (2 infinite values in all)" + fix
     assert fitted.predict(np.where(np.isinf(bad), np.nan, bad)).shape == (n,)  # a missing value is still read
 
+
+def test_images_and_series_given_in_memory_are_named_as_the_caller_indexes_them(tiny_bert_dir, series_run):
+    """An estimator's predict and a Predictor's said 'image 3' and 'series 3' of X[2] and inputs[2], where their
+    rows and cells count from 0 as the caller indexes them; a file's examples are still counted as read."""
+    import fpt
+    from fpt.errors import SchemaError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    n, y = 24, np.arange(24) % 2
+    images = rng.random((n, 3, 8, 8)).astype(np.float32)
+    holed = images[:4].copy()
+    holed[2, 0, 1, 1] = np.nan
+    with pytest.raises(SchemaError) as refused:
+        FPTClassifier(**_fast(tiny_bert_dir)).fit(images, y).predict(holed)
+    assert str(refused.value) == ("FPTClassifier.predict: X[2] has pixels that are NaN or infinite (1 of 192); an "
+                                  "image has no missing pixels: fill them, or leave the image out")
+    series = rng.normal(size=(n, 1, 12)).astype(np.float32)
+    fitted = FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(series, y)
+    with pytest.raises(SchemaError) as refused:
+        fitted.predict([series[0], series[1], series[2, :, :5]])
+    assert str(refused.value).startswith("FPTClassifier.predict: X[2] has 5 points, but every training series had 12")
+    endless = series[:3].copy()
+    endless[1, 0, 11] = np.inf
+    with pytest.raises(SchemaError, match=r"^FPTClassifier\.predict: X\[1\] holds an infinite value; replace it"):
+        fitted.predict(endless)
+    model, X = fpt.load(series_run), rng.normal(size=(3, 1, 12))
+    X[1, 0, 4] = np.inf
+    with pytest.raises(SchemaError, match=r"^inputs: inputs\[1\] holds an infinite value; replace it"):
+        model.predict(X)

@@ -31,7 +31,7 @@ import numpy as np
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split
 from fpt.data.listing import children
 from fpt.data.pixel_depth import FULL, level_note, to_eight_bits, white_level
-from fpt.errors import DataError, FptWarning, SchemaError, option
+from fpt.errors import DataError, FptWarning, SchemaError, example_word, option
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".avif"}
 HF_SPLITS = {"train": "train", "validation": "val", "valid": "val", "val": "val", "dev": "val", "test": "test"}
@@ -491,7 +491,8 @@ def _input_image(file: Path, channels: str, size: int, white: int | None = None)
 def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> list[np.ndarray]:
     """Image arrays, (n, H, W[, C]) or a list of (H, W[, C]): the training array shape, or the model's own."""
     tok = schema.prep.tokeniser
-    if _is_pil(X):  # one image, as one image file is one example (np.asarray would make its rows the examples)
+    alone = _is_pil(X)
+    if alone:  # one image, as one image file is one example (np.asarray would make its rows the examples)
         X = [X]
     elif not isinstance(X, (np.ndarray, list, tuple)) and hasattr(X, "__len__") and hasattr(X, "__iter__"):
         X = list(X)  # a datasets Column (ds["image"]: PIL images decoded as read), a pandas Series of images
@@ -500,15 +501,15 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         # model's, converted to its channels; colour for a grayscale model is refused, as for a file
         bad = next((i for i, img in enumerate(X) if not _is_pil(img)), None)
         if bad is not None:
-            raise SchemaError(f"{where}: image {bad + 1} is a {type(X[bad]).__name__} among PIL images; give all "
+            raise SchemaError(f"{where}: {example_word('image', bad)} is a {type(X[bad]).__name__} among PIL images; give all "
                               "of them as PIL images or all as arrays")
         for i, img in enumerate(X):
             if tok.channels == "gray" and shows_colour(img):
-                raise _colour_for_gray(f"{where}: image {i + 1} is", " (img.convert('L'))")
+                raise _colour_for_gray(f"{where}: {example_word('image', i, alone)} is", " (img.convert('L'))")
         return [load_image(img, tok.channels, tok.image_size, _white(tok)) for img in X]
     if isinstance(X, (list, tuple)) and X and all(isinstance(img, (str, Path)) for img in X):
         # read as arrays, each path was an image of shape (): "image 1 has shape ()"
-        raise SchemaError(f"{where}: image 1 is a path ({str(X[0])!r}), not an image; give their folder, "
+        raise SchemaError(f"{where}: {example_word('image', 0)} is a path ({str(X[0])!r}), not an image; give their folder, "
                           "predict('DIR'), or the images, [PIL.Image.open(p) for p in paths]")
     c = 3 if tok.channels == "rgb" else 1
     own = {(tok.image_size, tok.image_size, c), (c, tok.image_size, tok.image_size)} | \
@@ -527,12 +528,13 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     for i, img in enumerate(arrays):
         if img.shape != trained and img.shape not in own:
             expected = " or ".join(str(s) for s in ([trained] if trained else []) + sorted(own))
-            raise SchemaError(f"{where}: image {i + 1} has shape {img.shape}, but the model takes {expected} "
+            raise SchemaError(f"{where}: {example_word('image', i)} has shape {img.shape}, but the model takes {expected} "
                               f"({tok.channels}, {tok.image_size}x{tok.image_size} pixels); resize or convert it")
         if img.dtype.kind not in "iubf":
-            raise SchemaError(f"{where}: image {i + 1} has dtype {img.dtype}; give numbers (uint8 0-255 or floats 0-1)")
+            raise SchemaError(f"{where}: {example_word('image', i)} has dtype {img.dtype}; give numbers (uint8 0-255 or "
+                              "floats 0-1)")
         if img.dtype.kind == "f" and not np.isfinite(img).all():  # as_images' refusal, named by the image
-            raise SchemaError(f"{where}: image {i + 1} has pixels that are NaN or infinite "
+            raise SchemaError(f"{where}: {example_word('image', i)} has pixels that are NaN or infinite "
                               f"({int((~np.isfinite(img)).sum())} of {img.size}); an image has no missing pixels: fill "
                               "them, or leave the image out")
     # float pixels are read on the training array's scale (the tokeniser's pixel_scale): a dark image given alone to

@@ -73,6 +73,7 @@ from fpt.errors import (
     ITEM_CELLS,
     ROW_CELLS,
     SchemaError,
+    caller_examples,
     closest,
     frame_rows,
     option,
@@ -230,8 +231,9 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
                 schema.info.get(CHANNEL_NAMES) and is_nested_frame(data)):  # that: its columns, targets beside, below
             data = in_trained_order(data, schema.info.get(CHANNEL_NAMES), "inputs")  # channels by name
             frame = series_frame(data, "inputs")  # sktime's nested or multi-indexed DataFrame of series
-            if frame is not None:
-                return Inputs(check_arrays(frame, schema, "inputs", allow_unseen), None, "inputs")
+            if frame is not None:  # its series inputs.iloc[2], as the caller indexes them
+                with caller_examples("inputs.iloc"):
+                    return Inputs(check_arrays(frame, schema, "inputs", allow_unseen), None, "inputs")
         unique_names(data.columns, "inputs", SchemaError, "df.columns = [...]")
         labels = {} if series_id else row_labels(data)
         data = {str(c): data[c].to_numpy() for c in data.columns}
@@ -255,7 +257,8 @@ def _caller_rows(given: Any, data: Any, schema: Schema) -> contextlib.AbstractCo
     """How errors name the rows and cells of inputs given in memory (``frame_rows``): as the caller indexes what it
     gave, from 0, as the estimators name their X's (``inputs['x1'][2]`` of a dict of columns, ``inputs[2]['x1']`` of
     a list of records, ``inputs[2, 0]`` of an array, ``inputs[2][0]`` of a list of rows, ``inputs[2]`` of a list of
-    texts); they said 'column 'x1', row 3', a file's row under its header. ``data``: ``given`` as read so far."""
+    texts, ``inputs[2]`` of an image or a series); they said 'column 'x1', row 3', a file's row under its header, and
+    'image 3'. ``data``: ``given`` as read so far."""
     if isinstance(data, Mapping):
         if given is data:
             return frame_rows("inputs", list(data), COLUMN_CELLS)
@@ -267,6 +270,8 @@ def _caller_rows(given: Any, data: Any, schema: Schema) -> contextlib.AbstractCo
         return frame_rows("inputs", {name: j for j, name in enumerate(schema.features)}, cells)
     if schema.modality == "sequence" and schema.features:
         return frame_rows("inputs", {schema.features[0]: 0}, ITEM_CELLS)
+    if schema.modality in ("image", "timeseries"):  # an image or a series: inputs[2], not 'image 3'
+        return caller_examples("inputs")
     return contextlib.nullcontext()
 
 

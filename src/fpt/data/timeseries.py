@@ -25,7 +25,7 @@ from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, plain_value, s
 from fpt.data.listing import children
 from fpt.data.resolution import FLOAT32_RESOLUTION
 from fpt.data.sniff import check
-from fpt.errors import DataError, FptWarning, SchemaError, option
+from fpt.errors import DataError, FptWarning, SchemaError, example_word, option
 
 # The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
 DIRECTIVE_NAMES = ("problemName", "timeStamps", "missing", "univariate", "dimension", "dimensions", "equalLength",
@@ -566,7 +566,7 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     raw = [np.asarray(s) for s in X]
     complex_at = [i for i, r in enumerate(raw) if r.dtype.kind == "c"]
     if complex_at:  # a cast to floats drops the imaginary part with only a warning: a prediction from half the input
-        raise SchemaError(f"{where}: series {complex_at[0] + 1} holds complex numbers, but the model was trained on "
+        raise SchemaError(f"{where}: {example_word('series', complex_at[0])} holds complex numbers, but the model was trained on "
                           "real ones; give real values (x.real, or abs(x))")
     X = [np.asarray(s, dtype=np.float64) if r.dtype.kind != "f" else r for s, r in zip(X, raw, strict=True)]
     if X and all(s.ndim == 0 for s in X):  # one series' points given alone: each read as a series was "shape ()"
@@ -578,17 +578,17 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         s = np.asarray(s, dtype=np.float64 if np.asarray(s).dtype == np.float64 else np.float32)  # as narrowed kept it
         s = s[None, :] if s.ndim == 1 else s
         if s.ndim != 2:
-            raise SchemaError(f"{where}: series {i + 1} has shape {s.shape}; give (channels, length)")
+            raise SchemaError(f"{where}: {example_word('series', i)} has shape {s.shape}; give (channels, length)")
         if not s.shape[1] or np.isnan(s).all():
             # training refuses such a series (nothing to learn from); here it was a prediction from padding alone
             what = "every point missing" if s.shape[1] else "no points"
-            raise SchemaError(f"{where}: series {i + 1} has no values ({what}); give it values or leave it out")
+            raise SchemaError(f"{where}: {example_word('series', i)} has no values ({what}); give it values or leave it out")
         if np.isinf(s).any():
-            raise SchemaError(f"{where}: series {i + 1} holds an infinite value; replace it with a finite number, or "
-                              "NaN where a value is missing")
+            raise SchemaError(f"{where}: {example_word('series', i)} holds an infinite value; replace it with a finite "
+                              "number, or NaN where a value is missing")
         if s.shape[0] != tok.channels:
             flipped = "; it looks like (length, channels): transpose it" if s.shape[1] == tok.channels else ""
-            raise SchemaError(f"{where}: series {i + 1} has {s.shape[0]} channel(s), but the model was trained on "
+            raise SchemaError(f"{where}: {example_word('series', i)} has {s.shape[0]} channel(s), but the model was trained on "
                               f"{tok.channels}; give series of {tok.channels} channel(s) in the training order{flipped}")
         if lengths is None or lengths[0] != lengths[1]:
             s = unpadded(s)  # as training read its series: trailing NaN is the padding of a shorter one
@@ -596,7 +596,7 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
             s = s[:, : lengths[0]]  # NaN past the one training length pads; up to it, NaN is a missing point
         n = s.shape[1]
         if lengths is not None and lengths[0] == lengths[1] and n != lengths[0]:
-            raise SchemaError(f"{where}: series {i + 1} has {n} points, but every training series had {lengths[0]}; "
+            raise SchemaError(f"{where}: {example_word('series', i)} has {n} points, but every training series had {lengths[0]}; "
                               f"resample or pad it to {lengths[0]} points")
         # Training of varied lengths: a series longer than the model reads (max_points) is kept, and the tokeniser
         # cuts it to its first windows, as it cut the longer series of the run's own test split (JapaneseVowels'
