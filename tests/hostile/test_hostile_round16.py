@@ -77,3 +77,50 @@ def test_images_and_series_given_in_memory_are_named_as_the_caller_indexes_them(
     X[1, 0, 4] = np.inf
     with pytest.raises(SchemaError, match=r"^inputs: inputs\[1\] holds an infinite value; replace it"):
         model.predict(X)
+
+
+def test_builds_arrays_name_rows_and_cells_as_the_caller_indexes_them(tiny_bert_dir, tmp_path):
+    """fpt.build(data=(X, y)) of NumPy arrays said 'data arrays (X, y), column 1 holds infinite values on row(s) 3'
+    of X[2, 1] (a file's words: rows under a header, from 1) and 'X is infinite in example 2', naming no cell; now
+    each names the cell or the column and rows as the caller indexes them, from 0. An .npz file's cell is its X's."""
+    import fpt
+    from fpt.errors import DataError
+
+    n = 24
+    X, y = np.random.default_rng(0).normal(size=(n, 3)), np.arange(n) % 2
+
+    def refusal(X: np.ndarray, data=None) -> str:
+        with pytest.raises(DataError) as refused:
+            fpt.build(data=(X, y) if data is None else data, **_fast(tiny_bert_dir))
+        return str(refused.value)
+
+    def cell(value: object, at: tuple[int, int] = (2, 1)) -> np.ndarray:
+        held = X.astype(object)
+        held[at] = value
+        return held
+
+    assert refusal(cell({"a": 1})) == ("data arrays (X, y), X[:, 1] holds nested values (dicts, on X[2] (1 in all)); "
+                                       "give it one type (numbers or text) per column: spread a dict's keys into "
+                                       "columns of their own (pd.json_normalize), or leave the column out")
+    assert refusal(cell(np.inf)) == ("data arrays (X, y), X[:, 1] holds infinite values on X[2] (1 in all); replace "
+                                     "them with finite numbers or leave them missing (NaN)")
+    assert refusal(cell(1 + 2j)).startswith("data arrays (X, y), X[:, 1]: holds complex numbers ((1+2j));")
+    dates = np.array([["2020-01-01"]] * (n - 1) + [["zz"]], dtype=object)
+    assert refusal(dates).startswith("data arrays (X, y), X[:, 0] holds dates but also other values (X[23]: 'zz');")
+    val = X[:4].astype(object)
+    val[3, 0] = -np.inf  # a validation split's own name
+    assert refusal(None, {"X": X, "y": y, "X_val": val, "y_val": y[:4]}).startswith(
+        "data arrays (X_val, y_val), X_val[:, 0] holds infinite values on X_val[3] (1 in all)")
+    floats = X.copy()
+    floats[2, 1], floats[5, 0] = np.inf, 1e300
+    assert refusal(floats) == ("data arrays (X, y): X[2, 1] is infinite (1 value in all); replace them with finite "
+                               "numbers, or NaN where a value is missing")
+    assert refusal(np.where(floats == np.inf, 0.0, floats)).startswith(
+        "data arrays (X, y): X[5, 0] holds a value beyond float32's range")
+    images = np.random.default_rng(0).random((n, 8, 8, 3))
+    images[3, 2, 2, 0] = np.inf  # no NaN offered: an image has no missing pixels
+    assert refusal(images) == "data arrays (X, y): X[3, 2, 2, 0] is infinite (1 value in all); replace them with finite numbers"
+    np.savez(tmp_path / "d.npz", X=cell(np.inf).astype(float), y=y)  # an .npz's: its X's cell
+    assert refusal(None, str(tmp_path / "d.npz")) == (f"{tmp_path / 'd.npz'} (X, y): X[2, 1] is infinite (1 value in "
+                                                      "all); replace them with finite numbers, or NaN where a value "
+                                                      "is missing")

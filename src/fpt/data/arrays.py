@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import zipfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, check_target_values, is_missing, shown
 from fpt.data.timeseries import CHANNEL_NAMES, is_series_cell, series_of_cells
-from fpt.errors import DataError, SchemaError, option
+from fpt.errors import ARRAY_CELLS, DataError, SchemaError, frame_rows, option
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
@@ -111,9 +112,11 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
 
 
 def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: str, image_size: int, name: str,
-                source: str) -> RawData:
+                source: str, indexed: bool = False) -> RawData:
     """``RawData`` from in-memory arrays named as in an .npz (``X``, ``y``, optionally ``X_val``, ...);
-    ``name`` starts every error message, ``source`` says what was read. fpt.sklearn passes its fit() arrays."""
+    ``name`` starts every error message, ``source`` says what was read. fpt.sklearn passes its fit() arrays.
+    ``indexed``: the caller's own arrays (fpt.build's data=(X, y)), whose table's rows and cells errors name as the
+    caller indexes them, from 0 (X[2], X[:, 1]; 'column 1' and 'row(s) 3' were a file's words)."""
     check_names(arrays, [k for pair in SPLIT_KEYS.values() for k in pair], name)  # X_tset in a dict, as in an .npz
     if "X" not in arrays or "y" not in arrays:
         raise DataError(f"{name}: arrays {sorted(arrays)}; an .npz needs X (inputs) and y (targets), optionally "
@@ -146,17 +149,17 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
             inf, nan = np.isinf(X), np.isnan(X)
             if inf.any() or (nan.any() and not held.missing):
                 bad = inf if inf.any() else nan
-                first = int(np.flatnonzero(bad.reshape(len(X), -1).any(axis=1))[0])
-                raise DataError(f"{where}: {xk} is {'infinite' if inf.any() else 'NaN'} in example {first} "
-                                f"({int(bad.sum())} values in all); "
-                                + ("images cannot have missing pixels: fill them" if not inf.any() else
-                                   "replace them with finite numbers, or NaN where a value is missing"))
+                n = int(bad.sum())
+                # a NaN is the fix only where the modality reads one as missing (not an image's pixel)
+                fix = "images cannot have missing pixels: fill them" if not inf.any() else \
+                    "replace them with finite numbers" + (", or NaN where a value is missing" if held.missing else "")
+                raise DataError(f"{where}: {_cell(xk, bad)} is {'infinite' if inf.any() else 'NaN'} ({n} "
+                                f"value{'s' if n > 1 else ''} in all); {fix}")
         if not isinstance(X, list) and X.dtype.kind == "f" and X.size \
                 and float(np.nanmax(np.abs(np.where(np.isfinite(X), X, 0)))) > _FLOAT32_MAX:
-            first = int(np.flatnonzero((np.abs(np.nan_to_num(X, nan=0.0)) > _FLOAT32_MAX).reshape(len(X), -1)
-                                       .any(axis=1))[0])
-            raise DataError(f"{where}: {xk} in example {first} holds a value beyond float32's range (±3.4e38), which "
-                            "the model computes in; rescale the inputs (e.g. divide by a power of ten)")
+            beyond = _cell(xk, np.abs(np.nan_to_num(X, nan=0.0)) > _FLOAT32_MAX)
+            raise DataError(f"{where}: {beyond} holds a value beyond float32's range (±3.4e38), which the model "
+                            "computes in; rescale the inputs (e.g. divide by a power of ten)")
         if held.ragged and not isinstance(X, list) and X.ndim >= 2 and X.shape[-1] == 0:
             raise DataError(f"{where}: {xk} has series of 0 points (shape {X.shape}); give at least one point per series")
         if not isinstance(X, list) and X.size == 0:  # (n, 0) features or (n, 0, 0) images: nothing to make tokens of
@@ -177,9 +180,11 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
                 raise DataError(f"{where}: {yk} is infinite at index {int(np.flatnonzero(np.isinf(y[:, j]))[0])}; drop or "
                                 "fix those examples")
         y = y.astype(object) if y.dtype.kind not in "iubf" else y
-        if split == "train" and not isinstance(X, list):
-            shared = held.shared(X, where)
-        splits[split] = Split(held.read(X, channels, image_size, where, **shared), y, where)
+        table = indexed and kind == "tabular" and not isinstance(X, list) and X.ndim == 2
+        with frame_rows(xk, {f"x{j}": j for j in range(X.shape[1])}, ARRAY_CELLS) if table else nullcontext():
+            if split == "train" and not isinstance(X, list):
+                shared = held.shared(X, where)
+            splits[split] = Split(held.read(X, channels, image_size, where, **shared), y, where)
     targets = [f"y{j}" for j in range(splits["train"].y.shape[1])] if splits["train"].y.shape[1] > 1 else ["y"]
     how = "the data's own arrays (" + ", ".join(SPLIT_KEYS[s][0] for s in splits) + ")" if len(splits) > 1 else \
         SEEDED
@@ -287,6 +292,12 @@ def in_trained_order(X: Any, names: list[str] | None, where: str) -> Any:
         raise SchemaError(f"{where}: channels (columns) {shown(given)}, but the model was trained on {shown(names)}; "
                           "give the same channels, by the same names")
     return X[[X.columns[given.index(n)] for n in names]]
+
+
+def _cell(xk: str, marked: np.ndarray) -> str:
+    """The first cell ``marked`` marks of the array called ``xk``, as its caller indexes it, from 0 (X[7, 1],
+    X[3, 2, 2, 0] of images): 'X is infinite in example 7' named the row alone."""
+    return f"{xk}[{', '.join(str(int(k)) for k in np.argwhere(marked)[0])}]"
 
 
 def _check_series_list(X: list[np.ndarray], kind: str, ragged: bool, where: str, xk: str) -> None:

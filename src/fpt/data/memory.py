@@ -300,7 +300,8 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         raise ConfigError(f"data={type(data).__name__}: give a path, a pandas or polars DataFrame, a datasets.Dataset, a "
                           "NumPy record array, a dict of columns, a tuple "
                           "(X, y) of arrays or a dict of arrays named as in an .npz (X, y, X_val, ...)")
-    raw = from_arrays(arrays, modality, image_channels, image_size, "data arrays", "NumPy arrays passed to fpt.build")
+    raw = from_arrays(arrays, modality, image_channels, image_size, "data arrays", "NumPy arrays passed to fpt.build",
+                      indexed=True)
     if channels is not None and raw.modality == "timeseries":
         raw.notes[CHANNEL_NAMES] = channels
     return raw
