@@ -128,8 +128,8 @@ def _targets_present(y: Any, where: str, classify: bool) -> None:
     """Targets with none missing, as fpt.build(data=(X, y)) reads them (None, NaN, pandas' NA or NaT, empty text), and
     class labels of one kind, text or numbers. scikit-learn's checks let None and pd.NA labels through, to a TypeError
     in sorting them ('<' not supported between 'NoneType' and 'str'; 'boolean value of NA is ambiguous'); they name
-    no example for labels that mix 1 and "1" ('Unknown label type: unknown') or a nullable Int64 target with pd.NA
-    ('Input y contains NaN')."""
+    no example for labels that mix 1 and "1" ('Unknown label type: unknown'), a nullable Int64 target with pd.NA
+    ('Input y contains NaN') or an infinite target ('Input y contains infinity')."""
     values = np.asarray(y, dtype=object)
     if values.ndim != 1:
         return  # scikit-learn's validate_data names a y of another shape
@@ -139,6 +139,12 @@ def _targets_present(y: Any, where: str, classify: bool) -> None:
         raise DataError(f"{where} is missing at index {int(np.flatnonzero(missing)[0])} ({int(missing.sum())} of "
                         f"{len(values)} examples: None, NaN, pandas' NA or empty text); {what} cannot be missing: "
                         "leave those examples out of X and y")
+    numbers = np.asarray(y)
+    if numbers.dtype.kind == "f" and np.isinf(numbers).any():  # check_array's 'Input y contains infinity' named none
+        infinite = np.isinf(numbers)
+        raise DataError(f"{where} is infinite at index {int(np.flatnonzero(infinite)[0])} ({int(infinite.sum())} of "
+                        f"{len(values)} examples); {what} is a finite number: fix those targets or leave those "
+                        "examples out of X and y")
     if classify:
         one_kind_of_label(values, where)
 

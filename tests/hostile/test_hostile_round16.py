@@ -124,3 +124,20 @@ def test_builds_arrays_name_rows_and_cells_as_the_caller_indexes_them(tiny_bert_
     assert refusal(None, str(tmp_path / "d.npz")) == (f"{tmp_path / 'd.npz'} (X, y): X[2, 1] is infinite (1 value in "
                                                       "all); replace them with finite numbers, or NaN where a value "
                                                       "is missing")
+
+
+def test_an_estimators_infinite_target_is_refused_naming_its_index(tiny_bert_dir):
+    """FPTRegressor.fit(X, y) of a y holding inf was refused by scikit-learn's check_array: 'Input y contains
+    infinity or a value too large for dtype('float64')', a traceback naming no example; a missing target already
+    named its index (fpt.build's arrays too)."""
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier, FPTRegressor
+
+    n = 24
+    X, y = np.random.default_rng(0).normal(size=(n, 3)), np.arange(n) * 1.0
+    y[[4, 9]] = np.inf
+    for estimator, what in ((FPTRegressor, "a regression target"), (FPTClassifier, "a class label")):
+        with pytest.raises(DataError) as refused:
+            estimator(**_fast(tiny_bert_dir)).fit(X, y)
+        assert str(refused.value) == (f"{estimator.__name__}.fit: y is infinite at index 4 (2 of 24 examples); {what} "
+                                      "is a finite number: fix those targets or leave those examples out of X and y")
