@@ -569,6 +569,12 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         raise SchemaError(f"{where}: {example_word('series', complex_at[0])} holds complex numbers, but the model was trained on "
                           "real ones; give real values (x.real, or abs(x))")
     X = [np.asarray(s, dtype=np.float64) if r.dtype.kind != "f" else r for s, r in zip(X, raw, strict=True)]
+    for i, s in enumerate(X):  # float32's cast makes 1e40 inf: it was refused as "an infinite value"
+        with np.errstate(invalid="ignore"):
+            beyond = np.isfinite(s) & (np.abs(s) > _FLOAT32_MAX)
+        if beyond.any():
+            raise SchemaError(f"{where}: {example_word('series', i)} holds a value beyond float32's range (±3.4e38), "
+                              "which the model computes in; rescale the inputs (e.g. divide by a power of ten)")
     if X and all(s.ndim == 0 for s in X):  # one series' points given alone: each read as a series was "shape ()"
         raise SchemaError(f"{where}: {len(X)} numbers, not a batch of series; one series of {len(X)} points goes in a "
                           f"batch of one: [x], or np.asarray(x)[None] (shape (1, {len(X)}))")
