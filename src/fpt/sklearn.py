@@ -346,7 +346,8 @@ class _FPTEstimator(BaseEstimator):
         if texts is not None:  # symbol sequences, one text per example, read as a table's one text column is
             return self._one_column(texts, y, y_numeric)
         # a multi-index X is series when y has one target per series, a table when one per row
-        frame = series_frame(X, f"{type(self).__name__}.fit: X", len(np.asarray(y)) if is_multiindex_frame(X) else None)
+        frame = series_frame(X, f"{type(self).__name__}.fit: X", len(np.asarray(y)) if is_multiindex_frame(X) else None,
+                             "X.iloc")
         # a DataFrame of series: its columns are the channels, which predict then reads by name (in_trained_order)
         self._channels = frame_channels(X) if frame is not None else None
         X = frame if frame is not None else X
@@ -527,7 +528,7 @@ class _FPTEstimator(BaseEstimator):
         held = modalities.modality(prep.modality).arrays
         if prep.modality == "timeseries":  # a DataFrame of series: its channels by the names fit read
             X = in_trained_order(X, exp.data.info.get(CHANNEL_NAMES), f"{type(self).__name__}.predict: X")
-        frame = series_frame(X, f"{type(self).__name__}.predict: X") if prep.modality == "timeseries" else None
+        frame = series_frame(X, f"{type(self).__name__}.predict: X", indexed="X.iloc") if prep.modality == "timeseries" else None
         X = frame if frame is not None else X
         if prep.modality == "timeseries" and frame is None:
             X = series_layout(X, self.n_features_in_)

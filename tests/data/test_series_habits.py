@@ -211,8 +211,8 @@ def test_a_table_with_a_two_level_index_stays_a_table():
 
 @pytest.mark.parametrize(("frame", "message"), [
     (pd.DataFrame({"dim_0": [pd.Series([1.0, 2.0]), pd.Series([1.0])], "dim_1": [pd.Series([1.0]), pd.Series([2.0])]}),
-     r"row 1: channels of \[1, 2\] points in one series"),
-    (pd.DataFrame({"dim_0": [pd.Series(["x", "y"]), pd.Series(["z"])]}), r"row 1: a cell that is not a series of numbers"),
+     r"X\.iloc\[0\]: channels of \[1, 2\] points in one series"),
+    (pd.DataFrame({"dim_0": [pd.Series(["x", "y"]), pd.Series(["z"])]}), r"X\.iloc\[0\]: a cell that is not a series of numbers"),
     (pd.DataFrame({"c": ["x"] * 4}, index=pd.MultiIndex.from_product([range(2), range(2)])), r"column 'c' is not numbers"),
 ])
 def test_a_dataframe_of_series_that_cannot_be_read_is_one_line(frame, message):

@@ -244,19 +244,21 @@ def is_multiindex_frame(X: Any) -> bool:
     return hasattr(X, "columns") and getattr(getattr(X, "index", None), "nlevels", 1) >= 2
 
 
-def series_frame(X: Any, where: str, targets: int | None = None) -> np.ndarray | list[np.ndarray] | None:
+def series_frame(X: Any, where: str, targets: int | None = None,
+                 indexed: str | None = None) -> np.ndarray | list[np.ndarray] | None:
     """sktime's DataFrames of series (``is_nested_frame``, ``is_multiindex_frame``) as (n, C, L) float64 series (as
     their columns hold them; narrowed where their values are checked, fpt.data.timeseries.narrowed), a
     list of (C, L) ones where their lengths differ; None for any other ``X``, and for a multi-index frame with one of
     ``targets`` per row (a table that happens to have a two-level index). Read as a table, a nested frame was a table
-    of text categories (each cell a Series) and a multi-index frame a table of a row per time point."""
+    of text categories (each cell a Series) and a multi-index frame a table of a row per time point. ``indexed``: what
+    the caller calls X's rows ('X.iloc'), which name a nested frame's rows from 0 (``series_of_cells``)."""
     if is_nested_frame(X):
         flat = [str(c) for c, cell in zip(X.columns, X.iloc[0], strict=True) if not is_series_cell(cell)]
         if flat:
             raise DataError(f"{where}: column {flat[0]!r} holds one value per row beside columns of series (sktime's "
                             "nested DataFrame: a column per channel, each cell a series); pass the target apart, "
                             "as (X, y), or name it with target=")
-        series = series_of_cells(X.itertuples(index=False), [str(c) for c in X.columns], where)
+        series = series_of_cells(X.itertuples(index=False), [str(c) for c in X.columns], where, indexed=indexed)
     elif is_multiindex_frame(X) and targets != len(X):
         text = [str(c) for c in X.columns if getattr(X[c].dtype, "kind", "O") not in "iufb"]
         if text:

@@ -230,7 +230,7 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
         elif schema.modality == "timeseries" and not schema.features and not series_id and not (
                 schema.info.get(CHANNEL_NAMES) and is_nested_frame(data)):  # that: its columns, targets beside, below
             data = in_trained_order(data, schema.info.get(CHANNEL_NAMES), "inputs")  # channels by name
-            frame = series_frame(data, "inputs")  # sktime's nested or multi-indexed DataFrame of series
+            frame = series_frame(data, "inputs", indexed="inputs.iloc")  # sktime's nested or multi-indexed DataFrame of series
             if frame is not None:  # its series inputs.iloc[2], as the caller indexes them
                 with caller_examples("inputs.iloc"):
                     return Inputs(check_arrays(frame, schema, "inputs", allow_unseen), None, "inputs")

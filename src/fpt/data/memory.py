@@ -58,13 +58,13 @@ def describe(data: Any) -> str:
     return f"in-memory {type(data).__name__}" + (f" {tuple(shape)}" if shape is not None else "")
 
 
-def _inputs(X: Any, where: str, targets: int | None) -> Any:
+def _inputs(X: Any, where: str, targets: int | None, name: str = "X") -> Any:
     """An input array; series of different lengths (a list, or an object array) stay a list of (C, L) arrays, and
     sktime's DataFrames of series (nested, or multi-indexed by instance and time, ``targets`` not one per row) are
-    read as series."""
+    read as series; a nested frame's rows named as the caller indexes ``name`` (X.iloc[1])."""
     sparse_matrix(X, where, DataError)
     X = inputs_array(X, where, DataError)
-    frame = series_frame(X, where, targets)
+    frame = series_frame(X, where, targets, f"{name}.iloc")  # a nested frame's rows as the caller indexes X
     if frame is not None:
         return frame
     series = series_list(X)
@@ -293,7 +293,8 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         for k, v in data.items():
             if str(k).startswith("X"):
                 _no_texts(v, f"data arrays: {k}")
-        arrays = {str(k): _inputs(v, f"data arrays: {k}", len(data.get(k.replace("X", "y", 1), ())) or None)
+        arrays = {str(k): _inputs(v, f"data arrays: {k}", len(data.get(k.replace("X", "y", 1), ())) or None,
+                                     str(k))
                   if str(k).startswith("X") else _targets(v, f"data arrays: {k}")
                   for k, v in data.items()}
     else:

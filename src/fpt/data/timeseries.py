@@ -25,7 +25,7 @@ from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, plain_value, s
 from fpt.data.listing import children
 from fpt.data.resolution import FLOAT32_RESOLUTION
 from fpt.data.sniff import check
-from fpt.errors import DataError, FptWarning, SchemaError, example_word, option
+from fpt.errors import DataError, FptWarning, SchemaError, example_word, option, row_word
 
 # The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
 DIRECTIVE_NAMES = ("problemName", "timeStamps", "missing", "univariate", "dimension", "dimensions", "equalLength",
@@ -349,13 +349,13 @@ def series_from_rows(X: np.ndarray, where: str) -> list[np.ndarray]:
     series, as in a UCR .tsv; a missing value inside one stays missing (NaN)."""
     if np.isinf(X).any():
         row = int(np.flatnonzero(np.isinf(X).any(axis=1))[0])
-        raise DataError(f"{where}, row {row + 1}: an infinite value; replace it with a finite number, or leave it empty "
+        raise DataError(f"{where}, {row_word(row)}: an infinite value; replace it with a finite number, or leave it empty "
                         "where it is missing")
     out = []
     for i, row in enumerate(X):
         real = np.flatnonzero(~np.isnan(row))
         if not len(real):
-            raise DataError(f"{where}, row {i + 1}: a series with no values; give it values or drop the row")
+            raise DataError(f"{where}, {row_word(i)}: a series with no values; give it values or drop the row")
         out.append(row[: real[-1] + 1].astype(np.float64)[None, :])
     return narrowed(out, where)
 
@@ -376,38 +376,42 @@ def holds_series(values: np.ndarray) -> bool:
     return is_series_cell(next((v for v in values if v is not None and not isinstance(v, float)), None))
 
 
-def series_of_cells(rows: Any, names: list[str], where: str, error: type[Exception] = DataError) -> list[np.ndarray]:
+def series_of_cells(rows: Any, names: list[str], where: str, error: type[Exception] = DataError,
+                    indexed: str | None = None) -> list[np.ndarray]:
     """Rows of cells, each cell one channel's points (columns ``names``), as (C, L) float64 series. A cell of a 2-D
     array is refused: read flat it was one channel of its rows laid end to end, and whether it is (channels, length)
-    or (length, channels) no cell says."""
+    or (length, channels) no cell says. A row is named as the caller indexes what it gave, from 0: ``indexed`` ('X.iloc':
+    X.iloc[1]), else ``row_word`` (a DataFrame's rows in ``frame_rows``' words; a file's 'row 2', under its header):
+    an estimator's X.iloc[1] was 'row 2'."""
     series = []
     for i, row in enumerate(rows):
+        at = f"{indexed}[{i}]" if indexed is not None else row_word(i)
         channels = []
         for name, cell in zip(names, row, strict=True):
             if cell is None or (isinstance(cell, float) and np.isnan(cell)):
-                raise error(f"{where}, row {i + 1}: column {name!r} has no series (missing); leave the rows without "
+                raise error(f"{where}, {at}: column {name!r} has no series (missing); leave the rows without "
                             "one out, or give them their points")
             try:
                 values = np.asarray(cell.to_numpy() if hasattr(cell, "to_numpy") else cell, dtype=np.float64)
             except (TypeError, ValueError):
                 if all(isinstance(v, str) for v in cell):  # a Sequence(Value("string")) column: words, not points
-                    raise error(f"{where}, row {i + 1}: a cell that is not a series of numbers: column {name!r} "
+                    raise error(f"{where}, {at}: a cell that is not a series of numbers: column {name!r} "
                                 "holds a list of text; give each row's words as one text (' '.join(words)), which is "
                                 "read as a sequence of symbols") from None
-                raise error(f"{where}, row {i + 1}: a cell that is not a series of numbers; every cell of a nested "
+                raise error(f"{where}, {at}: a cell that is not a series of numbers; every cell of a nested "
                             "DataFrame is one channel's points (a pd.Series or an array of numbers)") from None
             if values.ndim == 0 or sum(n > 1 for n in values.shape) > 1:
                 what = "one value, not a series" if values.ndim == 0 else f"an array of shape {values.shape}"
-                raise error(f"{where}, row {i + 1}: column {name!r} holds {what}; a cell holds one channel's points: "
+                raise error(f"{where}, {at}: column {name!r} holds {what}; a cell holds one channel's points: "
                             "give a column per channel, or (X, y) arrays of shape (n, channels, length)")
             values = values.ravel()
             if np.isinf(values).any():
-                raise error(f"{where}, row {i + 1}: column {name!r} is infinite at point "
+                raise error(f"{where}, {at}: column {name!r} is infinite at point "
                             f"{int(np.flatnonzero(np.isinf(values))[0])}; replace it with a finite number, or NaN "
                             "where a value is missing")
             channels.append(values)
         if len({len(c) for c in channels}) > 1:
-            raise error(f"{where}, row {i + 1}: channels of {sorted({len(c) for c in channels})} points in one "
+            raise error(f"{where}, {at}: channels of {sorted({len(c) for c in channels})} points in one "
                         "series; give every channel of a series the same length (NaN where a point is missing)")
         series.append(np.stack(channels))
     return series

@@ -1,0 +1,51 @@
+"""Round 17 of the hostile-input cases: what round 16 left (series held in a DataFrame's cells named by rows from 1
+where the caller indexes them from 0). Each case failed before its fix (the commit that added it says how)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def _fast(body: str) -> dict:
+    return dict(body=body, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+
+
+def test_a_dataframe_of_series_names_its_rows_as_the_caller_indexes_them(tiny_bert_dir, series_run):
+    """An sktime-style DataFrame (a series per cell) and a DataFrame's list column said 'row 2' of X.iloc[1] (a file's
+    row under its header, from 1), where the estimators' and fpt.build's cells count from 0; a file's rows keep 'row
+    N'."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    n, y = 24, np.arange(24) % 2
+    X = pd.DataFrame({"c": [pd.Series(rng.normal(size=12)) for _ in range(n)]})
+    bad = X.copy()
+    cell = bad.iloc[1, 0].copy()
+    cell[11] = np.inf
+    bad.iloc[1, 0] = cell
+    fix = ": column 'c' is infinite at point 11; replace it with a finite number, or NaN where a value is missing"
+    said = {"FPTClassifier.fit: X, X.iloc[1]": lambda: FPTClassifier(**_fast(tiny_bert_dir),
+                                                                     modality="timeseries").fit(bad, y),
+            "data arrays: X, X.iloc[1]": lambda: fpt.build(data=(bad, y), **_fast(tiny_bert_dir)),
+            "the DataFrame, data.iloc[1]": lambda: fpt.build(
+                data=pd.DataFrame({"c": [list(v) for v in bad["c"]], "label": y}), target="label",
+                **_fast(tiny_bert_dir))}
+    for words, call in said.items():
+        with pytest.raises(DataError) as refused:
+            call()
+        assert str(refused.value) == words + fix
+    fitted = FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(X, y)
+    with pytest.raises(DataError) as refused:
+        fitted.predict(bad.iloc[:3])
+    assert str(refused.value) == "FPTClassifier.predict: X, X.iloc[1]" + fix
+    assert fitted.predict(X.iloc[:3]).shape == (3,)
+    model = fpt.load(series_run)  # trained on (n, 1, 12) arrays: a Predictor's inputs are its caller's
+    with pytest.raises(DataError) as refused:
+        model.predict(bad.iloc[:3])
+    assert str(refused.value) == "inputs, inputs.iloc[1]" + fix
+
