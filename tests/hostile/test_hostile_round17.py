@@ -49,3 +49,31 @@ def test_a_dataframe_of_series_names_its_rows_as_the_caller_indexes_them(tiny_be
         model.predict(bad.iloc[:3])
     assert str(refused.value) == "inputs, inputs.iloc[1]" + fix
 
+
+
+def test_a_datasets_image_column_names_its_images_as_the_caller_indexes_them(tiny_bert_dir, tmp_path):
+    """A Predictor given a datasets.Dataset of images said 'the Dataset: image 3' of its third image, where a Dataset's
+    other columns' cells are inputs['x1'][2], from 0, and a list of PIL images inputs[2]."""
+    datasets = pytest.importorskip("datasets")
+    Image = pytest.importorskip("PIL.Image")
+    import fpt
+    from fpt.errors import SchemaError
+
+    def photo(value: int, colour: bool):  # noqa: ANN202 (a PIL image)
+        rgb = np.zeros((8, 8, 3), dtype=np.uint8)
+        rgb[...] = (value, 255 - value, value // 2) if colour else value
+        return Image.fromarray(rgb)
+
+    features = datasets.Features({"image": datasets.Image(), "label": datasets.ClassLabel(names=["cat", "dog"])})
+    gray = datasets.Dataset.from_dict({"image": [photo(200 * (i % 2) + i, False).convert("L") for i in range(12)],
+                                       "label": [i % 2 for i in range(12)]}, features=features)
+    fpt.fit(fpt.build(data=gray, body=tiny_bert_dir, init="random", fit="closed-form", baselines="none", device="cpu",
+                      image_size=8, patch_size=4), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    mixed = datasets.Dataset.from_dict({"image": [photo(10, False), photo(20, False), photo(30, True)],
+                                        "label": [0, 1, 0]}, features=features)
+    with pytest.raises(SchemaError) as refused:
+        model.predict(mixed)
+    assert str(refused.value).startswith("the Dataset: inputs['image'][2] is a colour image, but the model was "
+                                         "trained on grayscale images; convert it to grayscale (img.convert('L'))")
+    assert model.predict(mixed.select([0, 1])).shape == (2,)

@@ -217,7 +217,9 @@ def _as_inputs(data: Any, schema: Schema, allow_unseen: bool, no_targets: bool) 
             y = np.array(columns[given[0]], dtype=object)[:, None] if given else None
             if y is not None:
                 check_labels(y, schema, where)
-            return Inputs(check_images(columns[image], schema, where, allow_unseen), y, where)
+            # its images as the caller indexes them, inputs['image'][2] as its other columns' cells are: 'image 3'
+            with caller_examples(f"inputs[{image!r}]"):
+                return Inputs(check_images(columns[image], schema, where, allow_unseen), y, where)
     given = data
     data = _rows_as_columns(data, schema)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a pandas DataFrame, without importing pandas
