@@ -77,3 +77,23 @@ def test_a_datasets_image_column_names_its_images_as_the_caller_indexes_them(tin
     assert str(refused.value).startswith("the Dataset: inputs['image'][2] is a colour image, but the model was "
                                          "trained on grayscale images; convert it to grayscale (img.convert('L'))")
     assert model.predict(mixed.select([0, 1])).shape == (2,)
+
+
+def test_images_of_two_sizes_given_to_build_name_the_first_that_differs():
+    """fpt.build(data=(images, y)) of a list of (H, W, C) images of two sizes raised numpy's traceback: 'ValueError:
+    setting an array element with a sequence. The requested array has an inhomogeneous shape after 1 dimensions',
+    naming no example; a list of series of two lengths is still read as ragged series."""
+    import fpt
+    from fpt.errors import DataError
+
+    rng = np.random.default_rng(0)
+    images = [rng.random((16, 16, 3) if i % 3 else (8, 8, 3)).astype(np.float32) for i in range(24)]
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=(images, np.arange(24) % 2), init="random", device="cpu", modality="image")
+    assert str(refused.value) == ("data arrays: X: X[1] has shape (16, 16, 3), but X[0] has shape (8, 8, 3); give "
+                                  "examples of one shape (images resized to one size, or their folder, which fpt "
+                                  "resizes)")
+    from fpt.data.memory import from_memory
+
+    ragged = [rng.normal(size=(1, 10 + i % 3)) for i in range(24)]
+    assert from_memory((ragged, np.arange(24) % 2), None, "auto", "auto", 32).modality == "timeseries"

@@ -68,7 +68,18 @@ def _inputs(X: Any, where: str, targets: int | None, name: str = "X") -> Any:
     if frame is not None:
         return frame
     series = series_list(X)
-    return series if series is not None else np.asarray(X)
+    if series is not None:
+        return series
+    try:
+        return np.asarray(X)
+    except ValueError:  # numpy's 'inhomogeneous shape' traceback named no example: images of two sizes, say
+        shapes = [np.shape(x) for x in X] if isinstance(X, (list, tuple)) else []
+        odd = next((i for i, shape in enumerate(shapes) if shape != shapes[0]), None)
+        if odd is None:
+            raise
+        raise DataError(f"{where}: {name}[{odd}] has shape {shapes[odd]}, but {name}[0] has shape {shapes[0]}; give "
+                        "examples of one shape (images resized to one size, or their folder, which fpt resizes)"
+                        ) from None
 
 
 def _texts_frame(X: Any, modality: str) -> Any:
