@@ -124,6 +124,26 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _labels_as_numbers(y: Any, where: str) -> Any:
+    """An object y of numbers alone (a mixed CSV column's labels, a pandas object Series) as those numbers: scikit-learn
+    refuses it with 'Unknown label type: unknown', naming neither y nor a fix, where the same values in a typed array
+    are classes (fpt.build reads both alike). Object labels scikit-learn still cannot type are refused in one line."""
+    import pandas as pd
+    from sklearn.utils.multiclass import type_of_target
+
+    if getattr(getattr(y, "dtype", None), "kind", None) != "O" or np.ndim(y) != 1:
+        return y
+    typed = pd.Series(np.asarray(y), dtype=object).infer_objects()
+    if typed.dtype.kind in "iufb":
+        return pd.Series(typed.to_numpy(), index=y.index, name=y.name) if isinstance(y, pd.Series) else typed.to_numpy()
+    if is_missing(np.asarray(y, dtype=object)).any() or type_of_target(y) != "unknown":
+        return y  # missing labels are named by _targets_present
+    one_kind_of_label(y, where)  # text beside numbers: named by its first example
+    kinds = sorted({type(_plain(v)).__name__ for v in np.asarray(y, dtype=object)})
+    raise DataError(f"{where} holds labels of types {', '.join(kinds)}, which are no classes scikit-learn can order; "
+                    "give the labels one type: y.astype(str) for text labels, or y.astype(int) for numbers")
+
+
 def _targets_present(y: Any, where: str, classify: bool) -> None:
     """Targets with none missing, as fpt.build(data=(X, y)) reads them (None, NaN, pandas' NA or NaT, empty text), and
     class labels of one kind, text or numbers. scikit-learn's checks let None and pd.NA labels through, to a TypeError
@@ -341,6 +361,8 @@ class _FPTEstimator(BaseEstimator):
         # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
         X = inputs_array(X, f"{type(self).__name__}.fit: X", DataError)
         y = targets_array(y, f"{type(self).__name__}.fit: y", DataError)
+        if self._objective == "classification":
+            y = _labels_as_numbers(y, f"{type(self).__name__}.fit: y")
         _targets_present(y, f"{type(self).__name__}.fit: y", self._objective == "classification")
         texts = one_text_each(X, self.modality == "sequence") if self.modality in (None, modalities.AUTO, "sequence") else None
         if texts is not None:  # symbol sequences, one text per example, read as a table's one text column is
@@ -641,6 +663,11 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
         check_is_fitted(self)
         scores = self._outputs(X).double().numpy()
         return scores[:, 1] - scores[:, 0] if len(self.classes_) == 2 else scores
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """ClassifierMixin's accuracy, an object y of numbers read as fit reads it (accuracy_score refused it, 'a mix
+        of unknown and binary targets', so cross_val_score of a y fit took failed at scoring)."""
+        return super().score(X, _labels_as_numbers(y, f"{type(self).__name__}.score: y"), sample_weight)
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable label of each row (the argmax of the head's outputs)."""

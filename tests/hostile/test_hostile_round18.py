@@ -1,0 +1,43 @@
+"""Round 18 of the hostile-input cases: what round 17 left (object labels refused in scikit-learn's words, an infinite
+target in two wordings, an .npz's images named from 1 by a Predictor and from 0 by fpt.build, DataFrames of series
+whose series were named by a count or a bare key). Each case failed before its fix (the commit that added it says
+how)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def _fast(body: str) -> dict:
+    return dict(body=body, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+
+
+def test_object_labels_of_numbers_are_the_classes_a_typed_array_gives(tiny_bert_dir):
+    """FPTClassifier.fit of labels in an object array (a mixed CSV column's, a pandas object Series) failed with
+    scikit-learn's 'Unknown label type: unknown'; numbers alone are now the classes their typed array gives, score
+    reads them too, and object labels of mixed types are refused in one line naming y and the fix."""
+    import pandas as pd
+
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    X = np.random.default_rng(0).normal(size=(24, 3))
+    typed = FPTClassifier(**_fast(tiny_bert_dir)).fit(X, np.array([0.0, 1.0] * 12))
+    for y, classes in [(np.array([0.0, 1.0] * 12, dtype=object), np.array([0.0, 1.0])),
+                       (pd.Series([0, 1] * 12, dtype=object, name="label"), np.array([0, 1])),
+                       (np.array([True, False] * 12, dtype=object), np.array([False, True]))]:
+        clf = FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y)
+        assert clf.classes_.dtype == classes.dtype and clf.classes_.tolist() == classes.tolist()
+        assert clf.predict(X[:4]).dtype == classes.dtype
+        assert 0.0 <= clf.score(X, y) <= 1.0
+    same = FPTClassifier(**_fast(tiny_bert_dir)).fit(X, np.array([0.0, 1.0] * 12, dtype=object))
+    np.testing.assert_array_equal(same.predict_proba(X), typed.predict_proba(X))  # the same fit as the typed labels'
+    assert same.score(X, np.array([0.0, 1.0] * 12, dtype=object)) == typed.score(X, np.array([0.0, 1.0] * 12))
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**_fast(tiny_bert_dir)).fit(X, np.array([True, 2] * 12, dtype=object))
+    assert str(refused.value) == ("FPTClassifier.fit: y holds labels of types bool, int, which are no classes "
+                                  "scikit-learn can order; give the labels one type: y.astype(str) for text labels, or "
+                                  "y.astype(int) for numbers")
+    assert FPTClassifier(**_fast(tiny_bert_dir)).fit(X, np.array(["a", "b"] * 12, dtype=object)).classes_.tolist() \
+        == ["a", "b"]
