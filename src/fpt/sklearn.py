@@ -66,6 +66,7 @@ from fpt.data.base import (
     lazy_frame,
     one_kind_of_label,
     plain_value,
+    refuse_infinite_targets,
 )
 from fpt.data.categories import as_category_names
 from fpt.data.cells import refuse_infinite_cells
@@ -160,11 +161,13 @@ def _targets_present(y: Any, where: str, classify: bool) -> None:
                         f"{len(values)} examples: None, NaN, pandas' NA or empty text); {what} cannot be missing: "
                         "leave those examples out of X and y")
     numbers = np.asarray(y)
-    if numbers.dtype.kind == "f" and np.isinf(numbers).any():  # check_array's 'Input y contains infinity' named none
-        infinite = np.isinf(numbers)
-        raise DataError(f"{where} is infinite at index {int(np.flatnonzero(infinite)[0])} ({int(infinite.sum())} of "
-                        f"{len(values)} examples); {what} is a finite number: fix those targets or leave those "
-                        "examples out of X and y")
+    if not classify and numbers.dtype.kind in "OUS":  # text or objects scikit-learn reads as numbers ('inf' too)
+        try:
+            numbers = numbers.astype(np.float64)
+        except (ValueError, TypeError):
+            pass  # left to scikit-learn's conversion, which names it
+    # check_array's 'Input y contains infinity' named none
+    refuse_infinite_targets(numbers, where, what)
     if classify:
         one_kind_of_label(values, where)
 

@@ -41,3 +41,28 @@ def test_object_labels_of_numbers_are_the_classes_a_typed_array_gives(tiny_bert_
                                   "y.astype(int) for numbers")
     assert FPTClassifier(**_fast(tiny_bert_dir)).fit(X, np.array(["a", "b"] * 12, dtype=object)).classes_.tolist() \
         == ["a", "b"]
+
+
+def test_an_infinite_target_is_refused_in_one_wording(tiny_bert_dir, tmp_path):
+    """A float y's infinity was 'y is infinite at index 10 (1 of 24 examples); a regression target is a finite
+    number: ...', an object or text y's (and fpt.build's arrays', an .npz's) 'y is infinite at index 10; drop or fix
+    those examples': one refusal now (fpt.data.base.refuse_infinite_targets)."""
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTRegressor
+
+    X = np.random.default_rng(0).normal(size=(24, 3))
+    y = np.array([0.5] * 10 + [np.inf] + [1.0] * 13)
+    fix = " is infinite at index 10 (1 of 24 examples); {} is a finite number: fix those targets or leave those " \
+          "examples out of X and y"
+    for given in (y, y.astype(object), y.astype(str)):
+        with pytest.raises(DataError) as refused:
+            FPTRegressor(**_fast(tiny_bert_dir)).fit(X, given)
+        assert str(refused.value) == "FPTRegressor.fit: y" + fix.format("a regression target")
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=(X, y), objective="regression", **_fast(tiny_bert_dir))
+    assert str(refused.value) == "data arrays (X, y): y" + fix.format("a target")
+    np.savez(tmp_path / "d.npz", X=X, y=np.stack([np.ones(24), y], axis=1))
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=str(tmp_path / "d.npz"), objective="regression", **_fast(tiny_bert_dir))
+    assert str(refused.value) == f"{tmp_path / 'd.npz'} (X, y): y[:, 1]" + fix.format("a target")

@@ -16,7 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, check_target_values, is_missing, shown
+from fpt.data.base import (
+    SEEDED,
+    Checks,
+    Inputs,
+    RawData,
+    Split,
+    check_target_values,
+    is_missing,
+    refuse_infinite_targets,
+    shown,
+)
 from fpt.data.timeseries import CHANNEL_NAMES, is_series_cell, series_of_cells
 from fpt.errors import ARRAY_CELLS, DataError, SchemaError, frame_rows, option
 
@@ -176,9 +186,7 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
             missing = is_missing(y[:, j])
             if missing.any():
                 raise DataError(f"{where}: {yk} is NaN at index {int(np.flatnonzero(missing)[0])}; drop or fill those examples")
-            if y.dtype.kind == "f" and np.isinf(y[:, j]).any():
-                raise DataError(f"{where}: {yk} is infinite at index {int(np.flatnonzero(np.isinf(y[:, j]))[0])}; drop or "
-                                "fix those examples")
+            refuse_infinite_targets(y[:, j], f"{where}: {yk}" + (f"[:, {j}]" if y.shape[1] > 1 else ""))
         y = y.astype(object) if y.dtype.kind not in "iubf" else y
         table = indexed and kind == "tabular" and not isinstance(X, list) and X.ndim == 2
         with frame_rows(xk, {f"x{j}": j for j in range(X.shape[1])}, ARRAY_CELLS) if table else nullcontext():

@@ -310,6 +310,16 @@ def check_target_values(values: np.ndarray, name: str, where: str, chosen: str =
 ONE_KIND = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float", "boolean", "decimal"})
 
 
+def refuse_infinite_targets(values: np.ndarray, where: str, what: str = "a target") -> None:
+    """One refusal of infinite targets (``values`` one column of them, as numbers), wherever targets are read: the
+    estimators' y and fpt.build's or an .npz's arrays named the same index in two wordings."""
+    infinite = np.isinf(values) if values.dtype.kind == "f" else np.zeros(len(values), dtype=bool)
+    if infinite.any():
+        raise DataError(f"{where} is infinite at index {int(np.flatnonzero(infinite)[0])} ({int(infinite.sum())} of "
+                        f"{len(values)} examples); {what} is a finite number: fix those targets or leave those "
+                        "examples out of X and y")
+
+
 def one_kind_of_label(values: Any, where: str, name: str | None = "y") -> None:
     """Targets of one kind, text or numbers: 1 beside "1" is two classes or one, and neither fpt nor scikit-learn can
     order them (a list, or numpy's np.asarray of one, made both the text '1': one class, silently). ``name``: the
