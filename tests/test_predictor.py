@@ -271,7 +271,7 @@ def test_image_inputs_off_schema(data, runs, tmp_path):
         model.predict(np.zeros((1, 9, 9), dtype=np.uint8))
     assert model.predict(np.zeros((2, 8, 8), dtype=np.uint8)).shape == (2,)
     np.savez(tmp_path / "x.npz", X=np.zeros((2, 8, 8, 3), dtype=np.uint8))
-    with pytest.raises(SchemaError, match=r"x\.npz \(X\): image 1 has shape \(8, 8, 3\)"):
+    with pytest.raises(SchemaError, match=r"x\.npz \(X\): X\[0\] has shape \(8, 8, 3\)"):
         model.predict(tmp_path / "x.npz")
 
 

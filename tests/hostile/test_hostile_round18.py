@@ -66,3 +66,46 @@ def test_an_infinite_target_is_refused_in_one_wording(tiny_bert_dir, tmp_path):
     with pytest.raises(DataError) as refused:
         fpt.build(data=str(tmp_path / "d.npz"), objective="regression", **_fast(tiny_bert_dir))
     assert str(refused.value) == f"{tmp_path / 'd.npz'} (X, y): y[:, 1]" + fix.format("a target")
+
+
+def test_an_npz_is_named_as_its_arrays_are_indexed_by_build_and_predict_alike(tiny_bert_dir, tmp_path):
+    """Predictor.predict('p.npz') said 'p.npz (X): image 3 has pixels that are NaN or infinite' of X[2], which
+    fpt.build names X[2, 0, 1, 1] (an .npz's arrays indexed from 0, as its user types them), and 'image 1 has shape'
+    of X[0]; a table's cell is X[2, 1] in both."""
+    import fpt
+    from fpt.errors import DataError, SchemaError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.random((24, 8, 8, 3)).astype(np.float32), np.arange(24) % 2
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    fpt.fit(fpt.build(data=str(tmp_path / "d.npz"), **_fast(tiny_bert_dir)), out=tmp_path / "run", progress=False)
+    bad = X.copy()
+    bad[2, 0, 1, 1] = np.nan
+    np.savez(tmp_path / "b.npz", X=bad, y=y)
+    with pytest.raises(DataError, match=r"\(X, y\): X\[2, 0, 1, 1\] is NaN"):
+        fpt.build(data=str(tmp_path / "b.npz"), **_fast(tiny_bert_dir))
+    np.savez(tmp_path / "p.npz", X=bad[:4])
+    model = fpt.load(tmp_path / "run")
+    with pytest.raises(SchemaError) as refused:
+        model.predict(tmp_path / "p.npz")
+    assert str(refused.value) == (f"{tmp_path / 'p.npz'} (X): X[2] has pixels that are NaN or infinite (1 of 192); an "
+                                  "image has no missing pixels: fill them, or leave the image out")
+    np.savez(tmp_path / "s.npz", X_test=np.zeros((2, 9, 9, 3), dtype=np.float32))
+    with pytest.raises(SchemaError, match=r"s\.npz \(X_test\): X_test\[0\] has shape \(9, 9, 3\)"):
+        model.predict(tmp_path / "s.npz")
+    assert model.predict(tmp_path / "d.npz").shape == (24,)
+
+
+def test_an_npz_table_names_its_cells_as_its_array_is_indexed(tiny_bert_dir, tmp_path):
+    import fpt
+    from fpt.errors import SchemaError
+
+    X, y = np.random.default_rng(0).normal(size=(24, 3)), np.arange(24) % 2
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    fpt.fit(fpt.build(data=str(tmp_path / "d.npz"), **_fast(tiny_bert_dir)), out=tmp_path / "run", progress=False)
+    bad = X[:4].copy()
+    bad[2, 1] = np.inf
+    np.savez(tmp_path / "p.npz", X=bad)
+    with pytest.raises(SchemaError) as refused:
+        fpt.load(tmp_path / "run").predict(tmp_path / "p.npz")
+    assert str(refused.value).startswith(f"{tmp_path / 'p.npz'} (X): X[2, 1]: inf is infinite")

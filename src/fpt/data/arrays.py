@@ -28,7 +28,7 @@ from fpt.data.base import (
     shown,
 )
 from fpt.data.timeseries import CHANNEL_NAMES, is_series_cell, series_of_cells
-from fpt.errors import ARRAY_CELLS, DataError, SchemaError, frame_rows, option
+from fpt.errors import ARRAY_CELLS, DataError, SchemaError, caller_examples, frame_rows, option
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
@@ -355,7 +355,13 @@ def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
         for j, t in enumerate(targets):
             check_target_values(y[:, j], t, f"{path} ({yk})")
         checks.labels(y, f"{path} ({yk})")
-    return Inputs(checks.arrays(X, f"{path} ({xk})"), y, str(path))
+    # its examples and cells as its arrays are indexed, X[2] and X[2, 1] from 0, as fpt.build names the same file's
+    # ('image 3' of X[2], where fpt.build said X[2, 0, 1, 1])
+    schema = checks.schema
+    named = frame_rows(xk, {name: j for j, name in enumerate(schema.features)}, ARRAY_CELLS) \
+        if schema.modality == "tabular" else caller_examples(xk)
+    with named:
+        return Inputs(checks.arrays(X, f"{path} ({xk})"), y, str(path))
 
 
 __all__ = ["CHANNEL_NAMES", "check_names", "decoded", "frame_channels", "from_arrays", "in_trained_order",
