@@ -109,3 +109,37 @@ def test_an_npz_table_names_its_cells_as_its_array_is_indexed(tiny_bert_dir, tmp
     with pytest.raises(SchemaError) as refused:
         fpt.load(tmp_path / "run").predict(tmp_path / "p.npz")
     assert str(refused.value).startswith(f"{tmp_path / 'p.npz'} (X): X[2, 1]: inf is infinite")
+
+
+def test_a_dataframe_of_series_names_an_empty_or_doubled_series_as_the_caller_selects_it(tiny_bert_dir):
+    """A nested DataFrame's empty cell was 'X: series 2 has no points' (a count from 0, no row, no column), where its
+    neighbours say 'X, X.iloc[2]: column 'c' ...'; a multi-index frame's doubled time 'series ('b',) has two rows at
+    one time', a tuple the caller never typed: now X.loc['b'] and the time."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    y = np.arange(24) % 2
+    X = pd.DataFrame({"c": [pd.Series(rng.normal(size=5)) for _ in range(24)]})
+    X.iloc[2, 0] = pd.Series([], dtype=float)
+    fix = ": column 'c' has no points; give every series at least one point, or leave the row out"
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(X, y)
+    assert str(refused.value) == "FPTClassifier.fit: X, X.iloc[2]" + fix
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=(X, y), **_fast(tiny_bert_dir))
+    assert str(refused.value) == "data arrays: X, X.iloc[2]" + fix
+    index = pd.MultiIndex.from_tuples([(k, t) for k in "abc" for t in (0, 1, 1 if k == "b" else 2)],
+                                      names=["instance", "time"])
+    M = pd.DataFrame({"v": np.arange(9.0)}, index=index)
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(M, np.array([0, 1, 0]))
+    assert str(refused.value) == "FPTClassifier.fit: X: X.loc['b'] has two rows at time 1; give one row per time point"
+    two = pd.MultiIndex.from_tuples([(s, 0, t) for s in (0, 1) for t in (0, 0)], names=["store", "item", "day"])
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(pd.DataFrame({"v": np.arange(4.0)}, index=two),
+                                                                        np.array([0, 1]))
+    assert str(refused.value) == "FPTClassifier.fit: X: X.loc[(0, 0)] has two rows at time 0; give one row per time point"

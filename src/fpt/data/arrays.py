@@ -24,6 +24,7 @@ from fpt.data.base import (
     Split,
     check_target_values,
     is_missing,
+    plain_value,
     refuse_infinite_targets,
     shown,
 )
@@ -275,14 +276,26 @@ def series_frame(X: Any, where: str, targets: int | None = None,
         levels = list(range(X.index.nlevels - 1))  # every level but the last names the series; the last is time
         series = []
         for key, rows in X.groupby(level=levels, sort=False):  # the series in order of first appearance, as y is
-            if rows.index.get_level_values(-1).has_duplicates:
-                raise DataError(f"{where}: series {key!r} has two rows at one time; give one row per time point")
+            times = rows.index.get_level_values(-1)
+            if times.has_duplicates:
+                at = _series_key(key, indexed)
+                raise DataError(f"{where}: {at} has two rows at time {plain_value(times[times.duplicated()][0])!r}; "
+                                "give one row per time point")
             series.append(rows.sort_index(level=-1).to_numpy(dtype=np.float64).T)
     else:
         return None
-    if any(s.shape[1] == 0 for s in series):
-        raise DataError(f"{where}: series {next(i for i, s in enumerate(series) if not s.shape[1])} has no points")
+    # a series of no points is refused where its row is read (series_of_cells): a multi-index one has a row per point
     return np.stack(series) if len({s.shape for s in series}) == 1 else series
+
+
+def _series_key(key: Any, indexed: str | None) -> str:
+    """A multi-index DataFrame's series as its caller selects it, X.loc['b'] (X.loc[(0, 1)] under two levels), by the
+    name the caller gives X (``indexed``'s 'X' of 'X.iloc'); 'the series indexed 'b'' where the name is unknown."""
+    key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+    shown_key = tuple(plain_value(k) for k in key) if isinstance(key, tuple) else plain_value(key)
+    if indexed is None:
+        return f"the series indexed {shown_key!r}"
+    return f"{indexed.rsplit('.', 1)[0]}.loc[{shown_key!r}]"
 
 
 def frame_channels(X: Any) -> list[str] | None:

@@ -405,6 +405,9 @@ def series_of_cells(rows: Any, names: list[str], where: str, error: type[Excepti
                 raise error(f"{where}, {at}: column {name!r} holds {what}; a cell holds one channel's points: "
                             "give a column per channel, or (X, y) arrays of shape (n, channels, length)")
             values = values.ravel()
+            if not len(values):  # said after the read as 'series 2 has no points', counted from 0, unnamed
+                raise error(f"{where}, {at}: column {name!r} has no points; give every series at least one point, or "
+                            "leave the row out")
             if np.isinf(values).any():
                 raise error(f"{where}, {at}: column {name!r} is infinite at point "
                             f"{int(np.flatnonzero(np.isinf(values))[0])}; replace it with a finite number, or NaN "
