@@ -301,15 +301,22 @@ def caller_examples(name: str) -> Iterator[None]:
         yield
 
 
-def example_word(kind: str, i: int, alone: bool = False) -> str:
+def example_word(kind: str, i: int, alone: bool = False, at: Sequence[int] = (), joined: bool = False) -> str:
     """Example ``i`` (from 0) of ``kind`` (image, series) as the surface in force names it: ``X[2]`` or
     ``inputs[2]`` of what a caller gave in memory, which it indexes from 0 (``caller_examples``), or ``inputs`` itself
     where it is the one example given ``alone`` (a PIL image); ``image 3`` of a file's, counted from 1 as read (the
-    estimators and a Predictor said 'image 3' of X[2], where their rows and cells count from 0)."""
+    estimators and a Predictor said 'image 3' of X[2], where their rows and cells count from 0). ``at``: a value
+    inside the example (a pixel), ``X[2, 0, 1, 1]`` of an array indexed whole (``joined``), ``inputs[2][0, 1, 1]``
+    of a list of arrays, ``image 3 at [0, 1, 1]`` of a file's."""
     name = (_WORDING.get() or CLI).examples
+    inside = ", ".join(str(int(k)) for k in at)
     if name is None:
-        return f"{kind} {i + 1}"
-    return name if alone else f"{name}[{i}]"
+        return f"{kind} {i + 1}" + (f" at [{inside}]" if at else "")
+    if alone:
+        return f"{name}[{inside}]" if at else name
+    if not at:
+        return f"{name}[{i}]"
+    return f"{name}[{i}, {inside}]" if joined else f"{name}[{i}][{inside}]"
 
 
 def row_word(row: int) -> str:

@@ -331,12 +331,12 @@ def test_an_image_model_refuses_nan_pixels_one_image_alone_and_a_list_of_paths(i
     holed[1, 2, 3, 0] = np.nan
     with pytest.raises(SchemaError) as refused:
         model.predict(holed)
-    assert str(refused.value) == ("inputs: inputs[1] has pixels that are NaN or infinite (1 of 192); an image has no "
-                                  "missing pixels: fill them, or leave the image out")
+    assert str(refused.value) == ("inputs: inputs[1, 2, 3, 0] is NaN (1 of 384 pixel values NaN or infinite); an image "
+                                  "has no missing pixels: fill them, or leave those images out")
     with pytest.raises(DataError) as whole:  # an array read whole (fpt.build's, an .npz's), as_images' own check
         as_images(holed, "rgb", 8, "X")
-    assert str(whole.value) == ("X: pixels that are NaN or infinite (1 of 384, first in image 2); an image has no "
-                                "missing pixels: fill them, or leave those images out")
+    assert str(whole.value) == ("X: image 2 at [2, 3, 0] is NaN (1 of 384 pixel values NaN or infinite); an image "
+                                "has no missing pixels: fill them, or leave those images out")
     with pytest.raises(SchemaError) as alone:
         model.predict(X[0])
     assert str(alone.value) == ("inputs: one image of shape (8, 8, 3) given alone, not a batch of images; give a batch "

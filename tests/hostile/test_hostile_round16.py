@@ -62,8 +62,8 @@ def test_images_and_series_given_in_memory_are_named_as_the_caller_indexes_them(
     holed[2, 0, 1, 1] = np.nan
     with pytest.raises(SchemaError) as refused:
         FPTClassifier(**_fast(tiny_bert_dir)).fit(images, y).predict(holed)
-    assert str(refused.value) == ("FPTClassifier.predict: X[2] has pixels that are NaN or infinite (1 of 192); an "
-                                  "image has no missing pixels: fill them, or leave the image out")
+    assert str(refused.value) == ("FPTClassifier.predict: X[2, 0, 1, 1] is NaN (1 of 768 pixel values NaN or "
+                                  "infinite); an image has no missing pixels: fill them, or leave those images out")
     series = rng.normal(size=(n, 1, 12)).astype(np.float32)
     fitted = FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(series, y)
     with pytest.raises(SchemaError) as refused:
@@ -119,7 +119,8 @@ def test_builds_arrays_name_rows_and_cells_as_the_caller_indexes_them(tiny_bert_
         "data arrays (X, y): X[5, 0] holds a value beyond float32's range")
     images = np.random.default_rng(0).random((n, 8, 8, 3))
     images[3, 2, 2, 0] = np.inf  # no NaN offered: an image has no missing pixels
-    assert refusal(images) == "data arrays (X, y): X[3, 2, 2, 0] is infinite (1 value in all); replace them with finite numbers"
+    assert refusal(images) == ("data arrays (X, y): X[3, 2, 2, 0] is inf (1 of 4608 pixel values NaN or infinite); an "
+                               "image has no missing pixels: fill them, or leave those images out")
     np.savez(tmp_path / "d.npz", X=cell(np.inf).astype(float), y=y)  # an .npz's: its X's cell
     assert refusal(None, str(tmp_path / "d.npz")) == (f"{tmp_path / 'd.npz'} (X, y): X[2, 1] is infinite (1 value in "
                                                       "all); replace them with finite numbers, or NaN where a value "

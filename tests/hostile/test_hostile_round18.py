@@ -88,8 +88,8 @@ def test_an_npz_is_named_as_its_arrays_are_indexed_by_build_and_predict_alike(ti
     model = fpt.load(tmp_path / "run")
     with pytest.raises(SchemaError) as refused:
         model.predict(tmp_path / "p.npz")
-    assert str(refused.value) == (f"{tmp_path / 'p.npz'} (X): X[2] has pixels that are NaN or infinite (1 of 192); an "
-                                  "image has no missing pixels: fill them, or leave the image out")
+    assert str(refused.value) == (f"{tmp_path / 'p.npz'} (X): X[2, 0, 1, 1] is NaN (1 of 768 pixel values NaN or "
+                                  "infinite); an image has no missing pixels: fill them, or leave those images out")
     np.savez(tmp_path / "s.npz", X_test=np.zeros((2, 9, 9, 3), dtype=np.float32))
     with pytest.raises(SchemaError, match=r"s\.npz \(X_test\): X_test\[0\] has shape \(9, 9, 3\)"):
         model.predict(tmp_path / "s.npz")

@@ -28,6 +28,7 @@ from fpt.data.base import (
     refuse_infinite_targets,
     shown,
 )
+from fpt.data.images import refuse_nonfinite_pixels
 from fpt.data.timeseries import CHANNEL_NAMES, is_series_cell, series_of_cells
 from fpt.errors import ARRAY_CELLS, DataError, SchemaError, caller_examples, frame_rows, option
 
@@ -156,16 +157,13 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
             _check_series_list(X, kind, held.ragged, where, xk)
         elif X.dtype.kind not in "iubf" and not (held.text and X.dtype.kind == "O"):
             raise DataError(f"{where}: {xk} has dtype {X.dtype}; inputs must be numbers")
-        if not isinstance(X, list) and X.dtype.kind == "f" and not np.isfinite(X).all():
-            inf, nan = np.isinf(X), np.isnan(X)
-            if inf.any() or (nan.any() and not held.missing):
-                bad = inf if inf.any() else nan
-                n = int(bad.sum())
-                # a NaN is the fix only where the modality reads one as missing (not an image's pixel)
-                fix = "images cannot have missing pixels: fill them" if not inf.any() else \
-                    "replace them with finite numbers" + (", or NaN where a value is missing" if held.missing else "")
-                raise DataError(f"{where}: {_cell(xk, bad)} is {'infinite' if inf.any() else 'NaN'} ({n} "
-                                f"value{'s' if n > 1 else ''} in all); {fix}")
+        if not isinstance(X, list) and not held.missing:  # images: no pixel is missing, as predict refuses them
+            with caller_examples(xk):
+                refuse_nonfinite_pixels(X, where)
+        elif not isinstance(X, list) and X.dtype.kind == "f" and np.isinf(X).any():
+            n = int(np.isinf(X).sum())
+            raise DataError(f"{where}: {_cell(xk, np.isinf(X))} is infinite ({n} value{'s' if n > 1 else ''} in all); "
+                            "replace them with finite numbers, or NaN where a value is missing")
         if not isinstance(X, list) and X.dtype.kind == "f" and X.size \
                 and float(np.nanmax(np.abs(np.where(np.isfinite(X), X, 0)))) > _FLOAT32_MAX:
             beyond = _cell(xk, np.abs(np.nan_to_num(X, nan=0.0)) > _FLOAT32_MAX)

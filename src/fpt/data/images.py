@@ -400,6 +400,31 @@ def pixel_scale(X: np.ndarray) -> dict[str, int]:
     return {"pixel_scale": 1 if float(np.nanmax(X)) <= 1 else 255}
 
 
+def refuse_nonfinite_pixels(images: np.ndarray | list[np.ndarray], where: str, error: type[DataError] = DataError,
+                            alone: bool = False) -> None:
+    """One refusal of float pixels that are NaN or infinite (a NaN's cast to uint8 is any value, unsaid), wherever
+    images are read from arrays (fpt.build's and an .npz's X, an estimator's, a Predictor's inputs): the first one
+    named as the caller indexes it (``example_word``: X[2, 0, 1, 1] of an array, inputs[2][0, 1, 1] of a list), and
+    the count. fpt.build named the pixel where predict named the image alone ('X[2] has pixels that are NaN')."""
+    floats = [(i, img) for i, img in enumerate(images) if img.dtype.kind == "f"] \
+        if isinstance(images, list) else ([(0, images)] if images.dtype.kind == "f" else [])
+    bad = [(i, ~np.isfinite(img)) for i, img in floats]
+    count = sum(int(b.sum()) for _, b in bad)
+    if not count:
+        return
+    i, marked = next((i, b) for i, b in bad if b.any())
+    first = tuple(int(k) for k in np.argwhere(marked)[0])
+    value = float((images[i] if isinstance(images, list) else images)[first])
+    word = "NaN" if np.isnan(value) else "inf" if value > 0 else "-inf"
+    if isinstance(images, list):
+        pixel = example_word("image", i, alone, first)
+    else:  # one array of images, indexed whole: its first axis is the example
+        pixel = example_word("image", first[0], at=first[1:], joined=True)
+    total = sum(img.size for _, img in floats)
+    raise error(f"{where}: {pixel} is {word} ({count} of {total} pixel values NaN or infinite); an image has no "
+                "missing pixels: fill them, or leave those images out")
+
+
 def as_images(X: np.ndarray, channels: str, size: int, where: str, pixel_scale: int | None = None) -> list[np.ndarray]:
     """An image array (n, H, W[, C]) or (n, C, H, W), uint8 0-255 or floats 0-1, as (size, size, C) uint8 images
     (an .npz's X, Python's, and new image arrays). Floats are read as 0-1 when the array's largest value is at most
@@ -407,6 +432,7 @@ def as_images(X: np.ndarray, channels: str, size: int, where: str, pixel_scale: 
     as 0-255 however dark (a scale of 1 cannot hold values above 1: those are read as 0-255)."""
     if X.ndim not in (3, 4):  # a table's rows would otherwise be read as 1-pixel-high images
         raise DataError(f"{where}: {option('modality', 'image')} needs X of shape (n, H, W[, C]) or (n, C, H, W), not {X.shape}")
+    refuse_nonfinite_pixels(X, where)  # before the axes move: its pixel as the caller indexes it
     if X.ndim == 3:
         X = X[..., None]
     if X.shape[-1] not in (1, 3, 4) and X.shape[1] in (1, 3, 4):
@@ -418,11 +444,6 @@ def as_images(X: np.ndarray, channels: str, size: int, where: str, pixel_scale: 
                         f"{'last' if last else 'first'} axis); fpt reads gray (1), gray and alpha (2), RGB (3) or RGBA "
                         "(4) images: give those channels, or other bands as series (n, channels, length) with "
                         f"{option('modality', 'timeseries')}")
-    if X.dtype.kind == "f" and not np.isfinite(X).all():  # a NaN pixel's cast to uint8 is any value (0 here), unsaid
-        bad = ~np.isfinite(X)
-        first = int(np.flatnonzero(bad.reshape(len(X), -1).any(axis=1))[0])
-        raise DataError(f"{where}: pixels that are NaN or infinite ({int(bad.sum())} of {X.size}, first in image "
-                        f"{first + 1}); an image has no missing pixels: fill them, or leave those images out")
     if X.dtype != np.uint8:
         lo, hi = float(np.nanmin(X)), float(np.nanmax(X))
         if lo < 0 or hi > 255:
@@ -533,10 +554,9 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         if img.dtype.kind not in "iubf":
             raise SchemaError(f"{where}: {example_word('image', i)} has dtype {img.dtype}; give numbers (uint8 0-255 or "
                               "floats 0-1)")
-        if img.dtype.kind == "f" and not np.isfinite(img).all():  # as_images' refusal, named by the image
-            raise SchemaError(f"{where}: {example_word('image', i)} has pixels that are NaN or infinite "
-                              f"({int((~np.isfinite(img)).sum())} of {img.size}); an image has no missing pixels: fill "
-                              "them, or leave the image out")
+    # the pixel as the caller indexes what it gave: X[2, 0, 1, 1] of an array, inputs[2][0, 1, 1] of a list
+    whole = None if isinstance(X, (list, tuple)) else np.asarray(X)
+    refuse_nonfinite_pixels(whole if whole is not None and whole.dtype != object else arrays, where, SchemaError)
     # float pixels are read on the training array's scale (the tokeniser's pixel_scale): a dark image given alone to
     # a model of 0-255 floats (every pixel below 1) was read as 0-1, 255 times brighter than training read it. Runs
     # that did not record it: by the largest value of the images given, as training read its array
@@ -548,5 +568,4 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
 
 
 __all__ = ["IMAGE_SUFFIXES", "array_channels", "array_notes", "as_images", "check_images", "has_images", "load_image",
-           "pixel_scale",
-           "read_image_folder", "read_image_inputs", "shows_colour", "spread"]
+           "pixel_scale", "read_image_folder", "read_image_inputs", "refuse_nonfinite_pixels", "shows_colour", "spread"]

@@ -1,0 +1,45 @@
+"""Round 19 of the hostile-input cases: what round 18 left (a NaN pixel named by its image at predict and by the
+pixel at build, a missing target in two wordings, series of a list named 'series 3 of X', a nested DataFrame's name
+said twice) and the inputs probed after them. Each case failed before its fix (the commit that added it says how)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def _fast(body: str) -> dict:
+    return dict(body=body, init="random", steps=2, eval_every=2, batch_size=8, device="cpu")
+
+
+def test_a_nan_pixel_is_named_as_the_caller_indexes_it_at_build_and_at_predict(tiny_bert_dir, tmp_path):
+    """fpt.build named X[2, 0, 1, 1] where an estimator's and a Predictor's predict of the same images said 'X[2] has
+    pixels that are NaN or infinite (1 of 192)': one refusal now (fpt.data.images.refuse_nonfinite_pixels)."""
+    import fpt
+    from fpt.errors import DataError, SchemaError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.random((24, 8, 8, 3)).astype(np.float32), np.arange(24) % 2
+    bad = X[:4].copy()
+    bad[2, 0, 1, 1] = np.nan
+    bad[3, 1, 1, 1] = -np.inf
+    fix = "pixel values NaN or infinite); an image has no missing pixels: fill them, or leave those images out"
+    holed = X.copy()
+    holed[:4] = bad
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=(holed, y), **_fast(tiny_bert_dir))
+    assert str(refused.value) == f"data arrays (X, y): X[2, 0, 1, 1] is NaN (2 of 4608 {fix}"
+    fitted = FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y)
+    with pytest.raises(SchemaError) as refused:
+        fitted.predict(bad)
+    assert str(refused.value) == f"FPTClassifier.predict: X[2, 0, 1, 1] is NaN (2 of 768 {fix}"
+    fpt.fit(fpt.build(data=(X, y), **_fast(tiny_bert_dir)), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    with pytest.raises(SchemaError) as refused:
+        model.predict(bad[[3, 2]])
+    assert str(refused.value) == f"inputs: inputs[0, 1, 1, 1] is -inf (2 of 384 {fix}"
+    with pytest.raises(SchemaError) as refused:  # a list of arrays: the image, then the pixel within it
+        model.predict(list(bad))
+    assert str(refused.value) == f"inputs: inputs[2][0, 1, 1] is NaN (2 of 768 {fix}"
+    assert model.predict(X[:4]).shape == (4,)
