@@ -67,6 +67,7 @@ from fpt.data.base import (
     one_kind_of_label,
     plain_value,
     refuse_infinite_targets,
+    refuse_missing_targets,
 )
 from fpt.data.categories import as_category_names
 from fpt.data.cells import refuse_infinite_cells
@@ -155,11 +156,7 @@ def _targets_present(y: Any, where: str, classify: bool) -> None:
     if values.ndim != 1:
         return  # scikit-learn's validate_data names a y of another shape
     what = "a class label" if classify else "a regression target"
-    missing = is_missing(values)
-    if missing.any():
-        raise DataError(f"{where} is missing at index {int(np.flatnonzero(missing)[0])} ({int(missing.sum())} of "
-                        f"{len(values)} examples: None, NaN, pandas' NA or empty text); {what} cannot be missing: "
-                        "leave those examples out of X and y")
+    refuse_missing_targets(values, where, what)
     numbers = np.asarray(y)
     if not classify and numbers.dtype.kind in "OUS":  # text or objects scikit-learn reads as numbers ('inf' too)
         try:

@@ -90,7 +90,7 @@ CASES = {
     ".ts without @data": (_ts("", "@problemName t\n"), [], ["T_TRAIN.ts", "@data"]),
     "npz without y": (_npz(X=np.zeros((4, 2))), [], ["d.npz", "needs X", "y"]),
     "npz X and y lengths differ": (_npz(X=np.zeros((4, 2)), y=np.zeros(3)), [], ["d.npz", "4 inputs but 3 targets"]),
-    "npz NaN target": (_npz(X=np.zeros((4, 2)), y=np.array([1.0, np.nan, 0.0, 1.0])), [], ["d.npz", "NaN at index 1"]),
+    "npz NaN target": (_npz(X=np.zeros((4, 2)), y=np.array([1.0, np.nan, 0.0, 1.0])), [], ["d.npz", "y is missing at index 1"]),
     "unknown file format": (lambda r: (r / "d.xlsx").write_text("x") and r / "d.xlsx", [], ["d.xlsx", ".csv"]),
     "no such file": (lambda r: r / "missing.csv", [], ["missing.csv", "no such file"]),
     "bad split column": (_csv("a,label,split\n1,x,train\n2,y,holdout\n"), [], ["d.csv", "'split'", "'holdout'"]),

@@ -43,3 +43,28 @@ def test_a_nan_pixel_is_named_as_the_caller_indexes_it_at_build_and_at_predict(t
         model.predict(list(bad))
     assert str(refused.value) == f"inputs: inputs[2][0, 1, 1] is NaN (2 of 768 {fix}"
     assert model.predict(X[:4]).shape == (4,)
+
+
+def test_a_missing_target_is_refused_in_one_wording(tiny_bert_dir, tmp_path):
+    """fpt.build(data=(X, y)) said 'y is NaN at index 22; drop or fill those examples' of a y (None in an object y
+    too) that the estimators call 'missing at index 22 (1 of 24 examples: ...)': one refusal now
+    (fpt.data.base.refuse_missing_targets), an .npz's y and a y of several outputs (y[:, 1]) too."""
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    X = np.random.default_rng(0).normal(size=(24, 3))
+    fix = (" is missing at index 22 (1 of 24 examples: None, NaN, pandas' NA or empty text); {} cannot be missing: "
+           "leave those examples out of X and y")
+    for y in (np.array([0.0, 1.0] * 11 + [np.nan, 1.0]), np.array([0, 1] * 11 + [None, 1], dtype=object)):
+        with pytest.raises(DataError) as refused:
+            fpt.build(data=(X, y), **_fast(tiny_bert_dir))
+        assert str(refused.value) == "data arrays (X, y): y" + fix.format("a target")
+        with pytest.raises(DataError) as refused:
+            FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y)
+        assert str(refused.value) == "FPTClassifier.fit: y" + fix.format("a class label")
+    two = np.stack([np.ones(24), np.array([0.0, 1.0] * 11 + [np.nan, 1.0])], axis=1)
+    np.savez(tmp_path / "d.npz", X=X, y=two)
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=str(tmp_path / "d.npz"), objective="regression", **_fast(tiny_bert_dir))
+    assert str(refused.value) == f"{tmp_path / 'd.npz'} (X, y): y[:, 1]" + fix.format("a target")

@@ -23,9 +23,9 @@ from fpt.data.base import (
     RawData,
     Split,
     check_target_values,
-    is_missing,
     plain_value,
     refuse_infinite_targets,
+    refuse_missing_targets,
     shown,
 )
 from fpt.data.images import refuse_nonfinite_pixels
@@ -182,10 +182,9 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
             raise DataError(f"{where}: {yk} has shape {y.shape}, no target per example; give one target per example "
                             "(shape (n,)) or one column per output (n, k)")
         for j in range(y.shape[1]):
-            missing = is_missing(y[:, j])
-            if missing.any():
-                raise DataError(f"{where}: {yk} is NaN at index {int(np.flatnonzero(missing)[0])}; drop or fill those examples")
-            refuse_infinite_targets(y[:, j], f"{where}: {yk}" + (f"[:, {j}]" if y.shape[1] > 1 else ""))
+            column = f"{where}: {yk}" + (f"[:, {j}]" if y.shape[1] > 1 else "")
+            refuse_missing_targets(y[:, j], column)
+            refuse_infinite_targets(y[:, j], column)
         y = y.astype(object) if y.dtype.kind not in "iubf" else y
         table = indexed and kind == "tabular" and not isinstance(X, list) and X.ndim == 2
         with frame_rows(xk, {f"x{j}": j for j in range(X.shape[1])}, ARRAY_CELLS) if table else nullcontext():

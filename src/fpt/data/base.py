@@ -310,6 +310,17 @@ def check_target_values(values: np.ndarray, name: str, where: str, chosen: str =
 ONE_KIND = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float", "boolean", "decimal"})
 
 
+def refuse_missing_targets(values: np.ndarray, where: str, what: str = "a target") -> None:
+    """One refusal of missing targets (``values`` one column of them: None, NaN, pandas' NA or NaT, empty text),
+    wherever targets are given in memory: fpt.build's arrays said 'y is NaN at index 22' of the y the estimators call
+    missing, a None too."""
+    missing = is_missing(values)
+    if missing.any():
+        raise DataError(f"{where} is missing at index {int(np.flatnonzero(missing)[0])} ({int(missing.sum())} of "
+                        f"{len(values)} examples: None, NaN, pandas' NA or empty text); {what} cannot be missing: "
+                        "leave those examples out of X and y")
+
+
 def refuse_infinite_targets(values: np.ndarray, where: str, what: str = "a target") -> None:
     """One refusal of infinite targets (``values`` one column of them, as numbers), wherever targets are read: the
     estimators' y and fpt.build's or an .npz's arrays named the same index in two wordings."""
