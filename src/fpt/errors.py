@@ -294,11 +294,18 @@ def row_number(row: int) -> int:
 
 
 @contextlib.contextmanager
-def caller_examples(name: str) -> Iterator[None]:
+def caller_examples(name: str, keep: bool = False) -> Iterator[None]:
     """Within: an example (an image, a series) is named as the caller indexes what it gave in memory and calls
-    ``name``, from 0 (``inputs[2]``, ``X.iloc[2]``): ``example_word``."""
-    with wording(dataclasses.replace(_WORDING.get() or CLI, examples=name)):
+    ``name``, from 0 (``inputs[2]``, ``X.iloc[2]``): ``example_word``. ``keep``: a name a surface above already gave
+    stands (an estimator's X.iloc of a DataFrame of series, read as the array ``name``)."""
+    how = _WORDING.get() or CLI
+    with wording(how if keep and how.examples is not None else dataclasses.replace(how, examples=name)):
         yield
+
+
+def examples_named() -> str | None:
+    """What the caller calls the examples it gave in memory (``caller_examples``: X, inputs), or None: a file's."""
+    return (_WORDING.get() or CLI).examples
 
 
 def example_word(kind: str, i: int, alone: bool = False, at: Sequence[int] = (), joined: bool = False) -> str:
@@ -348,8 +355,9 @@ def remedy(how: str, *settings: str | tuple[str, str]) -> str:
 
 __all__ = ["CLI", "PYTHON", "USER_ERRORS", "BodyUnavailableError", "CheckpointError", "ConfigError", "DataError",
            "DependencyError", "FptError", "FptWarning", "RegistryError", "RunDirBusyError", "RunError", "SchemaError",
-           "Wording", "caller_examples", "config_file", "data_kind", "entry", "example_word", "file_rows", "frame_rows",
-           "option", "python_entry", "remedy", "row_number", "row_word", "show", "speaks_flags", "user_os_error", "wording"]
+           "Wording", "caller_examples", "config_file", "data_kind", "entry", "example_word", "examples_named",
+           "file_rows", "frame_rows", "option", "python_entry", "remedy", "row_number", "row_word", "show", "speaks_flags",
+           "user_os_error", "wording"]
 
 
 class _OneLine(reprlib.Repr):

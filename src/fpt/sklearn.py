@@ -32,6 +32,7 @@ import dataclasses
 import io
 import numbers
 import warnings
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -432,8 +433,10 @@ class _FPTEstimator(BaseEstimator):
                 raw = columns_to_raw({"train": ({TEXT: X, "y": y}, f"{name}.fit")}, "y", modality,
                                      f"texts passed to {name}.fit", SEEDED)
             else:
-                raw = from_arrays({"X": X, "y": y}, modality, config.image_channels, config.image_size,
-                                  f"{name}.fit", f"arrays passed to {name}.fit")
+                # a DataFrame of series' rows are X.iloc[3] to its caller, not the array's X[3]
+                with caller_examples("X.iloc") if getattr(self, "_channels", None) else nullcontext():
+                    raw = from_arrays({"X": X, "y": y}, modality, config.image_channels, config.image_size,
+                                      f"{name}.fit", f"arrays passed to {name}.fit")
             if getattr(self, "_channels", None) and raw.modality == "timeseries":
                 raw.notes[CHANNEL_NAMES] = self._channels
             config = self._choose(config, raw)

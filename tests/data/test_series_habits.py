@@ -314,7 +314,7 @@ def test_nan_padding_ends_a_shorter_series_as_in_a_ucr_tsv():
     assert [s.shape[1] for s in raw.splits["train"].x] == [20 + i for i in range(10)]
     assert raw.notes["train_lengths"] == "20..29" and np.isnan(raw.splits["train"].x[4][1, 10])
     X[3] = np.nan
-    with pytest.raises(DataError, match=r"series 3 has no values \(every point missing\)"):
+    with pytest.raises(DataError, match=r"^d \(X, y\): X\[3\] has no values \(every point missing\)"):
         from_arrays({"X": X, "y": np.arange(10) % 2}, "auto", "auto", 32, "d", "arrays")
 
 

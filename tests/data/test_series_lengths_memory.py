@@ -29,7 +29,7 @@ def test_fpt_build_takes_a_list_and_an_object_array_of_series(tiny_bert_dir, tmp
     univariate[:] = [s[0] for s in X]  # aeon's unequal-length collection: an object array of (L,) arrays
     exp = fpt.build(data={"X": univariate, "y": y}, body=tiny_bert_dir, series_patch=4, **TINY)
     assert exp.data.info["channels"] == 1 and exp.data.train.data.lengths is not None
-    with pytest.raises(DataError, match="series 3 has 3 channel"):
+    with pytest.raises(DataError, match=r"^data arrays \(X, y\): X\[3\] has 3 channel\(s\), but X\[0\] has 2"):
         fpt.build(data=(X[:3] + [np.zeros((3, 9))] + X[4:], y), body=tiny_bert_dir, **TINY)
     with pytest.raises(DataError, match="only modality timeseries reads"):
         fpt.build(data=(X, y), body=tiny_bert_dir, modality="tabular", **TINY)

@@ -68,3 +68,50 @@ def test_a_missing_target_is_refused_in_one_wording(tiny_bert_dir, tmp_path):
     with pytest.raises(DataError) as refused:
         fpt.build(data=str(tmp_path / "d.npz"), objective="regression", **_fast(tiny_bert_dir))
     assert str(refused.value) == f"{tmp_path / 'd.npz'} (X, y): y[:, 1]" + fix.format("a target")
+
+
+def test_series_are_named_as_the_caller_indexes_them(tiny_bert_dir):
+    """A list of series said 'series 3 of X has no values' and 'series 3 of X is infinite at 5', a series of no value
+    'series 3 has no values' (from 0, of X[3], of a DataFrame's data.iloc[3] and of a JSON file's row 4 alike), where
+    their neighbours name X[3], X.iloc[3] and the row."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    y = np.arange(24) % 2
+    series = [rng.normal(size=(1, 10 + i % 3)) for i in range(24)]
+
+    def refusals(X) -> list[str]:
+        said = []
+        for call in (lambda: fpt.build(data=(X, y), **_fast(tiny_bert_dir)),
+                     lambda: FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y)):
+            with pytest.raises(DataError) as refused:
+                call()
+            said.append(str(refused.value))
+        return said
+
+    empty, endless, blank = list(series), list(series), list(series)
+    empty[3] = np.zeros((1, 0))
+    endless[3] = np.where(np.arange(10) == 5, np.inf, 0.0)[None]
+    blank[3] = np.full((1, 10), np.nan)
+    assert refusals(empty) == [f"{w}: X[3] has no points; give every series at least one point, or leave it out of X "
+                               "and y" for w in ("data arrays (X, y)", "FPTClassifier.fit (X, y)")]
+    assert refusals(endless) == [f"{w}: X[3] is infinite at point 5; replace it with a finite number, or NaN where a "
+                                 "value is missing" for w in ("data arrays (X, y)", "FPTClassifier.fit (X, y)")]
+    assert refusals(blank) == [f"{w}: X[3] has no values (every point missing); give it values or drop it"
+                               for w in ("data arrays (X, y)", "FPTClassifier.fit (X, y)")]
+    wide = list(series)
+    wide[3] = np.zeros((3, 9))
+    assert refusals(wide)[0] == "data arrays (X, y): X[3] has 3 channel(s), but X[0] has 1; give every series the " \
+        "same channels"
+    nested = pd.DataFrame({"c": [pd.Series(s[0, :10]) for s in series]})
+    nested.iloc[3, 0] = pd.Series(np.full(10, np.nan))
+    assert refusals(nested) == [f"{w}: X.iloc[3] has no values (every point missing); give it values or drop it"
+                                for w in ("data arrays (X, y)", "FPTClassifier.fit (X, y)")]
+    cells = pd.DataFrame({"s": [list(s[0, :10]) for s in blank], "label": y})
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=cells, **_fast(tiny_bert_dir))
+    assert str(refused.value) == "the DataFrame: data.iloc[3] has no values (every point missing); give it values or drop it"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import zipfile
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from fpt.data.base import (
 )
 from fpt.data.images import refuse_nonfinite_pixels
 from fpt.data.timeseries import CHANNEL_NAMES, is_series_cell, series_of_cells
-from fpt.errors import ARRAY_CELLS, DataError, SchemaError, caller_examples, frame_rows, option
+from fpt.errors import ARRAY_CELLS, DataError, SchemaError, caller_examples, example_word, frame_rows, option
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 SPLIT_KEYS = {"train": ("X", "y"), "val": ("X_val", "y_val"), "test": ("X_test", "y_test")}
@@ -154,7 +153,8 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
         if len(X) == 0:
             raise DataError(f"{where}: no examples")
         if isinstance(X, list):  # series of different lengths (series_list): checked here, read as they are
-            _check_series_list(X, kind, held.ragged, where, xk)
+            with caller_examples(xk, keep=True):
+                _check_series_list(X, kind, held.ragged, where, xk, arrays["X"])
         elif X.dtype.kind not in "iubf" and not (held.text and X.dtype.kind == "O"):
             raise DataError(f"{where}: {xk} has dtype {X.dtype}; inputs must be numbers")
         if not isinstance(X, list) and not held.missing:  # images: no pixel is missing, as predict refuses them
@@ -187,7 +187,9 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
             refuse_infinite_targets(y[:, j], column)
         y = y.astype(object) if y.dtype.kind not in "iubf" else y
         table = indexed and kind == "tabular" and not isinstance(X, list) and X.ndim == 2
-        with frame_rows(xk, {f"x{j}": j for j in range(X.shape[1])}, ARRAY_CELLS) if table else nullcontext():
+        # an image's or a series' refusal names it as the caller indexes the array, X[3] (it said 'series 3')
+        with frame_rows(xk, {f"x{j}": j for j in range(X.shape[1])}, ARRAY_CELLS) if table else \
+                caller_examples(xk, keep=True):
             if split == "train" and not isinstance(X, list):
                 shared = held.shared(X, where)
             splits[split] = Split(held.read(X, channels, image_size, where, **shared), y, where)
@@ -320,16 +322,22 @@ def _cell(xk: str, marked: np.ndarray) -> str:
     return f"{xk}[{', '.join(str(int(k)) for k in np.argwhere(marked)[0])}]"
 
 
-def _check_series_list(X: list[np.ndarray], kind: str, ragged: bool, where: str, xk: str) -> None:
+def _check_series_list(X: list[np.ndarray], kind: str, ragged: bool, where: str, xk: str, train: Any) -> None:
     if not ragged:
         raise DataError(f"{where}: {xk} is a list of series of different lengths, which only modality timeseries "
                         f"reads, not {kind}; give one array of equal rows, or modality timeseries")
-    for i, s in enumerate(X):
+    for i, s in enumerate(X):  # each as the caller indexes the list, X[3] ('series 3 of X' beside X[3]'s neighbours)
         if not s.shape[1]:
-            raise DataError(f"{where}: series {i} of {xk} has no values")
+            raise DataError(f"{where}: {example_word('series', i)} has no points; give every series at least one "
+                            "point, or leave it out of X and y")
+        first = np.shape(train[0])[0] if isinstance(train, list) else None  # a list's series are (C, L)
+        if first is not None and s.shape[0] != first:  # said after the read as 'series 3' (from 0) of X[3]
+            raise DataError(f"{where}: {example_word('series', i)} has {s.shape[0]} channel(s), but X[0] has {first}; "
+                            "give every series the same channels")
         if np.isinf(s).any():
-            raise DataError(f"{where}: series {i} of {xk} is infinite at {int(np.flatnonzero(np.isinf(s).any(0))[0])}; "
-                            "replace it with a finite number, or NaN where a value is missing")
+            raise DataError(f"{where}: {example_word('series', i)} is infinite at point "
+                            f"{int(np.flatnonzero(np.isinf(s).any(0))[0])}; replace it with a finite number, or NaN "
+                            "where a value is missing")
 
 
 def _held(kind: str, name: str) -> Any:

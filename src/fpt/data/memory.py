@@ -40,7 +40,7 @@ from fpt.data.hub import from_datasets, is_datasets, streamed
 from fpt.data.layouts import TEXT, one_text_each
 from fpt.data.modalities import AUTO, requested
 from fpt.data.tables import FRAME, columns_to_raw
-from fpt.errors import ConfigError, DataError, frame_rows, option, show
+from fpt.errors import ConfigError, DataError, caller_examples, frame_rows, option, show
 
 NPZ_INPUTS = {x for x, _ in SPLIT_KEYS.values()}
 
@@ -312,8 +312,10 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         raise ConfigError(f"data={type(data).__name__}: give a path, a pandas or polars DataFrame, a datasets.Dataset, a "
                           "NumPy record array, a dict of columns, a tuple "
                           "(X, y) of arrays or a dict of arrays named as in an .npz (X, y, X_val, ...)")
-    raw = from_arrays(arrays, modality, image_channels, image_size, "data arrays", "NumPy arrays passed to fpt.build",
-                      indexed=True)
+    # a DataFrame of series' rows are X.iloc[3] to its caller, not the array's X[3]
+    with caller_examples("X.iloc") if channels is not None else contextlib.nullcontext():
+        raw = from_arrays(arrays, modality, image_channels, image_size, "data arrays",
+                          "NumPy arrays passed to fpt.build", indexed=True)
     if channels is not None and raw.modality == "timeseries":
         raw.notes[CHANNEL_NAMES] = channels
     return raw

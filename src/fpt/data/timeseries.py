@@ -25,7 +25,7 @@ from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, plain_value, s
 from fpt.data.listing import children
 from fpt.data.resolution import FLOAT32_RESOLUTION
 from fpt.data.sniff import check
-from fpt.errors import DataError, FptWarning, SchemaError, example_word, option, row_word
+from fpt.errors import DataError, FptWarning, SchemaError, example_word, examples_named, option, row_word
 
 # The header directives of the sktime/aeon .ts format (lower case; files spell them @problemName, @classLabel, ...).
 DIRECTIVE_NAMES = ("problemName", "timeStamps", "missing", "univariate", "dimension", "dimensions", "equalLength",
@@ -460,7 +460,10 @@ def series_from_array(X: Any, channels: str, image_size: int, where: str) -> lis
                                           np.asarray(s) for s in X], where)]
     empty = next((i for i, s in enumerate(out) if not s.shape[1] and X[i].shape[-1]), None)
     if empty is not None:  # as a .ts or .tsv line of no values: nothing to learn from
-        raise DataError(f"{where}: series {empty} has no values (every point missing); give it values or drop it")
+        # named as the caller indexes its array (X[3]), or a table's row (data.iloc[3], a file's 'row 4'): 'series 3'
+        # was neither, counted from 0
+        at = example_word("series", empty) if examples_named() else row_word(empty)
+        raise DataError(f"{where}: {at} has no values (every point missing); give it values or drop it")
     return out
 
 
