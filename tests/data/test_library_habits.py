@@ -217,7 +217,8 @@ def test_a_cell_of_a_2d_array_is_refused_not_read_flat():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"x": [rng.normal(size=(2, 16)) for _ in range(40)]})
     for data in ((frame, np.arange(40) % 2), frame.assign(label=np.arange(40) % 2)):
-        with pytest.raises(DataError, match=r"(X|data)\.iloc\[0\]: column 'x' holds an array of shape \(2, 16\); a cell "
+        with pytest.raises(DataError, match=r"(X\.iloc\[0\]\['x'\]|data\.iloc\[0\]: column 'x') holds an array of shape "
+                                            r"\(2, 16\); a cell "
                                             r"holds one channel's points"):
             from_memory(data, None, "auto", "auto", 32)
 

@@ -28,11 +28,11 @@ def test_a_dataframe_of_series_names_its_rows_as_the_caller_indexes_them(tiny_be
     cell = bad.iloc[1, 0].copy()
     cell[11] = np.inf
     bad.iloc[1, 0] = cell
-    fix = ": column 'c' is infinite at point 11; replace it with a finite number, or NaN where a value is missing"
-    said = {"FPTClassifier.fit: X, X.iloc[1]": lambda: FPTClassifier(**_fast(tiny_bert_dir),
-                                                                     modality="timeseries").fit(bad, y),
-            "data arrays: X, X.iloc[1]": lambda: fpt.build(data=(bad, y), **_fast(tiny_bert_dir)),
-            "the DataFrame, data.iloc[1]": lambda: fpt.build(
+    fix = " is infinite at point 11; replace it with a finite number, or NaN where a value is missing"
+    said = {"FPTClassifier.fit: X.iloc[1]['c']": lambda: FPTClassifier(**_fast(tiny_bert_dir),
+                                                                       modality="timeseries").fit(bad, y),
+            "data arrays: X.iloc[1]['c']": lambda: fpt.build(data=(bad, y), **_fast(tiny_bert_dir)),
+            "the DataFrame, data.iloc[1]: column 'c'": lambda: fpt.build(
                 data=pd.DataFrame({"c": [list(v) for v in bad["c"]], "label": y}), target="label",
                 **_fast(tiny_bert_dir))}
     for words, call in said.items():
@@ -42,12 +42,12 @@ def test_a_dataframe_of_series_names_its_rows_as_the_caller_indexes_them(tiny_be
     fitted = FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(X, y)
     with pytest.raises(DataError) as refused:
         fitted.predict(bad.iloc[:3])
-    assert str(refused.value) == "FPTClassifier.predict: X, X.iloc[1]" + fix
+    assert str(refused.value) == "FPTClassifier.predict: X.iloc[1]['c']" + fix
     assert fitted.predict(X.iloc[:3]).shape == (3,)
     model = fpt.load(series_run)  # trained on (n, 1, 12) arrays: a Predictor's inputs are its caller's
     with pytest.raises(DataError) as refused:
         model.predict(bad.iloc[:3])
-    assert str(refused.value) == "inputs, inputs.iloc[1]" + fix
+    assert str(refused.value) == "inputs: inputs.iloc[1]['c']" + fix
 
 
 

@@ -125,21 +125,21 @@ def test_a_dataframe_of_series_names_an_empty_or_doubled_series_as_the_caller_se
     y = np.arange(24) % 2
     X = pd.DataFrame({"c": [pd.Series(rng.normal(size=5)) for _ in range(24)]})
     X.iloc[2, 0] = pd.Series([], dtype=float)
-    fix = ": column 'c' has no points; give every series at least one point, or leave the row out"
+    fix = " has no points; give every series at least one point, or leave the row out"
     with pytest.raises(DataError) as refused:
         FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(X, y)
-    assert str(refused.value) == "FPTClassifier.fit: X, X.iloc[2]" + fix
+    assert str(refused.value) == "FPTClassifier.fit: X.iloc[2]['c']" + fix
     with pytest.raises(DataError) as refused:
         fpt.build(data=(X, y), **_fast(tiny_bert_dir))
-    assert str(refused.value) == "data arrays: X, X.iloc[2]" + fix
+    assert str(refused.value) == "data arrays: X.iloc[2]['c']" + fix
     index = pd.MultiIndex.from_tuples([(k, t) for k in "abc" for t in (0, 1, 1 if k == "b" else 2)],
                                       names=["instance", "time"])
     M = pd.DataFrame({"v": np.arange(9.0)}, index=index)
     with pytest.raises(DataError) as refused:
         FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(M, np.array([0, 1, 0]))
-    assert str(refused.value) == "FPTClassifier.fit: X: X.loc['b'] has two rows at time 1; give one row per time point"
+    assert str(refused.value) == "FPTClassifier.fit: X.loc['b'] has two rows at time 1; give one row per time point"
     two = pd.MultiIndex.from_tuples([(s, 0, t) for s in (0, 1) for t in (0, 0)], names=["store", "item", "day"])
     with pytest.raises(DataError) as refused:
         FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(pd.DataFrame({"v": np.arange(4.0)}, index=two),
                                                                         np.array([0, 1]))
-    assert str(refused.value) == "FPTClassifier.fit: X: X.loc[(0, 0)] has two rows at time 0; give one row per time point"
+    assert str(refused.value) == "FPTClassifier.fit: X.loc[(0, 0)] has two rows at time 0; give one row per time point"

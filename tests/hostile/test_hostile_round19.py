@@ -115,3 +115,33 @@ def test_series_are_named_as_the_caller_indexes_them(tiny_bert_dir):
     with pytest.raises(DataError) as refused:
         fpt.build(data=cells, **_fast(tiny_bert_dir))
     assert str(refused.value) == "the DataFrame: data.iloc[3] has no values (every point missing); give it values or drop it"
+
+
+def test_a_dataframe_of_series_names_the_caller_once(tiny_bert_dir):
+    """A nested DataFrame's cell read 'FPTClassifier.fit: X, X.iloc[1]: column 'c' is infinite at point 11' and a
+    multi-index frame's series 'FPTClassifier.fit: X: X.loc['b']', X named twice: now the cell as the caller
+    selects it, X.iloc[1]['c'], and X.loc['b']; a file's rows keep their words (row 2: column 'c')."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    y = np.arange(24) % 2
+    X = pd.DataFrame({"c": [pd.Series(rng.normal(size=12)) for _ in range(24)]})
+    X.iloc[1, 0] = pd.Series(np.r_[rng.normal(size=11), np.inf])
+    fix = " is infinite at point 11; replace it with a finite number, or NaN where a value is missing"
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y)
+    assert str(refused.value) == "FPTClassifier.fit: X.iloc[1]['c']" + fix
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=(X, y), **_fast(tiny_bert_dir))
+    assert str(refused.value) == "data arrays: X.iloc[1]['c']" + fix
+    index = pd.MultiIndex.from_tuples([(k, t) for k in "abc" for t in (0, 1, 1 if k == "b" else 2)])
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**_fast(tiny_bert_dir)).fit(pd.DataFrame({"v": np.arange(9.0)}, index=index), y[:3])
+    assert str(refused.value) == "FPTClassifier.fit: X.loc['b'] has two rows at time 1; give one row per time point"
+    with pytest.raises(DataError) as refused:  # a DataFrame's list column, read as fpt.build reads a file's
+        fpt.build(data=pd.DataFrame({"c": [list(v) for v in X["c"]], "label": y}), **_fast(tiny_bert_dir))
+    assert str(refused.value) == "the DataFrame, data.iloc[1]: column 'c'" + fix

@@ -28,7 +28,7 @@ from fpt.data.base import (
     shown,
 )
 from fpt.data.images import refuse_nonfinite_pixels
-from fpt.data.timeseries import CHANNEL_NAMES, is_series_cell, series_of_cells
+from fpt.data.timeseries import CHANNEL_NAMES, caller_head, is_series_cell, series_of_cells
 from fpt.errors import ARRAY_CELLS, DataError, SchemaError, caller_examples, example_word, frame_rows, option
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -278,7 +278,8 @@ def series_frame(X: Any, where: str, targets: int | None = None,
             times = rows.index.get_level_values(-1)
             if times.has_duplicates:
                 at = _series_key(key, indexed)
-                raise DataError(f"{where}: {at} has two rows at time {plain_value(times[times.duplicated()][0])!r}; "
+                head = caller_head(where, indexed) if indexed is not None else where  # 'X: X.loc['b']': X twice
+                raise DataError(f"{head}: {at} has two rows at time {plain_value(times[times.duplicated()][0])!r}; "
                                 "give one row per time point")
             series.append(rows.sort_index(level=-1).to_numpy(dtype=np.float64).T)
     else:

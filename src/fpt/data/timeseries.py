@@ -376,6 +376,13 @@ def holds_series(values: np.ndarray) -> bool:
     return is_series_cell(next((v for v in values if v is not None and not isinstance(v, float)), None))
 
 
+def caller_head(where: str, indexed: str) -> str:
+    """``where`` without the caller's name for what it gave, where ``indexed`` (X.iloc, X.loc, inputs.iloc) names it
+    again: 'FPTClassifier.fit: X' before X.iloc[1] is 'FPTClassifier.fit' (it read 'X, X.iloc[1]', the name twice)."""
+    base = indexed.split(".", 1)[0]
+    return where[: -len(base) - 2] if where.endswith(f": {base}") else where
+
+
 def series_of_cells(rows: Any, names: list[str], where: str, error: type[Exception] = DataError,
                     indexed: str | None = None) -> list[np.ndarray]:
     """Rows of cells, each cell one channel's points (columns ``names``), as (C, L) float64 series. A cell of a 2-D
@@ -385,36 +392,38 @@ def series_of_cells(rows: Any, names: list[str], where: str, error: type[Excepti
     an estimator's X.iloc[1] was 'row 2'."""
     series = []
     for i, row in enumerate(rows):
-        at = f"{indexed}[{i}]" if indexed is not None else row_word(i)
+        # the caller's cell, X.iloc[1]['c'] (it read 'X, X.iloc[1]: column 'c''), or a file's row and column
+        at = f"{caller_head(where, indexed)}: {indexed}[{i}]" if indexed is not None else f"{where}, {row_word(i)}"
         channels = []
         for name, cell in zip(names, row, strict=True):
+            column = f"{at}[{name!r}]" if indexed is not None else f"{at}: column {name!r}"
             if cell is None or (isinstance(cell, float) and np.isnan(cell)):
-                raise error(f"{where}, {at}: column {name!r} has no series (missing); leave the rows without "
-                            "one out, or give them their points")
+                raise error(f"{column} has no series (missing); leave the rows without one out, or give them their "
+                            "points")
             try:
                 values = np.asarray(cell.to_numpy() if hasattr(cell, "to_numpy") else cell, dtype=np.float64)
             except (TypeError, ValueError):
                 if all(isinstance(v, str) for v in cell):  # a Sequence(Value("string")) column: words, not points
-                    raise error(f"{where}, {at}: a cell that is not a series of numbers: column {name!r} "
+                    raise error(f"{at}: a cell that is not a series of numbers: column {name!r} "
                                 "holds a list of text; give each row's words as one text (' '.join(words)), which is "
                                 "read as a sequence of symbols") from None
-                raise error(f"{where}, {at}: a cell that is not a series of numbers; every cell of a nested "
+                raise error(f"{at}: a cell that is not a series of numbers; every cell of a nested "
                             "DataFrame is one channel's points (a pd.Series or an array of numbers)") from None
             if values.ndim == 0 or sum(n > 1 for n in values.shape) > 1:
                 what = "one value, not a series" if values.ndim == 0 else f"an array of shape {values.shape}"
-                raise error(f"{where}, {at}: column {name!r} holds {what}; a cell holds one channel's points: "
+                raise error(f"{column} holds {what}; a cell holds one channel's points: "
                             "give a column per channel, or (X, y) arrays of shape (n, channels, length)")
             values = values.ravel()
             if not len(values):  # said after the read as 'series 2 has no points', counted from 0, unnamed
-                raise error(f"{where}, {at}: column {name!r} has no points; give every series at least one point, or "
+                raise error(f"{column} has no points; give every series at least one point, or "
                             "leave the row out")
             if np.isinf(values).any():
-                raise error(f"{where}, {at}: column {name!r} is infinite at point "
+                raise error(f"{column} is infinite at point "
                             f"{int(np.flatnonzero(np.isinf(values))[0])}; replace it with a finite number, or NaN "
                             "where a value is missing")
             channels.append(values)
         if len({len(c) for c in channels}) > 1:
-            raise error(f"{where}, {at}: channels of {sorted({len(c) for c in channels})} points in one "
+            raise error(f"{at}: channels of {sorted({len(c) for c in channels})} points in one "
                         "series; give every channel of a series the same length (NaN where a point is missing)")
         series.append(np.stack(channels))
     return series
@@ -623,6 +632,6 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     return out
 
 
-__all__ = ["SeriesLayout", "TargetsRead", "TinyValues", "array_notes", "check_series", "check_series_layout", "is_ucr",
-           "narrowed", "pair", "read_series_inputs", "read_timeseries", "read_ts", "read_ucr_tsv", "series_from_array",
-           "train_lengths", "unpadded"]
+__all__ = ["SeriesLayout", "TargetsRead", "TinyValues", "array_notes", "caller_head", "check_series",
+           "check_series_layout", "is_ucr", "narrowed", "pair", "read_series_inputs", "read_timeseries", "read_ts",
+           "read_ucr_tsv", "series_from_array", "train_lengths", "unpadded"]
