@@ -69,6 +69,7 @@ from fpt.data.base import (
     plain_value,
     refuse_infinite_targets,
     refuse_missing_targets,
+    unique_names,
 )
 from fpt.data.categories import as_category_names
 from fpt.data.cells import refuse_infinite_cells
@@ -168,6 +169,13 @@ def _targets_present(y: Any, where: str, classify: bool) -> None:
     refuse_infinite_targets(numbers, where, what)
     if classify:
         one_kind_of_label(values, where)
+
+
+def _own_names(X: Any, where: str) -> None:
+    """A DataFrame's columns each of its own name, as fpt.build refuses two of one: scikit-learn's validate_data
+    raised narwhals' 'DuplicateError: Expected unique column names', a traceback naming no fix."""
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        unique_names(list(X.columns), where, DataError, "X.columns = [...]")
 
 
 def _has_text_columns(X: Any) -> bool:
@@ -359,6 +367,7 @@ class _FPTEstimator(BaseEstimator):
         of (L,) or (C, L) arrays: fpt.data.arrays.series_list) stay a list, y checked alone, n_features_in_ the
         channels (as for a 3-D X); sktime's DataFrames of series (fpt.data.arrays.series_frame) are read as series."""
         lazy_frame(X, f"{type(self).__name__}.fit: X", DataError)
+        _own_names(X, f"{type(self).__name__}.fit: X")
         # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
         X = inputs_array(X, f"{type(self).__name__}.fit: X", DataError)
         y = targets_array(y, f"{type(self).__name__}.fit: y", DataError)
@@ -544,6 +553,7 @@ class _FPTEstimator(BaseEstimator):
         """The model's outputs for raw X on the CPU: logits (N, C) for classification, (N, 1) standardised values."""
         check_is_fitted(self)
         lazy_frame(X, f"{type(self).__name__}.predict: X", DataError)
+        _own_names(X, f"{type(self).__name__}.predict: X")
         X = inputs_array(X, f"{type(self).__name__}.predict: X", DataError)
         prep, exp = self.preprocessing_, self.experiment_
         # text, category or date columns (a tabular tokeniser's features; other tokenisers have none) keep their values

@@ -145,3 +145,28 @@ def test_a_dataframe_of_series_names_the_caller_once(tiny_bert_dir):
     with pytest.raises(DataError) as refused:  # a DataFrame's list column, read as fpt.build reads a file's
         fpt.build(data=pd.DataFrame({"c": [list(v) for v in X["c"]], "label": y}), **_fast(tiny_bert_dir))
     assert str(refused.value) == "the DataFrame, data.iloc[1]: column 'c'" + fix
+
+
+def test_an_estimator_refuses_two_columns_of_one_name_as_build_does(tiny_bert_dir):
+    """FPTClassifier.fit of a DataFrame with two columns named 'a' raised narwhals' 'DuplicateError: Expected unique
+    column names' from scikit-learn's validate_data, a traceback, where fpt.build refuses it in one line."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    y = np.arange(24) % 2
+    twice = pd.DataFrame(rng.normal(size=(24, 2)), columns=["a", "a"])
+    fix = " has 2 columns named 'a' (as text): give every column its own name ({})"
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**_fast(tiny_bert_dir)).fit(twice, y)
+    assert str(refused.value) == "FPTClassifier.fit: X" + fix.format("X.columns = [...]")
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=twice.assign(label=y), target="label", **_fast(tiny_bert_dir))
+    assert str(refused.value) == "the DataFrame" + fix.format("df.columns = [...]")
+    fitted = FPTClassifier(**_fast(tiny_bert_dir)).fit(twice.set_axis(["a", "b"], axis=1), y)
+    with pytest.raises(DataError) as refused:
+        fitted.predict(twice)
+    assert str(refused.value) == "FPTClassifier.predict: X" + fix.format("X.columns = [...]")
