@@ -63,6 +63,13 @@ def test_a_missing_target_is_refused_in_one_wording(tiny_bert_dir, tmp_path):
         with pytest.raises(DataError) as refused:
             FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y)
         assert str(refused.value) == "FPTClassifier.fit: y" + fix.format("a class label")
+    import pandas as pd  # a DataFrame X with y apart: 'the DataFrame: target column 'y' is missing on X.iloc[22]'
+
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    for y in (pd.array([0, 1] * 11 + [None, 1], dtype="Int64"), pd.Series([0.0, 1.0] * 11 + [np.nan, 1.0], name="l")):
+        with pytest.raises(DataError) as refused:
+            fpt.build(data=(frame, y), **_fast(tiny_bert_dir))
+        assert str(refused.value) == "data=(X, y): y" + fix.format("a target")
     two = np.stack([np.ones(24), np.array([0.0, 1.0] * 11 + [np.nan, 1.0])], axis=1)
     np.savez(tmp_path / "d.npz", X=X, y=two)
     with pytest.raises(DataError) as refused:

@@ -29,6 +29,7 @@ from fpt.data.base import (
     lazy_frame,
     one_kind_of_label,
     record_columns,
+    refuse_missing_targets,
     sparse_matrix,
     unique_names,
 )
@@ -196,14 +197,20 @@ def _frame_pair(X: Any, y: Any) -> tuple[Any, str] | None:
         _same_rows(X, y, where)
         columns = {str(c): y[c].array for c in y.columns} if isinstance(y, pd.DataFrame) else \
             {"y" if y.name is None else str(y.name): y.array}
+        given = [f"y[{c!r}]" for c in y.columns] if isinstance(y, pd.DataFrame) else ["y"]
     else:
         values = np.asarray(targets_array(y, f"{where}: y", DataError))
         if values.ndim == 2 and values.shape[1] > 1:
             columns = {f"y{j}": values[:, j] for j in range(values.shape[1])}
         else:
             columns = {"y": values.reshape(len(values)) if values.ndim == 2 else values}
+        given = [f"y[:, {j}]" for j in range(len(columns))] if len(columns) > 1 else ["y"]
     if len(y) != len(X):
         raise DataError(f"{where}: X has {len(X)} rows but y has {len(y)} targets; they must match one to one")
+    # a y given apart is named as given, in the words of arrays' and the estimators' y ('target column 'y' is
+    # missing on X.iloc[2]' named a column of the DataFrame that the caller never had)
+    for values, said in zip(columns.values(), given, strict=True):
+        refuse_missing_targets(np.asarray(values, dtype=object), f"{where}: {said}")
     taken = [name for name in columns if name in {str(c) for c in X.columns}]
     if taken:
         raise DataError(f"{where}: y is named {taken[0]!r}, as X's column {taken[0]!r} is, so the target would also be "
