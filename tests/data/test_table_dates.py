@@ -120,8 +120,9 @@ def test_a_parquet_column_with_a_timezone_is_read_in_its_zone_and_new_inputs_mus
     assert model.tokens(utc)[0].tolist() == model.tokens(inputs)[0].tolist()
     as_text = inputs.assign(when=[t.isoformat() for t in when])  # a CSV's text with offsets too
     assert model.tokens(as_text)[0].tolist() == model.tokens(inputs)[0].tolist()
-    with pytest.raises(SchemaError, match=r"column 'when' holds times without a timezone, but its training dates are "
-                                          r"times in Europe/Paris; .*tz_localize\('Europe/Paris'\)"):
+    with pytest.raises(SchemaError, match=r"column 'when' holds a time without a timezone \(inputs\.iloc\[0\]: "
+                                          r"Timestamp\(.*\), but its training dates are times in Europe/Paris; "
+                                          r".*tz_localize\('Europe/Paris'\)"):
         model.predict(inputs.assign(when=inputs.when.dt.tz_localize(None)))
 
 

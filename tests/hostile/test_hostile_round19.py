@@ -177,3 +177,34 @@ def test_an_estimator_refuses_two_columns_of_one_name_as_build_does(tiny_bert_di
     with pytest.raises(DataError) as refused:
         fitted.predict(twice)
     assert str(refused.value) == "FPTClassifier.predict: X" + fix.format("X.columns = [...]")
+
+
+def test_a_naive_time_for_a_model_of_zoned_times_is_refused_in_one_wording(tiny_bert_dir, tmp_path):
+    """Times without a timezone given to a model trained on times in Europe/Paris: a Predictor's DataFrame (a
+    datetime64 column) said 'column 't' holds times without a timezone ...; give them with their zone (pandas:
+    s.dt.tz_localize(...))', naming no row, where an estimator's predict of the same frame (read as objects) named
+    the row and no pandas fix. One wording now, the row and both fixes."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import SchemaError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    y = np.arange(24) % 2
+    X = pd.DataFrame({"a": rng.normal(size=24), "t": pd.date_range("2020", periods=24, freq="h", tz="Europe/Paris")})
+    naive = X.iloc[:4].assign(t=X.t.iloc[:4].dt.tz_localize(None))
+    naive.loc[0, "t"] = pd.NaT  # the first present time is named
+    fix = (" holds a time without a timezone ({}: Timestamp('2020-01-01 01:00:00')), but its training dates are times "
+           "in Europe/Paris; give each its UTC offset (2024-03-01T14:30+01:00) or zone (pandas: "
+           "s.dt.tz_localize('Europe/Paris'))")
+    with pytest.raises(SchemaError) as refused:
+        FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y).predict(naive)
+    assert str(refused.value) == "FPTClassifier.predict: column 't'" + fix.format("X.iloc[1]")
+    fpt.fit(fpt.build(data=X.assign(label=y), target="label", **_fast(tiny_bert_dir)), out=tmp_path / "run",
+            progress=False)
+    model = fpt.load(tmp_path / "run")
+    with pytest.raises(SchemaError) as refused:
+        model.predict(naive)
+    assert str(refused.value) == "inputs: column 't'" + fix.format("inputs.iloc[1]")
+    assert model.predict(X.iloc[:4]).shape == (4,)

@@ -143,6 +143,14 @@ def _zone(aware: np.ndarray) -> str:
     return zone
 
 
+def _naive_for_aware(where: str, shown: str, zone: str, error: type[Exception]) -> Exception:
+    """A time without a timezone where training read times in ``zone``: one wording of a datetime64 column (a
+    Predictor's DataFrame: 'holds times without a timezone', naming no row) and of the same column as objects (an
+    estimator's, which named the row and no pandas fix)."""
+    return error(f"{where} holds a time without a timezone ({shown}), but its training dates are times in {zone}; give "
+                 f"each its UTC offset (2024-03-01T14:30+01:00) or zone (pandas: s.dt.tz_localize({zone!r}))")
+
+
 def read_dates(values: np.ndarray, zone: str | None, where: str, error: type[Exception],
                fmt: str | None = None) -> np.ndarray:
     """A column's values as dates of the column's kind: naive (``zone`` None) as datetime64[us], aware as Timestamps
@@ -154,8 +162,9 @@ def read_dates(values: np.ndarray, zone: str | None, where: str, error: type[Exc
     missing = is_missing(values)
     if values.dtype.kind == "M":
         if zone is not None and not missing.all():
-            raise error(f"{where} holds times without a timezone, but its training dates are times in {zone}; give "
-                        f"them with their zone (pandas: s.dt.tz_localize({zone!r}))")
+            first = np.flatnonzero(~missing)[:1]
+            raise _naive_for_aware(where, _shown(np.array([pd.Timestamp(v) for v in values], dtype=object), first, 1),
+                                   zone, error)
         out = values.astype("datetime64[us]")
         return out if zone is None else np.array([pd.NaT] * len(out), dtype=object)
     values = np.asarray(values, dtype=object)
@@ -177,8 +186,7 @@ def read_dates(values: np.ndarray, zone: str | None, where: str, error: type[Exc
                     f"are dates; give dates ({written}) or leave them empty (missing)")
     other = rows_of(kinds == (_NAIVE if zone is not None else _AWARE))
     if len(other) and zone is not None:
-        raise error(f"{where} holds a time without a timezone ({_shown(values, other, 1)}), but its training dates are "
-                    f"times in {zone}; give each its UTC offset (2024-03-01T14:30+01:00) or zone")
+        raise _naive_for_aware(where, _shown(values, other, 1), zone, error)
     if len(other):
         raise error(f"{where} holds a time with a timezone or UTC offset ({_shown(values, other, 1)}), but its training "
                     "dates have none (wall-clock times); give them without (pandas: s.dt.tz_localize(None))")
