@@ -208,3 +208,34 @@ def test_a_naive_time_for_a_model_of_zoned_times_is_refused_in_one_wording(tiny_
         model.predict(naive)
     assert str(refused.value) == "inputs: column 't'" + fix.format("inputs.iloc[1]")
     assert model.predict(X.iloc[:4]).shape == (4,)
+
+
+def test_a_csv_with_a_byte_order_mark_reads_its_header_as_pandas_does(tiny_bert_dir, tmp_path):
+    """A CSV saved with a byte-order mark (Excel's 'CSV UTF-8', to_csv(encoding='utf-8-sig')) had its header checked
+    with the mark in the first name: a row index's empty name was '\\ufeff', so the index was trained on as a feature
+    'Unnamed: 0'; 'label,x1,label' passed as two names (pandas read 'label.1'); a ';' header was shown as
+    '\\ufeffx1;x2;label'."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x1": rng.normal(size=24), "x2": rng.normal(size=24), "label": ["a", "b"] * 12})
+    frame.to_csv(tmp_path / "indexed.csv", encoding="utf-8-sig")
+    exp = fpt.build(data=str(tmp_path / "indexed.csv"), **_fast(tiny_bert_dir))
+    assert exp.data.info["features"] == ["x1", "x2"]
+    fpt.fit(exp, out=tmp_path / "run", progress=False)
+    frame.drop(columns="label").iloc[:3].to_csv(tmp_path / "new.csv", encoding="utf-8-sig")
+    assert fpt.load(tmp_path / "run").predict(tmp_path / "new.csv").shape == (3,)
+    (tmp_path / "twice.csv").write_text("label,x1,label\n" + "".join(f"a,{i},b\n" for i in range(24)),
+                                        encoding="utf-8-sig")
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=str(tmp_path / "twice.csv"), **_fast(tiny_bert_dir))
+    assert str(refused.value) == (f"{tmp_path / 'twice.csv'}: column 'label' appears twice in the header (columns 1 "
+                                  "and 3); give each column its own name")
+    frame.to_csv(tmp_path / "semi.csv", encoding="utf-8-sig", sep=";", index=False)
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=str(tmp_path / "semi.csv"), **_fast(tiny_bert_dir))
+    assert str(refused.value).startswith(f"{tmp_path / 'semi.csv'}: the header looks like ';'-separated columns "
+                                         "('x1;x2;label');")

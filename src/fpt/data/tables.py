@@ -121,6 +121,12 @@ def table_stem(path: Path) -> str:
     return Path(name).stem
 
 
+# A byte-order mark (Excel's "CSV UTF-8", pandas' to_csv(encoding='utf-8-sig')) is no part of the first column's name,
+# as pandas reads it: with it, a row index's empty name was '\ufeff' (the index trained on as a feature 'Unnamed: 0')
+# and 'label,x1,label' two names (pandas' 'label.1', the target chosen without a word)
+_TEXT = "utf-8-sig"
+
+
 def _open_bytes(path: Path) -> Any:
     """The file's bytes, decompressed as its suffix says (a .zip must hold one file: the table)."""
     kind = COMPRESSIONS.get(path.suffix.lower()) if table_suffix(path) != path.suffix.lower() else None
@@ -359,7 +365,7 @@ def _row_numbers(path: Path, sep: str, count: int) -> list[int] | None:
     limit = csv.field_size_limit()
     csv.field_size_limit(sys.maxsize)  # a long text cell (a protein) is no reason to stop counting
     try:
-        with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
+        with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding=_TEXT, errors="replace", newline="") as f:
             records = csv.reader(f, delimiter=sep)
             if next((r for r in records if not _blank_line(r)), None) is None:
                 return None
@@ -408,7 +414,7 @@ def _blank_lines_between(path: Path, sep: str) -> None:
     limit = csv.field_size_limit()
     csv.field_size_limit(sys.maxsize)  # a long text cell (a protein) is no reason to stop looking
     try:
-        with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
+        with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding=_TEXT, errors="replace", newline="") as f:
             records = csv.reader(f, delimiter=sep)
             header = next((r for r in records if not _blank_line(r)), None)
             if header is None or len(header) != 1:
@@ -576,7 +582,7 @@ def _check_header(path: Path, sep: str, empty: bool = False) -> tuple[bool, set[
     columns of no name, which may only be empty (``_blank_column``)."""
     import io
 
-    with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
+    with _open_bytes(path) as raw, io.TextIOWrapper(raw, encoding=_TEXT, errors="replace", newline="") as f:
         sample = [line for line in (f.readline() for _ in range(64)) if line.strip()]
     lines = sample[:2]
     if not lines:
