@@ -239,3 +239,27 @@ def test_a_csv_with_a_byte_order_mark_reads_its_header_as_pandas_does(tiny_bert_
         fpt.build(data=str(tmp_path / "semi.csv"), **_fast(tiny_bert_dir))
     assert str(refused.value).startswith(f"{tmp_path / 'semi.csv'}: the header looks like ';'-separated columns "
                                          "('x1;x2;label');")
+
+
+def test_true_and_false_written_as_text_are_read_at_predict_as_a_files_are(tiny_bert_dir, tmp_path):
+    """A CSV's column of True/False is read as 1/0 (Arrow's booleans), in training and at predict; the same values as
+    text in a DataFrame (pd.read_csv(dtype=str), X.astype(str)) were refused at predict, "'False' is not a number,
+    but the model was trained on numbers in this column", by a Predictor and an estimator alike."""
+    import pandas as pd
+
+    import fpt
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{rng.normal():.3f},{['True', 'False'][i % 3 == 0]},{'ab'[i % 2]}\n" for i in range(24))
+    (tmp_path / "t.csv").write_text("a,flag,label\n" + rows)
+    fpt.fit(fpt.build(data=str(tmp_path / "t.csv"), **_fast(tiny_bert_dir)), out=tmp_path / "run", progress=False)
+    model = fpt.load(tmp_path / "run")
+    X = pd.read_csv(tmp_path / "t.csv").drop(columns="label").iloc[:6]
+    assert X["flag"].dtype == bool
+    spelt = X.assign(flag=["TRUE", "false", "true", "False", "True", "FALSE"])
+    flags = X.assign(flag=[True, False, True, False, True, False])
+    assert model.tokens(spelt)[0].tolist() == model.tokens(flags)[0].tolist()
+    assert model.tokens(X.astype({"flag": str}))[0].tolist() == model.tokens(X)[0].tolist()
+    fitted = FPTClassifier(**_fast(tiny_bert_dir)).fit(X, np.arange(6) % 2)
+    np.testing.assert_array_equal(fitted.predict_proba(X.astype({"flag": str})), fitted.predict_proba(X))

@@ -1570,6 +1570,11 @@ def _finite(col: np.ndarray, name: str, where: str) -> np.ndarray:
     return col
 
 
+# the texts Arrow's CSV reader reads as booleans (its default true_values and false_values): a file's column of them
+# is 1/0 at predict, so the same texts in a DataFrame (read with dtype=str) are too; they were 'not a number'
+_ARROW_BOOLS = {"True": 1.0, "TRUE": 1.0, "true": 1.0, "False": 0.0, "FALSE": 0.0, "false": 0.0}
+
+
 def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categories: int, allow_unseen: bool,
                    missing: np.ndarray | None = None) -> np.ndarray:
     """One feature column of new inputs as the model's tokeniser reads it (``missing``: ``is_missing(col)`` where the
@@ -1598,7 +1603,7 @@ def _check_feature(col: np.ndarray, f: dict[str, Any], where: str, max_categorie
             return _finite(out, name, where)
         for i in np.flatnonzero(~missing):  # a value float() may not read: the first is named
             try:
-                out[i] = float(col[i])
+                out[i] = _ARROW_BOOLS[col[i]] if isinstance(col[i], str) and col[i] in _ARROW_BOOLS else float(col[i])
             except (TypeError, ValueError):
                 raise SchemaError(f"{where}: {cell_word(name, i)}: {plain_value(col[i])!r} is not a number, but the model "
                                   "was trained on numbers in this column; fix the value or leave it empty "
