@@ -104,8 +104,8 @@ def test_series_are_named_as_the_caller_indexes_them(tiny_bert_dir):
     empty[3] = np.zeros((1, 0))
     endless[3] = np.where(np.arange(10) == 5, np.inf, 0.0)[None]
     blank[3] = np.full((1, 10), np.nan)
-    assert refusals(empty) == [f"{w}: X[3] has no points; give every series at least one point, or leave it out of X "
-                               "and y" for w in ("data arrays (X, y)", "FPTClassifier.fit (X, y)")]
+    assert refusals(empty) == [f"{w}: X[3] has no values (no points); give it values or drop it"
+                               for w in ("data arrays (X, y)", "FPTClassifier.fit (X, y)")]
     assert refusals(endless) == [f"{w}: X[3] is infinite at point 5; replace it with a finite number, or NaN where a "
                                  "value is missing" for w in ("data arrays (X, y)", "FPTClassifier.fit (X, y)")]
     assert refusals(blank) == [f"{w}: X[3] has no values (every point missing); give it values or drop it"

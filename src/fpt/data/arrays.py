@@ -329,8 +329,8 @@ def _check_series_list(X: list[np.ndarray], kind: str, ragged: bool, where: str,
                         f"reads, not {kind}; give one array of equal rows, or modality timeseries")
     for i, s in enumerate(X):  # each as the caller indexes the list, X[3] ('series 3 of X' beside X[3]'s neighbours)
         if not s.shape[1]:
-            raise DataError(f"{where}: {example_word('series', i)} has no points; give every series at least one "
-                            "point, or leave it out of X and y")
+            raise DataError(f"{where}: {example_word('series', i)} has no values (no points); give it values or "
+                            "drop it")  # as series_from_array says of one of every point missing, and predict of both
         first = np.shape(train[0])[0] if isinstance(train, list) else None  # a list's series are (C, L)
         if first is not None and s.shape[0] != first:  # said after the read as 'series 3' (from 0) of X[3]
             raise DataError(f"{where}: {example_word('series', i)} has {s.shape[0]} channel(s), but X[0] has {first}; "
