@@ -188,3 +188,28 @@ def test_fpt_help_prints_what_dash_dash_help_prints(capsys):
     with pytest.raises(SystemExit) as refused:
         main(["help", "trian"])
     assert refused.value.code == 2 and "invalid choice: 'trian' (did you mean train?" in capsys.readouterr().err
+
+
+def test_every_commands_own_flag_given_twice_with_two_values_is_refused(tmp_path, capsys):
+    """argparse keeps a flag's last value in silence: fpt predict RUN x.csv --out a.csv --out b.csv wrote b.csv, fpt
+    train --out a --out b trained into b, where --steps 5 --steps 9 was refused naming both. Every command's flag that
+    stores a value is now refused so, before the command does anything; one value given twice is taken."""
+    import argparse
+
+    from fpt.cli._args import Flag
+
+    top = parser()
+    plain = {name: [a.option_strings[0] for a in p._actions if a.option_strings and type(a) is argparse._StoreAction]
+             for name, p in top.subparsers_of.items()}
+    assert plain == {name: [] for name in top.subparsers_of}
+    assert isinstance(top.subparsers_of["predict"]._option_string_actions["--out"], Flag)
+    out = tmp_path / "a.csv"
+    assert main(["predict", str(tmp_path / "run"), "new.csv", "--out", str(out), "--out", "b.csv"]) == 2
+    assert capsys.readouterr().err.strip() == (f"fpt predict: error: command line: out is given twice, as --out {out} "
+                                               "and --out b.csv; give it once")
+    assert main(["train", "--out", str(tmp_path / "x"), "--out", str(tmp_path / "y"), "--steps", "3"]) == 2
+    assert "out is given twice, as --out" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # nothing trained, nothing written
+    assert main(["runs", str(tmp_path), "--sort", "step", "--sort", "step"]) == 0  # one value twice: taken
+    assert main(["runs", str(tmp_path), "--sort", "step", "--sort", "steps"]) == 2
+    assert "sort is given twice, as --sort step and --sort steps" in capsys.readouterr().err

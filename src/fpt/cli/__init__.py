@@ -76,6 +76,7 @@ def _suggest(parser: argparse.ArgumentParser, extras: list[str]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
+    from fpt.cli._args import Flag
     from fpt.version import __version__
 
     # allow_abbrev=False everywhere: options match exactly (argparse would read --data as --data-dir).
@@ -86,6 +87,10 @@ def parser() -> argparse.ArgumentParser:
     top.subparsers_of = {}
     for name, module in sorted(_commands().items()):
         p = sub.add_parser(name, help=module.HELP, description=module.HELP, allow_abbrev=False)
+        # every flag that stores a value notes one given before (given_once refuses two): argparse kept the last in
+        # silence (fpt predict RUN x.csv --out a.csv --out b.csv wrote b.csv), where a config flag's two were refused
+        for kind in (None, "store"):
+            p.register("action", kind, Flag)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
         top.subparsers_of[name] = p
@@ -177,12 +182,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    from fpt.cli._args import given_once
+
     _quick_exit()
     args = parser().parse_args(argv)
     args.argv = [*(sys.argv[1:] if argv is None else argv)]  # as given (fpt train --nproc hands it on)
     _notes(args.command)
     try:
         with wording(CLI):  # every message names this command's flags, whichever Python entry point it reaches
+            given_once(args)
             return int(args._run(args) or 0)
     except USER_ERRORS as exc:
         if os.environ.get("FPT_DEBUG"):
