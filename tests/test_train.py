@@ -356,3 +356,31 @@ def test_the_final_evaluation_reuses_the_validation_figures_training_computed(ti
     assert summary["eval"]["val_loss"] == selected["val_loss"] and summary["eval_last"]["val_loss"] == rows[-1]["val_loss"]
     # the model is left at the selected step: evaluated afresh there, every figure is the summary's
     assert fpt.evaluate(exp) == summary["eval"]
+
+
+def test_fit_draws_from_its_seed_and_leaves_the_callers_torch_stream_as_it_was(tiny_gpt2_dir):
+    """fpt.fit reseeded torch's global generator with config.seed and advanced it: after torch.manual_seed(123) and
+    fpt.fit, the caller's next torch.rand was fpt's training stream, not the one it seeded (the estimators forked it;
+    fpt.fit, the library's own call, did not). fpt.build and fpt.fit leave it as if they had not run; the config's seed
+    still decides training, whatever the caller seeded."""
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    runs = []
+    for caller_seed in (123, 7):
+        torch.manual_seed(caller_seed)
+        ahead = torch.rand(3) if caller_seed == 7 else None
+        torch.manual_seed(caller_seed)
+        exp = _exp(tiny_gpt2_dir, steps=6, eval_every=3, dropout=0.1)  # fpt.build draws from forks too
+        fpt.fit(exp, progress=False)
+        after = torch.rand(3)
+        assert torch.equal(after, expected if caller_seed == 123 else ahead)  # as if fit had not run
+        runs.append(_trained(exp))
+    assert all(torch.equal(runs[0][name], runs[1][name]) for name in runs[0])  # the config's seed decided training
+    # own data in memory: its build drew from the caller's stream too (fpt.build's first data experiment)
+    rng = torch.Generator().manual_seed(0)
+    x, y = torch.randn(40, 3, generator=rng).numpy(), (torch.arange(40) % 2).numpy()
+    torch.manual_seed(123)
+    exp = fpt.build(data=(x, y), objective="classification", body=tiny_gpt2_dir, fit="gradient", steps=4, eval_every=2,
+                    device="cpu")
+    fpt.fit(exp, progress=False)
+    assert torch.equal(torch.rand(3), expected)

@@ -68,15 +68,20 @@ def build(config: RunConfig | None = None, **fields: Any) -> Experiment:
     (``choose``) and the winner's experiment is returned, its ``fit_choice`` holding the record, which
     ``fpt.fit(exp, out=...)`` writes as the run's selection.json. Anything else builds as ``fpt.pipeline.build``
     does (a ``RunConfig`` keeps its own fit)."""
+    import torch
+
     from fpt import pipeline
     from fpt.settings import train_config
 
-    resolved, memory = pipeline.configured(config, fields)
-    if config is None:
-        resolved = train_config(resolved, fields)
-    if resolved.fit != "auto":
-        return pipeline.remembered(pipeline.assemble(resolved, pipeline.task_data(resolved, memory)), memory)
-    return choose(resolved, memory)
+    # the config's seed decides what is drawn; the caller's torch stream goes on as if build had not run (a first
+    # build drew from it: an import on the way, the data's choices)
+    with torch.random.fork_rng(devices=[]):
+        resolved, memory = pipeline.configured(config, fields)
+        if config is None:
+            resolved = train_config(resolved, fields)
+        if resolved.fit != "auto":
+            return pipeline.remembered(pipeline.assemble(resolved, pipeline.task_data(resolved, memory)), memory)
+        return choose(resolved, memory)
 
 
 def choose(config: RunConfig, memory: Any = None, folds: int | None = None, say: Say = None) -> Experiment:

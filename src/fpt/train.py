@@ -242,6 +242,9 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
 
     ``trackers``: live tracking, "tensorboard", "mlflow" or ``fpt.tracking.Tracker`` objects.
 
+    ``exp.config.seed`` decides dropout and the batches, whatever the caller seeded: fit draws from a fork of torch's
+    generators and leaves the caller's random stream where it was.
+
     Under torch.distributed (torchrun) every rank calls ``fit``: data-parallel training of the
     trained parameters with ``batch_size`` the global batch; only rank 0 locks and writes ``out``,
     tracks and shows progress (see fpt.distributed).
@@ -256,7 +259,10 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
                           "fit=gradient)")
     if not distributed.current().is_main:
         out, trackers = None, ()  # the other ranks of a data-parallel run never write the run directory
-    with tracking.session(trackers) as track:
+    # config.seed decides dropout and batches (torch.manual_seed(seed) inside): on a fork of torch's generators, so
+    # that the caller's stream goes on after fit as it would have without it (it was left reseeded and advanced)
+    devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices), tracking.session(trackers) as track:
         if out is None:
             return _fit(exp, None, resume, progress, track)
         with rundir.lock(out, what="fpt train"):
