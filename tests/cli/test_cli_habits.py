@@ -213,3 +213,42 @@ def test_every_commands_own_flag_given_twice_with_two_values_is_refused(tmp_path
     assert main(["runs", str(tmp_path), "--sort", "step", "--sort", "step"]) == 0  # one value twice: taken
     assert main(["runs", str(tmp_path), "--sort", "step", "--sort", "steps"]) == 2
     assert "sort is given twice, as --sort step and --sort steps" in capsys.readouterr().err
+
+
+def test_sigterm_is_read_as_ctrl_c_keeping_the_run_resumable_and_saying_how(xor_run, tmp_path, monkeypatch, capsys):
+    """kill PID, timeout, docker stop and a batch system send SIGTERM, whose default ended fpt train on the spot:
+    nothing said, no finally run (an MLflow run stayed RUNNING for good). It is now raised as Ctrl-C is (a
+    KeyboardInterrupt, which trackers end as KILLED): the line says what was kept and --resume, exit status 143."""
+    import shutil
+    import signal
+    import time
+
+    import fpt.modes
+    from fpt.checkpoint import committed_step
+
+    caller = []  # the handler before fpt's: it is put back after, and never reached while fpt train runs
+    before = signal.signal(signal.SIGTERM, lambda *a: caller.append("caller"))
+    seen = []
+
+    def terminated(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler runs at the next bytecode
+        except KeyboardInterrupt as exc:
+            seen.append(type(exc))
+            raise
+        return None
+
+    monkeypatch.setattr(fpt.modes, "train_run", terminated)
+    run = tmp_path / "xor"
+    shutil.copytree(xor_run, run)
+    try:
+        assert main(["train", "--resume", str(run)]) == 143
+        assert caller == [] and len(seen) == 1 and issubclass(seen[0], KeyboardInterrupt)
+        assert capsys.readouterr().err.strip() == (
+            f"fpt train: terminated (SIGTERM); its latest checkpoint (step {committed_step(run)}) is in {run}: "
+            f"continue with fpt train --resume {run}")
+        os.kill(os.getpid(), signal.SIGTERM)  # after the command: the caller's handler again
+        assert caller == ["caller"]
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -197,9 +197,12 @@ def _main(argv: list[str] | None) -> int:
             raise
         print(f"fpt {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"fpt {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        from fpt.cli._signals import stopped_how
+
+        how, status = stopped_how(exc)  # SIGTERM where a command reads it as Ctrl-C (fpt train)
+        print(f"fpt {args.command}: {how}", file=sys.stderr)
+        return status
     except BrokenPipeError:
         # The reader of a pipe stopped reading (fpt runs | head): not a bug, and nothing left to say to it. Standard
         # output goes to /dev/null so that the interpreter's final flush cannot fail again; 141 is a shell's status

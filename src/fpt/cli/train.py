@@ -96,6 +96,7 @@ def _train(args: argparse.Namespace) -> int:
 def _launch_or_train(args: argparse.Namespace, config: Any, out: Path, trackers: list, folds: int | None) -> int:
     from fpt import distributed, tracking  # distributed imports torch: after the checks that need none
     from fpt.cli._args import given_fields
+    from fpt.cli._signals import stopped_how, terminated_as_interrupt
     from fpt.modes import (
         check_modes,
         check_new_before_launch,
@@ -125,18 +126,21 @@ def _launch_or_train(args: argparse.Namespace, config: Any, out: Path, trackers:
     bar = not args.quiet and tracking.live_terminal(sys.stdout)
     lines = args.log_every_seconds if not args.quiet and not bar else 0.0
     try:
-        summary = train_run(None if args.resume else config, out, resume=bool(args.resume),
-                            overrides=given_fields(args), choose=args.choose, folds=folds, refit=args.refit,
-                            progress=bar, trackers=trackers, progress_lines=lines,
-                            say=print, verbose=not args.quiet)
+        # SIGTERM (kill, timeout, a batch system's stop) as Ctrl-C: the same line and resumable run, trackers closed
+        with terminated_as_interrupt(enabled=not distributed.launched()):
+            summary = train_run(None if args.resume else config, out, resume=bool(args.resume),
+                                overrides=given_fields(args), choose=args.choose, folds=folds, refit=args.refit,
+                                progress=bar, trackers=trackers, progress_lines=lines,
+                                say=print, verbose=not args.quiet)
     except distributed.MainFailed as exc:
         print(f"fpt train: rank {os.environ.get('RANK', '?')}: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if args.choose or args.refit or config.ensemble > 1:  # several runs under OUT: the generic line (rerun resumes)
             raise
-        print(f"fpt train: interrupted; {_what_was_kept(out)}", file=sys.stderr)
-        return 130
+        how, status = stopped_how(exc)
+        print(f"fpt train: {how}; {_what_was_kept(out)}", file=sys.stderr)
+        return status
     if summary is not None:  # None: a data-parallel rank other than the first
         _print_summary(summary, out)
     return 0
