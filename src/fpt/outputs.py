@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fpt import rundir
-from fpt.errors import ConfigError, option
+from fpt.errors import ConfigError, option, speaks_flags
 
 # A run directory's own entries (fpt.train, fpt.select, fpt.refit, fpt.ensemble write them) and an export's.
 RUN_ENTRIES = frozenset({rundir.CONFIG, rundir.METRICS, rundir.SUMMARY, rundir.DATA, rundir.LOCK_FILE,
@@ -89,10 +89,18 @@ def _unexpanded(path: str | Path, flag: str) -> None:
     directory (which a later ``rm -r ~`` would take for the home folder). A name that merely begins with '~' and names
     no home folder ('~draft') is a name like any other."""
     home = os.path.expanduser(str(path))
+    if home != str(path) and flag == "--out" and not speaks_flags():  # a Python caller's out= (fpt.fit, train_run)
+        raise ConfigError(f"{option('out', str(path))} begins with '~', which Python does not expand: fpt would make a "
+                          f"folder named '~' here; give {option('out', home)} (os.path.expanduser)")
     if home != str(path):
         raise ConfigError(f"{flag} {path} begins with '~', which nothing expanded (a shell does only unquoted, at a "
                           f"word's start): fpt would make a folder named '~' here; write the home folder out "
                           f"({flag} {home})")
+
+
+def refuse_unexpanded(path: str | Path, flag: str = "--out") -> None:
+    """``_unexpanded`` for an output that no other check of this module reads (``fpt.fit``'s ``out``)."""
+    _unexpanded(path, flag)
 
 
 def check_file(path: str | Path, *, force: bool = False, flag: str = "--out", never: Iterable[str | Path] = (),

@@ -214,7 +214,7 @@ def load(path: str | Path, which: str | None = None, device: str | None = None) 
     """
     from fpt.export import is_export, load_export
 
-    path = Path(path)
+    path = Path(path).expanduser()  # an input, read as a body's or the data's '~/...' is (no shell expands it here)
     if is_export(path):
         if which is not None:
             raise RunError(f"{path} is an export: it holds one set of parameters; drop which={which!r}")

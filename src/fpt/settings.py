@@ -331,9 +331,10 @@ class RunConfig:
                                   f"{option('task', DATA_TASK)})")
             object.__setattr__(self, "task", DATA_TASK)
             local = Path(str(self.data)).expanduser()
-            if isinstance(self.data, str) and not local.is_absolute() and local.exists():
+            if isinstance(self.data, str) and not Path(self.data).is_absolute() and local.exists():
                 # A relative path means the directory the run was started in: saved absolute, so that fpt eval,
-                # predict and --resume from another directory read the same file, not another of that name.
+                # predict and --resume from another directory read the same file, not another of that name. '~/x.csv'
+                # (fpt.build(data=...), where no shell expands it; pandas' read_csv does) is the home folder's.
                 object.__setattr__(self, "data", str(local.absolute()))
             checks = [
                 (bool(str(self.data).strip()), "data", "is empty; give a file, a folder or a dataset id"),

@@ -22,6 +22,7 @@ from fpt.convergence import health, steps_to_converge
 from fpt.errors import ConfigError, DataError, FptWarning, option, python_entry, speaks_flags
 from fpt.feature_map import CLOSED_FORM
 from fpt.inference import iter_outputs, length_order
+from fpt.outputs import refuse_unexpanded
 from fpt.pipeline import Experiment
 from fpt.provenance import environment
 from fpt.rundir import CONFIG, DATA, SUMMARY, TrainState
@@ -257,6 +258,8 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
                           "build the experiment with fpt.build(...), which makes the choice (fpt.select.choose_fit), "
                           "or train the config with fpt.train_run(config, out); fit() fits one (fit=closed-form or "
                           "fit=gradient)")
+    if out is not None:  # out='~/runs/x' made a folder named '~' in the working directory (Python expands no '~')
+        refuse_unexpanded(out)
     if not distributed.current().is_main:
         out, trackers = None, ()  # the other ranks of a data-parallel run never write the run directory
     # config.seed decides dropout and batches (torch.manual_seed(seed) inside): on a fork of torch's generators, so

@@ -234,3 +234,32 @@ def test_a_nested_frame_with_its_target_beside_is_scored_by_its_target_name(tiny
     assert model.output_names == ["label"]
     predicted = model.predict(frame.drop(columns="label"))
     assert model.score(frame)["accuracy"] == pytest.approx(np.mean(predicted == frame["label"].to_numpy()))
+
+
+def test_a_home_path_is_read_as_the_home_folder_and_a_home_out_is_refused_not_made_here(tiny_gpt2_dir, tmp_path,
+                                                                                         monkeypatch):
+    """Python expands no '~': fpt.build(data='~/x.csv') was 'no such file' (pandas' read_csv reads it; fpt's body
+    and init paths expanded it), fpt.fit(exp, out='~/runs/x') made a folder named '~' in the working directory, and
+    fpt.load('~/runs/x') then read that one. Inputs are now the home folder's; an out of '~' is refused naming the
+    expanded path, as fpt.train_run's is."""
+    import pandas as pd
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=30), "b": rng.normal(size=30)})
+    frame["label"] = np.where(frame.a > 0, "pos", "neg")
+    frame.to_csv(home / "my.csv", index=False)
+    exp = fpt.build(data="~/my.csv", target="label", body=tiny_gpt2_dir, fit="gradient", steps=4, eval_every=2,
+                    device="cpu", baselines="none")
+    assert exp.config.data == str(home / "my.csv")
+    with pytest.raises(ConfigError) as refused:
+        fpt.fit(exp, out="~/runs/x", progress=False)
+    assert str(refused.value) == (f"out='~/runs/x' begins with '~', which Python does not expand: fpt would make a "
+                                  f"folder named '~' here; give out='{home}/runs/x' (os.path.expanduser)")
+    assert list(work.iterdir()) == []
+    fpt.fit(exp, out=home / "runs" / "x", progress=False)
+    assert fpt.load("~/runs/x").predict(frame.drop(columns="label").head(3)).shape == (3,)
