@@ -384,3 +384,24 @@ def test_fit_draws_from_its_seed_and_leaves_the_callers_torch_stream_as_it_was(t
                     device="cpu")
     fpt.fit(exp, progress=False)
     assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode", "set_grad_enabled"])
+def test_fit_trains_inside_the_callers_no_grad_or_inference_mode(tiny_gpt2_dir, mode):
+    """fpt.fit inside torch.no_grad(), torch.inference_mode() or after torch.set_grad_enabled(False) (a notebook's
+    earlier inference cell) failed at its first backward with torch's 'element 0 of tensors does not require grad
+    and does not have a grad_fn'; it trains as it does outside them (Lightning's Trainer.fit does so too), and the
+    caller's mode is as it was after."""
+    exp = _exp(tiny_gpt2_dir, steps=4, eval_every=2)
+    before = _trained(exp)
+    context = {"no_grad": torch.no_grad(), "inference_mode": torch.inference_mode(),
+               "set_grad_enabled": torch.set_grad_enabled(False)}[mode]
+    try:
+        with context:
+            summary = fpt.fit(exp, progress=False)
+            assert not torch.is_grad_enabled()
+            assert torch.is_inference_mode_enabled() == (mode == "inference_mode")
+    finally:
+        torch.set_grad_enabled(True)
+    assert summary["steps"] == 4
+    assert all(not torch.equal(before[name], value) for name, value in _trained(exp).items())

@@ -265,7 +265,11 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     # config.seed decides dropout and batches (torch.manual_seed(seed) inside): on a fork of torch's generators, so
     # that the caller's stream goes on after fit as it would have without it (it was left reseeded and advanced)
     devices = [exp.device.index or 0] if exp.device.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices), tracking.session(trackers) as track:
+    # gradients on whatever the caller's mode (a fit under torch.no_grad(), inference_mode() or set_grad_enabled(False)
+    # failed at its first backward: 'element 0 of tensors does not require grad'), as Lightning's Trainer.fit trains;
+    # evaluation inside turns them off itself
+    with torch.random.fork_rng(devices=devices), torch.inference_mode(False), torch.enable_grad(), \
+            tracking.session(trackers) as track:
         if out is None:
             return _fit(exp, None, resume, progress, track)
         with rundir.lock(out, what="fpt train"):
