@@ -201,3 +201,24 @@ def test_bf16_declared_not_native_by_the_environment_says_so_not_a_fast_measurem
     with pytest.warns(UserWarning, match=r"does not pay \(FPT_NATIVE_BF16=0 declares it\); set precision=fp32") as seen:
         fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", precision="bf16", device="cpu")
     assert "10.98" not in str(seen[0].message)
+
+
+def test_a_float64_default_dtype_of_the_caller_builds_trains_and_reloads_a_float32_model(tiny_gpt2_dir, tmp_path):
+    """torch.set_default_dtype(torch.float64) (a scientific user's habit) made fpt's new layers float64 beside the
+    body's float32 weights: fpt.fit failed at its first forward ('mat1 and mat2 must have the same dtype, but got Float
+    and Double'), fpt.load of a run too. The model is float32 whatever the default, and the default is left as set."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        exp = fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", steps=4, batch_size=8, eval_every=2,
+                        task_options={"eval_size": 16}, device="cpu")
+        assert {p.dtype for p in exp.model.parameters()} == {torch.float32}
+        summary = fpt.fit(exp, out=tmp_path / "run", progress=False)
+        assert summary["steps"] == 4 and 0 <= summary["test_accuracy"] <= 1
+        x = exp.data.eval_sets["test"].x[:3]
+        model = fpt.load(tmp_path / "run")
+        assert {p.dtype for p in model.model.parameters()} == {torch.float32}
+        assert torch.equal(torch.as_tensor(model.predict(x)), fpt.predict(exp, x))
+        assert torch.get_default_dtype() == torch.float64
+    finally:
+        torch.set_default_dtype(previous)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
 import time
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -203,7 +205,26 @@ def resolve_device(name: str) -> torch.device:
 
 
 def build_model(config: RunConfig, spec: InputSpec) -> FPT | FeatureMap:
-    """Body and trainable layers for a task shape; trainable layers seeded by ``config.seed``."""
+    """Body and trainable layers for a task shape; trainable layers seeded by ``config.seed``; float32 whatever
+    torch's default dtype (``float32_default``)."""
+    with float32_default():
+        return _build_model(config, spec)
+
+
+@contextlib.contextmanager
+def float32_default() -> Iterator[None]:
+    """torch's default dtype float32 for the block, put back after: a caller's torch.set_default_dtype(torch.float64)
+    made the new layers (input, positions, head) float64 beside the body's float32 weights, and the first forward
+    failed ('mat1 and mat2 must have the same dtype, but got Float and Double'); the tokens are float32."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def _build_model(config: RunConfig, spec: InputSpec) -> FPT | FeatureMap:
     body = build_body(BodySpec(config.body, config.init, spec.seq_len, config.dropout, config.seed,
                                vit_positions=config.vit_positions, lstm_variant=config.lstm_variant))
     if config.layers is not None:
