@@ -171,8 +171,36 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def _hf_habit(name: str, source: str | None) -> str | None:
+    """For a Hugging Face habit (``from_pretrained``, ``save_pretrained``, ``push_to_hub``), the fpt call that does it.
+    Real methods would import fpt.run and fpt.export, which import this module (a circle fpt.layers forbids), and
+    fpt.load stays the one loader, of a run and of an export alike. An AttributeError, so hasattr stays False."""
+    came = f"; this model came from {source}, which fpt.load reads as it is" if source else ""
+    if name == "from_pretrained":
+        return ("Predictor has no from_pretrained: fpt.load(path) loads a run directory (fpt train's) or an export "
+                "(fpt export's) as a Predictor; fpt.load(path, which='checkpoint') takes a run's latest checkpoint")
+    if name == "save_pretrained":
+        return ("Predictor has no save_pretrained: fpt.Run(run_dir).export(out) (fpt export RUN_DIR OUT) writes a "
+                f"self-contained directory that fpt.load(out) reads back{came}")
+    if name == "push_to_hub":
+        return ("Predictor has no push_to_hub: fpt.Run(run_dir).export(out) writes a self-contained directory (its "
+                "README.md a model card); upload that folder (huggingface_hub.upload_folder(folder_path=out, "
+                f"repo_id=...)) and fpt.load reads it once downloaded{came}")
+    return None
+
+
+class _PredictorType(type):
+    """Predictor's class: ``Predictor.from_pretrained`` (a class attribute) fails naming fpt's call for it."""
+
+    def __getattr__(cls, name: str) -> Any:
+        said = _hf_habit(name, None)
+        if said is None:
+            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+        raise AttributeError(said)
+
+
 @dataclass
-class Predictor:
+class Predictor(metaclass=_PredictorType):
     """A trained FPT and everything needed to turn inputs into predictions (see the module docstring)."""
 
     model: FPT
@@ -216,6 +244,12 @@ class Predictor:
     def gives_probabilities(self) -> bool:
         """Whether the class outputs are probabilities once softmaxed (not a ridge head's scores: ``scores_only``)."""
         return self.is_classifier and not scores_only(self.config.fit, self.config.cf_head)
+
+    def __getattr__(self, name: str) -> Any:  # only for names the instance lacks: a Hugging Face habit is named
+        said = _hf_habit(name, self.__dict__.get("source")) if not name.startswith("_") else None
+        if said is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(said)
 
     def __repr__(self) -> str:
         what = self.preprocessing.modality if self.preprocessing is not None else self.config.task
