@@ -176,6 +176,19 @@ def _own_session() -> Iterator[None]:
             logging.getLogger("transformers").setLevel(level)
 
 
+# Commands whose SIGTERM (kill PID, timeout, docker stop, a batch system's stop) ends as their Ctrl-C does: the
+# 'terminated (SIGTERM)' line, status 143, and their finally blocks run (an atomic write's temporary file removed, an
+# export's half-built folder deleted), where Python's default ended them on the spot and left those behind. fpt train
+# reads it itself (not in a torchrun rank); fpt sweep notes it between trials (fpt.experiments.executors).
+SIGTERM_AS_CTRL_C = frozenset({"predict", "eval", "export", "report", "plot", "attention", "weights"})
+
+
+def _terminated(command: str) -> contextlib.AbstractContextManager[None]:
+    from fpt.cli._signals import terminated_as_interrupt
+
+    return terminated_as_interrupt(enabled=command in SIGTERM_AS_CTRL_C)
+
+
 def main(argv: list[str] | None = None) -> int:
     with _own_session():
         return _main(argv)
@@ -189,7 +202,7 @@ def _main(argv: list[str] | None) -> int:
     args.argv = [*(sys.argv[1:] if argv is None else argv)]  # as given (fpt train --nproc hands it on)
     _notes(args.command)
     try:
-        with wording(CLI):  # every message names this command's flags, whichever Python entry point it reaches
+        with wording(CLI), _terminated(args.command):  # every message names this command's flags
             given_once(args)
             return int(args._run(args) or 0)
     except USER_ERRORS as exc:
@@ -200,7 +213,7 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt as exc:
         from fpt.cli._signals import stopped_how
 
-        how, status = stopped_how(exc)  # SIGTERM where a command reads it as Ctrl-C (fpt train)
+        how, status = stopped_how(exc)  # SIGTERM where a command reads it as Ctrl-C (SIGTERM_AS_CTRL_C, train)
         print(f"fpt {args.command}: {how}", file=sys.stderr)
         return status
     except BrokenPipeError:
