@@ -46,9 +46,9 @@ def _half_then_kill(real):
     return write
 
 
-@pytest.mark.parametrize("command", ["predict", "eval", "export", "report"])
-def test_sigterm_ends_the_command_as_ctrl_c_leaving_no_partial_output(command, xor_run, tmp_path, monkeypatch, capsys,
-                                                                        caller_handler):
+@pytest.mark.parametrize("command", ["predict", "eval", "export", "report", "weights"])
+def test_sigterm_ends_the_command_as_ctrl_c_leaving_no_partial_output(command, xor_run, tiny_gpt2_dir, tmp_path,
+                                                                        monkeypatch, capsys, caller_handler):
     import shutil
 
     import fpt.export
@@ -69,8 +69,12 @@ def test_sigterm_ends_the_command_as_ctrl_c_leaving_no_partial_output(command, x
     elif command == "export":
         argv, out = [str(run), str(tmp_path / "exp")], tmp_path / "exp"
         monkeypatch.setattr(fpt.export, "write_hf_body", _kill_then(fpt.export.write_hf_body))
-    else:
+    elif command == "report":
         argv, out = [str(run), "--attention", "never"], run / "report.html"
+        monkeypatch.setattr(atomic, "_write_file", _half_then_kill(atomic._write_file))
+    else:  # weights.csv was written in place: half of it stayed
+        (tmp_path / "w").mkdir()
+        argv, out = ["--body", tiny_gpt2_dir, "--init", "random", "--out", str(tmp_path / "w")], tmp_path / "w" / "weights.csv"
         monkeypatch.setattr(atomic, "_write_file", _half_then_kill(atomic._write_file))
     listed = sorted(p.name for p in tmp_path.rglob("*"))
     capsys.readouterr()
@@ -81,3 +85,25 @@ def test_sigterm_ends_the_command_as_ctrl_c_leaving_no_partial_output(command, x
     assert sorted(p.name for p in tmp_path.rglob("*")) == listed  # no .p.csv.tmp-PID, .exp.tmp-PID/ left
     os.kill(os.getpid(), signal.SIGTERM)  # after the command: the caller's handler again
     assert caller_handler == ["caller"]
+
+
+def test_a_stopped_fpt_attention_leaves_no_score_json_beside_other_maps(xor_run, tmp_path, monkeypatch, capsys,
+                                                                       caller_handler):
+    """fpt report reads an attention folder as whole when it has score.json: written in place, a stop mid-write left
+    half a JSON file (the next report failed on it), and a rerun stopped before it left the old one beside new maps."""
+    import shutil
+
+    import fpt.rundir.atomic as atomic
+
+    run = tmp_path / "run"
+    shutil.copytree(xor_run, run)
+    argv = ["attention", str(run), "--layer", "1", "--examples", "4"]
+    assert main(argv) == 0
+    folder = next((run / "attention").iterdir())
+    listed = sorted(p.name for p in folder.iterdir())
+    assert "score.json" in listed
+    monkeypatch.setattr(atomic, "_write_file", _half_then_kill(atomic._write_file))
+    capsys.readouterr()
+    assert main(argv) == 143
+    assert capsys.readouterr().err.strip() == "fpt attention: terminated (SIGTERM)"
+    assert sorted(p.name for p in folder.iterdir()) == [n for n in listed if n != "score.json"]

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from fpt import rundir
 from fpt.errors import ConfigError, option, python_entry
 from fpt.registry import Registry
 from fpt.rundir import LATEST
@@ -292,7 +293,7 @@ def plot_heads(attn_mean: np.ndarray, layout: TokenLayout, path: Path, title: st
         else:
             ax.axis("off")
     fig.suptitle(title, fontsize=9)
-    fig.savefig(path)
+    _save_figure(fig, path)
 
 
 def plot_map(matrix: np.ndarray, layout: TokenLayout, path: Path, title: str, marks: np.ndarray | None = None) -> None:
@@ -306,7 +307,20 @@ def plot_map(matrix: np.ndarray, layout: TokenLayout, path: Path, title: str, ma
         qy, kx = np.nonzero(marks)
         ax.scatter(kx, qy, s=max(2.0, 300.0 / T), facecolors="none", edgecolors="tab:red", linewidths=0.6)
     fig.colorbar(image, ax=ax, shrink=0.8, label="attention probability")
-    fig.savefig(path)
+    _save_figure(fig, path)
+
+
+def _save_figure(fig: Any, path: Path) -> None:
+    """Atomically (temporary name, then renamed): a stop mid-write leaves the old image or none, never half of one."""
+    rundir.write_with(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"))
+
+
+def _save_array(array: np.ndarray, path: Path) -> None:
+    def save(tmp: Path) -> None:
+        with open(tmp, "wb") as f:  # a file object: np.save would add .npy to the temporary name
+            np.save(f, array)
+
+    rundir.write_with(path, save)
 
 
 def _marks(result: AttentionResult, example: int) -> np.ndarray | None:
@@ -324,12 +338,15 @@ def write(result: AttentionResult, out: Path) -> dict[str, Any]:
     """heads.png, mean.png, example0.png, attention.npy / attention_mean.npy and score.json in ``out``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    # score.json, written last, says the folder is whole (fpt report reads only folders that have one): an older
+    # one goes first, so a write stopped halfway never sits beside it as if it were its maps
+    (out / "score.json").unlink(missing_ok=True)
     attn = result.attn.numpy().astype(np.float32)  # (N, H, T, T)
     mean = attn.mean(0)  # (H, T, T)
-    np.save(out / "attention_mean.npy", mean)
+    _save_array(mean, out / "attention_mean.npy")
     saved_all = attn.size <= MAX_SAVED_FLOATS
     if saved_all:
-        np.save(out / "attention.npy", attn)
+        _save_array(attn, out / "attention.npy")
     info = result.info
     where = f"{info['task']} / {Path(str(info['body'])).name} / {info['init']} / {info['freeze']}, block {info['layer']}"
     plot_heads(mean, result.layout, out / "heads.png", f"{where}: each head, mean of {attn.shape[0]} examples")
@@ -341,7 +358,7 @@ def write(result: AttentionResult, out: Path) -> dict[str, Any]:
            "scores": result.scores, "labels": result.layout.labels, "outputs": result.layout.outputs,
            "files": {"per_example": "attention.npy" if saved_all else None, "mean": "attention_mean.npy",
                      "heads": "heads.png", "mean_plot": "mean.png", "example_plot": "example0.png"}}
-    (out / "score.json").write_text(json.dumps(doc, indent=1))
+    rundir.write_text(out / "score.json", json.dumps(doc, indent=1))
     return doc
 
 

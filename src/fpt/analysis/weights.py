@@ -9,6 +9,7 @@ standard deviation are compared with the default initialisation: std
 from __future__ import annotations
 
 import csv
+import io
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from fpt import rundir
 from fpt.settings import RunConfig
 
 PLOTTED_GROUPS = ("attention", "feedforward", "recurrent")  # recurrent: LSTM bodies
@@ -84,10 +86,12 @@ def body_stats(body: str, init: str = RunConfig.init, seed: int = RunConfig.seed
 
 
 def write_csv(stats: list[LayerStat], path: Path) -> None:
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
-        writer.writeheader()
-        writer.writerows(asdict(s) for s in stats)
+    """Atomically (temporary name, then renamed): a stop mid-write leaves the old file or none, never half of one."""
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
+    writer.writeheader()
+    writer.writerows(asdict(s) for s in stats)
+    rundir.write_text(path, buf.getvalue())
 
 
 def plot(stats: list[LayerStat], path: Path, title: str = "") -> None:
@@ -122,7 +126,7 @@ def plot(stats: list[LayerStat], path: Path, title: str = "") -> None:
             ax.legend(fontsize=7)
     if title:
         fig.suptitle(title)
-    fig.savefig(path)
+    rundir.write_with(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"))
 
 
 def _default_line(stats: list[LayerStat], kind: str, stat: str) -> float:

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fpt import rundir
+
 
 @dataclass(frozen=True)
 class Heading:
@@ -136,7 +138,7 @@ def to_markdown(title: str, blocks: list[Block], root: Path, files_dir: Path) ->
             if path is None:
                 files_dir.mkdir(parents=True, exist_ok=True)
                 path = files_dir / block.name
-                path.write_bytes(block.png)
+                rundir.write_bytes(path, block.png)  # atomic: a stopped report leaves no half image
             rel = Path(os.path.relpath(path, root)).as_posix()
             lines += [f"![{block.caption or block.name}]({rel})", ""]
         elif isinstance(block, Code):

@@ -390,10 +390,14 @@ def _cells(cells: list[str]) -> str:
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    """Atomically (temporary name, then renamed): a stop mid-write leaves the old file or none, never half of one."""
+    import io
+
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    rundir.write_text(path, buf.getvalue())
 
 
 def result_rows(table: Table, results: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
