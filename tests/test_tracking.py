@@ -69,6 +69,32 @@ def test_a_log_dir_shared_by_two_runs_keeps_the_first_runs_events(tiny_gpt2_dir,
 
 
 
+def test_events_an_older_fpt_wrote_unnamed_are_replaced_on_resume_not_shown_twice(tiny_gpt2_dir, tmp_path, monkeypatch):
+    """Before fddfeabf a run's event files in a log_dir given carried no name (events.out.tfevents.TIME.HOST.PID.N).
+    The first resume after the upgrade deleted only files named for the run and logged its kept evaluations again
+    beside the unnamed one: accuracy/val at 2, 2, 4, 4, 6, and so after every later resume. The unnamed file holding
+    the run's own numbers is now deleted with the named ones; another run's unnamed file (other seed) stays as it is."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    shared = tmp_path / "tb"
+    with monkeypatch.context() as old:  # an older fpt: no name on the file, nothing of the folder deleted
+        old.setattr(tracking, "drop_own_events", lambda *args: "")
+        for name, seed in (("a", 0), ("b", 1)):
+            fpt.fit(_exp(tiny_gpt2_dir, steps=4, seed=seed), out=tmp_path / name, progress=False,
+                    trackers=[tracking.TensorBoard(shared)])
+    (a_file, b_file) = sorted(shared.iterdir())
+    b_bytes = b_file.read_bytes()
+    for steps in (6, 8):  # every resume, the first after the upgrade included
+        config = fpt.train.resume_config(tmp_path / "a", {"steps": steps})
+        fpt.fit(fpt.build(config), out=tmp_path / "a", resume=True, progress=False,
+                trackers=[tracking.TensorBoard(shared)])
+        events = EventAccumulator(str(shared))
+        events.Reload()
+        assert sorted(e.step for e in events.Scalars("accuracy/val")) == sorted([2, 4, *range(2, steps + 1, 2)])
+    assert not a_file.exists() and b_file.read_bytes() == b_bytes and len(list(shared.iterdir())) == 2
+
+
 def test_a_run_resumed_in_a_shared_log_dir_leaves_the_other_runs_events(tiny_gpt2_dir, tmp_path):
     """Run a resumed with TensorBoard(log_dir) shared with run b purged from step 1 every event in the folder: b's
     curves vanished from TensorBoard. Now a deletes only its own earlier files (named for its run directory) and logs

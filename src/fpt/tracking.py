@@ -284,7 +284,8 @@ class TensorBoard(Tracker):
             # A log_dir given may hold other runs' events (one folder handed to several fits): a purge there hid theirs
             # too. Here the run's files carry its name and only those are deleted, the config with them.
             first = True
-            self.writer = SummaryWriter(str(log_dir), filename_suffix=drop_own_events(log_dir, out))
+            points = {(self._tag(k), row["step"]): v for row in _kept_rows(out) for k, v in _row_scalars(row).items()}
+            self.writer = SummaryWriter(str(log_dir), filename_suffix=drop_own_events(log_dir, out, points))
         if first:
             import yaml
 
@@ -328,15 +329,50 @@ def own_events_suffix(out: str | Path | None) -> str:
     return ".fpt-" + hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:12]
 
 
-def drop_own_events(log_dir: Path, out: str | Path | None) -> str:
+def drop_own_events(log_dir: Path, out: str | Path | None, points: dict[tuple[str, int], float] | None = None) -> str:
     """Deletes the event files in ``log_dir`` that fpt wrote earlier for the run in ``out`` (their name ends with
-    ``own_events_suffix(out)``), and returns that suffix for the files written now; nothing else in the folder is
-    touched. Without a run directory nothing is deleted."""
+    ``own_events_suffix(out)``), and returns that suffix for the files written now. Without a run directory nothing
+    is deleted.
+
+    ``points`` ((tag, step) -> value: what this start logs again) also finds the files an fpt before these names wrote
+    for the run, which carry no name: left beside the named file, the first resume (or plot) after an upgrade showed
+    every point twice, and every later one too. An unnamed file is the run's when it holds at least one of these
+    points and every point it holds at their tags and steps has the same value (as float32, TensorBoard's); points
+    elsewhere (a killed attempt's evaluations past the checkpoint, summary/...) do not count. Another run's file
+    differs at some point (another seed, body, data) and stays; only a run identical to this one, number for number,
+    could be taken for it."""
     suffix = own_events_suffix(out)
     if suffix:
         for path in log_dir.glob(f"events.out.tfevents.*{suffix}"):
             path.unlink(missing_ok=True)
+        if points:
+            for path in log_dir.glob("events.out.tfevents.*"):
+                if ".fpt-" not in path.name and _holds_only(path, points):
+                    path.unlink(missing_ok=True)
     return suffix
+
+
+def _holds_only(path: Path, points: dict[tuple[str, int], float]) -> bool:
+    """Whether the event file ``path`` holds some of ``points`` and disagrees with none (see ``drop_own_events``)."""
+    import numpy as np
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    from tensorboard.util.tensor_util import make_ndarray
+
+    matched = 0
+    try:
+        for event in EventFileLoader(str(path)).Load():
+            for value in event.summary.value:
+                expected = points.get((value.tag, event.step))
+                if expected is None or value.metadata.plugin_data.plugin_name != "scalars":
+                    continue
+                got = value.simple_value if value.WhichOneof("value") == "simple_value" else \
+                    make_ndarray(value.tensor).item()
+                if np.float32(got) != np.float32(expected):
+                    return False
+                matched += 1
+    except Exception:  # unreadable (another tool's format, a file cut short by a kill): never taken for the run's
+        return False
+    return matched > 0
 
 
 def after_earlier_events(log_dir: Path) -> bool:

@@ -1,3 +1,4 @@
+import json
 import shutil
 import sys
 
@@ -81,3 +82,28 @@ def test_two_runs_of_one_name_plotted_into_one_logdir_keep_both(xor_run, tmp_pat
         (log,) = curves.write_tensorboard([run], tmp_path / "logs")
     assert sorted(_scalar_steps(log)["loss/train"]) == sorted(steps * 2)  # each run's points once
     assert len(list(log.glob("events.out.tfevents.*"))) == 2
+
+
+def test_a_plot_by_an_older_fpt_into_a_logdir_is_replaced_not_shown_twice(xor_run, tmp_path, monkeypatch):
+    """fpt plot --tensorboard LOGDIR before fddfeabf wrote LOGDIR/<run name>/events... with no name; a plot after the
+    upgrade kept it beside its own named file: every point twice, for good. The unnamed file of the run's own numbers
+    is now replaced; one of another run of the same name (other numbers) stays."""
+    pytest.importorskip("tensorboard")
+    import fpt.tracking
+
+    other = tmp_path / "b" / xor_run.name
+    shutil.copytree(xor_run, other)
+    rows = [json.loads(line) for line in (other / "metrics.jsonl").read_text().splitlines()]
+    (other / "metrics.jsonl").write_text("".join(json.dumps({**r, **({"train_loss": r["train_loss"] + 1}
+                                                               if "train_loss" in r else {})}) + "\n" for r in rows))
+    steps = [row["step"] for row in read_metrics(xor_run) if "train_loss" in row]
+    with monkeypatch.context() as old:  # an older fpt: no name on the file, nothing deleted
+        old.setattr(fpt.tracking, "drop_own_events", lambda *args: "")
+        (log,) = curves.write_tensorboard([xor_run], tmp_path / "logs")
+        first = set(log.iterdir())
+        curves.write_tensorboard([other], tmp_path / "logs")
+    (other_file,) = set(log.iterdir()) - first
+    kept = other_file.read_bytes()
+    (log,) = curves.write_tensorboard([xor_run], tmp_path / "logs")
+    assert sorted(_scalar_steps(log)["loss/train"]) == sorted(steps * 2)  # the run's once, the other run's once
+    assert len(list(log.iterdir())) == 2 and other_file.read_bytes() == kept

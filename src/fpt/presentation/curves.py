@@ -123,7 +123,8 @@ def write_tensorboard(run_dirs: list[Path], log_root: Path | None = None) -> lis
             # purge_step=0: TensorBoard drops what the folder's earlier files logged (every step), this file states all
             writer = SummaryWriter(log_dir=str(log_dir), purge_step=0 if after_earlier_events(log_dir) else None)
         else:
-            writer = SummaryWriter(log_dir=str(log_dir), filename_suffix=drop_own_events(log_dir, run_dir))
+            points = {(k, row["step"]): v for row in rows for k, v in _scalars(row).items()}
+            writer = SummaryWriter(log_dir=str(log_dir), filename_suffix=drop_own_events(log_dir, run_dir, points))
         with writer:
             writer.add_text("config", "    " + (run_dir / CONFIG).read_text().replace("\n", "\n    "), 0)
             for row in rows:
