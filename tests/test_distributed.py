@@ -295,3 +295,30 @@ def test_fpt_train_nproc_launches_resumes_and_reports_rank_0_errors(tiny_gpt2_di
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert (summary["world_size"], summary["steps"]) == (2, 4)
     assert [r["step"] for r in _rows(tmp_path / "run")] == [2, 4]
+
+
+def test_torchrun_variables_left_in_the_environment_are_named_not_a_bug(tiny_gpt2_dir, tmp_path, capsys, monkeypatch):
+    """WORLD_SIZE and LOCAL_RANK exported in a shell or a job (no torchrun): fpt train failed in torch's env://
+    rendezvous (ValueError: environment variable RANK expected, but not set), printed as a bug in fpt; and LOCAL_RANK
+    alone made fpt train --nproc 2 train in one process without a word (world_size 1). Both are one-line errors."""
+    from fpt.cli import main
+
+    for name in ("RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    train = ["train", "--body", tiny_gpt2_dir, "--init", "random", "--steps", "2", "--batch-size", "8",
+             "task.eval_size=8", "--quiet"]
+    assert main([*train, "--out", str(tmp_path / "a")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "fpt train: error: WORLD_SIZE=2 LOCAL_RANK=0 is set but RANK, MASTER_ADDR, MASTER_PORT is not, which torchrun "
+        "sets for each process it starts: start the processes with torchrun --nproc-per-node 2 -m fpt -- train ... (or "
+        "fpt train --nproc N), or unset WORLD_SIZE and LOCAL_RANK to train in one process")
+    monkeypatch.delenv("WORLD_SIZE")
+    started = []
+    monkeypatch.setattr(distributed, "launch", lambda nproc, argv: started.append(nproc) or 0)
+    assert main([*train, "--nproc", "2", "--out", str(tmp_path / "b")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "fpt train: error: --nproc 2: this process counts as started by torchrun (LOCAL_RANK=0 is set), which starts "
+        "the processes itself: drop --nproc under torchrun, or unset LOCAL_RANK to have fpt start them")
+    assert started == [] and not (tmp_path / "b").exists()

@@ -183,6 +183,14 @@ def init_from_env(device: str) -> Group:
         return current()
     if not dist.is_available():
         raise ConfigError("this PyTorch build has no torch.distributed: data-parallel training needs it")
+    # WORLD_SIZE (with LOCAL_RANK) left in a shell or a job's environment, without torchrun: its env:// rendezvous
+    # failed with a ValueError read as a bug ('environment variable RANK expected, but not set')
+    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if name not in os.environ]
+    if missing:
+        given = " ".join(f"{n}={os.environ[n]}" for n in ("WORLD_SIZE", "LOCAL_RANK", "RANK") if n in os.environ)
+        raise ConfigError(f"{given} is set but {', '.join(missing)} is not, which torchrun sets for each process it "
+                          f"starts: start the processes with torchrun --nproc-per-node {world} -m fpt -- train ... (or "
+                          "fpt train --nproc N), or unset WORLD_SIZE and LOCAL_RANK to train in one process")
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     kind = resolve_device(device).type
     if kind == "cuda":

@@ -106,7 +106,11 @@ def _launch_or_train(args: argparse.Namespace, config: Any, out: Path, trackers:
         train_run,
     )
 
-    if args.nproc and args.nproc > 1 and not distributed.launched():
+    if args.nproc and args.nproc > 1 and distributed.launched():  # was: --nproc ignored, one process trained
+        raise ConfigError(f"--nproc {args.nproc}: this process counts as started by torchrun (LOCAL_RANK="
+                          f"{os.environ.get('LOCAL_RANK', '?')} is set), which starts the processes itself: drop "
+                          "--nproc under torchrun, or unset LOCAL_RANK to have fpt start them")
+    if args.nproc and args.nproc > 1:
         check_modes(config, resume=bool(args.resume), choose=bool(args.choose), refit=args.refit, parallel=True)
         if not args.resume:
             check_out(out)
