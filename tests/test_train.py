@@ -135,6 +135,21 @@ def test_predict_given_an_array_or_a_frame_says_it_takes_tokens_and_what_reads_r
     assert fpt.predict(exp, torch.as_tensor(tokens.numpy())).tolist() == fpt.predict(exp, tokens).tolist()
 
 
+@pytest.mark.filterwarnings("ignore:precision=bf16 on a CPU")
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_predict_reads_float64_and_float16_tokens_as_the_model_does(tiny_gpt2_dir, precision):
+    """A NumPy user's tokens are float64 (NumPy's default), and torch.as_tensor, which fpt.predict's own message
+    suggests, keeps it: fpt.predict failed in the input layer (RuntimeError: mat1 and mat2 must have the same dtype,
+    but got Double and Float; Double and BFloat16 under bf16). They are read as float32, as fpt.load's Predictor does."""
+    import numpy as np
+
+    exp = _exp(tiny_gpt2_dir, precision=precision)
+    tokens = exp.data.eval_sets["test"].x[:6]
+    expected = fpt.predict(exp, tokens).tolist()
+    assert fpt.predict(exp, torch.as_tensor(tokens.numpy().astype(np.float64))).tolist() == expected
+    assert fpt.predict(exp, tokens.half()).tolist() == expected  # bits 0/1: exact in float16
+
+
 def test_eval_subset_evaluates_a_fixed_part_and_confirms_the_target_on_the_whole_set(tiny_gpt2_dir, tmp_path):
     run = tmp_path / "run"
     exp = _exp(tiny_gpt2_dir, eval_subset=16, target=1.0)

@@ -178,6 +178,10 @@ def predict(exp: Experiment, x: torch.Tensor, lengths: torch.Tensor | None = Non
                         "hold them (exp.data.eval_sets['test'].x; torch.as_tensor for tokens in an array). For raw "
                         "inputs (arrays, DataFrames, files): fpt.fit(exp, out=DIR), then fpt.load(DIR).predict(X), "
                         "which applies the tokeniser fitted on the training split")
+    if x.is_floating_point() and x.dtype != torch.float32 and exp.data.spec.token_dim is not None:
+        # torch.as_tensor of a NumPy array keeps its float64 (NumPy's default), which the float32 (or bf16) input layer
+        # refused deep in the forward ('mat1 and mat2 must have the same dtype'); fpt.load's Predictor reads it so too
+        x = x.float()
     return torch.cat([exp.data.objective.predict(logits).cpu() for _, logits in iter_outputs(exp, x, lengths)])
 
 
