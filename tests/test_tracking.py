@@ -183,6 +183,32 @@ def test_mlflow_joins_the_callers_active_run_and_experiment_as_mlflow_would(tiny
         fpt.fit(_exp(tiny_gpt2_dir, steps=2), out=tmp_path / "nowhere", progress=False, trackers=["mlflow"])
 
 
+def test_under_mlflow_run_the_fpt_run_is_the_project_runs_child(tiny_gpt2_dir, tmp_path, monkeypatch, capsys):
+    """`mlflow run` (an MLproject whose entry point is fpt train --log mlflow) starts the command with MLFLOW_RUN_ID
+    (and MLFLOW_EXPERIMENT_ID, MLFLOW_TRACKING_URI) set: fpt's run was logged beside the project's run, which stayed
+    empty; it is now its child, as inside a script's mlflow.start_run(). A run id the store lacks: a warning, apart."""
+    pytest.importorskip("mlflow")
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.create_experiment("project")
+    project = client.create_run(experiment, run_name="project").info.run_id
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_ID", experiment)
+    monkeypatch.setenv("MLFLOW_RUN_ID", project)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    fpt.fit(_exp(tiny_gpt2_dir, steps=2), out=tmp_path / "child", progress=False, trackers=["mlflow"])
+    (child,) = [r for r in client.search_runs([experiment]) if r.info.run_name == "child"]
+    assert child.data.tags.get("mlflow.parentRunId") == project and child.info.status == "FINISHED"
+    monkeypatch.setenv("MLFLOW_RUN_ID", "0123456789abcdef")
+    fpt.fit(_exp(tiny_gpt2_dir, steps=2), out=tmp_path / "apart", progress=False, trackers=["mlflow"])
+    assert "fpt: warning: MLFLOW_RUN_ID=0123456789abcdef is not a run in the store fpt logs to" in capsys.readouterr().err
+    runs = {r.info.run_name: r for r in client.search_runs([experiment])}
+    assert set(runs) == {"project", "child", "apart"} and "mlflow.parentRunId" not in runs["apart"].data.tags
+
+
 def test_a_finished_closed_form_run_resumed_with_trackers_leaves_them_as_they_are(tiny_bert_dir, tiny_tables, tmp_path,
                                                                                   monkeypatch, capsys):
     """``fpt train --resume`` of a finished closed-form run with --log: the trackers' finish came without their start

@@ -411,8 +411,9 @@ class MLflow(Tracker):
 
     The tracking store is ``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else MLflow's default in the
     working directory (see ``mlflow_store_uri``). Inside the caller's ``with mlflow.start_run():`` the run is that
-    run's child, in its experiment; otherwise the experiment is ``experiment``, ``mlflow.set_experiment``'s,
-    ``MLFLOW_EXPERIMENT_NAME``, ``MLFLOW_EXPERIMENT_ID``, or ``fpt``. A resumed run continues the MLflow run tagged
+    run's child, in its experiment, and so under ``mlflow run`` (the project's run, MLFLOW_RUN_ID); otherwise the
+    experiment is ``experiment``, ``mlflow.set_experiment``'s, ``MLFLOW_EXPERIMENT_NAME``, ``MLFLOW_EXPERIMENT_ID``,
+    or ``fpt``. A resumed run continues the MLflow run tagged
     with its run directory (as does a run restarted after one killed before its first checkpoint), and logs the
     evaluations of metrics.jsonl that it lacks; fit hands over an evaluation only once its checkpoint is
     committed, so none is logged twice.
@@ -503,8 +504,9 @@ class MLflow(Tracker):
     def _experiment(self, client: Any) -> tuple[str, str | None]:
         """(experiment id, parent run id or None), as MLflow's own ``mlflow.start_run(nested=True)`` would choose them:
         the ``experiment`` given here; else the run active in this thread (``with mlflow.start_run():`` around
-        ``fpt.fit``), whose experiment the fpt run joins as its child; else ``mlflow.set_experiment``'s, then
-        ``MLFLOW_EXPERIMENT_NAME``, then ``MLFLOW_EXPERIMENT_ID``; else ``fpt``."""
+        ``fpt.fit``), whose experiment the fpt run joins as its child; else MLFLOW_RUN_ID's (``mlflow run``) alike;
+        else ``mlflow.set_experiment``'s, then ``MLFLOW_EXPERIMENT_NAME``, then ``MLFLOW_EXPERIMENT_ID``; else
+        ``fpt``."""
         if self.experiment:
             return _experiment_named(client, self.experiment), None
         active = _active_mlflow_run()
@@ -516,6 +518,17 @@ class MLflow(Tracker):
                       f"({client.tracking_uri}); the fpt run is logged there, not under it", file=sys.stderr)
             else:
                 return active.info.experiment_id, active.info.run_id
+        # `mlflow run` (an MLproject) starts the command inside a run it names in MLFLOW_RUN_ID, where a script's
+        # mlflow.start_run() would log; fpt's run was its sibling, the project's run left empty
+        given_run = os.environ.get("MLFLOW_RUN_ID")
+        if given_run:
+            try:
+                project = client.get_run(given_run)
+            except Exception:  # noqa: BLE001 - MLflow's not-found errors have no common class across stores
+                print(f"fpt: warning: MLFLOW_RUN_ID={given_run} is not a run in the store fpt logs to "
+                      f"({client.tracking_uri}); the fpt run is logged there, not under it", file=sys.stderr)
+            else:
+                return project.info.experiment_id, given_run
         chosen = _active_mlflow_experiment()
         if chosen and _experiment_exists(client, chosen):  # chosen in another store: not this one's
             return chosen, None
