@@ -100,3 +100,23 @@ def test_config_files_are_scanned_by_libyaml_and_still_refuse_a_key_given_twice(
         read_yaml(tmp_path / "c.yaml")
     (tmp_path / "ok.yaml").write_text("base: &b {lr: 0.1}\nrun:\n  <<: *b\n  lr: 0.2\n  steps: 2e3\n  layers: ~\n")
     assert read_yaml(tmp_path / "ok.yaml") == {"base": {"lr": 0.1}, "run": {"lr": 0.2, "steps": "2e3", "layers": None}}
+
+
+def test_numpy_values_in_a_config_are_saved_as_plain_numbers(tmp_path):
+    """fpt.build coerced its fields (steps=np.int64(4) an int), but not task options (any value), nor the fields of a
+    RunConfig made directly: task_options={'eval_size': np.int64(16)}, or fpt.train_run(fpt.RunConfig(steps=
+    np.int64(300)), out), went on to fail writing config.yaml (yaml.representer.RepresenterError: ('cannot represent
+    an object', np.int64(16))). NumPy's scalars and arrays are Python's numbers and lists."""
+    import numpy as np
+
+    options = {"eval_size": np.int64(16), "n_bits": np.int32(5), "p": np.float32(0.5), "on": np.bool_(True),
+               "sizes": np.arange(3), "nested": {"k": [np.int64(2)]}}
+    plain = {"eval_size": 16, "n_bits": 5, "p": 0.5, "on": True, "sizes": [0, 1, 2], "nested": {"k": [2]}}
+    for config in (from_dict(RunConfig, {"task": "bit-xor", "task_options": options, "steps": np.int64(7)}),
+                   RunConfig(task="bit-xor", task_options=options, steps=np.int64(7), lr=np.float64(1e-3))):
+        assert config.task_options == plain and type(config.steps) is int and config.steps == 7
+        assert [type(v) for v in config.task_options.values()][:4] == [int, int, float, bool]
+        save_yaml(config, tmp_path / "config.yaml")
+        assert load_yaml(tmp_path / "config.yaml")["task_options"] == plain
+    with pytest.raises(ConfigError, match="config field 'steps' is"):  # an array is still no one setting
+        RunConfig(task="bit-xor", steps=np.arange(3))

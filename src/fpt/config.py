@@ -35,6 +35,7 @@ from fpt.settings import (  # noqa: F401  (re-exported: the run's fields and the
     SAVED_PRESET,
     TIE_BREAKS,
     RunConfig,
+    plain,
     resolve,
 )
 
@@ -163,7 +164,7 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         raise ConfigError(f"{where}: expected a string, got {show(value)}")
     if hint is dict or origin is dict:
         if isinstance(value, dict):
-            return dict(value)
+            return plain(value)
         raise ConfigError(f"{where}: expected a mapping, got {show(value)}")
     return value
 

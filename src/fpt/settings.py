@@ -35,6 +35,20 @@ from typing import Any
 from fpt.errors import ConfigError, data_kind, option, python_entry, remedy, show, speaks_flags
 
 
+def plain(value: Any) -> Any:
+    """``value`` with NumPy's scalars and arrays as Python's numbers and lists, in mappings and lists too. A NumPy
+    value (steps=np.int64(300), task_options={'eval_size': np.int64(16)}, from np.arange or a grid over NumPy values)
+    passed every check and failed at fpt.fit or fpt.train_run writing config.yaml (yaml.representer.RepresenterError:
+    cannot represent an object); ``fpt.build``'s fields were coerced, ``RunConfig(...)``'s and task options were not."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):  # np.int64, np.float32, np.bool_, ndarray
+        return plain(value.tolist())
+    return value
+
+
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
     if default is dataclasses.MISSING:
         return field(metadata={"help": text}, **kw)
@@ -249,6 +263,10 @@ class RunConfig:
 
     @python_entry  # fpt.RunConfig(...) is Python's: its refusals name fields (data=PATH), the command line's its flags
     def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 or f.name == "task_options":
+                object.__setattr__(self, f.name, plain(value))  # an array stays one, for _check_settings to refuse
         self._check_settings()
         self._check_data_fields()
         checks = [
