@@ -74,6 +74,7 @@ from fpt.data.base import (
 from fpt.data.categories import as_category_names
 from fpt.data.cells import refuse_infinite_cells
 from fpt.data.host import inputs_array, targets_array
+from fpt.data.images import in_layout
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.layouts import TEXT, one_text_each, series_layout
 from fpt.data.tables import columns_to_raw, unseen_categories
@@ -567,6 +568,10 @@ class _FPTEstimator(BaseEstimator):
         X = frame if frame is not None else X
         if prep.modality == "timeseries" and frame is None:
             X = series_layout(X, self.n_features_in_)
+        caller_shape = None  # images given in another layout than fit's: scikit-learn's n_features_in_ is X.shape[1]
+        if prep.modality == "image" and isinstance(X, np.ndarray) and "X_shape" in exp.data.info:
+            laid = in_layout(X, exp.data.info["X_shape"][1:])
+            caller_shape, X = (X.shape[1:], laid) if laid is not X else (None, X)
         series = series_list(X) if held is not None and held.ragged else None
         if prep.modality == "sequence":  # one text per example, as fit read them
             series = self._texts_of(X)
@@ -575,6 +580,8 @@ class _FPTEstimator(BaseEstimator):
             X = validate_data(self, given, reset=False, dtype=_dtype(X, categorical), ensure_all_finite=False,
                               allow_nd=True)
             refuse_infinite_cells(X, given, f"{type(self).__name__}.predict")
+            if caller_shape is not None:  # back to the caller's layout: a NaN pixel is named as the caller indexes it
+                X = in_layout(X, caller_shape)
         where = f"{type(self).__name__}.predict"
         # the modality's own check of new inputs (fpt.data.modalities), against the input contract fit recorded
         # (series: channels and training lengths); a category fit never saw is handle_unknown's

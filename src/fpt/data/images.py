@@ -383,8 +383,41 @@ def array_channels(X: Any, channels: str) -> str:
     if channels != "auto":
         return channels
     # the channel axis as as_images finds it; RGBA (4) is colour too: read as gray, its colour was lost unsaid
-    c = 1 if X.ndim != 4 else X.shape[-1] if X.shape[-1] in (1, 3, 4) else X.shape[1]
+    c = 1 if X.ndim != 4 else image_shape(X.shape[1:])[-1]
     return "rgb" if c in (3, 4) else "gray"
+
+
+def _channels_first(shape: tuple[int, ...]) -> bool:
+    """Whether one image of ``shape`` (three axes) is read channels first, (C, H, W): its last axis is no channel count
+    (1, 3 or 4) and its first is. A last axis of such a count is the channels whatever the first, so (3, 4, 4) is a
+    3x4 RGBA image: one rule, for training's arrays and new ones alike."""
+    return len(shape) == 3 and shape[-1] not in (1, 3, 4) and shape[0] in (1, 3, 4)
+
+
+def image_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """One image's shape as (H, W, C), as as_images reads it: (H, W) is gray (H, W, 1), (C, H, W) by _channels_first."""
+    shape = tuple(int(n) for n in shape)
+    if len(shape) == 2:
+        return (*shape, 1)
+    return (*shape[1:], shape[0]) if _channels_first(shape) else shape
+
+
+def _layouts(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """``shape`` and the other layout of the same image that image_shape reads back as it: (C, H, W) of (H, W, C)."""
+    h, w, c = image_shape(shape)
+    other = (c, h, w) if shape == (h, w, c) else (h, w, c)
+    return [shape] + ([other] if len(shape) == 3 and image_shape(other) == (h, w, c) else [])
+
+
+def in_layout(X: np.ndarray, trained: tuple[int, ...]) -> np.ndarray:
+    """Images (n, ...) of the trained images' shape read in the trained layout: fpt.build reads (n, H, W, C),
+    (n, C, H, W) and gray (n, H, W) alike, so a model trained on one is given the same images in another (scikit-
+    learn's check of n_features_in_ compares X.shape[1], which the layout moves). Any other X is returned as given."""
+    trained = tuple(int(n) for n in trained)
+    if X.ndim < 3 or tuple(X.shape[1:]) == trained or image_shape(X.shape[1:]) != image_shape(trained):
+        return X
+    hwc = X[..., None] if X.ndim == 3 else np.moveaxis(X, 1, -1) if _channels_first(X.shape[1:]) else X
+    return hwc[..., 0] if len(trained) == 2 else np.moveaxis(hwc, -1, 1) if _channels_first(trained) else hwc
 
 
 def array_notes(splits: dict[str, Split], channels: str) -> dict[str, Any]:
@@ -435,7 +468,7 @@ def as_images(X: np.ndarray, channels: str, size: int, where: str, pixel_scale: 
     refuse_nonfinite_pixels(X, where)  # before the axes move: its pixel as the caller indexes it
     if X.ndim == 3:
         X = X[..., None]
-    if X.shape[-1] not in (1, 3, 4) and X.shape[1] in (1, 3, 4):
+    if _channels_first(X.shape[1:]):
         X = np.moveaxis(X, 1, -1)  # (n, C, H, W) -> (n, H, W, C)
     if X.shape[-1] not in (1, 2, 3, 4):
         # load_image reads the first 3 channels of any other count: 5 bands, or (n, 6, H, W), lost the rest unsaid
@@ -536,10 +569,17 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     own = {(tok.image_size, tok.image_size, c), (c, tok.image_size, tok.image_size)} | \
         ({(tok.image_size, tok.image_size)} if c == 1 else set())
     trained = tuple(schema.info["X_shape"][1:]) if "X_shape" in schema.info else None
+    # an image is read in any layout fpt.build reads (image_shape's rule): a model trained on (n, H, W, C) refused
+    # the same images as (n, C, H, W), which fpt.build trains on alike
+    takes = {image_shape(s) for s in own | ({trained} if trained else set())}
+
+    def fits(s: tuple[int, ...]) -> bool:
+        return len(s) in (2, 3) and image_shape(s) in takes
+
     shape = getattr(X, "shape", None)
     # (1, H, W) for a gray model is one channel-first image or a batch of one (H, W) image: read as the batch, as it was
-    batch_of_one = shape is not None and len(shape) == 3 and shape[0] == 1 and (shape[1:] in own or shape[1:] == trained)
-    if isinstance(X, np.ndarray) and (shape == trained or shape in own) and not batch_of_one:
+    batch_of_one = shape is not None and len(shape) == 3 and shape[0] == 1 and fits(shape[1:])
+    if isinstance(X, np.ndarray) and fits(shape) and not batch_of_one:
         # one image given alone: its rows were read as the images ("image 1 has shape (8, 3)")
         raise SchemaError(f"{where}: one image of shape {shape} given alone, not a batch of images; give a batch of "
                           f"one: [x], or x[None] (shape {(1, *shape)})")
@@ -547,8 +587,9 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     if not arrays:
         raise SchemaError(f"{where}: no images")
     for i, img in enumerate(arrays):
-        if img.shape != trained and img.shape not in own:
-            expected = " or ".join(str(s) for s in ([trained] if trained else []) + sorted(own))
+        if not fits(img.shape):
+            layouts = _layouts(trained) if trained else []
+            expected = " or ".join(str(s) for s in layouts + sorted(own - set(layouts)))
             raise SchemaError(f"{where}: {example_word('image', i)} has shape {img.shape}, but the model takes {expected} "
                               f"({tok.channels}, {tok.image_size}x{tok.image_size} pixels); resize or convert it")
         if img.dtype.kind not in "iubf":
@@ -567,5 +608,6 @@ def check_images(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
     return [im for img in arrays for im in as_images(img[None], tok.channels, tok.image_size, where, scale)]
 
 
-__all__ = ["IMAGE_SUFFIXES", "array_channels", "array_notes", "as_images", "check_images", "has_images", "load_image",
-           "pixel_scale", "read_image_folder", "read_image_inputs", "refuse_nonfinite_pixels", "shows_colour", "spread"]
+__all__ = ["IMAGE_SUFFIXES", "array_channels", "array_notes", "as_images", "check_images", "has_images", "image_shape",
+           "in_layout", "load_image", "pixel_scale", "read_image_folder", "read_image_inputs", "refuse_nonfinite_pixels",
+           "shows_colour", "spread"]
