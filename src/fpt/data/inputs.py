@@ -325,6 +325,23 @@ def check_arrays(X: Any, schema: Schema, where: str, allow_unseen: bool = False)
     return modality(schema.modality).check(X, schema, where, allow_unseen)
 
 
+def _column(values: Any, cells: bool) -> np.ndarray:
+    """A column as an array: a list of lists of several lengths (numpy's 'inhomogeneous shape' traceback), or with
+    ``cells`` any list holding lists or arrays, as one object cell per item, for the modality's check to name (a
+    sequence model's column of lists was a 2-D array, read as the text "['a', 'b']")."""
+    try:
+        column = np.asarray(values)
+        if not (cells and column.ndim > 1 and isinstance(values, (list, tuple))):
+            return column
+    except ValueError:
+        if not isinstance(values, (list, tuple)):
+            raise
+    column = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        column[i] = v
+    return column
+
+
 def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_unseen: bool = False,
                   gaps: Gaps | None = None) -> Inputs:
     """Table columns as the model's inputs: the training features (and, if every one is there, its targets).
@@ -338,7 +355,8 @@ def check_columns(columns: Mapping[str, Any], schema: Schema, where: str, allow_
         raise SchemaError(f"{where}: columns of a table, but the model was trained on {schema.modality} data")
     unique_names(columns, where, SchemaError, "one key per column")
     # a column of a torch tensor as its values (on any device, requiring grad), as training reads one
-    cols = {str(k): np.asarray(inputs_array(v, f"{where}: column {k!r}", SchemaError)) for k, v in columns.items()
+    cols = {str(k): _column(inputs_array(v, f"{where}: column {k!r}", SchemaError), schema.modality == "sequence")
+            for k, v in columns.items()
             if str(k) != SPLIT_COLUMN}
     if not cols:
         raise SchemaError(f"{where}: no columns; the model needs {shown(schema.features)}")

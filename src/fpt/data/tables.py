@@ -1496,10 +1496,18 @@ def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow
     (name,) = schema.features
     col = cols[name]
     if col.dtype.kind == "O":
+        # a cell of a list of words (or a dict, an array) was read as its repr, "['a', 'b']", and predicted unsaid
+        nested = next((i for i, v in enumerate(col) if isinstance(v, (list, tuple, dict, set, frozenset, np.ndarray))),
+                      None)
+        if nested is not None:
+            raise SchemaError(f"{where}: {cell_word(name, nested)} is a {type(col[nested]).__name__}, not a text; a "
+                              "sequence model reads one text per example: give its words as one text (' '.join(words))")
         # NaN or pandas' NA among texts (a list's, a DataFrame's) is no text, as None is: it was the text 'nan'
         gone = is_missing(col) & np.array([not isinstance(v, (str, bytes)) for v in col], dtype=bool)
-        texts = col.copy() if gone.any() else col
-        texts[gone] = None
+        texts = col
+        if gone.any():  # a copy: the caller's column may be read-only (a DataFrame's, under pandas' copy-on-write)
+            texts = col.copy()
+            texts[gone] = None
     else:
         texts = np.array([None if m else text_of(plain_value(v)) for v, m in zip(col, is_missing(col), strict=True)],
                          dtype=object)
