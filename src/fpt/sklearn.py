@@ -56,6 +56,7 @@ from fpt.data.arrays import (
     in_trained_order,
     is_multiindex_frame,
     modality_of,
+    series_cells,
     series_frame,
     series_list,
 )
@@ -370,7 +371,7 @@ class _FPTEstimator(BaseEstimator):
         lazy_frame(X, f"{type(self).__name__}.fit: X", DataError)
         _own_names(X, f"{type(self).__name__}.fit: X")
         # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
-        X = inputs_array(X, f"{type(self).__name__}.fit: X", DataError)
+        X = series_cells(inputs_array(X, f"{type(self).__name__}.fit: X", DataError))
         y = targets_array(y, f"{type(self).__name__}.fit: y", DataError)
         if self._objective == "classification":
             y = _labels_as_numbers(y, f"{type(self).__name__}.fit: y")
@@ -555,7 +556,7 @@ class _FPTEstimator(BaseEstimator):
         check_is_fitted(self)
         lazy_frame(X, f"{type(self).__name__}.predict: X", DataError)
         _own_names(X, f"{type(self).__name__}.predict: X")
-        X = inputs_array(X, f"{type(self).__name__}.predict: X", DataError)
+        X = series_cells(inputs_array(X, f"{type(self).__name__}.predict: X", DataError))
         prep, exp = self.preprocessing_, self.experiment_
         # text, category or date columns (a tabular tokeniser's features; other tokenisers have none) keep their values
         # (and durations written as text: fpt.data.durations)
@@ -573,6 +574,9 @@ class _FPTEstimator(BaseEstimator):
             laid = in_layout(X, exp.data.info["X_shape"][1:])
             caller_shape, X = (X.shape[1:], laid) if laid is not X else (None, X)
         series = series_list(X) if held is not None and held.ragged else None
+        if prep.modality == "timeseries" and isinstance(X, np.ndarray) and X.ndim == 3 and \
+                X.shape[1] != self.n_features_in_:  # other channels: the modality's refusal, not n_features_in_'s
+            series = list(X)
         if prep.modality == "sequence":  # one text per example, as fit read them
             series = self._texts_of(X)
         if series is None:

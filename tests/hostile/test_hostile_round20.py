@@ -53,3 +53,70 @@ def test_images_are_predicted_in_either_layout_fpt_build_reads(tiny_bert_dir, tm
                                   "or (3, 32, 32) or (32, 32, 3) (rgb, 32x32 pixels); resize or convert it")
     with pytest.raises(SchemaError, match=r"one image of shape \(3, 8, 8\) given alone"):
         model.predict(first[0])
+
+
+@pytest.fixture(scope="module")
+def text_run(tiny_bert_dir, tmp_path_factory):
+    import pandas as pd
+
+    import fpt
+
+    rng = np.random.default_rng(0)
+    texts = ["".join(rng.choice(list("abcd"), size=rng.integers(3, 9))) for _ in range(24)]
+    out = tmp_path_factory.mktemp("text") / "run"
+    data = pd.DataFrame({"text": texts, "label": np.arange(24) % 2})
+    fpt.fit(fpt.build(data=data, target="label", **_fast(tiny_bert_dir)), out=out, progress=False)
+    return fpt.load(out)
+
+
+def test_a_text_column_of_bytes_or_lists_at_predict(text_run):
+    """A sequence model's DataFrame column of texts as bytes (no NaN among them) raised numpy's 'ValueError: assignment
+    destination is read-only' (pandas' to_numpy under copy-on-write); a cell holding a list of words (a DataFrame's,
+    a record's) was read as the text "['a', 'b']" and predicted without a word, and a dict of columns of lists of
+    several lengths raised numpy's 'inhomogeneous shape' traceback, where fpt.build refuses a list cell."""
+    import pandas as pd
+
+    from fpt.errors import SchemaError
+
+    assert text_run.predict(pd.DataFrame({"text": [b"abc", b"dd"]})).tolist() == text_run.predict(["abc", "dd"]).tolist()
+    fix = "not a text; a sequence model reads one text per example: give its words as one text (' '.join(words))"
+    for given, cell in ((pd.DataFrame({"text": ["ab", ["a", "b"]]}), "inputs.iloc[1]['text'] is a list"),
+                        ([{"text": "ab"}, {"text": ("a", "b")}], "inputs[1]['text'] is a tuple"),
+                        ({"text": [["a", "b"]]}, "inputs['text'][0] is a list"),
+                        ({"text": ["ab", ["a", "b", "c"], ["d"]]}, "inputs['text'][1] is a list")):
+        with pytest.raises(SchemaError) as refused:
+            text_run.predict(given)
+        assert str(refused.value) == f"inputs: {cell}, {fix}"
+
+
+def test_series_of_other_channels_and_a_pandas_series_of_lists(tiny_bert_dir, tmp_path):
+    """An estimator given series of 3 channels for a model of 2 raised scikit-learn's 'X has 3 features, but
+    FPTClassifier is expecting 2 features as input' where a Predictor says the channels in one line; a pandas Series
+    of series (a list per example) raised TypeError ('numpy.dtypes.ObjectDType' object is not iterable) in the
+    estimators' fit and predict (any Series X did, before scikit-learn's own 2-D refusal), and fpt.build read it as
+    'X has shape (24,); a column of one feature per example', where a Predictor reads it as the list of series."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import SchemaError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(24, 2, 30)).astype(np.float32), np.arange(24) % 2
+    fitted = FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y)
+    three = np.concatenate([X[:2], X[:2, :1]], axis=1)
+    with pytest.raises(SchemaError) as refused:
+        fitted.predict(three)
+    assert str(refused.value) == ("FPTClassifier.predict: X[0] has 3 channel(s), but the model was trained on 2; give "
+                                  "series of 2 channel(s) in the training order")
+    one = X[:, 0].astype(np.float64)
+    cells = pd.Series([list(s) for s in one])
+    listed = FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit([list(s) for s in one], y)
+    celled = FPTClassifier(**_fast(tiny_bert_dir), modality="timeseries").fit(cells, y)
+    assert np.array_equal(celled.predict_proba(cells[:5]), listed.predict_proba(one[:5]))
+    assert np.array_equal(listed.predict_proba(cells[:5]), listed.predict_proba(one[:5]))
+    built = fpt.build(data=(cells, y), **_fast(tiny_bert_dir))
+    assert built.config.modality == fpt.build(data=(one, y), **_fast(tiny_bert_dir)).config.modality
+    assert built.data.info["X_shape"] == [24, 30]
+    with pytest.raises(ValueError, match="Expected a 2-dimensional container"):  # scikit-learn's own, not a TypeError
+        FPTClassifier(**_fast(tiny_bert_dir)).fit(pd.Series(np.arange(24.0)), y)

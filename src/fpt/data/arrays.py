@@ -216,6 +216,17 @@ def decoded(y: np.ndarray, where: str, key: str) -> np.ndarray:
                         "text or numbers") from None
 
 
+def series_cells(X: Any) -> Any:
+    """A pandas Series of series (a cell per example: a list or an array of points, as a DataFrame's list column
+    holds them) as the list of its cells, which every reader of X takes; anything else as it is. The estimators
+    raised TypeError ('numpy.dtypes.ObjectDType' object is not iterable) and fpt.build read it as one feature per
+    example, where a Predictor reads it as the list of series."""
+    if not (hasattr(X, "iloc") and hasattr(X, "dtype") and not hasattr(X, "columns")) or X.dtype != object:
+        return X
+    first = next((c for c in X if c is not None and not isinstance(c, float)), None)
+    return list(X) if is_series_cell(first) else X
+
+
 def series_list(X: Any) -> list[np.ndarray] | None:
     """Series of different lengths, given as a list (or tuple) of (L,) or (C, L) arrays or as an object array of
     them: each as a (C, L) float array (float64 ones kept, so that fpt.data.timeseries.narrowed counts the values
@@ -383,6 +394,6 @@ def read_npz_inputs(path: Path, checks: Checks) -> Inputs:
         return Inputs(checks.arrays(X, f"{path} ({xk})"), y, str(path))
 
 
-__all__ = ["CHANNEL_NAMES", "check_names", "decoded", "frame_channels", "from_arrays", "in_trained_order",
+__all__ = ["CHANNEL_NAMES", "check_names", "decoded", "frame_channels", "from_arrays", "in_trained_order", "series_cells",
            "is_multiindex_frame", "is_nested_frame", "load_npz", "modality_of", "read_npz", "read_npz_inputs",
            "series_frame", "series_list"]

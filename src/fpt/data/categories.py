@@ -75,7 +75,8 @@ def as_category_names(frame: Any) -> Any:
                 names = category_names(frame.column(i).to_numpy(zero_copy_only=False))
                 frame = frame.set_column(i, frame.column_names[i], pa.array(names, type=pa.string()))
         return frame
-    at = [i for i, d in enumerate(getattr(frame, "dtypes", ())) if is_declared(d)]
+    # a pandas Series' dtypes is one dtype, not one per column (FPTClassifier.fit(pd.Series(...)) raised TypeError)
+    at = [i for i, d in enumerate(frame.dtypes) if is_declared(d)] if hasattr(frame, "columns") else []
     if not at or not hasattr(frame, "isetitem"):
         return frame
     frame = frame.copy(deep=False)
