@@ -120,3 +120,31 @@ def test_series_of_other_channels_and_a_pandas_series_of_lists(tiny_bert_dir, tm
     assert built.data.info["X_shape"] == [24, 30]
     with pytest.raises(ValueError, match="Expected a 2-dimensional container"):  # scikit-learn's own, not a TypeError
         FPTClassifier(**_fast(tiny_bert_dir)).fit(pd.Series(np.arange(24.0)), y)
+
+
+def test_a_huge_regression_target_is_named_by_no_row_of_a_shuffled_split(tiny_bert_dir, tmp_path):
+    """A regression target beyond 1e30 was refused naming 'row N' of the training split, after the seeded split had
+    shuffled it: fpt.build's y[5] (a CSV's row 6, a DataFrame's iloc[5]) was 'row 4', the estimator's 'row 6'. It is
+    now named by its largest value and the count, the same words in every path."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTRegressor
+
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(24, 2)), rng.normal(size=24)
+    y[5] = 3e30
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "t": y})
+    frame.to_csv(tmp_path / "r.csv", index=False)
+    said = ("regression target '{}' reaches 3e+30 (1 of 24 values beyond 1e+30); fpt standardises targets in float32, "
+            "which overflows beyond 1e+30: rescale the column (e.g. divide it by a power of ten, or take its log)")
+    for run, head in ((lambda: fpt.build(data=(X, y), objective="regression", **_fast(tiny_bert_dir)),
+                       "data arrays (X, y): " + said.format("y")),
+                      (lambda: FPTRegressor(**_fast(tiny_bert_dir)).fit(X, y), "FPTRegressor.fit (X, y): " + said.format("y")),
+                      (lambda: fpt.build(data=str(tmp_path / "r.csv"), target="t", **_fast(tiny_bert_dir)),
+                       f"{tmp_path / 'r.csv'}: " + said.format("t")),
+                      (lambda: fpt.build(data=frame, target="t", **_fast(tiny_bert_dir)), "the DataFrame: " + said.format("t"))):
+        with pytest.raises(DataError) as refused:
+            run()
+        assert str(refused.value) == head

@@ -144,18 +144,23 @@ MAX_TARGET = 1e30
 
 
 def _check_target_range(raw: Any) -> None:
-    for split in raw.splits.values():
+    """Refuse a regression target beyond MAX_TARGET, by its largest value and the count over every split. It named
+    'row N' of the split it was found in, after the seeded split had shuffled the rows: fpt.build's y[5] was 'row 4'
+    (of the training split), never the row the caller wrote."""
+    for j, name in enumerate(raw.targets):
         try:
-            y = np.abs(split.y.astype(np.float64))
+            cols = [np.abs(split.y[:, j].astype(np.float64)) for split in raw.splits.values()]
         except (TypeError, ValueError):
             continue  # a non-numeric held-out target is named where targets are encoded
-        for j, name in enumerate(raw.targets):
-            col = y[:, j]
-            if col.size and np.nanmax(col) > MAX_TARGET:
-                row = int(np.nanargmax(col))
-                raise DataError(f"{split.where}: regression target {name!r} reaches {float(split.y[row, j]):g} (row {row + 1}); "
-                                f"fpt standardises targets in float32, which overflows beyond {MAX_TARGET:g}: rescale "
-                                "the column (e.g. divide it by a power of ten, or take its log)")
+        col = np.concatenate(cols)
+        beyond = col > MAX_TARGET
+        if beyond.any():
+            signed = np.concatenate([split.y[:, j].astype(np.float64) for split in raw.splits.values()])
+            where = raw.splits["train"].where
+            raise DataError(f"{where}: regression target {name!r} reaches {float(signed[np.nanargmax(col)]):g} "
+                            f"({int(beyond.sum())} of {len(col)} values beyond {MAX_TARGET:g}); fpt standardises "
+                            f"targets in float32, which overflows beyond {MAX_TARGET:g}: rescale the column (e.g. "
+                            "divide it by a power of ten, or take its log)")
 
 
 def _declared(options: Any, facts: DataFacts) -> Any:
