@@ -148,3 +148,22 @@ def test_a_huge_regression_target_is_named_by_no_row_of_a_shuffled_split(tiny_be
         with pytest.raises(DataError) as refused:
             run()
         assert str(refused.value) == head
+
+
+def test_a_missing_text_is_no_text_in_training_as_at_predict(tiny_bert_dir, tmp_path):
+    """A missing text (None in a list or DataFrame, an empty CSV cell) reached the sequence tokeniser as NaN, whose
+    str() is 'nan': training's vocabulary took 'n' and 'a' from it and trained on the text 'nan', where predict reads
+    the same cell as no text (one unknown symbol). A missing text is no text in both now."""
+    import pandas as pd
+
+    import fpt
+    from fpt.sklearn import FPTClassifier
+
+    texts = [None if i % 4 == 1 else ("bc", "cd")[i % 2] for i in range(24)]
+    y = np.arange(24) % 2
+    frame = pd.DataFrame({"text": texts, "label": y})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    for data, target in (((texts, y), None), (frame, "label"), (str(tmp_path / "t.csv"), "label")):
+        fitted = fpt.build(data=data, target=target, **_fast(tiny_bert_dir)).data.fitted
+        assert fitted["tokeniser"]["vocab"] == ["c", "b", "d"]
+    assert FPTClassifier(**_fast(tiny_bert_dir)).fit(texts, y).preprocessing_.tokeniser.vocab == ["c", "b", "d"]

@@ -628,8 +628,9 @@ def _joining() -> frozenset[str]:
 def text_of(value: Any) -> str:
     """A symbol sequence's value as its text: bytes (h5py's strings, numpy's dtype S, a database's) as the UTF-8 text
     they hold, not their repr ("b'ACGT'", three symbols the model never saw beside its own, read without a word);
-    None as no text; anything else as ``str``."""
-    if value is None:
+    None, NaN and pandas' NA or NaT (a missing cell as a table's reader holds it) as no text, as predict reads them:
+    training read NaN as the text 'nan', three symbols in the vocabulary; anything else as ``str``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ in ("NAType", "NaTType"):
         return ""
     if isinstance(value, bytes):
         try:
