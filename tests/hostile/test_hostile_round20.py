@@ -167,3 +167,28 @@ def test_a_missing_text_is_no_text_in_training_as_at_predict(tiny_bert_dir, tmp_
         fitted = fpt.build(data=data, target=target, **_fast(tiny_bert_dir)).data.fitted
         assert fitted["tokeniser"]["vocab"] == ["c", "b", "d"]
     assert FPTClassifier(**_fast(tiny_bert_dir)).fit(texts, y).preprocessing_.tokeniser.vocab == ["c", "b", "d"]
+
+
+def test_numbers_and_bytes_among_texts_are_read_as_a_text_column_reads_them(tiny_bert_dir):
+    """Texts given as X with a number or bytes among them (a text column read as objects: 12 beside 'ab'; h5py's
+    b'ab') raised scikit-learn's 'Expected 2D array, got 1D array instead' in the estimators' fit, their predict
+    said 'give a list ... of str, not list', and fpt.build(data=(X, y)) 'X has shape (24,); a column of one feature
+    per example is X.reshape(-1, 1)' (which reads each text as a category), where a DataFrame's text column and a
+    Predictor's list read 12 as the text '12' and b'ab' as 'ab'. One text per example is read so in every path."""
+    import pandas as pd
+
+    import fpt
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    texts = ["".join(rng.choice(list("abcd"), size=rng.integers(3, 9))) for _ in range(24)]
+    y = np.arange(24) % 2
+    for given, written in (([12, None, *texts[2:]], ["12", None, *texts[2:]]), ([b"ab", *texts[1:]], ["ab", *texts[1:]])):
+        fitted = FPTClassifier(**_fast(tiny_bert_dir)).fit(given, y)
+        assert np.array_equal(fitted.predict_proba(given[:6]),
+                              FPTClassifier(**_fast(tiny_bert_dir)).fit(written, y).predict_proba(written[:6]))
+        tokeniser = fpt.build(data=(given, y), **_fast(tiny_bert_dir)).data.fitted["tokeniser"]
+        assert tokeniser == fpt.build(data=(written, y), **_fast(tiny_bert_dir)).data.fitted["tokeniser"]
+        framed = fpt.build(data=pd.DataFrame({"text": given, "label": y}), target="label", **_fast(tiny_bert_dir))
+        assert framed.data.fitted["tokeniser"] == tokeniser
+    assert np.array_equal(fitted.predict_proba([b"abc", 7]), fitted.predict_proba(["abc", "7"]))

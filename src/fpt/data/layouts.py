@@ -34,9 +34,13 @@ def one_text_each(X: Any, sequence: bool) -> tuple[np.ndarray, str | None] | Non
         values = values[:, 0]
     if values.ndim != 1 or not len(values):
         return None
-    texts = np.fromiter((isinstance(v, str) for v in values), dtype=bool, count=len(values))
-    # texts, some missing (None, NaN, pandas' NA: no text, as in a table's text column); a number among them is no text
-    return (values, name) if texts.any() and (texts | is_missing(values)).all() else None
+    texts = np.fromiter((isinstance(v, str | bytes) for v in values), dtype=bool, count=len(values))
+    # texts, some missing (None, NaN, pandas' NA: no text, as in a table's text column); bytes and numbers among them
+    # are read as a DataFrame's text column reads them, and a Predictor's list (b'ab' as 'ab', 3 as '3'): the
+    # estimators raised scikit-learn's 'Expected 2D array, got 1D array' and fpt.build advised X.reshape(-1, 1)
+    scalar = np.fromiter((isinstance(v, int | float | np.integer | np.floating) for v in values), dtype=bool,
+                         count=len(values))
+    return (values, name) if texts.any() and (texts | scalar | is_missing(values)).all() else None
 
 
 def series_layout(X: Any, n_features: int) -> Any:
