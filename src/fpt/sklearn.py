@@ -130,6 +130,24 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _labels_of_classes_kind(y: Any, classes: np.ndarray, where: str) -> None:
+    """Refuse labels to score that are text where the classes are numbers, or the other way: accuracy_score raised
+    'ValueError: Mix of label input types (string and number)', naming neither y nor a fix, where a Predictor's
+    score names the label."""
+    values = np.asarray(y, dtype=object).reshape(-1)
+    numbers = classes.dtype.kind in "iufb"
+    odd = next((i for i, v in enumerate(values) if isinstance(v, str | np.str_) == numbers and not is_missing(
+        np.array([v], dtype=object))[0]), None)
+    if odd is None:
+        return
+    at = f"y.iloc[{odd}]" if hasattr(y, "iloc") else f"y[{odd}]"
+    kind, fix = ("text", f"y.astype({'bool' if classes.dtype.kind == 'b' else 'int'})") if numbers else \
+        ("a number", "y.astype(str)")
+    raise DataError(f"{where}: {at} is {_plain(values[odd])!r}, {kind}, but the model's classes are "
+                    f"{'numbers' if numbers else 'text'} ({', '.join(repr(_plain(c)) for c in classes[:5])}); give the "
+                    f"labels as fit's: {fix}")
+
+
 def _labels_as_numbers(y: Any, where: str) -> Any:
     """An object y of numbers alone (a mixed CSV column's labels, a pandas object Series) as those numbers: scikit-learn
     refuses it with 'Unknown label type: unknown', naming neither y nor a fix, where the same values in a typed array
@@ -691,7 +709,9 @@ class FPTClassifier(ClassifierMixin, _FPTEstimator):
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """ClassifierMixin's accuracy, an object y of numbers read as fit reads it (accuracy_score refused it, 'a mix
         of unknown and binary targets', so cross_val_score of a y fit took failed at scoring)."""
-        return super().score(X, _labels_as_numbers(y, f"{type(self).__name__}.score: y"), sample_weight)
+        y = _labels_as_numbers(y, f"{type(self).__name__}.score: y")
+        _labels_of_classes_kind(y, self.classes_, f"{type(self).__name__}.score")
+        return super().score(X, y, sample_weight)
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable label of each row (the argmax of the head's outputs)."""

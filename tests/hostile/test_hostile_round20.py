@@ -192,3 +192,30 @@ def test_numbers_and_bytes_among_texts_are_read_as_a_text_column_reads_them(tiny
         framed = fpt.build(data=pd.DataFrame({"text": given, "label": y}), target="label", **_fast(tiny_bert_dir))
         assert framed.data.fitted["tokeniser"] == tokeniser
     assert np.array_equal(fitted.predict_proba([b"abc", 7]), fitted.predict_proba(["abc", "7"]))
+
+
+def test_labels_of_another_kind_than_the_classes_are_refused_at_score(tiny_bert_dir):
+    """An estimator's score of labels written as text for a model of number classes (y read from a CSV as str), or
+    numbers for text classes, raised scikit-learn's 'ValueError: Mix of label input types (string and number)',
+    naming neither y nor a fix, where a Predictor's score names the label; a label never seen in training is still
+    scored as wrong, as scikit-learn's own classifiers score it."""
+    import pandas as pd
+
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(24, 3)), np.arange(24) % 2
+    fitted = FPTClassifier(**_fast(tiny_bert_dir)).fit(X, y)
+    with pytest.raises(DataError) as refused:
+        fitted.score(X[:6], pd.Series([str(v) for v in y[:6]]))
+    assert str(refused.value) == ("FPTClassifier.score: y.iloc[0] is '0', text, but the model's classes are numbers (0, 1); "
+                                  "give the labels as fit's: y.astype(int)")
+    named = FPTClassifier(**_fast(tiny_bert_dir)).fit(X, np.array(["hi", "lo"])[y])
+    with pytest.raises(DataError) as refused:
+        named.score(X[:6], ["hi", "lo", 1, "lo", "hi", "lo"])
+    assert str(refused.value) == ("FPTClassifier.score: y[2] is 1, a number, but the model's classes are text ('hi', "
+                                  "'lo'); give the labels as fit's: y.astype(str)")
+    predicted = fitted.predict(X[:6])
+    unseen = np.where(np.arange(6) == 0, 2, predicted)  # label 2 was never a class: one wrong of six
+    assert fitted.score(X[:6], unseen) == pytest.approx(5 / 6)
