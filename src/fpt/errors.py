@@ -342,14 +342,14 @@ def config_file(name: str) -> str | None:
     return (_WORDING.get() or CLI).files.get(name)
 
 
-def remedy(how: str, *settings: str | tuple[str, str]) -> str:
+def remedy(how: str, *settings: str | tuple[str, str], key: str | None = None) -> str:
     """``how``, a fix with a ``{}`` per setting of ``settings`` ('raise {} or lower {}'; a setting a field's name, or
     (name, value)), each named as the surface in force names it (``option``); where that surface does not offer the
-    first (``Wording.instead``: an estimator sets no patch_size), what it says to do instead, so that no reader is told
-    to set what they cannot."""
+    first (``Wording.instead``, under ``key`` where the first setting serves several fixes: an estimator sets no
+    patch_size), what it says to do instead, so that no reader is told to set what they cannot."""
     words = _WORDING.get() or CLI
     pairs = [(s, None) if isinstance(s, str) else s for s in settings]
-    instead = words.instead.get(pairs[0][0])
+    instead = words.instead.get(key or pairs[0][0])
     return instead if instead is not None else how.format(*(words(name, value) for name, value in pairs))
 
 

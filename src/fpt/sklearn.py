@@ -81,7 +81,18 @@ from fpt.data.layouts import TEXT, one_text_each, series_layout
 from fpt.data.tables import columns_to_raw, unseen_categories
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
-from fpt.errors import ConfigError, DataError, FptWarning, Wording, caller_examples, column_word, wording
+from fpt.errors import (
+    ITEM_CELLS,
+    ConfigError,
+    DataError,
+    FptWarning,
+    Wording,
+    caller_examples,
+    cell_word,
+    column_word,
+    frame_rows,
+    wording,
+)
 from fpt.feature_map import scores_only
 from fpt.inference import batched_outputs
 from fpt.pipeline import Experiment, assemble
@@ -516,7 +527,9 @@ class _FPTEstimator(BaseEstimator):
                                                        "estimator reads characters here)"},
                        instead={"drop_columns": "leave columns out of X", "patch_size": images, "image_size": images,
                                 "allow_unseen": "or set handle_unknown='warn' (or 'ignore') to read categories fit never "
-                                                "saw as the shared unknown slot"})
+                                                "saw as the shared unknown slot",
+                                "unseen_symbols": "or set handle_unknown='warn' (or 'ignore') to read them as the unknown "
+                                                  "symbol"})
 
     def _drop_words(self, columns: dict[str, str | int]) -> dict[str, str]:
         """How this estimator's caller leaves a column out of X (fpt's drop_columns, which it does not take): a
@@ -610,12 +623,29 @@ class _FPTEstimator(BaseEstimator):
         schema = Schema(prep, exp.data.info, exp.config.max_categories)
         how = self._unknown()
         # the refusal names handle_unknown, not fpt predict's --allow-unseen; an image or a series X[2], not 'image 3'
-        with wording(self._wording()), caller_examples("X.iloc" if frame is not None else "X"):
+        # texts: X[2] of a list, X.iloc[2]['text'] of a DataFrame (fit's one text column), not 'column 'text', row 3'
+        def texts() -> Any:
+            if prep.modality != "sequence":
+                return nullcontext()
+            if hasattr(X, "columns"):
+                return frame_rows("X", {schema.features[0]: str(self.feature_names_in_[0])})
+            return frame_rows("X", {schema.features[0]: 0}, ITEM_CELLS)
+
+        with wording(self._wording()), caller_examples("X.iloc" if frame is not None else "X"), texts():
             x = check_arrays(X if series is None else series, schema, where, allow_unseen=how != "error")
         if how == "warn" and prep.modality == "tabular" and (unseen := unseen_categories(x, schema)):
             with wording(self._wording()):  # fit named X's columns x0, x1, ...: the caller's names, or X[:, j]
                 unseen = {column_word(k): v for k, v in unseen.items()}
             warnings.warn(_unseen_note(where, unseen, len(x[next(iter(x))])), UnseenCategoryWarning, stacklevel=3)
+        read = next(iter(x.values())) if prep.modality == "sequence" else None
+        if how == "warn" and read is not None and (unknown := prep.tokeniser.unknown_only(read)).any():
+            # a text of no symbol fit saw is read as the unknown symbol alone: said, as a table's unseen category is
+            first = int(np.flatnonzero(unknown)[0])
+            with wording(self._wording()), texts():
+                cell = cell_word(schema.features[0], first)
+            warnings.warn(f"{where}: {int(unknown.sum())} of {len(unknown)} texts hold no symbol fit saw ({cell}: "
+                          f"{str(read[first])[:30]!r}), read as the unknown symbol alone", UnseenCategoryWarning,
+                          stacklevel=3)
         tokens, lengths = prep.tokeniser(x)
         check_finite(tokens, where)  # a value beyond float32 once standardised would be NaN probabilities
         members = getattr(self, "members_", [exp])  # an estimator pickled before ensembles had no members_

@@ -219,3 +219,36 @@ def test_labels_of_another_kind_than_the_classes_are_refused_at_score(tiny_bert_
     predicted = fitted.predict(X[:6])
     unseen = np.where(np.arange(6) == 0, 2, predicted)  # label 2 was never a class: one wrong of six
     assert fitted.score(X[:6], unseen) == pytest.approx(5 / 6)
+
+
+def test_an_estimators_unseen_text_is_named_and_said_as_its_unseen_category_is(tiny_bert_dir):
+    """An estimator's text of no symbol fit saw was refused under handle_unknown='error' as 'column 'text', row 2'
+    (a file's row, from 1, of X[1]) with 'pass allow_unseen', a setting it has not, and read under the default 'warn'
+    without a word, where a table's unseen category is named X.iloc[0]['c'] and warned of."""
+    import pandas as pd
+
+    from fpt.errors import SchemaError
+    from fpt.sklearn import FPTClassifier, UnseenCategoryWarning
+
+    rng = np.random.default_rng(0)
+    texts = ["".join(rng.choice(list("abcd"), size=rng.integers(3, 9))) for _ in range(24)]
+    y = np.arange(24) % 2
+    fitted = FPTClassifier(**_fast(tiny_bert_dir)).fit(texts, y)
+    with pytest.warns(UnseenCategoryWarning) as said:
+        warned = fitted.predict_proba(["ab", "xyz", "ab"])
+    assert [str(w.message) for w in said] == ["FPTClassifier.predict: 1 of 3 texts hold no symbol fit saw (X[1]: 'xyz'), "
+                                              "read as the unknown symbol alone"]
+    assert np.array_equal(warned, fitted.set_params(handle_unknown="ignore").predict_proba(["ab", "xyz", "ab"]))
+    fitted.set_params(handle_unknown="error")
+    fix = ("holds no symbol the model was trained on (1 of 2 texts hold none; it knows {}): fix the text, or set "
+           "handle_unknown='warn' (or 'ignore') to read them as the unknown symbol")
+    known = ", ".join(repr(s) for s in fitted.preprocessing_.tokeniser.vocab)
+    with pytest.raises(SchemaError) as refused:
+        fitted.predict(["ab", "xyz"])
+    assert str(refused.value) == f"FPTClassifier.predict: X[1]: 'xyz' {fix.format(known)}"
+    framed = FPTClassifier(**_fast(tiny_bert_dir), modality="sequence", handle_unknown="error").fit(
+        pd.DataFrame({"seq": texts}), y)
+    known = ", ".join(repr(s) for s in framed.preprocessing_.tokeniser.vocab)
+    with pytest.raises(SchemaError) as refused:
+        framed.predict(pd.DataFrame({"seq": ["ab", "xyz"]}))
+    assert str(refused.value) == f"FPTClassifier.predict: X.iloc[1]['seq']: 'xyz' {fix.format(known)}"

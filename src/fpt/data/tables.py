@@ -1530,8 +1530,8 @@ def _symbols_known(texts: np.ndarray, tok: Any, name: str, where: str) -> None:
     symbols = "symbol" if tok.mode == "chars" else "word"
     raise SchemaError(f"{where}: {cell_word(name, i)}: {_shown_text(text)} holds no {symbols} the model was "
                       f"trained on ({int(unknown.sum())} of {len(texts)} texts hold none; it knows "
-                      f"{shown([repr(v) for v in tok.vocab], 10)}): {why}, or pass {option('allow_unseen')} to "
-                      "read them as the unknown symbol")
+                      f"{shown([repr(v) for v in tok.vocab], 10)}): {why}, "
+                      f"{remedy('or pass {} to read them as the unknown symbol', 'allow_unseen', key='unseen_symbols')}")
 
 
 def _shown_text(text: str, most: int = 30) -> str:
