@@ -13,7 +13,8 @@ from __future__ import annotations
 STACK: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("fpt.errors", "fpt.layers", "fpt.version")),
     ("base", ("fpt.bounded", "fpt.settings", "fpt.config", "fpt.registry", "fpt.paths", "fpt.provenance", "fpt.objectives",
-              "fpt.transforms", "fpt.rundir", "fpt.outputs", "fpt.connect", "fpt.hub")),
+              "fpt.transforms", "fpt.rundir", "fpt.outputs", "fpt.connect", "fpt.hub",
+              "fpt.stops")),
     ("data", ("fpt.data",)),
     ("model", ("fpt.bodies", "fpt.model", "fpt.freeze", "fpt.feature_map")),
     ("tasks", ("fpt.tasks",)),

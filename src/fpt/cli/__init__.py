@@ -184,7 +184,7 @@ SIGTERM_AS_CTRL_C = frozenset({"predict", "eval", "export", "report", "plot", "a
 
 
 def _terminated(command: str) -> contextlib.AbstractContextManager[None]:
-    from fpt.cli._signals import terminated_as_interrupt
+    from fpt.stops import terminated_as_interrupt
 
     return terminated_as_interrupt(enabled=command in SIGTERM_AS_CTRL_C)
 
@@ -211,7 +211,7 @@ def _main(argv: list[str] | None) -> int:
         print(f"fpt {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
-        from fpt.cli._signals import stopped_how
+        from fpt.stops import stopped_how
 
         how, status = stopped_how(exc)  # SIGTERM where a command reads it as Ctrl-C (SIGTERM_AS_CTRL_C, train)
         print(f"fpt {args.command}: {how}", file=sys.stderr)

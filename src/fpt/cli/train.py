@@ -96,7 +96,6 @@ def _train(args: argparse.Namespace) -> int:
 def _launch_or_train(args: argparse.Namespace, config: Any, out: Path, trackers: list, folds: int | None) -> int:
     from fpt import distributed, tracking  # distributed imports torch: after the checks that need none
     from fpt.cli._args import given_fields
-    from fpt.cli._signals import stopped_how, terminated_as_interrupt
     from fpt.modes import (
         check_modes,
         check_new_before_launch,
@@ -105,6 +104,7 @@ def _launch_or_train(args: argparse.Namespace, config: Any, out: Path, trackers:
         finished_before_launch,
         train_run,
     )
+    from fpt.stops import stopped_how, terminated_as_interrupt
 
     if args.nproc and args.nproc > 1 and distributed.launched():  # was: --nproc ignored, one process trained
         raise ConfigError(f"--nproc {args.nproc}: this process counts as started by torchrun (LOCAL_RANK="

@@ -35,6 +35,7 @@ from fpt.config import RunConfig, from_dict
 from fpt.errors import ConfigError
 from fpt.experiments.planned import Planned, run_planned
 from fpt.rundir import read_summary
+from fpt.stops import Terminated
 
 # Statuses an executor gives a trial.
 DONE, FAILED, NOT_RUN, EARLY_STOPPED = "done", "failed", "not run", "early-stopped"
@@ -231,8 +232,8 @@ class LocalExecutor:
             finally:
                 self._stop(running)  # none left unless stopped or failed: their runs resume from a checkpoint
                 shutil.rmtree(work, ignore_errors=True)
-        if stops.caught:
-            raise KeyboardInterrupt
+        if stops.caught:  # the first stop names it: SIGTERM's line and status (143), or Ctrl-C's (130)
+            raise Terminated if stops.caught[0] == signal.SIGTERM else KeyboardInterrupt
         for i, j in copies.items():
             outcomes[i] = outcomes[j]
         return [o or Outcome(NOT_RUN, None, "not started") for o in outcomes]

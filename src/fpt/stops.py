@@ -1,7 +1,9 @@
 """SIGTERM read as Ctrl-C for a command's long work: ``kill PID``, ``timeout``, ``docker stop`` and a batch
 system's stop (Slurm, Kubernetes) send it, and Python's default for it ends the process on the spot, saying nothing
 and running no ``finally``: a tracker's run was left RUNNING for good (MLflow's), and nothing said that a checkpoint
-was kept nor how to continue from it, where Ctrl-C said both."""
+was kept nor how to continue from it, where Ctrl-C said both. Below the command line (fpt.cli reads it for fpt train
+and the short commands) because a sweep's executor (fpt.experiments), which notes SIGTERM between trials, raises the
+same ``Terminated`` (its line and status 143, where it said 'interrupted', 130)."""
 
 from __future__ import annotations
 
