@@ -510,12 +510,13 @@ def column_notes(raw: RawData) -> list[str]:
     n = len(train.y)
     empty = empty_features(raw)
     notes += [empty_note(train.where, name) for name in empty]
+    targets = target_codes(train.y)
     for name in raw.notes.get("features", []):
         col = train.x[name]
         fix = option("drop_columns", name)
         if name in empty:  # said above
             continue
-        groups = gives_target_away(col, train.y)
+        groups = gives_target_away(col, targets)
         if groups is not None:
             k, lo, hi = groups
             notes.append(f"{train.where}: {column_word(name)} gives the target away: each of its {k} values comes with one "
@@ -565,23 +566,40 @@ def column_notes(raw: RawData) -> list[str]:
     return notes
 
 
-def gives_target_away(col: np.ndarray, y: np.ndarray) -> tuple[int, int, int] | None:
+def target_codes(y: np.ndarray) -> np.ndarray:
+    """One integer per row naming its target value (the tuple of its values, of several targets), computed once for
+    the ``gives_target_away`` test of every column."""
+    import pandas as pd
+
+    rows = np.asarray(y, dtype=object)
+    if rows.ndim == 1 or rows.shape[1] == 1:
+        return pd.factorize(pd.Series(rows.reshape(-1), dtype=object))[0]
+    each = np.stack([pd.factorize(pd.Series(rows[:, j], dtype=object))[0] for j in range(rows.shape[1])], axis=1)
+    return np.unique(each, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def gives_target_away(col: np.ndarray, targets: np.ndarray) -> tuple[int, int, int] | None:
     """(values, fewest rows, most rows of a value) when a feature column's values repeat (a third of the rows or
     fewer distinct values, from 20 rows) and each comes with one target value on all of its rows: a series id of a
-    long-format table (tsfresh's, sktime's "pd-long"), or a copy of the target; else None."""
+    long-format table (tsfresh's, sktime's "pd-long"), or a copy of the target; else None. ``targets``: the rows'
+    ``target_codes``. In NumPy, as a table's every feature column is tested (a wide table: thousands)."""
     import pandas as pd
 
     n = len(col)
     if n < IDENTIFIER_MIN_ROWS:
         return None
-    keys, _ = pd.factorize(pd.Series(col, dtype=object))
-    targets, _ = pd.factorize(pd.Series([tuple(r) for r in np.asarray(y, dtype=object).reshape(n, -1)]))
+    keys = pd.factorize(col if col.dtype.kind in "biuf" else pd.Series(col, dtype=object))[0]
     kept = keys >= 0  # a missing feature value belongs to no group
-    table = pd.DataFrame({"key": keys[kept], "target": targets[kept]})
-    if table.empty or table["target"].nunique() < 2:
+    key, target = keys[kept], np.asarray(targets)[kept]
+    if not key.size or target.min() == target.max():
         return None
-    sizes = table.groupby("key").size()
-    if not 2 <= len(sizes) <= n / 3 or table.groupby("key")["target"].nunique().max() != 1:
+    sizes = np.bincount(key)
+    sizes = sizes[sizes > 0]
+    if not 2 <= len(sizes) <= n / 3:
+        return None
+    order = np.argsort(key, kind="stable")
+    key, target = key[order], target[order]
+    if ((key[1:] == key[:-1]) & (target[1:] != target[:-1])).any():  # a value with two targets
         return None
     return len(sizes), int(sizes.min()), int(sizes.max())
 
@@ -788,7 +806,7 @@ __all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Sp
            "column_names", "column_notes", "empty_features", "empty_note", "finish_splits", "fold_indices",
            "from_numbers", "infer_objective",
            "one_kind_of_label",
-           "gives_target_away", "Gaps", "as_floats", "is_missing", "keep_gaps", "known_missing", "plain_value",
+           "gives_target_away", "target_codes", "Gaps", "as_floats", "is_missing", "keep_gaps", "known_missing", "plain_value",
            "reads_as_float", "same_but_spacing", "shown"]
 
 
