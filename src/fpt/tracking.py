@@ -259,6 +259,8 @@ class TensorBoard(Tracker):
     name = "tensorboard"
 
     def __init__(self, log_dir: str | Path | None = None) -> None:
+        if log_dir is not None:
+            check_log_dir(Path(log_dir), "TensorBoard(log_dir=...)")
         self.log_dir = log_dir
         self.writer = None
 
@@ -271,6 +273,7 @@ class TensorBoard(Tracker):
         if self.log_dir is None and out is None:
             raise ConfigError("TensorBoard tracking writes under the run directory: give out= (or a log_dir)")
         log_dir = Path(self.log_dir) if self.log_dir is not None else Path(out) / "tensorboard"
+        check_log_dir(log_dir, "TensorBoard(log_dir=...)" if self.log_dir is not None else "the run's tensorboard folder")
         self.sets = sorted({"train", exp.data.val, *exp.data.eval_sets}, key=len, reverse=True)
         # The evaluations are written afresh at every start, from metrics.jsonl: what earlier attempts of the run
         # logged is dropped (a resumed run's evaluations after its checkpoint, an attempt's killed before its first
@@ -318,6 +321,20 @@ class TensorBoard(Tracker):
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+
+
+def check_log_dir(log_dir: Path, given: str) -> None:
+    """Refuse a TensorBoard folder that is a file, or lies under one: SummaryWriter made it with os.makedirs, whose
+    FileExistsError or NotADirectoryError came as a traceback (after fpt.fit had written the run's first files; fpt plot
+    --tensorboard's '[Errno 20] Not a directory', after curves.png), naming no fix."""
+    for path in (log_dir, *log_dir.parents):
+        if not os.path.lexists(path):
+            continue
+        if not path.is_dir():
+            where = f"{log_dir} is a file" if path == log_dir else f"{log_dir} lies under {path}, a file"
+            raise ConfigError(f"{given}: {where}, not a folder, and TensorBoard writes a folder of event files; give "
+                              f"another folder (e.g. {path.with_name(path.name + '-tb')})")
+        return
 
 
 def own_events_suffix(out: str | Path | None) -> str:

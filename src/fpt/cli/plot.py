@@ -34,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
     from fpt.presentation.curves import SOFTWARE
 
     check_file(out, force=args.force, fpt_wrote=starts_with(SOFTWARE.encode()))
+    if args.tensorboard:  # before curves.png is written: a LOGDIR that is a file is refused with nothing written
+        from fpt.tracking import check_log_dir
+
+        check_log_dir(Path(args.tensorboard), "--tensorboard")
     plotted = plot_curves(runs, out, args.title)
     print(f"curves of {len(plotted)} run(s): {out}")
     if args.tensorboard is not None:

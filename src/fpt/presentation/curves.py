@@ -105,7 +105,7 @@ def write_tensorboard(run_dirs: list[Path], log_root: Path | None = None) -> lis
     back. In RUN_DIR/tensorboard, the run's own, that is a purge; under LOG_ROOT, where another run of the same name
     may have written, only the files named for this run are deleted (``fpt.tracking.drop_own_events``)."""
     from fpt.rundir import read_summary
-    from fpt.tracking import after_earlier_events, drop_own_events, summary_scalars
+    from fpt.tracking import after_earlier_events, check_log_dir, drop_own_events, summary_scalars
 
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -113,11 +113,14 @@ def write_tensorboard(run_dirs: list[Path], log_root: Path | None = None) -> lis
         raise TensorBoardUnavailable(
             f"--tensorboard needs the tensorboard package ({exc}); install it with: pip install tensorboard") from None
     written = []
-    for run_dir in map(Path, run_dirs):
+    logs = {Path(run_dir): log_root / Path(run_dir).name if log_root is not None else Path(run_dir) / "tensorboard"
+            for run_dir in run_dirs}
+    for log_dir in logs.values():  # every folder before any is written
+        check_log_dir(log_dir, "--tensorboard")
+    for run_dir, log_dir in logs.items():
         rows = read_metrics(run_dir)
         if not rows:
             continue
-        log_dir = log_root / run_dir.name if log_root is not None else run_dir / "tensorboard"
         start = _start_time(run_dir, rows)
         if log_root is None:
             # purge_step=0: TensorBoard drops what the folder's earlier files logged (every step), this file states all
