@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import fpt
 from fpt import tracking
 from fpt.cli import main
-from fpt.errors import ConfigError
+from fpt.errors import ConfigError, DataError
+from fpt.sklearn import FPTClassifier
 
 
 def test_a_tensorboard_log_dir_that_is_a_file_is_refused_naming_it_before_anything_is_written(
@@ -36,3 +38,32 @@ def test_a_tensorboard_log_dir_that_is_a_file_is_refused_naming_it_before_anythi
     assert f"fpt plot: error: --tensorboard: {taken} is a file, not a folder" in err and len(err.splitlines()) == 1
     assert not curves.exists() and taken.read_text() == "a file of the caller's\n"
 
+
+def _table_dataset():
+    datasets = pytest.importorskip("datasets")
+    rng = np.random.default_rng(0)
+    features = datasets.Features({"a": datasets.Value("float32"), "b": datasets.Value("float32"),
+                                  "size": datasets.ClassLabel(names=["small", "large"]),
+                                  "label": datasets.ClassLabel(names=["neg", "pos"])})
+    a = rng.normal(size=30)
+    return datasets.Dataset.from_dict({"a": a.tolist(), "b": rng.normal(size=30).tolist(),
+                                       "size": [int(v) for v in rng.integers(0, 2, 30)],
+                                       "label": [int(v) for v in a > 0]}, features=features)
+
+
+def test_a_hugging_face_dataset_as_x_is_read_as_its_table_with_class_label_names(tiny_gpt2_dir):
+    ds = _table_dataset()
+    X, y = ds.remove_columns("label"), np.array(ds["label"])
+    frame = X.to_pandas().assign(size=lambda f: np.array(["small", "large"])[f["size"]])
+    made = dict(body=tiny_gpt2_dir, init="random", fitting="gradient", steps=2, eval_every=1, batch_size=8,
+                seed=0, device="cpu")
+    # was 'TypeError: float() argument must be a string or a real number, not 'dict'' (an array of row dicts)
+    clf = FPTClassifier(**made).fit(X, y)
+    same = FPTClassifier(**made).fit(frame, y)
+    assert list(clf.feature_names_in_) == ["a", "b", "size"]
+    assert clf.preprocessing_.tokeniser.features == same.preprocessing_.tokeniser.features  # 'size' by its names
+    np.testing.assert_allclose(clf.predict_proba(X), same.predict_proba(frame), rtol=0, atol=1e-6)
+    assert (clf.predict(X) == clf.predict(frame)).all()
+    with pytest.raises(DataError, match=r"FPTClassifier.predict: X: a DatasetDict of splits \['test', 'train'\]; "
+                                        r"give one split, e.g. dd\['train'\]"):
+        clf.predict(X.train_test_split(test_size=0.5, seed=0))

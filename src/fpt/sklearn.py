@@ -75,6 +75,7 @@ from fpt.data.base import (
 from fpt.data.categories import as_category_names
 from fpt.data.cells import refuse_infinite_cells
 from fpt.data.host import inputs_array, targets_array
+from fpt.data.hub import dataset_columns, is_datasets, streamed
 from fpt.data.images import in_layout
 from fpt.data.inputs import Schema, check_arrays
 from fpt.data.layouts import TEXT, one_text_each, series_layout
@@ -207,6 +208,23 @@ def _own_names(X: Any, where: str) -> None:
     raised narwhals' 'DuplicateError: Expected unique column names', a traceback naming no fix."""
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
         unique_names(list(X.columns), where, DataError, "X.columns = [...]")
+
+
+def _dataset_frame(X: Any, where: str) -> Any:
+    """A ``datasets.Dataset`` X as the DataFrame of its columns, read by its features as fpt.build(data=Dataset) and a
+    Predictor read one (a ClassLabel's names): scikit-learn's conversion made it an array of row dicts, 'TypeError:
+    float() argument must be a string or a real number, not 'dict''. A DatasetDict or a stream is refused naming
+    the fix; anything else is returned as it is."""
+    streamed(X, where)
+    if not is_datasets(X):
+        return X
+    import pandas as pd
+
+    columns, image = dataset_columns(X, where)
+    if image is not None:
+        raise DataError(f"{where}: a Dataset of images (its Image column {image!r}); give them as one array: "
+                        f"np.stack([np.asarray(im) for im in X[{image!r}]])")
+    return pd.DataFrame(columns)
 
 
 def _has_text_columns(X: Any) -> bool:
@@ -398,6 +416,7 @@ class _FPTEstimator(BaseEstimator):
         of (L,) or (C, L) arrays: fpt.data.arrays.series_list) stay a list, y checked alone, n_features_in_ the
         channels (as for a 3-D X); sktime's DataFrames of series (fpt.data.arrays.series_frame) are read as series."""
         lazy_frame(X, f"{type(self).__name__}.fit: X", DataError)
+        X = _dataset_frame(X, f"{type(self).__name__}.fit: X")
         _own_names(X, f"{type(self).__name__}.fit: X")
         # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
         X = series_cells(inputs_array(X, f"{type(self).__name__}.fit: X", DataError))
@@ -586,6 +605,7 @@ class _FPTEstimator(BaseEstimator):
         """The model's outputs for raw X on the CPU: logits (N, C) for classification, (N, 1) standardised values."""
         check_is_fitted(self)
         lazy_frame(X, f"{type(self).__name__}.predict: X", DataError)
+        X = _dataset_frame(X, f"{type(self).__name__}.predict: X")
         _own_names(X, f"{type(self).__name__}.predict: X")
         X = series_cells(inputs_array(X, f"{type(self).__name__}.predict: X", DataError))
         prep, exp = self.preprocessing_, self.experiment_
