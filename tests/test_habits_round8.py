@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import fpt
@@ -67,3 +68,24 @@ def test_a_hugging_face_dataset_as_x_is_read_as_its_table_with_class_label_names
     with pytest.raises(DataError, match=r"FPTClassifier.predict: X: a DatasetDict of splits \['test', 'train'\]; "
                                         r"give one split, e.g. dd\['train'\]"):
         clf.predict(X.train_test_split(test_size=0.5, seed=0))
+
+
+@pytest.mark.parametrize("kind", ["texts", "series of several lengths"])
+def test_a_column_vector_y_beside_texts_or_series_is_read_as_beside_a_table(kind, tiny_gpt2_dir):
+    from sklearn.exceptions import DataConversionWarning
+
+    rng = np.random.default_rng(0)
+    labels = np.array(["no", "yes"])[rng.integers(0, 2, 24)]
+    X = (["".join(rng.choice(list("ab"), 3 + i % 3)) for i in range(24)] if kind == "texts" else
+         [rng.normal(size=(1, 12 + i % 4)) for i in range(24)])
+    made = dict(body=tiny_gpt2_dir, init="random", fitting="gradient", steps=2, eval_every=1, batch_size=8, seed=0,
+                device="cpu")
+    flat = FPTClassifier(**made).fit(X, labels)
+    # was 'FPTClassifier.fit: y has shape (24, 1); give one target per text' (series: per series), where a table's
+    # df[['label']] is read with scikit-learn's DataConversionWarning
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        column = FPTClassifier(**made).fit(X, pd.DataFrame({"label": labels}))
+    assert list(column.classes_) == ["no", "yes"]
+    np.testing.assert_allclose(column.predict_proba(X), flat.predict_proba(X), rtol=0, atol=1e-6)
+    with pytest.raises(DataError, match=r"y has shape \(24, 2\); give one target per"):
+        FPTClassifier(**made).fit(X, np.c_[labels, labels])

@@ -441,11 +441,9 @@ class _FPTEstimator(BaseEstimator):
                                  allow_nd=True)
             refuse_infinite_cells(X, given, f"{type(self).__name__}.fit")
             return X, y
-        from sklearn.utils import check_array, check_consistent_length
+        from sklearn.utils import check_consistent_length
 
-        y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
-        if y.ndim != 1:
-            raise DataError(f"{type(self).__name__}.fit: y has shape {y.shape}; give one target per series")
+        y = self._one_target_each(y, y_numeric, "series")
         check_consistent_length(series, y)
         self.n_features_in_ = int(series[0].shape[0])
         if hasattr(self, "feature_names_in_"):  # from an earlier fit on a DataFrame
@@ -455,12 +453,10 @@ class _FPTEstimator(BaseEstimator):
     def _one_column(self, texts: tuple[np.ndarray, str | None], y: Any, y_numeric: bool) -> tuple[Any, np.ndarray]:
         """(texts, y) of symbol sequences checked as ``_validate_fit`` checks series: y alone, one feature (the
         column's name in ``feature_names_in_`` for a DataFrame's)."""
-        from sklearn.utils import check_array, check_consistent_length
+        from sklearn.utils import check_consistent_length
 
         values, name = texts
-        y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
-        if y.ndim != 1:
-            raise DataError(f"{type(self).__name__}.fit: y has shape {y.shape}; give one target per text")
+        y = self._one_target_each(y, y_numeric, "text")
         check_consistent_length(values, y)
         self.n_features_in_ = 1
         if name is not None:
@@ -468,6 +464,19 @@ class _FPTEstimator(BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return values, y
+
+    def _one_target_each(self, y: Any, y_numeric: bool, per: str) -> np.ndarray:
+        """y checked alone (series or texts, which validate_data cannot check beside X): a column vector (n, 1), as
+        df[['label']] gives, is read as its one column with scikit-learn's DataConversionWarning, as validate_data
+        reads it beside a table (it was refused for series and texts alone); another shape is refused."""
+        from sklearn.utils import check_array, column_or_1d
+
+        y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
+        if y.ndim == 2 and y.shape[1] == 1:
+            return column_or_1d(y, warn=True)
+        if y.ndim != 1:
+            raise DataError(f"{type(self).__name__}.fit: y has shape {y.shape}; give one target per {per}")
+        return y
 
     def _check_samples(self, n: int) -> None:
         if n < MIN_SAMPLES:
