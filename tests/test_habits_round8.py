@@ -89,3 +89,37 @@ def test_a_column_vector_y_beside_texts_or_series_is_read_as_beside_a_table(kind
     np.testing.assert_allclose(column.predict_proba(X), flat.predict_proba(X), rtol=0, atol=1e-6)
     with pytest.raises(DataError, match=r"y has shape \(24, 2\); give one target per"):
         FPTClassifier(**made).fit(X, np.c_[labels, labels])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plot"], "where fpt plot writes curves.png without --out; give --out FILE elsewhere (e.g. --out run-curves.png)"),
+    (["plot", "--out", "{tmp}/c.png", "--tensorboard"],
+     "where --tensorboard without a LOGDIR writes its events; give it a folder elsewhere: --tensorboard LOGDIR"),
+    (["attention"], "where fpt attention writes its maps without --out; give --out DIR elsewhere"),
+    (["report", "--attention", "never"], "where fpt report writes report.html and report.md; copy it to a folder you "
+                                         "can write and report the copy (cp -r {run} /tmp/run-copy && fpt report "
+                                         "/tmp/run-copy)"),
+])
+def test_a_run_folder_that_cannot_be_written_names_where_else_to_write(argv, message, xor_run, tmp_path, monkeypatch,
+                                                                       capsys):
+    import os
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(xor_run, run)
+    before = sorted(p.name for p in run.iterdir())
+    real = os.access
+
+    def access(path, mode, *args, **kwargs):  # a run on a read-only mount, or another user's (root writes anywhere)
+        if os.path.realpath(path) == str(run.resolve()) and mode & os.W_OK:
+            return False
+        return real(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    # was 'cannot write RUN/curves.png: Read-only file system (OSError errno 30); the previous version of the file is
+    # unchanged' (report.html alike; attention after computing its maps), naming no way around it
+    argv = [argv[0], str(run), *(a.format(tmp=tmp_path) for a in argv[1:])]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"fpt {argv[0]}: error: {run} is not writable by this user, {message.format(run=run)}" in err
+    assert len(err.splitlines()) == 1 and sorted(p.name for p in run.iterdir()) == before

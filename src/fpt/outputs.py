@@ -146,6 +146,23 @@ def check_dir(path: str | Path, *, flag: str = "--out", ours: Callable[[Path], b
     return path
 
 
+def check_writable(folder: str | Path, writes: str, fix: str) -> None:
+    """Refuse, before any work, a command's default output inside ``folder`` where that folder cannot be written: a run
+    on a read-only mount (an archive, a shared results store) or another user's. The write failed naming the file and
+    no way around it ('cannot write RUN/curves.png: Read-only file system'), fpt attention's after computing its maps.
+    ``writes``: what the command writes there; ``fix``: the option that writes elsewhere. A folder not yet made is
+    left to the write."""
+    folder = Path(folder)
+    if not folder.is_dir() or os.access(folder, os.W_OK | os.X_OK):
+        return
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): said as a folder this user cannot write
+        read_only = False
+    why = "is on a read-only file system" if read_only else "is not writable by this user"
+    raise ConfigError(f"{folder} {why}, where {writes}; {fix}")
+
+
 def check_results(folder: str | Path, names: Iterable[str], ours: Callable[[Path], bool], *, force: bool = False,
                   flag: str = "--out") -> Path:
     """A results folder (fpt reproduce's, fpt sweep's) whose fixed-name files ``names`` fpt will write: the folder by

@@ -24,6 +24,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fpt.analysis.attention import analyse_run, default_out, write
 
+    if not args.out:  # before the maps are computed
+        from fpt.outputs import check_writable
+
+        check_writable(args.run_dir, "fpt attention writes its maps without --out", "give --out DIR elsewhere")
     result = analyse_run(Path(args.run_dir), args.layer, args.examples, args.which, args.device)
     out = Path(args.out) if args.out else default_out(Path(args.run_dir), args.which, args.layer)
     doc = write(result, out)

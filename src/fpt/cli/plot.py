@@ -30,9 +30,16 @@ def run(args: argparse.Namespace) -> int:
             raise FileNotFoundError(f"{given} holds no run directory (config.yaml with metrics.jsonl)")
         runs += found
     out = Path(args.out) if args.out else (runs[0] / "curves.png" if len(runs) == 1 else Path("curves.png"))
-    from fpt.outputs import check_file, starts_with
+    from fpt.outputs import check_file, check_writable, starts_with
     from fpt.presentation.curves import SOFTWARE
 
+    if not args.out:
+        check_writable(out.parent, "fpt plot writes curves.png without --out",
+                       f"give --out FILE elsewhere (e.g. --out {out.parent.name}-curves.png)")
+    if args.tensorboard == "":  # RUN_DIR/tensorboard of each run
+        for run_dir in runs:
+            check_writable(run_dir, "--tensorboard without a LOGDIR writes its events",
+                           "give it a folder elsewhere: --tensorboard LOGDIR")
     check_file(out, force=args.force, fpt_wrote=starts_with(SOFTWARE.encode()))
     if args.tensorboard:  # before curves.png is written: a LOGDIR that is a file is refused with nothing written
         from fpt.tracking import check_log_dir

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 HELP = "write DIR/report.html (self-contained) and DIR/report.md for a run, a folder of runs, or fpt reproduce output"
@@ -20,8 +21,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fpt.outputs import check_writable
     from fpt.presentation.html import Options, write
 
+    copy = shlex.quote(f"/tmp/{Path(args.dir).resolve().name}-copy")
+    check_writable(args.dir, "fpt report writes report.html and report.md",
+                   f"copy it to a folder you can write and report the copy (cp -r {shlex.quote(args.dir)} {copy} && "
+                   f"fpt report {copy})")
     options = Options(attention=args.attention, attention_examples=args.attention_examples, device=args.device)
     html_path, md_path = write(Path(args.dir), options, force=args.force)
     for note in options.notes:
