@@ -123,3 +123,42 @@ def test_a_run_folder_that_cannot_be_written_names_where_else_to_write(argv, mes
     err = capsys.readouterr().err
     assert f"fpt {argv[0]}: error: {run} is not writable by this user, {message.format(run=run)}" in err
     assert len(err.splitlines()) == 1 and sorted(p.name for p in run.iterdir()) == before
+
+
+def test_a_torch_device_is_read_as_its_name_wherever_a_device_is_given(xor_run, tiny_gpt2_dir, tmp_path):
+    import torch
+
+    from fpt.config import RunConfig
+
+    # was 'field 'device': expected a string, got device(type='cpu')', and from fpt.load blamed on the run's
+    # config.yaml, or on an export's config.json with 'export the run again with fpt export'
+    cpu = torch.device("cpu")
+    assert RunConfig(device=cpu).device == "cpu"
+    assert fpt.build(task="bit-xor", body=tiny_gpt2_dir, init="random", steps=2, device=cpu,
+                     task_options={"eval_size": 8}).config.device == "cpu"
+    exported = fpt.Run(xor_run).export(tmp_path / "export")
+    for where in (xor_run, exported):
+        given, named = fpt.load(where, device=cpu), fpt.load(where, device="cpu")
+        assert given.device == named.device == cpu
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 3)), np.arange(20) % 2
+    clf = FPTClassifier(body=tiny_gpt2_dir, init="random", fitting="gradient", steps=2, eval_every=1, batch_size=8,
+                        device=cpu).fit(X, y)
+    assert clf.get_params()["device"] is cpu and clf.experiment_.config.device == "cpu"
+
+
+@pytest.mark.parametrize("device, message", [
+    ("gpu", "device='gpu', the device to load the model on, must be auto, cpu, cuda, cuda:N (N a GPU index) or mps"),
+    (0, "device=0, the device to load the model on, must be auto, cpu, cuda, cuda:N (N a GPU index) or mps (GPU 0 is "
+        "device='cuda:0')"),
+])
+def test_a_device_given_to_load_a_model_is_refused_as_the_callers_not_the_saved_files(device, message, xor_run,
+                                                                                     tmp_path):
+    exported = fpt.Run(xor_run).export(tmp_path / "export")
+    # was '.../config.yaml: config field 'device'='gpu' must be ...' and '.../config.json: not a readable fpt export
+    # config (...); export the run again with fpt export', the files being sound; an export's device=0 loaded on the
+    # default device (0 read as no device given)
+    for where in (xor_run, exported):
+        with pytest.raises(ConfigError) as refused:
+            fpt.load(where, device=device)
+        assert str(refused.value) == message

@@ -29,12 +29,15 @@ from fpt.settings import (  # noqa: F401  (re-exported: the run's fields and the
     DATA_RUN_FIELDS,
     DATA_TASK,
     DEFAULT_PRESET,
+    DEVICES,
+    DEVICES_SAID,
     FITS,
     PRESETS,
     READOUTS,
     SAVED_PRESET,
     TIE_BREAKS,
     RunConfig,
+    device_name,
     plain,
     resolve,
 )
@@ -206,8 +209,21 @@ def loaded(saved: Any, where: str, device: str | None = None) -> RunConfig:
     check (``fpt.train.resume_config``): loading a model changes nothing of its run."""
     _saved_settings(saved, where)  # before the device given is added to it
     if device is not None and isinstance(saved, dict):
-        saved = {**saved, "device": device}
+        saved = {**saved, "device": given_device(device)}
     return from_saved(saved, where)
+
+
+def given_device(device: Any) -> str:
+    """The device a caller gives to load a model on (fpt.load's device=, fpt predict's --device), checked as its own:
+    merged into the saved config unchecked, a device='gpu' was refused as a fault of the run's config.yaml, or of an
+    export's config.json with 'export the run again', and an export's device=0 was read as none given (auto)."""
+    device = device_name(device)
+    if isinstance(device, str) and DEVICES.fullmatch(device):
+        return device
+    index = isinstance(device, numbers.Integral) and not isinstance(device, bool) and int(device) >= 0
+    hint = f" (GPU {int(device)} is {option('device', f'cuda:{int(device)}')})" if index else ""
+    said = option("device", device) if isinstance(device, str) else f"device={device!r}"  # not text: Python's
+    raise ConfigError(f"{said}, the device to load the model on, must be {DEVICES_SAID}{hint}")
 
 
 def _saved_settings(saved: Any, where: str) -> None:
@@ -233,7 +249,8 @@ def from_dict(cls: type, data: dict[str, Any], where: str = "config", sources: M
         unknown = [k for k in unknown if source[k] == source[unknown[0]]]  # those of one source, named by it
         raise ConfigError(f"{source[unknown[0]]}: unknown field(s) {show(unknown)}{near(unknown[0], sorted(names))}; "
                           f"known fields: {', '.join(sorted(names))}")
-    values = {k: _coerce(v, hints[k], f"{source[k]}: field {k!r}") for k, v in data.items()}
+    values = {k: _coerce(device_name(v) if k == "device" else v, hints[k], f"{source[k]}: field {k!r}")
+              for k, v in data.items()}
     try:
         return resolve(values, where=where) if cls is RunConfig else cls(**values)
     except ConfigError as exc:  # a dataclass's own check: say where its values came from, once

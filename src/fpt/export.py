@@ -701,7 +701,7 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
 
     from fpt.bodies.hub import replayed_configs
     from fpt.checkpoint import fingerprint
-    from fpt.config import loaded
+    from fpt.config import given_device, loaded
     from fpt.model import InputSpec
     from fpt.objectives import from_json as objective_from_json
     from fpt.predictor import rebuild
@@ -709,13 +709,15 @@ def load_export(path: str | Path, device: str | None = None) -> Predictor:
 
     path = Path(path)
     file = path / CONFIG_FILE
+    # the caller's device, refused as the caller's (below, the export's config.json would take the blame)
+    device = "auto" if device is None else given_device(device)
     try:
         doc = json.loads(file.read_text())
         if doc.get("fpt_format") != FORMAT:
             raise ValueError(f"fpt_format {doc.get('fpt_format')!r}, expected {FORMAT!r}")
         _check_doc(doc, file)
         # an export moves between machines: it loads where it is (auto) unless told, not where it trained
-        config = loaded(doc["run_config"], str(file), device or "auto")
+        config = loaded(doc["run_config"], str(file), device)
         spec = InputSpec(**doc["input"]["spec"])
         prep = Preprocessing.from_json(doc["preprocessing"]) if doc.get("preprocessing") else None
         # a --data model's objective as its preprocessing has it (targets of different class counts: each one's)

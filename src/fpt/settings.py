@@ -49,6 +49,18 @@ def plain(value: Any) -> Any:
     return value
 
 
+DEVICES = re.compile(r"auto|cpu|cuda(:[0-9]{1,3})?|mps")  # what a device field takes
+DEVICES_SAID = "auto, cpu, cuda, cuda:N (N a GPU index) or mps"
+
+
+def device_name(value: Any) -> Any:
+    """A ``torch.device`` as its name ('cpu', 'cuda:0'), as a device field reads it; anything else as it is. PyTorch's
+    habit (device = torch.device('cuda' if torch.cuda.is_available() else 'cpu'), passed on) was refused as 'expected a
+    string', and by fpt.load as a fault of the run's config.yaml or the export's config.json ('export the run again')."""
+    kind = type(value)
+    return str(value) if kind.__module__ == "torch" and kind.__name__ == "device" else value
+
+
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
     if default is dataclasses.MISSING:
         return field(metadata={"help": text}, **kw)
@@ -267,6 +279,8 @@ class RunConfig:
             value = getattr(self, f.name)
             if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 or f.name == "task_options":
                 object.__setattr__(self, f.name, plain(value))  # an array stays one, for _check_settings to refuse
+            elif f.name == "device":
+                object.__setattr__(self, f.name, device_name(value))
         self._check_settings()
         self._check_data_fields()
         checks = [
@@ -294,8 +308,7 @@ class RunConfig:
             (self.tie_break in TIE_BREAKS, "tie_break", f"must be one of {', '.join(TIE_BREAKS)}"),
             (self.diverge_loss > 0, "diverge_loss", "must be > 0 (a training loss above it stops the run; the default "
                                                      "is 100)"),
-            (bool(re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,3})?|mps", self.device)), "device",
-             "must be auto, cpu, cuda, cuda:N (N a GPU index) or mps"),
+            (bool(DEVICES.fullmatch(self.device)), "device", f"must be {DEVICES_SAID}"),
             (self.cache_features in {"auto", "on", "off"}, "cache_features", "must be auto, on or off"),
             (self.readout is None or self.readout in READOUTS, "readout", f"must be one of {', '.join(READOUTS)}"),
             (self.fit in FITS, "fit", f"must be one of {', '.join(FITS)}"),
