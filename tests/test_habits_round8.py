@@ -162,3 +162,31 @@ def test_a_device_given_to_load_a_model_is_refused_as_the_callers_not_the_saved_
         with pytest.raises(ConfigError) as refused:
             fpt.load(where, device=device)
         assert str(refused.value) == message
+
+
+def test_a_grid_over_one_options_field_sets_it_in_a_copy_of_options(tiny_gpt2_dir):
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    mine = {"eval_batch_size": 64}
+    clf = FPTClassifier(options=mine)
+    # was AttributeError: 'dict' object has no attribute 'set_params' (scikit-learn took options for an estimator)
+    assert clf.set_params(options__dropout=0.25) is clf
+    assert clf.options == {"eval_batch_size": 64, "dropout": 0.25} and mine == {"eval_batch_size": 64}
+    assert clone(clf).get_params()["options"] == {"eval_batch_size": 64, "dropout": 0.25}
+    assert FPTClassifier().set_params(options__dropout=0.5).options == {"dropout": 0.5}  # options unset: None's
+    pipe = make_pipeline(StandardScaler(), FPTClassifier()).set_params(fptclassifier__options__dropout=0.5)
+    assert pipe[-1].options == {"dropout": 0.5}
+    with pytest.raises(ConfigError, match=r"options='x' must be a dict of fpt config fields to set options__dropout"):
+        FPTClassifier(options="x").set_params(options__dropout=0.5)
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(24, 3)), np.arange(24) % 2
+    made = dict(body=tiny_gpt2_dir, init="random", fitting="gradient", steps=2, eval_every=1, batch_size=8, seed=0,
+                device="cpu")
+    grid = GridSearchCV(FPTClassifier(**made), {"options__dropout": [0.0, 0.3]}, cv=2).fit(X, y)
+    assert [p["options__dropout"] for p in grid.cv_results_["params"]] == [0.0, 0.3]
+    best = grid.best_params_["options__dropout"]
+    assert grid.best_estimator_.experiment_.config.dropout == best and grid.best_estimator_.options == {"dropout": best}

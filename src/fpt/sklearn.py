@@ -318,6 +318,20 @@ class _FPTEstimator(BaseEstimator):
         self.fitting = fitting
         self.handle_unknown = handle_unknown
 
+    def set_params(self, **params: Any) -> _FPTEstimator:
+        """scikit-learn's set_params, with ``options__FIELD=value`` setting one fpt config field in a copy of
+        ``options`` (a grid over it: GridSearchCV(est, {'options__dropout': [0, 0.1]}), a pipeline's
+        clf__options__dropout): scikit-learn's own took ``options`` for an estimator, AttributeError: 'dict' object
+        (None's when unset) has no attribute 'set_params'. The caller's dict is never changed."""
+        fields = {key.split("__", 1)[1]: params.pop(key) for key in list(params) if key.startswith("options__")}
+        if fields:
+            options = params.get("options", self.options)
+            if options is not None and not isinstance(options, dict):
+                raise ConfigError(f"{type(self).__name__}: options={options!r} must be a dict of fpt config fields "
+                                  f"to set {', '.join(f'options__{k}' for k in fields)} in it")
+            params["options"] = {**(options or {}), **fields}
+        return super().set_params(**params)
+
     def __getstate__(self) -> dict[str, Any]:
         """The fitted experiments saved as torch saves them, each tensor with its device: a plain pickle of an estimator
         fitted on a GPU held CUDA tensors that no CPU-only machine could unpickle (``__setstate__`` maps them)."""
