@@ -190,3 +190,25 @@ def test_a_grid_over_one_options_field_sets_it_in_a_copy_of_options(tiny_gpt2_di
     assert [p["options__dropout"] for p in grid.cv_results_["params"]] == [0.0, 0.3]
     best = grid.best_params_["options__dropout"]
     assert grid.best_estimator_.experiment_.config.dropout == best and grid.best_estimator_.options == {"dropout": best}
+
+
+def test_an_mlflow_file_store_that_is_a_file_is_refused_naming_the_variable(tmp_path, monkeypatch):
+    pytest.importorskip("mlflow")
+    taken = tmp_path / "my runs é"
+    taken.write_text("notes of the caller's\n")
+    # was '[Errno 20] Not a directory: '.../my runs é/.trash'', naming neither MLFLOW_TRACKING_URI nor a fix
+    for uri, said in [
+        (f"file:{taken}", f"{taken} is a file, not a folder, and an MLflow file store is a folder; give another "
+                          f"folder, or a database (sqlite:///{taken}.db)"),
+        (taken.as_uri() + "/sub", f"{taken}/sub lies under {taken}, a file, not a folder"),
+        (str(taken / "sub"), f"{taken}/sub lies under {taken}, a file, not a folder"),
+    ]:
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+        with pytest.raises(ConfigError) as refused:
+            tracking.mlflow_store_uri()
+        assert str(refused.value).startswith(f"MLFLOW_TRACKING_URI={uri}: {said}")
+    spaced = tmp_path / "ml runs é"  # a folder with spaces, written as file: takes it, is a store as before
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"file:{spaced}")
+    assert tracking.mlflow_store_uri() == f"file:{spaced}"
+    assert taken.read_text() == "notes of the caller's\n"
+

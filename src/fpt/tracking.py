@@ -25,6 +25,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -142,6 +143,17 @@ def _check_store(uri: str, scheme: str, where: str, given: bool) -> None:
            "start the server, or give another tracking URI")
     if scheme in ("http", "https"):
         check_reachable(uri, where, fix, hello=HTTP_HELLO if scheme == "http" else None)
+    elif uri.startswith("file:") or not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", uri):
+        # a file store (a folder; a plain path is one too): one that is a file was '[Errno 20] Not a directory:
+        # 'FILE/.trash'', naming neither MLFLOW_TRACKING_URI nor a fix
+        from urllib.parse import unquote, urlparse
+
+        folder = Path(unquote(urlparse(uri).path) if uri.startswith("file:") else uri)
+        blocked = _file_in_the_way(folder)
+        if blocked is not None:
+            db = f" (sqlite:///{folder.absolute()}.db)" if blocked.endswith(" is a file") else ""
+            raise ConfigError(f"{where}: {blocked}, not a folder, and an MLflow file store is a folder; give another "
+                              f"folder, or a database{db}")
     elif scheme == "sqlite" and uri.startswith("sqlite:///"):
         file = Path(uri[len("sqlite:///"):])
         try:
@@ -323,18 +335,26 @@ class TensorBoard(Tracker):
             self.writer = None
 
 
+def _file_in_the_way(folder: Path) -> str | None:
+    """How ``folder`` cannot be made where it or a folder above it is a file ('X is a file', 'X lies under F, a
+    file'); None where it is a folder or can be made."""
+    for path in (folder, *folder.parents):
+        if not os.path.lexists(path):
+            continue
+        if path.is_dir():
+            return None
+        return f"{folder} is a file" if path == folder else f"{folder} lies under {path}, a file"
+    return None
+
+
 def check_log_dir(log_dir: Path, given: str) -> None:
     """Refuse a TensorBoard folder that is a file, or lies under one: SummaryWriter made it with os.makedirs, whose
     FileExistsError or NotADirectoryError came as a traceback (after fpt.fit had written the run's first files; fpt plot
     --tensorboard's '[Errno 20] Not a directory', after curves.png), naming no fix."""
-    for path in (log_dir, *log_dir.parents):
-        if not os.path.lexists(path):
-            continue
-        if not path.is_dir():
-            where = f"{log_dir} is a file" if path == log_dir else f"{log_dir} lies under {path}, a file"
-            raise ConfigError(f"{given}: {where}, not a folder, and TensorBoard writes a folder of event files; give "
-                              f"another folder (e.g. {path.with_name(path.name + '-tb')})")
-        return
+    blocked = _file_in_the_way(log_dir)
+    if blocked is not None:
+        raise ConfigError(f"{given}: {blocked}, not a folder, and TensorBoard writes a folder of event files; give "
+                          f"another folder (e.g. {log_dir.with_name(log_dir.name + '-tb')})")
 
 
 def own_events_suffix(out: str | Path | None) -> str:
