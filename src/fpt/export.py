@@ -105,6 +105,7 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
 
     from fpt.bodies.hub import recorded_configs, recorded_models
     from fpt.outputs import check_dir
+    from fpt.rundir import io_error, write_error
 
     # the export's folder as its caller named it: fpt export's DIR (cli.export), Run.export's out
     flag, overwrite = option("out"), option("force")
@@ -154,8 +155,12 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
         (tmp / CONFIG_FILE).write_text(json.dumps(doc, indent=1, default=str) + "\n")
         (tmp / CARD).write_text(model_card(doc, out))
         _replace(tmp, out)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        failed = io_error(exc) if not isinstance(exc, OSError) else None  # an OSError names its file as it is
+        if failed is not None:  # safetensors' own error of a full disk was 'this is a bug in fpt'
+            raise write_error(out, failed, "nothing of the export was written (one already there is unchanged)") \
+                from None
         raise
     return out
 

@@ -162,6 +162,19 @@ def fsync_dir(path: str | Path) -> None:
         os.close(fd)
 
 
+def io_error(exc: BaseException) -> OSError | None:
+    """``exc`` as the OS error it is or carries: an OSError, or a writer's own error class wrapping one (safetensors'
+    SafetensorError 'I/O error: No space left on device (os error 28)', not an OSError: a full disk at save_file was
+    reported as a bug in fpt); None for any other exception."""
+    if isinstance(exc, OSError):
+        return exc
+    found = re.search(r"\(os error (\d+)\)", str(exc)) if type(exc).__name__ == "SafetensorError" else None
+    if found is None:
+        return None
+    code = int(found.group(1))
+    return OSError(code, os.strerror(code))
+
+
 def no_space(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in _NO_SPACE
 
@@ -223,13 +236,12 @@ def write_with(path: str | Path, writer: Callable[[Path], None], kept: str = "")
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise write_error(path, exc, kept) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        failed = io_error(exc)
+        if failed is not None:
+            raise write_error(path, failed, kept) from None
         raise
     fsync_dir(path.parent)
 
