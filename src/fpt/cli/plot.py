@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.out:
         check_writable(out.parent, "fpt plot writes curves.png without --out",
-                       f"give --out FILE elsewhere (e.g. --out {out.parent.name}-curves.png)")
+                       f"give --out FILE elsewhere (e.g. --out {out.parent.resolve().name}-curves.png)")
     if args.tensorboard == "":  # RUN_DIR/tensorboard of each run
         for run_dir in runs:
             check_writable(run_dir, "--tensorboard without a LOGDIR writes its events",
