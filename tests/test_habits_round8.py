@@ -21,7 +21,7 @@ def test_a_tensorboard_log_dir_that_is_a_file_is_refused_naming_it_before_anythi
     with pytest.raises(ConfigError, match=r"TensorBoard\(log_dir=\.\.\.\): .*events is a file, not a folder.*give "
                                           r"another folder \(e\.g\. .*events-tb\)"):
         tracking.TensorBoard(taken)
-    with pytest.raises(ConfigError, match=r"sub lies under .*events, a file, not a folder"):
+    with pytest.raises(ConfigError, match=r"sub lies under .*events, a file, not a folder.*\(e\.g\. .*events-tb\)$"):
         tracking.TensorBoard(taken / "sub")
     later = tmp_path / "later"
     board = tracking.TensorBoard(later)
@@ -200,7 +200,8 @@ def test_an_mlflow_file_store_that_is_a_file_is_refused_naming_the_variable(tmp_
     for uri, said in [
         (f"file:{taken}", f"{taken} is a file, not a folder, and an MLflow file store is a folder; give another "
                           f"folder, or a database (sqlite:///{taken}.db)"),
-        (taken.as_uri() + "/sub", f"{taken}/sub lies under {taken}, a file, not a folder"),
+        (taken.as_uri() + "/sub", f"{taken}/sub lies under {taken}, a file, not a folder, and an MLflow file store is "
+                                  f"a folder; give another folder, or a database (sqlite:///{taken}.db)"),
         (str(taken / "sub"), f"{taken}/sub lies under {taken}, a file, not a folder"),
     ]:
         monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)

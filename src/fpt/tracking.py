@@ -151,9 +151,9 @@ def _check_store(uri: str, scheme: str, where: str, given: bool) -> None:
         folder = Path(unquote(urlparse(uri).path) if uri.startswith("file:") else uri)
         blocked = _file_in_the_way(folder)
         if blocked is not None:
-            db = f" (sqlite:///{folder.absolute()}.db)" if blocked.endswith(" is a file") else ""
-            raise ConfigError(f"{where}: {blocked}, not a folder, and an MLflow file store is a folder; give another "
-                              f"folder, or a database{db}")
+            file, how = blocked
+            raise ConfigError(f"{where}: {how}, not a folder, and an MLflow file store is a folder; give another "
+                              f"folder, or a database (sqlite:///{file.absolute()}.db)")
     elif scheme == "sqlite" and uri.startswith("sqlite:///"):
         file = Path(uri[len("sqlite:///"):])
         try:
@@ -335,15 +335,15 @@ class TensorBoard(Tracker):
             self.writer = None
 
 
-def _file_in_the_way(folder: Path) -> str | None:
-    """How ``folder`` cannot be made where it or a folder above it is a file ('X is a file', 'X lies under F, a
-    file'); None where it is a folder or can be made."""
+def _file_in_the_way(folder: Path) -> tuple[Path, str] | None:
+    """The file that keeps ``folder`` from being a folder (itself, or one above it), and how ('X is a file', 'X lies
+    under F, a file'); None where it is a folder or can be made."""
     for path in (folder, *folder.parents):
         if not os.path.lexists(path):
             continue
         if path.is_dir():
             return None
-        return f"{folder} is a file" if path == folder else f"{folder} lies under {path}, a file"
+        return path, (f"{folder} is a file" if path == folder else f"{folder} lies under {path}, a file")
     return None
 
 
@@ -353,8 +353,9 @@ def check_log_dir(log_dir: Path, given: str) -> None:
     --tensorboard's '[Errno 20] Not a directory', after curves.png), naming no fix."""
     blocked = _file_in_the_way(log_dir)
     if blocked is not None:
-        raise ConfigError(f"{given}: {blocked}, not a folder, and TensorBoard writes a folder of event files; give "
-                          f"another folder (e.g. {log_dir.with_name(log_dir.name + '-tb')})")
+        file, how = blocked
+        raise ConfigError(f"{given}: {how}, not a folder, and TensorBoard writes a folder of event files; give "
+                          f"another folder (e.g. {file.with_name(file.name + '-tb')})")
 
 
 def own_events_suffix(out: str | Path | None) -> str:
