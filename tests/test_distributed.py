@@ -314,11 +314,12 @@ def test_torchrun_variables_left_in_the_environment_are_named_not_a_bug(tiny_gpt
         "fpt train: error: WORLD_SIZE=2 LOCAL_RANK=0 is set but RANK, MASTER_ADDR, MASTER_PORT is not, which torchrun "
         "sets for each process it starts: start the processes with torchrun --nproc-per-node 2 -m fpt -- train ... (or "
         "fpt train --nproc N), or unset WORLD_SIZE and LOCAL_RANK to train in one process")
-    monkeypatch.delenv("WORLD_SIZE")
+    monkeypatch.setenv("RANK", "0")  # torchrun's three (a lone LOCAL_RANK marks nothing: round 21)
     started = []
     monkeypatch.setattr(distributed, "launch", lambda nproc, argv: started.append(nproc) or 0)
     assert main([*train, "--nproc", "2", "--out", str(tmp_path / "b")]) == 2
     assert capsys.readouterr().err.strip() == (
-        "fpt train: error: --nproc 2: this process counts as started by torchrun (LOCAL_RANK=0 is set), which starts "
-        "the processes itself: drop --nproc under torchrun, or unset LOCAL_RANK to have fpt start them")
+        "fpt train: error: --nproc 2: this process counts as started by torchrun (its environment has LOCAL_RANK=0 "
+        "RANK=0 WORLD_SIZE=2), which starts the processes itself: drop --nproc under torchrun, or unset those "
+        "variables to have fpt start them")
     assert started == [] and not (tmp_path / "b").exists()

@@ -231,7 +231,8 @@ def test_a_closed_form_fit_is_refused_data_parallel_before_any_process_starts(tm
     line = _cli_line(capsys, ["train", "--data", table, "--fit", "closed-form", "--nproc", "2", "--out",
                               str(tmp_path / "r")])
     assert line == "fpt train: error: fit=closed-form fits in one process: drop --nproc" and started == []
-    monkeypatch.setenv("LOCAL_RANK", "0")  # a Python script under torchrun: torchrun is what to drop
+    for name, value in (("LOCAL_RANK", "0"), ("RANK", "0"), ("WORLD_SIZE", "2")):  # a Python script under torchrun:
+        monkeypatch.setenv(name, value)  # torchrun is what to drop
     with pytest.raises(ConfigError, match=r"^fit=closed-form fits in one process: drop torchrun$"):
         fpt.train_run({"data": table, "fit": "closed-form"}, tmp_path / "r2")
 

@@ -168,9 +168,19 @@ def current() -> Group:
     return Group(dist.get_rank(), dist.get_world_size(), device)
 
 
+TORCHRUN_MARKS = ("LOCAL_RANK", "RANK", "WORLD_SIZE")  # torchrun sets all three (and TORCHELASTIC_RUN_ID) per process
+
+
 def launched() -> bool:
-    """Whether torchrun (or torch.distributed.run) started this process."""
-    return "TORCHELASTIC_RUN_ID" in os.environ or "LOCAL_RANK" in os.environ
+    """Whether torchrun (or torch.distributed.run) started this process. LOCAL_RANK alone does not say so: some
+    schedulers and containers set LOCAL_RANK=0 for a single process, which fpt read as a torchrun rank (no baselines
+    beside the run, the summary printed as a rank's, SIGTERM not handled, fit=auto and --nproc refused)."""
+    return "TORCHELASTIC_RUN_ID" in os.environ or all(name in os.environ for name in TORCHRUN_MARKS)
+
+
+def launch_marks() -> str:
+    """The torchrun variables set in this process's environment, as NAME=VALUE words (for messages)."""
+    return " ".join(f"{n}={os.environ[n]}" for n in ("TORCHELASTIC_RUN_ID", *TORCHRUN_MARKS) if n in os.environ)
 
 
 def init_from_env(device: str) -> Group:

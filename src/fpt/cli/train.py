@@ -107,9 +107,9 @@ def _launch_or_train(args: argparse.Namespace, config: Any, out: Path, trackers:
     from fpt.stops import stopped_how, terminated_as_interrupt
 
     if args.nproc and args.nproc > 1 and distributed.launched():  # was: --nproc ignored, one process trained
-        raise ConfigError(f"--nproc {args.nproc}: this process counts as started by torchrun (LOCAL_RANK="
-                          f"{os.environ.get('LOCAL_RANK', '?')} is set), which starts the processes itself: drop "
-                          "--nproc under torchrun, or unset LOCAL_RANK to have fpt start them")
+        raise ConfigError(f"--nproc {args.nproc}: this process counts as started by torchrun "
+                          f"(its environment has {distributed.launch_marks()}), which starts the processes itself: drop --nproc "
+                          "under torchrun, or unset those variables to have fpt start them")
     if args.nproc and args.nproc > 1:
         check_modes(config, resume=bool(args.resume), choose=bool(args.choose), refit=args.refit, parallel=True)
         if not args.resume:
