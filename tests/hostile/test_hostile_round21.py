@@ -4,6 +4,7 @@ its fix (the commit that added it says how)."""
 
 from __future__ import annotations
 
+import pytest
 from hostile_helpers import FAST, table
 
 
@@ -23,3 +24,31 @@ def test_a_lone_local_rank_is_no_torchrun_rank(tiny_bert_dir, tmp_path, monkeypa
     assert summary["world_size"] == 1 and "logistic regression" in summary["baselines_models"]["models"]
     closed = fpt.train_run({**fields, "fit": "closed-form"}, tmp_path / "closed", progress=False)
     assert closed["world_size"] == 1 and (tmp_path / "closed" / "summary.json").is_file()
+
+
+def test_a_resume_reads_another_tools_event_files_no_further_than_their_first_value(tmp_path, monkeypatch):
+    """A resumed run (and fpt plot --tensorboard) in a shared log_dir looks for the unnamed event files an older fpt
+    wrote for it, and read every unnamed file through, another tool's of thousands of points as well (50 files of
+    3,000 steps: 20 s a start). A value fpt never writes there (a tag of no set of the run's) ends the reading: a file
+    is read to its first such value and stays; one of the run's own numbers is still deleted."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    from torch.utils.tensorboard import SummaryWriter
+
+    from fpt.tracking import drop_own_events
+
+    points = {(tag, step): value for step in (2, 4) for tag, value in (("accuracy/val", 0.5), ("loss/train", 0.25))}
+    with SummaryWriter(str(tmp_path), filename_suffix=".other") as other:  # a Hugging Face Trainer's tags
+        for step in range(2000):
+            other.add_scalar("train/loss", 1.0, step)
+    with SummaryWriter(str(tmp_path), filename_suffix=".old") as old:  # an fpt before .fpt- names, for this run
+        old.add_text("config", "    seed: 0", 0)
+        for (tag, step), value in points.items():
+            old.add_scalar(tag, value, step)
+    read = []
+    load = EventFileLoader.Load
+    monkeypatch.setattr(EventFileLoader, "Load", lambda self: (read.append(1) or event for event in load(self)))
+    (tmp_path / "run").mkdir()
+    drop_own_events(tmp_path, tmp_path / "run", points)
+    assert [p.name.rpartition(".")[2] for p in tmp_path.glob("events.*")] == ["other"]
+    assert len(read) < 10  # events read, of the foreign file's 2,000 (and the old one's 6)
