@@ -229,6 +229,19 @@ ARRAY_CELLS = ("{a}[{r}]", "{a}[{r}, {c}]")  # a 2-D array (or tensor), its colu
 ROW_CELLS = ("{a}[{r}]", "{a}[{r}][{c!r}]")  # a list of rows: lists (columns by index), or records (by key)
 COLUMN_CELLS = ("row {r} of {a} (from 0)", "{a}[{c!r}][{r}]")  # a dict of columns
 ITEM_CELLS = ("{a}[{r}]", "{a}[{r}]")  # one value per example (a list of texts): the cell is the row
+# a pandas Series of one value per example: by position, as its index may be another (a filter's 5, 9, 12), where
+# X[1] reads the label 1 or none
+SERIES_CELLS = ("{a}.iloc[{r}]", "{a}.iloc[{r}]")
+
+
+def items_cells(given: Any) -> tuple[str, str]:
+    """How a caller indexes ``given``, one value per example: ``SERIES_CELLS`` of a pandas Series, else ``ITEM_CELLS``."""
+    return SERIES_CELLS if is_pandas_series(given) else ITEM_CELLS
+
+
+def is_pandas_series(given: Any) -> bool:
+    """Whether ``given`` is a pandas Series (not a DataFrame), without importing pandas."""
+    return hasattr(given, "iloc") and hasattr(given, "dtype") and not hasattr(given, "columns")
 
 
 def _cells(how: Wording) -> tuple[str, str]:

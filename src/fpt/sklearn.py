@@ -83,7 +83,7 @@ from fpt.data.tables import columns_to_raw, unseen_categories
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
 from fpt.errors import (
-    ITEM_CELLS,
+    SERIES_CELLS,
     ConfigError,
     DataError,
     FptWarning,
@@ -92,6 +92,8 @@ from fpt.errors import (
     cell_word,
     column_word,
     frame_rows,
+    is_pandas_series,
+    items_cells,
     wording,
 )
 from fpt.feature_map import scores_only
@@ -432,6 +434,7 @@ class _FPTEstimator(BaseEstimator):
         lazy_frame(X, f"{type(self).__name__}.fit: X", DataError)
         X = _dataset_frame(X, f"{type(self).__name__}.fit: X")
         _own_names(X, f"{type(self).__name__}.fit: X")
+        series_given = is_pandas_series(X)  # its cells named by position, X.iloc[2][1]
         # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
         X = series_cells(inputs_array(X, f"{type(self).__name__}.fit: X", DataError))
         y = targets_array(y, f"{type(self).__name__}.fit: y", DataError)
@@ -453,7 +456,7 @@ class _FPTEstimator(BaseEstimator):
             # infinities are refused by fpt, naming the cell (check_array's refusal named none)
             X, y = validate_data(self, given, y, dtype=_dtype(X), ensure_all_finite=False, y_numeric=y_numeric,
                                  allow_nd=True)
-            refuse_infinite_cells(X, given, f"{type(self).__name__}.fit")
+            refuse_infinite_cells(X, given, f"{type(self).__name__}.fit", series_given)
             return X, y
         from sklearn.utils import check_consistent_length
 
@@ -630,6 +633,7 @@ class _FPTEstimator(BaseEstimator):
         lazy_frame(X, f"{type(self).__name__}.predict: X", DataError)
         X = _dataset_frame(X, f"{type(self).__name__}.predict: X")
         _own_names(X, f"{type(self).__name__}.predict: X")
+        items = items_cells(X)  # a Series' examples by position, X.iloc[2]: its index may be a filter's (5, 9, 12)
         X = series_cells(inputs_array(X, f"{type(self).__name__}.predict: X", DataError))
         prep, exp = self.preprocessing_, self.experiment_
         # text, category or date columns (a tabular tokeniser's features; other tokenisers have none) keep their values
@@ -657,7 +661,7 @@ class _FPTEstimator(BaseEstimator):
             given = _as_objects(as_category_names(X))
             X = validate_data(self, given, reset=False, dtype=_dtype(X, categorical), ensure_all_finite=False,
                               allow_nd=True)
-            refuse_infinite_cells(X, given, f"{type(self).__name__}.predict")
+            refuse_infinite_cells(X, given, f"{type(self).__name__}.predict", items == SERIES_CELLS)
             if caller_shape is not None:  # back to the caller's layout: a NaN pixel is named as the caller indexes it
                 X = in_layout(X, caller_shape)
         where = f"{type(self).__name__}.predict"
@@ -672,9 +676,10 @@ class _FPTEstimator(BaseEstimator):
                 return nullcontext()
             if hasattr(X, "columns"):
                 return frame_rows("X", {schema.features[0]: str(self.feature_names_in_[0])})
-            return frame_rows("X", {schema.features[0]: 0}, ITEM_CELLS)
+            return frame_rows("X", {schema.features[0]: 0}, items)
 
-        with wording(self._wording()), caller_examples("X.iloc" if frame is not None else "X"), texts():
+        with wording(self._wording()), caller_examples("X.iloc" if frame is not None or items == SERIES_CELLS
+                                                       else "X"), texts():
             x = check_arrays(X if series is None else series, schema, where, allow_unseen=how != "error")
         if how == "warn" and prep.modality == "tabular" and (unseen := unseen_categories(x, schema)):
             with wording(self._wording()):  # fit named X's columns x0, x1, ...: the caller's names, or X[:, j]

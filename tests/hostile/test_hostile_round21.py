@@ -4,6 +4,7 @@ its fix (the commit that added it says how)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hostile_helpers import FAST, table
 
@@ -52,3 +53,37 @@ def test_a_resume_reads_another_tools_event_files_no_further_than_their_first_va
     drop_own_events(tmp_path, tmp_path / "run", points)
     assert [p.name.rpartition(".")[2] for p in tmp_path.glob("events.*")] == ["other"]
     assert len(read) < 10  # events read, of the foreign file's 2,000 (and the old one's 6)
+
+
+def _estimator_fields(body: str) -> dict:
+    return {k: v for k, v in {**FAST, "body": body}.items() if k != "baselines"}
+
+
+def test_a_pandas_series_element_is_named_by_position(tiny_bert_dir, tmp_path):
+    """A pandas Series given as X (texts, or series as lists of points) named its element X[1] where a DataFrame's is
+    X.iloc[1]: after a filter its index is 5, 9, 12, and X[1] reads the label 1 (a KeyError) or another element.
+    The estimators and a Predictor name a Series' elements by position, X.iloc[1] (lists keep X[1])."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError, SchemaError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    texts = ["".join(rng.choice(list("abcd"), size=rng.integers(3, 9))) for _ in range(24)]
+    y = np.arange(24) % 2
+    filtered = pd.Series(["ab", "xyz", "ab"], index=[5, 9, 12])
+    fitted = FPTClassifier(**_estimator_fields(tiny_bert_dir), handle_unknown="error").fit(texts, y)
+    with pytest.raises(SchemaError, match=r"^FPTClassifier\.predict: X\.iloc\[1\]: 'xyz' holds no symbol"):
+        fitted.predict(filtered)
+    with pytest.raises(SchemaError, match=r"^FPTClassifier\.predict: X\[1\]: 'xyz' holds no symbol"):
+        fitted.predict(list(filtered))
+    fpt.fit(fpt.build(data=pd.DataFrame({"text": texts, "label": y}), **FAST, body=tiny_bert_dir), out=tmp_path / "r",
+            progress=False)
+    with pytest.raises(SchemaError, match=r"^inputs: inputs\.iloc\[1\]: 'xyz' holds no symbol"):
+        fpt.load(tmp_path / "r").predict(filtered)
+    points = pd.Series([list(rng.normal(size=12)) for _ in range(24)], index=np.arange(24) * 3 + 5)
+    points.iloc[1] = [np.inf] * 12
+    with pytest.raises(DataError, match=r"^FPTClassifier\.fit: X\.iloc\[1\]\[0\] is inf \(12 infinite"):
+        FPTClassifier(**_estimator_fields(tiny_bert_dir), modality="timeseries").fit(points, y)
+

@@ -43,11 +43,13 @@ def refuse_infinite(infinite: np.ndarray, where: str, missing: str = "missing (N
                         f"them {missing}")
 
 
-def refuse_infinite_cells(X: np.ndarray, given: Any, where: str) -> None:
+def refuse_infinite_cells(X: np.ndarray, given: Any, where: str, series: bool = False) -> None:
     """A one-line DataError naming the first infinite cell of an estimator's 2-D X (as scikit-learn's check_array read
     it: ``given``, what the caller passed, made float64) as the caller indexes it, from 0: ``X[2, 1]``, or
     ``X.iloc[2]['c']`` of a DataFrame; check_array said 'Input X contains infinity or a value too large for
-    dtype('float64')', a traceback naming no cell. A value too large for float64 ('1e400') is named as given."""
+    dtype('float64')', a traceback naming no cell. A value too large for float64 ('1e400') is named as given.
+    ``series``: ``given`` is the list of a pandas Series' cells (one list of points each), which the caller indexes
+    by position, ``X.iloc[2][1]`` (X[2, 1] reads the Series' index, which a filter leaves as 5, 9, 12)."""
     if X.dtype.kind != "f" or X.ndim != 2:  # images and series are checked, example by example, by their modality
         return
     infinite = np.isinf(X)
@@ -58,7 +60,7 @@ def refuse_infinite_cells(X: np.ndarray, given: Any, where: str) -> None:
     value = given.iloc[i, j] if frame else np.asarray(given, dtype=object)[i, j]
     written = str(float(value)) if isinstance(value, float | np.floating) and np.isinf(value) else \
         f"{show(value)}, beyond float64's range"
-    cell = f"X.iloc[{i}][{given.columns[j]!r}]" if frame else f"X[{i}, {j}]"
+    cell = f"X.iloc[{i}][{given.columns[j]!r}]" if frame else f"X.iloc[{i}][{j}]" if series else f"X[{i}, {j}]"
     n = int(infinite.sum())
     raise DataError(f"{where}: {cell} is {written} ({n} infinite value{'s' if n > 1 else ''} in all); replace them with "
                     "finite numbers or leave them missing (NaN)")

@@ -70,12 +70,13 @@ from fpt.data.written import as_written
 from fpt.errors import (
     ARRAY_CELLS,
     COLUMN_CELLS,
-    ITEM_CELLS,
     ROW_CELLS,
     SchemaError,
     caller_examples,
     closest,
     frame_rows,
+    is_pandas_series,
+    items_cells,
     option,
     speaks_flags,
     target_word,
@@ -270,10 +271,10 @@ def _caller_rows(given: Any, data: Any, schema: Schema) -> contextlib.AbstractCo
     if schema.modality == "tabular":
         cells = ROW_CELLS if isinstance(data, (list, tuple)) else ARRAY_CELLS
         return frame_rows("inputs", {name: j for j, name in enumerate(schema.features)}, cells)
-    if schema.modality == "sequence" and schema.features:
-        return frame_rows("inputs", {schema.features[0]: 0}, ITEM_CELLS)
+    if schema.modality == "sequence" and schema.features:  # a Series' by position: inputs.iloc[2]
+        return frame_rows("inputs", {schema.features[0]: 0}, items_cells(given))
     if schema.modality in ("image", "timeseries"):  # an image or a series: inputs[2], not 'image 3'
-        return caller_examples("inputs")
+        return caller_examples("inputs.iloc" if is_pandas_series(given) else "inputs")
     return contextlib.nullcontext()
 
 
