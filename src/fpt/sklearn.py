@@ -70,6 +70,7 @@ from fpt.data.base import (
     plain_value,
     refuse_infinite_targets,
     refuse_missing_targets,
+    shown,
     unique_names,
 )
 from fpt.data.categories import as_category_names
@@ -227,6 +228,28 @@ def _dataset_frame(X: Any, where: str) -> Any:
         raise DataError(f"{where}: a Dataset of images (its Image column {image!r}); give them as one array: "
                         f"np.stack([np.asarray(im) for im in X[{image!r}]])")
     return pd.DataFrame(columns)
+
+
+def _fit_columns(X: Any, names: Any, where: str) -> str | None:
+    """Why a DataFrame's columns are not fit's, in fit's order, in one line naming the fix (None when they are).
+    scikit-learn's validate_data refuses others in a ValueError of several lines naming neither X nor a fix ('The
+    feature names should match those that were passed during fit.'), a reordering too (its estimators read columns
+    by position), where fpt.load's Predictor reads columns by name and takes any order."""
+    if names is None or not hasattr(X, "columns"):
+        return None
+    given, fitted = [str(c) for c in X.columns], [str(c) for c in names]
+    if given == fitted:
+        return None
+    lacking, extra = [c for c in fitted if c not in given], [c for c in given if c not in fitted]
+    quoted = [repr(c) for c in fitted]
+    if lacking:
+        said = f"X lacks fit's column(s) {shown([repr(c) for c in lacking], 6)}" + (
+            f" and has column(s) fit was not given ({shown([repr(c) for c in extra], 6)})" if extra else "")
+        return f"{where}: {said}; give X every column fit was given: {shown(quoted, 12)}"
+    said = f"X has column(s) fit was not given ({shown([repr(c) for c in extra], 6)})" if extra else \
+        f"X has fit's columns in another order ({shown([repr(c) for c in given], 6)})"
+    fix = f"X[[{', '.join(quoted)}]]" if len(fitted) <= 12 else "X[est.feature_names_in_]"
+    return f"{where}: {said}; give the columns fit was given, in its order: {fix}"
 
 
 def _has_text_columns(X: Any) -> bool:
@@ -658,9 +681,17 @@ class _FPTEstimator(BaseEstimator):
         if prep.modality == "sequence":  # one text per example, as fit read them
             series = self._texts_of(X)
         if series is None:
+            unlike = _fit_columns(X, getattr(self, "feature_names_in_", None), f"{type(self).__name__}.predict") \
+                if prep.modality == "tabular" else None
             given = _as_objects(as_category_names(X))
-            X = validate_data(self, given, reset=False, dtype=_dtype(X, categorical), ensure_all_finite=False,
-                              allow_nd=True)
+            try:
+                X = validate_data(self, given, reset=False, dtype=_dtype(X, categorical), ensure_all_finite=False,
+                                  allow_nd=True)
+            except ValueError as exc:
+                if unlike is None:
+                    raise
+                # fpt's line first; scikit-learn's words after it, which its estimator checks look for
+                raise DataError(f"{unlike}\n{exc}") from None
             refuse_infinite_cells(X, given, f"{type(self).__name__}.predict", items == SERIES_CELLS)
             if caller_shape is not None:  # back to the caller's layout: a NaN pixel is named as the caller indexes it
                 X = in_layout(X, caller_shape)

@@ -87,3 +87,29 @@ def test_a_pandas_series_element_is_named_by_position(tiny_bert_dir, tmp_path):
     with pytest.raises(DataError, match=r"^FPTClassifier\.fit: X\.iloc\[1\]\[0\] is inf \(12 infinite"):
         FPTClassifier(**_estimator_fields(tiny_bert_dir), modality="timeseries").fit(points, y)
 
+
+def test_an_estimators_dataframe_of_other_columns_is_named_with_the_fix(tiny_bert_dir):
+    """An estimator fitted on a DataFrame refused one whose columns were reordered, lacking or extra with
+    scikit-learn's ValueError of several lines ('The feature names should match those that were passed during
+    fit.'), naming neither X nor a fix. A reordering is still refused, as scikit-learn's own estimators refuse it
+    (they read columns by position; fpt.load's Predictor reads them by name), but fpt's line comes first, naming
+    what to give; scikit-learn's words follow, which its estimator checks look for."""
+    import pandas as pd
+
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x1": rng.normal(size=24), "x2": rng.normal(size=24)})
+    fitted = FPTClassifier(**_estimator_fields(tiny_bert_dir)).fit(df, np.arange(24) % 2)
+    for X, line in ((df[["x2", "x1"]], "X has fit's columns in another order ('x2', 'x1'); give the columns fit was "
+                                       "given, in its order: X[['x1', 'x2']]"),
+                    (df.assign(extra=1.0), "X has column(s) fit was not given ('extra'); give the columns fit was "
+                                           "given, in its order: X[['x1', 'x2']]"),
+                    (df[["x1"]], "X lacks fit's column(s) 'x2'; give X every column fit was given: 'x1', 'x2'")):
+        with pytest.raises(DataError) as refused:
+            fitted.predict_proba(X)
+        first, *rest = str(refused.value).splitlines()
+        assert first == f"FPTClassifier.predict: {line}"
+        assert rest[0] == "The feature names should match those that were passed during fit."
+    assert np.array_equal(fitted.predict(df[["x1", "x2"]]), fitted.predict(df))
