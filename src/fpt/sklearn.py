@@ -84,6 +84,8 @@ from fpt.data.tables import columns_to_raw, unseen_categories
 from fpt.data.tokenisers import check_finite
 from fpt.ensemble import member_seeds
 from fpt.errors import (
+    FRAME_CELLS,
+    ITEM_CELLS,
     SERIES_CELLS,
     ConfigError,
     DataError,
@@ -466,6 +468,8 @@ class _FPTEstimator(BaseEstimator):
         _targets_present(y, f"{type(self).__name__}.fit: y", self._objective == "classification")
         texts = one_text_each(X, self.modality == "sequence") if self.modality in (None, modalities.AUTO, "sequence") else None
         if texts is not None:  # symbol sequences, one text per example, read as a table's one text column is
+            # its texts named as the caller indexes them (fit said 'column 'text', row 2', a file's words, of X[1])
+            self._text_cells = FRAME_CELLS if texts[1] is not None else items_cells(X)
             return self._one_column(texts, y, y_numeric)
         # a multi-index X is series when y has one target per series, a table when one per row
         frame = series_frame(X, f"{type(self).__name__}.fit: X", len(np.asarray(y)) if is_multiindex_frame(X) else None,
@@ -538,8 +542,10 @@ class _FPTEstimator(BaseEstimator):
         # estimator's arguments, not fpt train's options (--target, --drop-columns, ...)
         with wording(self._wording(modality)):
             if texts:  # a table of one text column, which the sequence modality reads as symbol sequences
-                raw = columns_to_raw({"train": ({TEXT: X, "y": y}, f"{name}.fit")}, "y", modality,
-                                     f"texts passed to {name}.fit", SEEDED)
+                column = self.feature_names_in_[0] if hasattr(self, "feature_names_in_") else 0
+                with frame_rows("X", {TEXT: column}, getattr(self, "_text_cells", ITEM_CELLS)):
+                    raw = columns_to_raw({"train": ({TEXT: X, "y": y}, f"{name}.fit")}, "y", modality,
+                                         f"texts passed to {name}.fit", SEEDED)
             else:
                 # a DataFrame of series' rows are X.iloc[3] to its caller, not the array's X[3]
                 with caller_examples("X.iloc") if getattr(self, "_channels", None) else nullcontext():

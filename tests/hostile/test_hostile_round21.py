@@ -113,3 +113,36 @@ def test_an_estimators_dataframe_of_other_columns_is_named_with_the_fix(tiny_ber
         assert first == f"FPTClassifier.predict: {line}"
         assert rest[0] == "The feature names should match those that were passed during fit."
     assert np.array_equal(fitted.predict(df[["x1", "x2"]]), fitted.predict(df))
+
+
+def test_a_list_of_words_among_texts_is_refused_naming_it_not_trained_as_its_repr(tiny_bert_dir):
+    """A text column holding one list of words (df['text'] built by hand, a tokenised row among texts) was read in
+    training as its repr, "['a', 'b']": fpt.build(data=df) and an estimator's fit on the DataFrame trained the symbols
+    [, ', ',', ] without a word. Texts given as X with such a cell raised scikit-learn's 'could not convert string to
+    float: 'ab'' in fit, and predict said 'give a list (or array, or pandas Series) of str, not Series'. Each now names
+    the cell, as a Predictor does (round 20)."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError, SchemaError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    texts = ["".join(rng.choice(list("abcd"), size=rng.integers(3, 9))) for _ in range(24)]
+    y = np.arange(24) % 2
+    listed = [texts[0], ["a", "b"], *texts[2:]]
+    fix = "is a list, not a text; a sequence model reads one text per example: give its words as one text " \
+          "(' '.join(words))"
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=pd.DataFrame({"text": listed, "label": y}), **FAST, body=tiny_bert_dir)
+    assert str(refused.value) == f"the DataFrame: data.iloc[1]['text'] {fix}"
+    fields = _estimator_fields(tiny_bert_dir)
+    for X, cell in ((pd.DataFrame({"seq": listed}), "X.iloc[1]['seq']"), (listed, "X[1]"),
+                    (pd.Series(listed, index=np.arange(24) * 3 + 5), "X.iloc[1]")):
+        with pytest.raises(DataError) as refused:
+            FPTClassifier(**fields, modality="sequence").fit(X, y)
+        assert str(refused.value) == f"FPTClassifier.fit: {cell} {fix}"
+    fitted = FPTClassifier(**fields).fit(texts, y)
+    with pytest.raises(SchemaError) as refused:
+        fitted.predict(["ab", ["a", "b"], "ab"])
+    assert str(refused.value) == f"FPTClassifier.predict: X[1] {fix}"

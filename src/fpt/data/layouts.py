@@ -40,7 +40,12 @@ def one_text_each(X: Any, sequence: bool) -> tuple[np.ndarray, str | None] | Non
     # estimators raised scikit-learn's 'Expected 2D array, got 1D array' and fpt.build advised X.reshape(-1, 1)
     scalar = np.fromiter((isinstance(v, int | float | np.integer | np.floating) for v in values), dtype=bool,
                          count=len(values))
-    return (values, name) if texts.any() and (texts | scalar | is_missing(values)).all() else None
+    # a list of words (a tuple, a dict, an array) among texts: the reader of a text column refuses it naming it (the
+    # estimators' fit said 'could not convert string to float: 'ab'', their predict 'give a list ... of str, not
+    # Series', fpt.build 'arrays hold numbers')
+    nested = np.fromiter((isinstance(v, list | tuple | dict | set | frozenset | np.ndarray) for v in values),
+                         dtype=bool, count=len(values))
+    return (values, name) if texts.any() and (texts | scalar | nested | is_missing(values)).all() else None
 
 
 def series_layout(X: Any, n_features: int) -> Any:

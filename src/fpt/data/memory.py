@@ -42,7 +42,7 @@ from fpt.data.hub import from_datasets, is_datasets, streamed
 from fpt.data.layouts import TEXT, one_text_each
 from fpt.data.modalities import AUTO, requested
 from fpt.data.tables import FRAME, columns_to_raw
-from fpt.errors import ConfigError, DataError, caller_examples, frame_rows, option, show
+from fpt.errors import ConfigError, DataError, caller_examples, frame_rows, is_pandas_series, option, show
 
 NPZ_INPUTS = {x for x, _ in SPLIT_KEYS.values()}
 
@@ -262,6 +262,9 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
     # the X of (X, y); a dict of columns made one below keeps rows counted from 1
     frame = "data" if hasattr(data, "columns") and hasattr(data, "to_numpy") else None
     texts = _texts_frame(given[0], modality) if given is not None and target is None else None
+    # texts of a pandas Series are X.iloc[2] (its index may be a filter's 5, 9, 12), of a list X[2]; y alike
+    named = {n: f"{n}.iloc" if is_pandas_series(v) else n for n, v in zip("Xy", given, strict=True)} \
+        if texts is not None else {}
     if texts is not None:
         given = (texts, given[1])
     if given is not None and target is None and (pair := _frame_pair(*given)) is not None:
@@ -286,7 +289,7 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         # columns of series cells as channels, its target beside them by name
         columns = {str(c): data[c].to_numpy() for c in data.columns}
         # texts given as a list are X[2], their targets y[2]; a DataFrame's rows X.iloc[2]
-        words = frame_rows("X", {c: "X" if c == TEXT else "y" for c in columns}, ("X[{r}]", "{c}[{r}]")) \
+        words = frame_rows("X", {c: named["X" if c == TEXT else "y"] for c in columns}, ("X[{r}]", "{c}[{r}]")) \
             if texts is not None else frame_rows(frame, list(columns)) if frame is not None else \
             contextlib.nullcontext()
         with words:

@@ -997,6 +997,7 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
                             f"with {option('drop_columns')}")
         for s in splits.values():
             s.x = {text[0]: s.x[text[0]]}
+            refuse_word_lists(s.x[text[0]], text[0], s.where, DataError)  # before the seeded split: the caller's rows
         features = text
     notes: dict[str, Any] = {"features": features, **({"dropped": list(drop)} if drop else {}),
                              **({"dates": {c: k.zone or "naive" for c, k in dated.items()}} if dated else {}),
@@ -1489,6 +1490,20 @@ def series_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_u
     return check_series(rows, schema, where, allow_unseen)
 
 
+_NOT_TEXT = (list, tuple, dict, set, frozenset, np.ndarray)  # a text column's cells that are no text (words, ...)
+
+
+def refuse_word_lists(col: np.ndarray, name: str, where: str, error: type[Exception]) -> None:
+    """Refuse a text column's first cell that is a list of words (a tuple, a dict, an array), named as the surface in
+    force names cells (``cell_word``): read as its repr, "['a', 'b']", it trained the symbols [, ', ',', ] and
+    predicted without a word. The types are tested first, so that a column of texts is not read value by value."""
+    if not any(issubclass(k, _NOT_TEXT) for k in set(map(type, col))):
+        return
+    at = next(i for i, v in enumerate(col) if isinstance(v, _NOT_TEXT))
+    raise error(f"{where}: {cell_word(name, at)} is a {type(col[at]).__name__}, not a text; a sequence model reads "
+                "one text per example: give its words as one text (' '.join(words))")
+
+
 def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False,
                      gaps: Gaps | None = None) -> dict[str, Any]:
     """A sequence model's one text column, each value as text (missing: None). ``gaps`` (the reader's masks) are not
@@ -1497,11 +1512,7 @@ def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow
     col = cols[name]
     if col.dtype.kind == "O":
         # a cell of a list of words (or a dict, an array) was read as its repr, "['a', 'b']", and predicted unsaid
-        nested = next((i for i, v in enumerate(col) if isinstance(v, (list, tuple, dict, set, frozenset, np.ndarray))),
-                      None)
-        if nested is not None:
-            raise SchemaError(f"{where}: {cell_word(name, nested)} is a {type(col[nested]).__name__}, not a text; a "
-                              "sequence model reads one text per example: give its words as one text (' '.join(words))")
+        refuse_word_lists(col, name, where, SchemaError)
         # NaN or pandas' NA among texts (a list's, a DataFrame's) is no text, as None is: it was the text 'nan'
         gone = is_missing(col) & np.array([not isinstance(v, (str, bytes)) for v in col], dtype=bool)
         texts = col
@@ -1559,6 +1570,9 @@ def check_texts(X: Any, schema: Any, where: str, allow_unseen: bool = False) -> 
     if texts.ndim == 2 and texts.shape[1] == 1:
         texts = texts.reshape(-1)
     split = texts.ndim != 1 or any(isinstance(v, (list, tuple, np.ndarray)) for v in texts)
+    if split and texts.ndim == 1 and any(isinstance(v, str | bytes) for v in texts):
+        # a list of words among texts is that one example's (it said 'examples given as lists of symbols')
+        refuse_word_lists(texts, schema.features[0], where, SchemaError)
     if split:
         join = "' '.join(s)" if schema.prep.tokeniser.mode == "words" else "''.join(s)"
         shape = f"shape {texts.shape}" if texts.ndim != 1 else "examples given as lists of symbols"
