@@ -146,3 +146,25 @@ def test_a_list_of_words_among_texts_is_refused_naming_it_not_trained_as_its_rep
     with pytest.raises(SchemaError) as refused:
         fitted.predict(["ab", ["a", "b"], "ab"])
     assert str(refused.value) == f"FPTClassifier.predict: X[1] {fix}"
+
+
+def test_training_texts_of_no_symbol_are_refused_not_trained_on_nothing(tiny_bert_dir):
+    """Texts every one of which is empty or blank (a column of "" built by hand, the wrong column) trained a model on
+    an empty vocabulary without a word: every example the same empty sequence, nothing to learn (the estimators'
+    vocab [], fpt.build alike), where a file's column of empty cells is refused as holding no text."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    y = np.arange(24) % 2
+    said = "is empty or blank (24 of 24), so a sequence model has no symbol to learn from; give the texts themselves"
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**_estimator_fields(tiny_bert_dir)).fit(["", "  "] * 12, y)
+    assert str(refused.value) == f"FPTClassifier.fit: every training text {said}"
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=pd.DataFrame({"t": [""] * 24, "label": y}), **FAST, body=tiny_bert_dir)
+    assert str(refused.value) == f"the DataFrame: every training text (column 't') {said}"
+    one = FPTClassifier(**_estimator_fields(tiny_bert_dir)).fit([*[""] * 23, "ab"], y)  # one text is enough
+    assert one.preprocessing_.tokeniser.vocab == ["a", "b"]

@@ -51,6 +51,7 @@ from fpt.data.codes import code_columns, codes_as_numbers, may_start_code, writt
 from fpt.data.dates import DateKind, as_labels, find_dates, read_dates
 from fpt.data.durations import as_seconds, find_durations, read_durations
 from fpt.data.images import IMAGE_SUFFIXES
+from fpt.data.layouts import TEXT
 from fpt.data.listing import children
 from fpt.data.readings import Reading, saved_reading
 from fpt.data.sniff import check
@@ -998,6 +999,7 @@ def columns_to_raw(parts: dict[str, tuple[dict[str, np.ndarray], str]], target: 
         for s in splits.values():
             s.x = {text[0]: s.x[text[0]]}
             refuse_word_lists(s.x[text[0]], text[0], s.where, DataError)  # before the seeded split: the caller's rows
+        _refuse_no_symbols(splits["train"].x[text[0]], text[0], splits["train"].where)
         features = text
     notes: dict[str, Any] = {"features": features, **({"dropped": list(drop)} if drop else {}),
                              **({"dates": {c: k.zone or "naive" for c, k in dated.items()}} if dated else {}),
@@ -1502,6 +1504,17 @@ def refuse_word_lists(col: np.ndarray, name: str, where: str, error: type[Except
     at = next(i for i, v in enumerate(col) if isinstance(v, _NOT_TEXT))
     raise error(f"{where}: {cell_word(name, at)} is a {type(col[at]).__name__}, not a text; a sequence model reads "
                 "one text per example: give its words as one text (' '.join(words))")
+
+
+def _refuse_no_symbols(col: np.ndarray, name: str, where: str) -> None:
+    """Refuse training texts of which none holds a symbol (each empty, blank or missing: a column of "" built by hand,
+    the wrong column): the vocabulary was empty, every example the same empty sequence, and a model that could learn
+    nothing was trained without a word, where a file's column of empty cells is refused as holding no text."""
+    if any(text_of(v).strip() for v in col):
+        return
+    column = "" if name == TEXT else f" (column {name!r})"
+    raise DataError(f"{where}: every training text{column} is empty or blank ({len(col)} of {len(col)}), so a sequence "
+                    "model has no symbol to learn from; give the texts themselves")
 
 
 def sequence_columns(cols: dict[str, np.ndarray], schema: Any, where: str, allow_unseen: bool = False,
