@@ -9,13 +9,14 @@ service's own client still reports a wrong service; this only turns silence and 
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 from urllib.parse import urlsplit
 
 from fpt.errors import ConfigError
 
-TIMEOUT = float(os.environ.get("FPT_CONNECT_TIMEOUT", "5"))  # seconds
+TIMEOUT = 5.0  # seconds, unless FPT_CONNECT_TIMEOUT gives others (``wait_seconds``)
 # What is sent once connected, so that "answers" means the service said something back (a port that accepts and
 # stays silent, a black-holing middlebox, is no service): gRPC's HTTP/2 preface with an empty SETTINGS frame (Ray's
 # GCS and its ray:// client server reply with their SETTINGS), and an HTTP/1.0 HEAD (an MLflow server replies).
@@ -38,6 +39,24 @@ def host_port(address: str, default_port: int | None = None) -> tuple[str, int] 
     return host, port
 
 
+def wait_seconds() -> float:
+    """The seconds to wait for a service: ``FPT_CONNECT_TIMEOUT`` if set, else ``TIMEOUT``. Read when asked, and
+    refused in one line unless a number above 0: read at import, '5s' raised ValueError in any command that imported
+    this module (fpt train --log mlflow said 'this is a bug in fpt'), -1 a ValueError of the socket's, and 0 reported
+    every server as not answering ('Operation now in progress')."""
+    given = os.environ.get("FPT_CONNECT_TIMEOUT", "").strip()
+    if not given:
+        return TIMEOUT
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigError(f"FPT_CONNECT_TIMEOUT={given!r}: give the seconds to wait for a remote service as a number "
+                          f"above 0 (FPT_CONNECT_TIMEOUT=10), or unset it to wait {TIMEOUT:g}")
+    return seconds
+
+
 def check_reachable(address: str, setting: str, fix: str, default_port: int | None = None,
                     timeout: float | None = None, hello: bytes | None = None) -> None:
     """A ConfigError unless a TCP connection to ``address`` opens within ``timeout`` seconds (default ``TIMEOUT``)
@@ -45,7 +64,7 @@ def check_reachable(address: str, setting: str, fix: str, default_port: int | No
 
     ``setting`` names where the address came from (``--address 127.0.0.1:1``, ``MLFLOW_TRACKING_URI=...``) and
     ``fix`` says what to do instead; both go into the one-line message."""
-    timeout = TIMEOUT if timeout is None else timeout
+    timeout = wait_seconds() if timeout is None else timeout
     found = host_port(address, default_port)
     if found is None:
         raise ConfigError(f"{setting}: not an address of the form host:port; {fix}")
@@ -65,4 +84,4 @@ def check_reachable(address: str, setting: str, fix: str, default_port: int | No
     raise ConfigError(f"{setting}: nothing answers at {host}:{port} ({why}); {fix}")
 
 
-__all__ = ["GRPC_HELLO", "HTTP_HELLO", "TIMEOUT", "check_reachable", "host_port"]
+__all__ = ["GRPC_HELLO", "HTTP_HELLO", "TIMEOUT", "check_reachable", "host_port", "wait_seconds"]

@@ -168,3 +168,26 @@ def test_training_texts_of_no_symbol_are_refused_not_trained_on_nothing(tiny_ber
     assert str(refused.value) == f"the DataFrame: every training text (column 't') {said}"
     one = FPTClassifier(**_estimator_fields(tiny_bert_dir)).fit([*[""] * 23, "ab"], y)  # one text is enough
     assert one.preprocessing_.tokeniser.vocab == ["a", "b"]
+
+
+def test_a_connect_timeout_that_is_no_number_of_seconds_is_named(monkeypatch):
+    """FPT_CONNECT_TIMEOUT was read at import as float(...): '5s' raised ValueError in any command that asked for a
+    remote service (fpt train --log mlflow with an http:// store: 'this is a bug in fpt'), -1 the socket's
+    'Timeout value out of range', and 0 reported a server as not answering ('Operation now in progress'). Each is one
+    line naming the variable and the fix; a number of seconds is taken."""
+    import importlib
+
+    from fpt import connect
+    from fpt.errors import ConfigError
+
+    for given in ("5s", "0", "-1", "nan"):
+        monkeypatch.setenv("FPT_CONNECT_TIMEOUT", given)
+        importlib.reload(connect)  # the module read it on import
+        with pytest.raises(ConfigError) as refused:
+            connect.check_reachable("127.0.0.1:9", "MLFLOW_TRACKING_URI=http://127.0.0.1:9", "start the server")
+        assert str(refused.value) == (f"FPT_CONNECT_TIMEOUT={given!r}: give the seconds to wait for a remote service "
+                                      "as a number above 0 (FPT_CONNECT_TIMEOUT=10), or unset it to wait 5")
+    monkeypatch.setenv("FPT_CONNECT_TIMEOUT", " 2.5 ")
+    assert connect.wait_seconds() == 2.5
+    monkeypatch.delenv("FPT_CONNECT_TIMEOUT")
+    assert connect.wait_seconds() == connect.TIMEOUT == 5.0
