@@ -56,6 +56,7 @@ from fpt.data.arrays import (
     in_trained_order,
     is_multiindex_frame,
     modality_of,
+    refuse_missing_series,
     series_cells,
     series_frame,
     series_list,
@@ -462,6 +463,7 @@ class _FPTEstimator(BaseEstimator):
         series_given = is_pandas_series(X)  # its cells named by position, X.iloc[2][1]
         # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
         X = series_cells(inputs_array(X, f"{type(self).__name__}.fit: X", DataError))
+        refuse_missing_series(X, f"{type(self).__name__}.fit", "X.iloc" if series_given else "X")
         y = targets_array(y, f"{type(self).__name__}.fit: y", DataError)
         if self._objective == "classification":
             y = _labels_as_numbers(y, f"{type(self).__name__}.fit: y")
@@ -664,6 +666,7 @@ class _FPTEstimator(BaseEstimator):
         _own_names(X, f"{type(self).__name__}.predict: X")
         items = items_cells(X)  # a Series' examples by position, X.iloc[2]: its index may be a filter's (5, 9, 12)
         X = series_cells(inputs_array(X, f"{type(self).__name__}.predict: X", DataError))
+        refuse_missing_series(X, f"{type(self).__name__}.predict", "X.iloc" if items == SERIES_CELLS else "X")
         prep, exp = self.preprocessing_, self.experiment_
         # text, category or date columns (a tabular tokeniser's features; other tokenisers have none) keep their values
         # (and durations written as text: fpt.data.durations)

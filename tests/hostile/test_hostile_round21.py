@@ -191,3 +191,31 @@ def test_a_connect_timeout_that_is_no_number_of_seconds_is_named(monkeypatch):
     assert connect.wait_seconds() == 2.5
     monkeypatch.delenv("FPT_CONNECT_TIMEOUT")
     assert connect.wait_seconds() == connect.TIMEOUT == 5.0
+
+
+def test_a_missing_series_among_series_is_named(tiny_bert_dir):
+    """A missing example (None, NaN) among series given as lists of points (a DataFrame's column of lists with a NaN
+    row after a merge, taken as a pandas Series) raised scikit-learn's 'ValueError: Expected 2D array, got 1D array
+    instead' in the estimators' fit and predict, and fpt.build said 'X[1] has shape (12,), but X[0] has shape (); give
+    examples of one shape (images resized to one size, ...)'. Each names it as the caller indexes X, and the fix."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    rng = np.random.default_rng(0)
+    series, y = [list(rng.normal(size=12)) for _ in range(24)], np.arange(24) % 2
+    fix = "among series; give its points (NaN where a point is missing), or leave the example out"
+    fields = _estimator_fields(tiny_bert_dir)
+    with pytest.raises(DataError) as refused:
+        FPTClassifier(**fields, modality="timeseries").fit([None, *series[1:]], y)
+    assert str(refused.value) == f"FPTClassifier.fit: X[0] is missing (None; 1 of 24 examples) {fix}"
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=(pd.Series([*series[:3], np.nan, *series[4:]], index=np.arange(24) + 7), y), **FAST,
+                  body=tiny_bert_dir)
+    assert str(refused.value) == f"data arrays: X: X.iloc[3] is missing (nan; 1 of 24 examples) {fix}"
+    fitted = FPTClassifier(**fields, modality="timeseries").fit(series, y)
+    with pytest.raises(DataError) as refused:
+        fitted.predict(pd.Series([series[0], None, series[2]], index=[4, 8, 9]))
+    assert str(refused.value) == f"FPTClassifier.predict: X.iloc[1] is missing (None; 1 of 3 examples) {fix}"

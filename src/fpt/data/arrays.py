@@ -22,6 +22,7 @@ from fpt.data.base import (
     RawData,
     Split,
     check_target_values,
+    is_missing,
     plain_value,
     refuse_infinite_targets,
     refuse_missing_targets,
@@ -225,6 +226,21 @@ def series_cells(X: Any) -> Any:
         return X
     first = next((c for c in X if c is not None and not isinstance(c, float)), None)
     return list(X) if is_series_cell(first) else X
+
+
+def refuse_missing_series(X: Any, where: str, name: str = "X") -> None:
+    """Refuse a missing example (None, NaN, pandas' NA) among series given as a list of them (or a pandas Series of
+    them: ``series_cells``), naming the first as the caller indexes ``name`` (X[0], X.iloc[0] of a Series): the
+    estimators raised scikit-learn's 'Expected 2D array, got 1D array instead' and fpt.build said 'X[1] has shape
+    (12,), but X[0] has shape (); give examples of one shape (images resized ...)' (a DataFrame's column of lists
+    with a NaN row after a merge holds one)."""
+    if not isinstance(X, list | tuple) or not any(is_series_cell(c) for c in X):
+        return
+    gone = [i for i, c in enumerate(X) if not is_series_cell(c) and np.ndim(c) == 0
+            and is_missing(np.array([c], dtype=object))[0]]
+    if gone:
+        raise DataError(f"{where}: {name}[{gone[0]}] is missing ({X[gone[0]]!r}; {len(gone)} of {len(X)} examples) among "
+                        "series; give its points (NaN where a point is missing), or leave the example out")
 
 
 def series_list(X: Any) -> list[np.ndarray] | None:

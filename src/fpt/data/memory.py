@@ -18,6 +18,7 @@ from fpt.data.arrays import (
     from_arrays,
     is_multiindex_frame,
     is_nested_frame,
+    refuse_missing_series,
     series_cells,
     series_frame,
     series_list,
@@ -65,7 +66,9 @@ def _inputs(X: Any, where: str, targets: int | None, name: str = "X") -> Any:
     sktime's DataFrames of series (nested, or multi-indexed by instance and time, ``targets`` not one per row) are
     read as series; a nested frame's rows named as the caller indexes ``name`` (X.iloc[1])."""
     sparse_matrix(X, where, DataError)
+    named = f"{name}.iloc" if is_pandas_series(X) else name
     X = series_cells(inputs_array(X, where, DataError))
+    refuse_missing_series(X, where, named)
     frame = series_frame(X, where, targets, f"{name}.iloc")  # a nested frame's rows as the caller indexes X
     if frame is not None:
         return frame
