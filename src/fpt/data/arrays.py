@@ -22,14 +22,13 @@ from fpt.data.base import (
     RawData,
     Split,
     check_target_values,
-    is_missing,
     plain_value,
     refuse_infinite_targets,
     refuse_missing_targets,
     shown,
 )
 from fpt.data.images import refuse_nonfinite_pixels
-from fpt.data.timeseries import CHANNEL_NAMES, caller_head, is_series_cell, series_of_cells
+from fpt.data.timeseries import CHANNEL_NAMES, caller_head, is_series_cell, missing_series, series_of_cells
 from fpt.errors import ARRAY_CELLS, DataError, SchemaError, caller_examples, example_word, frame_rows, option
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -234,13 +233,9 @@ def refuse_missing_series(X: Any, where: str, name: str = "X") -> None:
     estimators raised scikit-learn's 'Expected 2D array, got 1D array instead' and fpt.build said 'X[1] has shape
     (12,), but X[0] has shape (); give examples of one shape (images resized ...)' (a DataFrame's column of lists
     with a NaN row after a merge holds one)."""
-    if not isinstance(X, list | tuple) or not any(is_series_cell(c) for c in X):
-        return
-    gone = [i for i, c in enumerate(X) if not is_series_cell(c) and np.ndim(c) == 0
-            and is_missing(np.array([c], dtype=object))[0]]
-    if gone:
-        raise DataError(f"{where}: {name}[{gone[0]}] is missing ({X[gone[0]]!r}; {len(gone)} of {len(X)} examples) among "
-                        "series; give its points (NaN where a point is missing), or leave the example out")
+    said = missing_series(X, lambda i: f"{name}[{i}]") if isinstance(X, list | tuple) else None
+    if said:
+        raise DataError(f"{where}: {said}")
 
 
 def series_list(X: Any) -> list[np.ndarray] | None:

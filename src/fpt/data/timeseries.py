@@ -16,12 +16,13 @@ from __future__ import annotations
 import fnmatch
 import math
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, plain_value, shown
+from fpt.data.base import SEEDED, Checks, Inputs, RawData, Split, is_missing, plain_value, shown
 from fpt.data.listing import children
 from fpt.data.resolution import FLOAT32_RESOLUTION
 from fpt.data.sniff import check
@@ -369,6 +370,24 @@ def is_series_cell(cell: Any) -> bool:
     return isinstance(cell, (list, tuple, np.ndarray)) or (hasattr(cell, "to_numpy") and hasattr(cell, "index"))
 
 
+def missing_series(X: Any, named: Callable[[int], str]) -> str | None:
+    """The refusal of a missing example (None, NaN, pandas' NA) among series given one by one (a list of them, a
+    pandas Series or an object array of them: a DataFrame's column of lists with a NaN row after a merge), naming
+    the first as ``named(i)`` says (X[0], X.iloc[3], inputs[1]); None where none is missing. Read as a series, it
+    was one of shape (): 'inputs[1] has shape (); give (channels, length)', scikit-learn's 'Expected 2D array'."""
+    if isinstance(X, np.ndarray) and X.dtype != object:  # an array of numbers: a NaN in it is a missing point
+        return None
+    cells = list(X) if isinstance(X, (list, tuple, np.ndarray)) or hasattr(X, "iloc") else []
+    if not any(is_series_cell(c) for c in cells):  # numbers alone are one series' points, said elsewhere
+        return None
+    gone = [i for i, c in enumerate(cells) if not is_series_cell(c) and np.ndim(c) == 0
+            and is_missing(np.array([c], dtype=object))[0]]
+    if not gone:
+        return None
+    return (f"{named(gone[0])} is missing ({cells[gone[0]]!r}; {len(gone)} of {len(cells)} examples) among series; "
+            "give its points (NaN where a point is missing), or leave the example out")
+
+
 def holds_series(values: np.ndarray) -> bool:
     """Whether a table column holds a series per row (its first present cell is one: ``is_series_cell``)."""
     if values.dtype.kind != "O":
@@ -582,6 +601,9 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
         X = X[:, None, :]
     out = []
     lengths = train_lengths(schema.info)
+    said = missing_series(X, lambda i: example_word("series", i))
+    if said:
+        raise SchemaError(f"{where}: {said}")
     raw = [np.asarray(s) for s in X]
     complex_at = [i for i, r in enumerate(raw) if r.dtype.kind == "c"]
     if complex_at:  # a cast to floats drops the imaginary part with only a warning: a prediction from half the input
@@ -633,5 +655,5 @@ def check_series(X: Any, schema: Any, where: str, allow_unseen: bool = False) ->
 
 
 __all__ = ["SeriesLayout", "TargetsRead", "TinyValues", "array_notes", "caller_head", "check_series",
-           "check_series_layout", "is_ucr", "narrowed", "pair", "read_series_inputs", "read_timeseries", "read_ts",
-           "read_ucr_tsv", "series_from_array", "train_lengths", "unpadded"]
+           "check_series_layout", "is_ucr", "missing_series", "narrowed", "pair", "read_series_inputs", "read_timeseries",
+           "read_ts", "read_ucr_tsv", "series_from_array", "train_lengths", "unpadded"]

@@ -1,0 +1,38 @@
+"""Round 21's follow-ups: a Predictor's missing series among series, the dtype of its labels for no rows. Each case
+failed before its fix (the commit that added it says how)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hostile_helpers import series
+
+
+def test_a_missing_series_among_series_is_named_by_a_predictor(series_run):
+    """A missing example (None, NaN) among the series given to a Predictor (a DataFrame's column of lists with a NaN
+    row after a merge, taken as a pandas Series) said 'inputs[1] has shape (); give (channels, length)', where the
+    estimators and fpt.build name it as missing and say what to do; the Predictor says so too, as the caller
+    indexes what it gave."""
+    import pandas as pd
+
+    import fpt
+    from fpt.errors import SchemaError
+
+    predictor = fpt.load(series_run)
+    X, _ = series()
+    points = [list(s[0]) for s in X[:3]]
+    fix = "among series; give its points (NaN where a point is missing), or leave the example out"
+    with pytest.raises(SchemaError) as refused:
+        predictor.predict([points[0], None, points[2], np.nan])
+    assert str(refused.value) == f"inputs: inputs[1] is missing (None; 2 of 4 examples) {fix}"
+    with pytest.raises(SchemaError) as refused:
+        predictor.predict(pd.Series([points[0], points[1], np.nan], index=[4, 8, 9]))
+    assert str(refused.value) == f"inputs: inputs.iloc[2] is missing (nan; 1 of 3 examples) {fix}"
+    with pytest.raises(SchemaError) as refused:  # (C, L) arrays alike
+        predictor.predict([X[0], None])
+    assert str(refused.value) == f"inputs: inputs[1] is missing (None; 1 of 2 examples) {fix}"
+    # a NaN among one series' numbers is a missing point, still said as before; a whole batch is predicted
+    with pytest.raises(SchemaError, match="12 numbers, not a batch of series"):
+        predictor.predict([np.nan, *points[0][1:]])
+    assert predictor.predict(points).shape == (3,)
+
