@@ -412,7 +412,8 @@ class Predictor(metaclass=_PredictorType):
         out = np.empty(index.shape, dtype=object)
         for j, labels in enumerate(self.classes):
             out[:, j] = [labels[i] for i in index[:, j]]
-        kinds = {type(v) for v in out.ravel()}
+        # no rows (a header-only file, an empty DataFrame): the labels' own kind, as rows would have it, not object
+        kinds = {type(v) for v in out.ravel()} if out.size else {type(v) for labels in self.classes for v in labels}
         return out.astype(kinds.pop()) if len(kinds) == 1 and kinds <= {int, float, str, bool} else out
 
     @python_entry

@@ -36,3 +36,21 @@ def test_a_missing_series_among_series_is_named_by_a_predictor(series_run):
         predictor.predict([np.nan, *points[0][1:]])
     assert predictor.predict(points).shape == (3,)
 
+
+def test_no_rows_are_predicted_as_labels_of_the_kind_rows_are(tab_run, hostile_root):
+    """Predictor.predict of no rows (a DataFrame of the right columns and 0 rows, a header-only file) returned an
+    object array where rows gave a str one (text classes): code that tests predictions' dtype (np.char, a pandas
+    string column, == 'a' broadcasting) took another path for an empty batch. scikit-learn's estimators refuse 0
+    samples; a Predictor reads a header-only file as no predictions (fpt predict writes one of the header alone), so
+    it keeps reading them, its labels of the kind its classes are."""
+    import pandas as pd
+
+    import fpt
+
+    predictor = fpt.load(tab_run)
+    frame = pd.read_csv(hostile_root / "train.csv")
+    rows, none = predictor.predict(frame.head(3)), predictor.predict(frame.head(0))
+    assert rows.dtype.kind == none.dtype.kind == "U" and none.shape == (0,)
+    header = hostile_root / "header-only.csv"
+    header.write_text("x1,x2\n")
+    assert predictor.predict(str(header)).dtype.kind == "U"
