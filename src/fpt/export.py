@@ -111,10 +111,10 @@ def export_run(run: Run, out: Path, which: str | None = None, onnx: bool = False
     flag, overwrite = option("out"), option("force")
     out = check_dir(out, flag=flag)  # a link out of its folder, a file, part of a run: refused before any work
     if out.resolve() == run.path.resolve() or run.path.resolve() in out.resolve().parents:
-        raise ConfigError(f"{out}: an export cannot be written inside its run directory {run.path}; choose another "
+        raise ConfigError(f"{out}: an export cannot be written inside its run directory {run.where}; choose another "
                           f"{flag}")
     if out.resolve() in run.path.resolve().parents:  # replacing DIR would delete the run inside it
-        raise ConfigError(f"{out}: it contains the run directory {run.path}, which replacing it would delete; choose "
+        raise ConfigError(f"{out}: it contains the run directory {run.where}, which replacing it would delete; choose "
                           f"another {flag}")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (force and is_export(out)))):
         what = "a file" if not out.is_dir() else "a directory holding files" if not is_export(out) else "an export"
@@ -224,8 +224,8 @@ def _config_doc(run: Run, pred: Predictor, config: Any, summary: dict[str, Any],
         "outputs": {"names": pred.output_names, "classes": pred.classes},
         "checkpoint": pred.checkpoint,
         "metrics": metrics,
-        "source_run": str(run.path),
-        "command": train_command(config.to_dict(), str(run.path)),
+        "source_run": str(run.where),
+        "command": train_command(config.to_dict(), str(run.where)),
         "weights": {"file": WEIGHTS, "sha256": sha, "tensors": len(state),
                     "parameters": totals.total, "trained_parameters": totals.trainable,
                     "trained": sorted(trained), "trained_groups": sorted({groups[n] for n in trained})},
@@ -249,7 +249,7 @@ def local_paths(run: Run, config: Any, hf_configs: dict[str, Any]) -> dict[str, 
             return  # a registered body name, a hub id, in-memory data
         for form in {text, str(path), str(path.resolve())}:
             found[form] = name or path.resolve().name
-    add(str(run.path))
+    add(str(run.where))
     add(config.data)
     for source in hf_configs:
         add(source, f"./{Path(source).resolve().name}")

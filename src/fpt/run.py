@@ -7,7 +7,7 @@ gives their paths, reads the config and summary, rebuilds the trained model read
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,40 +28,49 @@ WHICH = (rundir.BEST, rundir.LATEST)  # the checkpoint slots a model can be load
 class Run:
     """The run directory ``path`` (written by ``fpt train``)."""
 
-    path: Path
+    path: Path  # absolute: an os.chdir after (Hydra's, a Ray Tune trial's) read another folder as the run
+    given: Path = field(compare=False, repr=False)  # as given, for messages (``where``)
 
-    def __init__(self, path: str | Path) -> None:  # a str or a Path, kept as a Path
-        object.__setattr__(self, "path", Path(path))
+    def __init__(self, path: str | Path) -> None:  # a str or a Path
+        object.__setattr__(self, "path", Path(path).absolute())
+        object.__setattr__(self, "given", Path(path))
+
+    @property
+    def where(self) -> Path:
+        """The directory, as read and as messages name it: as given while the current directory still finds it there
+        (so messages say 'run/config.yaml' of Run('run')), else its absolute path (after an os.chdir, the given one
+        names another folder)."""
+        return self.given if self.given.absolute() == self.path else self.path
 
     # ------------------------------------------------------------------------------------------ paths
 
     @property
     def config_path(self) -> Path:
-        return self.path / rundir.CONFIG
+        return self.where / rundir.CONFIG
 
     @property
     def metrics_path(self) -> Path:
-        return self.path / rundir.METRICS
+        return self.where / rundir.METRICS
 
     @property
     def summary_path(self) -> Path:
-        return self.path / rundir.SUMMARY
+        return self.where / rundir.SUMMARY
 
     @property
     def data_path(self) -> Path:
-        return self.path / rundir.DATA
+        return self.where / rundir.DATA
 
     @property
     def checkpoint_dir(self) -> Path:
-        return self.path / rundir.LATEST
+        return self.where / rundir.LATEST
 
     @property
     def best_dir(self) -> Path:
-        return self.path / rundir.BEST
+        return self.where / rundir.BEST
 
     @property
     def lock_path(self) -> Path:
-        return self.path / rundir.LOCK_FILE
+        return self.where / rundir.LOCK_FILE
 
     def is_run(self) -> bool:
         """Whether ``path`` holds a run's config (the one file every run directory has)."""
@@ -75,19 +84,19 @@ class Run:
         from fpt.config import loaded
 
         self._not_ensemble()
-        return loaded(rundir.read_config(self.path), str(self.config_path), device)
+        return loaded(rundir.read_config(self.where), str(self.config_path), device)
 
     def _not_ensemble(self) -> None:
-        if not self.is_run() and rundir.is_ensemble(self.path):
-            raise RunError(f"{self.path} is a seed ensemble (ensemble.json): fpt.load / fpt predict read it whole; to "
-                           f"export or evaluate one model, give a member ({self.path / rundir.MEMBERS}/seedS)")
+        if not self.is_run() and rundir.is_ensemble(self.where):
+            raise RunError(f"{self.where} is a seed ensemble (ensemble.json): fpt.load / fpt predict read it whole; to "
+                           f"export or evaluate one model, give a member ({self.where / rundir.MEMBERS}/seedS)")
 
     def summary(self) -> dict[str, Any] | None:
         """summary.json (None while the run has not finished)."""
-        return rundir.read_summary(self.path)
+        return rundir.read_summary(self.where)
 
     def metrics(self) -> list[dict[str, Any]]:
-        return rundir.read_metrics(self.path)
+        return rundir.read_metrics(self.where)
 
     def fitted_sets(self) -> list[str]:
         """The held-out sets whose examples the trained model learnt from, so no figure on them is held out: the
@@ -101,7 +110,7 @@ class Run:
 
     def preprocessing(self) -> Preprocessing | None:
         """What turns raw inputs into tokens and outputs into labels (``--data`` runs), from data.json."""
-        doc = rundir.read_data(self.path)
+        doc = rundir.read_data(self.where)
         if doc is None:
             return None
         from fpt.tasks.user_data import Preprocessing
@@ -119,10 +128,10 @@ class Run:
         from fpt.pipeline import agrees
         from fpt.train import resume_config
 
-        if not has_checkpoint(self.path):
+        if not has_checkpoint(self.where):
             return False
-        if not agrees(resume_config(self.path), config):
-            raise RunError(f"{self.path} was started with a different config than {what} gives; delete that "
+        if not agrees(resume_config(self.where), config):
+            raise RunError(f"{self.where} was started with a different config than {what} gives; delete that "
                            "directory to rerun it")
         return True
 
@@ -130,14 +139,14 @@ class Run:
         """The newest complete, verified checkpoint version: ``which`` best or checkpoint; None: best/ if
         the run has one, else the latest."""
         if which is None:
-            which = rundir.BEST if has_checkpoint(self.path, rundir.BEST) else rundir.LATEST
+            which = rundir.BEST if has_checkpoint(self.where, rundir.BEST) else rundir.LATEST
         if which not in WHICH:
             raise ConfigError(f"which={which!r}: expected 'best' or 'checkpoint'")
         if not self.is_run():
             self._not_ensemble()
-            raise FileNotFoundError(f"{self.config_path} does not exist: {self.path} is not a run directory written "
+            raise FileNotFoundError(f"{self.config_path} does not exist: {self.where} is not a run directory written "
                                     "by fpt train")
-        return find(self.path, which)
+        return find(self.where, which)
 
     # ------------------------------------------------------------------------------------------ the model
 
@@ -149,7 +158,7 @@ class Run:
         from fpt.data.readings import as_run
         from fpt.pipeline import build
 
-        with as_run(self.path):
+        with as_run(self.where):
             exp = build(self.config(device))
         load_trainable(self.checkpoint(which), exp.model, exp.body_fingerprint)
         return exp
@@ -198,11 +207,11 @@ def from_run(run: Run, which: str | None = None, device: str | None = None) -> P
     def load(model: Any) -> tuple[str, dict[str, Any]]:
         body_fp = fingerprint(model)
         used = load_trainable(version, model, body_fp)  # checks the rebuilt body's fingerprint against the checkpoint's
-        slot = used.name if used.parent == run.path else used.parent.name  # best/step-N (or an old layout's best/)
+        slot = used.name if used.parent == run.where else used.parent.name  # best/step-N (or an old layout's best/)
         return body_fp, {"slot": slot, "step": version_step(used), "version": used.name}
 
     return rebuild(config, spec, load, objective=objective, preprocessing=prep, lengths=lengths, info=info,
-                   source=str(run.path))
+                   source=str(run.where))
 
 
 @python_entry

@@ -54,3 +54,29 @@ def test_no_rows_are_predicted_as_labels_of_the_kind_rows_are(tab_run, hostile_r
     header = hostile_root / "header-only.csv"
     header.write_text("x1,x2\n")
     assert predictor.predict(str(header)).dtype.kind == "U"
+
+
+def test_a_run_given_by_a_relative_path_is_read_there_after_a_chdir(tab_run, tmp_path, monkeypatch):
+    """fpt.Run('run') kept the path relative, so after an os.chdir (Hydra's, a Ray Tune trial's) its export, load and
+    config said 'run/config.yaml does not exist: run is not a run directory written by fpt train' of the run just
+    made. It reads the folder it was given; its messages still name it as given while the directory is the same."""
+    import shutil
+
+    import fpt
+
+    shutil.copytree(tab_run, tmp_path / "run")
+    monkeypatch.chdir(tmp_path)
+    run, nowhere = fpt.Run("run"), fpt.Run("nowhere")
+    assert run == fpt.Run(tmp_path / "run") and str(run.config_path) == "run/config.yaml"
+    with pytest.raises(FileNotFoundError) as refused:
+        nowhere.checkpoint()
+    assert str(refused.value) == "nowhere/config.yaml does not exist: nowhere is not a run directory written by fpt train"
+    assert run.load().source == "run"
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert run.config().data == fpt.Run(tmp_path / "run").config().data
+    assert run.export(tmp_path / "export") == tmp_path / "export" and (tmp_path / "export" / "config.json").is_file()
+    with pytest.raises(FileNotFoundError) as refused:  # the given path names another folder here: said whole
+        nowhere.checkpoint()
+    assert str(refused.value) == (f"{tmp_path}/nowhere/config.yaml does not exist: {tmp_path}/nowhere is not a run "
+                                  "directory written by fpt train")
