@@ -367,6 +367,23 @@ def _integral(values: np.ndarray) -> bool:
 WHOLE_NUMBER = re.compile(r"[+-]?\d+")
 
 
+def beyond_int64(values: np.ndarray) -> bool:
+    """Whether a column holds a whole number of 2**63 or more in size (uint64's top half, a Python int of more than 64
+    bits: a hash, a long id): float64's steps there are 2,048 and more, so such numbers would merge as values. They are
+    names, read as text as written (``as_written``); a quantity is written with a decimal point or an exponent."""
+    if values.dtype.kind == "u":
+        return values.size > 0 and int(values.max()) >= 2**63
+    return values.dtype.kind == "O" and any(isinstance(v, int | np.integer) and not isinstance(v, bool)
+                                            and abs(int(v)) >= 2**63 for v in values)
+
+
+def as_written(values: np.ndarray) -> np.ndarray:
+    """A column of whole numbers (``beyond_int64``) as the text each is written as, a missing value kept missing."""
+    missing = is_missing(values) if values.dtype.kind == "O" else np.zeros(len(values), dtype=bool)
+    return np.array([str(int(v)) if not gone and isinstance(v, int | np.integer) else v
+                     for v, gone in zip(values.tolist(), missing, strict=True)], dtype=object)
+
+
 def _numbers(col: np.ndarray) -> np.ndarray:
     """A target column as numbers where every value is one (several targets of mixed kinds share an object array)."""
     if col.dtype.kind != "O":
@@ -802,8 +819,8 @@ def fold_indices(labels: np.ndarray, folds: int, fold: int, seed: int, stratify:
     return np.sort(rest), np.sort(held)
 
 
-__all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "choose_targets",
-           "column_names", "column_notes", "empty_features", "empty_note", "finish_splits", "fold_indices",
+__all__ = ["Checks", "ColumnNote", "Inputs", "ObjectiveInferred", "RawData", "Split", "as_written", "beyond_int64",
+           "choose_targets", "column_names", "column_notes", "empty_features", "empty_note", "finish_splits", "fold_indices",
            "from_numbers", "infer_objective",
            "one_kind_of_label",
            "gives_target_away", "target_codes", "Gaps", "as_floats", "is_missing", "keep_gaps", "known_missing", "plain_value",

@@ -26,6 +26,8 @@ from fpt.data.arrays import (
 from fpt.data.base import (
     SEEDED,
     RawData,
+    as_written,
+    beyond_int64,
     choose_targets,
     column_names,
     lazy_frame,
@@ -291,6 +293,9 @@ def from_memory(data: Any, target: str | None, modality: str, image_channels: st
         # sktime's nested frame (a cell per series and channel) is read by its columns too: fpt.data.tables reads
         # columns of series cells as channels, its target beside them by name
         columns = {str(c): data[c].to_numpy() for c in data.columns}
+        # whole numbers of 2**63 and up (uint64 hashes, long ids) as the text they are written as, as a file's are:
+        # as float64 they would merge
+        columns |= {c: as_written(v) for c, v in columns.items() if beyond_int64(v)}
         # texts given as a list are X[2], their targets y[2]; a DataFrame's rows X.iloc[2]
         words = frame_rows("X", {c: named["X" if c == TEXT else "y"] for c in columns}, ("X[{r}]", "{c}[{r}]")) \
             if texts is not None else frame_rows(frame, list(columns)) if frame is not None else \

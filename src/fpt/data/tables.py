@@ -32,6 +32,8 @@ from fpt.data.base import (
     RawData,
     Split,
     as_floats,
+    as_written,
+    beyond_int64,
     check_target_values,
     choose_targets,
     is_missing,
@@ -337,6 +339,8 @@ def _table_columns(table: Any, path: Path, builder: str, indexed: bool, blank: s
             _blank_column(values, i, path)
             continue
         key = ROW_INDEX if indexed and i == 0 else str(name)  # pandas named it 'Unnamed: 0'
+        if beyond_int64(values):  # uint64's top half (a hash), names float64 would merge: as written, as wider ones
+            values = as_written(values)
         if values.dtype.kind == "O" and not kind.startswith("timestamp"):  # text (a zone's timestamps: objects)
             values = _check_text_column(values, name, path, gaps, key)
         if values.dtype.kind == "f":
