@@ -37,3 +37,21 @@ def test_whole_numbers_of_uint64s_top_half_are_names_not_one_value(tiny_bert_dir
     fpt.fit(fpt.build(data=frame, body=tiny_bert_dir, **FAST), out=tmp_path / "run", progress=False)
     predicted = fpt.load(tmp_path / "run").predict(frame.drop(columns="label"))
     assert set(predicted) <= {str(2**64 - 2), str(2**64 - 1)} and len(predicted) == n
+
+
+def test_a_csv_of_whole_numbers_beyond_64_bits_leaves_no_file_open(tmp_path):
+    """The CSV reader reads a file again when a chunk shows whole numbers beyond 64 bits (read as text); it broke off
+    the first read leaving pandas' chunk reader, and its text wrapper of the file, to the garbage collector: a
+    ResourceWarning 'unclosed file' for every such file read."""
+    import gc
+
+    from fpt.data.tables import read_columns
+
+    path = tmp_path / "wide.csv"
+    path.write_text("id,x1,label\n" + "".join(f"{2**64 + i},{i / 7:.3f},{'ab'[i % 2]}\n" for i in range(6)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        columns = read_columns(path)
+        gc.collect()
+    assert columns["id"].tolist() == [str(2**64 + i) for i in range(6)]
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]

@@ -515,10 +515,11 @@ def _csv_table(path: Path, sep: str) -> Any:
     text: set[str] = set()
     try:
         while True:  # once, or again for each chunk that shows a column of whole numbers too wide for 64 bits
-            with _open_bytes(path) as f:
+            # the reader closed too when a chunk breaks off the read (else its text wrapper is left to the collector)
+            with _open_bytes(path) as f, pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS,
+                                                     dtype=dict.fromkeys(text, str) or None, **CSV_OPTIONS) as reader:
                 chunks = []
-                for df in pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS, dtype=dict.fromkeys(text, str) or None,
-                                      **CSV_OPTIONS):
+                for df in reader:
                     wide = _wide_integer_columns(df) - text
                     if wide:
                         text |= wide
