@@ -55,3 +55,34 @@ def test_a_csv_of_whole_numbers_beyond_64_bits_leaves_no_file_open(tmp_path):
         gc.collect()
     assert columns["id"].tolist() == [str(2**64 + i) for i in range(6)]
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]
+
+
+def test_a_series_missing_its_label_is_refused_not_trained_as_a_class(tmp_path):
+    """A UCR/UEA line whose label is missing (a .ts line ending in ':' or ':?', a UCR .tsv's empty or NaN first field,
+    as pandas writes a missing label) trained a class '' or 'NaN' of its own, without a word, where a table's missing
+    target is refused. It is refused naming the file, the line and the fix; a file of series to predict still reads."""
+    import pytest
+
+    from fpt.data.timeseries import read_ts, read_ucr_tsv
+    from fpt.errors import DataError
+
+    rng = np.random.default_rng(0)
+    points = [",".join(f"{v:.3f}" for v in rng.normal(size=6)) for _ in range(4)]
+    header = "@problemName x\n@univariate true\n@equalLength true\n@classLabel true\n@data\n"
+    for last, shown in (("", "none"), ("?", "'?', missing")):
+        ts = tmp_path / "x_TRAIN.ts"
+        ts.write_text(header + "".join(f"{p}:{'ab'[i % 2] if i != 2 else last}\r\n" for i, p in enumerate(points)))
+        with pytest.raises(DataError) as refused:
+            read_ts(ts)
+        assert str(refused.value) == (f"{ts}, line 8: the series' target (after the last ':') is {shown}; a target "
+                                      "cannot be missing: give it, or drop the line")
+        assert len(read_ts(ts, targets_needed=False)[0]) == 4
+    for label, shown in (("", "none"), ("NaN", "'NaN', missing")):
+        tsv = tmp_path / "x_TRAIN.tsv"
+        tsv.write_text("".join(f"{'12'[i % 2] if i != 1 else label}\t{p.replace(',', chr(9))}\n"
+                               for i, p in enumerate(points)))
+        with pytest.raises(DataError) as refused:
+            read_ucr_tsv(tsv)
+        assert str(refused.value) == (f"{tsv}, line 2: the series' target (first on the line) is {shown}; a target "
+                                      "cannot be missing: give it, or drop the line")
+        assert len(read_ucr_tsv(tsv, targets_needed=False)[0]) == 4

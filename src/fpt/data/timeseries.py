@@ -168,6 +168,15 @@ def _values(channel: str, path: Path, line: int) -> np.ndarray | list[float]:
     return _numbers(parts, path, line)
 
 
+def _refuse_missing_label(target: str, missing: tuple[str, ...], path: Path, line: int, where: str) -> None:
+    """A series' target written as missing (none, '?' in a .ts file, NaN in a UCR .tsv: pandas writes a missing label
+    so) was trained as a class of its own ('', 'NaN'), where a table's missing target is refused."""
+    if target.strip().lower() in missing:
+        written = f"{target.strip()!r}, missing" if target.strip() else "none"
+        raise DataError(f"{path}, line {line}: the series' target ({where}) is {written}; a target cannot be "
+                        "missing: give it, or drop the line")
+
+
 def _labelled(header: dict[str, str]) -> bool:
     """Whether a .ts header says each series carries a target (@classLabel true, or @targetLabel true). A header
     without @classLabel has class labels, unless it says @targetLabel false: the regression archive's file of series
@@ -235,6 +244,8 @@ def read_ts(path: Path, targets_needed: bool = True,
         if all(np.isnan(v).all() for v in values):  # as a UCR .tsv line of no values: nothing to learn or predict from
             raise DataError(f"{path}, line {i}: a series with no values (every point missing); give it values or drop "
                             "the line")
+        if labelled and targets_needed:
+            _refuse_missing_label(target, ("", "?"), path, i, "after the last ':'")
         declared = header.get("classlabel", "").split()[1:]
         if declared and labelled and target.strip() not in declared:
             # @classLabel lists the labels separated by spaces, so a label with a space can never be declared
@@ -284,10 +295,11 @@ def _tsv_lines(path: Path) -> list[tuple[int, list[str]]]:
             for i, raw in enumerate(path.read_text().splitlines(), 1) if raw.strip()]
 
 
-def read_ucr_tsv(path: Path, labelled: bool = True,
-                 lines: list[tuple[int, list[str]]] | None = None) -> tuple[list[np.ndarray], np.ndarray | None, dict]:
+def read_ucr_tsv(path: Path, labelled: bool = True, lines: list[tuple[int, list[str]]] | None = None,
+                 targets_needed: bool = True) -> tuple[list[np.ndarray], np.ndarray | None, dict]:
     """A UCR 2018 ``.tsv``: label, then the values; trailing NaN marks a shorter series. With ``labelled`` false
-    (new series to predict, ``read_series_inputs`` decides) every field is a value and the targets are None."""
+    (new series to predict, ``read_series_inputs`` decides) every field is a value and the targets are None; with
+    ``targets_needed`` false (new series to predict) a missing label is read, not refused."""
     series, targets = [], []
     for i, fields in lines if lines is not None else _tsv_lines(path):
         if labelled and len(fields) < 2:
@@ -296,6 +308,8 @@ def read_ucr_tsv(path: Path, labelled: bool = True,
         if not values.shape[1]:
             raise DataError(f"{path}, line {i}: a series with no values")
         series.append(values)
+        if labelled and targets_needed:
+            _refuse_missing_label(fields[0], ("", "nan"), path, i, "first on the line")
         if labelled:
             targets.append(fields[0].strip())
     if not series:
@@ -526,7 +540,7 @@ def read_series_inputs(path: Path, checks: Checks) -> Inputs:
     else:
         lines = _tsv_lines(path)
         labelled = not checks.no_targets and _tsv_labelled(path, lines, checks.schema)
-        series, y, _ = read_ucr_tsv(path, labelled, lines)
+        series, y, _ = read_ucr_tsv(path, labelled, lines, targets_needed=False)
         classes = _classes(checks.schema)
         lengths = train_lengths(checks.schema.info)
         if labelled and classes is None and (lengths is None or lengths[0] != lengths[1]):
