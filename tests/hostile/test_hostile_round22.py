@@ -86,3 +86,25 @@ def test_a_series_missing_its_label_is_refused_not_trained_as_a_class(tmp_path):
         assert str(refused.value) == (f"{tsv}, line 2: the series' target (first on the line) is {shown}; a target "
                                       "cannot be missing: give it, or drop the line")
         assert len(read_ucr_tsv(tsv, targets_needed=False)[0]) == 4
+
+
+def test_a_ts_directive_said_twice_otherwise_is_refused_not_overridden(tmp_path):
+    """A .ts header that says a directive twice with different values (a header pasted above another, an edited
+    copy: @classLabel true a b, then @classLabel true a c) was read by its last, without a word: the first's classes
+    were then refused as labels @classLabel does not declare, and @equalLength false after true let unequal series
+    through. Both lines are named; the same directive said twice alike reads as once."""
+    import pytest
+
+    from fpt.data.timeseries import read_ts
+    from fpt.errors import DataError
+
+    lines = "1,2,3:a\n4,5,6:b\n"
+    path = tmp_path / "x_TRAIN.ts"
+    path.write_text("@problemName x\n# a comment\n@classLabel true a b\n@univariate true\n@classLabel true a c\n"
+                    "@data\n" + lines)
+    with pytest.raises(DataError) as refused:
+        read_ts(path)
+    assert str(refused.value) == (f"{path}, line 5: @classLabel 'true a c', but line 3 says @classLabel 'true a b'; "
+                                  "keep the one that is true")
+    path.write_text("@classLabel true a b\n@classLabel  true a b \n@data\n" + lines)
+    assert read_ts(path)[1].tolist() == ["a", "b"]

@@ -196,6 +196,7 @@ def read_ts(path: Path, targets_needed: bool = True,
     series: list[np.ndarray] = []
     targets: list[str] = []
     target_lines: list[int] = []
+    said: dict[str, int] = {}  # each directive's first line
     in_data = False
     check(path, "text", "a .ts file")
     try:
@@ -215,7 +216,11 @@ def read_ts(path: Path, targets_needed: bool = True,
             if key.lower() == "data":
                 in_data = True
             elif key.lower() in DIRECTIVES:
+                if header.get(key.lower(), value.strip()) != value.strip():  # the last would win without a word
+                    raise DataError(f"{path}, line {i}: @{key} {value.strip()!r}, but line {said[key.lower()]} "
+                                    f"says @{key} {header[key.lower()]!r}; keep the one that is true")
                 header[key.lower()] = value.strip()
+                said.setdefault(key.lower(), i)
             else:
                 raise DataError(f"{path}, line {i}: unknown directive @{key}; a .ts header holds "
                                 f"{', '.join('@' + d for d in DIRECTIVE_NAMES)} (write notes as # comments)")
