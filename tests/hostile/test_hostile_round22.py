@@ -108,3 +108,30 @@ def test_a_ts_directive_said_twice_otherwise_is_refused_not_overridden(tmp_path)
                                   "keep the one that is true")
     path.write_text("@classLabel true a b\n@classLabel  true a b \n@data\n" + lines)
     assert read_ts(path)[1].tolist() == ["a", "b"]
+
+
+def test_a_long_tables_repeated_time_names_both_rows_as_the_caller_counts_them(tiny_bert_dir, tmp_path):
+    """A long-format table (a row per time point, series_id=id,t) with a time repeated in a series named the second
+    row alone, as 'row 193' counted from 1 whatever was given: a DataFrame's data.iloc[192] (its rows named from 0
+    everywhere else), a file's row under its header without its blank lines (row 5 of the file's row 6). Both rows
+    are named as the caller counts them."""
+    import pandas as pd
+    import pytest
+
+    import fpt
+    from fpt.errors import DataError
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame([{"id": s, "t": t, "v": rng.normal(), "label": "ab"[s % 2]} for s in range(12)
+                          for t in range(4)])
+    doubled = pd.concat([frame, frame.iloc[[2]]], ignore_index=True)
+    fix = "give one row per time point, a column per channel"
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=doubled, series_id="id,t", body=tiny_bert_dir, **FAST)
+    assert str(refused.value) == f"the DataFrame: series 0 has two rows at t = 2 (data.iloc[2] and data.iloc[48]); {fix}"
+    path = tmp_path / "long.csv"
+    text = doubled.to_csv(index=False).splitlines()
+    path.write_text("\n".join([*text[:3], "", *text[3:]]) + "\n")  # a blank line above the first of the two
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=str(path), series_id="id,t", body=tiny_bert_dir, **FAST)
+    assert str(refused.value) == f"{path}: series 0 has two rows at t = 2 (row 4 and row 50); {fix}"

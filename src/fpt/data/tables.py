@@ -1223,9 +1223,11 @@ def long_series(cols: dict[str, Any], series: tuple[str, ...], channels: list[st
         order = np.lexsort((when, keys))
         repeated = (keys[order][1:] == keys[order][:-1]) & (when[order][1:] == when[order][:-1])
         if repeated.any():
-            r = order[1:][repeated][0]
+            first, r = order[:-1][repeated][0], order[1:][repeated][0]
+            # rows as the caller names them (data.iloc[3] of a DataFrame; a file's under its header, blank lines counted)
             raise error(f"{where}: series {plain_value(ids[r])!r} has two rows at {series[1]} = "
-                        f"{plain_value(when[r])!r} (row {r + 1}); give one row per time point, a column per channel")
+                        f"{plain_value(when[r])!r} ({row_word(int(first))} and {row_word(int(r))}); give one row per "
+                        "time point, a column per channel")
     values = _series_values(cols, channels, where, error, long=True)[order]
     if np.isinf(values).any():
         r = int(order[np.flatnonzero(np.isinf(values).any(axis=1))[0]])
