@@ -135,3 +135,25 @@ def test_a_long_tables_repeated_time_names_both_rows_as_the_caller_counts_them(t
     with pytest.raises(DataError) as refused:
         fpt.build(data=str(path), series_id="id,t", body=tiny_bert_dir, **FAST)
     assert str(refused.value) == f"{path}: series 0 has two rows at t = 2 (row 4 and row 50); {fix}"
+
+
+def test_an_array_of_uint64_ids_is_refused_not_merged(tiny_bert_dir):
+    """fpt.build(data=(X, y)) of a uint64 array holding ids near 2**64 read them as float64 values, 3 distinct ids one
+    constant feature, without a word. An array's columns are numbers (no categories), so the array is refused naming
+    the first such cell and the fix: a DataFrame of the same columns reads them as categories."""
+    import pandas as pd
+    import pytest
+
+    import fpt
+    from fpt.errors import DataError
+
+    n = 24
+    X = np.stack([np.arange(n, dtype=np.uint64), np.array([2**64 - 1 - i % 3 for i in range(n)], dtype=np.uint64)], 1)
+    y = np.arange(n) % 2
+    with pytest.raises(DataError) as refused:
+        fpt.build(data=(X, y), body=tiny_bert_dir, **FAST)
+    assert str(refused.value).startswith(f"data arrays (X, y): X[0, 1] is {2**64 - 1}, a whole number of 2**63 or more")
+    info = fpt.build(data=(pd.DataFrame(X, columns=["k", "id"]), y), body=tiny_bert_dir, **FAST).data.info
+    assert info["tokenisation"]["categories_kept"] == {"id": 3}
+    small = fpt.build(data=(X[:, :1], y), body=tiny_bert_dir, **FAST).data.info  # uint64 below 2**63: numbers
+    assert small["tokenisation"]["tokens"].startswith("one per feature: 1 (1 numeric")

@@ -21,6 +21,7 @@ from fpt.data.base import (
     Inputs,
     RawData,
     Split,
+    beyond_int64,
     check_target_values,
     plain_value,
     refuse_infinite_targets,
@@ -169,6 +170,12 @@ def from_arrays(arrays: dict[str, np.ndarray], modality: str, image_channels: st
             beyond = _cell(xk, np.abs(np.nan_to_num(X, nan=0.0)) > _FLOAT32_MAX)
             raise DataError(f"{where}: {beyond} holds a value beyond float32's range (±3.4e38), which the model "
                             "computes in; rescale the inputs (e.g. divide by a power of ten)")
+        if not isinstance(X, list) and beyond_int64(X):  # uint64 hashes or ids: as values, neighbours merge
+            wide = X >= np.uint64(2**63)
+            raise DataError(f"{where}: {_cell(xk, wide)} is {int(X[wide][0])}, a whole number of 2**63 or more, "
+                            "which float64 (and the model's float32) cannot tell from its neighbours: such numbers are "
+                            "ids or hashes, not quantities; leave them out, or give a pandas DataFrame, which reads "
+                            "them as categories")
         if held.ragged and not isinstance(X, list) and X.ndim >= 2 and X.shape[-1] == 0:
             raise DataError(f"{where}: {xk} has series of 0 points (shape {X.shape}); give at least one point per series")
         if not isinstance(X, list) and X.size == 0:  # (n, 0) features or (n, 0, 0) images: nothing to make tokens of
