@@ -1,5 +1,6 @@
-"""Round 22 of the hostile-input cases: uint64 ids near 2**64, ... Each case failed before its fix (the commit that
-added it says how)."""
+"""Round 22 of the hostile-input cases: uint64 ids near 2**64 (files, DataFrames, arrays), a wide-integer CSV's open
+file, UCR/UEA lines missing their label, a .ts directive said twice, a long table's repeated time. Each case failed
+before its fix (the commit that added it says how)."""
 
 from __future__ import annotations
 
