@@ -32,8 +32,10 @@ class Run:
     given: Path = field(compare=False, repr=False)  # as given, for messages (``where``)
 
     def __init__(self, path: str | Path) -> None:  # a str or a Path
-        object.__setattr__(self, "path", Path(path).absolute())
-        object.__setattr__(self, "given", Path(path))
+        # '~' expanded as fpt.load expands it: no shell expands it in Python, and Run('~/runs/x') read cwd/~/runs/x
+        given = Path(path).expanduser()
+        object.__setattr__(self, "path", given.absolute())
+        object.__setattr__(self, "given", given)
 
     @property
     def where(self) -> Path:
