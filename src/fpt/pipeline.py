@@ -50,6 +50,8 @@ class Experiment:
     # run (selection.json, and a block in summary.json)
     fit_choice: dict[str, Any] | None = None
     _compiled: torch.nn.Module | None = field(default=None, repr=False)
+    # the trained parameters as built (on the CPU), kept by the first fpt.fit: each later one starts from them
+    _untrained: dict[str, torch.Tensor] | None = field(default=None, repr=False)
 
     @property
     def precision(self) -> str:

@@ -250,6 +250,9 @@ def fit(exp: Experiment, out: str | Path | None = None, resume: bool = False, pr
     ``exp.config.seed`` decides dropout and the batches, whatever the caller seeded: fit draws from a fork of torch's
     generators and leaves the caller's random stream where it was.
 
+    Each fit of ``exp`` starts from its trained parameters as built (a notebook cell run again, or after Ctrl-C, gives
+    the first fit's figures); ``resume=True`` continues a run directory's checkpoint instead.
+
     Under torch.distributed (torchrun) every rank calls ``fit``: data-parallel training of the
     trained parameters with ``batch_size`` the global batch; only rank 0 locks and writes ``out``,
     tracks and shows progress (see fpt.distributed).
@@ -295,6 +298,7 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
     group = distributed.current()
     # the global batch (at most the training set) must divide over the ranks
     group.per_rank(distributed.step_batch(exp, group.size), exp.config.grad_accum)
+    _start_afresh(exp)
     exp, cache_seconds = _feature_cache(exp)
     optimizer = make_optimizer(_trainable(exp.model), exp.config.lr)
     resume, state, history = _open_run_dir(exp, out, resume, optimizer)
@@ -321,6 +325,21 @@ def _fit(exp: Experiment, out: Path | None, resume: bool, progress: bool, track:
         rundir.write_summary(out, summary)
     track.finish(summary)
     return summary
+
+
+def _start_afresh(exp: Experiment) -> None:
+    """Put ``exp``'s trained parameters back as built before a fit trains them (a resumed run then loads its
+    checkpoint over them). A notebook cell of fpt.fit(exp) run again, or after Ctrl-C stopped it, trained on from where
+    the last fit left the model: more steps than its summary says, figures no fresh fit of the config gives. As
+    scikit-learn's fit, each fit starts from the same model; the copy is kept on the CPU, off the accelerator."""
+    params = {name: p for name, p in exp.model.named_parameters() if p.requires_grad}
+    if exp._untrained is None:
+        exp._untrained = {name: p.detach().to("cpu", copy=True) for name, p in params.items()}
+        return
+    with torch.no_grad():
+        for name, value in exp._untrained.items():
+            if name in params:  # a parameter frozen by hand since is left as it is
+                params[name].copy_(value)
 
 
 def _feature_cache(exp: Experiment) -> tuple[Experiment, float | None]:
