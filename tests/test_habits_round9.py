@@ -55,3 +55,39 @@ def test_a_notebook_cell_of_fpt_fit_run_again_trains_afresh_as_the_first_run(tin
     except KeyboardInterrupt:
         pass
     assert _figures(fpt.fit(stopped, progress=False)) == _figures(fresh)  # was from the interrupted step's parameters
+
+
+def test_the_exit_statuses_docs_running_md_gives_scripts_are_the_command_lines(tmp_path, monkeypatch, capsys):
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    from fpt.cli import main
+    from fpt.tasks import TASKS
+
+    # was nowhere: a CI script or a Makefile had to read fpt/cli/__init__.py to tell a bug (1) from its own fault (2)
+    doc = (Path(__file__).parents[1] / "docs" / "running.md").read_text()
+    said = re.search(r"Exit status, for scripts and CI: (.*?)\n\n", doc, re.S)
+    assert said is not None
+    words = " ".join(said.group(1).split())
+    for status, what in [(0, "did what was asked"), (2, "a usage error"), (1, "a bug in fpt"), (130, "Ctrl-C"),
+                         (143, "SIGTERM"), (141, "pipe")]:
+        assert re.search(rf"\b{status} (for|when|after)\b[^;]*{re.escape(what)}", words), (status, words)
+
+    assert main(["list"]) == 0
+    assert main(["predict", str(tmp_path / "no-run"), str(tmp_path / "x.csv")]) == 2
+    with pytest.raises(SystemExit) as usage:
+        main(["list", "--no-such-flag"])
+    assert usage.value.code == 2
+
+    def fails(error: BaseException):
+        def names() -> list[str]:
+            raise error
+        return names
+
+    monkeypatch.setattr(TASKS, "names", fails(RuntimeError("a bug")))
+    assert main(["list"]) == 1
+    monkeypatch.setattr(TASKS, "names", fails(KeyboardInterrupt()))
+    assert main(["list"]) == 130
+    capsys.readouterr()
