@@ -91,3 +91,23 @@ def test_the_exit_statuses_docs_running_md_gives_scripts_are_the_command_lines(t
     monkeypatch.setattr(TASKS, "names", fails(KeyboardInterrupt()))
     assert main(["list"]) == 130
     capsys.readouterr()
+
+
+def _said(default: object) -> str:
+    return f"{default:g}" if isinstance(default, float) else str(default)  # 2.0 said as 2
+
+
+def test_every_flag_of_every_command_with_a_default_says_it_in_its_help():
+    import argparse
+
+    from fpt.cli import parser
+
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    silent = [(name, action.option_strings[0], action.default) for name, command in commands.items()
+              for action in command._actions
+              if action.option_strings and not isinstance(action, argparse._HelpAction)
+              and action.default not in (None, False, [], "", argparse.SUPPRESS)
+              and not ("default" in (action.help or "") and _said(action.default) in action.help)]
+    # was: fpt params --body / --freeze (no help at all), --init, --outputs; fpt report --attention,
+    # --attention-examples; fpt reproduce --scale, --executor; fpt sweep --executor: a default only the source told
+    assert silent == []

@@ -12,16 +12,18 @@ HELP = "count trainable and total parameters per group for a body, task shape an
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--body", default="minilm")
-    p.add_argument("--init", default="pretrained", help="pretrained | random | stats | checkpoint:PATH")
-    p.add_argument("--freeze", default="paper")
+    p.add_argument("--body", default="minilm", help="a body fpt list names, a Hugging Face id or a local directory "
+                   "(default: minilm)")
+    p.add_argument("--init", default="pretrained", help="pretrained | random | stats | checkpoint:PATH "
+                                                              "(default: pretrained)")
+    p.add_argument("--freeze", default="paper", help="freeze policy, as fpt list names them (default: paper)")
     p.add_argument("--layers", type=int, default=None)
     p.add_argument("--task", default=None, help="take the shape from a task; or give it with the flags below")
     p.add_argument("--token-dim", type=int, default=None, help="continuous token dimension d")
     p.add_argument("--vocab-size", type=int, default=None, help="discrete vocabulary size V")
     p.add_argument("--seq-len", type=int, default=None)
     p.add_argument("--classes", type=int, default=None)
-    p.add_argument("--outputs", type=int, default=1, help="output tokens k read by the head")
+    p.add_argument("--outputs", type=int, default=1, help="output tokens k read by the head (default: 1)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 

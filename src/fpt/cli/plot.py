@@ -12,7 +12,8 @@ HELP = "plot accuracy and loss vs steps and wall time for runs (overlaid); optio
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dirs", nargs="+", help="run directories written by fpt train (or folders holding them)")
     p.add_argument("--out", default=None, help="PNG file (default: RUN_DIR/curves.png for one run, else curves.png)")
-    p.add_argument("--title", default="", help="figure title")
+    p.add_argument("--title", default="", help="figure title (default: a line saying which curves are training and "
+                                                   "which held-out)")
     p.add_argument("--force", action="store_true", help="replace --out if it exists and fpt did not write it")
     p.add_argument("--tensorboard", nargs="?", const="", default=None, metavar="LOGDIR",
                    help="also write TensorBoard event files: to LOGDIR/<run name>, or RUN_DIR/tensorboard if no "

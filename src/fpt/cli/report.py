@@ -13,8 +13,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="a run directory, a directory of runs, or an fpt reproduce output directory")
     p.add_argument("--attention", choices=["auto", "existing", "never"], default="auto",
                    help="auto: show saved attention maps and compute missing ones for bit tasks (layer 0, written "
-                        "to RUN_DIR/attention); existing: only saved ones; never: no attention section")
-    p.add_argument("--attention-examples", type=int, default=16, help="examples per computed attention map")
+                        "to RUN_DIR/attention); existing: only saved ones; never: no attention section (default: auto)")
+    p.add_argument("--attention-examples", type=int, default=16, help="examples per computed attention map "
+                                                                              "(default: 16)")
     p.add_argument("--device", default="cpu", help="device for computing attention maps (default: cpu)")
     p.add_argument("--force", action="store_true",
                    help="replace a report.html in DIR that fpt did not write (never a run's own files)")

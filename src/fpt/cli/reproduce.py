@@ -16,7 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("table", help="table1 ... table21, 'all', 'list', or your own table file (FILE.yaml, the tables' "
                                  "format: docs/sweeps.md)")
     p.add_argument("--scale", default="quick", choices=["quick", "paper"],
-                   help="quick: CPU-sized stand-ins; paper: the full protocol (GPU, hub, datasets)")
+                   help="quick: CPU-sized stand-ins; paper: the full protocol (GPU, hub, datasets); default: quick")
     p.add_argument("--out", default=None,
                    help="results directory (default: results/TABLE-SCALE; for 'all': results/SCALE, one TABLE/ "
                         "folder per table)")
@@ -45,9 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "run every seed there; reported as TABLE-tuned beside the paper's fixed-lr table")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--executor", choices=["local", "ray"], default="local",
-                   help="local: in this process, or --parallel local subprocesses; ray: every run a Ray Tune trial, "
-                        "on a local Ray instance or a cluster (--address / RAY_ADDRESS), as fpt sweep --executor ray. "
-                        "On a cluster, give --out/--store on storage every node shares")
+                   help="local (the default): in this process, or --parallel local subprocesses; ray: every run a Ray "
+                        "Tune trial, on a local Ray instance or a cluster (--address / RAY_ADDRESS), as fpt sweep "
+                        "--executor ray. On a cluster, give --out/--store on storage every node shares")
     add_ray_arguments(p, "run")
 
 

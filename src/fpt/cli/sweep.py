@@ -18,7 +18,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=None,
                    help="run store: STORE/<hash of the resolved config>/, shareable with fpt reproduce (default: OUT/runs)")
     p.add_argument("--executor", default="local", choices=["local", "ray"],
-                   help="local: trials as local subprocesses; ray: trials as Ray Tune trials (pip install 'fpt[ray]')")
+                   help="local: trials as local subprocesses; ray: trials as Ray Tune trials (pip install 'fpt[ray]'); "
+                        "default: local")
     p.add_argument("--parallel", type=int, default=None,
                    help="trials at once (local default: 1; ray default: as many as the CPUs allow)")
     p.add_argument("--threads-per-trial", type=int, default=None,
