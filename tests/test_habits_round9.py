@@ -40,7 +40,7 @@ def test_a_notebook_cell_of_fpt_fit_run_again_trains_afresh_as_the_first_run(tin
     exp = fpt.build(**made)
     first = fpt.fit(exp, progress=False)
     trained = _trained(exp)
-    # was trained on from where the first fit left it: 8 steps in all, summary saying 4 (val accuracy 0.5 then 0.4375)
+    # was trained on from where the first fit left it: 8 steps, summary saying 4 (val loss 0.715, then 0.801)
     again = fpt.fit(exp, progress=False)
     assert _figures(first) == _figures(fresh) == _figures(again)
     assert all(torch.equal(a, b) for a, b in zip(trained, _trained(exp), strict=True))
