@@ -15,6 +15,7 @@ from fpt.sklearn import FPTClassifier
 
 def test_a_tensorboard_log_dir_that_is_a_file_is_refused_naming_it_before_anything_is_written(
         xor_run, tiny_gpt2_dir, tmp_path, capsys):
+    pytest.importorskip("tensorboard")  # fit and plot say that it is missing first, without the extra
     taken = tmp_path / "events"
     taken.write_text("a file of the caller's\n")
     # was FileExistsError from SummaryWriter's os.makedirs, a traceback, once fpt.fit had written the run's files
