@@ -64,6 +64,7 @@ from fpt.data.arrays import (
 from fpt.data.base import (
     SEEDED,
     ColumnNote,
+    beyond_int64,
     finish_splits,
     is_missing,
     lazy_frame,
@@ -214,6 +215,25 @@ def _own_names(X: Any, where: str) -> None:
     raised narwhals' 'DuplicateError: Expected unique column names', a traceback naming no fix."""
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
         unique_names(list(X.columns), where, DataError, "X.columns = [...]")
+
+
+def _no_wide_ids(X: Any, where: str) -> None:
+    """Refuse whole numbers of 2**63 or more (uint64 hashes, long ids) in X: scikit-learn's validate_data made them
+    float64, whose steps there are 2,048 and more, so distinct ids merged into one value without a word (fpt.build
+    reads a DataFrame's as categories, and refuses an array's)."""
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        for name in X.columns:
+            values = np.asarray(X[name])
+            if values.dtype.kind in "uO" and beyond_int64(values):
+                wide = next(int(v) for v in values if isinstance(v, int | np.integer) and abs(int(v)) >= 2**63)
+                raise DataError(f"{where}: column {name!r} holds {wide}, a whole number of 2**63 or more, which float64 "
+                                "cannot tell from its neighbours (an id or a hash, not a quantity); leave the column "
+                                f"out, or give it as text to read it as categories (X[{name!r}] = X[{name!r}].astype(str))")
+    elif isinstance(X, np.ndarray) and X.dtype.kind == "u" and beyond_int64(X):
+        at = tuple(int(i) for i in np.argwhere(X >= np.uint64(2**63))[0])
+        raise DataError(f"{where}: X[{', '.join(map(str, at))}] is {int(X[at])}, a whole number of 2**63 or more, which "
+                        "float64 cannot tell from its neighbours (an id or a hash, not a quantity); leave that column "
+                        "out, or give a DataFrame with it as text to read it as categories")
 
 
 def _dataset_frame(X: Any, where: str) -> Any:
@@ -460,6 +480,7 @@ class _FPTEstimator(BaseEstimator):
         lazy_frame(X, f"{type(self).__name__}.fit: X", DataError)
         X = _dataset_frame(X, f"{type(self).__name__}.fit: X")
         _own_names(X, f"{type(self).__name__}.fit: X")
+        _no_wide_ids(X, f"{type(self).__name__}.fit")
         series_given = is_pandas_series(X)  # its cells named by position, X.iloc[2][1]
         # a tensor's values (detached, on the CPU), a masked array's masked values missing, a masked target refused
         X = series_cells(inputs_array(X, f"{type(self).__name__}.fit: X", DataError))
@@ -664,6 +685,7 @@ class _FPTEstimator(BaseEstimator):
         lazy_frame(X, f"{type(self).__name__}.predict: X", DataError)
         X = _dataset_frame(X, f"{type(self).__name__}.predict: X")
         _own_names(X, f"{type(self).__name__}.predict: X")
+        _no_wide_ids(X, f"{type(self).__name__}.predict")
         items = items_cells(X)  # a Series' examples by position, X.iloc[2]: its index may be a filter's (5, 9, 12)
         X = series_cells(inputs_array(X, f"{type(self).__name__}.predict: X", DataError))
         refuse_missing_series(X, f"{type(self).__name__}.predict", "X.iloc" if items == SERIES_CELLS else "X")

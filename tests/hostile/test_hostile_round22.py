@@ -158,3 +158,33 @@ def test_an_array_of_uint64_ids_is_refused_not_merged(tiny_bert_dir):
     assert info["tokenisation"]["categories_kept"] == {"id": 3}
     small = fpt.build(data=(X[:, :1], y), body=tiny_bert_dir, **FAST).data.info  # uint64 below 2**63: numbers
     assert small["tokenisation"]["tokens"].startswith("one per feature: 1 (1 numeric")
+
+
+def test_the_estimators_refuse_whole_numbers_of_uint64s_top_half(tiny_bert_dir):
+    """fpt.build reads a DataFrame's uint64 ids of 2**63 and up as categories and refuses an array's, but the
+    estimators' fit and predict passed them to scikit-learn's validate_data, which made them float64: three distinct
+    ids one value, without a word. Refused, naming the column (the array's cell) and the fix; given as text, they are
+    read as categories."""
+    import pandas as pd
+    import pytest
+
+    from fpt.errors import DataError
+    from fpt.sklearn import FPTClassifier
+
+    fields = {k: v for k, v in {**FAST, "body": tiny_bert_dir}.items() if k != "baselines"}
+    n = 24
+    ids = np.array([2**64 - 1 - i % 3 for i in range(n)], dtype=np.uint64)
+    y = np.arange(n) % 2
+    X = pd.DataFrame({"id": ids, "x1": np.random.default_rng(0).normal(size=n)})
+    with pytest.raises(DataError, match=r"^FPTClassifier\.fit: column 'id' holds 18446744073709551615, a whole number "
+                                        r"of 2\*\*63 or more.*\(X\['id'\] = X\['id'\]\.astype\(str\)\)$"):
+        FPTClassifier(**fields).fit(X, y)
+    with pytest.raises(DataError, match=r"^FPTClassifier\.fit: X\[0, 0\] is 18446744073709551615, a whole number"):
+        FPTClassifier(**fields).fit(np.stack([ids, ids // np.uint64(2)], axis=1), y)
+    as_text = X.assign(id=X["id"].astype(str))
+    model = FPTClassifier(**fields).fit(as_text, y)
+    assert model.predict(as_text).shape == (n,)
+    with pytest.raises(DataError, match=r"^FPTClassifier\.predict: column 'id' holds 18446744073709551615"):
+        model.predict(X)
+    small = X.assign(id=np.arange(n, dtype=np.uint64))  # uint64 below 2**63 stays numbers
+    assert FPTClassifier(**fields).fit(small, y).predict(small).shape == (n,)
